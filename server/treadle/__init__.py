@@ -1,0 +1,1 @@
+"""Treadle: an agent runtime served over gRPC."""

@@ -1,0 +1,142 @@
+"""Agent definitions and per-call options, as the loop sees them (no protobuf here).
+
+An agent names its processors and tools either by reference (``ProcessorRef`` / a tool name,
+resolved through the ``Registry`` at run time: agents from config files and the API) or holds
+the objects themselves (agents registered from Python code).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, TypeAlias
+
+from .errors import InvalidArgumentError
+from .messages import Message, SystemMessage, utcnow
+
+FailurePolicy: TypeAlias = Literal["fail_closed", "fail_open"]
+AgentSource: TypeAlias = Literal["config", "code", "api"]
+
+DEFAULT_MAX_STEPS = 5
+DEFAULT_API_ERROR_RETRIES = 3
+"""Error-processor retry budget when ``max_processor_retries`` is unset (SPEC §3a.9)."""
+
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+
+
+@dataclass
+class ProcessorRef:
+    """A processor named by id, with what to do when it cannot answer."""
+
+    id: str
+    failure_policy: FailurePolicy = "fail_closed"
+    timeout: float | None = None
+    """The agent's cap on one hook invocation, in seconds."""
+
+
+@dataclass
+class ToolHooksRef:
+    """Tool hooks named by the ids they were registered under."""
+
+    before_tool_call: str = ""
+    after_tool_call: str = ""
+
+
+@dataclass
+class MemoryOptions:
+    resource: str
+    thread: str
+    thread_title: str = ""
+    thread_metadata: dict[str, Any] | None = None
+
+
+@dataclass
+class CallOptions:
+    """Per-call overrides (SPEC §2). ``None`` means "not set": the agent's value applies."""
+
+    input_processors: list[Any] | None = None
+    output_processors: list[Any] | None = None
+    error_processors: list[Any] | None = None
+    max_steps: int | None = None
+    max_processor_retries: int | None = None
+    tool_choice: Any = None
+    active_tools: list[str] | None = None
+    model_settings: Any = None
+    provider_options: dict[str, Any] | None = None
+    memory: MemoryOptions | None = None
+    request_context: dict[str, Any] = field(default_factory=dict)
+    structured_output: dict[str, Any] | None = None
+    tool_hooks: Any = None
+    """``ToolHooks`` (Python) or ``ToolHooksRef``; overrides the agent's matching hooks."""
+    model: str | None = None
+    prepare_step: Any = None
+    """A callable run as the last ``process_input_step`` (the seed's ``prepareStep``)."""
+
+    def merged_over(self, defaults: CallOptions | None) -> CallOptions:
+        """These options with unset fields taken from ``defaults``."""
+        if defaults is None:
+            return self
+        out = CallOptions()
+        for name in self.__dataclass_fields__:
+            mine, theirs = getattr(self, name), getattr(defaults, name)
+            if name == "request_context":
+                setattr(out, name, {**theirs, **mine})
+            else:
+                setattr(out, name, mine if mine is not None else theirs)
+        return out
+
+
+@dataclass
+class Agent:
+    id: str
+    name: str = ""
+    model: str = ""
+    instructions: list[SystemMessage] = field(default_factory=list)
+    description: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    base_url: str = ""
+    fallback_models: list[Any] = field(default_factory=list)
+    """``ModelConfig``s tried in order when the primary model's call fails."""
+    tools: list[Any] = field(default_factory=list)
+    """Tool names (resolved through the registry) or ``Tool`` objects."""
+    input_processors: list[Any] = field(default_factory=list)
+    output_processors: list[Any] = field(default_factory=list)
+    error_processors: list[Any] = field(default_factory=list)
+    max_processor_retries: int | None = None
+    default_options: CallOptions | None = None
+    request_context_schema: dict[str, Any] | None = None
+    tool_hooks: Any = None
+    source: AgentSource = "code"
+    create_time: datetime = field(default_factory=utcnow)
+    update_time: datetime = field(default_factory=utcnow)
+
+    def validate(self) -> None:
+        """Raise ``InvalidArgumentError`` naming the first malformed field."""
+        if not self.id:
+            raise InvalidArgumentError("agent.id is required")
+        if not _ID.match(self.id):
+            raise InvalidArgumentError(
+                f"agent.id {self.id!r} is malformed: use 1-128 letters, digits, '_', '.', ':' or '-'"
+            )
+        if not self.model:
+            raise InvalidArgumentError(f"agent {self.id!r}: model is required (e.g. 'openai/gpt-4o-mini')")
+        if "/" not in self.model or self.model.startswith("/") or self.model.endswith("/"):
+            raise InvalidArgumentError(
+                f"agent {self.id!r}: model {self.model!r} must be 'provider/model', e.g. 'openai/gpt-4o-mini'"
+            )
+        if self.max_processor_retries is not None and self.max_processor_retries < 0:
+            raise InvalidArgumentError(f"agent {self.id!r}: max_processor_retries must be >= 0")
+        for lane in ("input_processors", "output_processors", "error_processors"):
+            for ref in getattr(self, lane):
+                if isinstance(ref, ProcessorRef) and not ref.id:
+                    raise InvalidArgumentError(f"agent {self.id!r}: {lane} has a processor without id")
+
+
+@dataclass
+class RunRequest:
+    """One ``Generate``/``Stream`` call."""
+
+    messages: list[Message]
+    options: CallOptions = field(default_factory=CallOptions)
+    run_id: str = ""

@@ -1,0 +1,50 @@
+"""Processors: the one extension mechanism of the agent loop (SPEC §3).
+
+A processor is any object with an ``id`` and one or more of the hook methods named in
+``HOOKS``; each hook takes one ``*Args`` dataclass and may be sync or async.
+"""
+
+from .args import (
+    OutputResult,
+    ProcessAPIErrorArgs,
+    ProcessInputArgs,
+    ProcessInputStepArgs,
+    ProcessLLMRequestArgs,
+    ProcessLLMResponseArgs,
+    ProcessOutputResultArgs,
+    ProcessOutputStepArgs,
+    ProcessOutputStreamArgs,
+    ProcessToolResultArgs,
+    ProcessorStreamWriter,
+    StepResult,
+)
+from .base import HOOKS, Processor, ProcessorViolation, implements
+from .results import (
+    MessagesResult,
+    ProcessAPIErrorResult,
+    ProcessInputStepResult,
+    ProcessLLMRequestResult,
+)
+
+__all__ = [
+    "HOOKS",
+    "MessagesResult",
+    "OutputResult",
+    "ProcessAPIErrorArgs",
+    "ProcessAPIErrorResult",
+    "ProcessInputArgs",
+    "ProcessInputStepArgs",
+    "ProcessInputStepResult",
+    "ProcessLLMRequestArgs",
+    "ProcessLLMRequestResult",
+    "ProcessLLMResponseArgs",
+    "ProcessOutputResultArgs",
+    "ProcessOutputStepArgs",
+    "ProcessOutputStreamArgs",
+    "ProcessToolResultArgs",
+    "Processor",
+    "ProcessorStreamWriter",
+    "ProcessorViolation",
+    "StepResult",
+    "implements",
+]

@@ -1,0 +1,191 @@
+"""One input dataclass per hook, so adding a field breaks no processor.
+
+Every hook gets ``abort``, ``retry_count``, ``request_context``, ``tracing_context`` and
+``abort_signal``; hooks that may keep per-call data get ``state``; hooks that may emit custom
+chunks get ``writer``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, NoReturn, Protocol
+
+from ..chunks import Chunk, FinishReason, ToolCall, ToolResult, Tripwire, Usage
+from ..message_list import MessageList
+from ..messages import Message, Prompt, SystemMessage
+
+
+class AbortFn(Protocol):
+    def __call__(
+        self, reason: str = "", *, retry: bool = False, metadata: Any = None
+    ) -> NoReturn: ...
+
+
+class ProcessorStreamWriter:
+    """Emits custom ``data-*`` chunks to the client (``await writer.custom({...})``)."""
+
+    def __init__(self, emit: Callable[[Chunk], Awaitable[None]], run_id: str) -> None:
+        self._emit = emit
+        self._run_id = run_id
+
+    async def custom(self, chunk: Chunk | dict[str, Any]) -> None:
+        if isinstance(chunk, dict):
+            chunk = Chunk.custom(
+                str(chunk.get("type", "")),
+                chunk.get("data"),
+                transient=bool(chunk.get("transient", False)),
+                id=str(chunk.get("id") or ""),
+            )
+        elif not chunk.is_data:
+            raise ValueError(f"writer.custom() takes data-* chunks, got {chunk.type!r}")
+        chunk.run_id = chunk.run_id or self._run_id
+        await self._emit(chunk)
+
+
+@dataclass
+class StepResult:
+    """What one step produced (``steps`` in hook args)."""
+
+    step_number: int
+    text: str = ""
+    reasoning_text: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_results: list[ToolResult] = field(default_factory=list)
+    finish_reason: FinishReason = "unknown"
+    usage: Usage = field(default_factory=Usage)
+    tripwire: Tripwire | None = None
+    model_id: str = ""
+
+
+@dataclass
+class OutputResult:
+    """``result`` of ``process_output_result``."""
+
+    text: str
+    usage: Usage
+    finish_reason: FinishReason
+    steps: list[StepResult]
+
+
+@dataclass(kw_only=True)
+class _Common:
+    abort: AbortFn
+    retry_count: int = 0
+    request_context: dict[str, Any] = field(default_factory=dict)
+    tracing_context: Any = None
+    """The OpenTelemetry ``Context`` of this hook's span."""
+    abort_signal: Any = None
+    """An ``asyncio.Event`` set when the run is cancelled."""
+
+
+@dataclass(kw_only=True)
+class ProcessInputArgs(_Common):
+    messages: list[Message]
+    system_messages: list[SystemMessage]
+    message_list: MessageList
+    state: dict[str, Any]
+    writer: ProcessorStreamWriter | None = None
+
+
+@dataclass(kw_only=True)
+class ProcessInputStepArgs(_Common):
+    messages: list[Message]
+    message_list: MessageList
+    step_number: int
+    steps: list[StepResult]
+    system_messages: list[SystemMessage]
+    model: str
+    tool_choice: Any
+    active_tools: list[str]
+    tools: dict[str, Any]
+    provider_options: dict[str, Any]
+    model_settings: Any
+    structured_output: dict[str, Any] | None
+    state: dict[str, Any]
+    writer: ProcessorStreamWriter | None = None
+
+
+@dataclass(kw_only=True)
+class ProcessLLMRequestArgs(_Common):
+    prompt: Prompt
+    model: str
+    step_number: int
+    steps: list[StepResult]
+    state: dict[str, Any]
+    writer: ProcessorStreamWriter | None = None
+
+
+@dataclass(kw_only=True)
+class ProcessLLMResponseArgs(_Common):
+    chunks: list[Chunk]
+    model: str
+    step_number: int
+    steps: list[StepResult]
+    state: dict[str, Any]
+    from_cache: bool = False
+    warnings: list[Any] = field(default_factory=list)
+    request: Any = None
+    raw_response: Any = None
+    writer: ProcessorStreamWriter | None = None
+
+
+@dataclass(kw_only=True)
+class ProcessAPIErrorArgs(_Common):
+    error: Exception
+    messages: list[Message]
+    message_list: MessageList
+    step_number: int
+    steps: list[StepResult]
+    state: dict[str, Any]
+    writer: ProcessorStreamWriter | None = None
+
+
+@dataclass(kw_only=True)
+class ProcessOutputStreamArgs(_Common):
+    part: Chunk
+    stream_parts: list[Chunk]
+    state: dict[str, Any]
+    message_list: MessageList
+    writer: ProcessorStreamWriter | None = None
+
+
+@dataclass(kw_only=True)
+class ProcessOutputStepArgs(_Common):
+    messages: list[Message]
+    message_list: MessageList
+    step_number: int
+    finish_reason: FinishReason
+    tool_calls: list[ToolCall]
+    text: str
+    usage: Usage
+    system_messages: list[SystemMessage]
+    steps: list[StepResult]
+    state: dict[str, Any]
+    provider_metadata: dict[str, Any] | None = None
+    writer: ProcessorStreamWriter | None = None
+
+
+@dataclass(kw_only=True)
+class ProcessToolResultArgs(_Common):
+    messages: list[Message]
+    message_list: MessageList
+    step_number: int
+    tool_name: str
+    tool_call_id: str
+    args: Any
+    result: Any
+    system_messages: list[SystemMessage]
+    steps: list[StepResult]
+    state: dict[str, Any]
+    provider_executed: bool = False
+    writer: ProcessorStreamWriter | None = None
+
+
+@dataclass(kw_only=True)
+class ProcessOutputResultArgs(_Common):
+    messages: list[Message]
+    message_list: MessageList
+    state: dict[str, Any]
+    result: OutputResult
+    writer: ProcessorStreamWriter | None = None

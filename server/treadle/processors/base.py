@@ -1,0 +1,59 @@
+"""The Processor protocol and hook names."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+HOOKS: tuple[str, ...] = (
+    "process_input",
+    "process_input_step",
+    "process_llm_request",
+    "process_llm_response",
+    "process_api_error",
+    "process_output_stream",
+    "process_output_step",
+    "process_tool_result",
+    "process_output_result",
+)
+"""Hook method names, in the seed's order (``processInput`` -> ``process_input`` ...)."""
+
+SEED_NAMES: dict[str, str] = {
+    "process_input": "processInput",
+    "process_input_step": "processInputStep",
+    "process_llm_request": "processLLMRequest",
+    "process_llm_response": "processLLMResponse",
+    "process_api_error": "processAPIError",
+    "process_output_stream": "processOutputStream",
+    "process_output_step": "processOutputStep",
+    "process_tool_result": "processToolResult",
+    "process_output_result": "processOutputResult",
+}
+
+
+@dataclass
+class ProcessorViolation:
+    """Passed to ``on_violation`` on every abort."""
+
+    processor_id: str
+    message: str
+    detail: Any = None
+    hook: str = ""
+
+
+@runtime_checkable
+class Processor(Protocol):
+    """Implement ``id`` and any subset of the hook methods in ``HOOKS``.
+
+    Optional attributes: ``name``, ``description``, ``process_data_parts`` (bool: see ``data-*``
+    chunks in ``process_output_stream``) and ``on_violation(violation)``.
+    """
+
+    id: str
+
+
+def implements(processor: object, hook: str) -> Callable[[Any], Any] | None:
+    """The processor's bound hook method, or None when it does not implement ``hook``."""
+    method = getattr(processor, hook, None)
+    return method if callable(method) else None

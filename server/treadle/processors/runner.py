@@ -1,0 +1,359 @@
+"""The one chain runner: invokes hooks in order and applies what they return (SPEC §3).
+
+Every hook invocation goes through ``ChainRunner._invoke``, which owns the span, ``abort``,
+``on_violation`` and error wrapping; the per-hook methods only say how results chain.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import Span, Status, StatusCode, Tracer
+
+from ..chunks import Chunk
+from ..errors import ProcessorError, TripwireError
+from ..message_list import MessageList
+from ..messages import Message, Prompt, SystemMessage
+from ..tracing.spans import ATTR, processor_span
+from .args import ProcessorStreamWriter
+from .base import SEED_NAMES, ProcessorViolation, implements
+from .results import (
+    MessagesResult,
+    ProcessAPIErrorResult,
+    ProcessInputStepResult,
+    ProcessLLMRequestResult,
+)
+
+log = logging.getLogger(__name__)
+
+Emit = Callable[[Chunk], Awaitable[None]]
+
+
+@dataclass
+class RunScope:
+    """What the runner needs from the run: identity, budgets, state and where chunks go."""
+
+    run_id: str
+    tracer: Tracer
+    request_context: dict[str, Any]
+    emit_direct: Emit
+    """Chunks written from process_output_stream / process_output_result: no further processing."""
+    emit_processed: Emit
+    """Chunks written from any other hook: through the output processors first."""
+    abort_signal: asyncio.Event = field(default_factory=asyncio.Event)
+    retry_count: int = 0
+    states: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def state_for(self, processor_id: str) -> dict[str, Any]:
+        return self.states.setdefault(processor_id, {})
+
+
+@dataclass
+class _StreamSpan:
+    span: Span
+    chunks: int = 0
+    dropped: int = 0
+    replaced: int = 0
+
+
+def _make_abort(processor_id: str) -> Callable[..., NoReturn]:
+    def abort(reason: str = "", *, retry: bool = False, metadata: Any = None) -> NoReturn:
+        raise TripwireError(
+            reason or f"Tripwire triggered by {processor_id}",
+            retry=retry,
+            metadata=metadata,
+            processor_id=processor_id,
+        )
+
+    return abort
+
+
+async def _notify_violation(processor: Any, error: TripwireError, hook: str) -> None:
+    callback = getattr(processor, "on_violation", None)
+    if not callable(callback):
+        return
+    try:
+        result = callback(
+            ProcessorViolation(
+                processor_id=error.processor_id, message=error.reason, detail=error.metadata,
+                hook=hook,
+            )
+        )
+        if inspect.isawaitable(result):
+            await result
+    except Exception:  # the seed: errors from on_violation are swallowed
+        log.debug("on_violation of %s raised", error.processor_id, exc_info=True)
+
+
+class ChainRunner:
+    def __init__(self, scope: RunScope) -> None:
+        self.scope = scope
+        self._stream_spans: dict[str, _StreamSpan] = {}
+        self._stream_parts: dict[str, list[Chunk]] = {}
+
+    # --- the single invocation path -----------------------------------------------------------
+
+    def _common(self, processor: Any, hook: str, ctx: Any) -> dict[str, Any]:
+        pid = processor.id
+        emit = (
+            self.scope.emit_direct
+            if hook in ("process_output_stream", "process_output_result")
+            else self.scope.emit_processed
+        )
+        return {
+            "abort": _make_abort(pid),
+            "retry_count": self.scope.retry_count,
+            "request_context": self.scope.request_context,
+            "tracing_context": ctx,
+            "abort_signal": self.scope.abort_signal,
+            "state": self.scope.state_for(pid),
+            "writer": ProcessorStreamWriter(emit, self.scope.run_id),
+        }
+
+    async def _invoke(
+        self, processor: Any, index: int, hook: str, build: Callable[[dict[str, Any]], Any],
+        span: Span | None = None,
+    ) -> Any:
+        """Call one hook; ``span`` is given for aggregated (per-step) stream spans."""
+        own_span = span is None
+        if own_span:
+            span = processor_span(
+                self.scope.tracer, processor_id=processor.id, hook=SEED_NAMES[hook],
+                index=index, retry_count=self.scope.retry_count,
+            )
+        assert span is not None
+        ctx = trace.set_span_in_context(span)
+        token = otel_context.attach(ctx)
+        try:
+            _set_index(processor, index)
+            result = implements(processor, hook)(build(self._common(processor, hook, ctx)))  # type: ignore[misc]
+            if inspect.isawaitable(result):
+                result = await result
+        except TripwireError as e:
+            e.processor_id = e.processor_id or processor.id
+            span.set_attribute(ATTR.PROCESSOR_OUTCOME, "retry" if e.retry else "abort")
+            await _notify_violation(processor, e, hook)
+            raise
+        except Exception as e:
+            span.set_attribute(ATTR.PROCESSOR_OUTCOME, "error")
+            span.record_exception(e)
+            span.set_status(Status(StatusCode.ERROR, str(e)))
+            raise ProcessorError(processor.id, SEED_NAMES[hook], e) from e
+        else:
+            if own_span:
+                span.set_attribute(ATTR.PROCESSOR_OUTCOME, "continue" if result is None else "replace")
+            return result
+        finally:
+            otel_context.detach(token)
+            if own_span:
+                span.end()
+
+    # --- message hooks ------------------------------------------------------------------------
+
+    async def run_message_hook(
+        self,
+        processors: Sequence[Any],
+        hook: str,
+        message_list: MessageList,
+        build: Callable[[Any, dict[str, Any]], Any],
+        shown: Callable[[], list[Message]] | None = None,
+    ) -> None:
+        """process_input / process_output_step / process_tool_result / process_output_result."""
+        shown = shown or message_list.get_all
+        for index, p in enumerate(processors):
+            if not implements(p, hook):
+                continue
+            scope = shown()
+            result = await self._invoke(p, index, hook, lambda c, p=p: build(p, c))
+            self.apply_message_result(p, hook, result, message_list, scope)
+
+    def apply_message_result(
+        self, processor: Any, hook: str, result: Any, message_list: MessageList,
+        scope: list[Message],
+    ) -> None:
+        if result is None or result is message_list:
+            return
+        if isinstance(result, MessageList):
+            raise ProcessorError(
+                processor.id, SEED_NAMES[hook],
+                "returned a different MessageList; edit and return the one it was given",
+            )
+        if isinstance(result, dict):
+            result = MessagesResult(
+                messages=result.get("messages"),
+                system_messages=result.get("system_messages", result.get("systemMessages")),
+            )
+        if isinstance(result, list):
+            result = MessagesResult(messages=result)
+        if not isinstance(result, MessagesResult):
+            raise ProcessorError(
+                processor.id, SEED_NAMES[hook], f"returned an unsupported {type(result).__name__}"
+            )
+        if result.messages:  # an empty array means "no change" (SPEC §3a.1)
+            bad = [m for m in result.messages if not isinstance(m, Message)]
+            if bad:
+                raise ProcessorError(
+                    processor.id, SEED_NAMES[hook],
+                    f"returned a list holding {type(bad[0]).__name__}, expected Message",
+                )
+            message_list.apply_diff(result.messages, scope)
+        if result.system_messages is not None:
+            message_list.replace_all_system_messages(
+                [m if isinstance(m, SystemMessage) else SystemMessage(str(m)) for m in result.system_messages]
+            )
+
+    # --- process_input_step -------------------------------------------------------------------
+
+    async def process_input_step(
+        self,
+        processors: Sequence[Any],
+        message_list: MessageList,
+        overrides: dict[str, Any],
+        build: Callable[[Any, dict[str, Any], dict[str, Any]], Any],
+    ) -> dict[str, Any]:
+        """Chains step overrides: each processor sees the previous one's (``Object.assign``)."""
+        hook = "process_input_step"
+        for index, p in enumerate(processors):
+            if not implements(p, hook):
+                continue
+            scope = message_list.get_all()
+            result = await self._invoke(p, index, hook, lambda c, p=p: build(p, c, overrides))
+            if isinstance(result, dict) and not {"messages", "system_messages"} >= result.keys():
+                result = ProcessInputStepResult.from_dict(result)
+            if isinstance(result, ProcessInputStepResult):
+                changes = result.set_fields()
+                messages = changes.pop("messages", None)
+                system = changes.pop("system_messages", None)
+                if messages is not None or system is not None:
+                    self.apply_message_result(
+                        p, hook, MessagesResult(messages, system), message_list, scope
+                    )
+                overrides.update(changes)
+            else:
+                self.apply_message_result(p, hook, result, message_list, scope)
+        return overrides
+
+    # --- process_llm_request / process_llm_response -------------------------------------------
+
+    async def process_llm_request(
+        self, processors: Sequence[Any], prompt: Prompt,
+        build: Callable[[Any, dict[str, Any], Prompt], Any],
+    ) -> tuple[Prompt, list[Chunk] | None]:
+        hook = "process_llm_request"
+        for index, p in enumerate(processors):
+            if not implements(p, hook):
+                continue
+            result = await self._invoke(p, index, hook, lambda c, p=p: build(p, c, prompt))
+            if result is None:
+                continue
+            if isinstance(result, dict):
+                result = ProcessLLMRequestResult(result.get("prompt"), result.get("response"))
+            if not isinstance(result, ProcessLLMRequestResult):
+                raise ProcessorError(p.id, SEED_NAMES[hook], f"returned {type(result).__name__}")
+            if result.prompt is not None:
+                prompt = result.prompt
+            if result.response is not None:
+                return prompt, list(result.response)  # the first cached response wins
+        return prompt, None
+
+    async def process_llm_response(
+        self, processors: Sequence[Any], build: Callable[[Any, dict[str, Any]], Any]
+    ) -> None:
+        hook = "process_llm_response"
+        for index, p in enumerate(processors):
+            if implements(p, hook):
+                await self._invoke(p, index, hook, lambda c, p=p: build(p, c))
+
+    # --- process_api_error --------------------------------------------------------------------
+
+    async def process_api_error(
+        self, processors: Sequence[Any], build: Callable[[Any, dict[str, Any]], Any]
+    ) -> bool:
+        """True when a processor asked to retry; errors other than abort go to the next one."""
+        hook = "process_api_error"
+        for index, p in enumerate(processors):
+            if not implements(p, hook):
+                continue
+            try:
+                result = await self._invoke(p, index, hook, lambda c, p=p: build(p, c))
+            except ProcessorError:
+                log.warning("error processor %s failed; trying the next", p.id, exc_info=True)
+                continue
+            if isinstance(result, dict):
+                result = ProcessAPIErrorResult(retry=bool(result.get("retry")))
+            if isinstance(result, ProcessAPIErrorResult) and result.retry:
+                return True
+        return False
+
+    # --- process_output_stream: the per-chunk hot path ----------------------------------------
+
+    async def process_output_stream(
+        self, processors: Sequence[Any], chunk: Chunk, message_list: MessageList
+    ) -> Chunk | None:
+        """Run the chunk through every output processor; None means it was dropped."""
+        from .args import ProcessOutputStreamArgs
+
+        hook = "process_output_stream"
+        for index, p in enumerate(processors):
+            if not implements(p, hook):
+                continue
+            if chunk.is_data and not getattr(p, "process_data_parts", False):
+                continue
+            stream = self._stream_span(p, index)
+            stream.chunks += 1
+            parts = self._stream_parts.setdefault(p.id, [])
+            parts.append(chunk)
+            current = chunk
+            try:
+                result = await self._invoke(
+                    p, index, hook,
+                    lambda c, current=current, parts=parts: ProcessOutputStreamArgs(
+                        part=current, stream_parts=parts, message_list=message_list, **c
+                    ),
+                    span=stream.span,
+                )
+            except ProcessorError:
+                # SPEC §3: an error here is logged and the chunk passes unchanged.
+                log.warning("processOutputStream of %s failed; chunk passes", p.id, exc_info=True)
+                continue
+            if result is None:
+                stream.dropped += 1
+                return None
+            if result is not current:
+                stream.replaced += 1
+            chunk = result
+        return chunk
+
+    def _stream_span(self, processor: Any, index: int) -> _StreamSpan:
+        s = self._stream_spans.get(processor.id)
+        if s is None:
+            span = processor_span(
+                self.scope.tracer, processor_id=processor.id,
+                hook=SEED_NAMES["process_output_stream"], index=index,
+                retry_count=self.scope.retry_count,
+            )
+            s = self._stream_spans[processor.id] = _StreamSpan(span)
+        return s
+
+    def end_stream_spans(self) -> None:
+        """Close the per-step processOutputStream spans (called at every step end)."""
+        for s in self._stream_spans.values():
+            s.span.set_attribute(ATTR.CHUNK_COUNT, s.chunks)
+            s.span.set_attribute("treadle.processor.chunks_dropped", s.dropped)
+            s.span.set_attribute("treadle.processor.chunks_replaced", s.replaced)
+            s.span.end()
+        self._stream_spans.clear()
+
+
+def _set_index(processor: Any, index: int) -> None:
+    try:
+        processor.processor_index = index
+    except AttributeError:  # frozen or slotted processors simply do not get it
+        pass

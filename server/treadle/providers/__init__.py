@@ -1,0 +1,1 @@
+"""Language model providers: the protocol, OpenAI, Anthropic, fallback and the router."""

@@ -1,0 +1,89 @@
+"""Helpers shared by the OpenAI and Anthropic adapters: ids, JSON, and error mapping."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..errors import APICallError
+from ..messages import new_id
+
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+
+
+def is_retryable_status(status: int | None) -> bool:
+    """408, 409, 429 and every 5xx are worth retrying; other statuses never succeed as sent."""
+    return status is not None and (status in RETRYABLE_STATUS or status >= 500)
+
+
+def status_error(
+    *, provider: str, model_id: str, status: int | None, message: str, body: Any
+) -> APICallError:
+    return APICallError(
+        message,
+        provider=provider,
+        model_id=model_id,
+        status_code=status,
+        body=body,
+        is_retryable=is_retryable_status(status),
+    )
+
+
+def connection_error(*, provider: str, model_id: str, message: str) -> APICallError:
+    # No response at all: the request may never have reached the server, so retrying is safe.
+    return APICallError(
+        message, provider=provider, model_id=model_id, status_code=None, is_retryable=True
+    )
+
+
+def response_body(response: Any, fallback: Any) -> Any:
+    """The HTTP error body as parsed JSON (the SDKs keep only part of it), else ``fallback``."""
+    try:
+        return json.loads(response.text)
+    except Exception:  # noqa: BLE001 - an unread or non-JSON body is normal here
+        return fallback
+
+
+def error_message(body: Any, fallback: str) -> str:
+    """``error.message`` from an OpenAI- or Anthropic-shaped error body."""
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict) and isinstance(err.get("message"), str) and err["message"]:
+            return err["message"]
+    return fallback
+
+
+def parse_tool_args(text: str) -> Any:
+    """Parsed tool arguments; empty means ``{}``, and invalid JSON is kept as the raw string."""
+    if not text.strip():
+        return {}
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def encode_tool_args(args: Any) -> str:
+    """Arguments as the JSON text a provider expects (a raw string is sent unchanged)."""
+    if isinstance(args, str):
+        return args
+    return json.dumps({} if args is None else args)
+
+
+def encode_tool_result(result: Any) -> str:
+    """A tool result as message text: strings as they are, anything else as JSON."""
+    if isinstance(result, str):
+        return result
+    return json.dumps(result, default=str)
+
+
+def block_id(kind: str) -> str:
+    return new_id(kind)
+
+
+def option(options: dict[str, Any], *names: str) -> Any:
+    """The first of ``names`` present in ``options`` (camelCase and snake_case spellings)."""
+    for name in names:
+        if name in options:
+            return options[name]
+    return None

@@ -1,0 +1,114 @@
+"""Named things a run resolves: agents, processors, tools and tool hooks.
+
+One instance per app (no module globals). Agents from the config file, from Python code and from
+the API all live here and are all listed by ``list_agents``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from .agents import Agent, ProcessorRef, ToolHooksRef
+from .errors import AlreadyExistsError, FailedPreconditionError, NotFoundError
+from .tools import Tool, ToolHooks
+
+
+class Registry:
+    def __init__(self) -> None:
+        self._agents: dict[str, Agent] = {}
+        self._processors: dict[str, Any] = {}
+        self._tools: dict[str, Tool] = {}
+        self._hooks: dict[str, Callable[..., Any]] = {}
+        self._lock = asyncio.Lock()
+
+    # --- agents -------------------------------------------------------------------------------
+
+    def add_agent(self, agent: Agent, *, replace: bool = False) -> Agent:
+        agent.validate()
+        if agent.id in self._agents and not replace:
+            raise AlreadyExistsError(f"agent {agent.id!r} already exists")
+        self._agents[agent.id] = agent
+        return agent
+
+    def get_agent(self, agent_id: str) -> Agent:
+        try:
+            return self._agents[agent_id]
+        except KeyError:
+            raise NotFoundError(f"agent {agent_id!r} not found") from None
+
+    def list_agents(self) -> list[Agent]:
+        return sorted(self._agents.values(), key=lambda a: a.id)
+
+    def replace_agent(self, agent: Agent) -> Agent:
+        current = self.get_agent(agent.id)
+        if current.source == "code":
+            raise FailedPreconditionError(
+                f"agent {agent.id!r} is defined in Python code and cannot be changed over the API"
+            )
+        agent.validate()
+        agent.source = current.source
+        agent.create_time = current.create_time
+        self._agents[agent.id] = agent
+        return agent
+
+    def delete_agent(self, agent_id: str) -> None:
+        current = self.get_agent(agent_id)
+        if current.source == "code":
+            raise FailedPreconditionError(
+                f"agent {agent_id!r} is defined in Python code and cannot be deleted over the API"
+            )
+        del self._agents[agent_id]
+
+    def snapshot_agent(self, agent_id: str) -> Agent:
+        """A copy a run can hold while the stored agent is updated."""
+        return copy.copy(self.get_agent(agent_id))
+
+    # --- processors, tools, hooks -------------------------------------------------------------
+
+    def add_processor(self, processor: Any) -> None:
+        pid = getattr(processor, "id", "")
+        if not pid:
+            raise ValueError("a processor needs a non-empty id")
+        self._processors[pid] = processor
+
+    def add_tool(self, tool: Tool) -> None:
+        self._tools[tool.name] = tool
+
+    def add_tool_hook(self, name: str, hook: Callable[..., Any]) -> None:
+        self._hooks[name] = hook
+
+    def resolve_processor(self, ref: Any) -> Any:
+        """A processor object for a ``ProcessorRef`` or id; objects pass through."""
+        if isinstance(ref, str):
+            ref = ProcessorRef(ref)
+        if not isinstance(ref, ProcessorRef):
+            return ref
+        try:
+            return self._processors[ref.id]
+        except KeyError:
+            raise NotFoundError(f"processor {ref.id!r} is not registered") from None
+
+    def resolve_tool(self, ref: Any) -> Tool:
+        if isinstance(ref, Tool):
+            return ref
+        try:
+            return self._tools[ref]
+        except KeyError:
+            raise NotFoundError(f"tool {ref!r} is not registered") from None
+
+    def resolve_hooks(self, ref: Any) -> ToolHooks | None:
+        if ref is None or isinstance(ref, ToolHooks):
+            return ref
+        if isinstance(ref, ToolHooksRef):
+            def get(name: str) -> Any:
+                if not name:
+                    return None
+                if name not in self._hooks:
+                    raise NotFoundError(f"tool hook {name!r} is not registered")
+                return self._hooks[name]
+
+            return ToolHooks(get(ref.before_tool_call), get(ref.after_tool_call))
+        raise TypeError(f"cannot resolve tool hooks from {type(ref).__name__}")

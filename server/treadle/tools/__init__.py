@@ -1,0 +1,14 @@
+"""Tools: the protocol, tool hooks and execution."""
+
+from .base import Tool, ToolContext, tool
+from .hooks import ToolAfterHookContext, ToolBeforeHookResult, ToolHookContext, ToolHooks
+
+__all__ = [
+    "Tool",
+    "ToolAfterHookContext",
+    "ToolBeforeHookResult",
+    "ToolContext",
+    "ToolHookContext",
+    "ToolHooks",
+    "tool",
+]

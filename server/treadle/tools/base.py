@@ -1,0 +1,57 @@
+"""A tool: name, description, JSON schemas and an executor (SPEC §7)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..providers.base import ToolSpec
+
+
+@dataclass
+class ToolContext:
+    """Passed to ``execute``: who is calling, and a writer for custom chunks."""
+
+    tool_call_id: str
+    run_id: str
+    agent_id: str
+    request_context: dict[str, Any] = field(default_factory=dict)
+    writer: Any = None
+
+
+@dataclass
+class Tool:
+    name: str
+    execute: Callable[[Any, ToolContext], Any | Awaitable[Any]]
+    description: str = ""
+    input_schema: dict[str, Any] = field(
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
+    output_schema: dict[str, Any] | None = None
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, self.input_schema)
+
+    async def run(self, args: Any, ctx: ToolContext) -> Any:
+        result = self.execute(args, ctx)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+
+def tool(
+    name: str, description: str = "", input_schema: dict[str, Any] | None = None
+) -> Callable[[Callable[..., Any]], Tool]:
+    """Decorator: ``@tool("weather", "Current weather", {...})`` over ``async def f(args, ctx)``."""
+
+    def wrap(fn: Callable[..., Any]) -> Tool:
+        return Tool(
+            name=name,
+            execute=fn,
+            description=description or (fn.__doc__ or "").strip(),
+            input_schema=input_schema or {"type": "object", "properties": {}},
+        )
+
+    return wrap

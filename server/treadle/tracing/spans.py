@@ -1,0 +1,137 @@
+"""Span factories with GenAI semantic-convention names and attributes.
+
+Span tree of one call::
+
+    invoke_agent {agent}
+      step {n}
+        {hook} {processor}          one per hook invocation (process_output_stream: one per step)
+        chat {model}                the provider call
+        execute_tool {tool}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from opentelemetry import propagate, trace
+from opentelemetry.context import Context
+from opentelemetry.trace import Span, SpanKind, Tracer
+
+
+class ATTR:
+    OPERATION = "gen_ai.operation.name"
+    PROVIDER = "gen_ai.provider.name"
+    AGENT_ID = "gen_ai.agent.id"
+    AGENT_NAME = "gen_ai.agent.name"
+    CONVERSATION_ID = "gen_ai.conversation.id"
+    REQUEST_MODEL = "gen_ai.request.model"
+    REQUEST_TEMPERATURE = "gen_ai.request.temperature"
+    REQUEST_MAX_TOKENS = "gen_ai.request.max_tokens"
+    REQUEST_STREAM = "gen_ai.request.stream"
+    RESPONSE_MODEL = "gen_ai.response.model"
+    RESPONSE_ID = "gen_ai.response.id"
+    FINISH_REASONS = "gen_ai.response.finish_reasons"
+    TIME_TO_FIRST_CHUNK = "gen_ai.response.time_to_first_chunk"
+    INPUT_TOKENS = "gen_ai.usage.input_tokens"
+    OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
+    CACHE_READ_TOKENS = "gen_ai.usage.cache_read.input_tokens"
+    TOOL_NAME = "gen_ai.tool.name"
+    TOOL_CALL_ID = "gen_ai.tool.call.id"
+    TOOL_TYPE = "gen_ai.tool.type"
+    ERROR_TYPE = "error.type"
+    RUN_ID = "treadle.run.id"
+    STEP_NUMBER = "treadle.step.number"
+    PROCESSOR_ID = "treadle.processor.id"
+    PROCESSOR_HOOK = "treadle.processor.hook"
+    PROCESSOR_INDEX = "treadle.processor.index"
+    PROCESSOR_MODE = "treadle.processor.mode"
+    PROCESSOR_OUTCOME = "treadle.processor.outcome"
+    RETRY_COUNT = "treadle.processor.retry_count"
+    CHUNK_COUNT = "treadle.processor.chunk_count"
+
+
+@contextmanager
+def agent_span(
+    tracer: Tracer, *, agent_id: str, agent_name: str, run_id: str, thread_id: str = ""
+) -> Iterator[Span]:
+    attrs: dict[str, Any] = {
+        ATTR.OPERATION: "invoke_agent",
+        ATTR.AGENT_ID: agent_id,
+        ATTR.AGENT_NAME: agent_name or agent_id,
+        ATTR.RUN_ID: run_id,
+    }
+    if thread_id:
+        attrs[ATTR.CONVERSATION_ID] = thread_id
+    with tracer.start_as_current_span(
+        f"invoke_agent {agent_name or agent_id}", kind=SpanKind.INTERNAL, attributes=attrs
+    ) as span:
+        yield span
+
+
+@contextmanager
+def step_span(tracer: Tracer, step_number: int) -> Iterator[Span]:
+    with tracer.start_as_current_span(
+        f"step {step_number}", attributes={ATTR.STEP_NUMBER: step_number}
+    ) as span:
+        yield span
+
+
+def chat_span(tracer: Tracer, *, provider: str, model: str, temperature: float | None,
+              max_tokens: int | None) -> Span:
+    """Started, not entered: the caller ends it when the provider stream ends."""
+    attrs: dict[str, Any] = {
+        ATTR.OPERATION: "chat",
+        ATTR.PROVIDER: provider,
+        ATTR.REQUEST_MODEL: model,
+        ATTR.REQUEST_STREAM: True,
+    }
+    if temperature is not None:
+        attrs[ATTR.REQUEST_TEMPERATURE] = temperature
+    if max_tokens is not None:
+        attrs[ATTR.REQUEST_MAX_TOKENS] = max_tokens
+    return tracer.start_span(f"chat {model}", kind=SpanKind.CLIENT, attributes=attrs)
+
+
+@contextmanager
+def tool_span(tracer: Tracer, *, tool_name: str, tool_call_id: str) -> Iterator[Span]:
+    with tracer.start_as_current_span(
+        f"execute_tool {tool_name}",
+        attributes={
+            ATTR.OPERATION: "execute_tool",
+            ATTR.TOOL_NAME: tool_name,
+            ATTR.TOOL_CALL_ID: tool_call_id,
+            ATTR.TOOL_TYPE: "function",
+        },
+    ) as span:
+        yield span
+
+
+def processor_span(
+    tracer: Tracer, *, processor_id: str, hook: str, index: int, retry_count: int,
+    mode: str = "MUTATE", context: Context | None = None,
+) -> Span:
+    """Started, not entered: one span per hook invocation (or per step for the stream hook)."""
+    return tracer.start_span(
+        f"{hook} {processor_id}",
+        context=context,
+        attributes={
+            ATTR.PROCESSOR_ID: processor_id,
+            ATTR.PROCESSOR_HOOK: hook,
+            ATTR.PROCESSOR_INDEX: index,
+            ATTR.PROCESSOR_MODE: mode,
+            ATTR.RETRY_COUNT: retry_count,
+        },
+    )
+
+
+def inject_context(context: Context | None = None) -> dict[str, str]:
+    """W3C ``traceparent``/``tracestate``/``baggage`` of ``context`` (default: current)."""
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier, context=context)
+    return carrier
+
+
+def current_span() -> Span:
+    return trace.get_current_span()

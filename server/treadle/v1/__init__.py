@@ -1,0 +1,1 @@
+"""Generated from proto/treadle/v1; do not edit."""

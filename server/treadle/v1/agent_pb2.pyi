@@ -1,0 +1,217 @@
+import datetime
+
+from google.protobuf import duration_pb2 as _duration_pb2
+from google.protobuf import struct_pb2 as _struct_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from treadle.v1 import message_pb2 as _message_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class FailurePolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    FAILURE_POLICY_UNSPECIFIED: _ClassVar[FailurePolicy]
+    FAILURE_POLICY_FAIL_CLOSED: _ClassVar[FailurePolicy]
+    FAILURE_POLICY_FAIL_OPEN: _ClassVar[FailurePolicy]
+
+class ToolChoiceMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    TOOL_CHOICE_MODE_UNSPECIFIED: _ClassVar[ToolChoiceMode]
+    TOOL_CHOICE_MODE_AUTO: _ClassVar[ToolChoiceMode]
+    TOOL_CHOICE_MODE_NONE: _ClassVar[ToolChoiceMode]
+    TOOL_CHOICE_MODE_REQUIRED: _ClassVar[ToolChoiceMode]
+
+class AgentSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    AGENT_SOURCE_UNSPECIFIED: _ClassVar[AgentSource]
+    AGENT_SOURCE_CONFIG: _ClassVar[AgentSource]
+    AGENT_SOURCE_CODE: _ClassVar[AgentSource]
+    AGENT_SOURCE_API: _ClassVar[AgentSource]
+FAILURE_POLICY_UNSPECIFIED: FailurePolicy
+FAILURE_POLICY_FAIL_CLOSED: FailurePolicy
+FAILURE_POLICY_FAIL_OPEN: FailurePolicy
+TOOL_CHOICE_MODE_UNSPECIFIED: ToolChoiceMode
+TOOL_CHOICE_MODE_AUTO: ToolChoiceMode
+TOOL_CHOICE_MODE_NONE: ToolChoiceMode
+TOOL_CHOICE_MODE_REQUIRED: ToolChoiceMode
+AGENT_SOURCE_UNSPECIFIED: AgentSource
+AGENT_SOURCE_CONFIG: AgentSource
+AGENT_SOURCE_CODE: AgentSource
+AGENT_SOURCE_API: AgentSource
+
+class ProcessorRef(_message.Message):
+    __slots__ = ("id", "failure_policy", "timeout")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_POLICY_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    failure_policy: FailurePolicy
+    timeout: _duration_pb2.Duration
+    def __init__(self, id: _Optional[str] = ..., failure_policy: _Optional[_Union[FailurePolicy, str]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class ProcessorList(_message.Message):
+    __slots__ = ("processors",)
+    PROCESSORS_FIELD_NUMBER: _ClassVar[int]
+    processors: _containers.RepeatedCompositeFieldContainer[ProcessorRef]
+    def __init__(self, processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ...) -> None: ...
+
+class ModelSettings(_message.Message):
+    __slots__ = ("temperature", "max_output_tokens", "top_p", "seed", "stop_sequences", "presence_penalty", "frequency_penalty", "max_retries")
+    TEMPERATURE_FIELD_NUMBER: _ClassVar[int]
+    MAX_OUTPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    TOP_P_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    STOP_SEQUENCES_FIELD_NUMBER: _ClassVar[int]
+    PRESENCE_PENALTY_FIELD_NUMBER: _ClassVar[int]
+    FREQUENCY_PENALTY_FIELD_NUMBER: _ClassVar[int]
+    MAX_RETRIES_FIELD_NUMBER: _ClassVar[int]
+    temperature: float
+    max_output_tokens: int
+    top_p: float
+    seed: int
+    stop_sequences: _containers.RepeatedScalarFieldContainer[str]
+    presence_penalty: float
+    frequency_penalty: float
+    max_retries: int
+    def __init__(self, temperature: _Optional[float] = ..., max_output_tokens: _Optional[int] = ..., top_p: _Optional[float] = ..., seed: _Optional[int] = ..., stop_sequences: _Optional[_Iterable[str]] = ..., presence_penalty: _Optional[float] = ..., frequency_penalty: _Optional[float] = ..., max_retries: _Optional[int] = ...) -> None: ...
+
+class FallbackModel(_message.Message):
+    __slots__ = ("model", "base_url", "max_retries")
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    BASE_URL_FIELD_NUMBER: _ClassVar[int]
+    MAX_RETRIES_FIELD_NUMBER: _ClassVar[int]
+    model: str
+    base_url: str
+    max_retries: int
+    def __init__(self, model: _Optional[str] = ..., base_url: _Optional[str] = ..., max_retries: _Optional[int] = ...) -> None: ...
+
+class ToolChoice(_message.Message):
+    __slots__ = ("mode", "tool_name")
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    mode: ToolChoiceMode
+    tool_name: str
+    def __init__(self, mode: _Optional[_Union[ToolChoiceMode, str]] = ..., tool_name: _Optional[str] = ...) -> None: ...
+
+class ToolHooksRef(_message.Message):
+    __slots__ = ("before_tool_call", "after_tool_call")
+    BEFORE_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    AFTER_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    before_tool_call: str
+    after_tool_call: str
+    def __init__(self, before_tool_call: _Optional[str] = ..., after_tool_call: _Optional[str] = ...) -> None: ...
+
+class ThreadOptions(_message.Message):
+    __slots__ = ("id", "title", "metadata")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    title: str
+    metadata: _struct_pb2.Struct
+    def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
+class MemoryOptions(_message.Message):
+    __slots__ = ("resource", "thread_id", "thread")
+    RESOURCE_FIELD_NUMBER: _ClassVar[int]
+    THREAD_ID_FIELD_NUMBER: _ClassVar[int]
+    THREAD_FIELD_NUMBER: _ClassVar[int]
+    resource: str
+    thread_id: str
+    thread: ThreadOptions
+    def __init__(self, resource: _Optional[str] = ..., thread_id: _Optional[str] = ..., thread: _Optional[_Union[ThreadOptions, _Mapping]] = ...) -> None: ...
+
+class StructuredOutput(_message.Message):
+    __slots__ = ("schema", "name")
+    SCHEMA_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    schema: _struct_pb2.Struct
+    name: str
+    def __init__(self, schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., name: _Optional[str] = ...) -> None: ...
+
+class CallOptions(_message.Message):
+    __slots__ = ("input_processors", "output_processors", "error_processors", "max_steps", "max_processor_retries", "tool_choice", "active_tools", "model_settings", "provider_options", "memory", "request_context", "structured_output", "tool_hooks", "model")
+    INPUT_PROCESSORS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_PROCESSORS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_PROCESSORS_FIELD_NUMBER: _ClassVar[int]
+    MAX_STEPS_FIELD_NUMBER: _ClassVar[int]
+    MAX_PROCESSOR_RETRIES_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CHOICE_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_TOOLS_FIELD_NUMBER: _ClassVar[int]
+    MODEL_SETTINGS_FIELD_NUMBER: _ClassVar[int]
+    PROVIDER_OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    STRUCTURED_OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    TOOL_HOOKS_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    input_processors: ProcessorList
+    output_processors: ProcessorList
+    error_processors: ProcessorList
+    max_steps: int
+    max_processor_retries: int
+    tool_choice: ToolChoice
+    active_tools: _containers.RepeatedScalarFieldContainer[str]
+    model_settings: ModelSettings
+    provider_options: _struct_pb2.Struct
+    memory: MemoryOptions
+    request_context: _struct_pb2.Struct
+    structured_output: StructuredOutput
+    tool_hooks: ToolHooksRef
+    model: str
+    def __init__(self, input_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., output_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., error_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., max_steps: _Optional[int] = ..., max_processor_retries: _Optional[int] = ..., tool_choice: _Optional[_Union[ToolChoice, _Mapping]] = ..., active_tools: _Optional[_Iterable[str]] = ..., model_settings: _Optional[_Union[ModelSettings, _Mapping]] = ..., provider_options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., memory: _Optional[_Union[MemoryOptions, _Mapping]] = ..., request_context: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., structured_output: _Optional[_Union[StructuredOutput, _Mapping]] = ..., tool_hooks: _Optional[_Union[ToolHooksRef, _Mapping]] = ..., model: _Optional[str] = ...) -> None: ...
+
+class SystemMessages(_message.Message):
+    __slots__ = ("messages",)
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    messages: _containers.RepeatedCompositeFieldContainer[_message_pb2.SystemMessage]
+    def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.SystemMessage, _Mapping]]] = ...) -> None: ...
+
+class Agent(_message.Message):
+    __slots__ = ("id", "name", "description", "metadata", "instructions", "instruction_messages", "model", "base_url", "fallback_models", "tools", "input_processors", "output_processors", "error_processors", "max_processor_retries", "default_options", "request_context_schema", "tool_hooks", "source", "create_time", "update_time")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    INSTRUCTIONS_FIELD_NUMBER: _ClassVar[int]
+    INSTRUCTION_MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    BASE_URL_FIELD_NUMBER: _ClassVar[int]
+    FALLBACK_MODELS_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
+    INPUT_PROCESSORS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_PROCESSORS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_PROCESSORS_FIELD_NUMBER: _ClassVar[int]
+    MAX_PROCESSOR_RETRIES_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_CONTEXT_SCHEMA_FIELD_NUMBER: _ClassVar[int]
+    TOOL_HOOKS_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    name: str
+    description: str
+    metadata: _struct_pb2.Struct
+    instructions: str
+    instruction_messages: SystemMessages
+    model: str
+    base_url: str
+    fallback_models: _containers.RepeatedCompositeFieldContainer[FallbackModel]
+    tools: _containers.RepeatedScalarFieldContainer[str]
+    input_processors: _containers.RepeatedCompositeFieldContainer[ProcessorRef]
+    output_processors: _containers.RepeatedCompositeFieldContainer[ProcessorRef]
+    error_processors: _containers.RepeatedCompositeFieldContainer[ProcessorRef]
+    max_processor_retries: int
+    default_options: CallOptions
+    request_context_schema: _struct_pb2.Struct
+    tool_hooks: ToolHooksRef
+    source: AgentSource
+    create_time: _timestamp_pb2.Timestamp
+    update_time: _timestamp_pb2.Timestamp
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., instructions: _Optional[str] = ..., instruction_messages: _Optional[_Union[SystemMessages, _Mapping]] = ..., model: _Optional[str] = ..., base_url: _Optional[str] = ..., fallback_models: _Optional[_Iterable[_Union[FallbackModel, _Mapping]]] = ..., tools: _Optional[_Iterable[str]] = ..., input_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., output_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., error_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., max_processor_retries: _Optional[int] = ..., default_options: _Optional[_Union[CallOptions, _Mapping]] = ..., request_context_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., tool_hooks: _Optional[_Union[ToolHooksRef, _Mapping]] = ..., source: _Optional[_Union[AgentSource, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
