@@ -1,0 +1,58 @@
+"""The message list as a provider prompt (the seed's ``LanguageModelV2Prompt``)."""
+
+from __future__ import annotations
+
+from ..message_list import MessageList
+from ..messages import (
+    FilePart,
+    Message,
+    Prompt,
+    PromptMessage,
+    PromptPart,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolInvocationPart,
+    ToolResultPart,
+)
+
+
+def build_prompt(message_list: MessageList) -> Prompt:
+    prompt: Prompt = [
+        PromptMessage("system", [TextPart(m.content)], m.provider_options)
+        for m in message_list.get_all_system_messages()
+    ]
+    for message in message_list.get_all():
+        prompt.extend(_convert(message))
+    return prompt
+
+
+def _convert(message: Message) -> list[PromptMessage]:
+    if message.role in ("user", "signal"):
+        parts: list[PromptPart] = [
+            p for p in message.content.parts if isinstance(p, (TextPart, FilePart))
+        ]
+        return [PromptMessage("user", parts)] if parts else []
+    if message.role == "system":
+        return [PromptMessage("system", [TextPart(message.text)])]
+    assistant: list[PromptPart] = []
+    results: list[PromptPart] = []
+    for part in message.content.parts:
+        if isinstance(part, (TextPart, ReasoningPart, FilePart)):
+            assistant.append(part)
+        elif isinstance(part, ToolInvocationPart):
+            # A call without a result (aborted, or still running) is left out: providers reject
+            # a tool call that has no matching result.
+            if part.state not in ("result", "output-error"):
+                continue
+            assistant.append(ToolCallPart(part.tool_call_id, part.tool_name, part.args))
+            result = part.error_text if part.state == "output-error" else part.result
+            results.append(
+                ToolResultPart(part.tool_call_id, part.tool_name, result, part.state == "output-error")
+            )
+    out: list[PromptMessage] = []
+    if assistant:
+        out.append(PromptMessage("assistant", assistant))
+    if results:
+        out.append(PromptMessage("tool", results))
+    return out

@@ -1,0 +1,259 @@
+"""The agent loop's orchestration: plan a run, run its steps, end it (SPEC §3).
+
+``stream`` is the one path; ``generate`` consumes it. The loop knows nothing of gRPC, config
+files or storage engines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema
+from opentelemetry.trace import Tracer
+
+from ..agents import DEFAULT_MAX_STEPS, Agent, RunRequest
+from ..chunks import Chunk, ErrorPayload, Finish, FinishReason, Start, Tripwire, Usage
+from ..errors import InvalidArgumentError, ProcessorError, TripwireError
+from ..message_list import MessageList
+from ..messages import Message, new_id
+from ..processors.args import OutputResult, ProcessInputArgs, ProcessOutputResultArgs, StepResult
+from ..processors.runner import ChainRunner, RunScope
+from ..providers.base import ModelConfig, ModelSettings
+from ..registry import Registry
+from ..tools import ToolHooks
+from ..tracing.spans import agent_span, step_span
+from .output import END, Output
+from .state import RunPlan, RunState
+from .step import Continue, Done, Failed, RetryCall, RetryStep, Tripped, run_step
+
+log = logging.getLogger(__name__)
+
+QUEUE_SIZE = 256
+"""Chunks buffered ahead of a slow client before the run waits for it."""
+
+
+@dataclass
+class GenerateResult:
+    run_id: str
+    text: str = ""
+    finish_reason: FinishReason = "unknown"
+    usage: Usage = field(default_factory=Usage)
+    steps: list[StepResult] = field(default_factory=list)
+    tripwire: Tripwire | None = None
+    messages: list[Message] = field(default_factory=list)
+    error: ErrorPayload | None = None
+
+
+class AgentLoop:
+    def __init__(self, registry: Registry, models: Any, tracer: Tracer) -> None:
+        self.registry = registry
+        self.models = models
+        self.tracer = tracer
+
+    # --- public surface -----------------------------------------------------------------------
+
+    async def stream(self, agent: Agent, request: RunRequest) -> AsyncIterator[Chunk]:
+        """The run's chunks; bad requests raise before the first chunk."""
+        plan = self.plan(agent, request)
+        async for chunk in self._stream(plan, request, GenerateResult(plan.run_id)):
+            yield chunk
+
+    async def generate(self, agent: Agent, request: RunRequest) -> GenerateResult:
+        plan = self.plan(agent, request)
+        result = GenerateResult(plan.run_id)
+        async for _ in self._stream(plan, request, result):
+            pass
+        return result
+
+    def plan(self, agent: Agent, request: RunRequest) -> RunPlan:
+        """Resolve everything the run needs; raises InvalidArgumentError / NotFoundError."""
+        opts = request.options.merged_over(agent.default_options)
+        if not request.messages:
+            raise InvalidArgumentError("the request has no input: give a prompt or messages")
+        if agent.request_context_schema:
+            try:
+                jsonschema.validate(opts.request_context, agent.request_context_schema)
+            except jsonschema.ValidationError as e:
+                path = "/".join(str(p) for p in e.absolute_path) or "(root)"
+                raise InvalidArgumentError(f"request_context is invalid at {path}: {e.message}") from None
+        if opts.memory is not None and not (opts.memory.resource and opts.memory.thread):
+            raise InvalidArgumentError("memory needs both resource and thread")
+        max_steps = opts.max_steps if opts.max_steps is not None else DEFAULT_MAX_STEPS
+        if max_steps < 1:
+            raise InvalidArgumentError(f"max_steps must be at least 1, got {max_steps}")
+        retries = opts.max_processor_retries
+        if retries is None:
+            retries = agent.max_processor_retries
+        if retries is not None and retries < 0:
+            raise InvalidArgumentError("max_processor_retries must be >= 0")
+        model = ModelConfig(id=opts.model or agent.model, base_url=agent.base_url,
+                            fallbacks=list(agent.fallback_models))
+        self.models.validate(model.id)
+        resolve = self.registry.resolve_processor
+
+        def lane(per_call: list[Any] | None, agent_lane: list[Any]) -> list[Any]:
+            return [resolve(r) for r in (per_call if per_call is not None else agent_lane)]
+
+        tools = {t.name: t for t in (self.registry.resolve_tool(x) for x in agent.tools)}
+        hooks = (self.registry.resolve_hooks(agent.tool_hooks) or ToolHooks()).overridden_by(
+            self.registry.resolve_hooks(opts.tool_hooks)
+        )
+        return RunPlan(
+            run_id=request.run_id or new_id("run"),
+            agent=agent,
+            options=opts,
+            input_processors=lane(opts.input_processors, agent.input_processors),
+            output_processors=lane(opts.output_processors, agent.output_processors),
+            error_processors=lane(opts.error_processors, agent.error_processors),
+            tools=tools,
+            tool_hooks=hooks,
+            model=model,
+            model_settings=opts.model_settings or ModelSettings(),
+            max_steps=max_steps,
+            max_processor_retries=retries,
+            instructions=list(agent.instructions),
+            tracer=self.tracer,
+        )
+
+    # --- the run ------------------------------------------------------------------------------
+
+    async def _stream(
+        self, plan: RunPlan, request: RunRequest, result: GenerateResult
+    ) -> AsyncIterator[Chunk]:
+        queue: asyncio.Queue[Any] = asyncio.Queue(QUEUE_SIZE)
+        output = Output(plan.run_id, queue)
+        task = asyncio.create_task(self._run(plan, request, output, result))
+        try:
+            while (item := await queue.get()) is not END:
+                yield item
+            await task
+        finally:
+            if not task.done():  # the client went away: cancel the run
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    async def _run(
+        self, plan: RunPlan, request: RunRequest, output: Output, result: GenerateResult
+    ) -> None:
+        try:
+            memory = plan.options.memory
+            with agent_span(self.tracer, agent_id=plan.agent.id, agent_name=plan.agent.name,
+                            run_id=plan.run_id, thread_id=memory.thread if memory else ""):
+                await self._execute(plan, request, output, result)
+        except Exception as e:
+            log.exception("run %s failed", plan.run_id)
+            result.error = ErrorPayload(str(e) or type(e).__name__, type(e).__name__)
+            result.finish_reason = "error"
+            await output.send(Chunk.of(result.error))
+            await output.send(Chunk.of(Finish("error", result.usage)))
+        finally:
+            await output.queue.put(END)
+
+    async def _execute(
+        self, plan: RunPlan, request: RunRequest, output: Output, result: GenerateResult
+    ) -> None:
+        memory = plan.options.memory
+        ml = MessageList(thread_id=memory.thread if memory else "",
+                         resource_id=memory.resource if memory else "")
+        ml.replace_all_system_messages(list(plan.instructions))
+        ml.add(request.messages, "input")
+        scope = RunScope(plan.run_id, self.tracer, plan.options.request_context,
+                         emit_direct=output.send, emit_processed=output.emit)
+        state = RunState(ml, scope, ChainRunner(scope))
+        output.bind(state.chain, plan.output_processors, ml)
+        await output.send(Chunk.of(Start(plan.agent.id, "")))
+
+        try:
+            await state.chain.run_message_hook(
+                plan.input_processors, "process_input", ml,
+                lambda p, c: ProcessInputArgs(
+                    messages=ml.get_input(), system_messages=list(ml.system_messages),
+                    message_list=ml, **c,
+                ),
+                shown=ml.get_input,
+            )
+        except TripwireError as e:  # the model is never called
+            return await self._trip(output, state, result, _tripwire(e))
+        except ProcessorError as e:
+            return await self._fail(output, state, result, ErrorPayload(str(e), "ProcessorError"))
+        base_system = list(ml.system_messages)
+
+        while True:
+            with step_span(self.tracer, state.step_number):
+                outcome = await run_step(plan, state, output, self.models.resolve, base_system)
+            state.chain.end_stream_spans()
+            state.step_number += 1
+            match outcome:
+                case RetryStep(reason=reason):
+                    state.feedback = reason
+                    state.count_retry()
+                    continue
+                case Tripped(tripwire=tripwire):
+                    return await self._trip(output, state, result, tripwire)
+                case Failed(error=error):
+                    return await self._fail(output, state, result, error)
+                case Done():
+                    state.completed_steps += 1
+                    break
+                case Continue() | RetryCall():
+                    state.completed_steps += 1
+                    if state.completed_steps >= plan.max_steps:
+                        break
+
+        final_reason = state.steps[-1].finish_reason if state.steps else "unknown"
+        text = "".join(s.text for s in state.steps if s.tripwire is None)
+        out = OutputResult(text=text, usage=state.usage, finish_reason=final_reason,
+                           steps=list(state.steps))
+        try:
+            await state.chain.run_message_hook(
+                plan.output_processors, "process_output_result", ml,
+                lambda p, c: ProcessOutputResultArgs(
+                    messages=ml.get_response(), message_list=ml, result=out, **c
+                ),
+                shown=ml.get_response,
+            )
+        except TripwireError as e:
+            return await self._trip(output, state, result, _tripwire(e))
+        except ProcessorError as e:
+            return await self._fail(output, state, result, ErrorPayload(str(e), "ProcessorError"))
+
+        self._fill(result, state, text, final_reason)
+        finish = Chunk.of(Finish(final_reason, state.usage))
+        if await output.emit(finish) is None:  # a processor may look at finish, not hide it
+            await output.send(Chunk.of(Finish(final_reason, state.usage)))
+
+    # --- endings ------------------------------------------------------------------------------
+
+    def _fill(self, result: GenerateResult, state: RunState, text: str, reason: FinishReason) -> None:
+        result.text = text
+        result.finish_reason = reason
+        result.usage = state.usage
+        result.steps = list(state.steps)
+        result.messages = state.message_list.get_response()
+
+    async def _trip(
+        self, output: Output, state: RunState, result: GenerateResult, tripwire: Tripwire
+    ) -> None:
+        """A final abort: tripwire chunk, then finish ``other``; the rejected text is not the answer."""
+        self._fill(result, state, "", "other")
+        result.tripwire = tripwire
+        await output.send(Chunk.of(tripwire))
+        await output.send(Chunk.of(Finish("other", state.usage)))
+
+    async def _fail(
+        self, output: Output, state: RunState, result: GenerateResult, error: ErrorPayload
+    ) -> None:
+        self._fill(result, state, "", "error")
+        result.error = error
+        await output.send(Chunk.of(error))
+        await output.send(Chunk.of(Finish("error", state.usage)))
+
+
+def _tripwire(e: TripwireError) -> Tripwire:
+    return Tripwire(e.reason, e.retry, e.metadata, e.processor_id)

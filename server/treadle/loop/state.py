@@ -1,0 +1,73 @@
+"""Per-run fixed dependencies (``RunPlan``) kept apart from per-run mutable state (``RunState``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from opentelemetry.trace import Tracer
+
+from ..agents import Agent, CallOptions
+from ..chunks import Tripwire, Usage
+from ..message_list import MessageList
+from ..messages import Message, SystemMessage
+from ..processors.args import StepResult
+from ..processors.runner import ChainRunner, RunScope
+from ..providers.base import ModelConfig, ModelSettings
+from ..tools import Tool, ToolHooks
+
+
+@dataclass
+class RunPlan:
+    """Everything a run needs that does not change while it runs."""
+
+    run_id: str
+    agent: Agent
+    options: CallOptions
+    input_processors: list[Any]
+    output_processors: list[Any]
+    error_processors: list[Any]
+    tools: dict[str, Tool]
+    tool_hooks: ToolHooks
+    model: ModelConfig
+    model_settings: ModelSettings
+    max_steps: int
+    max_processor_retries: int | None
+    instructions: list[SystemMessage]
+    tracer: Tracer
+
+    def retry_budget_for_tripwire(self) -> int:
+        """Tripwire retries need an explicit ``max_processor_retries``."""
+        return self.max_processor_retries or 0
+
+    def retry_budget_for_api_errors(self) -> int:
+        from ..agents import DEFAULT_API_ERROR_RETRIES
+
+        if self.max_processor_retries is None:
+            return DEFAULT_API_ERROR_RETRIES
+        return self.max_processor_retries
+
+
+@dataclass
+class RunState:
+    """What changes as the run goes."""
+
+    message_list: MessageList
+    scope: RunScope
+    chain: ChainRunner
+    steps: list[StepResult] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    step_number: int = 0
+    completed_steps: int = 0
+    feedback: str | None = None
+    tripwire: Tripwire | None = None
+
+    @property
+    def retry_count(self) -> int:
+        return self.scope.retry_count
+
+    def count_retry(self) -> None:
+        self.scope.retry_count += 1
+
+    def response_messages(self) -> list[Message]:
+        return self.message_list.get_response()

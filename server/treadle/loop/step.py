@@ -1,0 +1,385 @@
+"""One step of the loop: input-step hooks, the provider call, output hooks, tools (SPEC §3.2).
+
+``run_step`` returns a tagged ``StepOutcome`` that the orchestrator matches on.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+from opentelemetry import trace
+
+from ..chunks import (
+    Chunk,
+    ErrorPayload,
+    StepFinish,
+    StepStart,
+    ToolCall,
+    Tripwire,
+)
+from ..errors import APICallError, ProcessorError, TripwireError
+from ..message_list import Checkpoint
+from ..messages import ErrorPart, Message, MessageContent, StepStartPart, SystemMessage, new_id
+from ..processors.args import (
+    ProcessAPIErrorArgs,
+    ProcessInputStepArgs,
+    ProcessLLMRequestArgs,
+    ProcessLLMResponseArgs,
+    ProcessOutputStepArgs,
+    StepResult,
+)
+from ..providers.base import LanguageModel, ModelConfig, ModelFinish, ModelRequest
+from ..tracing.spans import ATTR, chat_span
+from .collect import StepCollector
+from .output import Output
+from .prompt import build_prompt
+from .state import RunPlan, RunState
+from .tool_calls import run_tool_calls
+
+FEEDBACK_TAG = "processor-retry-feedback"
+
+
+def feedback_message(reason: str) -> str:
+    return (
+        f"[Processor Feedback] Your previous response was not accepted: {reason}. "
+        "Please try again with the feedback in mind."
+    )
+
+
+@dataclass
+class Continue:
+    """Tools ran: the loop goes on if the step limit allows."""
+
+
+@dataclass
+class Done:
+    """The model answered without calling tools."""
+
+
+@dataclass
+class RetryStep:
+    """A processor rejected the step with ``retry=True`` and the budget allowed it."""
+
+    reason: str
+
+
+@dataclass
+class RetryCall:
+    """An error processor asked to retry the failed provider call."""
+
+
+@dataclass
+class Tripped:
+    tripwire: Tripwire
+
+
+@dataclass
+class Failed:
+    error: ErrorPayload
+
+
+StepOutcome: TypeAlias = Continue | Done | RetryStep | RetryCall | Tripped | Failed
+
+ResolveModel = Callable[[ModelConfig], LanguageModel]
+
+
+@dataclass
+class _Step:
+    number: int
+    checkpoint: Checkpoint
+    result: StepResult
+    message: Message | None = None
+    collector: StepCollector | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+async def run_step(
+    plan: RunPlan, state: RunState, output: Output, resolve_model: ResolveModel,
+    base_system: list[SystemMessage],
+) -> StepOutcome:
+    ml = state.message_list
+    step = _Step(state.step_number, ml.checkpoint(), StepResult(step_number=state.step_number))
+    try:
+        return await _run(plan, state, output, resolve_model, base_system, step)
+    except TripwireError as e:
+        return await _reject(plan, state, output, step, e)
+    except ProcessorError as e:
+        ml.restore(step.checkpoint)
+        return Failed(ErrorPayload(str(e), "ProcessorError", {"processorId": e.processor_id, "hook": e.hook}))
+
+
+async def _run(
+    plan: RunPlan, state: RunState, output: Output, resolve_model: ResolveModel,
+    base_system: list[SystemMessage], step: _Step,
+) -> StepOutcome:
+    ml, chain, n = state.message_list, state.chain, step.number
+
+    # 1. System messages reset to the originals; a rejected step's feedback is added.
+    ml.replace_all_system_messages(list(base_system))
+    ml.clear_system_tag(FEEDBACK_TAG)
+    if state.feedback is not None:
+        ml.add_system(SystemMessage(feedback_message(state.feedback)), tag=FEEDBACK_TAG)
+        state.feedback = None
+
+    # 2. process_input_step over input processors, then prepare_step; overrides chain.
+    config = await chain.process_input_step(
+        _with_prepare_step(plan), ml, _initial_config(plan),
+        lambda p, c, cfg: ProcessInputStepArgs(
+            messages=ml.get_all(), message_list=ml, step_number=n, steps=list(state.steps),
+            system_messages=list(ml.system_messages), model=_model_name(cfg["model"]),
+            tool_choice=cfg["tool_choice"], active_tools=list(cfg["active_tools"]),
+            tools=dict(cfg["tools"]), provider_options=cfg["provider_options"],
+            model_settings=cfg["model_settings"], structured_output=cfg["structured_output"], **c,
+        ),
+    )
+    model = _resolve(config["model"], plan, resolve_model)
+    step.result.model_id = model.model_id
+
+    # 3. The prompt, which process_llm_request may replace for this call only.
+    prompt, cached = await chain.process_llm_request(
+        plan.input_processors, build_prompt(ml),
+        lambda p, c, pr: ProcessLLMRequestArgs(
+            prompt=pr, model=model.model_id, step_number=n, steps=list(state.steps), **c
+        ),
+    )
+    request = ModelRequest(
+        prompt=prompt,
+        tools=_visible_tools(config),
+        tool_choice=config["tool_choice"] or "auto",
+        settings=config["model_settings"],
+        provider_options=config["provider_options"] or {},
+        structured_output=config["structured_output"],
+    )
+
+    message = Message(
+        id=new_id(), role="assistant", content=MessageContent(parts=[StepStartPart(model.model_id)])
+    )
+    step.message, step.collector = message, StepCollector(message)
+    output.start_message(message)
+    await output.emit(Chunk.of(StepStart(message.id, n, model.model_id)))
+
+    # 4-5. The provider call; every chunk through process_output_stream.
+    try:
+        finish, raw_chunks = await _call_model(plan, model, request, cached, output, step.collector)
+    except APICallError as err:
+        return await _api_error(plan, state, output, step, err)
+
+    ml.add(message, "response")
+    collector = step.collector
+    result = step.result
+    result.text, result.reasoning_text = collector.step_text, collector.step_reasoning
+    result.tool_calls, result.finish_reason, result.usage = collector.calls(), finish.reason, finish.usage
+    state.usage = state.usage + finish.usage
+    state.steps.append(result)
+
+    # 6. process_llm_response (input processors), with this step included in ``steps``.
+    await chain.process_llm_response(
+        plan.input_processors,
+        lambda p, c: ProcessLLMResponseArgs(
+            chunks=raw_chunks, model=model.model_id, step_number=n, steps=list(state.steps),
+            from_cache=cached is not None, **c,
+        ),
+    )
+
+    # 7. process_output_step, before any tool runs.
+    await chain.run_message_hook(
+        plan.output_processors, "process_output_step", ml,
+        lambda p, c: ProcessOutputStepArgs(
+            messages=ml.get_all(), message_list=ml, step_number=n,
+            finish_reason=finish.reason, tool_calls=list(result.tool_calls), text=result.text,
+            usage=finish.usage, system_messages=list(ml.system_messages), steps=list(state.steps),
+            provider_metadata=finish.provider_metadata, **c,
+        ),
+    )
+
+    # 8. Tools.
+    if collector.tool_calls:
+        await run_tool_calls(plan, state, output, collector.tool_calls, result)
+
+    await output.emit(Chunk.of(StepFinish(
+        reason=finish.reason, usage=finish.usage, text=result.text,
+        tool_calls=list(result.tool_calls), raw_reason=finish.raw_reason, message_id=message.id,
+        step_number=n, is_continued=bool(collector.tool_calls),
+    )))
+    return Continue() if collector.tool_calls else Done()
+
+
+async def _call_model(
+    plan: RunPlan, model: LanguageModel, request: ModelRequest, cached: list[Chunk] | None,
+    output: Output, collector: StepCollector,
+) -> tuple[ModelFinish, list[Chunk]]:
+    span = chat_span(
+        plan.tracer, provider=model.provider if cached is None else "cache", model=model.model_id,
+        temperature=request.settings.temperature, max_tokens=request.settings.max_output_tokens,
+    )
+    started = time.monotonic()
+    first = True
+    raw: list[Chunk] = []
+    finish = ModelFinish(reason="unknown")
+    source: AsyncIterator[Chunk] = _replay(cached) if cached is not None else model.stream(request)
+    try:
+        with trace.use_span(span, end_on_exit=False):
+            async for chunk in source:
+                if first:
+                    span.set_attribute(ATTR.TIME_TO_FIRST_CHUNK, time.monotonic() - started)
+                    first = False
+                if chunk.type == "finish":
+                    finish = _as_model_finish(chunk.payload)
+                    continue
+                raw.append(chunk)
+                sent = await output.emit(chunk)
+                if sent is not None:
+                    collector.add(sent)
+    except APICallError as err:
+        span.set_attribute(ATTR.ERROR_TYPE, str(err.status_code or "connection"))
+        span.set_status(trace.Status(trace.StatusCode.ERROR, err.message))
+        raise
+    finally:
+        aclose = getattr(source, "aclose", None)
+        if aclose is not None:
+            await aclose()
+        _finish_chat_span(span, finish)
+    return finish, raw
+
+
+def _finish_chat_span(span: trace.Span, finish: ModelFinish) -> None:
+    span.set_attribute(ATTR.FINISH_REASONS, [finish.reason])
+    span.set_attribute(ATTR.INPUT_TOKENS, finish.usage.input_tokens)
+    span.set_attribute(ATTR.OUTPUT_TOKENS, finish.usage.output_tokens)
+    if finish.usage.cached_input_tokens:
+        span.set_attribute(ATTR.CACHE_READ_TOKENS, finish.usage.cached_input_tokens)
+    if finish.response_model:
+        span.set_attribute(ATTR.RESPONSE_MODEL, finish.response_model)
+    if finish.response_id:
+        span.set_attribute(ATTR.RESPONSE_ID, finish.response_id)
+    span.end()
+
+
+def _as_model_finish(payload: Any) -> ModelFinish:
+    if isinstance(payload, ModelFinish):
+        return payload
+    # A cached response may end with a stream-level ``finish`` payload.
+    return ModelFinish(reason=getattr(payload, "reason", "stop"),
+                       usage=getattr(payload, "total_usage", None) or getattr(payload, "usage"))
+
+
+async def _replay(chunks: list[Chunk]) -> AsyncIterator[Chunk]:
+    saw_finish = False
+    for chunk in chunks:
+        saw_finish = saw_finish or chunk.type == "finish"
+        yield Chunk(chunk.type, chunk.payload, data=chunk.data, transient=chunk.transient, id=chunk.id)
+    if not saw_finish:
+        yield Chunk("finish", ModelFinish(reason="stop"))
+
+
+async def _api_error(
+    plan: RunPlan, state: RunState, output: Output, step: _Step, err: APICallError
+) -> StepOutcome:
+    ml, n = state.message_list, step.number
+    retry = await state.chain.process_api_error(
+        plan.error_processors,
+        lambda p, c: ProcessAPIErrorArgs(
+            error=err, messages=ml.get_all(), message_list=ml, step_number=n,
+            steps=list(state.steps), **c,
+        ),
+    )
+    step.result.finish_reason = "error"
+    state.steps.append(step.result)  # the failed call counts as a step
+    await output.emit(Chunk.of(StepFinish(reason="error", message_id=step.message.id if step.message else "",
+                                          step_number=n)))
+    if retry and state.retry_count < plan.retry_budget_for_api_errors():
+        state.count_retry()
+        return RetryCall()
+    if step.message is not None:
+        step.message.content.parts.append(ErrorPart("APICallError", str(err)))
+        ml.add(step.message, "response")
+    details = {"statusCode": err.status_code, "provider": err.provider, "body": err.body}
+    return Failed(ErrorPayload(str(err), "APICallError", details))
+
+
+async def _reject(
+    plan: RunPlan, state: RunState, output: Output, step: _Step, e: TripwireError
+) -> StepOutcome:
+    """A processor aborted inside the step: roll the step back, then retry or trip."""
+    state.message_list.restore(step.checkpoint)
+    tripwire = Tripwire(e.reason, e.retry, e.metadata, e.processor_id)
+    result = step.result
+    result.text, result.reasoning_text, result.tool_calls, result.tool_results = "", "", [], []
+    result.tripwire = tripwire
+    if result not in state.steps:
+        state.steps.append(result)
+    if e.retry and state.retry_count < plan.retry_budget_for_tripwire():
+        await output.send(Chunk.of(StepFinish(
+            reason="retry", usage=result.usage, step_number=step.number, is_continued=True,
+            message_id=step.message.id if step.message else "",
+        )))
+        return RetryStep(e.reason)
+    result.finish_reason = "tripwire"
+    return Tripped(tripwire)
+
+
+def _initial_config(plan: RunPlan) -> dict[str, Any]:
+    opts = plan.options
+    return {
+        "model": plan.model.id,
+        "tools": dict(plan.tools),
+        "active_tools": list(opts.active_tools) if opts.active_tools is not None else list(plan.tools),
+        "tool_choice": opts.tool_choice or "auto",
+        "provider_options": dict(opts.provider_options or {}),
+        "model_settings": plan.model_settings,
+        "structured_output": opts.structured_output,
+    }
+
+
+class _PrepareStep:
+    """Wraps the call's ``prepare_step`` callback as the last ``process_input_step``."""
+
+    id = "prepare-step"
+
+    def __init__(self, fn: Callable[[ProcessInputStepArgs], Any]) -> None:
+        self.process_input_step = fn
+
+
+def _with_prepare_step(plan: RunPlan) -> list[Any]:
+    if plan.options.prepare_step is None:
+        return plan.input_processors
+    return [*plan.input_processors, _PrepareStep(plan.options.prepare_step)]
+
+
+def _model_name(model: Any) -> str:
+    if isinstance(model, str):
+        return model
+    return f"{model.provider}/{model.model_id}"
+
+
+def _resolve(model: Any, plan: RunPlan, resolve_model: ResolveModel) -> LanguageModel:
+    """A processor-set model lasts only its own step; strings go through the router."""
+    if not isinstance(model, str):
+        return model
+    if model == plan.model.id:
+        return resolve_model(plan.model)
+    same_provider = model.split("/", 1)[0] == plan.model.id.split("/", 1)[0]
+    return resolve_model(ModelConfig(
+        id=model, base_url=plan.model.base_url if same_provider else "",
+        max_retries=plan.model.max_retries,
+    ))
+
+
+def _visible_tools(config: dict[str, Any]) -> list[Any]:
+    if config["tool_choice"] == "none":  # toolChoice none also hides the tools
+        return []
+    active = set(config["active_tools"])
+    specs = []
+    for name, t in config["tools"].items():
+        if name in active:
+            specs.append(t.spec() if hasattr(t, "spec") else t)
+    return specs
+
+
+__all__ = [
+    "Continue", "Done", "Failed", "RetryCall", "RetryStep", "StepOutcome", "Tripped", "ToolCall",
+    "feedback_message", "run_step",
+]

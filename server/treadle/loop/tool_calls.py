@@ -1,0 +1,120 @@
+"""Running a step's tool calls: hooks, execution, ``process_tool_result``, result chunks.
+
+Tools execute concurrently; their results are processed and streamed in call order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from ..chunks import Chunk, ToolCallPayload, ToolErrorPayload, ToolResult, ToolResultPayload
+from ..processors.args import ProcessorStreamWriter, ProcessToolResultArgs, StepResult
+from ..tools import ToolAfterHookContext, ToolContext, ToolHookContext
+from ..tools.hooks import as_before_result, call_hook
+from ..tracing.spans import ATTR, tool_span
+from .output import Output
+from .state import RunPlan, RunState
+
+
+@dataclass
+class _Outcome:
+    ok: bool
+    value: Any = None
+    error: str = ""
+
+
+async def run_tool_calls(
+    plan: RunPlan, state: RunState, output: Output, calls: list[ToolCallPayload], result: StepResult
+) -> None:
+    outcomes = await asyncio.gather(*(_execute(plan, state, output, c) for c in calls))
+    for call, outcome in zip(calls, outcomes, strict=True):
+        await _deliver(plan, state, output, call, outcome, result)
+
+
+async def _execute(plan: RunPlan, state: RunState, output: Output, call: ToolCallPayload) -> _Outcome:
+    hook_ctx = {
+        "tool_call_id": call.tool_call_id,
+        "run_id": plan.run_id,
+        "request_context": state.scope.request_context,
+    }
+    meta = {"agent_id": plan.agent.id, "agent_name": plan.agent.name or plan.agent.id}
+    hooks = plan.tool_hooks
+    with tool_span(plan.tracer, tool_name=call.tool_name, tool_call_id=call.tool_call_id) as span:
+        before = as_before_result(
+            await call_hook(hooks.before_tool_call, ToolHookContext(call.tool_name, call.args, hook_ctx, meta))
+        )
+        if before is not None and not before.proceed:
+            span.set_attribute("treadle.tool.skipped", True)
+            return _Outcome(True, before.output)  # afterToolCall is skipped too
+        tool = plan.tools.get(call.tool_name)
+        error: BaseException | None = None
+        value: Any = None
+        if tool is None:
+            error = LookupError(f"tool {call.tool_name!r} is not available to this agent")
+        else:
+            ctx = ToolContext(
+                call.tool_call_id, plan.run_id, plan.agent.id, state.scope.request_context,
+                ProcessorStreamWriter(output.emit, plan.run_id),
+            )
+            try:
+                value = await tool.run(call.args, ctx)
+            except Exception as e:  # a tool's failure is the model's to handle, not the run's
+                error = e
+        await call_hook(
+            hooks.after_tool_call,
+            ToolAfterHookContext(call.tool_name, call.args, hook_ctx, meta, value, error),
+        )
+        if error is not None:
+            span.set_attribute(ATTR.ERROR_TYPE, type(error).__name__)
+            span.set_status(_error_status(error))
+            return _Outcome(False, error=str(error) or type(error).__name__)
+        return _Outcome(True, value)
+
+
+async def _deliver(
+    plan: RunPlan, state: RunState, output: Output, call: ToolCallPayload, outcome: _Outcome,
+    result: StepResult,
+) -> None:
+    ml = state.message_list
+    part = ml.find_tool_invocation(call.tool_call_id)
+    if not outcome.ok:
+        if part is not None:
+            ml.update_tool_invocation(dataclasses.replace(
+                part, state="output-error", is_error=True, error_text=outcome.error
+            ))
+        result.tool_results.append(
+            ToolResult(call.tool_call_id, call.tool_name, call.args, outcome.error, True)
+        )
+        await output.emit(Chunk.of(
+            ToolErrorPayload(call.tool_call_id, call.tool_name, outcome.error, call.args)
+        ))
+        return
+    # process_tool_result runs before the result enters the list; a processor replaces it with
+    # message_list.update_tool_invocation, and what the list then holds is what everyone sees.
+    await state.chain.run_message_hook(
+        plan.output_processors, "process_tool_result", ml,
+        lambda p, c: ProcessToolResultArgs(
+            messages=ml.get_all(), message_list=ml, step_number=result.step_number,
+            tool_name=call.tool_name, tool_call_id=call.tool_call_id, args=call.args,
+            result=outcome.value, system_messages=list(ml.system_messages),
+            steps=list(state.steps), **c,
+        ),
+    )
+    current = ml.find_tool_invocation(call.tool_call_id)
+    if current is not None and current.state == "result":
+        value = current.result
+    else:
+        value = outcome.value
+        if current is not None:
+            ml.update_tool_invocation(dataclasses.replace(current, state="result", result=value))
+    result.tool_results.append(ToolResult(call.tool_call_id, call.tool_name, call.args, value))
+    await output.emit(Chunk.of(ToolResultPayload(call.tool_call_id, call.tool_name, value, args=call.args)))
+
+
+def _error_status(error: BaseException) -> Any:
+    from opentelemetry.trace import Status, StatusCode
+
+    return Status(StatusCode.ERROR, str(error))
