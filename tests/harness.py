@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -64,18 +64,19 @@ class Harness:
 
 
 @pytest.fixture
-def harness_factory() -> Iterator[Callable[..., Harness]]:
-    servers: list[ScriptedServer] = []
+async def harness_factory() -> AsyncIterator[Callable[..., Harness]]:
+    made: list[Harness] = []
 
     def make(script: list[ScriptStep], provider: str = "openai") -> Harness:
         kind = AnthropicServer if provider == "anthropic" else OpenAIServer
-        server = kind(script)
-        servers.append(server)
-        return Harness(server)
+        harness = Harness(kind(script))
+        made.append(harness)
+        return harness
 
     yield make
-    for s in servers:
-        s.close()
+    for h in made:
+        await h.router.aclose()
+        h.server.close()
 
 
 def types(chunks: list[Chunk]) -> list[str]:

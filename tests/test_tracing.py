@@ -1,0 +1,168 @@
+"""The span tree of one run, GenAI attributes, and OTLP export configured from OTEL_* variables."""
+
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.sdk.trace import ReadableSpan
+
+from tests.harness import Harness, harness_factory  # noqa: F401
+from tests.support import Turn
+from treadle.tools import Tool
+from treadle.tracing import build_tracer_provider
+
+
+class Guard:
+    id = "guard"
+
+    def process_input(self, args):
+        return None
+
+    def process_input_step(self, args):
+        return None
+
+
+class Redactor:
+    id = "redactor"
+
+    def process_output_stream(self, args):
+        return args.part
+
+    def process_tool_result(self, args):
+        return None
+
+
+def _children(spans: list[ReadableSpan], parent: ReadableSpan) -> list[ReadableSpan]:
+    return [s for s in spans if s.parent is not None and s.parent.span_id == parent.context.span_id]
+
+
+def _names(spans: list[ReadableSpan]) -> list[str]:
+    return [s.name for s in sorted(spans, key=lambda s: s.start_time or 0)]
+
+
+async def test_span_tree_of_a_run_with_a_tool_and_two_processors(harness_factory) -> None:
+    h: Harness = harness_factory([Turn.call("weather", {"city": "Oslo"}), Turn.say(["Sunny ", "today"])])
+    agent = h.agent(name="Forecaster", input_processors=[Guard()], output_processors=[Redactor()],
+                    tools=[Tool("weather", lambda a, c: {"sky": "clear"})])
+    await h.generate(agent, "weather in Oslo?")
+    spans = h.spans()
+    roots = [s for s in spans if s.parent is None]
+    assert [r.name for r in roots] == ["invoke_agent Forecaster"]
+    root = roots[0]
+    assert len({s.context.trace_id for s in spans}) == 1
+    assert root.attributes["gen_ai.operation.name"] == "invoke_agent"
+    assert root.attributes["gen_ai.agent.id"] == agent.id
+
+    assert _names(_children(spans, root)) == ["processInput guard", "step 0", "step 1"]
+    step0 = next(s for s in spans if s.name == "step 0")
+    step1 = next(s for s in spans if s.name == "step 1")
+    assert _names(_children(spans, step0)) == [
+        "processInputStep guard",
+        "processOutputStream redactor",  # opens at the step-start chunk, before the call
+        "chat test-model",
+        "execute_tool weather",
+        "processToolResult redactor",
+    ]
+    assert _names(_children(spans, step1)) == [
+        "processInputStep guard", "processOutputStream redactor", "chat test-model",
+    ]
+
+    chat = next(s for s in _children(spans, step1) if s.name.startswith("chat"))
+    attrs = chat.attributes
+    assert attrs["gen_ai.operation.name"] == "chat"
+    assert attrs["gen_ai.provider.name"] == "openai"
+    assert attrs["gen_ai.request.model"] == "test-model"
+    assert attrs["gen_ai.response.model"] == "test-model"
+    assert tuple(attrs["gen_ai.response.finish_reasons"]) == ("stop",)
+    assert attrs["gen_ai.usage.input_tokens"] > 0 and attrs["gen_ai.usage.output_tokens"] > 0
+    assert attrs["gen_ai.response.time_to_first_chunk"] >= 0
+
+    tool = next(s for s in spans if s.name == "execute_tool weather")
+    assert tool.attributes["gen_ai.tool.name"] == "weather"
+    assert tool.attributes["gen_ai.tool.call.id"]
+
+    stream_span = next(s for s in _children(spans, step1) if s.name.startswith("processOutputStream"))
+    assert stream_span.attributes["treadle.processor.id"] == "redactor"
+    assert stream_span.attributes["treadle.processor.hook"] == "processOutputStream"
+    assert stream_span.attributes["treadle.processor.chunk_count"] >= 4  # step-start, deltas, ...
+    hook_span = next(s for s in spans if s.name == "processInput guard")
+    assert hook_span.attributes["treadle.processor.outcome"] == "continue"
+    assert hook_span.attributes["treadle.processor.retry_count"] == 0
+
+
+async def test_abort_outcome_recorded_on_the_hook_span(harness_factory) -> None:
+    class Stop:
+        id = "stop"
+
+        def process_input(self, args):
+            args.abort("no")
+
+    h: Harness = harness_factory([])
+    await h.generate(h.agent(input_processors=[Stop()]), "x")
+    span = next(s for s in h.spans() if s.name == "processInput stop")
+    assert span.attributes["treadle.processor.outcome"] == "abort"
+
+
+def test_no_exporter_without_otel_variables() -> None:
+    assert build_tracer_provider({}) is None
+
+
+class _Collector(BaseHTTPRequestHandler):
+    received: list[ExportTraceServiceRequest] = []
+    arrived = threading.Event()
+
+    def do_POST(self) -> None:  # noqa: N802
+        body = self.rfile.read(int(self.headers["content-length"]))
+        request = ExportTraceServiceRequest()
+        request.ParseFromString(body)
+        type(self).received.append(request)
+        type(self).arrived.set()
+        self.send_response(200)
+        self.send_header("content-type", "application/x-protobuf")
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+async def test_otlp_http_export_when_configured(harness_factory, monkeypatch) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Collector)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+        env = {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+               "OTEL_SERVICE_NAME": "treadle-test"}
+        for k, v in env.items():
+            monkeypatch.setenv(k, v)
+        provider = build_tracer_provider(env)
+        assert provider is not None
+        h: Harness = harness_factory([Turn.say("hi")])
+        h.loop.tracer = provider.get_tracer("treadle")
+        await h.generate(h.agent(name="Exported"), "x")
+        provider.force_flush()
+        assert _Collector.arrived.wait(10)
+        names = [
+            span.name
+            for req in _Collector.received
+            for rs in req.resource_spans
+            for ss in rs.scope_spans
+            for span in ss.spans
+        ]
+        assert "invoke_agent Exported" in names and "chat test-model" in names
+        service = {
+            a.value.string_value
+            for req in _Collector.received
+            for rs in req.resource_spans
+            for a in rs.resource.attributes
+            if a.key == "service.name"
+        }
+        assert service == {"treadle-test"}
+        provider.shutdown()
+    finally:
+        server.shutdown()
+        server.server_close()
