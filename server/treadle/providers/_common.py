@@ -49,7 +49,7 @@ def error_message(body: Any, fallback: str) -> str:
     if isinstance(body, dict):
         err = body.get("error", body)
         if isinstance(err, dict) and isinstance(err.get("message"), str) and err["message"]:
-            return err["message"]
+            return str(err["message"])
     return fallback
 
 

@@ -37,7 +37,14 @@ from ..chunks import (
     Usage,
 )
 from ..errors import APICallError
-from ..messages import FilePart, PromptMessage, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from ..messages import (
+    FilePart,
+    PromptMessage,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 from . import _common
 from .base import ModelFinish, ModelRequest
 
@@ -146,7 +153,11 @@ class AnthropicModel:
                 status = _STREAM_ERROR_STATUS.get(kind)
                 message = f"{message} ({kind})" if kind else message
             return _common.status_error(
-                provider=PROVIDER, model_id=self._model_id, status=status, message=message, body=body
+                provider=PROVIDER,
+                model_id=self._model_id,
+                status=status,
+                message=message,
+                body=body,
             )
         if isinstance(e, anthropic.APIConnectionError):
             return _common.connection_error(
@@ -309,7 +320,9 @@ class _StreamState:
 # --- the prompt -----------------------------------------------------------------------------
 
 
-def convert_prompt(prompt: list[PromptMessage]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def convert_prompt(
+    prompt: list[PromptMessage],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Treadle's prompt as ``(system, messages)``.
 
     Tool results travel in user messages, and consecutive messages of one role are merged,
@@ -357,7 +370,11 @@ def _plain_block(part: Any) -> dict[str, Any] | None:
         if meta.get("redactedData"):
             return {"type": "redacted_thinking", "data": meta["redactedData"]}
         # The API refuses thinking blocks without the signature it issued.
-        return {"type": "thinking", "thinking": part.text, "signature": signature} if signature else None
+        return (
+            {"type": "thinking", "thinking": part.text, "signature": signature}
+            if signature
+            else None
+        )
     if isinstance(part, ToolCallPart):
         args = _common.parse_tool_args(part.args) if isinstance(part.args, str) else part.args
         return {
@@ -379,24 +396,15 @@ def _plain_block(part: Any) -> dict[str, Any] | None:
 
 
 def _file(part: FilePart) -> dict[str, Any]:
-    data = base64.b64encode(part.data).decode("ascii")
-    if part.mime_type.startswith("image/"):
-        source = (
-            {"type": "base64", "media_type": part.mime_type, "data": data}
-            if part.data
-            else {"type": "url", "url": part.url}
-        )
-        return {"type": "image", "source": source}
-    if part.mime_type == "application/pdf":
-        source = (
-            {"type": "base64", "media_type": part.mime_type, "data": data}
-            if part.data
-            else {"type": "url", "url": part.url}
-        )
-        return {"type": "document", "source": source}
+    kind = "image" if part.mime_type.startswith("image/") else "document"
+    if kind == "image" or part.mime_type == "application/pdf":
+        data = base64.b64encode(part.data).decode("ascii")
+        source = {"type": "base64", "media_type": part.mime_type, "data": data}
+        return {"type": kind, "source": source if part.data else {"type": "url", "url": part.url}}
     if part.mime_type.startswith("text/") and part.data:
         text = part.data.decode("utf-8", errors="replace")
-        return {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": text}}
+        source = {"type": "text", "media_type": "text/plain", "data": text}
+        return {"type": "document", "source": source}
     return {"type": "text", "text": f"[file {part.filename or part.mime_type}: {part.url}]"}
 
 

@@ -357,7 +357,10 @@ def _file(part: FilePart) -> dict[str, Any]:
     if part.mime_type.startswith("image/"):
         return {"type": "image_url", "image_url": {"url": part.url or data_url}}
     if data_url:
-        return {"type": "file", "file": {"file_data": data_url, "filename": part.filename or "file"}}
+        return {
+            "type": "file",
+            "file": {"file_data": data_url, "filename": part.filename or "file"},
+        }
     return {"type": "text", "text": f"[file {part.filename or part.mime_type}: {part.url}]"}
 
 

@@ -1,0 +1,172 @@
+"""``ModelRouter``: router strings (``provider/model``) to ``LanguageModel``s.
+
+Credentials and base URLs come from the environment, read at ``resolve`` time:
+``OPENAI_API_KEY`` / ``OPENAI_BASE_URL`` and ``ANTHROPIC_API_KEY`` (or ``ANTHROPIC_AUTH_TOKEN``) /
+``ANTHROPIC_BASE_URL``. The base URL variables are left to the SDKs, which read them when no
+``base_url`` is passed; a ``ModelConfig.base_url`` (an OpenAI-compatible server, say) wins.
+SDK clients are cached per (provider, base URL, key, max retries) so connections are reused.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import anthropic
+import openai
+
+from ..chunks import Chunk
+from ..errors import APICallError, InvalidArgumentError
+from .anthropic import AnthropicModel
+from .base import LanguageModel, ModelConfig, ModelRequest
+from .fallback import FallbackModel
+from .openai import OpenAIChatModel
+
+SUPPORTED_PROVIDERS = ("openai", "anthropic")
+
+# Local OpenAI-compatible servers usually ignore the key, but the SDK insists on one.
+PLACEHOLDER_API_KEY = "treadle-no-key"
+
+
+def parse_model_string(model: str) -> tuple[str, str]:
+    """``"openai/gpt-4o-mini"`` -> ``("openai", "gpt-4o-mini")``; the model part may hold ``/``."""
+    provider, sep, model_id = model.partition("/")
+    supported = ", ".join(SUPPORTED_PROVIDERS)
+    if not sep or not provider or not model_id.strip():
+        raise InvalidArgumentError(
+            f"model {model!r} is not a router string 'provider/model' "
+            f"(e.g. 'openai/gpt-4o-mini'); supported providers: {supported}"
+        )
+    if provider not in SUPPORTED_PROVIDERS:
+        raise InvalidArgumentError(
+            f"model {model!r} names unknown provider {provider!r}; supported providers: {supported}"
+        )
+    return provider, model_id
+
+
+class ModelRouter:
+    """Resolves ``ModelConfig``s; owns the SDK clients (close them with ``aclose``).
+
+    ``env`` replaces ``os.environ`` for credential look-ups (the SDKs still read their own
+    base URL variables from the process environment).
+    """
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        self._env = env
+        self._clients: dict[tuple[Any, ...], Any] = {}
+
+    def validate(self, model_string: str) -> None:
+        """Raises ``InvalidArgumentError`` unless ``model_string`` names a supported provider."""
+        parse_model_string(model_string)
+
+    def resolve(self, config: ModelConfig) -> LanguageModel:
+        """The model for ``config``, wrapped in a ``FallbackModel`` when it has fallbacks."""
+        primary = self._resolve_one(config)
+        if not config.fallbacks:
+            return primary
+        return FallbackModel([primary, *(self.resolve(f) for f in config.fallbacks)])
+
+    async def aclose(self) -> None:
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            await client.close()
+
+    def _resolve_one(self, config: ModelConfig) -> LanguageModel:
+        provider, model_id = parse_model_string(config.id)
+        if provider == "openai":
+            return self._openai(config, model_id)
+        return self._anthropic(config, model_id)
+
+    def _openai(self, config: ModelConfig, model_id: str) -> LanguageModel:
+        key = self._getenv("OPENAI_API_KEY")
+        if not key:
+            if not config.base_url:
+                return UnavailableModel(
+                    "openai",
+                    model_id,
+                    "OPENAI_API_KEY is not set: export it, or give the agent a base_url "
+                    "of an OpenAI-compatible server",
+                )
+            key = PLACEHOLDER_API_KEY
+        cache_key = (
+            "openai",
+            config.base_url or os.environ.get("OPENAI_BASE_URL", ""),
+            key,
+            config.max_retries,
+        )
+        client = self._clients.get(cache_key)
+        if client is None:
+            kwargs = self._client_kwargs(config)
+            client = self._clients[cache_key] = openai.AsyncOpenAI(api_key=key, **kwargs)
+        # Compatible servers know max_tokens; OpenAI's own API wants max_completion_tokens.
+        field = "max_tokens" if config.base_url else "max_completion_tokens"
+        return OpenAIChatModel(model_id, client, max_tokens_field=field)
+
+    def _anthropic(self, config: ModelConfig, model_id: str) -> LanguageModel:
+        credentials: dict[str, str]
+        if key := self._getenv("ANTHROPIC_API_KEY"):
+            credentials = {"api_key": key}
+        elif token := self._getenv("ANTHROPIC_AUTH_TOKEN"):
+            credentials = {"auth_token": token}
+        elif config.base_url:
+            credentials = {"api_key": PLACEHOLDER_API_KEY}
+        else:
+            return UnavailableModel(
+                "anthropic",
+                model_id,
+                "ANTHROPIC_API_KEY is not set: export it, or give the agent a base_url "
+                "of an Anthropic-compatible server",
+            )
+        cache_key = (
+            "anthropic",
+            config.base_url or os.environ.get("ANTHROPIC_BASE_URL", ""),
+            tuple(credentials.items()),
+            config.max_retries,
+        )
+        client = self._clients.get(cache_key)
+        if client is None:
+            kwargs = self._client_kwargs(config) | credentials
+            client = self._clients[cache_key] = anthropic.AsyncAnthropic(**kwargs)
+        return AnthropicModel(model_id, client)
+
+    def _getenv(self, name: str) -> str:
+        env = os.environ if self._env is None else self._env
+        return env.get(name, "")
+
+    @staticmethod
+    def _client_kwargs(config: ModelConfig) -> dict[str, Any]:
+        # Pass only what is set: an explicit base_url=None would hide the SDK's *_BASE_URL.
+        kwargs: dict[str, Any] = {}
+        if config.base_url:
+            kwargs["base_url"] = config.base_url
+        if config.max_retries is not None:
+            kwargs["max_retries"] = config.max_retries
+        return kwargs
+
+
+class UnavailableModel:
+    """A model that cannot be called (no credentials): every call raises ``APICallError``.
+
+    Resolving succeeds so that a fallback model can still answer and ``processAPIError`` sees
+    the failure like any other API error.
+    """
+
+    def __init__(self, provider: str, model_id: str, message: str) -> None:
+        self._provider = provider
+        self._model_id = model_id
+        self._message = message
+
+    @property
+    def provider(self) -> str:
+        return self._provider
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
+        raise APICallError(
+            self._message, provider=self._provider, model_id=self._model_id, status_code=None
+        )
+        yield  # pragma: no cover - makes this an async generator like the others
