@@ -22,15 +22,101 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb2
+from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
+from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
+from treadle.v1 import agent_pb2 as treadle_dot_v1_dot_agent__pb2
+from treadle.v1 import chunk_pb2 as treadle_dot_v1_dot_chunk__pb2
+from treadle.v1 import message_pb2 as treadle_dot_v1_dot_message__pb2
+from treadle.v1 import prompt_pb2 as treadle_dot_v1_dot_prompt__pb2
+from treadle.v1 import remote_pb2 as treadle_dot_v1_dot_remote__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"treadle/v1/processor_service.proto\x12\ntreadle.v12\x12\n\x10ProcessorServiceb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"treadle/v1/processor_service.proto\x12\ntreadle.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16treadle/v1/agent.proto\x1a\x16treadle/v1/chunk.proto\x1a\x18treadle/v1/message.proto\x1a\x17treadle/v1/prompt.proto\x1a\x17treadle/v1/remote.proto\"\xa2\x01\n\x1dProcessorServiceAttachRequest\x12>\n\thandshake\x18\x01 \x01(\x0b\x32\x1e.treadle.v1.ProcessorHandshakeH\x00R\thandshake\x12\x36\n\x06result\x18\x02 \x01(\x0b\x32\x1c.treadle.v1.InvocationResultH\x00R\x06resultB\t\n\x07message\"\x82\x02\n\x1eProcessorServiceAttachResponse\x12\x38\n\x07welcome\x18\x01 \x01(\x0b\x32\x1c.treadle.v1.ProcessorWelcomeH\x00R\x07welcome\x12\x38\n\ninvocation\x18\x02 \x01(\x0b\x32\x16.treadle.v1.InvocationH\x00R\ninvocation\x12\x36\n\x06\x63\x61ncel\x18\x03 \x01(\x0b\x32\x1c.treadle.v1.CancelInvocationH\x00R\x06\x63\x61ncel\x12)\n\x05\x64rain\x18\x04 \x01(\x0b\x32\x11.treadle.v1.DrainH\x00R\x05\x64rainB\t\n\x07message\"\xa4\x01\n\x12ProcessorHandshake\x12+\n\x11protocol_versions\x18\x01 \x03(\rR\x10protocolVersions\x12@\n\nprocessors\x18\x02 \x03(\x0b\x32 .treadle.v1.ProcessorDeclarationR\nprocessors\x12\x1f\n\x0binstance_id\x18\x03 \x01(\tR\ninstanceId\"\x8f\x01\n\x14ProcessorDeclaration\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n\x04name\x18\x02 \x01(\tR\x04name\x12 \n\x0b\x64\x65scription\x18\x03 \x01(\tR\x0b\x64\x65scription\x12\x31\n\x05hooks\x18\x04 \x03(\x0b\x32\x1b.treadle.v1.HookDeclarationR\x05hooks\"\xbf\x02\n\x0fHookDeclaration\x12$\n\x04hook\x18\x01 \x01(\x0e\x32\x10.treadle.v1.HookR\x04hook\x12(\n\x04mode\x18\x02 \x01(\x0e\x32\x14.treadle.v1.HookModeR\x04mode\x12\x33\n\x07timeout\x18\x03 \x01(\x0b\x32\x19.google.protobuf.DurationR\x07timeout\x12,\n\x12process_data_parts\x18\x04 \x01(\x08R\x10processDataParts\x12\x36\n\x08\x64\x65livery\x18\x05 \x01(\x0e\x32\x1a.treadle.v1.StreamDeliveryR\x08\x64\x65livery\x12\x1d\n\nmax_window\x18\x06 \x01(\rR\tmaxWindow\x12\"\n\rmax_in_flight\x18\x07 \x01(\rR\x0bmaxInFlight\"\x9c\x01\n\x10ProcessorWelcome\x12)\n\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x12@\n\nprocessors\x18\x02 \x03(\x0b\x32 .treadle.v1.ProcessorDeclarationR\nprocessors\x12\x1b\n\tserver_id\x18\x03 \x01(\tR\x08serverId\"q\n\rListedMessage\x12-\n\x07message\x18\x01 \x01(\x0b\x32\x13.treadle.v1.MessageR\x07message\x12\x31\n\x06source\x18\x02 \x01(\x0e\x32\x19.treadle.v1.MessageSourceR\x06source\"\x90\x01\n\x13MessageListSnapshot\x12\x35\n\x08messages\x18\x01 \x03(\x0b\x32\x19.treadle.v1.ListedMessageR\x08messages\x12\x42\n\x0fsystem_messages\x18\x02 \x03(\x0b\x32\x19.treadle.v1.SystemMessageR\x0esystemMessages\"\xbb\n\n\nInvocation\x12#\n\rinvocation_id\x18\x01 \x01(\tR\x0cinvocationId\x12!\n\x0cprocessor_id\x18\x02 \x01(\tR\x0bprocessorId\x12$\n\x04hook\x18\x03 \x01(\x0e\x32\x10.treadle.v1.HookR\x04hook\x12\x15\n\x06run_id\x18\x04 \x01(\tR\x05runId\x12\x19\n\x08\x61gent_id\x18\x05 \x01(\tR\x07\x61gentId\x12\x1b\n\tthread_id\x18\x06 \x01(\tR\x08threadId\x12\x1f\n\x0bresource_id\x18\x07 \x01(\tR\nresourceId\x12\x1f\n\x0bstep_number\x18\x08 \x01(\x05R\nstepNumber\x12\x1f\n\x0bretry_count\x18\t \x01(\x05R\nretryCount\x12@\n\x0frequest_context\x18\n \x01(\x0b\x32\x17.google.protobuf.StructR\x0erequestContext\x12\x30\n\x05state\x18\x0b \x01(\x0b\x32\x1a.treadle.v1.ProcessorStateR\x05state\x12=\n\rtrace_context\x18\x0c \x01(\x0b\x32\x18.treadle.v1.TraceContextR\x0ctraceContext\x12\x36\n\x08\x64\x65\x61\x64line\x18\r \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x08\x64\x65\x61\x64line\x12\'\n\x0fprocessor_index\x18\x0e \x01(\x05R\x0eprocessorIndex\x12\x43\n\rprocess_input\x18\x14 \x01(\x0b\x32\x1c.treadle.v1.ProcessInputArgsH\x00R\x0cprocessInput\x12P\n\x12process_input_step\x18\x15 \x01(\x0b\x32 .treadle.v1.ProcessInputStepArgsH\x00R\x10processInputStep\x12S\n\x13process_llm_request\x18\x16 \x01(\x0b\x32!.treadle.v1.ProcessLLMRequestArgsH\x00R\x11processLlmRequest\x12V\n\x14process_llm_response\x18\x17 \x01(\x0b\x32\".treadle.v1.ProcessLLMResponseArgsH\x00R\x12processLlmResponse\x12M\n\x11process_api_error\x18\x18 \x01(\x0b\x32\x1f.treadle.v1.ProcessAPIErrorArgsH\x00R\x0fprocessApiError\x12Y\n\x15process_output_stream\x18\x19 \x01(\x0b\x32#.treadle.v1.ProcessOutputStreamArgsH\x00R\x13processOutputStream\x12S\n\x13process_output_step\x18\x1a \x01(\x0b\x32!.treadle.v1.ProcessOutputStepArgsH\x00R\x11processOutputStep\x12S\n\x13process_tool_result\x18\x1b \x01(\x0b\x32!.treadle.v1.ProcessToolResultArgsH\x00R\x11processToolResult\x12Y\n\x15process_output_result\x18\x1c \x01(\x0b\x32#.treadle.v1.ProcessOutputResultArgsH\x00R\x13processOutputResultB\x06\n\x04\x61rgs\"Y\n\x0eProcessorState\x12-\n\x05value\x18\x01 \x01(\x0b\x32\x17.google.protobuf.StructR\x05value\x12\x18\n\x07version\x18\x02 \x01(\x04R\x07version\"V\n\x10ProcessInputArgs\x12\x42\n\x0cmessage_list\x18\x01 \x01(\x0b\x32\x1f.treadle.v1.MessageListSnapshotR\x0bmessageList\"\xfd\x03\n\x14ProcessInputStepArgs\x12\x42\n\x0cmessage_list\x18\x01 \x01(\x0b\x32\x1f.treadle.v1.MessageListSnapshotR\x0bmessageList\x12,\n\x05steps\x18\x02 \x03(\x0b\x32\x16.treadle.v1.StepResultR\x05steps\x12\x14\n\x05model\x18\x03 \x01(\tR\x05model\x12\x37\n\x0btool_choice\x18\x04 \x01(\x0b\x32\x16.treadle.v1.ToolChoiceR\ntoolChoice\x12!\n\x0c\x61\x63tive_tools\x18\x05 \x03(\tR\x0b\x61\x63tiveTools\x12\x30\n\x05tools\x18\x06 \x03(\x0b\x32\x1a.treadle.v1.ToolDefinitionR\x05tools\x12\x42\n\x10provider_options\x18\x07 \x01(\x0b\x32\x17.google.protobuf.StructR\x0fproviderOptions\x12@\n\x0emodel_settings\x18\x08 \x01(\x0b\x32\x19.treadle.v1.ModelSettingsR\rmodelSettings\x12I\n\x11structured_output\x18\t \x01(\x0b\x32\x1c.treadle.v1.StructuredOutputR\x10structuredOutput\"\x8e\x01\n\x15ProcessLLMRequestArgs\x12\x31\n\x06prompt\x18\x01 \x03(\x0b\x32\x19.treadle.v1.PromptMessageR\x06prompt\x12\x14\n\x05model\x18\x02 \x01(\tR\x05model\x12,\n\x05steps\x18\x03 \x03(\x0b\x32\x16.treadle.v1.StepResultR\x05steps\"\xa6\x01\n\x16ProcessLLMResponseArgs\x12)\n\x06\x63hunks\x18\x01 \x03(\x0b\x32\x11.treadle.v1.ChunkR\x06\x63hunks\x12\x14\n\x05model\x18\x02 \x01(\tR\x05model\x12,\n\x05steps\x18\x03 \x03(\x0b\x32\x16.treadle.v1.StepResultR\x05steps\x12\x1d\n\nfrom_cache\x18\x04 \x01(\x08R\tfromCache\"\xcb\x01\n\x08\x41PIError\x12\x18\n\x07message\x18\x01 \x01(\tR\x07message\x12\x1f\n\x0bstatus_code\x18\x02 \x01(\x05R\nstatusCode\x12*\n\x04\x62ody\x18\x03 \x01(\x0b\x32\x16.google.protobuf.ValueR\x04\x62ody\x12\x1a\n\x08provider\x18\x04 \x01(\tR\x08provider\x12\x19\n\x08model_id\x18\x05 \x01(\tR\x07modelId\x12!\n\x0cis_retryable\x18\x06 \x01(\x08R\x0bisRetryable\"\xb3\x01\n\x13ProcessAPIErrorArgs\x12*\n\x05\x65rror\x18\x01 \x01(\x0b\x32\x14.treadle.v1.APIErrorR\x05\x65rror\x12\x42\n\x0cmessage_list\x18\x02 \x01(\x0b\x32\x1f.treadle.v1.MessageListSnapshotR\x0bmessageList\x12,\n\x05steps\x18\x03 \x03(\x0b\x32\x16.treadle.v1.StepResultR\x05steps\"B\n\x17ProcessOutputStreamArgs\x12\'\n\x05parts\x18\x01 \x03(\x0b\x32\x11.treadle.v1.ChunkR\x05parts\"\x80\x03\n\x15ProcessOutputStepArgs\x12\x42\n\x0cmessage_list\x18\x01 \x01(\x0b\x32\x1f.treadle.v1.MessageListSnapshotR\x0bmessageList\x12=\n\rfinish_reason\x18\x02 \x01(\x0e\x32\x18.treadle.v1.FinishReasonR\x0c\x66inishReason\x12\x33\n\ntool_calls\x18\x03 \x03(\x0b\x32\x14.treadle.v1.ToolCallR\ttoolCalls\x12\x12\n\x04text\x18\x04 \x01(\tR\x04text\x12\'\n\x05usage\x18\x05 \x01(\x0b\x32\x11.treadle.v1.UsageR\x05usage\x12,\n\x05steps\x18\x06 \x03(\x0b\x32\x16.treadle.v1.StepResultR\x05steps\x12\x44\n\x11provider_metadata\x18\x07 \x01(\x0b\x32\x17.google.protobuf.StructR\x10providerMetadata\"\xd1\x02\n\x15ProcessToolResultArgs\x12\x42\n\x0cmessage_list\x18\x01 \x01(\x0b\x32\x1f.treadle.v1.MessageListSnapshotR\x0bmessageList\x12\x1b\n\ttool_name\x18\x02 \x01(\tR\x08toolName\x12 \n\x0ctool_call_id\x18\x03 \x01(\tR\ntoolCallId\x12*\n\x04\x61rgs\x18\x04 \x01(\x0b\x32\x16.google.protobuf.ValueR\x04\x61rgs\x12.\n\x06result\x18\x05 \x01(\x0b\x32\x16.google.protobuf.ValueR\x06result\x12+\n\x11provider_executed\x18\x06 \x01(\x08R\x10providerExecuted\x12,\n\x05steps\x18\x07 \x03(\x0b\x32\x16.treadle.v1.StepResultR\x05steps\"\xb8\x01\n\x0cOutputResult\x12\x12\n\x04text\x18\x01 \x01(\tR\x04text\x12\'\n\x05usage\x18\x02 \x01(\x0b\x32\x11.treadle.v1.UsageR\x05usage\x12=\n\rfinish_reason\x18\x03 \x01(\x0e\x32\x18.treadle.v1.FinishReasonR\x0c\x66inishReason\x12,\n\x05steps\x18\x04 \x03(\x0b\x32\x16.treadle.v1.StepResultR\x05steps\"\x8f\x01\n\x17ProcessOutputResultArgs\x12\x42\n\x0cmessage_list\x18\x01 \x01(\x0b\x32\x1f.treadle.v1.MessageListSnapshotR\x0bmessageList\x12\x30\n\x06result\x18\x02 \x01(\x0b\x32\x18.treadle.v1.OutputResultR\x06result\"\xf2\x03\n\x10InvocationResult\x12#\n\rinvocation_id\x18\x01 \x01(\tR\x0cinvocationId\x12<\n\tunchanged\x18\x02 \x01(\x0b\x32\x1c.treadle.v1.UnchangedOutcomeH\x00R\tunchanged\x12\x36\n\x07replace\x18\x03 \x01(\x0b\x32\x1a.treadle.v1.ReplaceOutcomeH\x00R\x07replace\x12\x30\n\x05\x61\x62ort\x18\x04 \x01(\x0b\x32\x18.treadle.v1.AbortOutcomeH\x00R\x05\x61\x62ort\x12\x30\n\x05retry\x18\x05 \x01(\x0b\x32\x18.treadle.v1.RetryOutcomeH\x00R\x05retry\x12\x30\n\x05\x65rror\x18\x06 \x01(\x0b\x32\x18.treadle.v1.ErrorOutcomeH\x00R\x05\x65rror\x12\x34\n\x06stream\x18\x07 \x01(\x0b\x32\x1a.treadle.v1.StreamOutcomesH\x00R\x06stream\x12\x30\n\x05state\x18\n \x01(\x0b\x32\x1a.treadle.v1.ProcessorStateR\x05state\x12:\n\rcustom_chunks\x18\x0b \x03(\x0b\x32\x15.treadle.v1.DataChunkR\x0c\x63ustomChunksB\t\n\x07outcome\"\x12\n\x10UnchangedOutcome\"\xd3\x02\n\x0eReplaceOutcome\x12>\n\x08messages\x18\x01 \x01(\x0b\x32\".treadle.v1.MessageListReplacementR\x08messages\x12\x43\n\x0fsystem_messages\x18\x02 \x01(\x0b\x32\x1a.treadle.v1.SystemMessagesR\x0esystemMessages\x12@\n\x0estep_overrides\x18\x03 \x01(\x0b\x32\x19.treadle.v1.StepOverridesR\rstepOverrides\x12\x35\n\x06prompt\x18\x04 \x01(\x0b\x32\x1d.treadle.v1.PromptReplacementR\x06prompt\x12\x43\n\x0f\x63\x61\x63hed_response\x18\x05 \x01(\x0b\x32\x1a.treadle.v1.CachedResponseR\x0e\x63\x61\x63hedResponse\"I\n\x16MessageListReplacement\x12/\n\x08messages\x18\x01 \x03(\x0b\x32\x13.treadle.v1.MessageR\x08messages\"J\n\x11PromptReplacement\x12\x35\n\x08messages\x18\x01 \x03(\x0b\x32\x19.treadle.v1.PromptMessageR\x08messages\";\n\x0e\x43\x61\x63hedResponse\x12)\n\x06\x63hunks\x18\x01 \x03(\x0b\x32\x11.treadle.v1.ChunkR\x06\x63hunks\"#\n\x0b\x41\x63tiveTools\x12\x14\n\x05names\x18\x01 \x03(\tR\x05names\"\xeb\x02\n\rStepOverrides\x12\x14\n\x05model\x18\x01 \x01(\tR\x05model\x12\x37\n\x0btool_choice\x18\x02 \x01(\x0b\x32\x16.treadle.v1.ToolChoiceR\ntoolChoice\x12:\n\x0c\x61\x63tive_tools\x18\x03 \x01(\x0b\x32\x17.treadle.v1.ActiveToolsR\x0b\x61\x63tiveTools\x12\x42\n\x10provider_options\x18\x04 \x01(\x0b\x32\x17.google.protobuf.StructR\x0fproviderOptions\x12@\n\x0emodel_settings\x18\x05 \x01(\x0b\x32\x19.treadle.v1.ModelSettingsR\rmodelSettings\x12I\n\x11structured_output\x18\x06 \x01(\x0b\x32\x1c.treadle.v1.StructuredOutputR\x10structuredOutput\"p\n\x0c\x41\x62ortOutcome\x12\x16\n\x06reason\x18\x01 \x01(\tR\x06reason\x12\x14\n\x05retry\x18\x02 \x01(\x08R\x05retry\x12\x32\n\x08metadata\x18\x03 \x01(\x0b\x32\x16.google.protobuf.ValueR\x08metadata\"N\n\x0cRetryOutcome\x12>\n\x08messages\x18\x01 \x01(\x0b\x32\".treadle.v1.MessageListReplacementR\x08messages\"(\n\x0c\x45rrorOutcome\x12\x18\n\x07message\x18\x01 \x01(\tR\x07message\"B\n\x0eStreamOutcomes\x12\x30\n\x06\x63hunks\x18\x01 \x03(\x0b\x32\x18.treadle.v1.ChunkOutcomeR\x06\x63hunks\"\x99\x02\n\x0c\x43hunkOutcome\x12<\n\tunchanged\x18\x01 \x01(\x0b\x32\x1c.treadle.v1.UnchangedOutcomeH\x00R\tunchanged\x12-\n\x07replace\x18\x02 \x01(\x0b\x32\x11.treadle.v1.ChunkH\x00R\x07replace\x12-\n\x04\x64rop\x18\x03 \x01(\x0b\x32\x17.treadle.v1.DropOutcomeH\x00R\x04\x64rop\x12\x30\n\x05\x61\x62ort\x18\x04 \x01(\x0b\x32\x18.treadle.v1.AbortOutcomeH\x00R\x05\x61\x62ort\x12\x30\n\x05\x65rror\x18\x05 \x01(\x0b\x32\x18.treadle.v1.ErrorOutcomeH\x00R\x05\x65rrorB\t\n\x07outcome\"\r\n\x0b\x44ropOutcome*\xa6\x02\n\x04Hook\x12\x14\n\x10HOOK_UNSPECIFIED\x10\x00\x12\x16\n\x12HOOK_PROCESS_INPUT\x10\x01\x12\x1b\n\x17HOOK_PROCESS_INPUT_STEP\x10\x02\x12\x1c\n\x18HOOK_PROCESS_LLM_REQUEST\x10\x03\x12\x1d\n\x19HOOK_PROCESS_LLM_RESPONSE\x10\x04\x12\x1a\n\x16HOOK_PROCESS_API_ERROR\x10\x05\x12\x1e\n\x1aHOOK_PROCESS_OUTPUT_STREAM\x10\x06\x12\x1c\n\x18HOOK_PROCESS_OUTPUT_STEP\x10\x07\x12\x1c\n\x18HOOK_PROCESS_TOOL_RESULT\x10\x08\x12\x1e\n\x1aHOOK_PROCESS_OUTPUT_RESULT\x10\t*R\n\x08HookMode\x12\x19\n\x15HOOK_MODE_UNSPECIFIED\x10\x00\x12\x14\n\x10HOOK_MODE_MUTATE\x10\x01\x12\x15\n\x11HOOK_MODE_OBSERVE\x10\x02*n\n\x0eStreamDelivery\x12\x1f\n\x1bSTREAM_DELIVERY_UNSPECIFIED\x10\x00\x12\x1d\n\x19STREAM_DELIVERY_PER_CHUNK\x10\x01\x12\x1c\n\x18STREAM_DELIVERY_WINDOWED\x10\x02*\x9d\x01\n\rMessageSource\x12\x1e\n\x1aMESSAGE_SOURCE_UNSPECIFIED\x10\x00\x12\x19\n\x15MESSAGE_SOURCE_MEMORY\x10\x01\x12\x18\n\x14MESSAGE_SOURCE_INPUT\x10\x02\x12\x1b\n\x17MESSAGE_SOURCE_RESPONSE\x10\x03\x12\x1a\n\x16MESSAGE_SOURCE_CONTEXT\x10\x04\x32w\n\x10ProcessorService\x12\x63\n\x06\x41ttach\x12).treadle.v1.ProcessorServiceAttachRequest\x1a*.treadle.v1.ProcessorServiceAttachResponse(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'treadle.v1.processor_service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_PROCESSORSERVICE']._serialized_start=50
-  _globals['_PROCESSORSERVICE']._serialized_end=68
+  _globals['_HOOK']._serialized_start=7696
+  _globals['_HOOK']._serialized_end=7990
+  _globals['_HOOKMODE']._serialized_start=7992
+  _globals['_HOOKMODE']._serialized_end=8074
+  _globals['_STREAMDELIVERY']._serialized_start=8076
+  _globals['_STREAMDELIVERY']._serialized_end=8186
+  _globals['_MESSAGESOURCE']._serialized_start=8189
+  _globals['_MESSAGESOURCE']._serialized_end=8346
+  _globals['_PROCESSORSERVICEATTACHREQUEST']._serialized_start=270
+  _globals['_PROCESSORSERVICEATTACHREQUEST']._serialized_end=432
+  _globals['_PROCESSORSERVICEATTACHRESPONSE']._serialized_start=435
+  _globals['_PROCESSORSERVICEATTACHRESPONSE']._serialized_end=693
+  _globals['_PROCESSORHANDSHAKE']._serialized_start=696
+  _globals['_PROCESSORHANDSHAKE']._serialized_end=860
+  _globals['_PROCESSORDECLARATION']._serialized_start=863
+  _globals['_PROCESSORDECLARATION']._serialized_end=1006
+  _globals['_HOOKDECLARATION']._serialized_start=1009
+  _globals['_HOOKDECLARATION']._serialized_end=1328
+  _globals['_PROCESSORWELCOME']._serialized_start=1331
+  _globals['_PROCESSORWELCOME']._serialized_end=1487
+  _globals['_LISTEDMESSAGE']._serialized_start=1489
+  _globals['_LISTEDMESSAGE']._serialized_end=1602
+  _globals['_MESSAGELISTSNAPSHOT']._serialized_start=1605
+  _globals['_MESSAGELISTSNAPSHOT']._serialized_end=1749
+  _globals['_INVOCATION']._serialized_start=1752
+  _globals['_INVOCATION']._serialized_end=3091
+  _globals['_PROCESSORSTATE']._serialized_start=3093
+  _globals['_PROCESSORSTATE']._serialized_end=3182
+  _globals['_PROCESSINPUTARGS']._serialized_start=3184
+  _globals['_PROCESSINPUTARGS']._serialized_end=3270
+  _globals['_PROCESSINPUTSTEPARGS']._serialized_start=3273
+  _globals['_PROCESSINPUTSTEPARGS']._serialized_end=3782
+  _globals['_PROCESSLLMREQUESTARGS']._serialized_start=3785
+  _globals['_PROCESSLLMREQUESTARGS']._serialized_end=3927
+  _globals['_PROCESSLLMRESPONSEARGS']._serialized_start=3930
+  _globals['_PROCESSLLMRESPONSEARGS']._serialized_end=4096
+  _globals['_APIERROR']._serialized_start=4099
+  _globals['_APIERROR']._serialized_end=4302
+  _globals['_PROCESSAPIERRORARGS']._serialized_start=4305
+  _globals['_PROCESSAPIERRORARGS']._serialized_end=4484
+  _globals['_PROCESSOUTPUTSTREAMARGS']._serialized_start=4486
+  _globals['_PROCESSOUTPUTSTREAMARGS']._serialized_end=4552
+  _globals['_PROCESSOUTPUTSTEPARGS']._serialized_start=4555
+  _globals['_PROCESSOUTPUTSTEPARGS']._serialized_end=4939
+  _globals['_PROCESSTOOLRESULTARGS']._serialized_start=4942
+  _globals['_PROCESSTOOLRESULTARGS']._serialized_end=5279
+  _globals['_OUTPUTRESULT']._serialized_start=5282
+  _globals['_OUTPUTRESULT']._serialized_end=5466
+  _globals['_PROCESSOUTPUTRESULTARGS']._serialized_start=5469
+  _globals['_PROCESSOUTPUTRESULTARGS']._serialized_end=5612
+  _globals['_INVOCATIONRESULT']._serialized_start=5615
+  _globals['_INVOCATIONRESULT']._serialized_end=6113
+  _globals['_UNCHANGEDOUTCOME']._serialized_start=6115
+  _globals['_UNCHANGEDOUTCOME']._serialized_end=6133
+  _globals['_REPLACEOUTCOME']._serialized_start=6136
+  _globals['_REPLACEOUTCOME']._serialized_end=6475
+  _globals['_MESSAGELISTREPLACEMENT']._serialized_start=6477
+  _globals['_MESSAGELISTREPLACEMENT']._serialized_end=6550
+  _globals['_PROMPTREPLACEMENT']._serialized_start=6552
+  _globals['_PROMPTREPLACEMENT']._serialized_end=6626
+  _globals['_CACHEDRESPONSE']._serialized_start=6628
+  _globals['_CACHEDRESPONSE']._serialized_end=6687
+  _globals['_ACTIVETOOLS']._serialized_start=6689
+  _globals['_ACTIVETOOLS']._serialized_end=6724
+  _globals['_STEPOVERRIDES']._serialized_start=6727
+  _globals['_STEPOVERRIDES']._serialized_end=7090
+  _globals['_ABORTOUTCOME']._serialized_start=7092
+  _globals['_ABORTOUTCOME']._serialized_end=7204
+  _globals['_RETRYOUTCOME']._serialized_start=7206
+  _globals['_RETRYOUTCOME']._serialized_end=7284
+  _globals['_ERROROUTCOME']._serialized_start=7286
+  _globals['_ERROROUTCOME']._serialized_end=7326
+  _globals['_STREAMOUTCOMES']._serialized_start=7328
+  _globals['_STREAMOUTCOMES']._serialized_end=7394
+  _globals['_CHUNKOUTCOME']._serialized_start=7397
+  _globals['_CHUNKOUTCOME']._serialized_end=7678
+  _globals['_DROPOUTCOME']._serialized_start=7680
+  _globals['_DROPOUTCOME']._serialized_end=7693
+  _globals['_PROCESSORSERVICE']._serialized_start=8348
+  _globals['_PROCESSORSERVICE']._serialized_end=8467
 # @@protoc_insertion_point(module_scope)

@@ -3,6 +3,7 @@
 import grpc
 import warnings
 
+from treadle.v1 import processor_service_pb2 as treadle_dot_v1_dot_processor__service__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -25,12 +26,29 @@ if _version_not_supported:
 
 
 class ProcessorServiceStub:
-    """ProcessorService will let remote processors, written in any language, attach to the server.
+    """ProcessorService lets processors written in any language attach to a running server.
 
-    It will hold one long-lived bidirectional stream per processor process, `Attach`: the
-    processor declares the processors and hooks it serves, the server sends it hook invocations,
-    and the processor answers each one. It has no methods yet; they follow together with their
-    messages.
+    A processor process opens ONE long-lived `Attach` stream (not one per run) and serves every
+    run that names its processors. The conversation:
+
+    1. The process sends `handshake`: the protocol versions it speaks and, for each processor it
+    serves, its id and the hooks it implements, each with a mode (MUTATE or OBSERVE), a
+    requested timeout and, for `processOutputStream`, its delivery (per chunk or windowed),
+    pipelining depth and whether it wants `data-*` chunks.
+    2. The server answers `welcome` with the version and hooks it accepted, or closes the stream
+    with INVALID_ARGUMENT (malformed id, duplicate hook, unknown hook), FAILED_PRECONDITION (no
+    common protocol version) or PERMISSION_DENIED, with a message saying what is wrong.
+    3. The server sends `invocation`s. Hooks a processor did not declare are never sent. Each
+    invocation carries exactly what the seed passes to that hook, the run's identity, the
+    processor's `state` for this call and the W3C trace context of the hook's span.
+    4. For every invocation of a MUTATE hook the process MUST send exactly one `result` with the
+    same `invocation_id`, in any order (several invocations MAY be in flight). Answers to
+    OBSERVE hooks are ignored and SHOULD NOT be sent.
+    5. The server MAY send `cancel` (timeout, run cancelled) and, on shutdown, `drain`.
+
+    Several streams that serve the same processor id are replicas: the server balances runs across
+    them, keeps a run on one replica while it lives, and moves the run (with its state) to another
+    replica when that one goes away.
     """
 
     def __init__(self, channel):
@@ -39,20 +57,54 @@ class ProcessorServiceStub:
         Args:
             channel: A grpc.Channel.
         """
+        self.Attach = channel.stream_stream(
+                '/treadle.v1.ProcessorService/Attach',
+                request_serializer=treadle_dot_v1_dot_processor__service__pb2.ProcessorServiceAttachRequest.SerializeToString,
+                response_deserializer=treadle_dot_v1_dot_processor__service__pb2.ProcessorServiceAttachResponse.FromString,
+                _registered_method=True)
 
 
 class ProcessorServiceServicer:
-    """ProcessorService will let remote processors, written in any language, attach to the server.
+    """ProcessorService lets processors written in any language attach to a running server.
 
-    It will hold one long-lived bidirectional stream per processor process, `Attach`: the
-    processor declares the processors and hooks it serves, the server sends it hook invocations,
-    and the processor answers each one. It has no methods yet; they follow together with their
-    messages.
+    A processor process opens ONE long-lived `Attach` stream (not one per run) and serves every
+    run that names its processors. The conversation:
+
+    1. The process sends `handshake`: the protocol versions it speaks and, for each processor it
+    serves, its id and the hooks it implements, each with a mode (MUTATE or OBSERVE), a
+    requested timeout and, for `processOutputStream`, its delivery (per chunk or windowed),
+    pipelining depth and whether it wants `data-*` chunks.
+    2. The server answers `welcome` with the version and hooks it accepted, or closes the stream
+    with INVALID_ARGUMENT (malformed id, duplicate hook, unknown hook), FAILED_PRECONDITION (no
+    common protocol version) or PERMISSION_DENIED, with a message saying what is wrong.
+    3. The server sends `invocation`s. Hooks a processor did not declare are never sent. Each
+    invocation carries exactly what the seed passes to that hook, the run's identity, the
+    processor's `state` for this call and the W3C trace context of the hook's span.
+    4. For every invocation of a MUTATE hook the process MUST send exactly one `result` with the
+    same `invocation_id`, in any order (several invocations MAY be in flight). Answers to
+    OBSERVE hooks are ignored and SHOULD NOT be sent.
+    5. The server MAY send `cancel` (timeout, run cancelled) and, on shutdown, `drain`.
+
+    Several streams that serve the same processor id are replicas: the server balances runs across
+    them, keeps a run on one replica while it lives, and moves the run (with its state) to another
+    replica when that one goes away.
     """
+
+    def Attach(self, request_iterator, context):
+        """Attach serves processors over one bidirectional stream, as narrated above.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
 
 
 def add_ProcessorServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
+            'Attach': grpc.stream_stream_rpc_method_handler(
+                    servicer.Attach,
+                    request_deserializer=treadle_dot_v1_dot_processor__service__pb2.ProcessorServiceAttachRequest.FromString,
+                    response_serializer=treadle_dot_v1_dot_processor__service__pb2.ProcessorServiceAttachResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'treadle.v1.ProcessorService', rpc_method_handlers)
@@ -62,10 +114,54 @@ def add_ProcessorServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class ProcessorService:
-    """ProcessorService will let remote processors, written in any language, attach to the server.
+    """ProcessorService lets processors written in any language attach to a running server.
 
-    It will hold one long-lived bidirectional stream per processor process, `Attach`: the
-    processor declares the processors and hooks it serves, the server sends it hook invocations,
-    and the processor answers each one. It has no methods yet; they follow together with their
-    messages.
+    A processor process opens ONE long-lived `Attach` stream (not one per run) and serves every
+    run that names its processors. The conversation:
+
+    1. The process sends `handshake`: the protocol versions it speaks and, for each processor it
+    serves, its id and the hooks it implements, each with a mode (MUTATE or OBSERVE), a
+    requested timeout and, for `processOutputStream`, its delivery (per chunk or windowed),
+    pipelining depth and whether it wants `data-*` chunks.
+    2. The server answers `welcome` with the version and hooks it accepted, or closes the stream
+    with INVALID_ARGUMENT (malformed id, duplicate hook, unknown hook), FAILED_PRECONDITION (no
+    common protocol version) or PERMISSION_DENIED, with a message saying what is wrong.
+    3. The server sends `invocation`s. Hooks a processor did not declare are never sent. Each
+    invocation carries exactly what the seed passes to that hook, the run's identity, the
+    processor's `state` for this call and the W3C trace context of the hook's span.
+    4. For every invocation of a MUTATE hook the process MUST send exactly one `result` with the
+    same `invocation_id`, in any order (several invocations MAY be in flight). Answers to
+    OBSERVE hooks are ignored and SHOULD NOT be sent.
+    5. The server MAY send `cancel` (timeout, run cancelled) and, on shutdown, `drain`.
+
+    Several streams that serve the same processor id are replicas: the server balances runs across
+    them, keeps a run on one replica while it lives, and moves the run (with its state) to another
+    replica when that one goes away.
     """
+
+    @staticmethod
+    def Attach(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/treadle.v1.ProcessorService/Attach',
+            treadle_dot_v1_dot_processor__service__pb2.ProcessorServiceAttachRequest.SerializeToString,
+            treadle_dot_v1_dot_processor__service__pb2.ProcessorServiceAttachResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)

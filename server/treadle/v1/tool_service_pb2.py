@@ -22,15 +22,32 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
+from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
+from treadle.v1 import chunk_pb2 as treadle_dot_v1_dot_chunk__pb2
+from treadle.v1 import prompt_pb2 as treadle_dot_v1_dot_prompt__pb2
+from treadle.v1 import remote_pb2 as treadle_dot_v1_dot_remote__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dtreadle/v1/tool_service.proto\x12\ntreadle.v12\r\n\x0bToolServiceb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dtreadle/v1/tool_service.proto\x12\ntreadle.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16treadle/v1/chunk.proto\x1a\x17treadle/v1/prompt.proto\x1a\x17treadle/v1/remote.proto\"\x96\x01\n\x18ToolServiceAttachRequest\x12\x39\n\thandshake\x18\x01 \x01(\x0b\x32\x19.treadle.v1.ToolHandshakeH\x00R\thandshake\x12\x34\n\x06result\x18\x02 \x01(\x0b\x32\x1a.treadle.v1.ToolCallResultH\x00R\x06resultB\t\n\x07message\"\xf0\x01\n\x19ToolServiceAttachResponse\x12\x33\n\x07welcome\x18\x01 \x01(\x0b\x32\x17.treadle.v1.ToolWelcomeH\x00R\x07welcome\x12\x30\n\x04\x63\x61ll\x18\x02 \x01(\x0b\x32\x1a.treadle.v1.ToolInvocationH\x00R\x04\x63\x61ll\x12\x36\n\x06\x63\x61ncel\x18\x03 \x01(\x0b\x32\x1c.treadle.v1.CancelInvocationH\x00R\x06\x63\x61ncel\x12)\n\x05\x64rain\x18\x04 \x01(\x0b\x32\x11.treadle.v1.DrainH\x00R\x05\x64rainB\t\n\x07message\"\x8f\x01\n\rToolHandshake\x12+\n\x11protocol_versions\x18\x01 \x03(\rR\x10protocolVersions\x12\x30\n\x05tools\x18\x02 \x03(\x0b\x32\x1a.treadle.v1.ToolDefinitionR\x05tools\x12\x1f\n\x0binstance_id\x18\x03 \x01(\tR\ninstanceId\"k\n\x0bToolWelcome\x12)\n\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x12\x14\n\x05tools\x18\x02 \x03(\tR\x05tools\x12\x1b\n\tserver_id\x18\x03 \x01(\tR\x08serverId\"\xc9\x03\n\x0eToolInvocation\x12#\n\rinvocation_id\x18\x01 \x01(\tR\x0cinvocationId\x12\x1b\n\ttool_name\x18\x02 \x01(\tR\x08toolName\x12 \n\x0ctool_call_id\x18\x03 \x01(\tR\ntoolCallId\x12*\n\x04\x61rgs\x18\x04 \x01(\x0b\x32\x16.google.protobuf.ValueR\x04\x61rgs\x12\x15\n\x06run_id\x18\x05 \x01(\tR\x05runId\x12\x19\n\x08\x61gent_id\x18\x06 \x01(\tR\x07\x61gentId\x12\x1b\n\tthread_id\x18\x07 \x01(\tR\x08threadId\x12\x1f\n\x0bresource_id\x18\x08 \x01(\tR\nresourceId\x12@\n\x0frequest_context\x18\t \x01(\x0b\x32\x17.google.protobuf.StructR\x0erequestContext\x12=\n\rtrace_context\x18\n \x01(\x0b\x32\x18.treadle.v1.TraceContextR\x0ctraceContext\x12\x36\n\x08\x64\x65\x61\x64line\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x08\x64\x65\x61\x64line\"\xc6\x01\n\x0eToolCallResult\x12#\n\rinvocation_id\x18\x01 \x01(\tR\x0cinvocationId\x12\x30\n\x06output\x18\x02 \x01(\x0b\x32\x16.google.protobuf.ValueH\x00R\x06output\x12\x16\n\x05\x65rror\x18\x03 \x01(\tH\x00R\x05\x65rror\x12:\n\rcustom_chunks\x18\x04 \x03(\x0b\x32\x15.treadle.v1.DataChunkR\x0c\x63ustomChunksB\t\n\x07outcome2h\n\x0bToolService\x12Y\n\x06\x41ttach\x12$.treadle.v1.ToolServiceAttachRequest\x1a%.treadle.v1.ToolServiceAttachResponse(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'treadle.v1.tool_service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_TOOLSERVICE']._serialized_start=45
-  _globals['_TOOLSERVICE']._serialized_end=58
+  _globals['_TOOLSERVICEATTACHREQUEST']._serialized_start=183
+  _globals['_TOOLSERVICEATTACHREQUEST']._serialized_end=333
+  _globals['_TOOLSERVICEATTACHRESPONSE']._serialized_start=336
+  _globals['_TOOLSERVICEATTACHRESPONSE']._serialized_end=576
+  _globals['_TOOLHANDSHAKE']._serialized_start=579
+  _globals['_TOOLHANDSHAKE']._serialized_end=722
+  _globals['_TOOLWELCOME']._serialized_start=724
+  _globals['_TOOLWELCOME']._serialized_end=831
+  _globals['_TOOLINVOCATION']._serialized_start=834
+  _globals['_TOOLINVOCATION']._serialized_end=1291
+  _globals['_TOOLCALLRESULT']._serialized_start=1294
+  _globals['_TOOLCALLRESULT']._serialized_end=1492
+  _globals['_TOOLSERVICE']._serialized_start=1494
+  _globals['_TOOLSERVICE']._serialized_end=1598
 # @@protoc_insertion_point(module_scope)

@@ -3,6 +3,7 @@
 import grpc
 import warnings
 
+from treadle.v1 import tool_service_pb2 as treadle_dot_v1_dot_tool__service__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -25,12 +26,23 @@ if _version_not_supported:
 
 
 class ToolServiceStub:
-    """ToolService will let remote tools, served by any client, attach to the server.
+    """ToolService lets tools served by any client attach to a running server.
 
-    It will hold one long-lived bidirectional stream per tool process, `Attach`: the client
-    declares the tools it serves (name, description, input and output JSON schemas), the server
-    sends it tool calls, and the client answers each one with a result or an error. It has no
-    methods yet; they follow together with their messages.
+    A tool process opens ONE long-lived `Attach` stream and serves every run whose agent names
+    its tools. The conversation:
+
+    1. The process sends `handshake`: the protocol versions it speaks and its tools (name,
+    description, input and output JSON schemas).
+    2. The server answers `welcome`, or closes the stream with INVALID_ARGUMENT (malformed or
+    duplicate tool name, schema that is not an object), FAILED_PRECONDITION (no common
+    protocol version) or PERMISSION_DENIED.
+    3. The server sends a `call` for each tool call a model makes, after the agent's
+    `beforeToolCall` hook and before `afterToolCall` and `processToolResult`.
+    4. The process MUST answer each call with one `result` (an output or an error), in any
+    order. If the stream dies first, the model receives a tool error; the run never hangs.
+    5. The server MAY send `cancel` (timeout, run cancelled) and, on shutdown, `drain`.
+
+    Several streams serving the same tool name are replicas; each call goes to one of them.
     """
 
     def __init__(self, channel):
@@ -39,20 +51,48 @@ class ToolServiceStub:
         Args:
             channel: A grpc.Channel.
         """
+        self.Attach = channel.stream_stream(
+                '/treadle.v1.ToolService/Attach',
+                request_serializer=treadle_dot_v1_dot_tool__service__pb2.ToolServiceAttachRequest.SerializeToString,
+                response_deserializer=treadle_dot_v1_dot_tool__service__pb2.ToolServiceAttachResponse.FromString,
+                _registered_method=True)
 
 
 class ToolServiceServicer:
-    """ToolService will let remote tools, served by any client, attach to the server.
+    """ToolService lets tools served by any client attach to a running server.
 
-    It will hold one long-lived bidirectional stream per tool process, `Attach`: the client
-    declares the tools it serves (name, description, input and output JSON schemas), the server
-    sends it tool calls, and the client answers each one with a result or an error. It has no
-    methods yet; they follow together with their messages.
+    A tool process opens ONE long-lived `Attach` stream and serves every run whose agent names
+    its tools. The conversation:
+
+    1. The process sends `handshake`: the protocol versions it speaks and its tools (name,
+    description, input and output JSON schemas).
+    2. The server answers `welcome`, or closes the stream with INVALID_ARGUMENT (malformed or
+    duplicate tool name, schema that is not an object), FAILED_PRECONDITION (no common
+    protocol version) or PERMISSION_DENIED.
+    3. The server sends a `call` for each tool call a model makes, after the agent's
+    `beforeToolCall` hook and before `afterToolCall` and `processToolResult`.
+    4. The process MUST answer each call with one `result` (an output or an error), in any
+    order. If the stream dies first, the model receives a tool error; the run never hangs.
+    5. The server MAY send `cancel` (timeout, run cancelled) and, on shutdown, `drain`.
+
+    Several streams serving the same tool name are replicas; each call goes to one of them.
     """
+
+    def Attach(self, request_iterator, context):
+        """Attach serves tools over one bidirectional stream, as narrated above.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
 
 
 def add_ToolServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
+            'Attach': grpc.stream_stream_rpc_method_handler(
+                    servicer.Attach,
+                    request_deserializer=treadle_dot_v1_dot_tool__service__pb2.ToolServiceAttachRequest.FromString,
+                    response_serializer=treadle_dot_v1_dot_tool__service__pb2.ToolServiceAttachResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'treadle.v1.ToolService', rpc_method_handlers)
@@ -62,10 +102,48 @@ def add_ToolServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class ToolService:
-    """ToolService will let remote tools, served by any client, attach to the server.
+    """ToolService lets tools served by any client attach to a running server.
 
-    It will hold one long-lived bidirectional stream per tool process, `Attach`: the client
-    declares the tools it serves (name, description, input and output JSON schemas), the server
-    sends it tool calls, and the client answers each one with a result or an error. It has no
-    methods yet; they follow together with their messages.
+    A tool process opens ONE long-lived `Attach` stream and serves every run whose agent names
+    its tools. The conversation:
+
+    1. The process sends `handshake`: the protocol versions it speaks and its tools (name,
+    description, input and output JSON schemas).
+    2. The server answers `welcome`, or closes the stream with INVALID_ARGUMENT (malformed or
+    duplicate tool name, schema that is not an object), FAILED_PRECONDITION (no common
+    protocol version) or PERMISSION_DENIED.
+    3. The server sends a `call` for each tool call a model makes, after the agent's
+    `beforeToolCall` hook and before `afterToolCall` and `processToolResult`.
+    4. The process MUST answer each call with one `result` (an output or an error), in any
+    order. If the stream dies first, the model receives a tool error; the run never hangs.
+    5. The server MAY send `cancel` (timeout, run cancelled) and, on shutdown, `drain`.
+
+    Several streams serving the same tool name are replicas; each call goes to one of them.
     """
+
+    @staticmethod
+    def Attach(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/treadle.v1.ToolService/Attach',
+            treadle_dot_v1_dot_tool__service__pb2.ToolServiceAttachRequest.SerializeToString,
+            treadle_dot_v1_dot_tool__service__pb2.ToolServiceAttachResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
