@@ -63,6 +63,11 @@ class ProcessorError(TreadleError):
         self.cause = cause
 
 
+class ProcessorUnavailableError(ProcessorError):
+    """A processor could not answer (not attached, timed out, disconnected, malformed answer)
+    and its failure policy is ``fail_closed``: the run ends, whatever the hook."""
+
+
 class ToolExecutionError(TreadleError):
     """A tool raised; the model receives the message as a tool error."""
 

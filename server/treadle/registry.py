@@ -6,7 +6,6 @@ the API all live here and are all listed by ``list_agents``.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 from collections.abc import Callable
 from typing import Any
@@ -22,7 +21,10 @@ class Registry:
         self._processors: dict[str, Any] = {}
         self._tools: dict[str, Tool] = {}
         self._hooks: dict[str, Callable[..., Any]] = {}
-        self._lock = asyncio.Lock()
+        self.remote_processors: Callable[[ProcessorRef], Any] | None = None
+        """Resolves ids no in-process processor has (remote processors attach by id)."""
+        self.remote_tools: Callable[[str], Tool | None] | None = None
+        """Resolves tool names no in-process tool has (remote tools attach by name)."""
 
     # --- agents -------------------------------------------------------------------------------
 
@@ -86,18 +88,21 @@ class Registry:
             ref = ProcessorRef(ref)
         if not isinstance(ref, ProcessorRef):
             return ref
-        try:
+        if ref.id in self._processors:
             return self._processors[ref.id]
-        except KeyError:
-            raise NotFoundError(f"processor {ref.id!r} is not registered") from None
+        if self.remote_processors is not None:
+            return self.remote_processors(ref)
+        raise NotFoundError(f"processor {ref.id!r} is not registered")
 
     def resolve_tool(self, ref: Any) -> Tool:
         if isinstance(ref, Tool):
             return ref
-        try:
+        if ref in self._tools:
             return self._tools[ref]
-        except KeyError:
-            raise NotFoundError(f"tool {ref!r} is not registered") from None
+        remote = self.remote_tools(ref) if self.remote_tools is not None else None
+        if remote is None:
+            raise NotFoundError(f"tool {ref!r} is not registered")
+        return remote
 
     def resolve_hooks(self, ref: Any) -> ToolHooks | None:
         if ref is None or isinstance(ref, ToolHooks):

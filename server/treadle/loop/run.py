@@ -164,7 +164,8 @@ class AgentLoop:
         ml.replace_all_system_messages(list(plan.instructions))
         ml.add(request.messages, "input")
         scope = RunScope(plan.run_id, self.tracer, plan.options.request_context,
-                         emit_direct=output.send, emit_processed=output.emit)
+                         emit_direct=output.send, emit_processed=output.emit,
+                         agent_id=plan.agent.id, thread_id=ml.thread_id, resource_id=ml.resource_id)
         state = RunState(ml, scope, ChainRunner(scope))
         output.bind(state.chain, plan.output_processors, ml)
         await output.send(Chunk.of(Start(plan.agent.id, "")))
@@ -185,6 +186,7 @@ class AgentLoop:
         base_system = list(ml.system_messages)
 
         while True:
+            scope.step_number = state.step_number
             with step_span(self.tracer, state.step_number):
                 outcome = await run_step(plan, state, output, self.models.resolve, base_system)
             state.chain.end_stream_spans()

@@ -16,6 +16,7 @@ from .args import (
     ProcessOutputStreamArgs,
     ProcessToolResultArgs,
     ProcessorStreamWriter,
+    RunInfo,
     StepResult,
 )
 from .base import HOOKS, Processor, ProcessorViolation, implements
@@ -45,6 +46,7 @@ __all__ = [
     "Processor",
     "ProcessorStreamWriter",
     "ProcessorViolation",
+    "RunInfo",
     "StepResult",
     "implements",
 ]

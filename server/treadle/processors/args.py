@@ -68,6 +68,18 @@ class OutputResult:
     steps: list[StepResult]
 
 
+@dataclass
+class RunInfo:
+    """Which run a hook invocation belongs to (remote processors receive all of it)."""
+
+    run_id: str = ""
+    agent_id: str = ""
+    thread_id: str = ""
+    resource_id: str = ""
+    step_number: int = 0
+    processor_index: int = 0
+
+
 @dataclass(kw_only=True)
 class _Common:
     abort: AbortFn
@@ -77,6 +89,7 @@ class _Common:
     """The OpenTelemetry ``Context`` of this hook's span."""
     abort_signal: Any = None
     """An ``asyncio.Event`` set when the run is cancelled."""
+    run: RunInfo = field(default_factory=RunInfo)
 
 
 @dataclass(kw_only=True)

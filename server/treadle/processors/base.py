@@ -54,6 +54,13 @@ class Processor(Protocol):
 
 
 def implements(processor: object, hook: str) -> Callable[[Any], Any] | None:
-    """The processor's bound hook method, or None when it does not implement ``hook``."""
+    """The processor's bound hook method, or None when it does not implement ``hook``.
+
+    A processor whose hooks are only known at run time (a remote one) answers through an
+    optional ``implements_hook(hook) -> bool`` method.
+    """
+    check = getattr(processor, "implements_hook", None)
+    if check is not None and not check(hook):
+        return None
     method = getattr(processor, hook, None)
     return method if callable(method) else None

@@ -18,11 +18,11 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode, Tracer
 
 from ..chunks import Chunk
-from ..errors import ProcessorError, TripwireError
+from ..errors import ProcessorError, ProcessorUnavailableError, TripwireError
 from ..message_list import MessageList
 from ..messages import Message, Prompt, SystemMessage
 from ..tracing.spans import ATTR, processor_span
-from .args import ProcessorStreamWriter
+from .args import ProcessorStreamWriter, RunInfo
 from .base import SEED_NAMES, ProcessorViolation, implements
 from .results import (
     MessagesResult,
@@ -48,6 +48,11 @@ class RunScope:
     emit_processed: Emit
     """Chunks written from any other hook: through the output processors first."""
     abort_signal: asyncio.Event = field(default_factory=asyncio.Event)
+    agent_id: str = ""
+    thread_id: str = ""
+    resource_id: str = ""
+    step_number: int = 0
+    """The current step (the loop keeps it up to date)."""
     retry_count: int = 0
     states: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -100,8 +105,9 @@ class ChainRunner:
 
     # --- the single invocation path -----------------------------------------------------------
 
-    def _common(self, processor: Any, hook: str, ctx: Any) -> dict[str, Any]:
+    def _common(self, processor: Any, hook: str, ctx: Any, index: int = 0) -> dict[str, Any]:
         pid = processor.id
+        sc = self.scope
         emit = (
             self.scope.emit_direct
             if hook in ("process_output_stream", "process_output_result")
@@ -115,6 +121,7 @@ class ChainRunner:
             "abort_signal": self.scope.abort_signal,
             "state": self.scope.state_for(pid),
             "writer": ProcessorStreamWriter(emit, self.scope.run_id),
+            "run": RunInfo(sc.run_id, sc.agent_id, sc.thread_id, sc.resource_id, sc.step_number, index),
         }
 
     async def _invoke(
@@ -133,13 +140,18 @@ class ChainRunner:
         token = otel_context.attach(ctx)
         try:
             _set_index(processor, index)
-            result = implements(processor, hook)(build(self._common(processor, hook, ctx)))  # type: ignore[misc]
+            args = build(self._common(processor, hook, ctx, index))
+            result = implements(processor, hook)(args)  # type: ignore[misc]
             if inspect.isawaitable(result):
                 result = await result
         except TripwireError as e:
             e.processor_id = e.processor_id or processor.id
             span.set_attribute(ATTR.PROCESSOR_OUTCOME, "retry" if e.retry else "abort")
             await _notify_violation(processor, e, hook)
+            raise
+        except ProcessorError as e:  # already attributed (e.g. an unavailable remote processor)
+            span.set_attribute(ATTR.PROCESSOR_OUTCOME, "error")
+            span.set_status(Status(StatusCode.ERROR, str(e)))
             raise
         except Exception as e:
             span.set_attribute(ATTR.PROCESSOR_OUTCOME, "error")
@@ -283,6 +295,8 @@ class ChainRunner:
                 continue
             try:
                 result = await self._invoke(p, index, hook, lambda c, p=p: build(p, c))
+            except ProcessorUnavailableError:
+                raise
             except ProcessorError:
                 log.warning("error processor %s failed; trying the next", p.id, exc_info=True)
                 continue
@@ -319,6 +333,8 @@ class ChainRunner:
                     ),
                     span=stream.span,
                 )
+            except ProcessorUnavailableError:
+                raise
             except ProcessorError:
                 # SPEC §3: an error here is logged and the chunk passes unchanged.
                 log.warning("processOutputStream of %s failed; chunk passes", p.id, exc_info=True)
