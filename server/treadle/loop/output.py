@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..chunks import Chunk
 from ..message_list import MessageList
 from ..messages import DataPart, Message
 from ..processors.runner import ChainRunner
+from .pipeline import StreamPipeline
 
 END = object()
 """Queued after the last chunk of a run."""
@@ -19,39 +20,65 @@ class Output:
     def __init__(self, run_id: str, queue: asyncio.Queue[Any]) -> None:
         self.run_id = run_id
         self.queue = queue
-        self.chain: ChainRunner | None = None
-        self.processors: Sequence[Any] = ()
-        self.message_list: MessageList | None = None
         self.current_message: Message | None = None
         """The assistant message of the current step: non-transient data chunks land there."""
+        self.on_sent: Callable[[Chunk], None] | None = None
+        """Called with every chunk that reaches the client (the step's collector)."""
         self._pending_data: list[DataPart] = []
-        self.emitted: list[Chunk] = []
+        self._pipeline: StreamPipeline | None = None
+        self._bound: tuple[ChainRunner, Sequence[Any], MessageList] | None = None
+        self.sent_count = 0
 
     def bind(self, chain: ChainRunner, processors: Sequence[Any], message_list: MessageList) -> None:
-        self.chain, self.processors, self.message_list = chain, processors, message_list
+        self._bound = (chain, processors, message_list)
+
+    @property
+    def pipeline(self) -> StreamPipeline | None:
+        if self._pipeline is None and self._bound is not None:
+            self._pipeline = StreamPipeline(*self._bound, sink=self.send)
+        return self._pipeline
+
+    async def reset(self) -> None:
+        """A fresh pipeline (after a rejected step, or at the end of the run)."""
+        if self._pipeline is not None:
+            await self._pipeline.close()
+            self._pipeline = None
 
     async def send(self, chunk: Chunk) -> None:
         """To the client as is (chunks written from output-stream hooks, tripwires, finish)."""
         chunk.run_id = chunk.run_id or self.run_id
         if chunk.is_data and not chunk.transient:
             self._keep(chunk)
-        self.emitted.append(chunk)
+        if self.on_sent is not None:
+            self.on_sent(chunk)
+        self.sent_count += 1
         await self.queue.put(chunk)
 
-    async def emit(self, chunk: Chunk) -> Chunk | None:
-        """Through ``process_output_stream`` of every output processor; returns what was sent.
+    async def stream(self, chunk: Chunk) -> None:
+        """The hot path: through the output processors without waiting for pipelined answers.
 
-        Raises ``TripwireError`` when a processor aborts on this chunk.
+        Raises ``TripwireError`` (or an unavailable processor's error) seen on any earlier chunk.
         """
         chunk.run_id = chunk.run_id or self.run_id
-        if self.chain is not None and self.processors:
-            assert self.message_list is not None
-            processed = await self.chain.process_output_stream(self.processors, chunk, self.message_list)
-            if processed is None:
-                return None
-            chunk = processed
-        await self.send(chunk)
-        return chunk
+        pipeline = self.pipeline
+        if pipeline is None:
+            await self.send(chunk)
+        else:
+            await pipeline.put(chunk)
+
+    async def flush(self) -> None:
+        if self._pipeline is not None:
+            await self._pipeline.flush()
+
+    async def emit(self, chunk: Chunk) -> bool:
+        """Through the output processors, in order after everything streamed before it.
+
+        Returns whether a chunk reached the client (processors may drop it).
+        """
+        before = self.sent_count
+        await self.stream(chunk)
+        await self.flush()
+        return self.sent_count > before
 
     def start_message(self, message: Message) -> None:
         self.current_message = message

@@ -153,6 +153,7 @@ class AgentLoop:
             await output.send(Chunk.of(result.error))
             await output.send(Chunk.of(Finish("error", result.usage)))
         finally:
+            await output.reset()
             await output.queue.put(END)
 
     async def _execute(
@@ -227,7 +228,7 @@ class AgentLoop:
 
         self._fill(result, state, text, final_reason)
         finish = Chunk.of(Finish(final_reason, state.usage))
-        if await output.emit(finish) is None:  # a processor may look at finish, not hide it
+        if not await output.emit(finish):  # a processor may look at finish, not hide it
             await output.send(Chunk.of(Finish(final_reason, state.usage)))
 
     # --- endings ------------------------------------------------------------------------------
@@ -243,6 +244,7 @@ class AgentLoop:
         self, output: Output, state: RunState, result: GenerateResult, tripwire: Tripwire
     ) -> None:
         """A final abort: tripwire chunk, then finish ``other``; the rejected text is not the answer."""
+        await output.reset()
         self._fill(result, state, "", "other")
         result.tripwire = tripwire
         await output.send(Chunk.of(tripwire))
@@ -251,6 +253,7 @@ class AgentLoop:
     async def _fail(
         self, output: Output, state: RunState, result: GenerateResult, error: ErrorPayload
     ) -> None:
+        await output.reset()
         self._fill(result, state, "", "error")
         result.error = error
         await output.send(Chunk.of(error))

@@ -107,6 +107,7 @@ async def run_step(
     except TripwireError as e:
         return await _reject(plan, state, output, step, e)
     except ProcessorError as e:
+        await output.reset()
         ml.restore(step.checkpoint)
         return Failed(ErrorPayload(str(e), "ProcessorError", {"processorId": e.processor_id, "hook": e.hook}))
 
@@ -159,6 +160,7 @@ async def _run(
     )
     step.message, step.collector = message, StepCollector(message)
     output.start_message(message)
+    output.on_sent = step.collector.add
     await output.emit(Chunk.of(StepStart(message.id, n, model.model_id)))
 
     # 4-5. The provider call; every chunk through process_output_stream.
@@ -230,9 +232,8 @@ async def _call_model(
                     finish = _as_model_finish(chunk.payload)
                     continue
                 raw.append(chunk)
-                sent = await output.emit(chunk)
-                if sent is not None:
-                    collector.add(sent)
+                await output.stream(chunk)
+            await output.flush()
     except APICallError as err:
         span.set_attribute(ATTR.ERROR_TYPE, str(err.status_code or "connection"))
         span.set_status(trace.Status(trace.StatusCode.ERROR, err.message))
@@ -304,6 +305,7 @@ async def _reject(
     plan: RunPlan, state: RunState, output: Output, step: _Step, e: TripwireError
 ) -> StepOutcome:
     """A processor aborted inside the step: roll the step back, then retry or trip."""
+    await output.reset()  # chunks behind the aborted one are never sent
     state.message_list.restore(step.checkpoint)
     tripwire = Tripwire(e.reason, e.retry, e.metadata, e.processor_id)
     result = step.result

@@ -58,6 +58,7 @@ async def _execute(plan: RunPlan, state: RunState, output: Output, call: ToolCal
             ctx = ToolContext(
                 call.tool_call_id, plan.run_id, plan.agent.id, state.scope.request_context,
                 ProcessorStreamWriter(output.emit, plan.run_id),
+                thread_id=state.scope.thread_id, resource_id=state.scope.resource_id,
             )
             try:
                 value = await tool.run(call.args, ctx)

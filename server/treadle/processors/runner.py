@@ -22,7 +22,7 @@ from ..errors import ProcessorError, ProcessorUnavailableError, TripwireError
 from ..message_list import MessageList
 from ..messages import Message, Prompt, SystemMessage
 from ..tracing.spans import ATTR, processor_span
-from .args import ProcessorStreamWriter, RunInfo
+from .args import ProcessorStreamWriter, ProcessOutputStreamArgs, RunInfo
 from .base import SEED_NAMES, ProcessorViolation, implements
 from .results import (
     MessagesResult,
@@ -309,13 +309,14 @@ class ChainRunner:
     # --- process_output_stream: the per-chunk hot path ----------------------------------------
 
     async def process_output_stream(
-        self, processors: Sequence[Any], chunk: Chunk, message_list: MessageList
+        self, processors: Sequence[Any], chunk: Chunk, message_list: MessageList, offset: int = 0
     ) -> Chunk | None:
-        """Run the chunk through every output processor; None means it was dropped."""
-        from .args import ProcessOutputStreamArgs
+        """Run the chunk through every output processor; None means it was dropped.
 
+        ``offset`` is the index of ``processors[0]`` in the agent's array.
+        """
         hook = "process_output_stream"
-        for index, p in enumerate(processors):
+        for index, p in enumerate(processors, start=offset):
             if not implements(p, hook):
                 continue
             if chunk.is_data and not getattr(p, "process_data_parts", False):
@@ -347,6 +348,49 @@ class ChainRunner:
             chunk = result
         return chunk
 
+    async def submit_output_stream(
+        self, processor: Any, index: int, chunk: Chunk, message_list: MessageList
+    ) -> Awaitable[Chunk | None]:
+        """The pipelined form of one stage: queue ``chunk`` with the processor and return an
+        awaitable for its answer (applied by the caller in chunk order)."""
+        hook = "process_output_stream"
+        if not implements(processor, hook) or (
+            chunk.is_data and not getattr(processor, "process_data_parts", False)
+        ):
+            return _ready(chunk)
+        stream = self._stream_span(processor, index)
+        stream.chunks += 1
+        parts = self._stream_parts.setdefault(processor.id, [])
+        parts.append(chunk)
+        ctx = trace.set_span_in_context(stream.span)
+        args = ProcessOutputStreamArgs(
+            part=chunk, stream_parts=parts, message_list=message_list,
+            **self._common(processor, hook, ctx, index),
+        )
+        pending = await processor.submit_output_stream(args)
+        return self._answer(processor, stream, chunk, pending)
+
+    async def _answer(
+        self, processor: Any, stream: _StreamSpan, chunk: Chunk, pending: Awaitable[Chunk | None]
+    ) -> Chunk | None:
+        try:
+            result = await pending
+        except TripwireError as e:
+            e.processor_id = e.processor_id or processor.id
+            stream.span.set_attribute(ATTR.PROCESSOR_OUTCOME, "retry" if e.retry else "abort")
+            await _notify_violation(processor, e, "process_output_stream")
+            raise
+        except ProcessorUnavailableError:
+            raise
+        except Exception:
+            log.warning("processOutputStream of %s failed; chunk passes", processor.id, exc_info=True)
+            return chunk
+        if result is None:
+            stream.dropped += 1
+        elif result is not chunk:
+            stream.replaced += 1
+        return result
+
     def _stream_span(self, processor: Any, index: int) -> _StreamSpan:
         s = self._stream_spans.get(processor.id)
         if s is None:
@@ -366,6 +410,10 @@ class ChainRunner:
             s.span.set_attribute("treadle.processor.chunks_replaced", s.replaced)
             s.span.end()
         self._stream_spans.clear()
+
+
+async def _ready(chunk: Chunk) -> Chunk:
+    return chunk
 
 
 def _set_index(processor: Any, index: int) -> None:

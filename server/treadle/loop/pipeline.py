@@ -1,0 +1,178 @@
+"""``process_output_stream`` over the output processors, pipelined across remote stages.
+
+In-process processors run inline, chunk after chunk. A processor that can pipeline (a remote one
+whose stream hook is windowed or allows several invocations in flight) becomes a stage of its
+own: the chunk is submitted and the next chunk goes on without waiting for the answer, so a
+slow network adds latency, not a throughput ceiling. Answers are applied in chunk order.
+
+With no pipelining processor there are no stages and no tasks: ``put`` runs the chain inline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..chunks import Chunk
+from ..message_list import MessageList
+from ..processors.runner import ChainRunner
+
+Sink = Callable[[Chunk], Awaitable[None]]
+
+
+@dataclass
+class _Marker:
+    """Passes through every stage behind the chunks put before it."""
+
+    done: asyncio.Future[None]
+
+
+_STOP = object()
+
+
+def _pipelines(processor: Any) -> bool:
+    check = getattr(processor, "pipelined", None)
+    return bool(check()) if callable(check) else False
+
+
+class StreamPipeline:
+    def __init__(
+        self, chain: ChainRunner, processors: Sequence[Any], message_list: MessageList, sink: Sink
+    ) -> None:
+        self.chain = chain
+        self.processors = list(processors)
+        self.message_list = message_list
+        self.sink = sink
+        self.failure: BaseException | None = None
+        self._segments = self._split()
+        self._queues: list[asyncio.Queue[Any]] = []
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def _split(self) -> list[tuple[int, list[Any], bool]]:
+        """(first index, processors, pipelined) runs; inline processors are grouped."""
+        segments: list[tuple[int, list[Any], bool]] = []
+        for index, p in enumerate(self.processors):
+            if _pipelines(p):
+                segments.append((index, [p], True))
+            elif segments and not segments[-1][2]:
+                segments[-1][1].append(p)
+            else:
+                segments.append((index, [p], False))
+        return segments
+
+    @property
+    def staged(self) -> bool:
+        return any(pipelined for _, _, pipelined in self._segments)
+
+    # --- input side ---------------------------------------------------------------------------
+
+    async def put(self, chunk: Chunk) -> None:
+        """Process and send ``chunk``; with stages, returns once it is queued.
+
+        Raises the first failure (a tripwire or an unavailable processor) seen so far.
+        """
+        if self.failure is not None:
+            raise self.failure
+        if not self.staged:
+            out = await self.chain.process_output_stream(self.processors, chunk, self.message_list)
+            if out is not None:
+                await self.sink(out)
+            return
+        self._start()
+        await self._queues[0].put(chunk)
+
+    async def flush(self) -> None:
+        """Wait until everything put so far reached the sink (or was dropped)."""
+        if self.failure is not None:
+            raise self.failure
+        if not self._tasks:
+            return
+        marker = _Marker(asyncio.get_running_loop().create_future())
+        await self._queues[0].put(marker)
+        await marker.done
+        if self.failure is not None:
+            raise self.failure
+
+    async def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks.clear()
+
+    # --- stages -------------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        if self._tasks:
+            return
+        self._queues = [asyncio.Queue() for _ in range(len(self._segments) + 1)]
+        for i, (first, processors, pipelined) in enumerate(self._segments):
+            stage = self._pipelined_stage if pipelined else self._inline_stage
+            self._tasks.append(asyncio.create_task(
+                stage(first, processors, self._queues[i], self._queues[i + 1])
+            ))
+        self._tasks.append(asyncio.create_task(self._sink_stage(self._queues[-1])))
+
+    async def _resolve(self, item: Any) -> Any:
+        """A chunk, a marker, None (dropped) or _STOP (the pipeline failed)."""
+        if isinstance(item, (Chunk, _Marker)) or item is None:
+            return item
+        try:
+            return await item  # a pending answer of a pipelined stage
+        except BaseException as e:
+            self._fail(e)
+            return _STOP
+
+    def _fail(self, e: BaseException) -> None:
+        if self.failure is None:
+            self.failure = e
+
+    async def _inline_stage(
+        self, first: int, processors: list[Any], inbox: asyncio.Queue[Any], outbox: asyncio.Queue[Any]
+    ) -> None:
+        while True:
+            item = await self._resolve(await inbox.get())
+            if item is None or item is _STOP or (self.failure and not isinstance(item, _Marker)):
+                continue
+            if isinstance(item, Chunk):
+                try:
+                    item = await self.chain.process_output_stream(
+                        processors, item, self.message_list, offset=first
+                    )
+                except BaseException as e:
+                    self._fail(e)
+                    continue
+            await outbox.put(item)
+
+    async def _pipelined_stage(
+        self, first: int, processors: list[Any], inbox: asyncio.Queue[Any], outbox: asyncio.Queue[Any]
+    ) -> None:
+        (processor,) = processors
+        while True:
+            item = await self._resolve(await inbox.get())
+            if item is None or item is _STOP or (self.failure and not isinstance(item, _Marker)):
+                continue
+            if isinstance(item, Chunk):
+                try:
+                    item = await self.chain.submit_output_stream(
+                        processor, first, item, self.message_list
+                    )
+                except BaseException as e:
+                    self._fail(e)
+                    continue
+            await outbox.put(item)
+
+    async def _sink_stage(self, inbox: asyncio.Queue[Any]) -> None:
+        while True:
+            item = await self._resolve(await inbox.get())
+            if isinstance(item, _Marker):
+                item.done.set_result(None)
+            elif isinstance(item, Chunk) and self.failure is None:
+                try:
+                    await self.sink(item)
+                except BaseException as e:
+                    self._fail(e)
