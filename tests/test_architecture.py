@@ -1,0 +1,113 @@
+"""Imports point one way, from the edge inward (STYLE.md), and the public surfaces are pinned."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1] / "server" / "treadle"
+
+# Layer of each top-level module or package; a module may import its own layer or lower ones.
+LAYERS: dict[str, int] = {
+    "v1": 0,
+    "messages": 0, "chunks": 0, "errors": 0, "message_list": 0, "agents": 0,
+    "tracing": 1,
+    "processors": 2, "providers": 2, "tools": 2, "memory": 2, "registry": 2,
+    "loop": 3,
+    "signals": 4,
+    "config": 5,
+    "api": 6, "testing": 6,
+    "app": 7,
+    "cli": 8,
+}
+EDGE = {"api", "app", "testing", "cli"}
+"""Only these may touch grpc or the generated code."""
+
+
+def _modules() -> list[Path]:
+    return [p for p in ROOT.rglob("*.py") if "v1" not in p.relative_to(ROOT).parts]
+
+
+def _top(path: Path) -> str:
+    rel = path.relative_to(ROOT)
+    return rel.parts[0].removesuffix(".py") if rel.parts[0] != "__init__.py" else ""
+
+
+def _internal_imports(path: Path) -> list[tuple[str, int]]:
+    """(top-level treadle module, line) for every import of the package from ``path``."""
+    tree = ast.parse(path.read_text())
+    package = path.relative_to(ROOT.parent).with_suffix("").parts[:-1]
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = list(package[: len(package) - node.level + 1])
+                target = base + (node.module.split(".") if node.module else [])
+                if len(target) == 1:  # "from . import x"
+                    target += [alias.name for alias in node.names][:1]
+            elif node.module and node.module.split(".")[0] == "treadle":
+                target = node.module.split(".")
+            else:
+                continue
+            if len(target) > 1:
+                out.append((target[1], node.lineno))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if parts[0] == "treadle" and len(parts) > 1:
+                    out.append((parts[1], node.lineno))
+    return out
+
+
+def _third_party(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_imports_point_inward(path: Path) -> None:
+    top = _top(path)
+    if not top:
+        return
+    assert top in LAYERS, f"{top} has no layer: add it to LAYERS"
+    for target, line in _internal_imports(path):
+        if target == top:
+            continue
+        assert target in LAYERS, f"{path.name}:{line} imports unknown module {target}"
+        assert LAYERS[target] <= LAYERS[top], (
+            f"{path.relative_to(ROOT)}:{line} ({top}) imports {target}, a layer further out"
+        )
+        if target == "v1":
+            assert top in EDGE, f"{path.relative_to(ROOT)}:{line} uses generated code outside the edge"
+    if top not in EDGE:
+        assert "grpc" not in _third_party(path), f"{path.relative_to(ROOT)} imports grpc"
+
+
+def test_the_loop_never_sees_protobuf_config_or_storage() -> None:
+    for path in (ROOT / "loop").rglob("*.py"):
+        for target, line in _internal_imports(path):
+            assert target not in {"v1", "api", "config", "memory", "app"}, f"{path.name}:{line}"
+        assert not {"grpc", "google"} & _third_party(path), path.name
+
+
+def test_processor_package_surface() -> None:
+    import treadle.processors as p
+
+    assert set(p.__all__) == {
+        "HOOKS", "MessagesResult", "OutputResult", "ProcessAPIErrorArgs", "ProcessAPIErrorResult",
+        "ProcessInputArgs", "ProcessInputStepArgs", "ProcessInputStepResult",
+        "ProcessLLMRequestArgs", "ProcessLLMRequestResult", "ProcessLLMResponseArgs",
+        "ProcessOutputResultArgs", "ProcessOutputStepArgs", "ProcessOutputStreamArgs",
+        "ProcessToolResultArgs", "Processor", "ProcessorStreamWriter", "ProcessorViolation",
+        "RunInfo", "StepResult", "implements",
+    }
+    for name in p.__all__:
+        assert hasattr(p, name), name
