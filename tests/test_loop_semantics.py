@@ -407,3 +407,18 @@ async def test_state_is_per_processor_and_per_call(harness_factory) -> None:
     await h.generate(agent, "go")
     # "a" shares its state across lanes within a call; "b" never sees it; nothing leaks between calls
     assert seen == [{"n": 1}, {}, {"n": 1}, {}]
+
+
+async def test_fallback_model_answers_when_the_primary_fails(harness_factory) -> None:
+    from treadle.providers.base import ModelConfig, ModelSettings
+
+    primary: Harness = harness_factory([Turn.fail(500, "primary down")])
+    backup: Harness = harness_factory([Turn.say("from the backup")], "anthropic")
+    agent = primary.agent(fallback_models=[
+        ModelConfig("anthropic/backup-model", base_url=backup.server.base_url)
+    ])
+    # No SDK retries: the primary fails at once and the fallback takes the call.
+    result = await primary.generate(agent, "hi", model_settings=ModelSettings(max_retries=0))
+    assert result.text == "from the backup"
+    assert len(primary.bodies()) == 1
+    assert len(backup.bodies()) == 1 and backup.bodies()[0]["model"] == "backup-model"
