@@ -1,1 +1,37 @@
-"""Python client SDK for Treadle."""
+"""Python client SDK for Treadle.
+
+::
+
+    async with AgentClient("127.0.0.1:50051") as client:
+        async for chunk in client.stream("assistant", "hello"):
+            if chunk.WhichOneof("chunk") == "text_delta":
+                print(chunk.text_delta.text, end="", flush=True)
+
+Responses are the generated ``treadle.v1`` messages; failures raise ``grpc.aio.AioRpcError``
+with the server's status code and message.
+
+Remote processors are classes with the seed's hook methods, attached to running servers::
+
+    attachment = await attach([ContentFilter(["secret"])], "127.0.0.1:50051")
+    await attachment.ready()
+
+and remote tools are ``treadle.tools.Tool`` objects served with ``serve_tools``. ``run_processors``
+and ``run_tools`` do the same for scripts, until SIGTERM or Ctrl-C. See ``clients/python/README.md``.
+"""
+
+from ._agents import DEFAULT_TARGET, AgentClient
+from ._attach import AttachError, Attachment
+from ._blocking import run_processors, run_tools
+from ._processors import attach
+from ._tools import serve_tools
+
+__all__ = [
+    "DEFAULT_TARGET",
+    "AgentClient",
+    "AttachError",
+    "Attachment",
+    "attach",
+    "run_processors",
+    "run_tools",
+    "serve_tools",
+]

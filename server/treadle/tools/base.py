@@ -19,6 +19,9 @@ class ToolContext:
     agent_id: str
     request_context: dict[str, Any] = field(default_factory=dict)
     writer: Any = None
+    thread_id: str = ""
+    """The run's memory thread, when it has one (remote tools receive it)."""
+    resource_id: str = ""
 
 
 @dataclass

@@ -394,10 +394,12 @@ class ReplaceOutcome(_message.Message):
     def __init__(self, messages: _Optional[_Union[MessageListReplacement, _Mapping]] = ..., system_messages: _Optional[_Union[_agent_pb2.SystemMessages, _Mapping]] = ..., step_overrides: _Optional[_Union[StepOverrides, _Mapping]] = ..., prompt: _Optional[_Union[PromptReplacement, _Mapping]] = ..., cached_response: _Optional[_Union[CachedResponse, _Mapping]] = ...) -> None: ...
 
 class MessageListReplacement(_message.Message):
-    __slots__ = ("messages",)
+    __slots__ = ("messages", "sources")
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    SOURCES_FIELD_NUMBER: _ClassVar[int]
     messages: _containers.RepeatedCompositeFieldContainer[_message_pb2.Message]
-    def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ...) -> None: ...
+    sources: _containers.RepeatedScalarFieldContainer[MessageSource]
+    def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., sources: _Optional[_Iterable[_Union[MessageSource, str]]] = ...) -> None: ...
 
 class PromptReplacement(_message.Message):
     __slots__ = ("messages",)

@@ -1,0 +1,214 @@
+"""One long-lived Attach stream per server, kept up with exponential backoff and jitter.
+
+The processor and tool SDKs differ only in what they say in the handshake and how they answer
+what the server sends; both hand this module a ``Session`` factory. A session lives for one
+stream: when the stream ends (server restart, drain, network) its in-flight work is cancelled and
+a new stream, with a new handshake, is opened after a backoff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import random
+import socket
+from collections.abc import AsyncIterator, Callable, Sequence
+from types import TracebackType
+from typing import Any, Protocol
+
+import grpc
+
+log = logging.getLogger("treadle_client")
+
+PROTOCOL_VERSION = 1
+_MAX_MESSAGE_BYTES = 16 << 20
+
+# A handshake refused for one of these reasons will be refused again: do not retry.
+_FATAL = frozenset({
+    grpc.StatusCode.INVALID_ARGUMENT,
+    grpc.StatusCode.FAILED_PRECONDITION,
+    grpc.StatusCode.PERMISSION_DENIED,
+    grpc.StatusCode.UNAUTHENTICATED,
+    grpc.StatusCode.UNIMPLEMENTED,
+})
+
+
+class AttachError(Exception):
+    """A server refused the handshake (the message says why); the SDK does not retry it."""
+
+    def __init__(self, target: str, code: grpc.StatusCode, details: str) -> None:
+        super().__init__(f"{target}: {code.name}: {details}")
+        self.target = target
+        self.code = code
+        self.details = details
+
+
+Send = Callable[[Any], None]
+
+
+class Session(Protocol):
+    """What one stream needs from the processor or tool SDK."""
+
+    def handshake(self) -> Any: ...
+
+    def on_message(self, message: Any) -> bool:
+        """Handle one server message; True when it was the welcome."""
+        ...
+
+    async def close(self) -> None:
+        """The stream ended: cancel in-flight work (the server no longer waits for it)."""
+        ...
+
+
+SessionFactory = Callable[[Send], Session]
+OpenStream = Callable[[grpc.aio.Channel, AsyncIterator[Any]], Any]
+
+
+def default_instance_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class _Link:
+    """The stream to one target, reopened until the attachment is closed."""
+
+    def __init__(
+        self, target: str, open_stream: OpenStream, make_session: SessionFactory,
+        backoff: tuple[float, float],
+    ) -> None:
+        self.target = target
+        self._open = open_stream
+        self._make = make_session
+        self._backoff = backoff
+        self.welcomed = asyncio.Event()
+        self.attached = False
+        self.error: AttachError | None = None
+        self.streams_opened = 0
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name=f"treadle-attach {self.target}")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _run(self) -> None:
+        delay = self._backoff[0]
+        while True:
+            welcomed = False
+            try:
+                welcomed = await self._once()
+            except AttachError as e:
+                log.error("attach refused by %s", e)
+                self.error = e
+                self.welcomed.set()  # wake ready(), which reports the error
+                return
+            except Exception:  # a bug on this side must not end the attachment for good
+                log.exception("stream to %s failed", self.target)
+            if welcomed:
+                delay = self._backoff[0]
+            # Full jitter keeps a fleet of processes from reconnecting in lock-step.
+            await asyncio.sleep(random.uniform(delay / 2, delay))
+            delay = min(delay * 2, self._backoff[1])
+
+    async def _once(self) -> bool:
+        outbound: asyncio.Queue[Any] = asyncio.Queue()
+        session = self._make(outbound.put_nowait)
+        outbound.put_nowait(session.handshake())
+
+        async def requests() -> AsyncIterator[Any]:
+            while True:
+                yield await outbound.get()
+
+        welcomed = False
+        channel = grpc.aio.insecure_channel(self.target, options=[
+            ("grpc.max_receive_message_length", _MAX_MESSAGE_BYTES),
+            ("grpc.max_send_message_length", _MAX_MESSAGE_BYTES),
+        ])
+        call = None
+        try:
+            call = self._open(channel, requests())
+            self.streams_opened += 1
+            async for message in call:
+                if session.on_message(message):
+                    welcomed = True
+                    self.attached = True
+                    self.welcomed.set()
+                    log.info("attached to %s", self.target)
+            log.info("%s ended the stream; reconnecting", self.target)
+        except grpc.aio.AioRpcError as e:
+            if e.code() in _FATAL:
+                raise AttachError(self.target, e.code(), e.details() or "") from None
+            log.info("stream to %s ended: %s %s; reconnecting", self.target, e.code().name, e.details())
+        finally:
+            self.attached = False
+            if call is not None:
+                call.cancel()
+            await session.close()
+            await channel.close(grace=None)
+        return welcomed
+
+
+class Attachment:
+    """Processors or tools attached to one or more servers; ``await close()`` detaches them.
+
+    ``await attachment.ready()`` waits until every server has welcomed the handshake once.
+    """
+
+    def __init__(
+        self, targets: Sequence[str], open_stream: OpenStream, make_session: SessionFactory,
+        backoff: tuple[float, float],
+    ) -> None:
+        if not targets:
+            raise ValueError("give at least one target (HOST:PORT)")
+        lo, hi = backoff
+        if lo <= 0 or hi < lo:
+            raise ValueError(f"backoff must be (initial > 0, maximum >= initial), got {backoff}")
+        self._links = [_Link(t, open_stream, make_session, backoff) for t in targets]
+        for link in self._links:
+            link.start()
+
+    @property
+    def targets(self) -> list[str]:
+        return [link.target for link in self._links]
+
+    def attached(self, target: str | None = None) -> bool:
+        """True while the stream to ``target`` (or to every target) is welcomed and open."""
+        links = [lk for lk in self._links if target is None or lk.target == target]
+        return bool(links) and all(lk.attached for lk in links)
+
+    def streams_opened(self, target: str) -> int:
+        """How many streams were opened to ``target`` (reconnects included)."""
+        return next(lk.streams_opened for lk in self._links if lk.target == target)
+
+    async def ready(self, timeout: float | None = None) -> None:
+        """Wait for the first welcome from every target; ``AttachError`` if one refused."""
+
+        async def wait() -> None:
+            for link in self._links:
+                await link.welcomed.wait()
+                if link.error is not None:
+                    raise link.error
+
+        await asyncio.wait_for(wait(), timeout)
+
+    async def close(self) -> None:
+        """Close every stream; in-flight invocations are cancelled."""
+        await asyncio.gather(*(link.stop() for link in self._links))
+
+    async def __aenter__(self) -> Attachment:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+
+def as_targets(targets: str | Sequence[str]) -> list[str]:
+    return [targets] if isinstance(targets, str) else list(targets)

@@ -1,0 +1,322 @@
+"""Remote processors over ``ProcessorService.Attach``: the same classes as in-process ones.
+
+A processor is an object with an ``id`` and the hook methods it implements (``process_input``,
+``process_output_stream``, ...), each taking the args dataclass from ``treadle.processors.args``:
+``args.abort()`` raises, ``args.state`` is a dict, ``await args.writer.custom({...})`` emits a
+chunk. The SDK declares exactly the hooks whose methods are present. Optional class attributes
+tune the declaration:
+
+- ``observe: set[str]``: hooks to run in OBSERVE mode (fire and forget: the run never waits);
+- ``timeouts: dict[str, float]``: the timeout, in seconds, to ask for per hook;
+- ``stream_delivery: "per_chunk" | "windowed"``, ``max_window: int``, ``max_in_flight: int``:
+  how ``process_output_stream`` invocations carry chunks and how many may be in flight;
+- ``process_data_parts: bool``: also receive ``data-*`` chunks in ``process_output_stream``;
+- ``name``, ``description``: shown in traces and listings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import inspect
+import logging
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+import grpc
+from opentelemetry import trace
+from opentelemetry.trace import TracerProvider
+
+from treadle.api import hook_convert as hc
+from treadle.api.convert_data import chunk_to_proto, dict_to_struct, struct_to_dict
+from treadle.api.hook_convert_sdk import snapshot_before
+from treadle.chunks import Chunk
+from treadle.errors import TripwireError
+from treadle.message_list import MessageList
+from treadle.processors.args import ProcessorStreamWriter
+from treadle.processors.base import HOOKS, SEED_NAMES
+from treadle.v1 import processor_service_pb2 as pb
+from treadle.v1 import processor_service_pb2_grpc
+
+from ._attach import PROTOCOL_VERSION, Attachment, Send, as_targets, default_instance_id
+from ._tracing import invocation_span, mark_error, tracer_from
+
+log = logging.getLogger("treadle_client")
+
+DEFAULT_STATE_TTL = 600.0
+"""Seconds a run's state is kept after its last invocation when no processOutputResult ends it."""
+
+_DELIVERY = {"per_chunk": pb.STREAM_DELIVERY_PER_CHUNK, "windowed": pb.STREAM_DELIVERY_WINDOWED}
+
+
+def hooks_of(processor: Any) -> list[str]:
+    """The hooks a processor implements: the hook methods it has, in the seed's order."""
+    return [h for h in HOOKS if callable(getattr(processor, h, None))]
+
+
+def declaration(processor: Any) -> pb.ProcessorDeclaration:
+    """The handshake's declaration of ``processor``; ``ValueError`` says what is wrong."""
+    pid = getattr(processor, "id", None)
+    if not isinstance(pid, str) or not pid:
+        raise ValueError(f"{type(processor).__name__} needs a non-empty string `id`")
+    hooks = hooks_of(processor)
+    if not hooks:
+        raise ValueError(f"processor {pid!r} implements no hook (e.g. process_input)")
+    observe = set(getattr(processor, "observe", None) or ())
+    timeouts: dict[str, float] = dict(getattr(processor, "timeouts", None) or {})
+    for what, names in (("observe", observe), ("timeouts", timeouts)):
+        unknown = sorted(set(names) - set(hooks))
+        if unknown:
+            raise ValueError(f"processor {pid!r}: `{what}` names hooks it does not implement: {unknown}")
+    delivery = getattr(processor, "stream_delivery", "per_chunk")
+    if delivery not in _DELIVERY:
+        raise ValueError(f"processor {pid!r}: stream_delivery must be 'per_chunk' or 'windowed'")
+    out = pb.ProcessorDeclaration(
+        id=pid, name=str(getattr(processor, "name", "") or ""),
+        description=str(getattr(processor, "description", "") or (type(processor).__doc__ or "")).strip(),
+    )
+    for hook in hooks:
+        h = out.hooks.add(
+            hook=hc.HOOK_ENUM[hook],
+            mode=pb.HOOK_MODE_OBSERVE if hook in observe else pb.HOOK_MODE_MUTATE,
+        )
+        if hook in timeouts:
+            h.timeout.FromNanoseconds(int(timeouts[hook] * 1e9))
+        if hook == "process_output_stream":
+            h.process_data_parts = bool(getattr(processor, "process_data_parts", False))
+            h.delivery = _DELIVERY[delivery]
+            h.max_window = int(getattr(processor, "max_window", 0) or 0)
+            h.max_in_flight = int(getattr(processor, "max_in_flight", 0) or 0)
+    return out
+
+
+@dataclass
+class _RunState:
+    """One processor's state for one run, and what the stream hook needs between invocations."""
+
+    value: dict[str, Any] = field(default_factory=dict)
+    version: int = 0
+    stream_parts: list[Chunk] = field(default_factory=list)
+    message_list: MessageList | None = None
+    touched: float = field(default_factory=time.monotonic)
+    tail: asyncio.Task[None] | None = None
+    """The last invocation queued for this run and processor: the next one waits for it."""
+
+
+class _Host:
+    """Everything that outlives one stream: the processors and their per-run state."""
+
+    def __init__(self, processors: dict[str, Any], declarations: list[pb.ProcessorDeclaration],
+                 instance_id: str, tracer: trace.Tracer, state_ttl: float) -> None:
+        self.processors = processors
+        self.declarations = declarations
+        self.observe = {d.id: {hc.HOOK_NAME[h.hook] for h in d.hooks if h.mode == pb.HOOK_MODE_OBSERVE}
+                        for d in declarations}
+        self.instance_id = instance_id
+        self.tracer = tracer
+        self.state_ttl = state_ttl
+        self.runs: dict[tuple[str, str], _RunState] = {}
+        self._swept = time.monotonic()
+
+    def run_state(self, run_id: str, processor_id: str) -> _RunState:
+        now = time.monotonic()
+        if now - self._swept > self.state_ttl / 10:
+            self._swept = now
+            for key, rs in list(self.runs.items()):
+                if now - rs.touched > self.state_ttl and (rs.tail is None or rs.tail.done()):
+                    del self.runs[key]
+        rs = self.runs.setdefault((run_id, processor_id), _RunState())
+        rs.touched = now
+        return rs
+
+
+def _make_abort(processor_id: str) -> Any:
+    def abort(reason: str = "", *, retry: bool = False, metadata: Any = None) -> NoReturn:
+        raise TripwireError(reason or f"Tripwire triggered by {processor_id}", retry=retry,
+                            metadata=metadata, processor_id=processor_id)
+
+    return abort
+
+
+class _ProcessorSession:
+    def __init__(self, host: _Host, send: Send) -> None:
+        self._host = host
+        self._send = send
+        self._running: dict[str, tuple[asyncio.Task[None], asyncio.Event]] = {}
+
+    def handshake(self) -> pb.ProcessorServiceAttachRequest:
+        return pb.ProcessorServiceAttachRequest(handshake=pb.ProcessorHandshake(
+            protocol_versions=[PROTOCOL_VERSION], processors=self._host.declarations,
+            instance_id=self._host.instance_id,
+        ))
+
+    def on_message(self, message: pb.ProcessorServiceAttachResponse) -> bool:
+        kind = message.WhichOneof("message")
+        if kind == "invocation":
+            self._start(message.invocation)
+        elif kind == "cancel":
+            running = self._running.get(message.cancel.invocation_id)
+            if running is not None:
+                running[1].set()  # the hook's abort_signal
+                running[0].cancel()
+        elif kind == "drain":
+            log.info("server is draining; will reconnect when it closes the stream")
+        return kind == "welcome"
+
+    async def close(self) -> None:
+        tasks = [task for task, _ in self._running.values()]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    def _start(self, inv: pb.Invocation) -> None:
+        # One (run, processor) runs its invocations one at a time, in the order they arrived:
+        # its state is a sequence. Different runs go concurrently.
+        rs = self._host.run_state(inv.run_id, inv.processor_id)
+        previous = rs.tail
+        signal = asyncio.Event()
+        task = asyncio.create_task(self._after(previous, inv, rs, signal))
+        rs.tail = task
+        self._running[inv.invocation_id] = (task, signal)
+        task.add_done_callback(lambda _: self._running.pop(inv.invocation_id, None))
+
+    async def _after(self, previous: asyncio.Task[None] | None, inv: pb.Invocation, rs: _RunState,
+                     signal: asyncio.Event) -> None:
+        if previous is not None and not previous.done():
+            await asyncio.wait([previous])
+        try:
+            result = await self._invoke(inv, rs, signal)
+        except Exception as e:  # a bug here, not in the hook: still answer, never leave it hanging
+            log.exception("invocation %s failed", inv.invocation_id)
+            result = hc.encode_error(inv.invocation_id, e)
+        hook = hc.HOOK_NAME.get(inv.hook, "")
+        if result is not None and hook not in self._host.observe.get(inv.processor_id, ()):
+            self._send(pb.ProcessorServiceAttachRequest(result=result))
+        if hook == "process_output_result":
+            self._host.runs.pop((inv.run_id, inv.processor_id), None)
+
+    async def _invoke(self, inv: pb.Invocation, rs: _RunState, signal: asyncio.Event) -> pb.InvocationResult:
+        pid = inv.processor_id
+        processor = self._host.processors.get(pid)
+        hook = hc.HOOK_NAME.get(inv.hook, "")
+        if processor is None or hook not in hooks_of(processor):
+            return hc.encode_error(inv.invocation_id, LookupError(f"processor {pid!r} does not serve {hook or inv.hook}"))
+        if inv.HasField("state") and inv.state.version >= rs.version:
+            rs.value, rs.version = struct_to_dict(inv.state.value), inv.state.version
+        before = copy.deepcopy(rs.value)
+        written: list[Chunk] = []
+
+        async def collect(chunk: Chunk) -> None:
+            written.append(chunk)
+
+        writer = ProcessorStreamWriter(collect, inv.run_id)
+        common: dict[str, Any] = {
+            "abort": _make_abort(pid), "state": rs.value, "writer": writer, "abort_signal": signal,
+        }
+        attributes = {
+            "treadle.processor.id": pid, "treadle.processor.hook": SEED_NAMES[hook],
+            "treadle.run.id": inv.run_id, "treadle.step.number": inv.step_number,
+            "treadle.processor.retry_count": inv.retry_count,
+        }
+        method = getattr(processor, hook)
+        with invocation_span(self._host.tracer, f"{SEED_NAMES[hook]} {pid}", inv.trace_context,
+                             attributes) as span:
+            common["tracing_context"] = trace.set_span_in_context(span)
+            if hook == "process_output_stream":
+                result = await self._stream(inv, method, rs, common, span)
+            else:
+                result = await self._hook(inv, hook, method, rs, common, span)
+        changed = rs.value != before
+        if changed:
+            rs.version += 1
+            result.state.Clear()
+            dict_to_struct(rs.value, result.state.value)
+            result.state.version = rs.version
+        for chunk in written:
+            result.custom_chunks.add().CopyFrom(chunk_to_proto(chunk).data)
+        return result
+
+    async def _hook(self, inv: pb.Invocation, hook: str, method: Any, rs: _RunState,
+                    common: dict[str, Any], span: trace.Span) -> pb.InvocationResult:
+        args, ml = hc.build_args(inv, **common)
+        rs.message_list = ml
+        before = snapshot_before(inv)
+        try:
+            returned = await _call(method, args)
+        except TripwireError as e:
+            span.set_attribute("treadle.processor.outcome", "abort")
+            return hc.encode_abort(inv.invocation_id, e)
+        except Exception as e:
+            mark_error(span, e)
+            return hc.encode_error(inv.invocation_id, e)
+        try:
+            result = hc.encode_result(hook, returned, args, ml, before, invocation_id=inv.invocation_id)
+        except ValueError as e:
+            mark_error(span, e)
+            return hc.encode_error(inv.invocation_id, e)
+        span.set_attribute("treadle.processor.outcome", result.WhichOneof("outcome") or "")
+        return result
+
+    async def _stream(self, inv: pb.Invocation, method: Any, rs: _RunState, common: dict[str, Any],
+                      span: trace.Span) -> pb.InvocationResult:
+        returns: list[Any] = []
+        parts: list[Chunk] = []
+        for args in hc.iter_stream_args(inv, stream_parts=rs.stream_parts,
+                                        message_list=rs.message_list, **common):
+            parts.append(args.part)
+            try:
+                returns.append(await _call(method, args))
+            except TripwireError as e:
+                span.set_attribute("treadle.processor.outcome", "abort")
+                returns.append(e)
+                break
+            except Exception as e:
+                mark_error(span, e)
+                returns.append(e)
+        span.set_attribute("treadle.processor.chunk_count", len(parts))
+        return hc.encode_stream_result(inv.invocation_id, returns, parts)
+
+
+async def _call(method: Any, args: Any) -> Any:
+    result = method(args)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+def _open(channel: grpc.aio.Channel, requests: AsyncIterator[Any]) -> Any:
+    return processor_service_pb2_grpc.ProcessorServiceStub(channel).Attach(requests)
+
+
+async def attach(
+    processors: Sequence[Any],
+    targets: str | Sequence[str],
+    *,
+    instance_id: str | None = None,
+    tracer_provider: TracerProvider | None = None,
+    backoff: tuple[float, float] = (0.1, 5.0),
+    state_ttl: float = DEFAULT_STATE_TTL,
+) -> Attachment:
+    """Attach ``processors`` to every server in ``targets`` (``HOST:PORT``) over one stream each.
+
+    Returns at once; ``await attachment.ready()`` waits for every server's welcome. Streams that
+    end are reopened with exponential backoff (``backoff`` = initial and maximum seconds) and
+    jitter. Each invocation runs in a span ``{hook} {processor id}`` that is a child of the
+    server's hook span, made with ``tracer_provider`` (default: the global one).
+    """
+    declarations = [declaration(p) for p in processors]
+    by_id: dict[str, Any] = {}
+    for p in processors:
+        if p.id in by_id:
+            raise ValueError(f"processor id {p.id!r} is given twice")
+        by_id[p.id] = p
+    if not by_id:
+        raise ValueError("give at least one processor")
+    host = _Host(by_id, declarations, instance_id or default_instance_id(),
+                 tracer_from(tracer_provider), state_ttl)
+    return Attachment(as_targets(targets), _open, lambda send: _ProcessorSession(host, send), backoff)

@@ -1,0 +1,320 @@
+"""``AgentService``: agent CRUD over the registry, and runs through the loop.
+
+A thin edge: requests are converted (and checked) in ``convert``, errors become statuses in
+``status``, and the loop does the work. The servicer also keeps track of in-flight runs, so the
+server can drain them on shutdown and end the stragglers with UNAVAILABLE.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import contextlib
+import itertools
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any, Protocol
+
+import grpc
+from google.protobuf import field_mask_pb2
+
+from ..agents import Agent, RunRequest
+from ..chunks import Chunk
+from ..errors import FailedPreconditionError, InvalidArgumentError
+from ..loop import AgentLoop
+from ..messages import utcnow
+from ..registry import Registry
+from ..v1 import agent_pb2, agent_service_pb2, agent_service_pb2_grpc, chunk_pb2
+from . import convert
+from .status import SHUTTING_DOWN, ShuttingDownError, abort_with, unary
+
+DEFAULT_PAGE_SIZE = 100
+MAX_PAGE_SIZE = 1000
+MAX_CHUNKS_PER_RESPONSE = 256
+MAX_BYTES_PER_RESPONSE = 1 << 20
+"""Coalescing limits: a batch stays well under the message size limit and the client's buffers."""
+
+PIPE_HIGH_WATER = 256
+"""Chunks buffered for a slow client before the run is made to wait."""
+
+_OUTPUT_ONLY = frozenset({"source", "create_time", "update_time"})
+
+
+class ModelValidator(Protocol):
+    def validate(self, model_string: str) -> None: ...
+
+
+class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
+    def __init__(self, registry: Registry, loop: AgentLoop, models: ModelValidator) -> None:
+        self._registry = registry
+        self._loop = loop
+        self._models = models
+        self._inflight: dict[int, Callable[[], None]] = {}
+        self._ids = itertools.count()
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._draining = False
+
+    # --- agents -------------------------------------------------------------------------------
+
+    @unary
+    async def CreateAgent(
+        self, request: agent_service_pb2.CreateAgentRequest, context: grpc.aio.ServicerContext
+    ) -> agent_service_pb2.CreateAgentResponse:
+        if not request.HasField("agent"):
+            raise InvalidArgumentError("agent is required")
+        agent = convert.agent_from_proto(request.agent, source="api")
+        self.check_models(agent)
+        self._registry.add_agent(agent)
+        return agent_service_pb2.CreateAgentResponse(agent=convert.agent_to_proto(agent))
+
+    @unary
+    async def GetAgent(
+        self, request: agent_service_pb2.GetAgentRequest, context: grpc.aio.ServicerContext
+    ) -> agent_service_pb2.GetAgentResponse:
+        if not request.id:
+            raise InvalidArgumentError("id is required")
+        agent = self._registry.get_agent(request.id)
+        return agent_service_pb2.GetAgentResponse(agent=convert.agent_to_proto(agent))
+
+    @unary
+    async def ListAgents(
+        self, request: agent_service_pb2.ListAgentsRequest, context: grpc.aio.ServicerContext
+    ) -> agent_service_pb2.ListAgentsResponse:
+        if request.page_size < 0:
+            raise InvalidArgumentError("page_size must be >= 0")
+        size = min(request.page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+        after = _decode_token(request.page_token)
+        # Listed by id, and the token is the last id sent: pages stay consistent when agents are
+        # added or deleted between calls.
+        agents = [x for x in self._registry.list_agents() if x.id > after]
+        page = agents[:size]
+        response = agent_service_pb2.ListAgentsResponse()
+        for agent in page:
+            convert.agent_to_proto(agent, response.agents.add())
+        if len(agents) > size:
+            response.next_page_token = _encode_token(page[-1].id)
+        return response
+
+    @unary
+    async def UpdateAgent(
+        self, request: agent_service_pb2.UpdateAgentRequest, context: grpc.aio.ServicerContext
+    ) -> agent_service_pb2.UpdateAgentResponse:
+        if not request.HasField("agent") or not request.agent.id:
+            raise InvalidArgumentError("agent.id is required")
+        current = self._registry.get_agent(request.agent.id)
+        if current.source == "code":  # checked before conversion: code agents hold Python objects
+            raise FailedPreconditionError(
+                f"agent {current.id!r} is defined in Python code and cannot be changed over the API"
+            )
+        merged = request.agent
+        if request.HasField("update_mask"):
+            merged = _apply_mask(request.update_mask, request.agent, convert.agent_to_proto(current))
+        agent = convert.agent_from_proto(merged, source=current.source)
+        self.check_models(agent)
+        agent.update_time = utcnow()
+        self._registry.replace_agent(agent)
+        return agent_service_pb2.UpdateAgentResponse(agent=convert.agent_to_proto(agent))
+
+    @unary
+    async def DeleteAgent(
+        self, request: agent_service_pb2.DeleteAgentRequest, context: grpc.aio.ServicerContext
+    ) -> agent_service_pb2.DeleteAgentResponse:
+        if not request.id:
+            raise InvalidArgumentError("id is required")
+        self._registry.delete_agent(request.id)
+        return agent_service_pb2.DeleteAgentResponse()
+
+    def check_models(self, agent: Agent, path: str = "agent") -> None:
+        """Reject model strings the router cannot serve, before the agent is stored."""
+        models = [(f"{path}.model", agent.model)]
+        models += [(f"{path}.fallback_models[{i}].model", f.id) for i, f in enumerate(agent.fallback_models)]
+        for field, model in models:
+            try:
+                self._models.validate(model)
+            except InvalidArgumentError as e:
+                raise InvalidArgumentError(f"{field}: {e}") from None
+
+    # --- runs ---------------------------------------------------------------------------------
+
+    @unary
+    async def Generate(
+        self, request: agent_service_pb2.GenerateRequest, context: grpc.aio.ServicerContext
+    ) -> agent_service_pb2.GenerateResponse:
+        agent, run = self._prepare(request)
+        stop = asyncio.Event()
+        task = asyncio.create_task(self._loop.generate(agent, run))
+        waiter = asyncio.create_task(stop.wait())
+        with self._track(stop.set):
+            try:
+                await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            finally:  # also on cancellation by the client: the run must not outlive the call
+                waiter.cancel()
+                if not task.done():
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
+        if task.cancelled():
+            await context.abort(grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN)
+        return convert.generate_result_to_proto(task.result())
+
+    async def Stream(
+        self, request: agent_service_pb2.StreamRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[agent_service_pb2.StreamResponse]:
+        try:
+            agent, run = self._prepare(request)
+        except Exception as e:
+            await abort_with(context, e)
+        pipe = _Pipe()
+        producer = asyncio.create_task(self._produce(agent, run, pipe))
+        try:
+            with self._track(pipe.shut):
+                while (response := await pipe.take()) is not None:
+                    yield response
+        except Exception as e:
+            await abort_with(context, e)
+        finally:  # client cancelled, shutdown, or done: never leave the run behind
+            if not producer.done():
+                producer.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await producer
+
+    def _prepare(self, request: convert.RunRequestProto) -> tuple[Agent, RunRequest]:
+        if self._draining:
+            raise ShuttingDownError()
+        agent_id, run = convert.run_request_from_proto(request)
+        return self._registry.snapshot_agent(agent_id), run
+
+    async def _produce(self, agent: Agent, run: RunRequest, pipe: _Pipe) -> None:
+        try:
+            async with contextlib.aclosing(self._loop.stream(agent, run)) as chunks:
+                async for chunk in chunks:
+                    await pipe.put(chunk)
+        except Exception as e:  # before the first chunk this is a bad request: the status says so
+            pipe.fail(e)
+        else:
+            pipe.finish()
+
+    # --- draining -----------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _track(self, stop: Callable[[], None]) -> Iterator[None]:
+        key = next(self._ids)
+        self._inflight[key] = stop
+        self._idle.clear()
+        try:
+            yield
+        finally:
+            del self._inflight[key]
+            if not self._inflight:
+                self._idle.set()
+
+    def start_draining(self) -> None:
+        """Refuse new runs; in-flight ones go on."""
+        self._draining = True
+
+    async def wait_idle(self) -> None:
+        await self._idle.wait()
+
+    def stop_inflight(self) -> None:
+        """End every in-flight run now, with UNAVAILABLE."""
+        for stop in list(self._inflight.values()):
+            stop()
+
+    @property
+    def inflight(self) -> int:
+        return len(self._inflight)
+
+
+class _Pipe:
+    """Chunks from the run to the RPC, batched without waiting.
+
+    ``take`` waits for the first chunk only, then adds whatever else is already queued: the
+    client gets every chunk as soon as it exists, and chunks that piled up while the previous
+    response was being written travel together.
+    """
+
+    _END = object()
+
+    def __init__(self) -> None:
+        self._items: deque[Any] = deque()
+        self._ready = asyncio.Event()
+        self._space = asyncio.Event()
+        self._error: Exception | None = None
+        self._shut = False
+
+    async def put(self, chunk: Chunk) -> None:
+        while len(self._items) >= PIPE_HIGH_WATER:
+            self._space.clear()
+            await self._space.wait()
+        self._items.append(chunk)
+        self._ready.set()
+
+    def finish(self) -> None:
+        self._items.append(self._END)
+        self._ready.set()
+
+    def fail(self, error: Exception) -> None:
+        self._error = error
+        self.finish()
+
+    def shut(self) -> None:
+        """Shutdown: stop at once, dropping what is queued."""
+        self._shut = True
+        self._ready.set()
+
+    async def take(self) -> agent_service_pb2.StreamResponse | None:
+        while not self._items and not self._shut:
+            self._ready.clear()
+            await self._ready.wait()
+        if self._shut:
+            raise ShuttingDownError()
+        response = agent_service_pb2.StreamResponse()
+        size = 0
+        while self._items and len(response.chunks) < MAX_CHUNKS_PER_RESPONSE and size < MAX_BYTES_PER_RESPONSE:
+            if self._items[0] is self._END:
+                break
+            pb: chunk_pb2.Chunk = response.chunks.add()
+            convert.chunk_to_proto(self._items.popleft(), pb)
+            size += pb.ByteSize()
+        self._space.set()
+        if response.chunks:
+            return response
+        # Only the end marker is left.
+        if self._error is not None:
+            raise self._error
+        return None
+
+
+def _apply_mask(
+    mask: field_mask_pb2.FieldMask, source: agent_pb2.Agent, current: agent_pb2.Agent
+) -> agent_pb2.Agent:
+    paths = [p for p in mask.paths if p.split(".")[0] not in _OUTPUT_ONLY]
+    if "id" in paths:
+        raise InvalidArgumentError("update_mask: an agent's id cannot change")
+    clean = field_mask_pb2.FieldMask(paths=paths)
+    if not clean.IsValidForDescriptor(agent_pb2.Agent.DESCRIPTOR):
+        known = ", ".join(f.name for f in agent_pb2.Agent.DESCRIPTOR.fields)
+        raise InvalidArgumentError(f"update_mask has an unknown field in {list(paths)}; fields: {known}")
+    clean.MergeMessage(source, current, replace_message_field=True, replace_repeated_field=True)
+    return current
+
+
+_TOKEN_PREFIX = "after:"
+
+
+def _encode_token(last_id: str) -> str:
+    return base64.urlsafe_b64encode((_TOKEN_PREFIX + last_id).encode()).decode("ascii")
+
+
+def _decode_token(token: str) -> str:
+    if not token:
+        return ""
+    try:
+        text = base64.b64decode(token.encode("ascii"), altchars=b"-_", validate=True).decode()
+    except (binascii.Error, UnicodeError, ValueError):
+        text = ""
+    if not text.startswith(_TOKEN_PREFIX):
+        raise InvalidArgumentError("page_token is malformed; pass next_page_token unchanged")
+    return text.removeprefix(_TOKEN_PREFIX)

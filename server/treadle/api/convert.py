@@ -1,0 +1,350 @@
+"""Proto <-> domain for agents, call options, requests and results.
+
+Everything from a client is checked here, before anything is stored or run: a failure raises
+``InvalidArgumentError`` whose message starts with the field path (``agent.fallback_models[1].model
+...``), so the caller sees what to fix. Messages and chunks live in ``convert_data``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+from google.protobuf import json_format
+
+from .. import agents as a
+from ..errors import InvalidArgumentError
+from ..loop import GenerateResult
+from ..messages import Message, SystemMessage, utcnow
+from ..processors import StepResult
+from ..providers.base import ModelConfig, ModelSettings
+from ..tools import Tool, ToolHooks
+from ..v1 import agent_pb2, agent_service_pb2, chunk_pb2
+from .convert_data import (
+    chunk_from_proto,
+    chunk_to_proto,
+    datetime_to_ts,
+    dict_to_struct,
+    enum_to_pb,
+    enum_to_py,
+    fill,
+    message_from_proto,
+    message_to_proto,
+    opt_struct,
+    struct_to_dict,
+)
+
+__all__ = [
+    "agent_from_dict",
+    "agent_from_proto",
+    "agent_to_proto",
+    "call_options_from_proto",
+    "call_options_to_proto",
+    "chunk_from_proto",
+    "chunk_to_proto",
+    "generate_result_to_proto",
+    "message_from_proto",
+    "message_to_proto",
+    "run_request_from_proto",
+    "step_result_to_proto",
+]
+
+_POLICY = agent_pb2.FailurePolicy.DESCRIPTOR
+_SOURCE = agent_pb2.AgentSource.DESCRIPTOR
+_TOOL_MODE = agent_pb2.ToolChoiceMode.DESCRIPTOR
+_FINISH = chunk_pb2.FinishReason.DESCRIPTOR
+
+# --- agents ------------------------------------------------------------------------------------
+
+
+def agent_from_dict(data: dict[str, Any], *, source: a.AgentSource) -> a.Agent:
+    """An agent from its proto JSON form (the config file format)."""
+    pb = agent_pb2.Agent()
+    try:
+        json_format.ParseDict(data, pb)
+    except json_format.ParseError as e:
+        raise InvalidArgumentError(f"not a valid Agent in proto JSON form: {e}") from None
+    return agent_from_proto(pb, source=source)
+
+
+def agent_from_proto(pb: agent_pb2.Agent, *, source: a.AgentSource, path: str = "agent") -> a.Agent:
+    """A validated domain agent. Output-only fields in ``pb`` are ignored; times are now."""
+    kind = pb.WhichOneof("instructions_kind")
+    if kind == "instruction_messages":
+        instructions = [
+            SystemMessage(s.content, opt_struct(s, "provider_options")) for s in pb.instruction_messages.messages
+        ]
+    else:
+        instructions = [SystemMessage(pb.instructions)] if pb.instructions else []
+    fallbacks: list[Any] = []
+    for i, f in enumerate(pb.fallback_models):
+        if not f.model:
+            raise InvalidArgumentError(f"{path}.fallback_models[{i}].model is required")
+        retries = f.max_retries if f.HasField("max_retries") else None
+        fallbacks.append(ModelConfig(id=f.model, base_url=f.base_url, max_retries=retries))
+    schema = opt_struct(pb, "request_context_schema")
+    if schema is not None:
+        try:
+            jsonschema.validators.validator_for(schema).check_schema(schema)
+        except jsonschema.SchemaError as e:
+            raise InvalidArgumentError(
+                f"{path}.request_context_schema is not a valid JSON schema: {e.message}"
+            ) from None
+    retries = pb.max_processor_retries if pb.HasField("max_processor_retries") else None
+    now = utcnow()
+    agent = a.Agent(
+        id=pb.id,
+        name=pb.name,
+        model=pb.model,
+        instructions=instructions,
+        description=pb.description,
+        metadata=opt_struct(pb, "metadata") or {},
+        base_url=pb.base_url,
+        fallback_models=fallbacks,
+        tools=_names(pb.tools, f"{path}.tools"),
+        input_processors=_refs(pb.input_processors, f"{path}.input_processors"),
+        output_processors=_refs(pb.output_processors, f"{path}.output_processors"),
+        error_processors=_refs(pb.error_processors, f"{path}.error_processors"),
+        max_processor_retries=retries,
+        default_options=(
+            call_options_from_proto(pb.default_options, f"{path}.default_options")
+            if pb.HasField("default_options")
+            else None
+        ),
+        request_context_schema=schema,
+        tool_hooks=_hooks_ref(pb.tool_hooks) if pb.HasField("tool_hooks") else None,
+        source=source,
+        create_time=now,
+        update_time=now,
+    )
+    agent.validate()
+    return agent
+
+
+def agent_to_proto(agent: a.Agent, out: agent_pb2.Agent | None = None) -> agent_pb2.Agent:
+    """The proto form. Objects of code agents (processors, tools, hooks) appear by id or name."""
+    out = out if out is not None else agent_pb2.Agent()
+    out.id, out.name, out.description = agent.id, agent.name, agent.description
+    if agent.metadata:
+        dict_to_struct(agent.metadata, out.metadata)
+    if len(agent.instructions) == 1 and not agent.instructions[0].provider_options:
+        out.instructions = agent.instructions[0].content
+    elif agent.instructions:
+        for s in agent.instructions:
+            pb = out.instruction_messages.messages.add(content=s.content)
+            if s.provider_options:
+                dict_to_struct(s.provider_options, pb.provider_options)
+    out.model, out.base_url = agent.model, agent.base_url
+    for f in agent.fallback_models:
+        fb = out.fallback_models.add(model=f.id, base_url=f.base_url)
+        if f.max_retries is not None:
+            fb.max_retries = f.max_retries
+    out.tools.extend(t.name if isinstance(t, Tool) else str(t) for t in agent.tools)
+    for lane in ("input_processors", "output_processors", "error_processors"):
+        _refs_to_proto(getattr(agent, lane), getattr(out, lane))
+    if agent.max_processor_retries is not None:
+        out.max_processor_retries = agent.max_processor_retries
+    if agent.default_options is not None:
+        call_options_to_proto(agent.default_options, out.default_options)
+    if agent.request_context_schema is not None:
+        dict_to_struct(agent.request_context_schema, out.request_context_schema)
+    if agent.tool_hooks is not None:
+        _hooks_to_proto(agent.tool_hooks, out.tool_hooks)
+    out.source = enum_to_pb(_SOURCE, agent.source)
+    datetime_to_ts(agent.create_time, out.create_time)
+    datetime_to_ts(agent.update_time, out.update_time)
+    return out
+
+
+def _names(names: Any, path: str) -> list[Any]:
+    for i, name in enumerate(names):
+        if not name:
+            raise InvalidArgumentError(f"{path}[{i}] is empty")
+    return list(names)
+
+
+def _refs(refs: Any, path: str) -> list[Any]:
+    out: list[Any] = []
+    for i, r in enumerate(refs):
+        if not r.id:
+            raise InvalidArgumentError(f"{path}[{i}].id is required")
+        timeout = r.timeout.ToNanoseconds() / 1e9 if r.HasField("timeout") else None
+        if timeout is not None and timeout <= 0:
+            raise InvalidArgumentError(f"{path}[{i}].timeout must be positive")
+        policy = enum_to_py(_POLICY, r.failure_policy) or "fail_closed"
+        out.append(a.ProcessorRef(r.id, policy, timeout))  # type: ignore[arg-type]
+    return out
+
+
+def _refs_to_proto(items: list[Any], out: Any) -> None:
+    for item in items:
+        ref = item if isinstance(item, a.ProcessorRef) else a.ProcessorRef(getattr(item, "id", str(item)))
+        pb = out.add(id=ref.id, failure_policy=enum_to_pb(_POLICY, ref.failure_policy))
+        if ref.timeout is not None:
+            pb.timeout.FromNanoseconds(int(ref.timeout * 1e9))
+
+
+def _hooks_ref(pb: agent_pb2.ToolHooksRef) -> a.ToolHooksRef:
+    return a.ToolHooksRef(pb.before_tool_call, pb.after_tool_call)
+
+
+def _hooks_to_proto(hooks: Any, out: agent_pb2.ToolHooksRef) -> None:
+    out.SetInParent()
+    if isinstance(hooks, a.ToolHooksRef):
+        out.before_tool_call, out.after_tool_call = hooks.before_tool_call, hooks.after_tool_call
+    elif isinstance(hooks, ToolHooks):  # Python callables: show their names, for information
+        out.before_tool_call = getattr(hooks.before_tool_call, "__name__", "")
+        out.after_tool_call = getattr(hooks.after_tool_call, "__name__", "")
+
+
+# --- call options ------------------------------------------------------------------------------
+
+
+def call_options_from_proto(pb: agent_pb2.CallOptions, path: str = "options") -> a.CallOptions:
+    opts = a.CallOptions()
+    for lane in ("input_processors", "output_processors", "error_processors"):
+        if pb.HasField(lane):
+            setattr(opts, lane, _refs(getattr(pb, lane).processors, f"{path}.{lane}.processors"))
+    if pb.HasField("max_steps"):
+        if pb.max_steps < 1:
+            raise InvalidArgumentError(f"{path}.max_steps must be at least 1, got {pb.max_steps}")
+        opts.max_steps = pb.max_steps
+    if pb.HasField("max_processor_retries"):
+        if pb.max_processor_retries < 0:
+            raise InvalidArgumentError(f"{path}.max_processor_retries must be >= 0")
+        opts.max_processor_retries = pb.max_processor_retries
+    choice = pb.tool_choice.WhichOneof("choice")
+    if choice == "mode":
+        opts.tool_choice = enum_to_py(_TOOL_MODE, pb.tool_choice.mode)
+    elif choice == "tool_name":
+        if not pb.tool_choice.tool_name:
+            raise InvalidArgumentError(f"{path}.tool_choice.tool_name is empty")
+        opts.tool_choice = {"type": "tool", "tool_name": pb.tool_choice.tool_name}
+    opts.active_tools = _names(pb.active_tools, f"{path}.active_tools") or None
+    if pb.HasField("model_settings"):
+        opts.model_settings = _settings_from_proto(pb.model_settings, f"{path}.model_settings")
+    opts.provider_options = opt_struct(pb, "provider_options")
+    if pb.HasField("memory"):
+        opts.memory = _memory_from_proto(pb.memory, f"{path}.memory")
+    opts.request_context = opt_struct(pb, "request_context") or {}
+    if pb.HasField("structured_output"):
+        so = pb.structured_output
+        if not so.HasField("schema"):
+            raise InvalidArgumentError(f"{path}.structured_output.schema is required")
+        opts.structured_output = {"schema": struct_to_dict(so.schema), "name": so.name}
+    if pb.HasField("tool_hooks"):
+        opts.tool_hooks = _hooks_ref(pb.tool_hooks)
+    opts.model = pb.model or None
+    return opts
+
+
+def call_options_to_proto(opts: a.CallOptions, out: agent_pb2.CallOptions) -> None:
+    out.SetInParent()
+    for lane in ("input_processors", "output_processors", "error_processors"):
+        items = getattr(opts, lane)
+        if items is not None:
+            target = getattr(out, lane)
+            target.SetInParent()
+            _refs_to_proto(items, target.processors)
+    if opts.max_steps is not None:
+        out.max_steps = opts.max_steps
+    if opts.max_processor_retries is not None:
+        out.max_processor_retries = opts.max_processor_retries
+    if isinstance(opts.tool_choice, str):
+        out.tool_choice.mode = enum_to_pb(_TOOL_MODE, opts.tool_choice)
+    elif isinstance(opts.tool_choice, dict):
+        out.tool_choice.tool_name = str(opts.tool_choice.get("tool_name", ""))
+    out.active_tools.extend(opts.active_tools or [])
+    if isinstance(opts.model_settings, ModelSettings):
+        _settings_to_proto(opts.model_settings, out.model_settings)
+    if opts.provider_options is not None:
+        dict_to_struct(opts.provider_options, out.provider_options)
+    if opts.memory is not None:
+        mem = opts.memory
+        out.memory.resource = mem.resource
+        if mem.thread_title or mem.thread_metadata:
+            out.memory.thread.id, out.memory.thread.title = mem.thread, mem.thread_title
+            if mem.thread_metadata:
+                dict_to_struct(mem.thread_metadata, out.memory.thread.metadata)
+        else:
+            out.memory.thread_id = mem.thread
+    if opts.request_context:
+        dict_to_struct(opts.request_context, out.request_context)
+    if opts.structured_output is not None:
+        dict_to_struct(opts.structured_output.get("schema") or {}, out.structured_output.schema)
+        out.structured_output.name = opts.structured_output.get("name", "")
+    if opts.tool_hooks is not None:
+        _hooks_to_proto(opts.tool_hooks, out.tool_hooks)
+    out.model = opts.model or ""
+
+
+_OPTIONAL_SETTINGS = (
+    "temperature", "max_output_tokens", "top_p", "seed", "presence_penalty", "frequency_penalty", "max_retries"
+)
+
+
+def _settings_from_proto(pb: agent_pb2.ModelSettings, path: str) -> ModelSettings:
+    values = {name: getattr(pb, name) for name in _OPTIONAL_SETTINGS if pb.HasField(name)}
+    for name in ("max_output_tokens", "max_retries"):
+        if values.get(name, 0) < 0:
+            raise InvalidArgumentError(f"{path}.{name} must be >= 0")
+    return ModelSettings(stop_sequences=list(pb.stop_sequences), **values)
+
+
+def _settings_to_proto(settings: ModelSettings, out: agent_pb2.ModelSettings) -> None:
+    out.SetInParent()
+    for name in _OPTIONAL_SETTINGS:
+        value = getattr(settings, name)
+        if value is not None:
+            setattr(out, name, value)
+    out.stop_sequences.extend(settings.stop_sequences)
+
+
+def _memory_from_proto(pb: agent_pb2.MemoryOptions, path: str) -> a.MemoryOptions:
+    kind = pb.WhichOneof("thread_ref")
+    thread = pb.thread.id if kind == "thread" else pb.thread_id
+    if not pb.resource or not thread:
+        raise InvalidArgumentError(f"{path}: resource and thread must be set together")
+    if kind == "thread":
+        return a.MemoryOptions(pb.resource, thread, pb.thread.title, opt_struct(pb.thread, "metadata"))
+    return a.MemoryOptions(pb.resource, thread)
+
+
+# --- requests and results ----------------------------------------------------------------------
+
+RunRequestProto = agent_service_pb2.GenerateRequest | agent_service_pb2.StreamRequest
+
+
+def run_request_from_proto(pb: RunRequestProto) -> tuple[str, a.RunRequest]:
+    """``(agent_id, request)``; ``prompt`` and ``messages`` are mutually exclusive."""
+    if not pb.agent_id:
+        raise InvalidArgumentError("agent_id is required")
+    if pb.prompt and pb.messages:
+        raise InvalidArgumentError("set either prompt or messages, not both")
+    if not pb.prompt and not pb.messages:
+        raise InvalidArgumentError("prompt or messages is required")
+    if pb.prompt:
+        messages = [Message.user(pb.prompt)]
+    else:
+        messages = [message_from_proto(msg, f"messages[{i}]") for i, msg in enumerate(pb.messages)]
+    options = call_options_from_proto(pb.options) if pb.HasField("options") else a.CallOptions()
+    return pb.agent_id, a.RunRequest(messages=messages, options=options, run_id=pb.run_id)
+
+
+def step_result_to_proto(step: StepResult, out: chunk_pb2.StepResult) -> None:
+    fill(out, step)
+
+
+def generate_result_to_proto(result: GenerateResult) -> agent_service_pb2.GenerateResponse:
+    out = agent_service_pb2.GenerateResponse(run_id=result.run_id, text=result.text)
+    out.finish_reason = enum_to_pb(_FINISH, result.finish_reason)
+    fill(out.usage, result.usage)
+    for step in result.steps:
+        step_result_to_proto(step, out.steps.add())
+    if result.tripwire is not None:
+        fill(out.tripwire, result.tripwire)
+    for msg in result.messages:
+        message_to_proto(msg, out.messages.add())
+    if result.error is not None:
+        fill(out.error, result.error)
+    return out

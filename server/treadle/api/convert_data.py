@@ -1,0 +1,356 @@
+"""Proto <-> domain for JSON values, enums, stored messages and stream chunks.
+
+The domain dataclasses in ``chunks.py`` and ``messages.py`` use the proto field names, so one
+descriptor-driven converter serves every payload and part type; the few differences (enums,
+``google.protobuf.Value``/``Struct``/``Timestamp``, nested messages) are handled by field type.
+Adding a chunk type to the proto and a payload class with the same field names needs no change
+here.
+
+Conversion from proto raises ``InvalidArgumentError`` with the field path; conversion to proto
+trusts the domain objects (a failure there is a bug, reported as INTERNAL).
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import functools
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from google.protobuf import struct_pb2, timestamp_pb2
+from google.protobuf.descriptor import EnumDescriptor, FieldDescriptor
+from google.protobuf.message import Message as PbMessage
+
+from .. import chunks as ch
+from .. import messages as m
+from ..errors import InvalidArgumentError
+from ..v1 import chunk_pb2, message_pb2
+
+# --- JSON values -------------------------------------------------------------------------------
+
+_MAX_SAFE_INT = 2**53
+
+
+def py_to_value(obj: Any, out: struct_pb2.Value) -> None:
+    """Write a Python value into ``out``. Values JSON cannot hold are made JSON-like, not refused:
+    a tool may return a dataclass or a datetime, and the client still deserves to see it."""
+    if obj is None:
+        out.null_value = struct_pb2.NULL_VALUE
+    elif isinstance(obj, bool):
+        out.bool_value = obj
+    elif isinstance(obj, int | float):
+        out.number_value = obj
+    elif isinstance(obj, str):
+        out.string_value = obj
+    elif isinstance(obj, Mapping):
+        out.struct_value.Clear()  # marks the struct branch set even when the mapping is empty
+        fields = out.struct_value.fields
+        for key, val in obj.items():
+            py_to_value(val, fields[str(key)])
+    elif isinstance(obj, list | tuple):
+        out.list_value.Clear()
+        for val in obj:
+            py_to_value(val, out.list_value.values.add())
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        py_to_value(dataclasses.asdict(obj), out)
+    elif isinstance(obj, datetime):
+        out.string_value = obj.isoformat()
+    elif isinstance(obj, bytes):
+        out.string_value = base64.b64encode(obj).decode("ascii")
+    else:
+        out.string_value = str(obj)
+
+
+def value_to_py(value: struct_pb2.Value) -> Any:
+    kind = value.WhichOneof("kind")
+    if kind == "number_value":
+        n = value.number_value
+        # JSON has one number type; give integral numbers back as int, as json.loads would.
+        return int(n) if n.is_integer() and abs(n) < _MAX_SAFE_INT else n
+    if kind == "string_value":
+        return value.string_value
+    if kind == "bool_value":
+        return value.bool_value
+    if kind == "struct_value":
+        return struct_to_dict(value.struct_value)
+    if kind == "list_value":
+        return [value_to_py(v) for v in value.list_value.values]
+    return None
+
+
+def struct_to_dict(struct: struct_pb2.Struct) -> dict[str, Any]:
+    return {k: value_to_py(v) for k, v in struct.fields.items()}
+
+
+def dict_to_struct(obj: Mapping[str, Any], out: struct_pb2.Struct) -> None:
+    out.Clear()
+    for key, val in obj.items():
+        py_to_value(val, out.fields[str(key)])
+
+
+def opt_struct(msg: PbMessage, name: str) -> dict[str, Any] | None:
+    """The Struct field ``name`` as a dict, or None when it is not set."""
+    return struct_to_dict(getattr(msg, name)) if msg.HasField(name) else None
+
+
+def datetime_to_ts(dt: datetime, out: timestamp_pb2.Timestamp) -> None:
+    out.FromDatetime(dt if dt.tzinfo else dt.replace(tzinfo=UTC))
+
+
+def ts_to_datetime(ts: timestamp_pb2.Timestamp) -> datetime:
+    return ts.ToDatetime(tzinfo=UTC)
+
+
+# --- enums -------------------------------------------------------------------------------------
+
+# How each enum's value names read in the domain (FINISH_REASON_CONTENT_FILTER -> "content-filter").
+_ENUM_STYLE: dict[str, Callable[[str], str]] = {
+    "treadle.v1.ChunkFrom": str.upper,
+    "treadle.v1.FailurePolicy": str.lower,
+}
+# What an unset (0) enum means where the domain field has no default.
+_ENUM_UNSET: dict[str, str] = {"treadle.v1.FinishReason": "unknown", "treadle.v1.SourceType": "url"}
+
+
+@functools.cache
+def _enum_maps(enum: EnumDescriptor) -> tuple[dict[int, str], dict[str, int]]:
+    style = _ENUM_STYLE.get(enum.full_name, lambda s: s.lower().replace("_", "-"))
+    prefix = enum.values[0].name.removesuffix("UNSPECIFIED")
+    to_py = {v.number: style(v.name.removeprefix(prefix)) for v in enum.values if v.number}
+    return to_py, {name: num for num, name in to_py.items()}
+
+
+def enum_to_py(enum: EnumDescriptor, number: int) -> str | None:
+    """The domain name of an enum value; None for the unset value."""
+    return _enum_maps(enum)[0].get(number)
+
+
+def enum_to_pb(enum: EnumDescriptor, name: str | None) -> int:
+    if not name:
+        return 0
+    try:
+        return _enum_maps(enum)[1][name]
+    except KeyError:
+        raise ValueError(f"{name!r} is not a {enum.full_name} value") from None
+
+
+# --- dataclass <-> message, by field name ------------------------------------------------------
+
+_NESTED: dict[str, type] = {
+    "treadle.v1.Usage": ch.Usage,
+    "treadle.v1.ToolCall": ch.ToolCall,
+    "treadle.v1.ToolResult": ch.ToolResult,
+    "treadle.v1.Tripwire": ch.Tripwire,
+    "treadle.v1.ErrorChunk": ch.ErrorPayload,
+}
+
+
+def fill(msg: PbMessage, obj: Any) -> None:
+    """Copy the dataclass ``obj``'s fields into ``msg``, matching by name."""
+    msg.SetInParent()  # an all-default payload (e.g. ``abort`` without reason) still counts
+    for fd in msg.DESCRIPTOR.fields:
+        value = getattr(obj, fd.name, None)
+        if value is None:
+            continue
+        if fd.message_type is not None:
+            _fill_message_field(msg, fd, value)
+        elif fd.enum_type is not None:
+            setattr(msg, fd.name, enum_to_pb(fd.enum_type, value))
+        elif fd.has_presence and not value:
+            continue  # a oneof scalar (FilePart data/url): set only the branch that has a value
+        else:
+            setattr(msg, fd.name, value)
+
+
+def _fill_message_field(msg: PbMessage, fd: FieldDescriptor, value: Any) -> None:
+    name = fd.message_type.full_name
+    target = getattr(msg, fd.name)
+    if fd.is_repeated:
+        for item in value:
+            fill(target.add(), item)
+    elif name == "google.protobuf.Value":
+        py_to_value(value, target)
+    elif name == "google.protobuf.Struct":
+        dict_to_struct(value, target)
+    elif name == "google.protobuf.Timestamp":
+        if isinstance(value, datetime):
+            datetime_to_ts(value, target)
+        else:
+            target.FromNanoseconds(int(value * 1e9))
+    else:
+        fill(target, value)
+
+
+def build(cls: type, msg: PbMessage, path: str) -> Any:
+    """A ``cls`` instance from ``msg``; fields unset in the proto keep the dataclass defaults."""
+    kwargs: dict[str, Any] = {}
+    fields = msg.DESCRIPTOR.fields_by_name
+    for f in dataclasses.fields(cls):
+        fd = fields.get(f.name)
+        if fd is None or not f.init:
+            continue
+        has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+        value = _read_field(msg, fd, f"{path}.{f.name}", has_default)
+        if value is not _UNSET:
+            kwargs[f.name] = value
+    return cls(**kwargs)
+
+
+_UNSET = object()
+
+
+def _read_field(msg: PbMessage, fd: FieldDescriptor, path: str, has_default: bool) -> Any:
+    raw = getattr(msg, fd.name)
+    if fd.message_type is not None:
+        name = fd.message_type.full_name
+        if fd.is_repeated:
+            cls = _NESTED[name]
+            return [build(cls, item, f"{path}[{i}]") for i, item in enumerate(raw)]
+        if not msg.HasField(fd.name):
+            return _UNSET if has_default else None
+        if name == "google.protobuf.Value":
+            return value_to_py(raw)
+        if name == "google.protobuf.Struct":
+            return struct_to_dict(raw)
+        if name == "google.protobuf.Timestamp":
+            return raw.ToNanoseconds() / 1e9
+        return build(_NESTED[name], raw, path)
+    if fd.enum_type is not None:
+        value = enum_to_py(fd.enum_type, raw)
+        if value is None and raw:
+            raise InvalidArgumentError(f"{path}: unknown {fd.enum_type.name} value {raw}")
+        if value is None:
+            if has_default:
+                return _UNSET
+            return _ENUM_UNSET.get(fd.enum_type.full_name, _UNSET)
+        return value
+    return raw
+
+
+# --- messages ----------------------------------------------------------------------------------
+
+_PART_FIELD: dict[type, str] = {
+    m.TextPart: "text",
+    m.ReasoningPart: "reasoning",
+    m.FilePart: "file",
+    m.SourcePart: "source",
+    m.StepStartPart: "step_start",
+    m.ToolInvocationPart: "tool_invocation",
+    m.ErrorPart: "error",
+    m.DataPart: "data",
+}
+_PART_CLASS: dict[str, type] = {v: k for k, v in _PART_FIELD.items()}
+
+
+def message_to_proto(msg: m.Message, out: message_pb2.Message | None = None) -> message_pb2.Message:
+    out = out if out is not None else message_pb2.Message()
+    out.id = msg.id
+    out.role = enum_to_pb(message_pb2.MessageRole.DESCRIPTOR, msg.role)
+    datetime_to_ts(msg.created_at, out.created_at)
+    out.thread_id = msg.thread_id
+    out.resource_id = msg.resource_id
+    out.type = msg.type
+    out.content.format = msg.content.format
+    if msg.content.metadata is not None:
+        dict_to_struct(msg.content.metadata, out.content.metadata)
+    for part in msg.content.parts:
+        pb = out.content.parts.add()
+        fill(getattr(pb, _PART_FIELD[type(part)]), part)
+        if part.provider_metadata is not None:
+            dict_to_struct(part.provider_metadata, pb.provider_metadata)
+    return out
+
+
+def message_from_proto(pb: message_pb2.Message, path: str = "message") -> m.Message:
+    """A domain message; a missing id or creation time is filled in, as the proto promises."""
+    role = enum_to_py(message_pb2.MessageRole.DESCRIPTOR, pb.role)
+    if role is None:
+        raise InvalidArgumentError(f"{path}.role is required (e.g. MESSAGE_ROLE_USER)")
+    if pb.content.format not in (0, 2):
+        raise InvalidArgumentError(f"{path}.content.format must be 2, got {pb.content.format}")
+    parts: list[m.Part] = []
+    for i, part in enumerate(pb.content.parts):
+        parts.append(_part_from_proto(part, f"{path}.content.parts[{i}]"))
+    content = m.MessageContent(parts=parts, metadata=opt_struct(pb.content, "metadata"))
+    return m.Message(
+        id=pb.id or m.new_id(),
+        role=role,  # type: ignore[arg-type]  # checked against the enum above
+        content=content,
+        created_at=ts_to_datetime(pb.created_at) if pb.HasField("created_at") else m.utcnow(),
+        thread_id=pb.thread_id,
+        resource_id=pb.resource_id,
+        type=pb.type,
+    )
+
+
+def _part_from_proto(pb: message_pb2.Part, path: str) -> m.Part:
+    kind = pb.WhichOneof("part")
+    if kind is None:
+        raise InvalidArgumentError(f"{path}: exactly one part kind (text, reasoning, ...) must be set")
+    inner = getattr(pb, kind)
+    if kind == "data" and not inner.name.startswith("data-"):
+        raise InvalidArgumentError(f"{path}.data.name must start with 'data-', got {inner.name!r}")
+    if kind == "source" and not inner.id:
+        raise InvalidArgumentError(f"{path}.source.id is required")
+    if kind == "file" and not inner.mime_type:
+        raise InvalidArgumentError(f"{path}.file.mime_type is required")
+    if kind == "tool_invocation" and not (inner.tool_call_id and inner.tool_name):
+        raise InvalidArgumentError(f"{path}.tool_invocation needs tool_call_id and tool_name")
+    part = build(_PART_CLASS[kind], inner, f"{path}.{kind}")
+    part.provider_metadata = opt_struct(pb, "provider_metadata")
+    return part  # type: ignore[no-any-return]
+
+
+# --- chunks ------------------------------------------------------------------------------------
+
+_CHUNK_ONEOF = chunk_pb2.Chunk.DESCRIPTOR.oneofs_by_name["chunk"]
+_CHUNK_FIELDS = frozenset(f.name for f in _CHUNK_ONEOF.fields)
+_FROM = chunk_pb2.ChunkFrom.DESCRIPTOR
+
+
+def chunk_to_proto(chunk: ch.Chunk, out: chunk_pb2.Chunk | None = None) -> chunk_pb2.Chunk:
+    out = out if out is not None else chunk_pb2.Chunk()
+    out.run_id = chunk.run_id
+    setattr(out, "from", enum_to_pb(_FROM, chunk.from_))  # `from` is a Python keyword
+    if chunk.metadata is not None:
+        dict_to_struct(chunk.metadata, out.metadata)
+    if chunk.is_data:
+        out.data.name = chunk.type
+        out.data.transient = chunk.transient
+        out.data.id = chunk.id
+        if chunk.data is not None:
+            py_to_value(chunk.data, out.data.data)
+        return out
+    field = chunk.type.replace("-", "_")
+    if field not in _CHUNK_FIELDS or field == "data":
+        raise ValueError(f"chunk type {chunk.type!r} has no proto form")
+    fill(getattr(out, field), chunk.payload)
+    return out
+
+
+def chunk_from_proto(pb: chunk_pb2.Chunk, path: str = "chunk") -> ch.Chunk:
+    field = pb.WhichOneof("chunk")
+    if field is None:
+        raise InvalidArgumentError(f"{path}: exactly one chunk payload (textDelta, ...) must be set")
+    origin = enum_to_py(_FROM, getattr(pb, "from")) or "AGENT"
+    metadata = opt_struct(pb, "metadata")
+    if field == "data":
+        d = pb.data
+        if not d.name.startswith("data-"):
+            raise InvalidArgumentError(f"{path}.data.name must start with 'data-', got {d.name!r}")
+        return ch.Chunk(
+            type=d.name,
+            run_id=pb.run_id,
+            from_=origin,  # type: ignore[arg-type]
+            metadata=metadata,
+            data=value_to_py(d.data) if d.HasField("data") else None,
+            transient=d.transient,
+            id=d.id,
+        )
+    type_name = field.replace("_", "-")
+    payload = build(ch.PAYLOAD_TYPES[type_name], getattr(pb, field), f"{path}.{field}")
+    return ch.Chunk(
+        type=type_name, payload=payload, run_id=pb.run_id, from_=origin, metadata=metadata  # type: ignore[arg-type]
+    )

@@ -1,0 +1,377 @@
+"""Hook invocations over the wire, processor side (for processor SDKs written in Python):
+``Invocation`` -> the same args dataclass an in-process hook gets, over a LOCAL ``MessageList``
+rebuilt from the snapshot; the hook's return value (and its edits of that list) ->
+``InvocationResult``.
+
+Usage, for one invocation of a non-stream hook::
+
+    args, ml = build_args(inv, abort=abort, writer=writer, state=state)
+    before = snapshot_before(inv)
+    try:
+        returned = await maybe_await(getattr(processor, hook)(args))
+    except TripwireError as e:
+        result = encode_abort(inv.invocation_id, e)
+    except Exception as e:
+        result = encode_error(inv.invocation_id, e)
+    else:
+        result = encode_result(hook, returned, args, ml, before, invocation_id=inv.invocation_id)
+
+``process_output_stream`` invocations carry several chunks with windowed delivery: run the hook
+once per ``iter_stream_args`` item and answer with ``encode_stream_result``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from types import SimpleNamespace
+from typing import Any
+
+from opentelemetry import propagate
+from opentelemetry.context import Context
+
+from ..chunks import Chunk, ToolCall, Usage
+from ..errors import TripwireError
+from ..message_list import MessageList
+from ..messages import Message, SystemMessage
+from ..processors import args as a
+from ..processors.results import (
+    MessagesResult,
+    ProcessAPIErrorResult,
+    ProcessInputStepResult,
+    ProcessLLMRequestResult,
+)
+from ..providers.base import ModelSettings
+from ..v1 import chunk_pb2
+from ..v1 import processor_service_pb2 as pb
+from .convert_data import (
+    build,
+    chunk_to_proto,
+    dict_to_struct,
+    enum_to_py,
+    opt_struct,
+    py_to_value,
+    struct_to_dict,
+    value_to_py,
+)
+from .hook_values import (
+    api_error_from_proto,
+    chunks_from_proto,
+    chunks_to_proto,
+    message_list_from_snapshot,
+    model_settings_from_proto,
+    model_settings_to_proto,
+    output_result_from_proto,
+    prompt_from_proto,
+    prompt_to_proto,
+    replacement_of,
+    snapshot_of,
+    steps_from_proto,
+    structured_output_from_proto,
+    structured_output_to_proto,
+    system_messages_to_proto,
+    tool_choice_from_proto,
+    tool_choice_to_proto,
+    tools_from_proto,
+)
+
+_FINISH = chunk_pb2.FinishReason.DESCRIPTOR
+
+
+def _hook_of(inv: pb.Invocation) -> str:
+    from .hook_convert import HOOK_NAME
+
+    hook = HOOK_NAME.get(inv.hook)
+    if hook is None or inv.WhichOneof("args") != hook:
+        raise ValueError(f"invocation {inv.invocation_id!r}: hook {inv.hook} does not match its args")
+    return hook
+
+
+def extract_trace_context(inv: pb.Invocation) -> Context:
+    """The OpenTelemetry context of the server's hook span: start the processor's span in it."""
+    carrier = {k: v for k, v in (
+        ("traceparent", inv.trace_context.traceparent), ("tracestate", inv.trace_context.tracestate),
+        ("baggage", inv.trace_context.baggage),
+    ) if v}
+    return propagate.extract(carrier)
+
+
+def snapshot_before(inv: pb.Invocation) -> pb.MessageListSnapshot | None:
+    """The invocation's message-list snapshot (pass it to ``encode_result``), if it has one."""
+    branch = getattr(inv, inv.WhichOneof("args") or "process_input")
+    return branch.message_list if branch.DESCRIPTOR.fields_by_name.get("message_list") else None
+
+
+def _common(inv: pb.Invocation, abort: Any, writer: Any, state: dict[str, Any], abort_signal: Any,
+            tracing_context: Any) -> dict[str, Any]:
+    return {
+        "abort": abort,
+        "retry_count": inv.retry_count,
+        "request_context": struct_to_dict(inv.request_context),
+        "tracing_context": tracing_context if tracing_context is not None else extract_trace_context(inv),
+        "abort_signal": abort_signal,
+        "run": a.RunInfo(inv.run_id, inv.agent_id, inv.thread_id, inv.resource_id, inv.step_number,
+                         inv.processor_index),
+        "state": state,
+        "writer": writer,
+    }
+
+
+def build_args(
+    inv: pb.Invocation, *, abort: Any, state: dict[str, Any], writer: Any = None,
+    abort_signal: Any = None, tracing_context: Context | None = None,
+) -> tuple[Any, MessageList]:
+    """The hook's args dataclass and the local message list it edits (empty for hooks that have
+    none). Raises ``ValueError`` for ``process_output_stream`` (use ``iter_stream_args``) and
+    ``InvalidArgumentError`` for an undecodable invocation."""
+    hook = _hook_of(inv)
+    if hook == "process_output_stream":
+        raise ValueError("process_output_stream invocations carry several chunks: use iter_stream_args")
+    c = _common(inv, abort, writer, state, abort_signal, tracing_context)
+    x = getattr(inv, hook)
+    n = inv.step_number
+    snap = getattr(x, "message_list", None)
+    ml = (message_list_from_snapshot(snap, thread_id=inv.thread_id, resource_id=inv.resource_id)
+          if snap is not None else MessageList(thread_id=inv.thread_id, resource_id=inv.resource_id))
+    steps = steps_from_proto(x.steps) if hasattr(x, "steps") else []
+    system = list(ml.system_messages)
+    args: Any
+    if hook == "process_input":
+        args = a.ProcessInputArgs(messages=ml.get_input(), system_messages=system, message_list=ml, **c)
+    elif hook == "process_input_step":
+        args = a.ProcessInputStepArgs(
+            messages=ml.get_all(), message_list=ml, step_number=n, steps=steps, system_messages=system,
+            model=x.model, tool_choice=tool_choice_from_proto(x.tool_choice), active_tools=list(x.active_tools),
+            tools=tools_from_proto(x.tools), provider_options=struct_to_dict(x.provider_options),
+            model_settings=(model_settings_from_proto(x.model_settings, "model_settings")
+                            if x.HasField("model_settings") else ModelSettings()),
+            structured_output=structured_output_from_proto(x.structured_output) if x.HasField("structured_output") else None,
+            **c,
+        )
+    elif hook == "process_llm_request":
+        args = a.ProcessLLMRequestArgs(prompt=prompt_from_proto(x.prompt, "prompt"), model=x.model,
+                                       step_number=n, steps=steps, **c)
+    elif hook == "process_llm_response":
+        args = a.ProcessLLMResponseArgs(chunks=chunks_from_proto(x.chunks, "chunks"), model=x.model,
+                                        step_number=n, steps=steps, from_cache=x.from_cache, **c)
+    elif hook == "process_api_error":
+        args = a.ProcessAPIErrorArgs(error=api_error_from_proto(x.error), messages=ml.get_all(),
+                                     message_list=ml, step_number=n, steps=steps, **c)
+    elif hook == "process_output_step":
+        args = a.ProcessOutputStepArgs(
+            messages=ml.get_all(), message_list=ml, step_number=n,
+            finish_reason=enum_to_py(_FINISH, x.finish_reason) or "unknown",  # type: ignore[arg-type]
+            tool_calls=[build(ToolCall, t, f"tool_calls[{i}]") for i, t in enumerate(x.tool_calls)],
+            text=x.text, usage=build(Usage, x.usage, "usage"), system_messages=system, steps=steps,
+            provider_metadata=opt_struct(x, "provider_metadata"), **c,
+        )
+    elif hook == "process_tool_result":
+        args = a.ProcessToolResultArgs(
+            messages=ml.get_all(), message_list=ml, step_number=n, tool_name=x.tool_name,
+            tool_call_id=x.tool_call_id, args=value_to_py(x.args), result=value_to_py(x.result),
+            system_messages=system, steps=steps, provider_executed=x.provider_executed, **c,
+        )
+    else:
+        args = a.ProcessOutputResultArgs(messages=ml.get_response(), message_list=ml,
+                                         result=output_result_from_proto(x.result), **c)
+    return args, ml
+
+
+def iter_stream_args(
+    inv: pb.Invocation, *, abort: Any, state: dict[str, Any], stream_parts: list[Chunk],
+    writer: Any = None, abort_signal: Any = None, tracing_context: Context | None = None,
+    message_list: MessageList | None = None,
+) -> Iterator[a.ProcessOutputStreamArgs]:
+    """One args per chunk, in order; each chunk joins ``stream_parts`` (keep one list per run)
+    just before its args are yielded. The message list is not sent on this hot path: pass the
+    run's last known one, or an empty list is used."""
+    if _hook_of(inv) != "process_output_stream":
+        raise ValueError("iter_stream_args is for process_output_stream invocations")
+    c = _common(inv, abort, writer, state, abort_signal, tracing_context)
+    ml = message_list if message_list is not None else MessageList(thread_id=inv.thread_id,
+                                                                   resource_id=inv.resource_id)
+    for part in chunks_from_proto(inv.process_output_stream.parts, "parts"):
+        stream_parts.append(part)
+        yield a.ProcessOutputStreamArgs(part=part, stream_parts=stream_parts, message_list=ml, **c)
+
+
+# --- return value -> InvocationResult ------------------------------------------------------------
+
+
+def _envelope(invocation_id: str, state: Mapping[str, Any] | None, state_version: int,
+              custom_chunks: Iterable[Chunk]) -> pb.InvocationResult:
+    out = pb.InvocationResult(invocation_id=invocation_id)
+    if state is not None:
+        dict_to_struct(state, out.state.value)
+        out.state.version = state_version
+    for chunk in custom_chunks:
+        out.custom_chunks.add().CopyFrom(chunk_to_proto(chunk).data)
+    return out
+
+
+def encode_abort(invocation_id: str, error: TripwireError, **envelope: Any) -> pb.InvocationResult:
+    """``abort()`` was called. ``envelope``: ``state``, ``state_version``, ``custom_chunks``."""
+    out = _envelope(invocation_id, envelope.get("state"), envelope.get("state_version", 0),
+                    envelope.get("custom_chunks", ()))
+    out.abort.reason, out.abort.retry = error.reason, error.retry
+    if error.metadata is not None:
+        py_to_value(error.metadata, out.abort.metadata)
+    return out
+
+
+def encode_error(invocation_id: str, error: BaseException, **envelope: Any) -> pb.InvocationResult:
+    """The hook raised something other than an abort."""
+    out = _envelope(invocation_id, envelope.get("state"), envelope.get("state_version", 0),
+                    envelope.get("custom_chunks", ()))
+    out.error.message = str(error) or type(error).__name__
+    return out
+
+
+def encode_result(
+    hook: str, returned: Any, args: Any, message_list: MessageList,
+    snapshot_before: pb.MessageListSnapshot | None, *, invocation_id: str = "",
+    state: Mapping[str, Any] | None = None, state_version: int = 0, custom_chunks: Iterable[Chunk] = (),
+) -> pb.InvocationResult:
+    """The answer for a hook that returned ``returned``, applying it to the local list as the
+    server's chain runner would, then sending the whole list if it changed (likewise the system
+    messages). Raises ``ValueError`` for a return value the hook may not give (send
+    ``encode_error``). Set ``state`` (with ``state_version`` = the last version + 1) only when
+    the hook changed it."""
+    out = _envelope(invocation_id, state, state_version, custom_chunks)
+    replace = pb.ReplaceOutcome()
+    if hook == "process_input_step":
+        returned = _input_step_result(returned, replace)
+    elif hook == "process_llm_request":
+        _llm_request_result(returned, replace)
+        returned = None
+    elif hook == "process_api_error":
+        retry = isinstance(returned, ProcessAPIErrorResult) and returned.retry or (
+            isinstance(returned, Mapping) and bool(returned.get("retry")))
+        returned = None
+        if retry:
+            out.retry.SetInParent()
+    elif hook in ("process_llm_response", "process_output_stream"):
+        returned = None
+    _apply_returned(hook, returned, message_list, snapshot_before)
+    if snapshot_before is not None:
+        _diff_list(hook, message_list, snapshot_before, replace, out)
+    if out.HasField("retry"):
+        return out
+    if replace.ListFields():
+        out.replace.CopyFrom(replace)
+    else:
+        out.unchanged.SetInParent()
+    return out
+
+
+def _input_step_result(returned: Any, replace: pb.ReplaceOutcome) -> Any:
+    if isinstance(returned, Mapping) and not {"messages", "system_messages", "systemMessages"} >= returned.keys():
+        returned = ProcessInputStepResult.from_dict(dict(returned))
+    if not isinstance(returned, ProcessInputStepResult):
+        return returned
+    changes = returned.set_fields()
+    s = replace.step_overrides
+    if "tools" in changes:
+        raise ValueError("processInputStep cannot replace tools remotely; set active_tools instead")
+    if "model" in changes:
+        model = changes["model"]
+        s.model = model if isinstance(model, str) else f"{model.provider}/{model.model_id}"
+    if "tool_choice" in changes:
+        tool_choice_to_proto(changes["tool_choice"], s.tool_choice)
+    if "active_tools" in changes:
+        s.active_tools.names.extend(changes["active_tools"] or [])
+    if "provider_options" in changes:
+        dict_to_struct(changes["provider_options"] or {}, s.provider_options)
+    if "model_settings" in changes:
+        s.model_settings.SetInParent()
+        model_settings_to_proto(changes["model_settings"], s.model_settings)
+    if "structured_output" in changes:
+        structured_output_to_proto(changes["structured_output"], s.structured_output)
+    messages, system = changes.get("messages"), changes.get("system_messages")
+    return MessagesResult(messages, system) if messages is not None or system is not None else None
+
+
+def _llm_request_result(returned: Any, replace: pb.ReplaceOutcome) -> None:
+    if returned is None:
+        return
+    if isinstance(returned, Mapping):
+        returned = ProcessLLMRequestResult(returned.get("prompt"), returned.get("response"))
+    if not isinstance(returned, ProcessLLMRequestResult):
+        raise ValueError(f"processLLMRequest returned an unsupported {type(returned).__name__}")
+    if returned.prompt is not None:
+        prompt_to_proto(returned.prompt, replace.prompt.messages)
+        replace.prompt.SetInParent()
+    if returned.response is not None:
+        replace.cached_response.SetInParent()
+        chunks_to_proto(returned.response, replace.cached_response.chunks)
+
+
+def _shown_ids(hook: str, snapshot: pb.MessageListSnapshot | None) -> list[str]:
+    if snapshot is None:
+        return []
+    view = {"process_input": pb.MESSAGE_SOURCE_INPUT, "process_output_result": pb.MESSAGE_SOURCE_RESPONSE}.get(hook)
+    return [m.message.id for m in snapshot.messages if view is None or m.source == view]
+
+
+def _apply_returned(hook: str, returned: Any, ml: MessageList, snapshot: pb.MessageListSnapshot | None) -> None:
+    """The chain runner's rules for message hooks, applied to the local list."""
+    if returned is None or returned is ml:
+        return
+    if isinstance(returned, MessageList):
+        raise ValueError("returned a different MessageList; edit and return the one it was given")
+    if isinstance(returned, Mapping):
+        returned = MessagesResult(returned.get("messages"),
+                                  returned.get("system_messages", returned.get("systemMessages")))
+    if isinstance(returned, list):
+        returned = MessagesResult(messages=returned)
+    if not isinstance(returned, MessagesResult):
+        raise ValueError(f"returned an unsupported {type(returned).__name__}")
+    if returned.messages:  # an empty array means "no change" (SPEC §3a.1)
+        if any(not isinstance(m, Message) for m in returned.messages):
+            raise ValueError("returned a list holding something other than Message")
+        ml.apply_diff(returned.messages, [SimpleNamespace(id=i) for i in _shown_ids(hook, snapshot)])  # type: ignore[misc]
+    if returned.system_messages is not None:
+        ml.replace_all_system_messages(
+            [m if isinstance(m, SystemMessage) else SystemMessage(str(m)) for m in returned.system_messages]
+        )
+
+
+def _diff_list(hook: str, ml: MessageList, before: pb.MessageListSnapshot, replace: pb.ReplaceOutcome,
+               out: pb.InvocationResult) -> None:
+    after = snapshot_of(ml)
+    if list(after.messages) != list(before.messages):
+        target = out.retry.messages if out.HasField("retry") else replace.messages
+        replacement_of(ml, target)
+    if list(after.system_messages) != list(before.system_messages) and not out.HasField("retry"):
+        replace.system_messages.SetInParent()
+        system_messages_to_proto(ml.system_messages, replace.system_messages.messages)
+
+
+def encode_stream_result(
+    invocation_id: str, returns: Sequence[Any], parts: Sequence[Chunk], *,
+    state: Mapping[str, Any] | None = None, state_version: int = 0, custom_chunks: Iterable[Chunk] = (),
+) -> pb.InvocationResult:
+    """One outcome per chunk: ``returns[i]`` is what the hook returned for ``parts[i]``, or the
+    exception it raised.
+
+    A returned chunk that ``is`` the part means unchanged; ``None`` drops the chunk (the seed's
+    ``return null``); a ``TripwireError`` aborts (later chunks are not answered); any other
+    exception is an error for that chunk (it passes unchanged).
+    """
+    out = _envelope(invocation_id, state, state_version, custom_chunks)
+    out.stream.SetInParent()
+    for part, returned in zip(parts, returns, strict=True):
+        c = out.stream.chunks.add()
+        if isinstance(returned, TripwireError):
+            c.abort.reason, c.abort.retry = returned.reason, returned.retry
+            if returned.metadata is not None:
+                py_to_value(returned.metadata, c.abort.metadata)
+            break
+        if isinstance(returned, BaseException):
+            c.error.message = str(returned) or type(returned).__name__
+        elif returned is None:
+            c.drop.SetInParent()
+        elif returned is part:
+            c.unchanged.SetInParent()
+        else:
+            chunk_to_proto(returned, c.replace)
+    return out

@@ -1,0 +1,393 @@
+"""The attached processor streams, by processor id: routing, run affinity, failover, timeouts,
+state versions, drain and metrics (in the style of Envoy's ext_proc).
+
+Several streams serving one processor id are replicas. A run stays on one replica while it
+lives; when that stream goes away, its invocations still waiting for an answer are re-sent once,
+in their original order and with the server's latest state, to another live replica (or fail
+when there is none), and the run's next invocations go there too.
+
+The hub never decides what a failure means for a run: it raises ``ProcessorUnavailable`` and the
+``RemoteProcessor`` applies the processor's failure policy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import itertools
+import logging
+import time
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+from opentelemetry import metrics
+from opentelemetry.metrics import Meter
+
+from ..processors.base import SEED_NAMES
+from ..v1 import processor_service_pb2 as pb
+from ..v1 import remote_pb2
+from .convert_data import dict_to_struct
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT = 10.0
+"""Seconds one hook invocation may take when the processor asks for nothing shorter."""
+MAX_TIMEOUT = 60.0
+"""No processor request may exceed this."""
+OBSERVE_BACKLOG = 4096
+"""Messages queued to a stream beyond which OBSERVE invocations are dropped, not queued: a slow
+observer must not make the server buffer without bound."""
+
+Mode = Literal["mutate", "observe"]
+FailureKind = Literal["not_attached", "timeout", "disconnect", "draining"]
+
+
+class ProcessorUnavailable(Exception):
+    """The processor could not answer; ``kind`` says why (for metrics and span attributes)."""
+
+    def __init__(self, reason: str, kind: FailureKind) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class HookSettings:
+    """One declared hook, with the effective settings the server accepted."""
+
+    mode: Mode = "mutate"
+    timeout: float = DEFAULT_TIMEOUT
+    process_data_parts: bool = False
+    windowed: bool = False
+    max_window: int = 1
+    max_in_flight: int = 1
+
+
+@dataclass
+class Declaration:
+    id: str
+    name: str
+    description: str
+    hooks: dict[str, HookSettings]
+
+
+class Connection:
+    """One attached stream. Everything sent goes through ``outbound`` (one writer)."""
+
+    _numbers = itertools.count(1)
+
+    def __init__(self, declarations: Mapping[str, Declaration], instance_id: str = "") -> None:
+        self.number = next(self._numbers)
+        self.instance_id = instance_id or f"stream-{self.number}"
+        self.declarations = dict(declarations)
+        self.outbound: asyncio.Queue[pb.ProcessorServiceAttachResponse | None] = asyncio.Queue()
+        self.pending: dict[str, Pending] = {}
+        """Invocations awaiting an answer, in the order they were sent."""
+        self.held: dict[str, dict[str, int]] = {}
+        """run id -> processor id -> the state version this stream holds."""
+        self.alive = True
+        self.draining = False
+        self.finished = asyncio.Event()
+        self._ids = itertools.count(1)
+
+    def next_id(self) -> str:
+        return f"{self.number}.{next(self._ids)}"
+
+    def send(self, message: pb.ProcessorServiceAttachResponse) -> None:
+        self.outbound.put_nowait(message)
+
+    def close(self) -> None:
+        """Ask the writer to end the stream once what is queued has gone out."""
+        self.outbound.put_nowait(None)
+
+
+@dataclass(eq=False)
+class Pending:
+    """One MUTATE invocation awaiting its answer."""
+
+    invocation: pb.Invocation
+    run_id: str
+    processor_id: str
+    hook: str
+    state: dict[str, Any]
+    timeout: float
+    future: asyncio.Future[pb.InvocationResult] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    connection: Connection | None = None
+    deadline: float = 0.0
+    sent_at: float = 0.0
+    moved: bool = False
+
+
+@dataclass
+class _StateRecord:
+    version: int = 0
+    synced: dict[str, Any] = field(default_factory=dict)
+    """A copy of the state at ``version``: tells changes made on the server side apart."""
+
+
+class ProcessorHub:
+    def __init__(
+        self, *, meter: Meter | None = None, default_timeout: float = DEFAULT_TIMEOUT,
+        max_timeout: float = MAX_TIMEOUT, attach_wait: float = 0.0, server_id: str = "treadle",
+    ) -> None:
+        self.default_timeout = default_timeout
+        self.max_timeout = max_timeout
+        self.attach_wait = attach_wait
+        self.server_id = server_id
+        self.draining = False
+        self._replicas: dict[str, list[Connection]] = {}
+        self._affinity: dict[str, dict[str, Connection]] = {}
+        self._states: dict[str, dict[str, _StateRecord]] = {}
+        self._tracked: set[str] = set()
+        self._attached = asyncio.Event()
+        self.waiting = 0
+        """Runs waiting for a processor to attach (observable for tests and health)."""
+        m = meter if meter is not None else metrics.NoOpMeter("treadle")
+        self.m_streams_started = m.create_counter("treadle.processor.streams_started", description="Attach streams accepted")
+        self.m_streams_failed = m.create_counter("treadle.processor.streams_failed", description="Attach streams refused or ended by an error")
+        self.m_invocations = m.create_counter("treadle.processor.invocations", description="Hook invocations, by outcome")
+        self.m_timeouts = m.create_counter("treadle.processor.timeouts", description="Invocations that timed out")
+        self.m_fail_open = m.create_counter("treadle.processor.fail_open_skips", description="Hooks skipped under fail_open")
+        self.m_spurious = m.create_counter("treadle.processor.spurious_messages", description="Answers for unknown or cancelled invocations")
+        self.m_latency = m.create_histogram("treadle.processor.latency", unit="ms", description="Invocation round trip")
+
+    # --- attached streams ---------------------------------------------------------------------
+
+    def effective_timeout(self, requested: float | None) -> float:
+        return min(requested or self.default_timeout, self.max_timeout)
+
+    def register(self, conn: Connection) -> None:
+        for pid in conn.declarations:
+            self._replicas.setdefault(pid, []).append(conn)
+        self.m_streams_started.add(1)
+        event, self._attached = self._attached, asyncio.Event()
+        event.set()
+
+    def unregister(self, conn: Connection, *, failed: bool) -> None:
+        """The stream is gone: move or fail what it still owed. Safe to call twice."""
+        if not conn.alive:
+            return
+        conn.alive = False
+        if failed:
+            self.m_streams_failed.add(1)
+        for pid in conn.declarations:
+            replicas = self._replicas.get(pid, [])
+            if conn in replicas:
+                replicas.remove(conn)
+            if not replicas:
+                self._replicas.pop(pid, None)
+        owed = list(conn.pending.values())
+        conn.pending.clear()
+        for p in owed:  # in send order, so a run's invocations keep their order on the new stream
+            if p.future.done():
+                continue
+            if not p.moved and not self.draining:
+                try:
+                    target = self._pick(p.processor_id, p.hook, p.run_id)
+                except ProcessorUnavailable:
+                    pass
+                else:
+                    p.moved = True
+                    self._dispatch(target, p)
+                    continue
+            p.future.set_exception(ProcessorUnavailable(
+                f"the stream of processor {p.processor_id} closed before it answered", "disconnect"))
+
+    def declaration(self, processor_id: str) -> Declaration | None:
+        """The declaration of a live replica (replicas normally declare the same hooks)."""
+        for conn in self._replicas.get(processor_id, ()):
+            if conn.alive and not conn.draining:
+                return conn.declarations[processor_id]
+        return None
+
+    def hook_settings(self, processor_id: str, hook: str) -> HookSettings | None:
+        for conn in self._replicas.get(processor_id, ()):
+            if conn.alive and not conn.draining and hook in conn.declarations[processor_id].hooks:
+                return conn.declarations[processor_id].hooks[hook]
+        return None
+
+    async def wait_attached(self, processor_id: str, timeout: float) -> bool:
+        """True once a replica of ``processor_id`` is attached; False after ``timeout`` seconds."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        self.waiting += 1
+        try:
+            while self.declaration(processor_id) is None:
+                remaining = end - loop.time()
+                if remaining <= 0:
+                    return False
+                try:
+                    await asyncio.wait_for(self._attached.wait(), remaining)
+                except TimeoutError:
+                    return self.declaration(processor_id) is not None
+            return True
+        finally:
+            self.waiting -= 1
+
+    def connections(self) -> list[Connection]:
+        seen: dict[int, Connection] = {}
+        for conns in self._replicas.values():
+            for c in conns:
+                seen[c.number] = c
+        return list(seen.values())
+
+    # --- invocations --------------------------------------------------------------------------
+
+    def send(
+        self, processor_id: str, hook: str, invocation: pb.Invocation, *, run_id: str,
+        state: dict[str, Any], timeout: float,
+    ) -> Pending:
+        """Send a MUTATE invocation now (synchronously: calls keep their order on the stream)."""
+        if self.draining:
+            raise ProcessorUnavailable("the server is shutting down", "draining")
+        conn = self._pick(processor_id, hook, run_id)
+        p = Pending(invocation, run_id, processor_id, hook, state, timeout)
+        self._dispatch(conn, p)
+        return p
+
+    async def wait(self, p: Pending) -> pb.InvocationResult:
+        """The answer; raises ``ProcessorUnavailable`` on timeout or a stream lost for good."""
+        loop = asyncio.get_running_loop()
+        try:
+            while True:
+                remaining = p.deadline - loop.time()
+                if remaining > 0:
+                    try:
+                        return await asyncio.wait_for(asyncio.shield(p.future), remaining)
+                    except TimeoutError:
+                        if p.deadline - loop.time() > 0:  # re-sent to another replica meanwhile
+                            continue
+                self._cancel(p, "timed out")
+                self.m_timeouts.add(1, {"processor": p.processor_id, "hook": SEED_NAMES[p.hook]})
+                raise ProcessorUnavailable(f"no answer within {p.timeout:g}s (timed out)", "timeout")
+        except asyncio.CancelledError:
+            self._cancel(p, "run cancelled")
+            raise
+
+    def send_observe(
+        self, processor_id: str, hook: str, invocation: pb.Invocation, *, run_id: str,
+        state: dict[str, Any], timeout: float,
+    ) -> bool:
+        """Fire and forget; False when the invocation was dropped (backlog full)."""
+        if self.draining:
+            raise ProcessorUnavailable("the server is shutting down", "draining")
+        conn = self._pick(processor_id, hook, run_id)
+        if conn.outbound.qsize() >= OBSERVE_BACKLOG:
+            return False
+        self._stamp(conn, invocation, run_id, processor_id, state, timeout)
+        conn.send(pb.ProcessorServiceAttachResponse(invocation=invocation))
+        return True
+
+    def resolve(self, conn: Connection, result: pb.InvocationResult) -> None:
+        """An answer arrived on ``conn`` (called by its one reader)."""
+        p = conn.pending.pop(result.invocation_id, None)
+        if p is None or p.future.done():
+            self.m_spurious.add(1)
+            return
+        self.m_latency.record((time.monotonic() - p.sent_at) * 1000,
+                              {"processor": p.processor_id, "hook": SEED_NAMES[p.hook]})
+        p.future.set_result(result)
+
+    def record(self, processor_id: str, hook: str, outcome: str) -> None:
+        self.m_invocations.add(1, {"processor": processor_id, "hook": hook, "outcome": outcome})
+
+    def _pick(self, processor_id: str, hook: str, run_id: str) -> Connection:
+        live = [c for c in self._replicas.get(processor_id, ())
+                if c.alive and not c.draining and hook in c.declarations[processor_id].hooks]
+        if not live:
+            if self.declaration(processor_id) is None:
+                raise ProcessorUnavailable(f"processor {processor_id} is not attached", "not_attached")
+            raise ProcessorUnavailable(f"no attached replica of {processor_id} declares {hook}", "not_attached")
+        runs = self._affinity.setdefault(run_id, {})
+        current = runs.get(processor_id)
+        if current in live:
+            return current  # type: ignore[return-value]
+        chosen = min(live, key=lambda c: len(c.pending) + sum(len(v) for v in c.held.values()))
+        runs[processor_id] = chosen
+        return chosen
+
+    def _dispatch(self, conn: Connection, p: Pending) -> None:
+        loop = asyncio.get_running_loop()
+        self._stamp(conn, p.invocation, p.run_id, p.processor_id, p.state, p.timeout)
+        p.connection, p.sent_at, p.deadline = conn, time.monotonic(), loop.time() + p.timeout
+        conn.pending[p.invocation.invocation_id] = p
+        conn.send(pb.ProcessorServiceAttachResponse(invocation=p.invocation))
+
+    def _stamp(self, conn: Connection, inv: pb.Invocation, run_id: str, processor_id: str,
+               state: dict[str, Any], timeout: float) -> None:
+        inv.invocation_id = conn.next_id()
+        inv.deadline.FromDatetime(datetime.now(UTC) + timedelta(seconds=timeout))
+        inv.ClearField("state")
+        record = self._states.setdefault(run_id, {}).setdefault(processor_id, _StateRecord())
+        if state != record.synced:  # changed on the server's side since the last sync
+            record.version += 1
+            record.synced = copy.deepcopy(state)
+        held = conn.held.setdefault(run_id, {})
+        if held.get(processor_id, 0) != record.version:
+            held[processor_id] = record.version
+            inv.state.version = record.version
+            dict_to_struct(state, inv.state.value)
+
+    def _cancel(self, p: Pending, reason: str) -> None:
+        conn = p.connection
+        if conn is not None and conn.pending.pop(p.invocation.invocation_id, None) is not None and conn.alive:
+            conn.send(pb.ProcessorServiceAttachResponse(
+                cancel=remote_pb2.CancelInvocation(invocation_id=p.invocation.invocation_id, reason=reason)))
+
+    # --- state --------------------------------------------------------------------------------
+
+    def state_received(
+        self, conn: Connection | None, run_id: str, processor_id: str, state: dict[str, Any],
+        value: dict[str, Any], reported_version: int,
+    ) -> None:
+        """Apply a state an answer carried to the run's state object, in answer order."""
+        record = self._states.setdefault(run_id, {}).setdefault(processor_id, _StateRecord())
+        record.version = max(record.version + 1, reported_version)
+        state.clear()
+        state.update(value)
+        record.synced = copy.deepcopy(value)
+        if conn is not None and conn.alive:
+            held = conn.held.setdefault(run_id, {})
+            if reported_version == record.version:
+                held[processor_id] = record.version
+            else:  # the process numbers differently: resend next time rather than guess
+                held.pop(processor_id, None)
+
+    def track_run(self, run_id: str, anchor: Any) -> None:
+        """Forget the run's affinity and state versions once ``anchor`` (an object that lives as
+        long as the run, e.g. its abort signal) is collected."""
+        if run_id in self._tracked or anchor is None:
+            return
+        try:
+            weakref.finalize(anchor, self.forget_run, run_id)
+        except TypeError:
+            return
+        self._tracked.add(run_id)
+
+    def forget_run(self, run_id: str) -> None:
+        self._tracked.discard(run_id)
+        self._affinity.pop(run_id, None)
+        self._states.pop(run_id, None)
+        for conn in self.connections():
+            conn.held.pop(run_id, None)
+
+    # --- shutdown -----------------------------------------------------------------------------
+
+    async def drain(self, grace: float) -> None:
+        """Send ``Drain``, refuse new invocations, wait up to ``grace`` for answers owed, then end
+        every stream (status OK)."""
+        self.draining = True
+        conns = self.connections()
+        for conn in conns:
+            conn.draining = True
+            conn.send(pb.ProcessorServiceAttachResponse(drain=remote_pb2.Drain(grace_ms=int(grace * 1000))))
+        owed = [p.future for c in conns for p in c.pending.values() if not p.future.done()]
+        if owed:
+            await asyncio.wait(owed, timeout=grace)
+        for conn in conns:
+            conn.close()
+        if conns:
+            await asyncio.wait([asyncio.ensure_future(c.finished.wait()) for c in conns], timeout=max(grace, 1.0))

@@ -1,0 +1,357 @@
+"""``RemoteProcessor``: a processor whose hooks run in another process, over ``ProcessorHub``.
+
+It implements the same protocol as an in-process processor, so the loop never asks which kind it
+has. One instance serves one ``ProcessorRef`` (id, failure policy, timeout cap) of one run plan.
+
+Failures (not attached, timeout, disconnect with no other replica, malformed answer) follow the
+ref's policy: ``fail_closed`` raises ``ProcessorUnavailableError`` naming processor and hook;
+``fail_open`` returns "unchanged" for that hook and records the skip on the hook's span and in
+metrics. An ``ErrorOutcome`` is an ordinary hook failure (SPEC §3 applies per hook).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+from typing import Any
+
+from opentelemetry import trace
+
+from ..agents import ProcessorRef
+from ..chunks import Chunk
+from ..errors import ProcessorUnavailableError, TripwireError
+from ..processors.args import ProcessOutputStreamArgs
+from ..processors.base import SEED_NAMES
+from .hook_convert import (
+    DecodedResult,
+    MalformedResultError,
+    RemoteHookError,
+    apply_result,
+    decode_result,
+    emit_custom_chunks,
+    encode_invocation,
+    encode_stream_invocation,
+    stream_outcomes,
+)
+from .processor_hub import HookSettings, Pending, ProcessorHub, ProcessorUnavailable
+
+log = logging.getLogger(__name__)
+
+STREAM = "process_output_stream"
+SKIP_ATTR = "treadle.processor.fail_open_skip"
+SKIP_REASON_ATTR = "treadle.processor.fail_open_reason"
+
+
+class RemoteProcessor:
+    def __init__(self, ref: ProcessorRef, hub: ProcessorHub) -> None:
+        self.id = ref.id
+        self.name = ref.id
+        self.ref = ref
+        self.hub = hub
+        self._waited = False
+        self._pipes: dict[str, _StreamPipe] = {}
+
+    # --- what the runner asks -----------------------------------------------------------------
+
+    def implements_hook(self, hook: str) -> bool:
+        """Declared hooks only; every hook while not attached, so the policy applies at once."""
+        declaration = self.hub.declaration(self.id)
+        return True if declaration is None else hook in declaration.hooks
+
+    @property
+    def process_data_parts(self) -> bool:
+        s = self.hub.hook_settings(self.id, STREAM)
+        return bool(s and s.process_data_parts)
+
+    def pipelined(self) -> bool:
+        """True when ``processOutputStream`` is windowed or may have several chunks in flight."""
+        s = self.hub.hook_settings(self.id, STREAM)
+        return bool(s and s.mode == "mutate" and (s.windowed or s.max_in_flight > 1))
+
+    # --- the nine hooks -----------------------------------------------------------------------
+
+    async def process_input(self, args: Any) -> Any:
+        """Runs ``processInput`` remotely."""
+        return await self._call("process_input", args)
+
+    async def process_input_step(self, args: Any) -> Any:
+        """Runs ``processInputStep`` remotely."""
+        return await self._call("process_input_step", args)
+
+    async def process_llm_request(self, args: Any) -> Any:
+        """Runs ``processLLMRequest`` remotely."""
+        return await self._call("process_llm_request", args)
+
+    async def process_llm_response(self, args: Any) -> Any:
+        """Runs ``processLLMResponse`` remotely."""
+        return await self._call("process_llm_response", args)
+
+    async def process_api_error(self, args: Any) -> Any:
+        """Runs ``processAPIError`` remotely."""
+        return await self._call("process_api_error", args)
+
+    async def process_output_stream(self, args: ProcessOutputStreamArgs) -> Chunk | None:
+        """Runs ``processOutputStream`` remotely on one chunk, lock-step."""
+        return await self._call(STREAM, args)  # type: ignore[no-any-return]
+
+    async def process_output_step(self, args: Any) -> Any:
+        """Runs ``processOutputStep`` remotely."""
+        return await self._call("process_output_step", args)
+
+    async def process_tool_result(self, args: Any) -> Any:
+        """Runs ``processToolResult`` remotely."""
+        return await self._call("process_tool_result", args)
+
+    async def process_output_result(self, args: Any) -> Any:
+        """Runs ``processOutputResult`` remotely."""
+        return await self._call("process_output_result", args)
+
+    async def submit_output_stream(self, args: ProcessOutputStreamArgs) -> Awaitable[Chunk | None]:
+        """The pipelined path: queue the chunk and return an awaitable of its outcome.
+
+        Waits only when the run's pipeline is full (backpressure). The awaitable resolves to the
+        processed chunk (the same object when unchanged) or None (dropped), or raises
+        ``TripwireError`` / ``ProcessorUnavailableError``. Answers apply in chunk order.
+        """
+        self.hub.track_run(args.run.run_id, args.abort_signal)
+        loop = asyncio.get_running_loop()
+        s = self.hub.hook_settings(self.id, STREAM)
+        future: asyncio.Future[Chunk | None] = loop.create_future()
+        if s is not None and args.part.is_data and not s.process_data_parts:
+            future.set_result(args.part)  # data-* chunks reach only processors that ask for them
+            return future
+        if s is None or s.mode == "observe":  # not attached (the policy applies) or fire and forget
+            _settle(future, self._call(STREAM, args), loop)
+            return future
+        pipe = self._pipes.get(args.run.run_id)
+        if pipe is None:
+            pipe = self._pipes[args.run.run_id] = _StreamPipe(self, s)
+        return await pipe.submit(args)
+
+    # --- one invocation -----------------------------------------------------------------------
+
+    def _timeout(self, s: HookSettings) -> float:
+        return min(s.timeout, self.ref.timeout) if self.ref.timeout else s.timeout
+
+    async def _settings(self, hook: str) -> HookSettings | None:
+        s = self.hub.hook_settings(self.id, hook)
+        if s is None and not self._waited and self.hub.attach_wait > 0 and self.hub.declaration(self.id) is None:
+            self._waited = True  # one short wait per run, not one per hook
+            await self.hub.wait_attached(self.id, self.hub.attach_wait)
+            s = self.hub.hook_settings(self.id, hook)
+        return s
+
+    async def _call(self, hook: str, args: Any) -> Any:
+        self.hub.track_run(args.run.run_id, args.abort_signal)
+        s = await self._settings(hook)
+        if s is None:
+            if self.hub.declaration(self.id) is not None:
+                return _unchanged(hook, args)  # attached, and this hook was not declared
+            if self.hub.draining:
+                return self._fail(hook, args, "the server is shutting down", "draining")
+            return self._fail(hook, args, f"processor {self.id} is not attached", "not_attached")
+        invocation = encode_invocation(hook, args, processor_id=self.id)
+        timeout = self._timeout(s)
+        run_id = args.run.run_id
+        if s.mode == "observe":
+            try:
+                sent = self.hub.send_observe(self.id, hook, invocation, run_id=run_id, state=args.state, timeout=timeout)
+            except ProcessorUnavailable as e:
+                return self._fail(hook, args, e.reason, e.kind)
+            self.hub.record(self.id, SEED_NAMES[hook], "observed" if sent else "dropped")
+            return _unchanged(hook, args)
+        try:
+            pending = self.hub.send(self.id, hook, invocation, run_id=run_id, state=args.state, timeout=timeout)
+            result = await self.hub.wait(pending)
+            decoded = decode_result(hook, result, processor_id=self.id)
+        except ProcessorUnavailable as e:
+            return self._fail(hook, args, e.reason, e.kind)
+        except MalformedResultError as e:
+            return self._fail(hook, args, f"malformed answer: {e}", "malformed")
+        self._take_state(pending, decoded, args)
+        self.hub.record(self.id, SEED_NAMES[hook], decoded.outcome)
+        if hook != STREAM:
+            return await apply_result(hook, decoded, args)
+        await emit_custom_chunks(decoded, args)
+        outcome = stream_outcomes(decoded, [args.part])[0]
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    def _take_state(self, pending: Pending | None, decoded: DecodedResult, args: Any) -> None:
+        if decoded.state is not None:
+            self.hub.state_received(pending.connection if pending else None, args.run.run_id, self.id,
+                                    args.state, decoded.state, decoded.state_version)
+
+    def _fail(self, hook: str, args: Any, reason: str, kind: str) -> Any:
+        """The failure policy: skip (fail_open) or end the run (fail_closed)."""
+        seed = SEED_NAMES[hook]
+        self.hub.record(self.id, seed, kind)
+        if self.ref.failure_policy != "fail_open":
+            raise ProcessorUnavailableError(self.id, seed, reason)
+        span = trace.get_current_span(args.tracing_context)
+        span.set_attribute(SKIP_ATTR, True)
+        span.set_attribute(SKIP_REASON_ATTR, reason)
+        # Per-chunk hooks share one span per step: each skip is also an event, so none is lost.
+        span.add_event(SKIP_ATTR, {"treadle.processor.hook": seed, "reason": reason})
+        self.hub.m_fail_open.add(1, {"processor": self.id, "hook": seed})
+        log.warning("fail_open: skipping %s of %s: %s", seed, self.id, reason)
+        return _unchanged(hook, args)
+
+
+def _unchanged(hook: str, args: Any) -> Any:
+    return args.part if hook == STREAM else None
+
+
+def _settle(future: asyncio.Future[Any], work: Awaitable[Any], loop: asyncio.AbstractEventLoop) -> None:
+    async def run() -> None:
+        try:
+            value = await work
+        except BaseException as e:  # noqa: BLE001 - handed to whoever awaits the future
+            _set(future, error=e)
+        else:
+            _set(future, value=value)
+
+    loop.create_task(run())
+
+
+def _set(future: asyncio.Future[Any], *, value: Any = None, error: BaseException | None = None) -> None:
+    if future.done():
+        return
+    if error is None:
+        future.set_result(value)
+    else:
+        future.set_exception(error)
+        future.add_done_callback(lambda f: f.exception())  # awaited or not, never logged as lost
+
+
+# --- the pipelined processOutputStream path ------------------------------------------------------
+
+
+@dataclass(eq=False)
+class _Batch:
+    entries: list[tuple[ProcessOutputStreamArgs, asyncio.Future[Chunk | None]]]
+    pending: Pending | None = None
+    task: asyncio.Task[DecodedResult | BaseException] | None = None
+
+
+@dataclass(eq=False)
+class _StreamPipe:
+    """One run's chunks to one processor: sent in order, up to ``max_in_flight`` invocations at
+    once, several chunks per invocation when windowed; answers applied in chunk order."""
+
+    processor: RemoteProcessor
+    settings: HookSettings
+    unsent: deque[tuple[ProcessOutputStreamArgs, asyncio.Future[Chunk | None]]] = field(default_factory=deque)
+    in_flight: int = 0
+    batches: deque[_Batch] = field(default_factory=deque)
+    applier: asyncio.Task[None] | None = None
+    scheduled: bool = False
+    room: asyncio.Event = field(default_factory=asyncio.Event)
+    tripwire: TripwireError | None = None
+
+    @property
+    def window(self) -> int:
+        return self.settings.max_window if self.settings.windowed else 1
+
+    async def submit(self, args: ProcessOutputStreamArgs) -> asyncio.Future[Chunk | None]:
+        while len(self.unsent) >= self.window:
+            self.room.clear()
+            await self.room.wait()
+        future: asyncio.Future[Chunk | None] = asyncio.get_running_loop().create_future()
+        if self.tripwire is not None:
+            _set(future, error=self.tripwire)
+            return future
+        self.unsent.append((args, future))
+        self._schedule()
+        return future
+
+    def _schedule(self) -> None:
+        if not self.scheduled:
+            self.scheduled = True  # chunks submitted in this loop turn go out together
+            asyncio.get_running_loop().call_soon(self._pump)
+
+    def _pump(self) -> None:
+        self.scheduled = False
+        p = self.processor
+        while self.unsent and self.in_flight < self.settings.max_in_flight:
+            batch = _Batch([self.unsent.popleft() for _ in range(min(self.window, len(self.unsent)))])
+            first = batch.entries[0][0]
+            self.in_flight += 1
+            try:
+                invocation = encode_stream_invocation([a for a, _ in batch.entries], processor_id=p.id)
+                batch.pending = p.hub.send(p.id, STREAM, invocation, run_id=first.run.run_id,
+                                           state=first.state, timeout=p._timeout(self.settings))
+            except ProcessorUnavailable as e:
+                batch.task = asyncio.ensure_future(_value(e))
+            else:
+                batch.task = asyncio.ensure_future(self._complete(batch))
+            batch.task.add_done_callback(self._landed)
+            self.batches.append(batch)
+        self.room.set()
+        if self.batches and (self.applier is None or self.applier.done()):
+            self.applier = asyncio.ensure_future(self._apply_in_order())
+
+    def _landed(self, _: Any) -> None:
+        self.in_flight -= 1
+        if self.unsent:
+            self._schedule()
+
+    async def _complete(self, batch: _Batch) -> DecodedResult | BaseException:
+        assert batch.pending is not None
+        try:
+            result = await self.processor.hub.wait(batch.pending)
+            return decode_result(STREAM, result, processor_id=self.processor.id, parts=len(batch.entries))
+        except (ProcessorUnavailable, MalformedResultError) as e:
+            return e
+
+    async def _apply_in_order(self) -> None:
+        while self.batches:
+            batch = self.batches.popleft()
+            assert batch.task is not None
+            outcome = await batch.task
+            await self._apply(batch, outcome)
+
+    async def _apply(self, batch: _Batch, outcome: DecodedResult | BaseException) -> None:
+        p = self.processor
+        if self.tripwire is not None:  # the stream ended at an earlier chunk
+            for _, future in batch.entries:
+                _set(future, error=self.tripwire)
+            return
+        if isinstance(outcome, BaseException):
+            reason, kind = ((outcome.reason, outcome.kind) if isinstance(outcome, ProcessorUnavailable)
+                            else (f"malformed answer: {outcome}", "malformed"))
+            for args, future in batch.entries:
+                try:
+                    _set(future, value=p._fail(STREAM, args, reason, kind))
+                except ProcessorUnavailableError as e:
+                    _set(future, error=e)
+            return
+        first = batch.entries[0][0]
+        p._take_state(batch.pending, outcome, first)
+        p.hub.record(p.id, SEED_NAMES[STREAM], outcome.outcome)
+        await emit_custom_chunks(outcome, first)
+        results = stream_outcomes(outcome, [a.part for a, _ in batch.entries])
+        for (args, future), result in zip(batch.entries, results, strict=True):
+            if isinstance(result, TripwireError):
+                self.tripwire = result
+                _set(future, error=result)
+            elif isinstance(result, RemoteHookError):  # SPEC §3: logged, the chunk passes
+                log.warning("processOutputStream of %s failed: %s; chunk passes", p.id, result)
+                _set(future, value=args.part)
+            else:
+                _set(future, value=result)
+        if self.tripwire is not None:
+            while self.unsent:
+                _set(self.unsent.popleft()[1], error=self.tripwire)
+            self.room.set()
+
+
+async def _value(v: Any) -> Any:
+    return v
+
+
+__all__ = ["RemoteProcessor"]

@@ -1,0 +1,115 @@
+"""The grpc.aio server: AgentService, health, reflection, message limits and a graceful drain."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from ..v1 import agent_service_pb2, agent_service_pb2_grpc
+from .agent_service import AgentServicer
+
+log = logging.getLogger(__name__)
+
+AGENT_SERVICE = agent_service_pb2.DESCRIPTOR.services_by_name["AgentService"].full_name
+DEFAULT_MAX_MESSAGE_BYTES = 16 << 20
+
+_BACKSTOP = 5.0
+"""Seconds the server waits, after the grace period, for runs that were told to stop."""
+_FINAL_GRACE = 1.0
+"""Seconds other RPCs (health watches, agent CRUD) get once the runs are done."""
+
+
+@dataclass
+class ServerOptions:
+    grace: float = 30.0
+    """Seconds in-flight runs get to finish on shutdown; after that they end with UNAVAILABLE."""
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    """Larger requests are refused with RESOURCE_EXHAUSTED."""
+
+
+class GrpcServer:
+    """One server per app. Add further services with ``add_service`` before ``start``."""
+
+    def __init__(self, agents: AgentServicer, options: ServerOptions | None = None) -> None:
+        self.options = options or ServerOptions()
+        limit = self.options.max_message_bytes
+        self._server = grpc.aio.server(
+            options=[
+                ("grpc.max_receive_message_length", limit),
+                ("grpc.max_send_message_length", limit),
+            ]
+        )
+        self._agents = agents
+        self.health = health.aio.HealthServicer()
+        self._services = [AGENT_SERVICE, health.SERVICE_NAME]
+        agent_service_pb2_grpc.add_AgentServiceServicer_to_server(agents, self._server)
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self._server)
+        self._started = False
+        self._stopping: asyncio.Task[None] | None = None
+
+    def add_service(self, name: str, register: Callable[[grpc.aio.Server], None]) -> None:
+        """Register another servicer (``register(server)``) under its full service name."""
+        if self._started:
+            raise RuntimeError("add services before start()")
+        register(self._server)
+        self._services.append(name)
+
+    async def start(self, listen: str) -> int:
+        """Bind ``listen`` (``HOST:PORT``; port 0 picks one) and serve; returns the bound port."""
+        reflection.enable_server_reflection([*self._services, reflection.SERVICE_NAME], self._server)
+        try:
+            port = self._server.add_insecure_port(listen)
+        except RuntimeError as e:
+            raise OSError(f"cannot listen on {listen}: {e}") from None
+        if port == 0:
+            raise OSError(f"cannot listen on {listen}")
+        await self._server.start()
+        self._started = True
+        for name in ("", *self._services):
+            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        return port
+
+    async def stop(self, grace: float | None = None) -> None:
+        """Drain: refuse new calls, let runs finish within ``grace``, then end them.
+
+        Safe to call more than once; later calls wait for the first.
+        """
+        if self._stopping is None:
+            self._stopping = asyncio.create_task(self._drain(self.options.grace if grace is None else grace))
+        await asyncio.shield(self._stopping)
+
+    def stop_now(self) -> None:
+        """End in-flight runs at once (a second Ctrl-C); a running ``stop`` then finishes soon."""
+        self._agents.stop_inflight()
+
+    async def wait_for_termination(self) -> None:
+        await self._server.wait_for_termination()
+
+    async def _drain(self, grace: float) -> None:
+        if not self._started:
+            await self._server.stop(None)
+            return
+        # The listener stays open while runs drain: health answers NOT_SERVING (load balancers
+        # move traffic elsewhere) and new runs get UNAVAILABLE, which clients may retry
+        # elsewhere; closing the listener first would turn both into CANCELLED.
+        await self.health.enter_graceful_shutdown()
+        self._agents.start_draining()
+        if self._agents.inflight:
+            log.info("draining %d in-flight run(s), up to %.1fs", self._agents.inflight, grace)
+            try:
+                await asyncio.wait_for(self._agents.wait_idle(), grace)
+            except TimeoutError:
+                log.warning("grace period over: ending %d run(s) with UNAVAILABLE", self._agents.inflight)
+                self._agents.stop_inflight()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._agents.wait_idle(), _BACKSTOP)
+        # Runs are done; a short grace lets their last statuses go out, and long-lived health
+        # watches must not hold the process up.
+        await self._server.stop(_FINAL_GRACE)

@@ -1,0 +1,68 @@
+"""Domain errors -> gRPC statuses, in one place for every servicer."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, NoReturn, TypeVar
+
+import grpc
+
+from ..errors import AlreadyExistsError, FailedPreconditionError, InvalidArgumentError, NotFoundError
+
+log = logging.getLogger(__name__)
+
+SHUTTING_DOWN = "server is shutting down"
+
+
+class ShuttingDownError(Exception):
+    """A run refused or ended because the server is draining."""
+
+    def __init__(self) -> None:
+        super().__init__(SHUTTING_DOWN)
+
+
+_CODES: tuple[tuple[type[Exception], grpc.StatusCode], ...] = (
+    (NotFoundError, grpc.StatusCode.NOT_FOUND),
+    (InvalidArgumentError, grpc.StatusCode.INVALID_ARGUMENT),
+    (AlreadyExistsError, grpc.StatusCode.ALREADY_EXISTS),
+    (FailedPreconditionError, grpc.StatusCode.FAILED_PRECONDITION),
+    (ShuttingDownError, grpc.StatusCode.UNAVAILABLE),
+)
+
+
+def status_for(exc: Exception) -> tuple[grpc.StatusCode, str]:
+    for cls, code in _CODES:
+        if isinstance(exc, cls):
+            return code, str(exc)
+    # Not a deliberate error: keep the traceback in the log, give the client the message.
+    log.error("unexpected error in an RPC", exc_info=exc)
+    return grpc.StatusCode.INTERNAL, f"{type(exc).__name__}: {exc}"
+
+
+async def abort_with(context: grpc.aio.ServicerContext, exc: Exception) -> NoReturn:
+    """End the RPC with the status ``exc`` maps to (``context.abort`` raises)."""
+    if isinstance(exc, grpc.aio.AbortError):  # already aborted further down: keep that status
+        raise exc
+    code, message = status_for(exc)
+    await context.abort(code, message)
+    raise AssertionError("context.abort returned")  # pragma: no cover
+
+
+Req = TypeVar("Req")
+Resp = TypeVar("Resp")
+Handler = Callable[[Any, Req, grpc.aio.ServicerContext], Awaitable[Resp]]
+
+
+def unary(fn: Handler[Req, Resp]) -> Handler[Req, Resp]:
+    """Wrap a unary handler so that domain errors become statuses."""
+
+    @functools.wraps(fn)
+    async def wrapper(self: Any, request: Req, context: grpc.aio.ServicerContext) -> Resp:
+        try:
+            return await fn(self, request, context)
+        except Exception as e:
+            await abort_with(context, e)
+
+    return wrapper

@@ -1,0 +1,235 @@
+"""``TreadleApp``: the composition root. Everything a server needs hangs off one instance.
+
+::
+
+    app = TreadleApp()
+    app.add_processor(MyGuardrail())
+    app.add_agent(Agent(id="helper", model="openai/gpt-4o-mini", input_processors=["guardrail"]))
+    await app.serve()  # until SIGTERM / Ctrl-C
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.metrics import MeterProvider
+from opentelemetry.sdk.trace import TracerProvider
+
+from .agents import Agent
+from .api import AgentServicer, GrpcServer, ServerOptions, tool_service
+from .api.remote_tool import remote_tool
+from .api.tool_hub import ToolHub
+from .api.processor_hub import ProcessorHub
+from .api.processor_service import SERVICE_NAME as PROCESSOR_SERVICE, ProcessorServicer
+from .api.remote_processor import RemoteProcessor
+from .api.convert import agent_from_dict
+from .config import AgentFileError, Settings, load_agent_file
+from .errors import InvalidArgumentError
+from .loop import AgentLoop
+from .providers.router import ModelRouter
+from .registry import Registry
+from .tools import Tool
+from .tracing import build_tracer_provider
+
+log = logging.getLogger("treadle")
+
+EXAMPLE_AGENT: dict[str, Any] = {
+    "id": "assistant",
+    "name": "Assistant",
+    "description": "The built-in example agent, served when no config file is given.",
+    "model": "openai/gpt-4o-mini",
+    "instructions": "You are a helpful, concise assistant.",
+}
+
+_ATTACHED_GRACE = 1.0
+"""Seconds attached streams get, after the last run, to answer calls already sent."""
+
+# Per provider: the variables that make it usable, and how to tell the user to set one.
+_CREDENTIALS: dict[str, tuple[tuple[str, ...], str]] = {
+    "openai": (
+        ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+        "export OPENAI_API_KEY=sk-..., or point OPENAI_BASE_URL at any OpenAI-compatible server "
+        "(e.g. a local Ollama: export OPENAI_BASE_URL=http://localhost:11434/v1)",
+    ),
+    "anthropic": (
+        ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"),
+        "export ANTHROPIC_API_KEY=sk-ant-... (or ANTHROPIC_BASE_URL for a compatible server)",
+    ),
+}
+
+
+class TreadleApp:
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        tracer_provider: TracerProvider | None = None,
+        env: Mapping[str, str] | None = None,
+        meter_provider: MeterProvider | None = None,
+    ) -> None:
+        """``tracer_provider`` replaces the one built from ``OTEL_*`` variables (tests inject
+        one with an in-memory exporter); ``env`` replaces ``os.environ`` for those look-ups;
+        ``meter_provider`` receives the remote-processor metrics (none recorded without one)."""
+        self.settings = settings or Settings()
+        self._env = os.environ if env is None else env
+        self._owns_tracer_provider = tracer_provider is None
+        self.tracer_provider = tracer_provider or build_tracer_provider(self._env)
+        tracer = (
+            self.tracer_provider.get_tracer("treadle")
+            if self.tracer_provider is not None
+            else trace.NoOpTracer()
+        )
+        self.registry = Registry()
+        self.models = ModelRouter()
+        self.loop = AgentLoop(self.registry, self.models, tracer)
+        self.agent_service = AgentServicer(self.registry, self.loop, self.models)
+        self.server = GrpcServer(
+            self.agent_service,
+            ServerOptions(grace=self.settings.grace, max_message_bytes=self.settings.max_message_bytes),
+        )
+        # Remote tools: names no in-process tool has resolve to the attached tool streams.
+        self.tool_hub = ToolHub(
+            timeout=self.settings.tool_timeout,
+            meter=meter_provider.get_meter("treadle") if meter_provider is not None else None,
+        )
+        self.registry.remote_tools = lambda name: remote_tool(self.tool_hub, name)
+        self.server.add_service(*tool_service.register(self.tool_hub))
+        # Remote processors: ids no in-process processor has resolve to the attached streams.
+        self.processors = ProcessorHub(
+            meter=meter_provider.get_meter("treadle") if meter_provider is not None else None,
+            default_timeout=self.settings.processor_timeout,
+            max_timeout=self.settings.processor_max_timeout,
+            attach_wait=self.settings.processor_attach_wait,
+        )
+        self.registry.remote_processors = lambda ref: RemoteProcessor(ref, self.processors)
+        self.server.add_service(PROCESSOR_SERVICE, ProcessorServicer(self.processors).register)
+        self.port: int | None = None
+
+    # --- what users register ------------------------------------------------------------------
+
+    def add_agent(self, agent: Agent) -> Agent:
+        """Register an agent defined in code; the API cannot change or delete it."""
+        agent.source = "code"
+        self.agent_service.check_models(agent)
+        return self.registry.add_agent(agent)
+
+    def add_processor(self, processor: Any) -> None:
+        self.registry.add_processor(processor)
+
+    def add_tool(self, tool: Tool) -> None:
+        self.registry.add_tool(tool)
+
+    def add_tool_hook(self, name: str, hook: Callable[..., Any]) -> None:
+        self.registry.add_tool_hook(name, hook)
+
+    def load_agents(self, path: Path) -> list[Agent]:
+        """Load an agent file (all or nothing); errors name the file and the agent index."""
+        loaded: list[Agent] = []
+        for i, data in enumerate(load_agent_file(path)):
+            where = f"{path}: agents[{i}]" + (f" ({data['id']!r})" if isinstance(data.get("id"), str) else "")
+            try:
+                agent = agent_from_dict(data, source="config")
+                self.agent_service.check_models(agent)
+            except InvalidArgumentError as e:
+                raise AgentFileError(f"{where}: {e}") from None
+            if agent.id in {a.id for a in self.registry.list_agents()}:
+                raise AgentFileError(f"{where}: agent id {agent.id!r} is already registered")
+            loaded.append(agent)
+        for agent in loaded:
+            self.registry.add_agent(agent)
+        return loaded
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    async def start(self, listen: str | None = None) -> int:
+        """Load agents, bind and serve; returns the bound port (useful with port 0)."""
+        if self.settings.config_file is not None:
+            self.load_agents(self.settings.config_file)
+        elif self.settings.example_agent and "assistant" not in {a.id for a in self.registry.list_agents()}:
+            self.registry.add_agent(agent_from_dict(EXAMPLE_AGENT, source="config"))
+        self.warn_missing_credentials()
+        self.port = await self.server.start(listen or self.settings.listen)
+        return self.port
+
+    async def stop(self, grace: float | None = None) -> None:
+        """Drain (see ``GrpcServer.stop``), then release provider clients and flush traces."""
+        attached = asyncio.create_task(self._drain_attached())
+        await self.server.stop(grace)
+        await attached
+        await self.models.aclose()
+        if self.tracer_provider is not None:
+            if self._owns_tracer_provider:
+                self.tracer_provider.shutdown()
+            else:
+                self.tracer_provider.force_flush()
+
+    async def _drain_attached(self) -> None:
+        """Attached streams outlive the runs (a draining run may still call a remote tool), then
+        get a ``Drain`` and end, so their processes reconnect elsewhere at once."""
+        await self.agent_service.wait_idle()
+        await asyncio.gather(self.tool_hub.drain(_ATTACHED_GRACE), self.processors.drain(_ATTACHED_GRACE))
+
+    async def serve(self, listen: str | None = None) -> None:
+        """Start (unless started) and serve until SIGTERM or SIGINT, then drain and stop.
+
+        A second signal ends in-flight runs at once instead of waiting for the grace period.
+        """
+        if self.port is None:
+            await self.start(listen)
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+        received: list[int] = []
+
+        def on_signal(sig: int) -> None:
+            received.append(sig)
+            if len(received) == 1:
+                stop.set()
+            else:
+                self.server.stop_now()
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, on_signal, sig)
+        try:
+            await stop.wait()
+            log.info("%s received: shutting down", signal.Signals(received[0]).name)
+            await self.stop()
+        finally:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(sig)
+
+    # --- helpers ------------------------------------------------------------------------------
+
+    def missing_credentials(self) -> list[str]:
+        """A plain sentence per provider that agents use but that has no credentials."""
+        users: dict[str, list[str]] = {}
+        for agent in self.registry.list_agents():
+            configs = [(agent.model, agent.base_url)] + [(f.id, f.base_url) for f in agent.fallback_models]
+            for model, base_url in configs:
+                provider = model.partition("/")[0]
+                if provider == "openai" and base_url:
+                    continue  # an agent-level base URL is an OpenAI-compatible server of its own
+                if provider in _CREDENTIALS and agent.id not in users.setdefault(provider, []):
+                    users[provider].append(agent.id)
+        out = []
+        for provider, agents in users.items():
+            variables, how = _CREDENTIALS[provider]
+            if not any(self._env.get(v) for v in variables):
+                out.append(
+                    f"no {provider} credentials: none of {', '.join(variables)} is set, so runs of "
+                    f"{', '.join(repr(a) for a in agents)} will fail. To fix: {how}."
+                )
+        return out
+
+    def warn_missing_credentials(self) -> None:
+        for message in self.missing_credentials():
+            log.warning(message)
+
+
+__all__ = ["EXAMPLE_AGENT", "TreadleApp"]

@@ -1,0 +1,79 @@
+"""Server settings, from command-line arguments over environment variables over defaults.
+
+Environment: ``TREADLE_LISTEN``, ``TREADLE_CONFIG``, ``TREADLE_GRACE``,
+``TREADLE_MAX_MESSAGE_BYTES``, ``TREADLE_TOOL_TIMEOUT``, ``TREADLE_PROCESSOR_TIMEOUT``,
+``TREADLE_PROCESSOR_MAX_TIMEOUT``, ``TREADLE_PROCESSOR_ATTACH_WAIT``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+DEFAULT_LISTEN = "127.0.0.1:50051"
+DEFAULT_GRACE = 30.0
+DEFAULT_MAX_MESSAGE_BYTES = 16 << 20
+
+
+@dataclass(frozen=True)
+class Settings:
+    listen: str = DEFAULT_LISTEN
+    """``HOST:PORT``; port 0 lets the system pick one."""
+    config_file: Path | None = None
+    """Agents to load at start; when None the built-in example agent is served instead."""
+    grace: float = DEFAULT_GRACE
+    """Seconds in-flight runs get to finish on shutdown."""
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    example_agent: bool = True
+    """Serve the built-in ``assistant`` agent when no config file is given."""
+    tool_timeout: float = 60.0
+    """Seconds the server waits for a remote tool's answer before the model gets a tool error."""
+    processor_timeout: float = 10.0
+    """Seconds a remote processor hook may take when the processor asks for no other timeout."""
+    processor_max_timeout: float = 60.0
+    """The most any remote processor may ask for (the agent's cap may still be shorter)."""
+    processor_attach_wait: float = 0.0
+    """Seconds a run waits, once, for a named remote processor that is not attached yet."""
+
+    def __post_init__(self) -> None:
+        host, sep, port = self.listen.rpartition(":")
+        if not sep or not host or not port.isdigit() or int(port) > 65535:
+            raise ValueError(f"listen address {self.listen!r} must be HOST:PORT, e.g. 127.0.0.1:50051")
+        if self.grace < 0:
+            raise ValueError(f"grace period must be >= 0 seconds, got {self.grace}")
+        if self.tool_timeout <= 0:
+            raise ValueError(f"tool timeout must be > 0 seconds, got {self.tool_timeout}")
+        if self.max_message_bytes <= 0:
+            raise ValueError("max message size must be positive")
+        if self.processor_timeout <= 0 or self.processor_max_timeout <= 0:
+            raise ValueError("processor timeouts must be > 0 seconds")
+        if self.processor_attach_wait < 0:
+            raise ValueError(f"processor attach wait must be >= 0 seconds, got {self.processor_attach_wait}")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Settings from ``TREADLE_*`` variables; ``overrides`` that are not None win."""
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        if env.get("TREADLE_LISTEN"):
+            values["listen"] = env["TREADLE_LISTEN"]
+        if env.get("TREADLE_CONFIG"):
+            values["config_file"] = Path(env["TREADLE_CONFIG"])
+        for var, name, kind in (
+            ("TREADLE_GRACE", "grace", float),
+            ("TREADLE_MAX_MESSAGE_BYTES", "max_message_bytes", int),
+            ("TREADLE_TOOL_TIMEOUT", "tool_timeout", float),
+            ("TREADLE_PROCESSOR_TIMEOUT", "processor_timeout", float),
+            ("TREADLE_PROCESSOR_MAX_TIMEOUT", "processor_max_timeout", float),
+            ("TREADLE_PROCESSOR_ATTACH_WAIT", "processor_attach_wait", float),
+        ):
+            if env.get(var):
+                try:
+                    values[name] = kind(env[var])
+                except ValueError:
+                    raise ValueError(f"{var}={env[var]!r} is not a number") from None
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return replace(cls(), **values)

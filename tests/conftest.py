@@ -1,0 +1,54 @@
+"""Shared fixtures: the wire-level provider fakes, and a Treadle server started in-process."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from tests.support.fixtures import anthropic_server, openai_server, wire_server  # noqa: F401
+from treadle.app import TreadleApp
+from treadle.config import Settings
+
+
+@dataclass
+class RunningApp:
+    app: TreadleApp
+    port: int
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+
+StartApp = Callable[..., Awaitable[RunningApp]]
+
+
+@pytest.fixture
+async def start_app() -> AsyncIterator[StartApp]:
+    """``await start_app(setup=fn, env=..., **settings)``: a TreadleApp serving on a free port.
+
+    ``env`` (default: empty) is what the app sees for OTEL and credential checks; the example
+    agent is off unless ``example_agent=True``. Every app is stopped at the end of the test.
+    """
+    apps: list[TreadleApp] = []
+
+    async def start(
+        setup: Callable[[TreadleApp], Any] | None = None,
+        env: dict[str, str] | None = None,
+        **settings: Any,
+    ) -> RunningApp:
+        settings.setdefault("listen", "127.0.0.1:0")
+        settings.setdefault("example_agent", False)
+        app = TreadleApp(Settings(**settings), env=env or {})
+        apps.append(app)
+        if setup is not None:
+            setup(app)
+        port = await app.start()
+        return RunningApp(app, port)
+
+    yield start
+    for app in apps:
+        await app.stop(0)

@@ -1,0 +1,318 @@
+"""``treadle serve`` and ``treadle chat`` as real processes, and the acceptance contract via buf curl.
+
+Readiness is the health service answering SERVING; the drain test holds the model's answer
+with an event the test sets, so nothing here depends on timing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from tests.conftest import StartApp
+from tests.support import OpenAIServer, Turn
+from treadle.agents import Agent
+from treadle.cli import ChunkPrinter
+from treadle.tools import Tool
+from treadle.v1 import chunk_pb2
+from treadle_client import AgentClient
+
+ROOT = Path(__file__).resolve().parent.parent
+BUF = ROOT / ".ci" / "tools" / "node_modules" / ".bin" / "buf"
+_SCRIPT = Path(sys.executable).parent / "treadle"
+TREADLE = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "treadle.cli"]
+READY_TIMEOUT = 30.0
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """This environment without provider, tracing or Treadle settings, plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "OTEL_", "TREADLE_"))}
+    env["PYTHONUNBUFFERED"] = "1"
+    return env | extra
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class ServeProcess:
+    """``treadle serve`` in a subprocess; its output lines are collected as they come."""
+
+    def __init__(self, *args: str, env: dict[str, str]) -> None:
+        self.port = free_port()
+        self.target = f"127.0.0.1:{self.port}"
+        self.proc = subprocess.Popen(
+            [*TREADLE, "serve", "--listen", self.target, *args],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8", env=env, cwd=ROOT,
+        )
+        self.stdout: list[str] = []
+        self.stderr: list[str] = []
+        self._changed = threading.Condition()
+        for stream, lines in ((self.proc.stdout, self.stdout), (self.proc.stderr, self.stderr)):
+            threading.Thread(target=self._read, args=(stream, lines), daemon=True).start()
+
+    def _read(self, stream: Any, lines: list[str]) -> None:
+        for line in stream:
+            with self._changed:
+                lines.append(line.rstrip("\n"))
+                self._changed.notify_all()
+        with self._changed:
+            self._changed.notify_all()
+
+    def wait_for_line(self, lines: list[str], needle: str, timeout: float = READY_TIMEOUT) -> str:
+        with self._changed:
+            found = self._changed.wait_for(
+                lambda: any(needle in line for line in lines) or self.proc.poll() is not None, timeout
+            )
+            match = next((line for line in lines if needle in line), None)
+        assert found and match is not None, f"no line with {needle!r}; stdout={self.stdout} stderr={self.stderr}"
+        return match
+
+    def health(self, service: str = "") -> int:
+        with grpc.insecure_channel(self.target) as channel:
+            stub = health_pb2_grpc.HealthStub(channel)
+            return int(stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=5).status)
+
+    def wait_ready(self) -> None:
+        """Poll health until SERVING; wait_for_ready makes each poll wait for the listener."""
+        with grpc.insecure_channel(self.target) as channel:
+            stub = health_pb2_grpc.HealthStub(channel)
+            for _ in range(int(READY_TIMEOUT)):
+                assert self.proc.poll() is None, f"server exited: {self.stderr}"
+                try:
+                    response = stub.Check(health_pb2.HealthCheckRequest(), timeout=1, wait_for_ready=True)
+                except grpc.RpcError:
+                    continue
+                if response.status == health_pb2.HealthCheckResponse.SERVING:
+                    return
+        pytest.fail(f"server never became ready; stderr={self.stderr}")
+
+    def terminate(self) -> int:
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout=READY_TIMEOUT)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture
+def serve() -> Iterator[Any]:
+    procs: list[ServeProcess] = []
+
+    def start(*args: str, env: dict[str, str]) -> ServeProcess:
+        proc = ServeProcess(*args, env=env)
+        procs.append(proc)
+        proc.wait_ready()
+        return proc
+
+    yield start
+    for proc in procs:
+        proc.close()
+
+
+def buf_curl(target: str, method: str, body: dict[str, Any]) -> list[dict[str, Any]]:
+    """Call through server reflection, as any client without our protos would."""
+    if not BUF.exists():
+        pytest.fail(f"buf is missing at {BUF.relative_to(ROOT)}: run `npm ci --prefix .ci/tools`")
+    result = subprocess.run(
+        [str(BUF), "curl", "--protocol", "grpc", "--http2-prior-knowledge", "--data", json.dumps(body),
+         f"http://{target}/treadle.v1.AgentService/{method}"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    decoder, text, out = json.JSONDecoder(), result.stdout.strip(), []
+    while text:  # a server stream prints one JSON object per response
+        obj, end = decoder.raw_decode(text)
+        out.append(obj)
+        text = text[end:].strip()
+    return out
+
+
+# --- serve -------------------------------------------------------------------------------------
+
+
+def test_acceptance_contract_through_reflection(serve: Any, openai_server: Any) -> None:
+    server: OpenAIServer = openai_server([Turn.say(["Hel", "lo", "!"]), Turn.say("Hi there.")])
+    proc = serve(env=clean_env(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-test"))
+    assert proc.stdout[0] == f"Treadle listening on {proc.target}"
+
+    agent = {"id": "echo", "name": "Echo", "instructions": "You are terse.", "model": "openai/gpt-4o-mini"}
+    [created] = buf_curl(proc.target, "CreateAgent", {"agent": agent})
+    assert created["agent"]["id"] == "echo" and created["agent"]["source"] == "AGENT_SOURCE_API"
+
+    responses = buf_curl(proc.target, "Stream", {"agentId": "echo", "prompt": "hello"})
+    chunks = [c for r in responses for c in r["chunks"]]
+    assert "".join(c["textDelta"]["text"] for c in chunks if "textDelta" in c) == "Hello!"
+    assert "start" in chunks[0] and chunks[-1]["finish"]["reason"] == "FINISH_REASON_STOP"
+    assert any("stepFinish" in c for c in chunks)
+
+    [generated] = buf_curl(proc.target, "Generate", {"agentId": "echo", "prompt": "hello"})
+    assert generated["text"] == "Hi there."
+    assert generated["finishReason"] == "FINISH_REASON_STOP"
+    assert int(generated["usage"]["inputTokens"]) == 10
+    assert generated["steps"][0]["text"] == "Hi there."
+    assert server.requests[0]["model"] == "gpt-4o-mini"
+    assert proc.terminate() == 0
+
+
+def test_serve_without_keys_starts_and_says_how_to_set_one(serve: Any) -> None:
+    proc = serve(env=clean_env())
+    warning = proc.wait_for_line(proc.stderr, "OPENAI_API_KEY")
+    assert "OPENAI_BASE_URL" in warning and "'assistant'" in warning
+    assert proc.stdout[0] == f"Treadle listening on {proc.target}"
+    assert any("assistant: openai/gpt-4o-mini" in line for line in proc.stdout)
+    assert proc.health("treadle.v1.AgentService") == health_pb2.HealthCheckResponse.SERVING
+    assert proc.terminate() == 0
+
+
+async def test_sigterm_lets_the_in_flight_stream_finish_then_exits_0(serve: Any, openai_server: Any) -> None:
+    entered, release = threading.Event(), threading.Event()
+
+    def held(body: dict[str, Any]) -> Turn:
+        entered.set()
+        release.wait(READY_TIMEOUT)
+        return Turn.say(["finished ", "after SIGTERM"])
+
+    server = openai_server([held])
+    proc = serve("--grace", "60", env=clean_env(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-test"))
+    try:
+        async with AgentClient(proc.target) as client:
+            await client.create_agent({"id": "echo", "model": "openai/gpt-4o-mini"})
+            chunks = client.stream("echo", "hello")
+            first = await chunks.__anext__()
+            assert first.HasField("start")
+            assert await asyncio.to_thread(entered.wait, READY_TIMEOUT)
+
+            proc.proc.send_signal(signal.SIGTERM)
+            await asyncio.to_thread(proc.wait_for_line, proc.stderr, "SIGTERM received")
+            # Draining: health says NOT_SERVING and new runs are refused, the old one goes on.
+            assert proc.health() == health_pb2.HealthCheckResponse.NOT_SERVING
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await client.generate("echo", "late")
+            assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+            assert proc.proc.poll() is None
+
+            release.set()
+            rest = [c async for c in chunks]
+    finally:
+        release.set()
+    assert "".join(c.text_delta.text for c in rest if c.HasField("text_delta")) == "finished after SIGTERM"
+    assert rest[-1].finish.reason == chunk_pb2.FINISH_REASON_STOP
+    assert await asyncio.to_thread(proc.proc.wait, READY_TIMEOUT) == 0
+
+
+def test_serve_with_a_bad_config_file_names_it_and_exits_2(tmp_path: Path) -> None:
+    path = tmp_path / "agents.yaml"
+    path.write_text("agents:\n  - id: ok\n    model: openai/x\n  - id: broken\n    model: ''\n")
+    result = subprocess.run(
+        [*TREADLE, "serve", "--listen", f"127.0.0.1:{free_port()}", "--config", str(path)],
+        capture_output=True, text=True, env=clean_env(), timeout=READY_TIMEOUT,
+    )
+    assert result.returncode == 2
+    assert f"{path}: agents[1] ('broken')" in result.stderr and "model is required" in result.stderr
+
+
+# --- chat --------------------------------------------------------------------------------------
+
+
+async def run_chat(target: str, agent_id: str, message: str) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        *TREADLE, "chat", agent_id, message, "--target", target,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=clean_env(),
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), READY_TIMEOUT)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+async def test_chat_prints_streamed_text_and_tool_calls(start_app: StartApp, openai_server: Any) -> None:
+    server = openai_server([Turn.call("get_weather", {"city": "Paris"}), Turn.say(["Sunny ", "in Paris."])])
+
+    def setup(app: Any) -> None:
+        app.add_tool(Tool("get_weather", lambda args, ctx: {"sky": "sunny", "degrees": 21}))
+        app.add_agent(Agent(id="weather", model="openai/test", base_url=server.base_url, tools=["get_weather"]))
+
+    running = await start_app(setup=setup)
+    code, out, err = await run_chat(running.target, "weather", "Weather in Paris?")
+    assert code == 0, err
+    assert out.splitlines() == [
+        '→ tool get_weather({"city": "Paris"})',
+        '← get_weather: {"degrees": 21, "sky": "sunny"}',
+        "Sunny in Paris.",
+    ]
+
+
+class _Blocker:
+    id = "guard"
+
+    def process_input(self, args: Any) -> None:
+        args.abort("no weather talk")
+
+
+async def test_chat_shows_tripwires_plainly_and_errors_on_stderr(start_app: StartApp, openai_server: Any) -> None:
+    server = openai_server([Turn.fail(400, "context too long")])
+
+    def setup(app: Any) -> None:
+        app.add_processor(_Blocker())
+        app.add_agent(Agent(id="guarded", model="openai/test", base_url=server.base_url, input_processors=["guard"]))
+        app.add_agent(Agent(id="broken", model="openai/test", base_url=server.base_url))
+
+    running = await start_app(setup=setup)
+    code, out, err = await run_chat(running.target, "guarded", "weather?")
+    assert (code, out) == (0, "✋ blocked by guard: no weather talk\n"), err
+
+    code, out, err = await run_chat(running.target, "broken", "hi")
+    assert code == 1 and "context too long" in err
+
+    code, out, err = await run_chat(running.target, "ghost", "hi")
+    assert code == 1 and "NOT_FOUND" in err and "'ghost'" in err
+
+
+def test_chunk_printer_renders_reasoning_and_tool_errors() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    printer = ChunkPrinter(out, err)
+    chunks = [
+        chunk_pb2.Chunk(reasoning_start=chunk_pb2.ReasoningStartChunk(id="r")),
+        chunk_pb2.Chunk(reasoning_delta=chunk_pb2.ReasoningDeltaChunk(id="r", text="hmm")),
+        chunk_pb2.Chunk(reasoning_end=chunk_pb2.ReasoningEndChunk(id="r")),
+        chunk_pb2.Chunk(text_delta=chunk_pb2.TextDeltaChunk(id="t", text="Hi")),
+        chunk_pb2.Chunk(tool_error=chunk_pb2.ToolErrorChunk(tool_name="rm", error="denied")),
+        chunk_pb2.Chunk(finish=chunk_pb2.FinishChunk(reason=chunk_pb2.FINISH_REASON_STOP)),
+    ]
+    for chunk in chunks:
+        printer.show(chunk)
+    assert out.getvalue() == "thinking: hmm\nHi\n← rm: error: denied\n"
+    assert not printer.failed and err.getvalue() == ""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="providers/router.py returns UnavailableModel when OPENAI_API_KEY is unset unless the "
+    "agent has a base_url; it should also accept OPENAI_BASE_URL (remove this mark once it does)",
+)
+def test_openai_base_url_alone_is_enough(serve: Any, openai_server: Any) -> None:
+    """A local OpenAI-compatible server needs no key: OPENAI_BASE_URL alone must work."""
+    server = openai_server([Turn.say("local answer")])
+    proc = serve(env=clean_env(OPENAI_BASE_URL=server.base_url))
+    [generated] = buf_curl(proc.target, "Generate", {"agentId": "assistant", "prompt": "hello"})
+    assert generated.get("text") == "local answer", generated
+    assert not any("OPENAI_API_KEY" in line for line in proc.stderr)
+    assert proc.terminate() == 0
