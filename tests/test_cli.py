@@ -303,11 +303,6 @@ def test_chunk_printer_renders_reasoning_and_tool_errors() -> None:
     assert not printer.failed and err.getvalue() == ""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="providers/router.py returns UnavailableModel when OPENAI_API_KEY is unset unless the "
-    "agent has a base_url; it should also accept OPENAI_BASE_URL (remove this mark once it does)",
-)
 def test_openai_base_url_alone_is_enough(serve: Any, openai_server: Any) -> None:
     """A local OpenAI-compatible server needs no key: OPENAI_BASE_URL alone must work."""
     server = openai_server([Turn.say("local answer")])

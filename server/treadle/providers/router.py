@@ -81,7 +81,9 @@ class ModelRouter:
     def _openai(self, config: ModelConfig, model_id: str) -> LanguageModel:
         key = self._getenv("OPENAI_API_KEY")
         if not key:
-            if not config.base_url:
+            # A local OpenAI-compatible server (per-agent base_url or OPENAI_BASE_URL) often needs
+            # no key; the SDK refuses to start without one, so it gets a placeholder.
+            if not (config.base_url or os.environ.get("OPENAI_BASE_URL")):
                 return UnavailableModel(
                     "openai",
                     model_id,
@@ -109,7 +111,7 @@ class ModelRouter:
             credentials = {"api_key": key}
         elif token := self._getenv("ANTHROPIC_AUTH_TOKEN"):
             credentials = {"auth_token": token}
-        elif config.base_url:
+        elif config.base_url or os.environ.get("ANTHROPIC_BASE_URL"):
             credentials = {"api_key": PLACEHOLDER_API_KEY}
         else:
             return UnavailableModel(
