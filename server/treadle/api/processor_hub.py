@@ -368,11 +368,16 @@ class ProcessorHub:
         self._tracked.add(run_id)
 
     def forget_run(self, run_id: str) -> None:
+        """Drop the run's affinity and state, and tell the streams that served it."""
         self._tracked.discard(run_id)
-        self._affinity.pop(run_id, None)
+        served = set(self._affinity.pop(run_id, {}).values())
         self._states.pop(run_id, None)
         for conn in self.connections():
-            conn.held.pop(run_id, None)
+            if conn.held.pop(run_id, None) is not None:
+                served.add(conn)
+        for conn in served:
+            if conn.alive:
+                conn.send(pb.ProcessorServiceAttachResponse(run_ended=pb.RunEnded(run_id=run_id)))
 
     # --- shutdown -----------------------------------------------------------------------------
 

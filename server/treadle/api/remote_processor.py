@@ -56,6 +56,10 @@ class RemoteProcessor:
 
     # --- what the runner asks -----------------------------------------------------------------
 
+    def end_run(self, run_id: str) -> None:
+        """The run is over: free its affinity and state here and in the processes that served it."""
+        self.hub.forget_run(run_id)
+
     def implements_hook(self, hook: str) -> bool:
         """Declared hooks only; every hook while not attached, so the policy applies at once."""
         declaration = self.hub.declaration(self.id)

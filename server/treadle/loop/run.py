@@ -154,6 +154,7 @@ class AgentLoop:
             await output.send(Chunk.of(Finish("error", result.usage)))
         finally:
             await output.reset()
+            _end_run(plan)
             await output.queue.put(END)
 
     async def _execute(
@@ -258,6 +259,19 @@ class AgentLoop:
         result.error = error
         await output.send(Chunk.of(error))
         await output.send(Chunk.of(Finish("error", state.usage)))
+
+
+def _end_run(plan: RunPlan) -> None:
+    """Tell processors that keep per-run resources (remote ones) that the run is over."""
+    seen: set[int] = set()
+    for p in (*plan.input_processors, *plan.output_processors, *plan.error_processors):
+        end = getattr(p, "end_run", None)
+        if callable(end) and id(p) not in seen:
+            seen.add(id(p))
+            try:
+                end(plan.run_id)
+            except Exception:
+                log.warning("end_run of %s failed", getattr(p, "id", p), exc_info=True)
 
 
 def _tripwire(e: TripwireError) -> Tripwire:

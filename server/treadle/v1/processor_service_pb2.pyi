@@ -80,16 +80,24 @@ class ProcessorServiceAttachRequest(_message.Message):
     def __init__(self, handshake: _Optional[_Union[ProcessorHandshake, _Mapping]] = ..., result: _Optional[_Union[InvocationResult, _Mapping]] = ...) -> None: ...
 
 class ProcessorServiceAttachResponse(_message.Message):
-    __slots__ = ("welcome", "invocation", "cancel", "drain")
+    __slots__ = ("welcome", "invocation", "cancel", "drain", "run_ended")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     INVOCATION_FIELD_NUMBER: _ClassVar[int]
     CANCEL_FIELD_NUMBER: _ClassVar[int]
     DRAIN_FIELD_NUMBER: _ClassVar[int]
+    RUN_ENDED_FIELD_NUMBER: _ClassVar[int]
     welcome: ProcessorWelcome
     invocation: Invocation
     cancel: _remote_pb2.CancelInvocation
     drain: _remote_pb2.Drain
-    def __init__(self, welcome: _Optional[_Union[ProcessorWelcome, _Mapping]] = ..., invocation: _Optional[_Union[Invocation, _Mapping]] = ..., cancel: _Optional[_Union[_remote_pb2.CancelInvocation, _Mapping]] = ..., drain: _Optional[_Union[_remote_pb2.Drain, _Mapping]] = ...) -> None: ...
+    run_ended: RunEnded
+    def __init__(self, welcome: _Optional[_Union[ProcessorWelcome, _Mapping]] = ..., invocation: _Optional[_Union[Invocation, _Mapping]] = ..., cancel: _Optional[_Union[_remote_pb2.CancelInvocation, _Mapping]] = ..., drain: _Optional[_Union[_remote_pb2.Drain, _Mapping]] = ..., run_ended: _Optional[_Union[RunEnded, _Mapping]] = ...) -> None: ...
+
+class RunEnded(_message.Message):
+    __slots__ = ("run_id",)
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    def __init__(self, run_id: _Optional[str] = ...) -> None: ...
 
 class ProcessorHandshake(_message.Message):
     __slots__ = ("protocol_versions", "processors", "instance_id")

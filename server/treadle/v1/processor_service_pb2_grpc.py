@@ -44,7 +44,8 @@ class ProcessorServiceStub:
     4. For every invocation of a MUTATE hook the process MUST send exactly one `result` with the
     same `invocation_id`, in any order (several invocations MAY be in flight). Answers to
     OBSERVE hooks are ignored and SHOULD NOT be sent.
-    5. The server MAY send `cancel` (timeout, run cancelled) and, on shutdown, `drain`.
+    5. The server MAY send `cancel` (timeout, run cancelled) and, on shutdown, `drain`; it sends
+    `run_ended` to every stream that served a run once that run is over.
 
     Several streams that serve the same processor id are replicas: the server balances runs across
     them, keeps a run on one replica while it lives, and moves the run (with its state) to another
@@ -83,7 +84,8 @@ class ProcessorServiceServicer:
     4. For every invocation of a MUTATE hook the process MUST send exactly one `result` with the
     same `invocation_id`, in any order (several invocations MAY be in flight). Answers to
     OBSERVE hooks are ignored and SHOULD NOT be sent.
-    5. The server MAY send `cancel` (timeout, run cancelled) and, on shutdown, `drain`.
+    5. The server MAY send `cancel` (timeout, run cancelled) and, on shutdown, `drain`; it sends
+    `run_ended` to every stream that served a run once that run is over.
 
     Several streams that serve the same processor id are replicas: the server balances runs across
     them, keeps a run on one replica while it lives, and moves the run (with its state) to another
@@ -132,7 +134,8 @@ class ProcessorService:
     4. For every invocation of a MUTATE hook the process MUST send exactly one `result` with the
     same `invocation_id`, in any order (several invocations MAY be in flight). Answers to
     OBSERVE hooks are ignored and SHOULD NOT be sent.
-    5. The server MAY send `cancel` (timeout, run cancelled) and, on shutdown, `drain`.
+    5. The server MAY send `cancel` (timeout, run cancelled) and, on shutdown, `drain`; it sends
+    `run_ended` to every stream that served a run once that run is over.
 
     Several streams that serve the same processor id are replicas: the server balances runs across
     them, keeps a run on one replica while it lives, and moves the run (with its state) to another
