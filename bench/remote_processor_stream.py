@@ -1,0 +1,94 @@
+"""What a remote MUTATE ``processOutputStream`` processor adds per chunk, by delivery mode.
+
+    .venv/bin/python bench/remote_processor_stream.py [--runs N] [--chunks N]
+
+One server in this process streams a scripted answer of ``--chunks`` text deltas (an in-process
+scripted model, so no provider I/O blurs the numbers) through an echo processor running in another process, attached over
+``ProcessorService.Attach``. For each mode it prints the added microseconds per chunk against
+the same run without the processor, and that cost as a ratio to the floor: a bare gRPC
+bidirectional round trip measured in this run (``grpc_floor.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.grpc_floor import bidi_round_trip_us  # noqa: E402
+from treadle.agents import Agent, ProcessorRef, RunRequest  # noqa: E402
+from treadle.app import TreadleApp  # noqa: E402
+from treadle.config import Settings  # noqa: E402
+from treadle.messages import Message, SystemMessage  # noqa: E402
+from treadle.testing import ScriptedModel, ScriptedModels, text_response  # noqa: E402
+
+MODES = ("lockstep", "pipelined", "windowed")
+
+
+async def _time_runs(app: TreadleApp, agent: Agent, model: ScriptedModel, runs: int,
+                     deltas: list[str]) -> tuple[float, int]:
+    """Median seconds per run, and the chunks one run streams."""
+    samples: list[float] = []
+    count = 0
+    for i in range(runs + 2):
+        model.add(text_response(deltas))
+        start = time.perf_counter()
+        chunks = [c async for c in app.loop.stream(agent, RunRequest([Message.user("go")]))]
+        elapsed = time.perf_counter() - start
+        assert chunks[-1].payload.reason == "stop", chunks[-1]
+        count = len(chunks) - 1  # every chunk but "start" passes processOutputStream
+        if i >= 2:  # two warm-up runs
+            samples.append(elapsed)
+    return statistics.median(samples), count
+
+
+async def main(runs: int, n_chunks: int) -> None:
+    floor = await bidi_round_trip_us()
+    deltas = [f"w{i} " for i in range(n_chunks)]
+    model = ScriptedModel()
+    app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False))
+    app.loop.models = ScriptedModels(model)
+    port = await app.start()
+    target = f"127.0.0.1:{port}"
+
+    def agent(processors: list[ProcessorRef]) -> Agent:
+        return Agent(id="bench", model="scripted/bench", instructions=[SystemMessage("bench")],
+                     output_processors=processors)
+
+    try:
+        base, count = await _time_runs(app, agent([]), model, runs, deltas)
+        print(f"floor: bare gRPC bidi round trip {floor:.1f} µs")
+        print(f"baseline: {base * 1e3:.1f} ms per run of {count} chunks without a processor")
+        print(f"{'mode':<10} {'ms/run':>8} {'added µs/chunk':>15} {'x floor':>8}")
+        for mode in MODES:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, str(ROOT / "bench" / "echo_processor.py"), mode, target,
+                stdout=subprocess.DEVNULL,
+            )
+            try:
+                assert await app.processors.wait_attached("bench-echo", 30)
+                t, _ = await _time_runs(app, agent([ProcessorRef("bench-echo")]), model, runs, deltas)
+                added = (t - base) / count * 1e6
+                print(f"{mode:<10} {t * 1e3:>8.1f} {added:>15.1f} {added / floor:>8.2f}")
+            finally:
+                proc.kill()
+                await proc.wait()
+                while app.processors.declaration("bench-echo") is not None:
+                    await asyncio.sleep(0.01)  # wait for the server to see the stream gone
+    finally:
+        await app.stop(0)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--chunks", type=int, default=200)
+    args = parser.parse_args()
+    asyncio.run(main(args.runs, args.chunks))
