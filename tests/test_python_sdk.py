@@ -268,7 +268,7 @@ def _invocation(run: str, n: int, state: dict[str, Any] | None = None, version: 
     return pb.ProcessorServiceAttachResponse(invocation=inv)
 
 
-async def test_one_run_is_sequential_other_runs_go_concurrently_and_state_versions_hold() -> None:
+async def test_one_run_is_sequential_other_runs_concurrent_state_versions_hold_run_ended_forgets() -> None:
     from treadle_client._processors import _Host, _ProcessorSession
     from treadle_client._tracing import tracer_from
 
@@ -287,6 +287,9 @@ async def test_one_run_is_sequential_other_runs_go_concurrently_and_state_versio
     assert [a1.invocation_id, a2.invocation_id] == ["A1", "A2"]
     assert dict(a1.state.value) == {"from": "server", "last": "A:1"} and a1.state.version == 4
     assert dict(a2.state.value) == {"from": "server", "last": "A:2"} and a2.state.version == 5
+    assert set(host.runs) == {("A", "rec"), ("B", "rec")}
+    session.on_message(pb.ProcessorServiceAttachResponse(run_ended=pb.RunEnded(run_id="A")))
+    assert set(host.runs) == {("B", "rec")}  # the server said run A is over
     await session.close()
 
 

@@ -129,7 +129,7 @@ class _Collector(BaseHTTPRequestHandler):
         pass
 
 
-async def test_otlp_http_export_when_configured(harness_factory, monkeypatch) -> None:
+async def test_otlp_http_export_when_configured(harness_factory) -> None:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Collector)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -137,9 +137,7 @@ async def test_otlp_http_export_when_configured(harness_factory, monkeypatch) ->
         endpoint = f"http://127.0.0.1:{server.server_address[1]}"
         env = {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
                "OTEL_SERVICE_NAME": "treadle-test"}
-        for k, v in env.items():
-            monkeypatch.setenv(k, v)
-        provider = build_tracer_provider(env)
+        provider = build_tracer_provider(env)  # the injected env is enough: os.environ untouched
         assert provider is not None
         h: Harness = harness_factory([Turn.say("hi")])
         h.loop.tracer = provider.get_tracer("treadle")
@@ -163,6 +161,45 @@ async def test_otlp_http_export_when_configured(harness_factory, monkeypatch) ->
         }
         assert service == {"treadle-test"}
         provider.shutdown()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class _MetricsCollector(BaseHTTPRequestHandler):
+    paths: list[str] = []
+    arrived = threading.Event()
+
+    def do_POST(self) -> None:  # noqa: N802
+        self.rfile.read(int(self.headers["content-length"]))
+        type(self).paths.append(self.path)
+        type(self).arrived.set()
+        self.send_response(200)
+        self.send_header("content-type", "application/x-protobuf")
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+async def test_metrics_exported_over_otlp_when_configured() -> None:
+    from treadle.app import TreadleApp
+    from treadle.config import Settings
+
+    assert TreadleApp(Settings(example_agent=False), env={}).meter_provider is None
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _MetricsCollector)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        env = {"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{server.server_address[1]}",
+               "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}
+        app = TreadleApp(Settings(example_agent=False), env=env)
+        assert app.meter_provider is not None
+        app.processors.m_streams_started.add(1)
+        app.meter_provider.force_flush()
+        assert _MetricsCollector.arrived.wait(10)
+        assert "/v1/metrics" in _MetricsCollector.paths
+        app.meter_provider.shutdown()
     finally:
         server.shutdown()
         server.server_close()

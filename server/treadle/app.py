@@ -36,7 +36,7 @@ from .loop import AgentLoop
 from .providers.router import ModelRouter
 from .registry import Registry
 from .tools import Tool
-from .tracing import build_tracer_provider
+from .tracing import build_meter_provider, build_tracer_provider
 
 log = logging.getLogger("treadle")
 
@@ -76,11 +76,15 @@ class TreadleApp:
     ) -> None:
         """``tracer_provider`` replaces the one built from ``OTEL_*`` variables (tests inject
         one with an in-memory exporter); ``env`` replaces ``os.environ`` for those look-ups;
-        ``meter_provider`` receives the remote-processor metrics (none recorded without one)."""
+        ``meter_provider`` receives the remote-processor and remote-tool metrics; by default one
+        exporting over OTLP is built from the same variables (none when no endpoint is set)."""
         self.settings = settings or Settings()
         self._env = os.environ if env is None else env
         self._owns_tracer_provider = tracer_provider is None
         self.tracer_provider = tracer_provider or build_tracer_provider(self._env)
+        self._owns_meter_provider = meter_provider is None
+        meter_provider = meter_provider or build_meter_provider(self._env)
+        self.meter_provider = meter_provider
         tracer = (
             self.tracer_provider.get_tracer("treadle")
             if self.tracer_provider is not None
@@ -164,6 +168,8 @@ class TreadleApp:
         await self.server.stop(grace)
         await attached
         await self.models.aclose()
+        if self.meter_provider is not None and self._owns_meter_provider:
+            self.meter_provider.shutdown()
         if self.tracer_provider is not None:
             if self._owns_tracer_provider:
                 self.tracer_provider.shutdown()

@@ -47,7 +47,8 @@ from ._tracing import invocation_span, mark_error, tracer_from
 log = logging.getLogger("treadle_client")
 
 DEFAULT_STATE_TTL = 600.0
-"""Seconds a run's state is kept after its last invocation when no processOutputResult ends it."""
+"""Seconds a run's state is kept after its last invocation when neither ``run_ended`` nor its
+``processOutputResult`` ends it (a server that died mid-run sends neither)."""
 
 _DELIVERY = {"per_chunk": pb.STREAM_DELIVERY_PER_CHUNK, "windowed": pb.STREAM_DELIVERY_WINDOWED}
 
@@ -132,6 +133,11 @@ class _Host:
         rs.touched = now
         return rs
 
+    def end_run(self, run_id: str) -> None:
+        """The server says the run is over: forget its state (hooks still running keep theirs)."""
+        for key in [k for k in self.runs if k[0] == run_id]:
+            del self.runs[key]
+
 
 def _make_abort(processor_id: str) -> Any:
     def abort(reason: str = "", *, retry: bool = False, metadata: Any = None) -> NoReturn:
@@ -162,6 +168,8 @@ class _ProcessorSession:
             if running is not None:
                 running[1].set()  # the hook's abort_signal
                 running[0].cancel()
+        elif kind == "run_ended":
+            self._host.end_run(message.run_ended.run_id)
         elif kind == "drain":
             log.info("server is draining; will reconnect when it closes the stream")
         return kind == "welcome"

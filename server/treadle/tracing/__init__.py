@@ -1,6 +1,6 @@
 """OpenTelemetry for the runtime: span names, GenAI attributes, exporter set-up, W3C context."""
 
-from .setup import build_tracer_provider
+from .setup import build_meter_provider, build_tracer_provider
 from .spans import (
     ATTR,
     agent_span,
@@ -14,6 +14,7 @@ from .spans import (
 __all__ = [
     "ATTR",
     "agent_span",
+    "build_meter_provider",
     "build_tracer_provider",
     "chat_span",
     "inject_context",
