@@ -377,13 +377,18 @@ async def test_shutdown_lets_in_flight_streams_finish_and_refuses_new_ones(
     await gate.entered.wait()
 
     stopping = asyncio.create_task(running.app.stop(30))
-    while not running.app.agent_service._draining:  # noqa: SLF001 - observable drain start
+    while not running.app.agent_service.draining:
         await asyncio.sleep(0)
     async with grpc.aio.insecure_channel(running.target) as fresh:
+        # While draining the server still answers: health says NOT_SERVING, new runs are refused.
+        health = health_pb2_grpc.HealthStub(fresh)
+        for service in ("", "treadle.v1.AgentService"):
+            status = (await health.Check(health_pb2.HealthCheckRequest(service=service))).status
+            assert status == health_pb2.HealthCheckResponse.NOT_SERVING
         late = agent_service_pb2_grpc.AgentServiceStub(fresh).Generate(
             agent_service_pb2.GenerateRequest(agent_id="echo", prompt="late"), timeout=10
         )
-        assert (await status_of(late))[0] == Code.UNAVAILABLE
+        assert await status_of(late) == (Code.UNAVAILABLE, "server is shutting down")
     gate.release.set()
     chunks = [c async for r in call for c in r.chunks]
     assert "done" in "".join(c.text_delta.text for c in chunks)
@@ -391,15 +396,21 @@ async def test_shutdown_lets_in_flight_streams_finish_and_refuses_new_ones(
     await asyncio.wait_for(stopping, 10)
 
 
+@pytest.mark.parametrize("method", ["Generate", "Stream"])
 async def test_runs_still_going_after_the_grace_period_end_with_unavailable(
-    start_app: StartApp, stub_for: Any, openai_server: Any
+    start_app: StartApp, stub_for: Any, openai_server: Any, method: str
 ) -> None:
     server = openai_server([Turn.call("gate", {})])
     running, gate = await _gated(start_app, server)
-    call = stub_for(running).Stream(agent_service_pb2.StreamRequest(agent_id="echo", prompt="go"))
+    stub = stub_for(running)
+    if method == "Stream":
+        call = _drain(stub.Stream(agent_service_pb2.StreamRequest(agent_id="echo", prompt="go")))
+    else:
+        call = stub.Generate(agent_service_pb2.GenerateRequest(agent_id="echo", prompt="go"))
+    pending = asyncio.ensure_future(call)
     await gate.entered.wait()
     await running.app.stop(0.05)
-    code, message = await status_of(_drain(call))
+    code, message = await status_of(pending)
     assert (code, message) == (Code.UNAVAILABLE, "server is shutting down")
     assert gate.cancelled.is_set()
 
@@ -452,3 +463,24 @@ async def test_server_starts_without_keys_and_says_how_to_set_one(
     with caplog.at_level(logging.WARNING, logger="treadle"):
         await start_app(example_agent=True, env={"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
     assert "OPENAI_API_KEY" not in caplog.text
+
+
+async def test_stream_batches_chunks_that_are_already_queued_and_never_waits_for_more() -> None:
+    from treadle.api.agent_service import _Pipe
+    from treadle.chunks import Chunk, TextDelta
+
+    pipe = _Pipe()
+    for text in "abc":
+        await pipe.put(Chunk.of(TextDelta("t", text)))
+    first = await pipe.take()
+    assert first is not None and [c.text_delta.text for c in first.chunks] == ["a", "b", "c"]
+
+    # Nothing queued: take waits for the next chunk and returns it alone, at once.
+    waiting = asyncio.ensure_future(pipe.take())
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    await pipe.put(Chunk.of(TextDelta("t", "d")))
+    second = await waiting
+    assert second is not None and [c.text_delta.text for c in second.chunks] == ["d"]
+    pipe.finish()
+    assert await pipe.take() is None

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from opentelemetry import trace
-from opentelemetry.metrics import MeterProvider
+from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.trace import TracerProvider
 
 from .agents import Agent

@@ -13,8 +13,8 @@ import binascii
 import contextlib
 import itertools
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any, Protocol
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
+from typing import Any, Protocol, cast
 
 import grpc
 from google.protobuf import field_mask_pb2
@@ -188,7 +188,8 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
 
     async def _produce(self, agent: Agent, run: RunRequest, pipe: _Pipe) -> None:
         try:
-            async with contextlib.aclosing(self._loop.stream(agent, run)) as chunks:
+            stream = cast(AsyncGenerator[Chunk, None], self._loop.stream(agent, run))
+            async with contextlib.aclosing(stream) as chunks:
                 async for chunk in chunks:
                     await pipe.put(chunk)
         except Exception as e:  # before the first chunk this is a bad request: the status says so
@@ -225,6 +226,10 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
     @property
     def inflight(self) -> int:
         return len(self._inflight)
+
+    @property
+    def draining(self) -> bool:
+        return self._draining
 
 
 class _Pipe:

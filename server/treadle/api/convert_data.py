@@ -127,7 +127,8 @@ def enum_to_py(enum: EnumDescriptor, number: int) -> str | None:
     return _enum_maps(enum)[0].get(number)
 
 
-def enum_to_pb(enum: EnumDescriptor, name: str | None) -> int:
+def enum_to_pb(enum: EnumDescriptor, name: str | None) -> Any:
+    """The enum number for a domain name (typed ``Any``: each generated enum is its own type)."""
     if not name:
         return 0
     try:

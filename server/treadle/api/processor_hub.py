@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import heapq
 import itertools
 import logging
+import math
 import time
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from opentelemetry import metrics
@@ -40,6 +41,9 @@ MAX_TIMEOUT = 60.0
 OBSERVE_BACKLOG = 4096
 """Messages queued to a stream beyond which OBSERVE invocations are dropped, not queued: a slow
 observer must not make the server buffer without bound."""
+
+_COMPACT_MIN = 1024
+"""Deadline entries kept before answered ones are compacted away (then: twice the live ones)."""
 
 Mode = Literal["mutate", "observe"]
 FailureKind = Literal["not_attached", "timeout", "disconnect", "draining"]
@@ -143,6 +147,16 @@ class ProcessorHub:
         self._states: dict[str, dict[str, _StateRecord]] = {}
         self._tracked: set[str] = set()
         self._attached = asyncio.Event()
+        # Deadlines of the MUTATE invocations in flight, earliest first, swept by ONE timer armed
+        # for the earliest (not one timer per invocation). Entries whose invocation was answered
+        # stay until popped or compacted away; an entry whose invocation was re-sent is stale (the
+        # re-send pushed a new one).
+        self._deadlines: list[tuple[float, int, Pending]] = []
+        self._deadline_seq = itertools.count()
+        self._sweep_handle: asyncio.TimerHandle | None = None
+        self._sweep_at = math.inf
+        self._compact_at = _COMPACT_MIN
+        self._metric_attrs: dict[tuple[str, str], dict[str, str]] = {}
         self.waiting = 0
         """Runs waiting for a processor to attach (observable for tests and health)."""
         m = meter if meter is not None else metrics.NoOpMeter("treadle")
@@ -249,20 +263,14 @@ class ProcessorHub:
         return p
 
     async def wait(self, p: Pending) -> pb.InvocationResult:
-        """The answer; raises ``ProcessorUnavailable`` on timeout or a stream lost for good."""
-        loop = asyncio.get_running_loop()
+        """The answer; raises ``ProcessorUnavailable`` on timeout or a stream lost for good.
+
+        The deadline is enforced by the hub's sweep (``_sweep``), which fails the future; a
+        re-send to another replica moves the deadline. Cancelling the waiter cancels the
+        invocation.
+        """
         try:
-            while True:
-                remaining = p.deadline - loop.time()
-                if remaining > 0:
-                    try:
-                        return await asyncio.wait_for(asyncio.shield(p.future), remaining)
-                    except TimeoutError:
-                        if p.deadline - loop.time() > 0:  # re-sent to another replica meanwhile
-                            continue
-                self._cancel(p, "timed out")
-                self.m_timeouts.add(1, {"processor": p.processor_id, "hook": SEED_NAMES[p.hook]})
-                raise ProcessorUnavailable(f"no answer within {p.timeout:g}s (timed out)", "timeout")
+            return await p.future
         except asyncio.CancelledError:
             self._cancel(p, "run cancelled")
             raise
@@ -287,12 +295,21 @@ class ProcessorHub:
         if p is None or p.future.done():
             self.m_spurious.add(1)
             return
-        self.m_latency.record((time.monotonic() - p.sent_at) * 1000,
-                              {"processor": p.processor_id, "hook": SEED_NAMES[p.hook]})
+        self.m_latency.record((time.monotonic() - p.sent_at) * 1000, self._attrs(p.processor_id, p.hook))
         p.future.set_result(result)
 
     def record(self, processor_id: str, hook: str, outcome: str) -> None:
         self.m_invocations.add(1, {"processor": processor_id, "hook": hook, "outcome": outcome})
+
+    def _attrs(self, processor_id: str, hook: str) -> dict[str, str]:
+        """The metric attributes of one processor's hook, built once (they are read, not kept)."""
+        key = (processor_id, hook)
+        attrs = self._metric_attrs.get(key)
+        if attrs is None:
+            if len(self._metric_attrs) > 4096:  # ids come from attached processes: stay bounded
+                self._metric_attrs.clear()
+            attrs = self._metric_attrs[key] = {"processor": processor_id, "hook": SEED_NAMES[hook]}
+        return attrs
 
     def _pick(self, processor_id: str, hook: str, run_id: str) -> Connection:
         live = [c for c in self._replicas.get(processor_id, ())
@@ -315,11 +332,14 @@ class ProcessorHub:
         p.connection, p.sent_at, p.deadline = conn, time.monotonic(), loop.time() + p.timeout
         conn.pending[p.invocation.invocation_id] = p
         conn.send(pb.ProcessorServiceAttachResponse(invocation=p.invocation))
+        self._arm(loop, p)
 
     def _stamp(self, conn: Connection, inv: pb.Invocation, run_id: str, processor_id: str,
                state: dict[str, Any], timeout: float) -> None:
         inv.invocation_id = conn.next_id()
-        inv.deadline.FromDatetime(datetime.now(UTC) + timedelta(seconds=timeout))
+        # The wall-clock deadline (a Timestamp), without datetime arithmetic on the hot path.
+        deadline_ns = time.time_ns() + int(timeout * 1e9)
+        inv.deadline.seconds, inv.deadline.nanos = divmod(deadline_ns, 1_000_000_000)
         inv.ClearField("state")
         record = self._states.setdefault(run_id, {}).setdefault(processor_id, _StateRecord())
         if state != record.synced:  # changed on the server's side since the last sync
@@ -330,6 +350,39 @@ class ProcessorHub:
             held[processor_id] = record.version
             inv.state.version = record.version
             dict_to_struct(state, inv.state.value)
+
+    # --- deadlines: one timer for all invocations in flight -----------------------------------
+
+    def _arm(self, loop: asyncio.AbstractEventLoop, p: Pending) -> None:
+        heapq.heappush(self._deadlines, (p.deadline, next(self._deadline_seq), p))
+        if len(self._deadlines) >= self._compact_at:
+            self._deadlines = [e for e in self._deadlines if not e[2].future.done() and e[0] == e[2].deadline]
+            heapq.heapify(self._deadlines)
+            self._compact_at = max(_COMPACT_MIN, 2 * len(self._deadlines))
+        if p.deadline < self._sweep_at:
+            if self._sweep_handle is not None:
+                self._sweep_handle.cancel()
+            self._sweep_at = p.deadline
+            self._sweep_handle = loop.call_at(p.deadline, self._sweep)
+
+    def _sweep(self) -> None:
+        """Time out every invocation past its deadline, then re-arm for the next one."""
+        loop = asyncio.get_running_loop()
+        self._sweep_handle, self._sweep_at = None, math.inf
+        now = loop.time()
+        heap = self._deadlines
+        while heap and heap[0][0] <= now:
+            deadline, _, p = heapq.heappop(heap)
+            if p.future.done() or deadline != p.deadline:
+                continue  # answered, cancelled, failed, or re-sent with a later deadline
+            self._cancel(p, "timed out")
+            self.m_timeouts.add(1, {"processor": p.processor_id, "hook": SEED_NAMES[p.hook]})
+            p.future.set_exception(ProcessorUnavailable(f"no answer within {p.timeout:g}s (timed out)", "timeout"))
+        while heap and (heap[0][2].future.done() or heap[0][0] != heap[0][2].deadline):
+            heapq.heappop(heap)  # answered: arm for the earliest invocation still owed an answer
+        if heap:
+            self._sweep_at = heap[0][0]
+            self._sweep_handle = loop.call_at(self._sweep_at, self._sweep)
 
     def _cancel(self, p: Pending, reason: str) -> None:
         conn = p.connection

@@ -239,13 +239,37 @@ def _set(future: asyncio.Future[Any], *, value: Any = None, error: BaseException
 class _Batch:
     entries: list[tuple[ProcessOutputStreamArgs, asyncio.Future[Chunk | None]]]
     pending: Pending | None = None
-    task: asyncio.Task[DecodedResult | BaseException] | None = None
+    error: ProcessorUnavailable | None = None
+    """Set when the invocation could not be sent at all."""
+
+    def done(self) -> bool:
+        return self.pending is None or self.pending.future.done()
+
+    def outcome(self, processor_id: str) -> DecodedResult | BaseException:
+        """The decoded answer, or why there is none (the future's exception is retrieved here)."""
+        if self.pending is None:
+            assert self.error is not None
+            return self.error
+        future = self.pending.future
+        if future.cancelled():
+            return ProcessorUnavailable("the invocation was cancelled", "disconnect")
+        error = future.exception()
+        if error is not None:
+            return error
+        try:
+            return decode_result(STREAM, future.result(), processor_id=processor_id, parts=len(self.entries))
+        except MalformedResultError as e:
+            return e
 
 
 @dataclass(eq=False)
 class _StreamPipe:
     """One run's chunks to one processor: sent in order, up to ``max_in_flight`` invocations at
-    once, several chunks per invocation when windowed; answers applied in chunk order."""
+    once, several chunks per invocation when windowed; answers applied in chunk order.
+
+    No task or timer per invocation: each answer's future calls back ``_landed``, which applies
+    every answered batch at the head of the line (the hub's one sweep times invocations out).
+    Only a batch carrying custom chunks is applied in a task (emitting them awaits)."""
 
     processor: RemoteProcessor
     settings: HookSettings
@@ -253,6 +277,7 @@ class _StreamPipe:
     in_flight: int = 0
     batches: deque[_Batch] = field(default_factory=deque)
     applier: asyncio.Task[None] | None = None
+    """Applies a batch whose custom chunks must be emitted first; the line waits for it."""
     scheduled: bool = False
     room: asyncio.Event = field(default_factory=asyncio.Event)
     tripwire: TripwireError | None = None
@@ -281,63 +306,83 @@ class _StreamPipe:
     def _pump(self) -> None:
         self.scheduled = False
         p = self.processor
+        window, timeout = self.window, p._timeout(self.settings)
+        failed = False
         while self.unsent and self.in_flight < self.settings.max_in_flight:
-            batch = _Batch([self.unsent.popleft() for _ in range(min(self.window, len(self.unsent)))])
+            n = min(window, len(self.unsent))
+            batch = _Batch([self.unsent.popleft() for _ in range(n)])
             first = batch.entries[0][0]
-            self.in_flight += 1
             try:
                 invocation = encode_stream_invocation([a for a, _ in batch.entries], processor_id=p.id)
                 batch.pending = p.hub.send(p.id, STREAM, invocation, run_id=first.run.run_id,
-                                           state=first.state, timeout=p._timeout(self.settings))
+                                           state=first.state, timeout=timeout)
             except ProcessorUnavailable as e:
-                batch.task = asyncio.ensure_future(_value(e))
+                batch.error = e
+                failed = True
             else:
-                batch.task = asyncio.ensure_future(self._complete(batch))
-            batch.task.add_done_callback(self._landed)
+                self.in_flight += 1
+                batch.pending.future.add_done_callback(self._landed)
             self.batches.append(batch)
         self.room.set()
-        if self.batches and (self.applier is None or self.applier.done()):
-            self.applier = asyncio.ensure_future(self._apply_in_order())
+        if failed:
+            self._drain()
 
     def _landed(self, _: Any) -> None:
         self.in_flight -= 1
         if self.unsent:
             self._schedule()
+        self._drain()
 
-    async def _complete(self, batch: _Batch) -> DecodedResult | BaseException:
-        assert batch.pending is not None
-        try:
-            result = await self.processor.hub.wait(batch.pending)
-            return decode_result(STREAM, result, processor_id=self.processor.id, parts=len(batch.entries))
-        except (ProcessorUnavailable, MalformedResultError) as e:
-            return e
-
-    async def _apply_in_order(self) -> None:
-        while self.batches:
-            batch = self.batches.popleft()
-            assert batch.task is not None
-            outcome = await batch.task
-            await self._apply(batch, outcome)
-
-    async def _apply(self, batch: _Batch, outcome: DecodedResult | BaseException) -> None:
+    def _drain(self) -> None:
+        """Apply the answered batches at the head of the line, in order."""
+        if self.applier is not None:
+            return  # a batch is being applied in a task: it drains the rest when done
         p = self.processor
-        if self.tripwire is not None:  # the stream ended at an earlier chunk
+        while self.batches and self.batches[0].done():
+            batch = self.batches.popleft()
+            outcome = batch.outcome(p.id)
+            if self.tripwire is not None:  # the stream ended at an earlier chunk
+                for _, future in batch.entries:
+                    _set(future, error=self.tripwire)
+            elif isinstance(outcome, BaseException):
+                self._failed(batch, outcome)
+            else:
+                first = batch.entries[0][0]
+                p._take_state(batch.pending, outcome, first)
+                p.hub.record(p.id, SEED_NAMES[STREAM], outcome.outcome)
+                if outcome.custom_chunks and getattr(first, "writer", None) is not None:
+                    self.applier = asyncio.ensure_future(self._emit_then_apply(batch, outcome))
+                    return
+                self._apply(batch, outcome)
+
+    async def _emit_then_apply(self, batch: _Batch, outcome: DecodedResult) -> None:
+        try:
+            await emit_custom_chunks(outcome, batch.entries[0][0])
+        except Exception as e:  # noqa: BLE001 - the batch's chunks carry it to the pipeline
             for _, future in batch.entries:
-                _set(future, error=self.tripwire)
-            return
-        if isinstance(outcome, BaseException):
-            reason, kind = ((outcome.reason, outcome.kind) if isinstance(outcome, ProcessorUnavailable)
-                            else (f"malformed answer: {outcome}", "malformed"))
-            for args, future in batch.entries:
-                try:
-                    _set(future, value=p._fail(STREAM, args, reason, kind))
-                except ProcessorUnavailableError as e:
-                    _set(future, error=e)
-            return
-        first = batch.entries[0][0]
-        p._take_state(batch.pending, outcome, first)
-        p.hub.record(p.id, SEED_NAMES[STREAM], outcome.outcome)
-        await emit_custom_chunks(outcome, first)
+                _set(future, error=e)
+        except BaseException:
+            for _, future in batch.entries:
+                future.cancel()
+            raise
+        else:
+            self._apply(batch, outcome)
+        finally:
+            self.applier = None
+            self._drain()
+
+    def _failed(self, batch: _Batch, outcome: BaseException) -> None:
+        p = self.processor
+        reason, kind = ((outcome.reason, outcome.kind) if isinstance(outcome, ProcessorUnavailable)
+                        else (f"malformed answer: {outcome}", "malformed"))
+        for args, future in batch.entries:
+            try:
+                _set(future, value=p._fail(STREAM, args, reason, kind))
+            except ProcessorUnavailableError as e:
+                _set(future, error=e)
+
+    def _apply(self, batch: _Batch, outcome: DecodedResult) -> None:
+        p = self.processor
         results = stream_outcomes(outcome, [a.part for a, _ in batch.entries])
         for (args, future), result in zip(batch.entries, results, strict=True):
             if isinstance(result, TripwireError):
@@ -352,10 +397,6 @@ class _StreamPipe:
             while self.unsent:
                 _set(self.unsent.popleft()[1], error=self.tripwire)
             self.room.set()
-
-
-async def _value(v: Any) -> Any:
-    return v
 
 
 __all__ = ["RemoteProcessor"]
