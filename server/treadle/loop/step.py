@@ -7,19 +7,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from opentelemetry import trace
 
-from ..chunks import (
-    Chunk,
-    ErrorPayload,
-    StepFinish,
-    StepStart,
-    ToolCall,
-    Tripwire,
-)
+from ..chunks import Chunk, ErrorPayload, StepFinish, StepStart, Tripwire
 from ..errors import APICallError, ProcessorError, TripwireError
 from ..message_list import Checkpoint
 from ..messages import ErrorPart, Message, MessageContent, StepStartPart, SystemMessage, new_id
@@ -93,7 +86,6 @@ class _Step:
     result: StepResult
     message: Message | None = None
     collector: StepCollector | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 async def run_step(
@@ -262,9 +254,8 @@ def _finish_chat_span(span: trace.Span, finish: ModelFinish) -> None:
 def _as_model_finish(payload: Any) -> ModelFinish:
     if isinstance(payload, ModelFinish):
         return payload
-    # A cached response may end with a stream-level ``finish`` payload.
-    return ModelFinish(reason=getattr(payload, "reason", "stop"),
-                       usage=getattr(payload, "total_usage", None) or getattr(payload, "usage"))
+    # A cached response may end with a run-level ``finish`` chunk (payload ``Finish``).
+    return ModelFinish(reason=payload.reason, usage=payload.total_usage)
 
 
 async def _replay(chunks: list[Chunk]) -> AsyncIterator[Chunk]:
@@ -382,6 +373,6 @@ def _visible_tools(config: dict[str, Any]) -> list[Any]:
 
 
 __all__ = [
-    "Continue", "Done", "Failed", "RetryCall", "RetryStep", "StepOutcome", "Tripped", "ToolCall",
+    "Continue", "Done", "Failed", "RetryCall", "RetryStep", "StepOutcome", "Tripped",
     "feedback_message", "run_step",
 ]
