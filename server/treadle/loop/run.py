@@ -231,6 +231,7 @@ class AgentLoop:
         finish = Chunk.of(Finish(final_reason, state.usage))
         if not await output.emit(finish):  # a processor may look at finish, not hide it
             await output.send(Chunk.of(Finish(final_reason, state.usage)))
+        state.chain.end_stream_spans()  # the final finish opened one more stream span
 
     # --- endings ------------------------------------------------------------------------------
 
@@ -246,6 +247,7 @@ class AgentLoop:
     ) -> None:
         """A final abort: tripwire chunk, then finish ``other``; the rejected text is not the answer."""
         await output.reset()
+        state.chain.end_stream_spans()
         self._fill(result, state, "", "other")
         result.tripwire = tripwire
         await output.send(Chunk.of(tripwire))
@@ -255,6 +257,7 @@ class AgentLoop:
         self, output: Output, state: RunState, result: GenerateResult, error: ErrorPayload
     ) -> None:
         await output.reset()
+        state.chain.end_stream_spans()
         self._fill(result, state, "", "error")
         result.error = error
         await output.send(Chunk.of(error))
