@@ -148,21 +148,37 @@ _NESTED: dict[str, type] = {
 }
 
 
+_MESSAGE, _ENUM, _PRESENCE, _SCALAR = range(4)
+_FILL_PLANS: dict[Any, list[tuple[str, int, FieldDescriptor]]] = {}
+
+
+def _fill_plan(descriptor: Any) -> list[tuple[str, int, FieldDescriptor]]:
+    """(name, kind, field) of each field of a message type, worked out once per type."""
+    plan = _FILL_PLANS.get(descriptor)
+    if plan is None:
+        plan = _FILL_PLANS[descriptor] = [
+            (fd.name, _MESSAGE if fd.message_type is not None else _ENUM if fd.enum_type is not None
+             else _PRESENCE if fd.has_presence else _SCALAR, fd)
+            for fd in descriptor.fields
+        ]
+    return plan
+
+
 def fill(msg: PbMessage, obj: Any) -> None:
     """Copy the dataclass ``obj``'s fields into ``msg``, matching by name."""
     msg.SetInParent()  # an all-default payload (e.g. ``abort`` without reason) still counts
-    for fd in msg.DESCRIPTOR.fields:
-        value = getattr(obj, fd.name, None)
+    for name, kind, fd in _fill_plan(msg.DESCRIPTOR):
+        value = getattr(obj, name, None)
         if value is None:
             continue
-        if fd.message_type is not None:
+        if kind == _SCALAR:
+            setattr(msg, name, value)
+        elif kind == _MESSAGE:
             _fill_message_field(msg, fd, value)
-        elif fd.enum_type is not None:
-            setattr(msg, fd.name, enum_to_pb(fd.enum_type, value))
-        elif fd.has_presence and not value:
-            continue  # a oneof scalar (FilePart data/url): set only the branch that has a value
-        else:
-            setattr(msg, fd.name, value)
+        elif kind == _ENUM:
+            setattr(msg, name, enum_to_pb(fd.enum_type, value))
+        elif value:  # a oneof scalar (FilePart data/url): set only the branch that has a value
+            setattr(msg, name, value)
 
 
 def _fill_message_field(msg: PbMessage, fd: FieldDescriptor, value: Any) -> None:
@@ -187,27 +203,45 @@ def _fill_message_field(msg: PbMessage, fd: FieldDescriptor, value: Any) -> None
 def build(cls: type, msg: PbMessage, path: str) -> Any:
     """A ``cls`` instance from ``msg``; fields unset in the proto keep the dataclass defaults."""
     kwargs: dict[str, Any] = {}
-    fields = msg.DESCRIPTOR.fields_by_name
-    for f in dataclasses.fields(cls):
-        fd = fields.get(f.name)
-        if fd is None or not f.init:
-            continue
-        has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
-        value = _read_field(msg, fd, f"{path}.{f.name}", has_default)
+    for name, fd, has_default in _build_plan(cls, msg.DESCRIPTOR):
+        value = _read_field(msg, fd, path, has_default)
         if value is not _UNSET:
-            kwargs[f.name] = value
+            kwargs[name] = value
     return cls(**kwargs)
+
+
+_PLANS: dict[tuple[type, Any], list[tuple[str, FieldDescriptor, bool]]] = {}
+
+
+def _build_plan(cls: type, descriptor: Any) -> list[tuple[str, FieldDescriptor, bool]]:
+    """(name, proto field, has a default) of each init field of ``cls`` the message has: worked
+    out once per class and message type, not per conversion."""
+    plan = _PLANS.get((cls, descriptor))
+    if plan is None:
+        fields = descriptor.fields_by_name
+        plan = []
+        for f in dataclasses.fields(cls):
+            fd = fields.get(f.name)
+            if fd is None or not f.init:
+                continue
+            has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+            plan.append((f.name, fd, has_default))
+        _PLANS[(cls, descriptor)] = plan
+    return plan
 
 
 _UNSET = object()
 
 
-def _read_field(msg: PbMessage, fd: FieldDescriptor, path: str, has_default: bool) -> Any:
+def _read_field(msg: PbMessage, fd: FieldDescriptor, parent: str, has_default: bool) -> Any:
+    """The field's value; ``parent`` is the path of ``msg`` (the field's own path is only built
+    for nested messages and errors)."""
     raw = getattr(msg, fd.name)
     if fd.message_type is not None:
         name = fd.message_type.full_name
         if fd.is_repeated:
             cls = _NESTED[name]
+            path = f"{parent}.{fd.name}"
             return [build(cls, item, f"{path}[{i}]") for i, item in enumerate(raw)]
         if not msg.HasField(fd.name):
             return _UNSET if has_default else None
@@ -217,11 +251,11 @@ def _read_field(msg: PbMessage, fd: FieldDescriptor, path: str, has_default: boo
             return struct_to_dict(raw)
         if name == "google.protobuf.Timestamp":
             return raw.ToNanoseconds() / 1e9
-        return build(_NESTED[name], raw, path)
+        return build(_NESTED[name], raw, f"{parent}.{fd.name}")
     if fd.enum_type is not None:
         value = enum_to_py(fd.enum_type, raw)
         if value is None and raw:
-            raise InvalidArgumentError(f"{path}: unknown {fd.enum_type.name} value {raw}")
+            raise InvalidArgumentError(f"{parent}.{fd.name}: unknown {fd.enum_type.name} value {raw}")
         if value is None:
             if has_default:
                 return _UNSET

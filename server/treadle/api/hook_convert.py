@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from opentelemetry import propagate
+from opentelemetry.context import Context
+from opentelemetry.propagators.textmap import TextMapPropagator
 
 from ..chunks import Chunk
 from ..errors import InvalidArgumentError, TripwireError
@@ -108,13 +110,37 @@ def _envelope(hook: str, args: Any, processor_id: str) -> pb.Invocation:
     )
     if args.request_context:
         dict_to_struct(args.request_context, inv.request_context)
-    carrier: dict[str, str] = {}
-    propagate.inject(carrier, context=args.tracing_context)
     tc = inv.trace_context
-    tc.traceparent, tc.tracestate, tc.baggage = (
-        carrier.get("traceparent", ""), carrier.get("tracestate", ""), carrier.get("baggage", "")
-    )
+    tc.traceparent, tc.tracestate, tc.baggage = trace_carrier(args.tracing_context)
     return inv
+
+
+_CARRIERS: dict[int, tuple[Context, TextMapPropagator, tuple[str, str, str]]] = {}
+_CARRIERS_MAX = 256
+
+
+def trace_carrier(ctx: Context | None) -> tuple[str, str, str]:
+    """``traceparent``, ``tracestate`` and ``baggage`` of ``ctx`` (W3C), as the global propagator
+    injects them. Injected once per context: a context is immutable, and every chunk of a step's
+    ``processOutputStream`` carries the same one (the step's stream span), so it is not
+    re-injected per chunk."""
+    if ctx is None:  # the current context: not cacheable
+        return _inject(None)
+    textmap = propagate.get_global_textmap()
+    cached = _CARRIERS.get(id(ctx))
+    if cached is not None and cached[0] is ctx and cached[1] is textmap:
+        return cached[2]
+    value = _inject(ctx)
+    if len(_CARRIERS) >= _CARRIERS_MAX:
+        _CARRIERS.clear()
+    _CARRIERS[id(ctx)] = (ctx, textmap, value)
+    return value
+
+
+def _inject(ctx: Context | None) -> tuple[str, str, str]:
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier, context=ctx)
+    return carrier.get("traceparent", ""), carrier.get("tracestate", ""), carrier.get("baggage", "")
 
 
 def _input(args: a.ProcessInputArgs, out: pb.ProcessInputArgs) -> None:

@@ -154,6 +154,7 @@ class ProcessorHub:
         self._deadlines: list[tuple[float, int, Pending]] = []
         self._deadline_seq = itertools.count()
         self._sweep_handle: asyncio.TimerHandle | None = None
+        self._sweep_loop: asyncio.AbstractEventLoop | None = None
         self._sweep_at = math.inf
         self._compact_at = _COMPACT_MIN
         self._metric_attrs: dict[tuple[str, str], dict[str, str]] = {}
@@ -359,11 +360,11 @@ class ProcessorHub:
             self._deadlines = [e for e in self._deadlines if not e[2].future.done() and e[0] == e[2].deadline]
             heapq.heapify(self._deadlines)
             self._compact_at = max(_COMPACT_MIN, 2 * len(self._deadlines))
-        if p.deadline < self._sweep_at:
+        if p.deadline < self._sweep_at or self._sweep_loop is not loop:
             if self._sweep_handle is not None:
                 self._sweep_handle.cancel()
-            self._sweep_at = p.deadline
-            self._sweep_handle = loop.call_at(p.deadline, self._sweep)
+            self._sweep_at = min(p.deadline, self._deadlines[0][0])
+            self._sweep_loop, self._sweep_handle = loop, loop.call_at(self._sweep_at, self._sweep)
 
     def _sweep(self) -> None:
         """Time out every invocation past its deadline, then re-arm for the next one."""
@@ -382,7 +383,7 @@ class ProcessorHub:
             heapq.heappop(heap)  # answered: arm for the earliest invocation still owed an answer
         if heap:
             self._sweep_at = heap[0][0]
-            self._sweep_handle = loop.call_at(self._sweep_at, self._sweep)
+            self._sweep_loop, self._sweep_handle = loop, loop.call_at(self._sweep_at, self._sweep)
 
     def _cancel(self, p: Pending, reason: str) -> None:
         conn = p.connection

@@ -295,7 +295,10 @@ class _StreamPipe:
             _set(future, error=self.tripwire)
             return future
         self.unsent.append((args, future))
-        self._schedule()
+        if self.settings.windowed:
+            self._schedule()  # chunks submitted in this loop turn go out together
+        elif self.in_flight < self.settings.max_in_flight:
+            self._pump()  # one chunk per invocation: nothing to wait for, send it now
         return future
 
     def _schedule(self) -> None:

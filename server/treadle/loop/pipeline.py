@@ -48,6 +48,7 @@ class StreamPipeline:
         self.sink = sink
         self.failure: BaseException | None = None
         self._segments = self._split()
+        self._staged = any(pipelined for _, _, pipelined in self._segments)
         self._queues: list[asyncio.Queue[Any]] = []
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -65,7 +66,7 @@ class StreamPipeline:
 
     @property
     def staged(self) -> bool:
-        return any(pipelined for _, _, pipelined in self._segments)
+        return self._staged  # the segments are fixed: decided once, not per chunk
 
     # --- input side ---------------------------------------------------------------------------
 

@@ -66,6 +66,17 @@ class _StreamSpan:
     chunks: int = 0
     dropped: int = 0
     replaced: int = 0
+    base: otel_context.Context | None = None
+    ctx: otel_context.Context | None = None
+    """The span's context over ``base`` (the current context it was made in), made once: every
+    chunk of the step carries the same context (and the same injected trace context)."""
+
+    def context(self) -> otel_context.Context:
+        """``trace.set_span_in_context(self.span)``, reused while the current context is the same."""
+        base = otel_context.get_current()
+        if self.ctx is None or self.base is not base:
+            self.base, self.ctx = base, trace.set_span_in_context(self.span, base)
+        return self.ctx
 
 
 def _make_abort(processor_id: str) -> Callable[..., NoReturn]:
@@ -102,33 +113,42 @@ class ChainRunner:
         self.scope = scope
         self._stream_spans: dict[str, _StreamSpan] = {}
         self._stream_parts: dict[str, list[Chunk]] = {}
+        self._aborts: dict[str, Callable[..., NoReturn]] = {}
+        self._writers: dict[int, tuple[Emit, str, ProcessorStreamWriter]] = {}
 
     # --- the single invocation path -----------------------------------------------------------
 
     def _common(self, processor: Any, hook: str, ctx: Any, index: int = 0) -> dict[str, Any]:
         pid = processor.id
         sc = self.scope
-        emit = (
-            self.scope.emit_direct
-            if hook in ("process_output_stream", "process_output_result")
-            else self.scope.emit_processed
-        )
+        emit = sc.emit_direct if hook in ("process_output_stream", "process_output_result") else sc.emit_processed
+        abort = self._aborts.get(pid)
+        if abort is None:
+            abort = self._aborts[pid] = _make_abort(pid)
         return {
-            "abort": _make_abort(pid),
-            "retry_count": self.scope.retry_count,
-            "request_context": self.scope.request_context,
+            "abort": abort,
+            "retry_count": sc.retry_count,
+            "request_context": sc.request_context,
             "tracing_context": ctx,
-            "abort_signal": self.scope.abort_signal,
-            "state": self.scope.state_for(pid),
-            "writer": ProcessorStreamWriter(emit, self.scope.run_id),
+            "abort_signal": sc.abort_signal,
+            "state": sc.state_for(pid),
+            "writer": self._writer(emit),
             "run": RunInfo(sc.run_id, sc.agent_id, sc.thread_id, sc.resource_id, sc.step_number, index),
         }
 
+    def _writer(self, emit: Emit) -> ProcessorStreamWriter:
+        """One writer per emit function and run (a writer holds nothing else)."""
+        cached = self._writers.get(id(emit))
+        if cached is None or cached[0] is not emit or cached[1] != self.scope.run_id:
+            cached = self._writers[id(emit)] = (emit, self.scope.run_id, ProcessorStreamWriter(emit, self.scope.run_id))
+        return cached[2]
+
     async def _invoke(
         self, processor: Any, index: int, hook: str, build: Callable[[dict[str, Any]], Any],
-        span: Span | None = None,
+        span: Span | None = None, ctx: otel_context.Context | None = None,
     ) -> Any:
-        """Call one hook; ``span`` is given for aggregated (per-step) stream spans."""
+        """Call one hook; ``span`` is given for aggregated (per-step) stream spans, with ``ctx``
+        (its context) when the caller has it."""
         own_span = span is None
         if own_span:
             span = processor_span(
@@ -136,7 +156,8 @@ class ChainRunner:
                 index=index, retry_count=self.scope.retry_count,
             )
         assert span is not None
-        ctx = trace.set_span_in_context(span)
+        if ctx is None:
+            ctx = trace.set_span_in_context(span)
         token = otel_context.attach(ctx)
         try:
             _set_index(processor, index)
@@ -332,7 +353,7 @@ class ChainRunner:
                     lambda c, current=current, parts=parts: ProcessOutputStreamArgs(
                         part=current, stream_parts=parts, message_list=message_list, **c
                     ),
-                    span=stream.span,
+                    span=stream.span, ctx=stream.context(),
                 )
             except ProcessorUnavailableError:
                 raise
@@ -362,7 +383,7 @@ class ChainRunner:
         stream.chunks += 1
         parts = self._stream_parts.setdefault(processor.id, [])
         parts.append(chunk)
-        ctx = trace.set_span_in_context(stream.span)
+        ctx = stream.context()
         args = ProcessOutputStreamArgs(
             part=chunk, stream_parts=parts, message_list=message_list,
             **self._common(processor, hook, ctx, index),
