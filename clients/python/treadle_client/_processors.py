@@ -42,7 +42,7 @@ from treadle.v1 import processor_service_pb2 as pb
 from treadle.v1 import processor_service_pb2_grpc
 
 from ._attach import PROTOCOL_VERSION, Attachment, Send, as_targets, default_instance_id
-from ._tracing import invocation_span, mark_error, tracer_from
+from ._tracing import ParentContexts, invocation_span, mark_error, tracer_from
 
 log = logging.getLogger("treadle_client")
 
@@ -114,6 +114,9 @@ class _Host:
                  instance_id: str, tracer: trace.Tracer, state_ttl: float) -> None:
         self.processors = processors
         self.declarations = declarations
+        self.hooks = {pid: frozenset(hooks_of(p)) for pid, p in processors.items()}
+        self.aborts = {pid: _make_abort(pid) for pid in processors}
+        self.parents = ParentContexts()
         self.observe = {d.id: {hc.HOOK_NAME[h.hook] for h in d.hooks if h.mode == pb.HOOK_MODE_OBSERVE}
                         for d in declarations}
         self.instance_id = instance_id
@@ -212,11 +215,11 @@ class _ProcessorSession:
         pid = inv.processor_id
         processor = self._host.processors.get(pid)
         hook = hc.HOOK_NAME.get(inv.hook, "")
-        if processor is None or hook not in hooks_of(processor):
+        if processor is None or hook not in self._host.hooks[pid]:
             return hc.encode_error(inv.invocation_id, LookupError(f"processor {pid!r} does not serve {hook or inv.hook}"))
         if inv.HasField("state") and inv.state.version >= rs.version:
             rs.value, rs.version = struct_to_dict(inv.state.value), inv.state.version
-        before = copy.deepcopy(rs.value)
+        before = copy.deepcopy(rs.value) if rs.value else {}
         written: list[Chunk] = []
 
         async def collect(chunk: Chunk) -> None:
@@ -224,7 +227,7 @@ class _ProcessorSession:
 
         writer = ProcessorStreamWriter(collect, inv.run_id)
         common: dict[str, Any] = {
-            "abort": _make_abort(pid), "state": rs.value, "writer": writer, "abort_signal": signal,
+            "abort": self._host.aborts[pid], "state": rs.value, "writer": writer, "abort_signal": signal,
         }
         attributes = {
             "treadle.processor.id": pid, "treadle.processor.hook": SEED_NAMES[hook],
@@ -233,7 +236,7 @@ class _ProcessorSession:
         }
         method = getattr(processor, hook)
         with invocation_span(self._host.tracer, f"{SEED_NAMES[hook]} {pid}", inv.trace_context,
-                             attributes) as span:
+                             attributes, self._host.parents) as span:
             common["tracing_context"] = trace.set_span_in_context(span)
             if hook == "process_output_stream":
                 result = await self._stream(inv, method, rs, common, span)
@@ -274,6 +277,8 @@ class _ProcessorSession:
                       span: trace.Span) -> pb.InvocationResult:
         returns: list[Any] = []
         parts: list[Chunk] = []
+        if rs.message_list is None:  # one empty list per run, not one per chunk
+            rs.message_list = MessageList(thread_id=inv.thread_id, resource_id=inv.resource_id)
         for args in hc.iter_stream_args(inv, stream_parts=rs.stream_parts,
                                         message_list=rs.message_list, **common):
             parts.append(args.part)

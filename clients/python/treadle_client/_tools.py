@@ -23,7 +23,7 @@ from treadle.tools import Tool, ToolContext
 from treadle.v1 import prompt_pb2, tool_service_pb2, tool_service_pb2_grpc
 
 from ._attach import PROTOCOL_VERSION, Attachment, Send, as_targets, default_instance_id
-from ._tracing import invocation_span, mark_error, tracer_from
+from ._tracing import ParentContexts, invocation_span, mark_error, tracer_from
 
 log = logging.getLogger("treadle_client")
 
@@ -41,6 +41,7 @@ class _ToolSession:
         self._tools = tools
         self._instance_id = instance_id
         self._tracer = tracer
+        self._parents = ParentContexts()
         self._send = send
         self._running: dict[str, asyncio.Task[None]] = {}
 
@@ -97,7 +98,7 @@ class _ToolSession:
             "treadle.run.id": call.run_id,
         }
         with invocation_span(self._tracer, f"execute_tool {call.tool_name}", call.trace_context,
-                             attributes) as span:
+                             attributes, self._parents) as span:
             tool = self._tools.get(call.tool_name)
             try:
                 if tool is None:
