@@ -60,9 +60,9 @@ class _ToolSession:
             self._running[call.invocation_id] = task
             task.add_done_callback(lambda _: self._running.pop(call.invocation_id, None))
         elif kind == "cancel":
-            task = self._running.get(message.cancel.invocation_id)
-            if task is not None:
-                task.cancel()
+            running = self._running.get(message.cancel.invocation_id)
+            if running is not None:
+                running.cancel()
         elif kind == "drain":
             log.info("server is draining; will reconnect when it closes the stream")
         return kind == "welcome"

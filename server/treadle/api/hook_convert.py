@@ -103,7 +103,7 @@ def encode_stream_invocation(parts: Sequence[a.ProcessOutputStreamArgs], *, proc
 def _envelope(hook: str, args: Any, processor_id: str) -> pb.Invocation:
     run: a.RunInfo = args.run
     inv = pb.Invocation(
-        processor_id=processor_id, hook=HOOK_ENUM[hook], run_id=run.run_id, agent_id=run.agent_id,
+        processor_id=processor_id, hook=pb.Hook.ValueType(HOOK_ENUM[hook]), run_id=run.run_id, agent_id=run.agent_id,
         thread_id=run.thread_id, resource_id=run.resource_id,
         step_number=getattr(args, "step_number", run.step_number), retry_count=args.retry_count,
         processor_index=run.processor_index,

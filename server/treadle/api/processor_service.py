@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 import re
-from typing import Any
+from typing import Any, Literal
 
 import grpc
 
@@ -88,7 +88,7 @@ def _hook_settings(name: str, h: pb.HookDeclaration, where: str, hub: ProcessorH
     requested = h.timeout.ToNanoseconds() / 1e9 if h.HasField("timeout") else None
     if requested is not None and requested < 0:
         raise HandshakeError(grpc.StatusCode.INVALID_ARGUMENT, f"{where}.timeout must not be negative")
-    mode = "observe" if h.mode == pb.HOOK_MODE_OBSERVE else "mutate"
+    mode: Literal["mutate", "observe"] = "observe" if h.mode == pb.HOOK_MODE_OBSERVE else "mutate"
     timeout = hub.effective_timeout(requested)
     if name != "process_output_stream":  # stream-only settings elsewhere are ignored, not refused
         return HookSettings(mode=mode, timeout=timeout)
@@ -103,7 +103,7 @@ def _hook_settings(name: str, h: pb.HookDeclaration, where: str, hub: ProcessorH
 
 
 def _echo(out: pb.HookDeclaration, hook: int, s: HookSettings, stream: bool) -> None:
-    out.hook = hook
+    out.hook = pb.Hook.ValueType(hook)
     out.mode = pb.HOOK_MODE_OBSERVE if s.mode == "observe" else pb.HOOK_MODE_MUTATE
     out.timeout.FromNanoseconds(int(s.timeout * 1e9))
     if stream:

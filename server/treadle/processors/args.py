@@ -25,7 +25,7 @@ class AbortFn(Protocol):
 class ProcessorStreamWriter:
     """Emits custom ``data-*`` chunks to the client (``await writer.custom({...})``)."""
 
-    def __init__(self, emit: Callable[[Chunk], Awaitable[None]], run_id: str) -> None:
+    def __init__(self, emit: Callable[[Chunk], Awaitable[object]], run_id: str) -> None:
         self._emit = emit
         self._run_id = run_id
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+from functools import partial
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ from .results import (
 
 log = logging.getLogger(__name__)
 
-Emit = Callable[[Chunk], Awaitable[None]]
+Emit = Callable[[Chunk], Awaitable[object]]
 
 
 @dataclass
@@ -204,7 +205,7 @@ class ChainRunner:
             if not implements(p, hook):
                 continue
             scope = shown()
-            result = await self._invoke(p, index, hook, lambda c, p=p: build(p, c))
+            result = await self._invoke(p, index, hook, partial(build, p))
             self.apply_message_result(p, hook, result, message_list, scope)
 
     def apply_message_result(
@@ -257,7 +258,7 @@ class ChainRunner:
             if not implements(p, hook):
                 continue
             scope = message_list.get_all()
-            result = await self._invoke(p, index, hook, lambda c, p=p: build(p, c, overrides))
+            result = await self._invoke(p, index, hook, lambda c: build(p, c, overrides))
             if isinstance(result, dict) and not {"messages", "system_messages"} >= result.keys():
                 result = ProcessInputStepResult.from_dict(result)
             if isinstance(result, ProcessInputStepResult):
@@ -283,7 +284,7 @@ class ChainRunner:
         for index, p in enumerate(processors):
             if not implements(p, hook):
                 continue
-            result = await self._invoke(p, index, hook, lambda c, p=p: build(p, c, prompt))
+            result = await self._invoke(p, index, hook, lambda c: build(p, c, prompt))
             if result is None:
                 continue
             if isinstance(result, dict):
@@ -302,7 +303,7 @@ class ChainRunner:
         hook = "process_llm_response"
         for index, p in enumerate(processors):
             if implements(p, hook):
-                await self._invoke(p, index, hook, lambda c, p=p: build(p, c))
+                await self._invoke(p, index, hook, partial(build, p))
 
     # --- process_api_error --------------------------------------------------------------------
 
@@ -315,7 +316,7 @@ class ChainRunner:
             if not implements(p, hook):
                 continue
             try:
-                result = await self._invoke(p, index, hook, lambda c, p=p: build(p, c))
+                result = await self._invoke(p, index, hook, partial(build, p))
             except ProcessorUnavailableError:
                 raise
             except ProcessorError:
@@ -350,7 +351,7 @@ class ChainRunner:
             try:
                 result = await self._invoke(
                     p, index, hook,
-                    lambda c, current=current, parts=parts: ProcessOutputStreamArgs(
+                    lambda c: ProcessOutputStreamArgs(
                         part=current, stream_parts=parts, message_list=message_list, **c
                     ),
                     span=stream.span, ctx=stream.context(),
