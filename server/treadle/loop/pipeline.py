@@ -112,9 +112,8 @@ class StreamPipeline:
             return
         self._queues = [asyncio.Queue() for _ in range(len(self._segments) + 1)]
         for i, (first, processors, pipelined) in enumerate(self._segments):
-            stage = self._pipelined_stage if pipelined else self._inline_stage
             self._tasks.append(asyncio.create_task(
-                stage(first, processors, self._queues[i], self._queues[i + 1])
+                self._stage(first, processors, pipelined, self._queues[i], self._queues[i + 1])
             ))
         self._tasks.append(asyncio.create_task(self._sink_stage(self._queues[-1])))
 
@@ -132,36 +131,26 @@ class StreamPipeline:
         if self.failure is None:
             self.failure = e
 
-    async def _inline_stage(
-        self, first: int, processors: list[Any], inbox: asyncio.Queue[Any], outbox: asyncio.Queue[Any]
+    async def _stage(
+        self, first: int, processors: list[Any], pipelined: bool,
+        inbox: asyncio.Queue[Any], outbox: asyncio.Queue[Any],
     ) -> None:
+        """One segment: inline processors run the chunk through; a pipelined one is handed the
+        chunk and passes its pending answer on, for the next stage to await in order."""
         while True:
             item = await self._resolve(await inbox.get())
             if item is None or item is _STOP or (self.failure and not isinstance(item, _Marker)):
                 continue
             if isinstance(item, Chunk):
                 try:
-                    item = await self.chain.process_output_stream(
-                        processors, item, self.message_list, offset=first
-                    )
-                except BaseException as e:
-                    self._fail(e)
-                    continue
-            await outbox.put(item)
-
-    async def _pipelined_stage(
-        self, first: int, processors: list[Any], inbox: asyncio.Queue[Any], outbox: asyncio.Queue[Any]
-    ) -> None:
-        (processor,) = processors
-        while True:
-            item = await self._resolve(await inbox.get())
-            if item is None or item is _STOP or (self.failure and not isinstance(item, _Marker)):
-                continue
-            if isinstance(item, Chunk):
-                try:
-                    item = await self.chain.submit_output_stream(
-                        processor, first, item, self.message_list
-                    )
+                    if pipelined:
+                        item = await self.chain.submit_output_stream(
+                            processors[0], first, item, self.message_list
+                        )
+                    else:
+                        item = await self.chain.process_output_stream(
+                            processors, item, self.message_list, offset=first
+                        )
                 except BaseException as e:
                     self._fail(e)
                     continue
