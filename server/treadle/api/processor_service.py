@@ -133,12 +133,14 @@ class ProcessorServicer(processor_service_pb2_grpc.ProcessorServiceServicer):
         except HandshakeError as e:
             await self._refuse(context, e.code, e.message)
         conn = Connection(declarations, first.handshake.instance_id)
-        await context.write(pb.ProcessorServiceAttachResponse(welcome=welcome))
+        # Registered before the welcome goes out, so a process that has its welcome is routable;
+        # invocations queued meanwhile wait in ``outbound`` behind the welcome.
         self.hub.register(conn)
         log.info("processor stream %s attached: %s", conn.instance_id, ", ".join(declarations))
         failed = asyncio.Event()
         reader = asyncio.create_task(self._read(context, conn, failed))
         try:
+            await context.write(pb.ProcessorServiceAttachResponse(welcome=welcome))
             while (message := await conn.outbound.get()) is not None:
                 await context.write(message)
         except (asyncio.CancelledError, grpc.aio.AioRpcError, grpc.RpcError):
