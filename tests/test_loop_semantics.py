@@ -422,3 +422,35 @@ async def test_fallback_model_answers_when_the_primary_fails(harness_factory) ->
     assert result.text == "from the backup"
     assert len(primary.bodies()) == 1
     assert len(backup.bodies()) == 1 and backup.bodies()[0]["model"] == "backup-model"
+
+
+async def test_request_context_is_validated_against_the_agents_schema(harness_factory) -> None:
+    from treadle.errors import InvalidArgumentError
+
+    h: Harness = harness_factory([Turn.say("ok")])
+    agent = h.agent(request_context_schema={
+        "type": "object", "properties": {"tier": {"enum": ["free", "pro"]}}, "required": ["tier"],
+    })
+    with pytest.raises(InvalidArgumentError, match="request_context is invalid at tier"):
+        await h.generate(agent, "hi", request_context={"tier": "gold"})
+    assert h.bodies() == []  # nothing ran
+    seen: list[Any] = []
+
+    class Reader:
+        id = "reader"
+
+        def process_input(self, args):
+            seen.append(args.request_context)
+
+    agent.input_processors = [Reader()]
+    result = await h.generate(agent, "hi", request_context={"tier": "pro"})
+    assert result.text == "ok" and seen == [{"tier": "pro"}]
+
+
+async def test_structured_output_reaches_the_provider(harness_factory) -> None:
+    schema = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+    h: Harness = harness_factory([Turn.say('{"answer": "42"}')])
+    result = await h.generate(h.agent(), "q", structured_output={"schema": schema, "name": "reply"})
+    fmt = h.bodies()[0]["response_format"]
+    assert fmt["type"] == "json_schema" and fmt["json_schema"]["schema"] == schema
+    assert result.text == '{"answer": "42"}'
