@@ -23,9 +23,10 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.trace import TracerProvider
 
 from .agents import Agent
-from .api import AgentServicer, GrpcServer, ServerOptions, tool_service
+from .api import AgentServicer, GrpcServer, ServerOptions
 from .api.remote_tool import remote_tool
 from .api.tool_hub import ToolHub
+from .api.tool_service import SERVICE_NAME as TOOL_SERVICE, ToolServicer
 from .api.processor_hub import ProcessorHub
 from .api.processor_service import SERVICE_NAME as PROCESSOR_SERVICE, ProcessorServicer
 from .api.remote_processor import RemoteProcessor
@@ -104,7 +105,7 @@ class TreadleApp:
             meter=meter_provider.get_meter("treadle") if meter_provider is not None else None,
         )
         self.registry.remote_tools = lambda name: remote_tool(self.tool_hub, name)
-        self.server.add_service(*tool_service.register(self.tool_hub))
+        self.server.add_service(TOOL_SERVICE, ToolServicer(self.tool_hub).register)
         # Remote processors: ids no in-process processor has resolve to the attached streams.
         self.processors = ProcessorHub(
             meter=meter_provider.get_meter("treadle") if meter_provider is not None else None,

@@ -14,11 +14,14 @@ import logging
 import os
 import random
 import socket
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from types import TracebackType
 from typing import Any, Protocol
 
 import grpc
+
+from treadle.chunks import Chunk
+from treadle.processors.args import ProcessorStreamWriter
 
 log = logging.getLogger("treadle_client")
 
@@ -68,6 +71,27 @@ OpenStream = Callable[[grpc.aio.Channel, AsyncIterator[Any]], Any]
 
 def default_instance_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def collecting_writer(run_id: str) -> tuple[ProcessorStreamWriter, list[Chunk]]:
+    """A writer for one invocation, and the list its custom chunks collect in (they travel in
+    the answer)."""
+    written: list[Chunk] = []
+
+    async def collect(chunk: Chunk) -> None:
+        written.append(chunk)
+
+    return ProcessorStreamWriter(collect, run_id), written
+
+
+async def cancel_all(tasks: Iterable[asyncio.Task[Any]]) -> None:
+    """Cancel ``tasks`` and wait until each has ended."""
+    tasks = list(tasks)
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 class _Link:

@@ -17,14 +17,13 @@ tune the declaration:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
 import inspect
 import logging
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import Any
 
 import grpc
 from opentelemetry import trace
@@ -36,12 +35,20 @@ from treadle.api.hook_convert_sdk import snapshot_before
 from treadle.chunks import Chunk
 from treadle.errors import TripwireError
 from treadle.message_list import MessageList
-from treadle.processors.args import ProcessorStreamWriter
+from treadle.processors.args import make_abort
 from treadle.processors.base import HOOKS, SEED_NAMES
 from treadle.v1 import processor_service_pb2 as pb
 from treadle.v1 import processor_service_pb2_grpc
 
-from ._attach import PROTOCOL_VERSION, Attachment, Send, as_targets, default_instance_id
+from ._attach import (
+    PROTOCOL_VERSION,
+    Attachment,
+    Send,
+    as_targets,
+    cancel_all,
+    collecting_writer,
+    default_instance_id,
+)
 from ._tracing import ParentContexts, invocation_span, mark_error, tracer_from
 
 log = logging.getLogger("treadle_client")
@@ -115,7 +122,7 @@ class _Host:
         self.processors = processors
         self.declarations = declarations
         self.hooks = {pid: frozenset(hooks_of(p)) for pid, p in processors.items()}
-        self.aborts = {pid: _make_abort(pid) for pid in processors}
+        self.aborts = {pid: make_abort(pid) for pid in processors}
         self.parents = ParentContexts()
         self.observe = {d.id: {hc.HOOK_NAME[h.hook] for h in d.hooks if h.mode == pb.HOOK_MODE_OBSERVE}
                         for d in declarations}
@@ -140,14 +147,6 @@ class _Host:
         """The server says the run is over: forget its state (hooks still running keep theirs)."""
         for key in [k for k in self.runs if k[0] == run_id]:
             del self.runs[key]
-
-
-def _make_abort(processor_id: str) -> Any:
-    def abort(reason: str = "", *, retry: bool = False, metadata: Any = None) -> NoReturn:
-        raise TripwireError(reason or f"Tripwire triggered by {processor_id}", retry=retry,
-                            metadata=metadata, processor_id=processor_id)
-
-    return abort
 
 
 class _ProcessorSession:
@@ -178,12 +177,7 @@ class _ProcessorSession:
         return kind == "welcome"
 
     async def close(self) -> None:
-        tasks = [task for task, _ in self._running.values()]
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_all(task for task, _ in self._running.values())
 
     def _start(self, inv: pb.Invocation) -> None:
         # One (run, processor) runs its invocations one at a time, in the order they arrived:
@@ -220,12 +214,7 @@ class _ProcessorSession:
         if inv.HasField("state") and inv.state.version >= rs.version:
             rs.value, rs.version = struct_to_dict(inv.state.value), inv.state.version
         before = copy.deepcopy(rs.value) if rs.value else {}
-        written: list[Chunk] = []
-
-        async def collect(chunk: Chunk) -> None:
-            written.append(chunk)
-
-        writer = ProcessorStreamWriter(collect, inv.run_id)
+        writer, written = collecting_writer(inv.run_id)
         common: dict[str, Any] = {
             "abort": self._host.aborts[pid], "state": rs.value, "writer": writer, "abort_signal": signal,
         }

@@ -8,7 +8,6 @@ collects custom ``data-*`` chunks, which the server emits before the tool's resu
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -17,12 +16,18 @@ import grpc
 from opentelemetry.trace import TracerProvider
 
 from treadle.api.convert_data import chunk_to_proto, dict_to_struct, py_to_value, struct_to_dict, value_to_py
-from treadle.chunks import Chunk
-from treadle.processors.args import ProcessorStreamWriter
 from treadle.tools import Tool, ToolContext
 from treadle.v1 import prompt_pb2, tool_service_pb2, tool_service_pb2_grpc
 
-from ._attach import PROTOCOL_VERSION, Attachment, Send, as_targets, default_instance_id
+from ._attach import (
+    PROTOCOL_VERSION,
+    Attachment,
+    Send,
+    as_targets,
+    cancel_all,
+    collecting_writer,
+    default_instance_id,
+)
 from ._tracing import ParentContexts, invocation_span, mark_error, tracer_from
 
 log = logging.getLogger("treadle_client")
@@ -68,26 +73,17 @@ class _ToolSession:
         return kind == "welcome"
 
     async def close(self) -> None:
-        tasks = list(self._running.values())
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_all(self._running.values())
 
     async def _run(self, call: tool_service_pb2.ToolInvocation) -> None:
         result = tool_service_pb2.ToolCallResult(invocation_id=call.invocation_id)
-        written: list[Chunk] = []
-
-        async def collect(chunk: Chunk) -> None:
-            written.append(chunk)
-
+        writer, written = collecting_writer(call.run_id)
         ctx = ToolContext(
             tool_call_id=call.tool_call_id,
             run_id=call.run_id,
             agent_id=call.agent_id,
             request_context=struct_to_dict(call.request_context),
-            writer=ProcessorStreamWriter(collect, call.run_id),
+            writer=writer,
             thread_id=call.thread_id,
             resource_id=call.resource_id,
         )

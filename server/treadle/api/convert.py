@@ -7,6 +7,7 @@ Everything from a client is checked here, before anything is stored or run: a fa
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import jsonschema
@@ -32,6 +33,8 @@ from .convert_data import (
     message_to_proto,
     opt_struct,
     struct_to_dict,
+    system_messages_from_proto,
+    system_messages_to_proto,
 )
 
 __all__ = [
@@ -71,9 +74,7 @@ def agent_from_proto(pb: agent_pb2.Agent, *, source: a.AgentSource, path: str = 
     """A validated domain agent. Output-only fields in ``pb`` are ignored; times are now."""
     kind = pb.WhichOneof("instructions_kind")
     if kind == "instruction_messages":
-        instructions = [
-            SystemMessage(s.content, opt_struct(s, "provider_options")) for s in pb.instruction_messages.messages
-        ]
+        instructions = system_messages_from_proto(pb.instruction_messages.messages)
     else:
         instructions = [SystemMessage(pb.instructions)] if pb.instructions else []
     fallbacks: list[Any] = []
@@ -130,10 +131,7 @@ def agent_to_proto(agent: a.Agent, out: agent_pb2.Agent | None = None) -> agent_
     if len(agent.instructions) == 1 and not agent.instructions[0].provider_options:
         out.instructions = agent.instructions[0].content
     elif agent.instructions:
-        for s in agent.instructions:
-            pb = out.instruction_messages.messages.add(content=s.content)
-            if s.provider_options:
-                dict_to_struct(s.provider_options, pb.provider_options)
+        system_messages_to_proto(agent.instructions, out.instruction_messages.messages)
     out.model, out.base_url = agent.model, agent.base_url
     for f in agent.fallback_models:
         fb = out.fallback_models.add(model=f.id, base_url=f.base_url)
@@ -222,7 +220,7 @@ def call_options_from_proto(pb: agent_pb2.CallOptions, path: str = "options") ->
         opts.tool_choice = {"type": "tool", "tool_name": pb.tool_choice.tool_name}
     opts.active_tools = _names(pb.active_tools, f"{path}.active_tools") or None
     if pb.HasField("model_settings"):
-        opts.model_settings = _settings_from_proto(pb.model_settings, f"{path}.model_settings")
+        opts.model_settings = model_settings_from_proto(pb.model_settings, f"{path}.model_settings")
     opts.provider_options = opt_struct(pb, "provider_options")
     if pb.HasField("memory"):
         opts.memory = _memory_from_proto(pb.memory, f"{path}.memory")
@@ -231,7 +229,7 @@ def call_options_from_proto(pb: agent_pb2.CallOptions, path: str = "options") ->
         so = pb.structured_output
         if not so.HasField("schema"):
             raise InvalidArgumentError(f"{path}.structured_output.schema is required")
-        opts.structured_output = {"schema": struct_to_dict(so.schema), "name": so.name}
+        opts.structured_output = structured_output_from_proto(so)
     if pb.HasField("tool_hooks"):
         opts.tool_hooks = _hooks_ref(pb.tool_hooks)
     opts.model = pb.model or None
@@ -250,13 +248,9 @@ def call_options_to_proto(opts: a.CallOptions, out: agent_pb2.CallOptions) -> No
         out.max_steps = opts.max_steps
     if opts.max_processor_retries is not None:
         out.max_processor_retries = opts.max_processor_retries
-    if isinstance(opts.tool_choice, str):
-        out.tool_choice.mode = enum_to_pb(_TOOL_MODE, opts.tool_choice)
-    elif isinstance(opts.tool_choice, dict):
-        out.tool_choice.tool_name = str(opts.tool_choice.get("tool_name", ""))
+    tool_choice_to_proto(opts.tool_choice, out.tool_choice)
     out.active_tools.extend(opts.active_tools or [])
-    if isinstance(opts.model_settings, ModelSettings):
-        _settings_to_proto(opts.model_settings, out.model_settings)
+    model_settings_to_proto(opts.model_settings, out.model_settings)
     if opts.provider_options is not None:
         dict_to_struct(opts.provider_options, out.provider_options)
     if opts.memory is not None:
@@ -270,9 +264,7 @@ def call_options_to_proto(opts: a.CallOptions, out: agent_pb2.CallOptions) -> No
             out.memory.thread_id = mem.thread
     if opts.request_context:
         dict_to_struct(opts.request_context, out.request_context)
-    if opts.structured_output is not None:
-        dict_to_struct(opts.structured_output.get("schema") or {}, out.structured_output.schema)
-        out.structured_output.name = opts.structured_output.get("name", "")
+    structured_output_to_proto(opts.structured_output, out.structured_output)
     if opts.tool_hooks is not None:
         _hooks_to_proto(opts.tool_hooks, out.tool_hooks)
     out.model = opts.model or ""
@@ -283,7 +275,7 @@ _OPTIONAL_SETTINGS = (
 )
 
 
-def _settings_from_proto(pb: agent_pb2.ModelSettings, path: str) -> ModelSettings:
+def model_settings_from_proto(pb: agent_pb2.ModelSettings, path: str) -> ModelSettings:
     values = {name: getattr(pb, name) for name in _OPTIONAL_SETTINGS if pb.HasField(name)}
     for name in ("max_output_tokens", "max_retries"):
         if values.get(name, 0) < 0:
@@ -291,13 +283,36 @@ def _settings_from_proto(pb: agent_pb2.ModelSettings, path: str) -> ModelSetting
     return ModelSettings(stop_sequences=list(pb.stop_sequences), **values)
 
 
-def _settings_to_proto(settings: ModelSettings, out: agent_pb2.ModelSettings) -> None:
+def model_settings_to_proto(settings: Any, out: agent_pb2.ModelSettings) -> None:
+    """Sets ``out`` only for a ``ModelSettings`` (a processor may have put anything there)."""
+    if not isinstance(settings, ModelSettings):
+        return
     out.SetInParent()
     for name in _OPTIONAL_SETTINGS:
         value = getattr(settings, name)
         if value is not None:
             setattr(out, name, value)
     out.stop_sequences.extend(settings.stop_sequences)
+
+
+def tool_choice_to_proto(choice: Any, out: agent_pb2.ToolChoice) -> None:
+    """A mode name or ``{"tool_name": ...}``; anything else leaves ``out`` unset."""
+    if isinstance(choice, str):
+        out.mode = enum_to_pb(_TOOL_MODE, choice)
+    elif isinstance(choice, Mapping):
+        out.tool_name = str(choice.get("tool_name") or choice.get("toolName") or "")
+
+
+def structured_output_to_proto(value: Mapping[str, Any] | None, out: agent_pb2.StructuredOutput) -> None:
+    if value is None:
+        return
+    out.SetInParent()
+    dict_to_struct(value.get("schema") or {}, out.schema)
+    out.name = str(value.get("name") or "")
+
+
+def structured_output_from_proto(msg: agent_pb2.StructuredOutput) -> dict[str, Any]:
+    return {"schema": struct_to_dict(msg.schema), "name": msg.name}
 
 
 def _memory_from_proto(pb: agent_pb2.MemoryOptions, path: str) -> a.MemoryOptions:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -318,6 +318,17 @@ def message_from_proto(pb: message_pb2.Message, path: str = "message") -> m.Mess
         resource_id=pb.resource_id,
         type=pb.type,
     )
+
+
+def system_messages_to_proto(messages: Iterable[m.SystemMessage], out: Any) -> None:
+    for s in messages:
+        item = out.add(content=s.content)
+        if s.provider_options:
+            dict_to_struct(s.provider_options, item.provider_options)
+
+
+def system_messages_from_proto(items: Iterable[message_pb2.SystemMessage]) -> list[m.SystemMessage]:
+    return [m.SystemMessage(s.content, opt_struct(s, "provider_options")) for s in items]
 
 
 def _part_from_proto(pb: message_pb2.Part, path: str) -> m.Part:

@@ -28,6 +28,13 @@ from ..processors import args as a
 from ..processors.results import ProcessAPIErrorResult, ProcessInputStepResult, ProcessLLMRequestResult
 from ..v1 import chunk_pb2
 from ..v1 import processor_service_pb2 as pb
+from .convert import (
+    model_settings_from_proto,
+    model_settings_to_proto,
+    structured_output_from_proto,
+    structured_output_to_proto,
+    tool_choice_to_proto,
+)
 from .convert_data import (
     chunk_from_proto,
     dict_to_struct,
@@ -35,6 +42,7 @@ from .convert_data import (
     fill,
     py_to_value,
     struct_to_dict,
+    system_messages_from_proto,
     value_to_py,
 )
 from .hook_values import (
@@ -42,19 +50,13 @@ from .hook_values import (
     apply_replacement,
     chunks_from_proto,
     chunks_to_proto,
-    model_settings_from_proto,
-    model_settings_to_proto,
     output_result_to_proto,
     prompt_from_proto,
     prompt_to_proto,
     replacement_from_proto,
     snapshot_of,
     steps_to_proto,
-    structured_output_from_proto,
-    structured_output_to_proto,
-    system_messages_from_proto,
     tool_choice_from_proto,
-    tool_choice_to_proto,
     tools_to_proto,
 )
 

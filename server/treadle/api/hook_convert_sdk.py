@@ -32,17 +32,25 @@ from opentelemetry.context import Context
 from ..chunks import Chunk, ToolCall, Usage
 from ..errors import TripwireError
 from ..message_list import MessageList
-from ..messages import Message, SystemMessage
 from ..processors import args as a
 from ..processors.results import (
     MessagesResult,
-    ProcessAPIErrorResult,
     ProcessInputStepResult,
-    ProcessLLMRequestResult,
+    apply_messages_returned,
+    as_input_step_result,
+    as_llm_request_result,
+    wants_retry,
 )
 from ..providers.base import ModelSettings
 from ..v1 import chunk_pb2
 from ..v1 import processor_service_pb2 as pb
+from .convert import (
+    model_settings_from_proto,
+    model_settings_to_proto,
+    structured_output_from_proto,
+    structured_output_to_proto,
+    tool_choice_to_proto,
+)
 from .convert_data import (
     build,
     chunk_to_proto,
@@ -51,6 +59,7 @@ from .convert_data import (
     opt_struct,
     py_to_value,
     struct_to_dict,
+    system_messages_to_proto,
     value_to_py,
 )
 from .hook_values import (
@@ -58,19 +67,13 @@ from .hook_values import (
     chunks_from_proto,
     chunks_to_proto,
     message_list_from_snapshot,
-    model_settings_from_proto,
-    model_settings_to_proto,
     output_result_from_proto,
     prompt_from_proto,
     prompt_to_proto,
     replacement_of,
     snapshot_of,
     steps_from_proto,
-    structured_output_from_proto,
-    structured_output_to_proto,
-    system_messages_to_proto,
     tool_choice_from_proto,
-    tool_choice_to_proto,
     tools_from_proto,
 )
 
@@ -208,22 +211,30 @@ def _envelope(invocation_id: str, state: Mapping[str, Any] | None, state_version
     return out
 
 
-def encode_abort(invocation_id: str, error: TripwireError, **envelope: Any) -> pb.InvocationResult:
-    """``abort()`` was called. ``envelope``: ``state``, ``state_version``, ``custom_chunks``."""
-    out = _envelope(invocation_id, envelope.get("state"), envelope.get("state_version", 0),
-                    envelope.get("custom_chunks", ()))
-    out.abort.reason, out.abort.retry = error.reason, error.retry
-    if error.metadata is not None:
-        py_to_value(error.metadata, out.abort.metadata)
+def encode_abort(
+    invocation_id: str, error: TripwireError, *, state: Mapping[str, Any] | None = None,
+    state_version: int = 0, custom_chunks: Iterable[Chunk] = (),
+) -> pb.InvocationResult:
+    """``abort()`` was called."""
+    out = _envelope(invocation_id, state, state_version, custom_chunks)
+    _abort_to_proto(error, out.abort)
     return out
 
 
-def encode_error(invocation_id: str, error: BaseException, **envelope: Any) -> pb.InvocationResult:
+def encode_error(
+    invocation_id: str, error: BaseException, *, state: Mapping[str, Any] | None = None,
+    state_version: int = 0, custom_chunks: Iterable[Chunk] = (),
+) -> pb.InvocationResult:
     """The hook raised something other than an abort."""
-    out = _envelope(invocation_id, envelope.get("state"), envelope.get("state_version", 0),
-                    envelope.get("custom_chunks", ()))
+    out = _envelope(invocation_id, state, state_version, custom_chunks)
     out.error.message = str(error) or type(error).__name__
     return out
+
+
+def _abort_to_proto(error: TripwireError, out: pb.AbortOutcome) -> None:
+    out.reason, out.retry = error.reason, error.retry
+    if error.metadata is not None:
+        py_to_value(error.metadata, out.metadata)
 
 
 def encode_result(
@@ -244,11 +255,9 @@ def encode_result(
         _llm_request_result(returned, replace)
         returned = None
     elif hook == "process_api_error":
-        retry = isinstance(returned, ProcessAPIErrorResult) and returned.retry or (
-            isinstance(returned, Mapping) and bool(returned.get("retry")))
-        returned = None
-        if retry:
+        if wants_retry(returned):
             out.retry.SetInParent()
+        returned = None
     elif hook in ("process_llm_response", "process_output_stream"):
         returned = None
     _apply_returned(hook, returned, message_list, snapshot_before)
@@ -264,8 +273,7 @@ def encode_result(
 
 
 def _input_step_result(returned: Any, replace: pb.ReplaceOutcome) -> Any:
-    if isinstance(returned, Mapping) and not {"messages", "system_messages", "systemMessages"} >= returned.keys():
-        returned = ProcessInputStepResult.from_dict(dict(returned))
+    returned = as_input_step_result(returned)
     if not isinstance(returned, ProcessInputStepResult):
         return returned
     changes = returned.set_fields()
@@ -291,13 +299,13 @@ def _input_step_result(returned: Any, replace: pb.ReplaceOutcome) -> Any:
 
 
 def _llm_request_result(returned: Any, replace: pb.ReplaceOutcome) -> None:
-    if returned is None:
+    try:
+        result = as_llm_request_result(returned)
+    except ValueError as e:
+        raise ValueError(f"processLLMRequest {e}") from None
+    if result is None:
         return
-    if isinstance(returned, Mapping):
-        returned = ProcessLLMRequestResult(returned.get("prompt"), returned.get("response"))
-    if not isinstance(returned, ProcessLLMRequestResult):
-        raise ValueError(f"processLLMRequest returned an unsupported {type(returned).__name__}")
-    if returned.prompt is not None:
+    if result.prompt is not None:
         prompt_to_proto(returned.prompt, replace.prompt.messages)
         replace.prompt.SetInParent()
     if returned.response is not None:
@@ -314,25 +322,8 @@ def _shown_ids(hook: str, snapshot: pb.MessageListSnapshot | None) -> list[str]:
 
 def _apply_returned(hook: str, returned: Any, ml: MessageList, snapshot: pb.MessageListSnapshot | None) -> None:
     """The chain runner's rules for message hooks, applied to the local list."""
-    if returned is None or returned is ml:
-        return
-    if isinstance(returned, MessageList):
-        raise ValueError("returned a different MessageList; edit and return the one it was given")
-    if isinstance(returned, Mapping):
-        returned = MessagesResult(returned.get("messages"),
-                                  returned.get("system_messages", returned.get("systemMessages")))
-    if isinstance(returned, list):
-        returned = MessagesResult(messages=returned)
-    if not isinstance(returned, MessagesResult):
-        raise ValueError(f"returned an unsupported {type(returned).__name__}")
-    if returned.messages:  # an empty array means "no change" (SPEC §3a.1)
-        if any(not isinstance(m, Message) for m in returned.messages):
-            raise ValueError("returned a list holding something other than Message")
-        ml.apply_diff(returned.messages, [SimpleNamespace(id=i) for i in _shown_ids(hook, snapshot)])  # type: ignore[misc]
-    if returned.system_messages is not None:
-        ml.replace_all_system_messages(
-            [m if isinstance(m, SystemMessage) else SystemMessage(str(m)) for m in returned.system_messages]
-        )
+    shown = [SimpleNamespace(id=i) for i in _shown_ids(hook, snapshot)]
+    apply_messages_returned(returned, ml, shown)  # type: ignore[arg-type]  # apply_diff reads only ids
 
 
 def _diff_list(hook: str, ml: MessageList, before: pb.MessageListSnapshot, replace: pb.ReplaceOutcome,
@@ -362,9 +353,7 @@ def encode_stream_result(
     for part, returned in zip(parts, returns, strict=True):
         c = out.stream.chunks.add()
         if isinstance(returned, TripwireError):
-            c.abort.reason, c.abort.retry = returned.reason, returned.retry
-            if returned.metadata is not None:
-                py_to_value(returned.metadata, c.abort.metadata)
+            _abort_to_proto(returned, c.abort)
             break
         if isinstance(returned, BaseException):
             c.error.message = str(returned) or type(returned).__name__

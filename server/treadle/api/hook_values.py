@@ -1,7 +1,8 @@
 """Proto <-> domain for the values hook arguments carry: message-list snapshots, prompts, steps,
-tool choice, model settings, API errors. ``hook_convert`` assembles them per hook.
+tool choice and tool specs, API errors. ``hook_convert`` assembles them per hook.
 
-Messages, chunks, JSON values and enums go through ``convert_data`` (one converter for each).
+Messages, chunks, JSON values and enums go through ``convert_data`` (one converter for each);
+model settings, tool choice and structured output through ``convert``, as in call options.
 """
 
 from __future__ import annotations
@@ -19,16 +20,13 @@ from ..messages import (
     PromptMessage,
     PromptPart,
     ReasoningPart,
-    SystemMessage,
     TextPart,
     ToolCallPart,
     ToolResultPart,
 )
 from ..processors.args import OutputResult, StepResult
-from ..providers.base import ModelSettings, ToolSpec
+from ..providers.base import ToolSpec
 from ..v1 import agent_pb2, chunk_pb2, processor_service_pb2, prompt_pb2
-from ..v1 import message_pb2
-from .convert import _settings_from_proto, _settings_to_proto
 from .convert_data import (
     build,
     chunk_from_proto,
@@ -42,6 +40,8 @@ from .convert_data import (
     opt_struct,
     py_to_value,
     struct_to_dict,
+    system_messages_from_proto,
+    system_messages_to_proto,
     value_to_py,
 )
 
@@ -141,17 +141,6 @@ def apply_replacement(message_list: MessageList, items: Sequence[tuple[Message, 
         message_list.add(message, source or derived)
 
 
-def system_messages_to_proto(messages: Iterable[SystemMessage], out: Any) -> None:
-    for s in messages:
-        item = out.add(content=s.content)
-        if s.provider_options:
-            dict_to_struct(s.provider_options, item.provider_options)
-
-
-def system_messages_from_proto(items: Iterable[message_pb2.SystemMessage]) -> list[SystemMessage]:
-    return [SystemMessage(s.content, opt_struct(s, "provider_options")) for s in items]
-
-
 # --- prompts -------------------------------------------------------------------------------------
 
 _PROMPT_PART_FIELD: dict[type, str] = {
@@ -231,13 +220,6 @@ def output_result_from_proto(msg: pb.OutputResult) -> OutputResult:
 # --- step configuration --------------------------------------------------------------------------
 
 
-def tool_choice_to_proto(choice: Any, out: agent_pb2.ToolChoice) -> None:
-    if isinstance(choice, str):
-        out.mode = enum_to_pb(_TOOL_MODE, choice)
-    elif isinstance(choice, Mapping):
-        out.tool_name = str(choice.get("tool_name") or choice.get("toolName") or "")
-
-
 def tool_choice_from_proto(msg: agent_pb2.ToolChoice) -> Any:
     kind = msg.WhichOneof("choice")
     if kind == "mode":
@@ -264,27 +246,6 @@ def tools_from_proto(items: Iterable[prompt_pb2.ToolDefinition]) -> dict[str, To
         t.name: ToolSpec(t.name, t.description, opt_struct(t, "input_schema") or {"type": "object", "properties": {}})
         for t in items
     }
-
-
-def model_settings_to_proto(settings: Any, out: agent_pb2.ModelSettings) -> None:
-    if isinstance(settings, ModelSettings):
-        _settings_to_proto(settings, out)
-
-
-def model_settings_from_proto(msg: agent_pb2.ModelSettings, path: str) -> ModelSettings:
-    return _settings_from_proto(msg, path)
-
-
-def structured_output_to_proto(value: Mapping[str, Any] | None, out: agent_pb2.StructuredOutput) -> None:
-    if value is None:
-        return
-    out.SetInParent()
-    dict_to_struct(value.get("schema") or {}, out.schema)
-    out.name = str(value.get("name") or "")
-
-
-def structured_output_from_proto(msg: agent_pb2.StructuredOutput) -> dict[str, Any]:
-    return {"schema": struct_to_dict(msg.schema), "name": msg.name}
 
 
 # --- API errors ----------------------------------------------------------------------------------

@@ -18,12 +18,12 @@ import grpc
 from ..processors.base import SEED_NAMES
 from ..v1 import processor_service_pb2 as pb
 from ..v1 import processor_service_pb2_grpc
+from .handshake import PROTOCOL_VERSIONS, HandshakeError, negotiate_version
 from .hook_convert import HOOK_NAME
 from .processor_hub import Connection, Declaration, HookSettings, ProcessorHub
 
 log = logging.getLogger(__name__)
 
-PROTOCOL_VERSIONS = (1,)
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["ProcessorService"].full_name
 DEFAULT_MAX_WINDOW = 64
 MAX_WINDOW = 1024
@@ -31,27 +31,14 @@ MAX_IN_FLIGHT = 256
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 
 
-class HandshakeError(Exception):
-    def __init__(self, code: grpc.StatusCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
 def accept_handshake(
     handshake: pb.ProcessorHandshake, hub: ProcessorHub
 ) -> tuple[dict[str, Declaration], pb.ProcessorWelcome]:
     """The accepted declarations and the welcome; raises ``HandshakeError`` saying what is wrong."""
-    versions = [v for v in PROTOCOL_VERSIONS if v in handshake.protocol_versions]
-    if not versions:
-        raise HandshakeError(
-            grpc.StatusCode.FAILED_PRECONDITION,
-            f"no common protocol version: the server speaks {list(PROTOCOL_VERSIONS)}, "
-            f"the processor offered {list(handshake.protocol_versions)}",
-        )
+    version = negotiate_version(handshake.protocol_versions, "processor")
     if not handshake.processors:
         raise HandshakeError(grpc.StatusCode.INVALID_ARGUMENT, "the handshake declares no processors")
-    welcome = pb.ProcessorWelcome(protocol_version=max(versions), server_id=hub.server_id)
+    welcome = pb.ProcessorWelcome(protocol_version=version, server_id=hub.server_id)
     accepted: dict[str, Declaration] = {}
     for i, d in enumerate(handshake.processors):
         where = f"processors[{i}]"

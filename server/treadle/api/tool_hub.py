@@ -149,22 +149,12 @@ class ToolHub:
         replicas = self.replicas(name)
         return replicas[-1].tools[name] if replicas else None
 
-    def names(self) -> list[str]:
-        return sorted({n for s in self._streams for n in s.tools})
-
     async def wait_attached(self, name: str, count: int = 1, timeout: float | None = None) -> None:
         """Wait until at least ``count`` streams serve ``name`` (tests and start-up ordering)."""
 
         async def wait() -> None:
             async with self._changed:
                 await self._changed.wait_for(lambda: len(self.replicas(name)) >= count)
-
-        await asyncio.wait_for(wait(), timeout)
-
-    async def wait_detached(self, name: str, timeout: float | None = None) -> None:
-        async def wait() -> None:
-            async with self._changed:
-                await self._changed.wait_for(lambda: not self.replicas(name))
 
         await asyncio.wait_for(wait(), timeout)
 

@@ -20,19 +20,13 @@ import jsonschema
 
 from ..v1 import tool_service_pb2, tool_service_pb2_grpc
 from .convert_data import struct_to_dict
+from .handshake import HandshakeError, negotiate_version
 from .tool_hub import ToolHub, ToolStream, is_end
 
 log = logging.getLogger(__name__)
 
-PROTOCOL_VERSIONS = (1,)
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-TOOL_SERVICE = tool_service_pb2.DESCRIPTOR.services_by_name["ToolService"].full_name
-
-
-class HandshakeError(Exception):
-    def __init__(self, code: grpc.StatusCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
+SERVICE_NAME = tool_service_pb2.DESCRIPTOR.services_by_name["ToolService"].full_name
 
 
 def check_handshake(request: tool_service_pb2.ToolServiceAttachRequest) -> int:
@@ -41,13 +35,7 @@ def check_handshake(request: tool_service_pb2.ToolServiceAttachRequest) -> int:
         raise HandshakeError(grpc.StatusCode.INVALID_ARGUMENT,
                              "the first message on a tool stream must be a handshake")
     hs = request.handshake
-    common = set(hs.protocol_versions) & set(PROTOCOL_VERSIONS)
-    if not common:
-        raise HandshakeError(
-            grpc.StatusCode.FAILED_PRECONDITION,
-            f"no common protocol version: the server speaks {list(PROTOCOL_VERSIONS)}, "
-            f"the process offered {list(hs.protocol_versions)}",
-        )
+    version = negotiate_version(hs.protocol_versions, "process")
     if not hs.tools:
         raise HandshakeError(grpc.StatusCode.INVALID_ARGUMENT, "handshake declares no tools")
     seen: set[str] = set()
@@ -64,7 +52,7 @@ def check_handshake(request: tool_service_pb2.ToolServiceAttachRequest) -> int:
         seen.add(t.name)
         _check_schema(t, "input_schema", where, required=False)
         _check_schema(t, "output_schema", where, required=False)
-    return max(common)
+    return version
 
 
 def _check_schema(t: Any, field: str, where: str, *, required: bool) -> None:
@@ -90,6 +78,9 @@ def _check_schema(t: Any, field: str, where: str, *, required: bool) -> None:
 class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
     def __init__(self, hub: ToolHub) -> None:
         self.hub = hub
+
+    def register(self, server: grpc.aio.Server) -> None:
+        tool_service_pb2_grpc.add_ToolServiceServicer_to_server(self, server)
 
     async def Attach(  # noqa: N802 (gRPC method name)
         self,
@@ -152,11 +143,4 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
         stream.end()
 
 
-def register(hub: ToolHub) -> tuple[str, Any]:
-    """``(service name, register function)`` for ``GrpcServer.add_service``."""
-    servicer = ToolServicer(hub)
-
-    def add(server: grpc.aio.Server) -> None:
-        tool_service_pb2_grpc.add_ToolServiceServicer_to_server(servicer, server)
-
-    return TOOL_SERVICE, add
+__all__ = ["SERVICE_NAME", "TOOL_NAME", "ToolServicer", "check_handshake"]

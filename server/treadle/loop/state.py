@@ -8,9 +8,9 @@ from typing import Any
 from opentelemetry.trace import Tracer
 
 from ..agents import Agent, CallOptions
-from ..chunks import Tripwire, Usage
+from ..chunks import Usage
 from ..message_list import MessageList
-from ..messages import Message, SystemMessage
+from ..messages import SystemMessage
 from ..processors.args import StepResult
 from ..processors.runner import ChainRunner, RunScope
 from ..providers.base import ModelConfig, ModelSettings
@@ -60,7 +60,6 @@ class RunState:
     step_number: int = 0
     completed_steps: int = 0
     feedback: str | None = None
-    tripwire: Tripwire | None = None
 
     @property
     def retry_count(self) -> int:
@@ -68,6 +67,3 @@ class RunState:
 
     def count_retry(self) -> None:
         self.scope.retry_count += 1
-
-    def response_messages(self) -> list[Message]:
-        return self.message_list.get_response()

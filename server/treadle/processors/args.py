@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn, Protocol
 
 from ..chunks import Chunk, FinishReason, ToolCall, ToolResult, Tripwire, Usage
+from ..errors import TripwireError
 from ..message_list import MessageList
 from ..messages import Message, Prompt, SystemMessage
 
@@ -20,6 +21,16 @@ class AbortFn(Protocol):
     def __call__(
         self, reason: str = "", *, retry: bool = False, metadata: Any = None
     ) -> NoReturn: ...
+
+
+def make_abort(processor_id: str) -> AbortFn:
+    """The ``abort`` of ``processor_id``'s hooks: raises ``TripwireError`` naming the processor."""
+
+    def abort(reason: str = "", *, retry: bool = False, metadata: Any = None) -> NoReturn:
+        raise TripwireError(reason or f"Tripwire triggered by {processor_id}", retry=retry,
+                            metadata=metadata, processor_id=processor_id)
+
+    return abort
 
 
 class ProcessorStreamWriter:

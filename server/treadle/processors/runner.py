@@ -10,9 +10,9 @@ import asyncio
 import inspect
 from functools import partial
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -21,15 +21,17 @@ from opentelemetry.trace import Span, Status, StatusCode, Tracer
 from ..chunks import Chunk
 from ..errors import ProcessorError, ProcessorUnavailableError, TripwireError
 from ..message_list import MessageList
-from ..messages import Message, Prompt, SystemMessage
+from ..messages import Message, Prompt
 from ..tracing.spans import ATTR, processor_span
-from .args import ProcessorStreamWriter, ProcessOutputStreamArgs, RunInfo
+from .args import AbortFn, ProcessorStreamWriter, ProcessOutputStreamArgs, RunInfo, make_abort
 from .base import SEED_NAMES, ProcessorViolation, implements
 from .results import (
     MessagesResult,
-    ProcessAPIErrorResult,
     ProcessInputStepResult,
-    ProcessLLMRequestResult,
+    apply_messages_returned,
+    as_input_step_result,
+    as_llm_request_result,
+    wants_retry,
 )
 
 log = logging.getLogger(__name__)
@@ -72,24 +74,20 @@ class _StreamSpan:
     """The span's context over ``base`` (the current context it was made in), made once: every
     chunk of the step carries the same context (and the same injected trace context)."""
 
+    def count(self, chunk: Chunk, result: Chunk | None) -> Chunk | None:
+        """``result``, counted as a drop or a replacement of ``chunk``."""
+        if result is None:
+            self.dropped += 1
+        elif result is not chunk:
+            self.replaced += 1
+        return result
+
     def context(self) -> otel_context.Context:
         """``trace.set_span_in_context(self.span)``, reused while the current context is the same."""
         base = otel_context.get_current()
         if self.ctx is None or self.base is not base:
             self.base, self.ctx = base, trace.set_span_in_context(self.span, base)
         return self.ctx
-
-
-def _make_abort(processor_id: str) -> Callable[..., NoReturn]:
-    def abort(reason: str = "", *, retry: bool = False, metadata: Any = None) -> NoReturn:
-        raise TripwireError(
-            reason or f"Tripwire triggered by {processor_id}",
-            retry=retry,
-            metadata=metadata,
-            processor_id=processor_id,
-        )
-
-    return abort
 
 
 async def _notify_violation(processor: Any, error: TripwireError, hook: str) -> None:
@@ -114,7 +112,7 @@ class ChainRunner:
         self.scope = scope
         self._stream_spans: dict[str, _StreamSpan] = {}
         self._stream_parts: dict[str, list[Chunk]] = {}
-        self._aborts: dict[str, Callable[..., NoReturn]] = {}
+        self._aborts: dict[str, AbortFn] = {}
         self._writers: dict[int, tuple[Emit, str, ProcessorStreamWriter]] = {}
 
     # --- the single invocation path -----------------------------------------------------------
@@ -125,7 +123,7 @@ class ChainRunner:
         emit = sc.emit_direct if hook in ("process_output_stream", "process_output_result") else sc.emit_processed
         abort = self._aborts.get(pid)
         if abort is None:
-            abort = self._aborts[pid] = _make_abort(pid)
+            abort = self._aborts[pid] = make_abort(pid)
         return {
             "abort": abort,
             "retry_count": sc.retry_count,
@@ -145,11 +143,12 @@ class ChainRunner:
         return cached[2]
 
     async def _invoke(
-        self, processor: Any, index: int, hook: str, build: Callable[[dict[str, Any]], Any],
-        span: Span | None = None, ctx: otel_context.Context | None = None,
+        self, processor: Any, method: Callable[[Any], Any], index: int, hook: str,
+        build: Callable[[dict[str, Any]], Any], span: Span | None = None,
+        ctx: otel_context.Context | None = None,
     ) -> Any:
-        """Call one hook; ``span`` is given for aggregated (per-step) stream spans, with ``ctx``
-        (its context) when the caller has it."""
+        """Call ``method``, the processor's ``hook``; ``span`` is given for aggregated (per-step)
+        stream spans, with ``ctx`` (its context) when the caller has it."""
         own_span = span is None
         if own_span:
             span = processor_span(
@@ -163,7 +162,7 @@ class ChainRunner:
         try:
             _set_index(processor, index)
             args = build(self._common(processor, hook, ctx, index))
-            result = implements(processor, hook)(args)  # type: ignore[misc]
+            result = method(args)
             if inspect.isawaitable(result):
                 result = await result
         except TripwireError as e:
@@ -201,47 +200,19 @@ class ChainRunner:
     ) -> None:
         """process_input / process_output_step / process_tool_result / process_output_result."""
         shown = shown or message_list.get_all
-        for index, p in enumerate(processors):
-            if not implements(p, hook):
-                continue
+        for index, p, method in _implementing(processors, hook):
             scope = shown()
-            result = await self._invoke(p, index, hook, partial(build, p))
+            result = await self._invoke(p, method, index, hook, partial(build, p))
             self.apply_message_result(p, hook, result, message_list, scope)
 
     def apply_message_result(
         self, processor: Any, hook: str, result: Any, message_list: MessageList,
         scope: list[Message],
     ) -> None:
-        if result is None or result is message_list:
-            return
-        if isinstance(result, MessageList):
-            raise ProcessorError(
-                processor.id, SEED_NAMES[hook],
-                "returned a different MessageList; edit and return the one it was given",
-            )
-        if isinstance(result, dict):
-            result = MessagesResult(
-                messages=result.get("messages"),
-                system_messages=result.get("system_messages", result.get("systemMessages")),
-            )
-        if isinstance(result, list):
-            result = MessagesResult(messages=result)
-        if not isinstance(result, MessagesResult):
-            raise ProcessorError(
-                processor.id, SEED_NAMES[hook], f"returned an unsupported {type(result).__name__}"
-            )
-        if result.messages:  # an empty array means "no change" (SPEC §3a.1)
-            bad = [m for m in result.messages if not isinstance(m, Message)]
-            if bad:
-                raise ProcessorError(
-                    processor.id, SEED_NAMES[hook],
-                    f"returned a list holding {type(bad[0]).__name__}, expected Message",
-                )
-            message_list.apply_diff(result.messages, scope)
-        if result.system_messages is not None:
-            message_list.replace_all_system_messages(
-                [m if isinstance(m, SystemMessage) else SystemMessage(str(m)) for m in result.system_messages]
-            )
+        try:
+            apply_messages_returned(result, message_list, scope)
+        except ValueError as e:
+            raise ProcessorError(processor.id, SEED_NAMES[hook], str(e)) from None
 
     # --- process_input_step -------------------------------------------------------------------
 
@@ -254,13 +225,10 @@ class ChainRunner:
     ) -> dict[str, Any]:
         """Chains step overrides: each processor sees the previous one's (``Object.assign``)."""
         hook = "process_input_step"
-        for index, p in enumerate(processors):
-            if not implements(p, hook):
-                continue
+        for index, p, method in _implementing(processors, hook):
             scope = message_list.get_all()
-            result = await self._invoke(p, index, hook, lambda c: build(p, c, overrides))
-            if isinstance(result, dict) and not {"messages", "system_messages"} >= result.keys():
-                result = ProcessInputStepResult.from_dict(result)
+            result = await self._invoke(p, method, index, hook, lambda c: build(p, c, overrides))
+            result = as_input_step_result(result)
             if isinstance(result, ProcessInputStepResult):
                 changes = result.set_fields()
                 messages = changes.pop("messages", None)
@@ -281,16 +249,14 @@ class ChainRunner:
         build: Callable[[Any, dict[str, Any], Prompt], Any],
     ) -> tuple[Prompt, list[Chunk] | None]:
         hook = "process_llm_request"
-        for index, p in enumerate(processors):
-            if not implements(p, hook):
-                continue
-            result = await self._invoke(p, index, hook, lambda c: build(p, c, prompt))
+        for index, p, method in _implementing(processors, hook):
+            returned = await self._invoke(p, method, index, hook, lambda c: build(p, c, prompt))
+            try:
+                result = as_llm_request_result(returned)
+            except ValueError as e:
+                raise ProcessorError(p.id, SEED_NAMES[hook], str(e)) from None
             if result is None:
                 continue
-            if isinstance(result, dict):
-                result = ProcessLLMRequestResult(result.get("prompt"), result.get("response"))
-            if not isinstance(result, ProcessLLMRequestResult):
-                raise ProcessorError(p.id, SEED_NAMES[hook], f"returned {type(result).__name__}")
             if result.prompt is not None:
                 prompt = result.prompt
             if result.response is not None:
@@ -301,9 +267,8 @@ class ChainRunner:
         self, processors: Sequence[Any], build: Callable[[Any, dict[str, Any]], Any]
     ) -> None:
         hook = "process_llm_response"
-        for index, p in enumerate(processors):
-            if implements(p, hook):
-                await self._invoke(p, index, hook, partial(build, p))
+        for index, p, method in _implementing(processors, hook):
+            await self._invoke(p, method, index, hook, partial(build, p))
 
     # --- process_api_error --------------------------------------------------------------------
 
@@ -312,19 +277,15 @@ class ChainRunner:
     ) -> bool:
         """True when a processor asked to retry; errors other than abort go to the next one."""
         hook = "process_api_error"
-        for index, p in enumerate(processors):
-            if not implements(p, hook):
-                continue
+        for index, p, method in _implementing(processors, hook):
             try:
-                result = await self._invoke(p, index, hook, partial(build, p))
+                result = await self._invoke(p, method, index, hook, partial(build, p))
             except ProcessorUnavailableError:
                 raise
             except ProcessorError:
                 log.warning("error processor %s failed; trying the next", p.id, exc_info=True)
                 continue
-            if isinstance(result, dict):
-                result = ProcessAPIErrorResult(retry=bool(result.get("retry")))
-            if isinstance(result, ProcessAPIErrorResult) and result.retry:
+            if wants_retry(result):
                 return True
         return False
 
@@ -339,18 +300,14 @@ class ChainRunner:
         """
         hook = "process_output_stream"
         for index, p in enumerate(processors, start=offset):
-            if not implements(p, hook):
+            method = self._stream_hook(p, chunk)
+            if method is None:
                 continue
-            if chunk.is_data and not getattr(p, "process_data_parts", False):
-                continue
-            stream = self._stream_span(p, index)
-            stream.chunks += 1
-            parts = self._stream_parts.setdefault(p.id, [])
-            parts.append(chunk)
+            stream, parts = self._stream_entry(p, index, chunk)
             current = chunk
             try:
                 result = await self._invoke(
-                    p, index, hook,
+                    p, method, index, hook,
                     lambda c: ProcessOutputStreamArgs(
                         part=current, stream_parts=parts, message_list=message_list, **c
                     ),
@@ -362,11 +319,8 @@ class ChainRunner:
                 # SPEC §3: an error here is logged and the chunk passes unchanged.
                 log.warning("processOutputStream of %s failed; chunk passes", p.id, exc_info=True)
                 continue
-            if result is None:
-                stream.dropped += 1
+            if stream.count(current, result) is None:
                 return None
-            if result is not current:
-                stream.replaced += 1
             chunk = result
         return chunk
 
@@ -375,19 +329,13 @@ class ChainRunner:
     ) -> Awaitable[Chunk | None]:
         """The pipelined form of one stage: queue ``chunk`` with the processor and return an
         awaitable for its answer (applied by the caller in chunk order)."""
-        hook = "process_output_stream"
-        if not implements(processor, hook) or (
-            chunk.is_data and not getattr(processor, "process_data_parts", False)
-        ):
+        if self._stream_hook(processor, chunk) is None:
             return _ready(chunk)
-        stream = self._stream_span(processor, index)
-        stream.chunks += 1
-        parts = self._stream_parts.setdefault(processor.id, [])
-        parts.append(chunk)
+        stream, parts = self._stream_entry(processor, index, chunk)
         ctx = stream.context()
         args = ProcessOutputStreamArgs(
             part=chunk, stream_parts=parts, message_list=message_list,
-            **self._common(processor, hook, ctx, index),
+            **self._common(processor, "process_output_stream", ctx, index),
         )
         pending = await processor.submit_output_stream(args)
         return self._answer(processor, stream, chunk, pending)
@@ -407,11 +355,24 @@ class ChainRunner:
         except Exception:
             log.warning("processOutputStream of %s failed; chunk passes", processor.id, exc_info=True)
             return chunk
-        if result is None:
-            stream.dropped += 1
-        elif result is not chunk:
-            stream.replaced += 1
-        return result
+        return stream.count(chunk, result)
+
+    @staticmethod
+    def _stream_hook(processor: Any, chunk: Chunk) -> Callable[[Any], Any] | None:
+        """The processor's ``process_output_stream`` if ``chunk`` goes to it (``data-*`` chunks
+        only reach processors that ask for them)."""
+        if chunk.is_data and not getattr(processor, "process_data_parts", False):
+            return None
+        return implements(processor, "process_output_stream")
+
+    def _stream_entry(self, processor: Any, index: int, chunk: Chunk) -> tuple[_StreamSpan, list[Chunk]]:
+        """The processor's span for this step, with ``chunk`` counted, and its ``stream_parts``
+        with ``chunk`` added."""
+        stream = self._stream_span(processor, index)
+        stream.chunks += 1
+        parts = self._stream_parts.setdefault(processor.id, [])
+        parts.append(chunk)
+        return stream, parts
 
     def _stream_span(self, processor: Any, index: int) -> _StreamSpan:
         s = self._stream_spans.get(processor.id)
@@ -432,6 +393,16 @@ class ChainRunner:
             s.span.set_attribute("treadle.processor.chunks_replaced", s.replaced)
             s.span.end()
         self._stream_spans.clear()
+
+
+def _implementing(
+    processors: Sequence[Any], hook: str
+) -> Iterator[tuple[int, Any, Callable[[Any], Any]]]:
+    """``(index, processor, its hook method)`` of the processors that implement ``hook``."""
+    for index, p in enumerate(processors):
+        method = implements(p, hook)
+        if method is not None:
+            yield index, p, method
 
 
 async def _ready(chunk: Chunk) -> Chunk:

@@ -1,14 +1,48 @@
-"""Helpers shared by the OpenAI and Anthropic adapters: ids, JSON, and error mapping."""
+"""Helpers shared by the OpenAI and Anthropic adapters: the streamed call, ids, JSON, and error
+mapping."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Protocol
 
+from ..chunks import Chunk
 from ..errors import APICallError
-from ..messages import new_id
+from ..messages import TextPart, new_id
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
+
+
+class EventTranslator(Protocol):
+    """Turns one call's SDK stream events into Treadle chunks."""
+
+    def feed(self, event: Any) -> list[Chunk]: ...
+
+    def finish(self) -> list[Chunk]: ...
+
+
+async def stream_chunks(
+    create: Callable[[], Awaitable[Any]], translator: EventTranslator,
+    sdk_error: type[Exception], to_error: Callable[[Any], APICallError],
+) -> AsyncIterator[Chunk]:
+    """Open the SDK stream with ``create`` and translate its events; the SDK's errors (of type
+    ``sdk_error``) are raised as ``to_error(e)``. The stream is closed however iteration ends."""
+    try:
+        # The HTTP status is checked here, so a failed call raises before any chunk.
+        response = await create()
+    except sdk_error as e:
+        raise to_error(e) from e
+    try:
+        async for event in response:
+            for chunk in translator.feed(event):
+                yield chunk
+    except sdk_error as e:
+        raise to_error(e) from e
+    finally:
+        await response.close()
+    for chunk in translator.finish():
+        yield chunk
 
 
 def is_retryable_status(status: int | None) -> bool:
@@ -75,6 +109,11 @@ def encode_tool_result(result: Any) -> str:
     if isinstance(result, str):
         return result
     return json.dumps(result, default=str)
+
+
+def joined_text(parts: list[Any]) -> str:
+    """The text of a message's text parts, joined."""
+    return "".join(p.text for p in parts if isinstance(p, TextPart))
 
 
 def block_id(kind: str) -> str:

@@ -94,21 +94,10 @@ class AnthropicModel:
         client = self._client
         if request.settings.max_retries is not None:
             client = client.with_options(max_retries=request.settings.max_retries)
-        try:
-            # The HTTP status is checked here, so a failed call raises before any chunk.
-            response = await client.messages.create(**self.build_params(request))
-        except anthropic.APIError as e:
-            raise self._error(e) from e
-        state = _StreamState()
-        try:
-            async for event in response:
-                for chunk in state.feed(event):
-                    yield chunk
-        except anthropic.APIError as e:
-            raise self._error(e) from e
-        finally:
-            await response.close()
-        for chunk in state.finish():
+        params = self.build_params(request)
+        async for chunk in _common.stream_chunks(
+            lambda: client.messages.create(**params), _StreamState(), anthropic.APIError, self._error
+        ):
             yield chunk
 
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
@@ -333,7 +322,7 @@ def convert_prompt(
     for message in prompt:
         cache = _cache_control(message.provider_options)
         if message.role == "system":
-            block: dict[str, Any] = {"type": "text", "text": _joined_text(message.content)}
+            block: dict[str, Any] = {"type": "text", "text": _common.joined_text(message.content)}
             system.append(block | ({"cache_control": cache} if cache else {}))
             continue
         role = "assistant" if message.role == "assistant" else "user"
@@ -347,10 +336,6 @@ def convert_prompt(
         else:
             messages.append({"role": role, "content": blocks})
     return system, messages
-
-
-def _joined_text(parts: list[Any]) -> str:
-    return "".join(p.text for p in parts if isinstance(p, TextPart))
 
 
 def _block(part: Any) -> dict[str, Any] | None:

@@ -94,21 +94,10 @@ class OpenAIChatModel:
         client = self._client
         if request.settings.max_retries is not None:
             client = client.with_options(max_retries=request.settings.max_retries)
-        try:
-            # The HTTP status is checked here, so a failed call raises before any chunk.
-            response = await client.chat.completions.create(**self.build_params(request))
-        except openai.APIError as e:
-            raise self._error(e) from e
-        state = _StreamState()
-        try:
-            async for event in response:
-                for chunk in state.feed(event):
-                    yield chunk
-        except openai.APIError as e:
-            raise self._error(e) from e
-        finally:
-            await response.close()
-        for chunk in state.finish():
+        params = self.build_params(request)
+        async for chunk in _common.stream_chunks(
+            lambda: client.chat.completions.create(**params), _StreamState(), openai.APIError, self._error
+        ):
             yield chunk
 
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
@@ -319,7 +308,7 @@ def convert_prompt(prompt: list[PromptMessage]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for message in prompt:
         if message.role == "system":
-            out.append({"role": "system", "content": _joined_text(message.content)})
+            out.append({"role": "system", "content": _common.joined_text(message.content)})
         elif message.role == "user":
             out.append({"role": "user", "content": _user_content(message.content)})
         elif message.role == "assistant":
@@ -329,13 +318,9 @@ def convert_prompt(prompt: list[PromptMessage]) -> list[dict[str, Any]]:
     return out
 
 
-def _joined_text(parts: list[Any]) -> str:
-    return "".join(p.text for p in parts if isinstance(p, TextPart))
-
-
 def _user_content(parts: list[Any]) -> str | list[dict[str, Any]]:
     if all(isinstance(p, TextPart) for p in parts):
-        return _joined_text(parts)
+        return _common.joined_text(parts)
     content: list[dict[str, Any]] = []
     for part in parts:
         if isinstance(part, TextPart):
@@ -365,7 +350,7 @@ def _file(part: FilePart) -> dict[str, Any]:
 
 
 def _assistant(parts: list[Any]) -> dict[str, Any]:
-    text = "".join(p.text for p in parts if isinstance(p, TextPart))
+    text = _common.joined_text(parts)
     calls = [
         {
             "id": p.tool_call_id,
