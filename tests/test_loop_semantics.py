@@ -454,3 +454,16 @@ async def test_structured_output_reaches_the_provider(harness_factory) -> None:
     fmt = h.bodies()[0]["response_format"]
     assert fmt["type"] == "json_schema" and fmt["json_schema"]["schema"] == schema
     assert result.text == '{"answer": "42"}'
+
+
+async def test_text_streamed_before_a_mid_stream_error_is_kept_with_the_error(harness_factory) -> None:
+    from tests.support import HttpError
+    from treadle.messages import ErrorPart
+
+    h: Harness = harness_factory([Turn(text=["Hel", "lo "], stream_error=HttpError(500, "boom"))])
+    result = await h.generate(h.agent(), "hi")
+    assert result.finish_reason == "error"
+    [message] = result.messages
+    texts = [p.text for p in message.content.parts if isinstance(p, TextPart)]
+    errors = [p for p in message.content.parts if isinstance(p, ErrorPart)]
+    assert texts == ["Hello "] and len(errors) == 1 and "boom" in errors[0].message

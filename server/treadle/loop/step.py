@@ -163,6 +163,7 @@ async def _run(
 
     ml.add(message, "response")
     collector = step.collector
+    collector.seal()
     result = step.result
     result.text, result.reasoning_text = collector.step_text, collector.step_reasoning
     result.tool_calls, result.finish_reason, result.usage = collector.calls(), finish.reason, finish.usage
@@ -286,6 +287,8 @@ async def _api_error(
         state.count_retry()
         return RetryCall()
     if step.message is not None:
+        if step.collector is not None:
+            step.collector.seal()  # what streamed before the error is kept with it
         step.message.content.parts.append(ErrorPart("APICallError", str(err)))
         ml.add(step.message, "response")
     details = {"statusCode": err.status_code, "provider": err.provider, "body": err.body}
