@@ -53,8 +53,11 @@ class Chaos:
     def __init__(self, pid: str, *, delivery: str, block_at: int, sleep: float, observe: bool,
                  with_input: bool) -> None:
         self.id = pid
-        if delivery == "pipelined":
-            self.max_in_flight = 4
+        # Every mode is spelled out: the SDK's default is windowed.
+        if delivery == "per_chunk":
+            self.stream_delivery, self.max_in_flight = "per_chunk", 1
+        elif delivery == "pipelined":
+            self.stream_delivery, self.max_in_flight = "per_chunk", 4
         elif delivery == "windowed":
             self.stream_delivery, self.max_window, self.max_in_flight = "windowed", 4, 2
         self.block_at = block_at
