@@ -246,22 +246,25 @@ class AgentLoop:
         self, output: Output, state: RunState, result: GenerateResult, tripwire: Tripwire
     ) -> None:
         """A final abort: tripwire chunk, then finish ``other``; the rejected text is not the answer."""
-        await output.reset()
-        state.chain.end_stream_spans()
-        self._fill(result, state, "", "other")
         result.tripwire = tripwire
-        await output.send(Chunk.of(tripwire))
-        await output.send(Chunk.of(Finish("other", state.usage)))
+        await self._stop(output, state, result, Chunk.of(tripwire), "other")
 
     async def _fail(
         self, output: Output, state: RunState, result: GenerateResult, error: ErrorPayload
     ) -> None:
+        result.error = error
+        await self._stop(output, state, result, Chunk.of(error), "error")
+
+    async def _stop(
+        self, output: Output, state: RunState, result: GenerateResult, last: Chunk,
+        reason: FinishReason,
+    ) -> None:
+        """End the run early: drop what is still in the pipeline, then ``last`` and ``finish``."""
         await output.reset()
         state.chain.end_stream_spans()
-        self._fill(result, state, "", "error")
-        result.error = error
-        await output.send(Chunk.of(error))
-        await output.send(Chunk.of(Finish("error", state.usage)))
+        self._fill(result, state, "", reason)
+        await output.send(last)
+        await output.send(Chunk.of(Finish(reason, state.usage)))
 
 
 def _end_run(plan: RunPlan) -> None:
