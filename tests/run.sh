@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: the protobuf lint and breaking-change check, the type check, then the whole
 # Python suite.
-# Sets up what is missing first (idempotent): .venv with the project installed, and buf.
+# Sets up what is missing first (idempotent): .venv with the project installed, buf and
+# protoc-gen-es, clients/typescript/node_modules, and the Go plugins in .ci/tools/bin.
 # Usage: bash tests/run.sh [pytest args...]
 set -euo pipefail
 
@@ -12,9 +13,18 @@ if [[ ! -x .venv/bin/treadle ]] || ! .venv/bin/python -c "import treadle, treadl
   python3 -m venv .venv
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 fi
-if [[ ! -x .ci/tools/node_modules/.bin/buf ]]; then
+if [[ ! -x .ci/tools/node_modules/.bin/buf || ! -x .ci/tools/node_modules/.bin/protoc-gen-es ]]; then
   npm ci --prefix .ci/tools --no-audit --no-fund
 fi
+# The TypeScript test processes (tests/remote/ts) run with tsx from clients/typescript; reinstall
+# when the lock file is newer than the last install.
+ts=clients/typescript
+if [[ ! -x $ts/node_modules/.bin/tsx || $ts/package-lock.json -nt $ts/node_modules/.package-lock.json ]]; then
+  npm ci --prefix "$ts" --no-audit --no-fund
+fi
+# The pinned Go code generators (tests/test_generated_code.py regenerates clients/go/gen/); a
+# no-op when installed. The Go test processor's modules download in its `go build`.
+.ci/go-tools
 
 .ci/lint
 .venv/bin/python -m mypy

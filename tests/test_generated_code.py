@@ -1,7 +1,9 @@
-"""The generated code under server/treadle/v1/ is current, and the API's JSON contracts hold.
+"""The generated code (server/treadle/v1/, clients/typescript/src/gen/, clients/go/gen/) is
+current, and the API's JSON contracts hold.
 
-Regenerating needs buf from `.ci/tools/node_modules` (CI runs `npm ci --prefix .ci/tools`
-first) and grpcio-tools in the Python running the tests.
+Regenerating needs buf and protoc-gen-es from `.ci/tools/node_modules` (CI runs
+`npm ci --prefix .ci/tools` first), grpcio-tools in the Python running the tests, and the Go
+plugins in .ci/tools/bin (.ci/go-tools).
 """
 
 import difflib
@@ -17,8 +19,13 @@ from google.protobuf import json_format
 from treadle.v1 import agent_service_pb2, chunk_pb2
 
 ROOT = Path(__file__).resolve().parent.parent
-GENERATED = ROOT / "server" / "treadle" / "v1"
 BUF = ROOT / ".ci" / "tools" / "node_modules" / ".bin" / "buf"
+# Every directory buf.gen.yaml writes, relative to the repository (and to `buf generate -o`).
+GENERATED_DIRS = ["server/treadle/v1", "clients/typescript/src/gen"]
+# Go has its own template (managed mode) and plugins, installed by .ci/go-tools.
+GO_TEMPLATE = ".ci/buf.gen.go.yaml"
+GO_PLUGINS = [ROOT / ".ci" / "tools" / "bin" / n for n in ("protoc-gen-go", "protoc-gen-go-grpc")]
+GENERATED_DIRS.append("clients/go/gen")
 
 
 def _files(base: Path) -> dict[str, Path]:
@@ -29,7 +36,10 @@ def _files(base: Path) -> dict[str, Path]:
     }
 
 
-def test_generated_code_is_current(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def regenerated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh `buf generate` of the whole buf.gen.yaml into a temporary directory."""
+    tmp_path = tmp_path_factory.mktemp("generated")
     if not BUF.exists():
         pytest.fail(
             f"buf is not installed at {BUF.relative_to(ROOT)}; "
@@ -48,15 +58,30 @@ def test_generated_code_is_current(tmp_path: Path) -> None:
         text=True,
     )
     assert proc.returncode == 0, f"buf generate failed:\n{proc.stdout}{proc.stderr}"
+    missing = [str(p.relative_to(ROOT)) for p in GO_PLUGINS if not p.exists()]
+    if missing:
+        pytest.fail(f"{', '.join(missing)} not installed; run .ci/go-tools (or .ci/gen) first")
+    proc = subprocess.run(
+        [str(BUF), "generate", "--template", GO_TEMPLATE, "-o", str(tmp_path)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, f"buf generate (Go) failed:\n{proc.stdout}{proc.stderr}"
+    return tmp_path
 
-    fresh = _files(tmp_path / "server" / "treadle" / "v1")
-    committed = _files(GENERATED)
-    assert fresh, "buf generate produced no files under server/treadle/v1"
+
+@pytest.mark.parametrize("out", GENERATED_DIRS)
+def test_generated_code_is_current(regenerated: Path, out: str) -> None:
+    fresh = _files(regenerated / out)
+    committed = _files(ROOT / out) if (ROOT / out).is_dir() else {}
+    assert fresh, f"buf generate produced no files under {out}"
     problems = []
     for name in sorted(fresh.keys() - committed.keys()):
-        problems.append(f"missing from server/treadle/v1: {name}")
+        problems.append(f"missing from {out}: {name}")
     for name in sorted(committed.keys() - fresh.keys()):
-        problems.append(f"not generated (stale or handwritten): server/treadle/v1/{name}")
+        problems.append(f"not generated (stale or handwritten): {out}/{name}")
     for name in sorted(fresh.keys() & committed.keys()):
         want = fresh[name].read_text(encoding="utf-8").splitlines(keepends=True)
         have = committed[name].read_text(encoding="utf-8").splitlines(keepends=True)
@@ -69,7 +94,7 @@ def test_generated_code_is_current(tmp_path: Path) -> None:
                 )
             )
     assert not problems, (
-        "server/treadle/v1 differs from what proto/ generates; run .ci/gen\n\n"
+        f"{out} differs from what proto/ generates; run .ci/gen\n\n"
         + "\n".join(problems)
     )
 
