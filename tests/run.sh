@@ -8,6 +8,10 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+# Go's usual install place, for shells whose PATH lacks it.
+if ! command -v go >/dev/null 2>&1 && [[ -x /usr/local/go/bin/go ]]; then
+  export PATH="/usr/local/go/bin:$PATH"
+fi
 
 if [[ ! -x .venv/bin/treadle ]] || ! .venv/bin/python -c "import treadle, treadle_client, pytest, grpc_tools, mypy" 2>/dev/null; then
   python3 -m venv .venv
