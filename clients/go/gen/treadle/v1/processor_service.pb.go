@@ -1814,6 +1814,11 @@ func (x *ProcessAPIErrorArgs) GetSteps() []*StepResult {
 
 // ProcessOutputStreamArgs are the arguments of `processOutputStream`. Reply: `stream` with
 // exactly one outcome per part, in order, or `unchanged` for all parts.
+//
+// Unlike the other hooks it carries no message list: it would be sent once per chunk. The seed's
+// `streamParts` (every chunk seen so far) is for the process to keep, per run; it sees every
+// chunk of a run, in order, over one stream. Invocations of one run are answered in order even
+// when several are in flight (`max_in_flight`); state changes apply in that order too.
 type ProcessOutputStreamArgs struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The chunks, in stream order: one with per-chunk delivery, up to `max_window` with

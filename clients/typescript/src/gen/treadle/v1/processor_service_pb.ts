@@ -877,6 +877,11 @@ export const ProcessAPIErrorArgsSchema: GenMessage<ProcessAPIErrorArgs> = /*@__P
  * ProcessOutputStreamArgs are the arguments of `processOutputStream`. Reply: `stream` with
  * exactly one outcome per part, in order, or `unchanged` for all parts.
  *
+ * Unlike the other hooks it carries no message list: it would be sent once per chunk. The seed's
+ * `streamParts` (every chunk seen so far) is for the process to keep, per run; it sees every
+ * chunk of a run, in order, over one stream. Invocations of one run are answered in order even
+ * when several are in flight (`max_in_flight`); state changes apply in that order too.
+ *
  * @generated from message treadle.v1.ProcessOutputStreamArgs
  */
 export type ProcessOutputStreamArgs = Message<"treadle.v1.ProcessOutputStreamArgs"> & {
