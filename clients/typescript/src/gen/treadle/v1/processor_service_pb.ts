@@ -879,8 +879,9 @@ export const ProcessAPIErrorArgsSchema: GenMessage<ProcessAPIErrorArgs> = /*@__P
  *
  * Unlike the other hooks it carries no message list: it would be sent once per chunk. The seed's
  * `streamParts` (every chunk seen so far) is for the process to keep, per run; it sees every
- * chunk of a run, in order, over one stream. Invocations of one run are answered in order even
- * when several are in flight (`max_in_flight`); state changes apply in that order too.
+ * chunk of a run, in order, over one stream. When several invocations are in flight
+ * (`max_in_flight`), the server applies their answers, state changes included, in chunk order,
+ * whatever order they arrive in.
  *
  * @generated from message treadle.v1.ProcessOutputStreamArgs
  */
