@@ -31,20 +31,18 @@ import asyncio
 import json
 import os
 import sys
-import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 from google.protobuf import json_format
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from tests.remote.procs import ROOT, Child
+from tests.support.otlp import OtlpReceiver, otlp  # noqa: F401
 from tests.support import OpenAIServer, Turn
 from treadle.agents import Agent, ProcessorRef
 from treadle.app import TreadleApp
@@ -330,49 +328,6 @@ async def test_an_observer_sleeping_one_second_per_chunk_does_not_hold_the_strea
 
 
 # --- 4. one trace across processes -----------------------------------------------------------------
-
-
-class OtlpReceiver:
-    """An OTLP/HTTP trace receiver on a free port, in a thread."""
-
-    def __init__(self) -> None:
-        received: list[ExportTraceServiceRequest] = []
-        self.received = received
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
-                request = ExportTraceServiceRequest()
-                request.ParseFromString(self.rfile.read(int(self.headers["content-length"])))
-                received.append(request)
-                self.send_response(200)
-                self.send_header("content-type", "application/x-protobuf")
-                self.send_header("content-length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.http.serve_forever, daemon=True).start()
-
-    @property
-    def endpoint(self) -> str:
-        return f"http://127.0.0.1:{self.http.server_address[1]}/v1/traces"
-
-    def spans(self) -> list[Any]:
-        return [span for req in self.received for rs in req.resource_spans for ss in rs.scope_spans
-                for span in ss.spans]
-
-    def close(self) -> None:
-        self.http.shutdown()
-        self.http.server_close()
-
-
-@pytest.fixture
-def otlp() -> Any:
-    receiver = OtlpReceiver()
-    yield receiver
-    receiver.close()
 
 
 @dataclass

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace import ReadableSpan
 
 from tests.harness import Harness, harness_factory  # noqa: F401
 from tests.support import Turn
+from tests.support.otlp import OtlpReceiver, otlp  # noqa: F401
 from treadle.tools import Tool
 from treadle.tracing import build_tracer_provider
 
@@ -113,96 +111,39 @@ def test_no_exporter_without_otel_variables() -> None:
     assert build_tracer_provider({}) is None
 
 
-class _Collector(BaseHTTPRequestHandler):
-    received: list[ExportTraceServiceRequest] = []
-    arrived = threading.Event()
-
-    def do_POST(self) -> None:  # noqa: N802
-        body = self.rfile.read(int(self.headers["content-length"]))
-        request = ExportTraceServiceRequest()
-        request.ParseFromString(body)
-        type(self).received.append(request)
-        type(self).arrived.set()
-        self.send_response(200)
-        self.send_header("content-type", "application/x-protobuf")
-        self.send_header("content-length", "0")
-        self.end_headers()
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
-async def test_otlp_http_export_when_configured(harness_factory) -> None:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Collector)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        endpoint = f"http://127.0.0.1:{server.server_address[1]}"
-        env = {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
-               "OTEL_SERVICE_NAME": "treadle-test"}
-        provider = build_tracer_provider(env)  # the injected env is enough: os.environ untouched
-        assert provider is not None
-        h: Harness = harness_factory([Turn.say("hi")])
-        h.loop.tracer = provider.get_tracer("treadle")
-        await h.generate(h.agent(name="Exported"), "x")
-        provider.force_flush()
-        assert _Collector.arrived.wait(10)
-        names = [
-            span.name
-            for req in _Collector.received
-            for rs in req.resource_spans
-            for ss in rs.scope_spans
-            for span in ss.spans
-        ]
-        assert "invoke_agent Exported" in names and "chat test-model" in names
-        service = {
-            a.value.string_value
-            for req in _Collector.received
-            for rs in req.resource_spans
-            for a in rs.resource.attributes
-            if a.key == "service.name"
-        }
-        assert service == {"treadle-test"}
-        provider.shutdown()
-    finally:
-        server.shutdown()
-        server.server_close()
+async def test_otlp_http_export_when_configured(harness_factory, otlp: OtlpReceiver) -> None:
+    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": otlp.base, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+           "OTEL_SERVICE_NAME": "treadle-test"}
+    provider = build_tracer_provider(env)  # the injected env is enough: os.environ untouched
+    assert provider is not None
+    h: Harness = harness_factory([Turn.say("hi")])
+    h.loop.tracer = provider.get_tracer("treadle")
+    await h.generate(h.agent(name="Exported"), "x")
+    provider.force_flush()
+    assert otlp.arrived.wait(10)
+    names = [span.name for span in otlp.spans()]
+    assert "invoke_agent Exported" in names and "chat test-model" in names
+    service = {
+        a.value.string_value
+        for req in otlp.trace_requests()
+        for rs in req.resource_spans
+        for a in rs.resource.attributes
+        if a.key == "service.name"
+    }
+    assert service == {"treadle-test"}
+    provider.shutdown()
 
 
-class _MetricsCollector(BaseHTTPRequestHandler):
-    paths: list[str] = []
-    arrived = threading.Event()
-
-    def do_POST(self) -> None:  # noqa: N802
-        self.rfile.read(int(self.headers["content-length"]))
-        type(self).paths.append(self.path)
-        type(self).arrived.set()
-        self.send_response(200)
-        self.send_header("content-type", "application/x-protobuf")
-        self.send_header("content-length", "0")
-        self.end_headers()
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
-async def test_metrics_exported_over_otlp_when_configured() -> None:
+async def test_metrics_exported_over_otlp_when_configured(otlp: OtlpReceiver) -> None:
     from treadle.app import TreadleApp
     from treadle.config import Settings
 
     assert TreadleApp(Settings(example_agent=False), env={}).meter_provider is None
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _MetricsCollector)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        env = {"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{server.server_address[1]}",
-               "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}
-        app = TreadleApp(Settings(example_agent=False), env=env)
-        assert app.meter_provider is not None
-        app.processors.m_streams_started.add(1)
-        app.meter_provider.force_flush()
-        assert _MetricsCollector.arrived.wait(10)
-        assert "/v1/metrics" in _MetricsCollector.paths
-        app.meter_provider.shutdown()
-    finally:
-        server.shutdown()
-        server.server_close()
+    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": otlp.base, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}
+    app = TreadleApp(Settings(example_agent=False), env=env)
+    assert app.meter_provider is not None
+    app.processors.m_streams_started.add(1)
+    app.meter_provider.force_flush()
+    assert otlp.arrived.wait(10)
+    assert "/v1/metrics" in otlp.paths
+    app.meter_provider.shutdown()

@@ -1,0 +1,74 @@
+"""An OTLP/HTTP receiver on a free loopback port: what the exporters under test really send."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+
+class OtlpReceiver:
+    """Records every export request (path and body); ``arrived`` is set by the first one."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, bytes]] = []
+        self.arrived = threading.Event()
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                body = self.rfile.read(int(self.headers["content-length"]))
+                owner.requests.append((self.path, body))
+                owner.arrived.set()
+                self.send_response(200)
+                self.send_header("content-type", "application/x-protobuf")
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.http.serve_forever, daemon=True).start()
+
+    @property
+    def base(self) -> str:
+        """For ``OTEL_EXPORTER_OTLP_ENDPOINT`` (exporters add ``/v1/traces`` etc.)."""
+        return f"http://127.0.0.1:{self.http.server_address[1]}"
+
+    @property
+    def endpoint(self) -> str:
+        """For ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``."""
+        return f"{self.base}/v1/traces"
+
+    @property
+    def paths(self) -> list[str]:
+        return [path for path, _ in self.requests]
+
+    def trace_requests(self) -> list[ExportTraceServiceRequest]:
+        out = []
+        for path, body in self.requests:
+            if path.endswith("/v1/traces"):
+                request = ExportTraceServiceRequest()
+                request.ParseFromString(body)
+                out.append(request)
+        return out
+
+    def spans(self) -> list[Any]:
+        return [span for req in self.trace_requests() for rs in req.resource_spans
+                for ss in rs.scope_spans for span in ss.spans]
+
+    def close(self) -> None:
+        self.http.shutdown()
+        self.http.server_close()
+
+
+@pytest.fixture
+def otlp() -> Iterator[OtlpReceiver]:
+    receiver = OtlpReceiver()
+    yield receiver
+    receiver.close()
