@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from opentelemetry.sdk.trace import ReadableSpan
 
 from tests.harness import Harness, harness_factory  # noqa: F401
