@@ -111,3 +111,27 @@ async def test_pipelined_and_lockstep_give_the_same_stream(harness_factory) -> N
     b = await h2.stream(h2.agent(output_processors=[Lockstep()]), "go")
     strip = lambda cs: [(c.type, getattr(c.payload, "text", None)) for c in cs]  # noqa: E731
     assert strip(a) == strip(b)
+
+
+async def test_closing_the_pipeline_while_answers_are_pending_returns() -> None:
+    """A rejected step resets the pipeline while a pipelined answer is still owed: the stage
+    awaiting it must end, not swallow its cancellation and wait forever."""
+    from treadle.loop.pipeline import StreamPipeline
+    from treadle.message_list import MessageList
+    from treadle.processors.runner import ChainRunner, RunScope
+    from opentelemetry.trace import NoOpTracer
+
+    async def nowhere(chunk: Chunk) -> None:
+        raise AssertionError("nothing is answered, so nothing reaches the client")
+
+    scope = RunScope("run", NoOpTracer(), {}, emit_direct=nowhere, emit_processed=nowhere)
+    never = HeldAnswers(release_after=10**6)
+    pipeline = StreamPipeline(ChainRunner(scope), [never], MessageList(), nowhere)
+    await pipeline.put(Chunk.of(TextDelta("t", "held")))
+    while never.submitted == 0:  # the stage has handed the chunk over and awaits its answer
+        await asyncio.sleep(0)
+    stages = list(pipeline._tasks)
+    closing = asyncio.ensure_future(pipeline.close())
+    done, _ = await asyncio.wait({closing}, timeout=5)  # (asyncio.wait never cancels it)
+    assert closing in done, "close() hung: a stage swallowed its cancellation"
+    assert all(task.cancelled() for task in stages)

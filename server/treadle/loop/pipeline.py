@@ -123,7 +123,15 @@ class StreamPipeline:
             return item
         try:
             return await item  # a pending answer of a pipelined stage
-        except BaseException as e:
+        except asyncio.CancelledError as e:
+            # Our own cancellation (``close``) must end the stage; an answer that was cancelled
+            # (its stream went away) is a failure of the run like any other.
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise
+            self._fail(RuntimeError(f"a pipelined processor's answer was cancelled: {e}"))
+            return _STOP
+        except Exception as e:
             self._fail(e)
             return _STOP
 
@@ -151,7 +159,7 @@ class StreamPipeline:
                         item = await self.chain.process_output_stream(
                             processors, item, self.message_list, offset=first
                         )
-                except BaseException as e:
+                except Exception as e:
                     self._fail(e)
                     continue
             await outbox.put(item)
@@ -164,5 +172,5 @@ class StreamPipeline:
             elif isinstance(item, Chunk) and self.failure is None:
                 try:
                     await self.sink(item)
-                except BaseException as e:
+                except Exception as e:
                     self._fail(e)
