@@ -8,9 +8,25 @@ from typing import Any
 
 import pytest
 
+from tests.support import databases
+from tests.support.databases import database  # noqa: F401
 from tests.support.fixtures import anthropic_server, openai_server, wire_server  # noqa: F401
 from treadle.app import TreadleApp
 from treadle.config import Settings
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    databases.start_postgres()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    databases.stop_postgres()
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Tests that take ``database`` run once per storage engine."""
+    if "engine" in metafunc.fixturenames:
+        metafunc.parametrize("engine", databases.engines())
 
 
 @dataclass

@@ -89,8 +89,8 @@ class SqlStore:
             result = await conn.execute(self._insert(t.threads).values(
                 id=thread.id, resource_id=thread.resource_id, title=thread.title,
                 metadata=json.dumps(thread.metadata), created_at=now, updated_at=now,
-            ).on_conflict_do_nothing(index_elements=["id"]))
-            if result.rowcount == 0:
+            ).on_conflict_do_nothing(index_elements=["id"]).returning(t.threads.c.id))
+            if result.first() is None:
                 raise AlreadyExistsError(f"thread {thread.id!r} already exists")
         thread.created_at = thread.updated_at = from_micros(now)
         return thread
