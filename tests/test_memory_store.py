@@ -52,7 +52,7 @@ def every_part() -> list:
 async def test_migrations_run_twice_and_stay_at_head(database: Database) -> None:
     for _ in range(2):
         s = await open_store(database.url)
-        assert await current_revision(s.engine) == head()
+        assert await current_revision(s.db) == head()
         await s.close()
 
 
@@ -65,7 +65,7 @@ def test_two_processes_migrating_one_database_at_once(database: Database) -> Non
         "async def main():\n"
         "    sys.stdin.readline()\n"
         "    s = await open_store(sys.argv[1])\n"
-        "    print(await current_revision(s.engine))\n"
+        "    print(await current_revision(s.db))\n"
         "    await s.close()\n"
         "asyncio.run(main())\n"
     )

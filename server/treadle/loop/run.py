@@ -258,7 +258,7 @@ class AgentLoop:
             return await self._trip(output, state, result, _tripwire(e))
         except ProcessorError as e:
             return await self._fail(output, state, result, ErrorPayload(str(e), "ProcessorError"))
-        await persist.save(ml)  # the final state, after processOutputResult
+        await persist.finish(ml, final_reason, state.usage)  # the final state, after processOutputResult
 
         self._fill(result, state, text, final_reason)
         finish = Chunk.of(Finish(final_reason, state.usage))

@@ -9,23 +9,23 @@
 from __future__ import annotations
 
 from .base import MemoryStore, Page, PageRequest, RunRecord, RunStatus, StoredAgent, Thread
-from .engine import create_engine, database_url
+from .engine import Database, database_url, open_database
 from .migrate import upgrade
 from .sql import SqlStore
 
 
 async def open_store(url: str) -> SqlStore:
-    """An engine for ``url``, migrated to the newest schema version."""
-    engine = create_engine(url)
+    """A store on ``url``, migrated to the newest schema version."""
+    db = open_database(url)
     try:
-        await upgrade(engine)
+        await upgrade(db)
     except BaseException:
-        await engine.dispose()
+        await db.dispose()
         raise
-    return SqlStore(engine)
+    return SqlStore(db)
 
 
 __all__ = [
     "MemoryStore", "Page", "PageRequest", "RunRecord", "RunStatus", "SqlStore", "StoredAgent",
-    "Thread", "create_engine", "database_url", "open_store", "upgrade",
+    "Database", "Thread", "database_url", "open_database", "open_store", "upgrade",
 ]
