@@ -138,3 +138,18 @@ async def test_sigkill_mid_run_loses_at_most_the_step_in_progress(serve_on: Any,
     assert "never seen" not in json.dumps(messages)
     [runs] = ok(again.target, "ThreadService/ListRuns", {"resourceId": "u1", "threadId": "t1"})
     assert [r["status"] for r in runs["runs"]] == ["RUN_STATUS_RUNNING"]  # its server died with it
+
+
+def test_serve_with_an_unreachable_database_says_so_and_exits_2() -> None:
+    from tests.test_cli import TREADLE, free_port
+
+    for database, says in (
+        (f"postgresql://ada:secret@127.0.0.1:{free_port()}/nowhere", "cannot open the store at"),
+        ("mysql://x/y", "must be a postgresql:// URL"),
+    ):
+        result = subprocess.run(
+            [*TREADLE, "serve", "--listen", f"127.0.0.1:{free_port()}", "--database", database],
+            capture_output=True, text=True, env=clean_env(), timeout=READY_TIMEOUT * 2,
+        )
+        assert result.returncode == 2 and says in result.stderr, result.stderr
+        assert "secret" not in result.stderr

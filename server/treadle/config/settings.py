@@ -56,6 +56,8 @@ class Settings:
             raise ValueError("max message size must be positive")
         if self.processor_timeout <= 0 or self.processor_max_timeout <= 0:
             raise ValueError("processor timeouts must be > 0 seconds")
+        if self.database is not None and not self.database.startswith(("postgresql://", "postgres://")):
+            raise ValueError(f"database {self.database!r} must be a postgresql:// URL")
         if self.processor_attach_wait < 0:
             raise ValueError(f"processor attach wait must be >= 0 seconds, got {self.processor_attach_wait}")
 

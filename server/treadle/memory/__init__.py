@@ -8,10 +8,17 @@
 
 from __future__ import annotations
 
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
+
 from .base import MemoryStore, Page, PageRequest, RunRecord, RunStatus, StoredAgent, Thread
 from .engine import Database, database_url, open_database
 from .migrate import upgrade
 from .sql import SqlStore
+
+
+class StoreUnavailableError(ConnectionError):
+    """The database cannot be opened or migrated (the message names it, without a password)."""
 
 
 async def open_store(url: str) -> SqlStore:
@@ -19,6 +26,10 @@ async def open_store(url: str) -> SqlStore:
     db = open_database(url)
     try:
         await upgrade(db)
+    except (SQLAlchemyError, OSError) as e:
+        await db.dispose()
+        shown = make_url(url).render_as_string(hide_password=True)
+        raise StoreUnavailableError(f"cannot open the store at {shown}: {e}") from e
     except BaseException:
         await db.dispose()
         raise
@@ -27,5 +38,5 @@ async def open_store(url: str) -> SqlStore:
 
 __all__ = [
     "MemoryStore", "Page", "PageRequest", "RunRecord", "RunStatus", "SqlStore", "StoredAgent",
-    "Database", "Thread", "database_url", "open_database", "open_store", "upgrade",
+    "Database", "StoreUnavailableError", "Thread", "database_url", "open_database", "open_store", "upgrade",
 ]
