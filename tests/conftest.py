@@ -15,10 +15,6 @@ from treadle.app import TreadleApp
 from treadle.config import Settings
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    databases.start_postgres()
-
-
 def pytest_unconfigure(config: pytest.Config) -> None:
     databases.stop_postgres()
 
