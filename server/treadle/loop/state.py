@@ -60,6 +60,8 @@ class RunState:
     step_number: int = 0
     completed_steps: int = 0
     feedback: str | None = None
+    finish_streamed: bool = False
+    """The current step's model ``finish`` went through the output processors."""
 
     @property
     def retry_count(self) -> int:
