@@ -88,6 +88,8 @@ class _Step:
     result: StepResult
     message: Message | None = None
     collector: StepCollector | None = None
+    first_part: int = 0
+    """Where this step's parts (its step-start first) begin in ``message``."""
 
 
 async def run_step(
@@ -150,9 +152,7 @@ async def _run(
         structured_output=config["structured_output"],
     )
 
-    message = Message(
-        id=new_id(), role="assistant", content=MessageContent(parts=[StepStartPart(model.model_id)])
-    )
+    message = _response_message(state, step, model.model_id)
     step.message, step.collector = message, StepCollector(message)
     output.start_message(message)
     output.on_sent = step.collector.add
@@ -209,6 +209,19 @@ async def _run(
         step_number=n, is_continued=bool(collector.tool_calls),
     )))
     return Continue() if collector.tool_calls else Done()
+
+
+def _response_message(state: RunState, step: _Step, model_id: str) -> Message:
+    """The call's ONE assistant message, with this step's step-start part appended: the message
+    of the earlier steps as the message list holds it now (after a rollback, its restored copy),
+    or a new one. Its id is the same for every step of the call."""
+    message = next((m for m in state.message_list.get_all() if m.id == state.response_id), None)
+    if message is None:
+        state.response_id = state.response_id or new_id()
+        message = Message(id=state.response_id, role="assistant", content=MessageContent(parts=[]))
+    step.first_part = len(message.content.parts)
+    message.content.parts.append(StepStartPart(model_id))
+    return message
 
 
 async def _call_model(
@@ -298,6 +311,8 @@ async def _api_error(
     await output.emit(Chunk.of(StepFinish(reason="error", message_id=step.message.id if step.message else "",
                                           step_number=n)))
     if retrying:
+        if step.message is not None:  # the failed call leaves nothing in the call's message
+            del step.message.content.parts[step.first_part:]
         state.count_retry()
         return RetryCall()
     if step.message is not None:
