@@ -401,7 +401,8 @@ async def test_a_processor_never_attached_follows_the_policy_of_an_agent_created
     server: Any, policy: str,
 ) -> None:
     s: Server = await server()
-    model = s.model([Turn.say(["x ", "y"])])
+    # Fail closed, the run ends on the step-start chunk, before the model is called.
+    model = s.model([] if policy == "FAILURE_POLICY_FAIL_CLOSED" else [Turn.say(["x ", "y"])])
     async with AgentClient(s.target) as client:
         await client.create_agent({
             "id": "api-agent", "model": "openai/test-model", "baseUrl": model.base_url,

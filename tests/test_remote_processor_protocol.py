@@ -451,7 +451,8 @@ def failing_on_b(failure: str) -> Handler:
 
 @pytest.mark.parametrize("failure", FAILURES)
 async def test_fail_closed_ends_the_run_with_an_error_naming_processor_and_hook(make_env: Any, failure: str) -> None:
-    env = await make_env([Turn.say(["a", "b", "c"])])
+    # Never attached: the run fails on the step-start chunk, before the model is called.
+    env = await make_env([] if failure == "never-attached" else [Turn.say(["a", "b", "c"])])
     env.agent(outputs=[ProcessorRef(PID, "fail_closed", timeout=0.2)])
     if failure != "never-attached":
         await env.client(failing_on_b(failure)).attach(decl(PID, hook_decl(pb.HOOK_PROCESS_OUTPUT_STREAM)))
@@ -487,7 +488,7 @@ async def test_fail_open_skips_the_hook_and_the_run_completes(make_env: Any, fai
 
 
 async def test_fail_closed_for_an_input_hook_that_never_answers(make_env: Any) -> None:
-    env = await make_env([Turn.say("never")])
+    env = await make_env([])  # the model is never called
     env.agent(inputs=[ProcessorRef(PID, timeout=0.2)])
     client = env.client(None)
     await client.attach(decl(PID, hook_decl(pb.HOOK_PROCESS_INPUT)))
