@@ -141,5 +141,6 @@ async def test_metrics_exported_over_otlp_when_configured(otlp: OtlpReceiver) ->
     app.processors.m_streams_started.add(1)
     app.meter_provider.force_flush()
     assert otlp.arrived.wait(10)
-    assert "/v1/metrics" in otlp.paths
+    assert set(otlp.paths) == {"/v1/metrics"}
+    assert otlp.metrics()["treadle.processor.streams_started"] == [1]
     app.meter_provider.shutdown()
