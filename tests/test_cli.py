@@ -163,8 +163,10 @@ def test_acceptance_contract_through_reflection(serve: Any, openai_server: Any) 
     responses = buf_curl(proc.target, "Stream", {"agentId": "echo", "prompt": "hello"})
     chunks = [c for r in responses for c in r["chunks"]]
     assert "".join(c["textDelta"]["text"] for c in chunks if "textDelta" in c) == "Hello!"
-    assert "start" in chunks[0] and chunks[-1]["finish"]["reason"] == "FINISH_REASON_STOP"
-    assert any("stepFinish" in c for c in chunks)
+    assert [next(k for k in c if k not in ("runId", "from")) for c in chunks] == [
+        "start", "stepStart", "responseMetadata", "textStart", *["textDelta"] * 3, "textEnd", "stepFinish", "finish",
+    ]
+    assert chunks[-1]["finish"]["reason"] == "FINISH_REASON_STOP"
 
     [generated] = buf_curl(proc.target, "Generate", {"agentId": "echo", "prompt": "hello"})
     assert generated["text"] == "Hi there."
