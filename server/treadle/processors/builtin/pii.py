@@ -1,0 +1,168 @@
+"""``PII``: deterministic detection of e-mail addresses, phone numbers, card numbers, IBANs and
+IP addresses in the input, in tool results and in the output stream; redact, block or warn."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from ...chunks import Chunk, TextDelta
+from ...messages import Message, MessageContent, TextPart, ToolInvocationPart
+from ..args import (
+    ProcessInputArgs,
+    ProcessOutputStreamArgs,
+    ProcessToolResultArgs,
+    ProcessorStreamWriter,
+)
+from ._options import require
+from .pii_detect import PII_TYPES, Match, find, hold_point, redact
+
+log = logging.getLogger(__name__)
+
+Strategy = Literal["redact", "block", "warn"]
+Where = Literal["input", "tool-results", "output"]
+
+
+@dataclass(frozen=True)
+class PIIOptions:
+    strategy: Strategy = "redact"
+    """``redact`` replaces each match, ``block`` aborts the run, ``warn`` lets it through and
+    sends a ``data-pii`` chunk saying what was found."""
+    types: tuple[str, ...] = PII_TYPES
+    """What to look for: any of ``email``, ``phone``, ``card``, ``iban``, ``ip``."""
+    apply_to: tuple[Where, ...] = ("input", "tool-results", "output")
+    """Where to look."""
+    replacement: str = "[{type}]"
+    """What a redacted match becomes; ``{type}`` is its upper-case type (``[EMAIL]``)."""
+
+    def __post_init__(self) -> None:
+        for t in self.types:
+            require(t in PII_TYPES, f"option 'types' has unknown type {t!r} (known: {', '.join(PII_TYPES)})")
+        for w in self.apply_to:
+            require(w in ("input", "tool-results", "output"),
+                    f"option 'applyTo' has unknown place {w!r} (known: input, tool-results, output)")
+        require("{type}" in self.replacement or "{" not in self.replacement,
+                "option 'replacement' may only use the placeholder {type}")
+
+
+class PII:
+    """The PII guard. On the output stream it holds back only text that may still be growing
+    into a match (a trailing word or digit group) and releases it, redacted, once the next
+    delta or the end of the text part settles it."""
+
+    name = "PII"
+    description = "Detects and redacts, blocks or reports personal data."
+
+    def __init__(
+        self, *, strategy: Strategy = "redact", types: tuple[str, ...] | list[str] = PII_TYPES,
+        apply_to: tuple[Where, ...] | list[Where] = ("input", "tool-results", "output"),
+        replacement: str = "[{type}]", id: str = "pii",
+    ) -> None:
+        self.id = id
+        self.options = PIIOptions(strategy, tuple(types), tuple(apply_to), replacement)
+
+    # --- the three places -----------------------------------------------------------------------
+
+    async def process_input(self, args: ProcessInputArgs) -> list[Message] | None:
+        if "input" not in self.options.apply_to:
+            return None
+        found: list[Match] = []
+        for message in args.messages:
+            if message.role != "user":
+                continue
+            parts = []
+            for part in message.content.parts:
+                if isinstance(part, TextPart):
+                    text, matches = self._scan(part.text)
+                    found += matches
+                    part = replace(part, text=text)
+                parts.append(part)
+            message.content = replace(message.content, parts=parts)
+        await self._act(found, "input", args)
+        return None
+
+    async def process_tool_result(self, args: ProcessToolResultArgs) -> None:
+        if "tool-results" not in self.options.apply_to:
+            return
+        found: list[Match] = []
+
+        def clean(value: Any) -> Any:
+            if isinstance(value, str):
+                text, matches = self._scan(value)
+                found.extend(matches)
+                return text
+            if isinstance(value, list):
+                return [clean(v) for v in value]
+            if isinstance(value, dict):
+                return {k: clean(v) for k, v in value.items()}
+            return value
+
+        cleaned = clean(args.result)
+        await self._act(found, f"tool result of {args.tool_name}", args)
+        if found and self.options.strategy == "redact":
+            args.message_list.update_tool_invocation(ToolInvocationPart(
+                tool_call_id=args.tool_call_id, tool_name=args.tool_name, args=args.args,
+                state="result", result=cleaned,
+            ))
+
+    async def process_output_stream(self, args: ProcessOutputStreamArgs) -> Chunk | None:
+        if "output" not in self.options.apply_to:
+            return args.part
+        part = args.part
+        writer = args.writer
+        holding = writer is not None and writer.can_write
+        held: dict[str, str] = args.state.setdefault("held", {})
+        if part.type == "text-delta":
+            delta: TextDelta = part.payload
+            if not holding:  # no way to release held text later: look at each delta alone
+                return await self._release(part, delta.id, delta.text, args)
+            buffer = held.get(delta.id, "") + delta.text
+            cut = hold_point(buffer, find(buffer, self.options.types))
+            held[delta.id] = buffer[cut:]
+            if cut == 0:
+                return None  # all of it may still be growing into a match: hold it
+            return await self._release(part, delta.id, buffer[:cut], args)
+        if part.type in ("text-end", "step-finish", "finish") and held:
+            text_id = getattr(part.payload, "id", None) if part.type == "text-end" else None
+            for held_id in [i for i in held if text_id is None or i == text_id]:
+                rest = held.pop(held_id)
+                if rest:
+                    released = await self._release(
+                        Chunk.of(TextDelta(held_id, rest)), held_id, rest, args
+                    )
+                    if released is not None and isinstance(writer, ProcessorStreamWriter):
+                        await writer.write(released)
+        return part
+
+    # --- helpers --------------------------------------------------------------------------------
+
+    def _scan(self, text: str) -> tuple[str, list[Match]]:
+        matches = find(text, self.options.types)
+        if matches and self.options.strategy == "redact":
+            return redact(text, matches, self.options.replacement), matches
+        return text, matches
+
+    async def _release(
+        self, part: Chunk, text_id: str, text: str, args: ProcessOutputStreamArgs
+    ) -> Chunk:
+        cleaned, matches = self._scan(text)
+        await self._act(matches, "output", args)
+        if cleaned == getattr(part.payload, "text", None):
+            return part
+        return Chunk(part.type, replace(part.payload, id=text_id, text=cleaned), run_id=part.run_id,
+                     from_=part.from_, metadata=part.metadata)
+
+    async def _act(self, found: list[Match], where: str, args: Any) -> None:
+        if not found:
+            return
+        kinds = sorted({m.type for m in found})
+        if self.options.strategy == "block":
+            args.abort(f"PII detected in the {where}: {', '.join(kinds)}",
+                       metadata={"types": kinds, "where": where})
+        if self.options.strategy == "warn":
+            log.warning("PII detected in the %s: %s", where, ", ".join(kinds))
+            if args.writer is not None:
+                await args.writer.custom({"type": "data-pii", "transient": True,
+                                          "data": {"types": kinds, "where": where,
+                                                   "count": len(found)}})
