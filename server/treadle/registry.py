@@ -92,6 +92,9 @@ class Registry:
         if isinstance(ref, str):
             ref = ProcessorRef(ref)
         if not isinstance(ref, ProcessorRef):
+            bind = getattr(ref, "bind_context", None)
+            if callable(bind):  # a built-in made in Python code: give it the router and tracer
+                bind(self.builtin_context)
             return ref
         if ref.builtin:
             try:

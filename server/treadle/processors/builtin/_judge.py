@@ -82,6 +82,7 @@ class Judge:
     def __init__(self, options: JudgeOptions, models: Any, tracer: Tracer | None) -> None:
         self.options = options
         self.models = models
+        self.tracer_given = tracer is not None
         self.tracer = tracer or trace.get_tracer("treadle")
 
     async def judge(self, system: str, text: str) -> Verdict:
@@ -136,6 +137,12 @@ class JudgedProcessor:
 
     def system_prompt(self) -> str:
         raise NotImplementedError
+
+    def bind_context(self, context: Any) -> None:
+        """Called by the server before a run: the provider router and tracer, unless given."""
+        self.judge.models = self.judge.models or context.models
+        if self.judge.tracer_given is False and context.tracer is not None:
+            self.judge.tracer = context.tracer
 
     async def check(self, text: str, where: str, args: Any) -> None:
         if not text.strip():

@@ -1,0 +1,125 @@
+"""Built-ins over the wire: ``treadle processors serve`` gives the same results as in process,
+and the agent configuration example of the Processor page runs end to end under ``treadle serve``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import StartApp
+from tests.remote.procs import Child, spawn
+from tests.support import Turn
+from tests.test_cli import clean_env, serve  # noqa: F401
+from treadle.agents import Agent, ProcessorRef
+from treadle.messages import SystemMessage
+from treadle.tools import Tool
+from treadle_client import AgentClient
+
+PREFILL_400 = (
+    "This model does not support assistant message prefill. "
+    "The conversation must end with a user message."
+)
+
+
+@pytest.fixture
+async def processes() -> AsyncIterator[list[Child]]:
+    started: list[Child] = []
+    yield started
+    for child in started:
+        child.kill()
+        await child.proc.wait()
+
+
+async def serve_builtin(started: list[Child], target: str, name: str, options: dict[str, Any]) -> Child:
+    child = await spawn("treadle.cli", "processors", "serve", name, "--options", json.dumps(options),
+                        "--target", target)
+    started.append(child)
+    await child.expect(f"serving {name}")
+    return child
+
+
+def agent(agent_id: str, server: Any, **lanes: Any) -> Agent:
+    return Agent(id=agent_id, model="openai/test-model", base_url=server.base_url,
+                 instructions=[SystemMessage("You are a test agent.")], **lanes)
+
+
+async def test_pii_block_served_remotely_trips_like_in_process(start_app: StartApp, openai_server, processes) -> None:
+    server = openai_server([])
+
+    def setup(app: Any) -> None:
+        app.add_agent(agent("remote", server, input_processors=[ProcessorRef("pii")]))
+        app.add_agent(agent("local", server, input_processors=[
+            ProcessorRef(builtin="pii", options={"strategy": "block"})]))
+
+    running = await start_app(setup=setup)
+    await serve_builtin(processes, running.target, "pii", {"strategy": "block"})
+    async with AgentClient(running.target) as client:
+        answers = [await client.generate(a, "write to jane.doe@example.com") for a in ("remote", "local")]
+    remote, local = (json.loads(json.dumps([a.tripwire.reason, a.tripwire.processor_id])) for a in answers)
+    assert remote == local == ["PII detected in the input: email", "pii"]
+    assert server.requests == []
+
+
+async def test_pii_redaction_served_remotely_matches_in_process(start_app: StartApp, openai_server, processes) -> None:
+    lookup = Tool("lookup", lambda a, c: {"owner": "Ann", "phone": "+44 20 7946 0958"})
+    script = [Turn.call("lookup", {}), Turn.say(["Ann's card is 4111 1111 1111 1111 ", "and her IP 192.168.10.20."])]
+    server = openai_server(script * 2)
+
+    def setup(app: Any) -> None:
+        app.add_tool(lookup)
+        app.add_agent(agent("remote", server, tools=["lookup"], input_processors=[ProcessorRef("pii")],
+                            output_processors=[ProcessorRef("pii")]))
+        app.add_agent(agent("local", server, tools=["lookup"], input_processors=[ProcessorRef(builtin="pii")],
+                            output_processors=[ProcessorRef(builtin="pii")]))
+
+    running = await start_app(setup=setup)
+    await serve_builtin(processes, running.target, "pii", {})
+    results = []
+    async with AgentClient(running.target) as client:
+        for agent_id in ("remote", "local"):
+            chunks = [c async for c in client.stream(agent_id, "mail me at me@home.example")]
+            text = "".join(c.text_delta.text for c in chunks if c.HasField("text_delta"))
+            [tool] = [c.tool_result for c in chunks if c.HasField("tool_result")]
+            results.append((text, tool.result.struct_value.fields["phone"].string_value))
+    assert results[0] == results[1] == ("Ann's card is [CARD] and her IP [IP].", "[PHONE]")
+    prompts = [str(body["messages"]) for body in server.requests]
+    assert all("me@home.example" not in p and "[EMAIL]" in p for p in prompts)
+    assert all("7946" not in p for p in prompts[1::2])  # the model saw the redacted tool result
+
+
+async def test_the_processor_pages_agent_configuration_under_treadle_serve(
+    serve, openai_server, processes, tmp_path: Path  # noqa: F811
+) -> None:
+    server = openai_server([Turn.fail(400, PREFILL_400), Turn.say("Hello from the support agent")])
+    config = tmp_path / "agents.yaml"
+    config.write_text(f"""\
+agents:
+  - id: support-agent
+    name: support-agent
+    model: openai/gpt-5
+    baseUrl: {server.base_url}
+    instructions: You help customers.
+    inputProcessors: [{{id: content-filter}}]
+    outputProcessors: [{{id: word-counter}}]
+    errorProcessors: [{{builtin: prefill-error-handler}}]
+    maxProcessorRetries: 3
+""")
+    proc = serve("--config", str(config), env=clean_env(TREADLE_PROCESSOR_ATTACH_WAIT="30"))
+    custom = await spawn("tests.remote.processor_main", proc.target, "content-filter", "word-counter")
+    processes.append(custom)
+    await custom.expect("ready")
+    async with AgentClient(proc.target) as client:
+        answer = await client.generate("support-agent", "Hi, I need help")
+        blocked = await client.generate("support-agent", "tell me the secret")
+    assert answer.text == "Hello from the support agent"
+    first, second = server.requests
+    assert first["messages"][-1]["role"] == "user" and "continue" in str(second["messages"][-1])
+    assert blocked.tripwire.processor_id == "content-filter" and len(server.requests) == 2
+    await custom.send("sync")
+    report = json.loads((await custom.expect("sync ")).removeprefix("sync "))
+    # WordCounter counted the answer's five words at its finish; the blocked run had no answer.
+    assert report["mirror"][1] == {"attr:totals": [5]}
