@@ -361,3 +361,92 @@ async def test_a_judge_that_cannot_answer_fails_open_or_closed(harness_factory, 
     else:
         assert result.finish_reason == "error" and "moderation" in result.error.message
         assert h.bodies() == []
+
+
+# --- from a config file, CreateAgent and the docs ---------------------------------------------
+
+
+async def test_a_bad_builtin_in_a_config_file_names_the_file_and_the_agent(tmp_path) -> None:
+    from treadle.app import TreadleApp
+    from treadle.config import AgentFileError, Settings
+
+    path = tmp_path / "agents.yaml"
+    path.write_text("agents:\n  - id: ok\n    model: openai/x\n  - id: guarded\n    model: openai/x\n"
+                    "    inputProcessors: [{builtin: pii, options: {strategy: shout}}]\n")
+    app = TreadleApp(Settings(example_agent=False), env={})
+    with pytest.raises(AgentFileError) as info:
+        app.load_agents(path)
+    message = str(info.value)
+    assert f"{path}: agents[1] ('guarded')" in message and "option 'strategy'" in message
+    assert app.registry.list_agents() == []
+    await app.stop(0)
+
+
+async def test_create_agent_with_an_unknown_builtin_is_invalid_argument(start_app, openai_server) -> None:
+    import grpc
+    from google.protobuf import json_format
+
+    from treadle.v1 import agent_pb2, agent_service_pb2, agent_service_pb2_grpc
+
+    running = await start_app()
+    good = {"id": "g", "model": "openai/m", "outputProcessors": [{"builtin": "batch-parts", "options": {"batchSize": 3}}]}
+    bad = {"id": "b", "model": "openai/m", "inputProcessors": [{"builtin": "profanity"}]}
+    async with grpc.aio.insecure_channel(running.target) as channel:
+        stub = agent_service_pb2_grpc.AgentServiceStub(channel)
+        created = (await stub.CreateAgent(agent_service_pb2.CreateAgentRequest(
+            agent=json_format.ParseDict(good, agent_pb2.Agent())))).agent
+        assert created.output_processors[0].builtin == "batch-parts"
+        assert json_format.MessageToDict(created.output_processors[0].options) == {"batchSize": 3}
+        with pytest.raises(grpc.aio.AioRpcError) as info:
+            await stub.CreateAgent(agent_service_pb2.CreateAgentRequest(agent=json_format.ParseDict(bad, agent_pb2.Agent())))
+        listed = await stub.ListAgents(agent_service_pb2.ListAgentsRequest())
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "unknown built-in processor 'profanity'" in (info.value.details() or "")
+    assert [a.id for a in listed.agents] == ["g"]
+
+
+DOCS = (__import__("pathlib").Path(__file__).resolve().parents[1] / "docs" / "processors.md").read_text()
+
+
+def test_every_yaml_example_in_the_docs_names_builtins_with_valid_options() -> None:
+    import re
+
+    import yaml
+
+    from treadle.processors import builtin
+
+    checked = 0
+    for block in re.findall(r"```yaml\n(.*?)```", DOCS, re.S):
+        data = yaml.safe_load(block)
+        if "agents" in data:
+            for a in data["agents"]:
+                agent_from_dict(a, source="config")
+            lanes = [e for a in data["agents"] for k, v in a.items() if k.endswith("Processors") for e in v]
+        else:
+            lanes = [e for v in data.values() for e in v]
+        for entry in lanes:
+            if "builtin" in entry:
+                builtin.check(entry["builtin"], entry.get("options"))
+                checked += 1
+    assert checked >= 15
+
+
+def test_the_python_example_in_the_docs_runs() -> None:
+    import re
+
+    [block] = re.findall(r"```python\n(.*?)```", DOCS, re.S)
+    namespace: dict[str, Any] = {}
+    exec(compile(block, "docs/processors.md", "exec"), namespace)
+    agent = namespace["agent"]
+    assert isinstance(agent.input_processors[0], PII) and agent.input_processors[0].options.strategy == "block"
+
+
+def test_the_builtin_package_surface() -> None:
+    from treadle.processors import builtin
+
+    assert builtin.NAMES == (
+        "prefill-error-handler", "provider-history-compat", "stream-error-retry", "unicode-normalizer",
+        "token-limiter", "tool-call-filter", "batch-parts", "pii", "moderation", "prompt-injection",
+    )
+    for name in builtin.__all__:
+        assert hasattr(builtin, name), name
