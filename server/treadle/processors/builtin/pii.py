@@ -118,11 +118,13 @@ class PII:
             if not holding:  # no way to release held text later: look at each delta alone
                 return await self._release(part, delta.id, delta.text, args)
             buffer = held.get(delta.id, "") + delta.text
-            cut = hold_point(buffer, find(buffer, self.options.types))
+            matches = find(buffer, self.options.types)
+            cut = hold_point(buffer, matches)
             held[delta.id] = buffer[cut:]
             if cut == 0:
                 return None  # all of it may still be growing into a match: hold it
-            return await self._release(part, delta.id, buffer[:cut], args)
+            settled = [m for m in matches if m.end <= cut]
+            return await self._release(part, delta.id, buffer[:cut], args, settled)
         if part.type in ("text-end", "step-finish", "finish") and held:
             text_id = getattr(part.payload, "id", None) if part.type == "text-end" else None
             for held_id in [i for i in held if text_id is None or i == text_id]:
@@ -144,14 +146,21 @@ class PII:
         return text, matches
 
     async def _release(
-        self, part: Chunk, text_id: str, text: str, args: ProcessOutputStreamArgs
+        self, part: Chunk, text_id: str, text: str, args: ProcessOutputStreamArgs,
+        matches: list[Match] | None = None,
     ) -> Chunk:
-        cleaned, matches = self._scan(text)
+        """``part`` carrying ``text`` cleaned; ``matches`` are its matches when known."""
+        if matches is None:
+            cleaned, matches = self._scan(text)
+        elif matches and self.options.strategy == "redact":
+            cleaned = redact(text, matches, self.options.replacement)
+        else:
+            cleaned = text
         await self._act(matches, "output", args)
         if cleaned == getattr(part.payload, "text", None):
             return part
-        return Chunk(part.type, replace(part.payload, id=text_id, text=cleaned), run_id=part.run_id,
-                     from_=part.from_, metadata=part.metadata)
+        payload = TextDelta(text_id, cleaned, part.payload.provider_metadata)
+        return Chunk(part.type, payload, run_id=part.run_id, from_=part.from_, metadata=part.metadata)
 
     async def _act(self, found: list[Match], where: str, args: Any) -> None:
         if not found:

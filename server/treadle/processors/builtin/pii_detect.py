@@ -83,9 +83,33 @@ _PRIORITY = ("email", "iban", "card", "ip", "phone")
 """Where matches overlap, the earlier type wins (a card number is not also a phone number)."""
 
 
+_DIGIT = re.compile(r"\d")
+_IBAN_START = re.compile(r"[A-Z]{2}\d{2}")
+
+
+def _possible(text: str) -> set[str]:
+    """The types ``text`` could hold at all, from cheap checks (most of a stream holds none, and
+    is settled without running the detectors)."""
+    digits = len(_DIGIT.findall(text))
+    out = set()
+    if "@" in text:
+        out.add("email")
+    if digits >= 7:
+        out.add("phone")
+    if digits >= 13:
+        out.add("card")
+    if (digits >= 4 and text.count(".") >= 3) or text.count(":") >= 2:
+        out.add("ip")
+    if digits >= 4 and _IBAN_START.search(text):
+        out.add("iban")
+    return out
+
+
 def find(text: str, types: Iterable[str] = PII_TYPES) -> list[Match]:
     """Non-overlapping matches of ``types`` in ``text``, in text order."""
-    wanted = set(types)
+    wanted = _possible(text).intersection(types)
+    if not wanted:
+        return []
     taken: list[Match] = []
     for kind in _PRIORITY:
         if kind not in wanted:
@@ -109,7 +133,8 @@ def redact(text: str, matches: list[Match], template: str) -> str:
 MAX_HOLD = 256
 """The most text a stream guard holds back; a longer unbroken run is released."""
 
-_NUMERIC_TAIL = re.compile(r"(?:[+(]?[0-9A-Z().-]+ ?)+$")
+_NUMBERISH = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ+().- ")
+"""What phone numbers, card numbers and IBANs are written with."""
 
 
 def hold_point(text: str, matches: list[Match]) -> int:
@@ -118,9 +143,11 @@ def hold_point(text: str, matches: list[Match]) -> int:
     cut = len(text)
     while cut > 0 and not text[cut - 1].isspace():
         cut -= 1  # the last word may be the start of an e-mail address, IP or IBAN
-    tail = _NUMERIC_TAIL.search(text)
-    if tail is not None and any(c.isdigit() for c in tail.group()):
-        cut = min(cut, tail.start())  # digit groups (phones, cards, IBANs) may go on
+    start, floor = len(text), max(0, len(text) - MAX_HOLD)
+    while start > floor and text[start - 1] in _NUMBERISH:
+        start -= 1
+    if start < cut and _DIGIT.search(text, start) is not None:
+        cut = start  # digit groups (phones, cards, IBANs) may go on
     for m in matches:
         if m.start < cut < m.end or (m.end == len(text) and m.start < cut):
             cut = m.start
