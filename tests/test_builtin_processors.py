@@ -139,6 +139,20 @@ async def test_a_stream_broken_mid_way_is_retried(harness_factory, provider) -> 
     assert result.text == "Hello again" and len(clock.sleeps) == 1
 
 
+async def test_a_refused_connection_is_retried(harness_factory) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    clock = FakeClock()
+    h: Harness = harness_factory([])
+    agent = h.agent(base_url=dead, error_processors=[StreamErrorRetry(clock=clock)])
+    result = await h.generate(agent, "hi", model_settings=NO_SDK_RETRIES)
+    assert result.finish_reason == "error" and result.error.details["statusCode"] is None
+    assert clock.sleeps == [1.0]  # one retry after the base delay, then the budget of 1 is spent
+
+
 async def test_client_errors_are_not_retried(harness_factory) -> None:
     clock = FakeClock()
     h: Harness = harness_factory([Turn.fail(400, "bad request"), Turn.say("never")])

@@ -91,6 +91,31 @@ async def test_pii_redaction_served_remotely_matches_in_process(start_app: Start
     assert all("7946" not in p for p in prompts[1::2])  # the model saw the redacted tool result
 
 
+@pytest.mark.parametrize("name", ["unicode-normalizer", "moderation"])
+async def test_other_builtins_served_remotely_match_in_process(
+    start_app: StartApp, openai_server, processes, name: str
+) -> None:
+    judge = openai_server([Turn.say('{"flagged": true, "categories": ["violence"], "reason": "x"}')] * 2)
+    server = openai_server([Turn.say("ok")] * 2)
+    options = {"model": "openai/judge", "baseUrl": judge.base_url} if name == "moderation" else {}
+
+    def setup(app: Any) -> None:
+        app.add_agent(agent("remote", server, input_processors=[ProcessorRef(name)]))
+        app.add_agent(agent("local", server, input_processors=[ProcessorRef(builtin=name, options=options)]))
+
+    running = await start_app(setup=setup)
+    await serve_builtin(processes, running.target, name, options)
+    async with AgentClient(running.target) as client:
+        answers = [await client.generate(a, "  ｈｅｌｌｏ\u200b  there ") for a in ("remote", "local")]
+    if name == "moderation":
+        assert [(a.tripwire.processor_id, a.tripwire.reason) for a in answers] == [
+            ("moderation", "Content flagged in the input: violence")] * 2
+        assert server.requests == [] and len(judge.requests) == 2
+    else:
+        assert [a.text for a in answers] == ["ok", "ok"]
+        assert [body["messages"][-1]["content"] for body in server.requests] == ["hello there"] * 2
+
+
 async def test_the_processor_pages_agent_configuration_under_treadle_serve(
     serve, openai_server, processes, tmp_path: Path  # noqa: F811
 ) -> None:

@@ -126,7 +126,7 @@ class JudgedProcessor:
     ``label`` (what a flag is called in a tripwire reason)."""
 
     id: str
-    label = "content"
+    label = "Flagged"
     default_categories: tuple[str, ...] = ()
 
     def __init__(self, options: JudgeOptions, models: Any = None, tracer: Tracer | None = None) -> None:
@@ -156,7 +156,7 @@ class JudgedProcessor:
             return
         if not verdict.flagged:
             return
-        reason = f"{self.label} detected in the {where}" + (
+        reason = f"{self.label} in the {where}" + (
             f": {', '.join(verdict.categories)}" if verdict.categories else "")
         detail = {"categories": verdict.categories, "reason": verdict.reason, "where": where}
         if self.options.strategy == "block":

@@ -15,7 +15,7 @@ MODERATION_CATEGORIES = ("hate", "harassment", "violence", "self-harm", "sexual"
 class Moderation(JudgedProcessor):
     name = "Moderation"
     description = "A model flags content in the listed categories."
-    label = "content flagged by moderation"
+    label = "Content flagged"
     default_categories = MODERATION_CATEGORIES
 
     def __init__(self, *, model: str, id: str = "moderation", models: Any = None,

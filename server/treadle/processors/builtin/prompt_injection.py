@@ -15,7 +15,7 @@ INJECTION_CATEGORIES = ("injection", "jailbreak", "system-override", "data-exfil
 class PromptInjection(JudgedProcessor):
     name = "Prompt injection detector"
     description = "A model flags attempts to override the agent's instructions."
-    label = "prompt injection"
+    label = "Prompt injection detected"
     default_categories = INJECTION_CATEGORIES
 
     def __init__(self, *, model: str, id: str = "prompt-injection", models: Any = None,
