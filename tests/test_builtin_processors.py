@@ -70,6 +70,15 @@ def test_unknown_names_and_bad_options_are_invalid_arguments_naming_them(entry: 
     assert says in str(info.value)
 
 
+def test_a_code_agent_naming_an_unknown_builtin_is_refused() -> None:
+    from treadle.agents import Agent
+    from treadle.registry import Registry
+
+    bad = Agent(id="a", model="openai/m", output_processors=[ProcessorRef(builtin="nope")])
+    with pytest.raises(InvalidArgumentError, match=r"agent 'a': output_processors\[0\]: unknown built-in processor 'nope'"):
+        Registry().add_agent(bad)
+
+
 async def test_pii_block_by_name_trips_with_processor_id_pii(harness_factory) -> None:
     h: Harness = harness_factory([Turn.say("never")])
     agent = h.agent(input_processors=[ProcessorRef(builtin="pii", options={"strategy": "block"})])

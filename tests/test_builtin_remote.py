@@ -116,6 +116,41 @@ async def test_other_builtins_served_remotely_match_in_process(
         assert [body["messages"][-1]["content"] for body in server.requests] == ["hello there"] * 2
 
 
+@pytest.mark.parametrize("name", ["prefill-error-handler", "stream-error-retry"])
+async def test_error_builtins_served_remotely_recover_like_in_process(
+    start_app: StartApp, openai_server, processes, name: str
+) -> None:
+    from treadle.messages import Message
+    from treadle.providers.base import ModelSettings
+
+    failure = (Turn.fail(400, PREFILL_400) if name == "prefill-error-handler"
+               else Turn.fail(429, "slow down", retry_after=0))
+    server = openai_server([failure, Turn.say("recovered")] * 2)
+
+    def setup(app: Any) -> None:
+        app.add_agent(agent("remote", server, error_processors=[ProcessorRef(name)]))
+        app.add_agent(agent("local", server, error_processors=[ProcessorRef(builtin=name)]))
+
+    running = await start_app(setup=setup)
+    await serve_builtin(processes, running.target, name, {})
+    results = []
+    for agent_id in ("remote", "local"):
+        request_agent = running.app.registry.get_agent(agent_id)
+        result = await running.app.loop.generate(request_agent, _request(
+            [Message.user("go on"), Message.assistant("Once")], ModelSettings(max_retries=0)))
+        results.append((result.text, result.finish_reason))
+    assert results == [("recovered", "stop")] * 2
+    assert len(server.requests) == 4
+    if name == "prefill-error-handler":
+        assert [b["messages"][-1]["role"] for b in server.requests] == ["assistant", "user"] * 2
+
+
+def _request(messages: Any, settings: Any) -> Any:
+    from treadle.agents import CallOptions, RunRequest
+
+    return RunRequest(messages=messages, options=CallOptions(model_settings=settings))
+
+
 async def test_the_processor_pages_agent_configuration_under_treadle_serve(
     serve, openai_server, processes, tmp_path: Path  # noqa: F811
 ) -> None:
