@@ -96,9 +96,12 @@ async def test_pii_block_as_a_python_object(harness_factory) -> None:
 # --- the error processors ---------------------------------------------------------------------
 
 
-async def test_prefill_400_in_anthropics_shape_is_recovered_in_one_retry(harness_factory) -> None:
+@pytest.mark.parametrize("message", [
+    PREFILL_400, "messages: final assistant content cannot end with trailing whitespace",
+])
+async def test_prefill_400_in_anthropics_shape_is_recovered_in_one_retry(harness_factory, message) -> None:
     h: Harness = harness_factory(
-        [Turn.fail(400, PREFILL_400, type="invalid_request_error"), Turn.say("Here is the rest.")],
+        [Turn.fail(400, message, type="invalid_request_error"), Turn.say("Here is the rest.")],
         "anthropic",
     )
     agent = h.agent(error_processors=[PrefillErrorHandler()])
