@@ -347,6 +347,7 @@ async def test_moderation_blocks_through_its_own_model_call(harness_factory, ope
     assert result.tripwire is not None and result.tripwire.processor_id == "moderation"
     assert "violence" in result.tripwire.reason and h.bodies() == []
     assert judge.requests[0]["model"] == "judge" and "I will hurt them" in str(judge.requests[0]["messages"])
+    assert judge.requests[0]["response_format"]["json_schema"]["schema"]["required"] == ["flagged", "categories", "reason"]
     hook = next(s for s in h.spans() if s.name == "processInput moderation")
     chat = next(s for s in h.spans() if s.name == "chat judge")
     assert chat.parent is not None and chat.parent.span_id == hook.context.span_id

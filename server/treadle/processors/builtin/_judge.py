@@ -7,6 +7,7 @@ are not added to the run's usage.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import re
@@ -60,6 +61,18 @@ class JudgeError(Exception):
 
 _JSON = re.compile(r"\{.*\}", re.S)
 
+VERDICT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "flagged": {"type": "boolean"},
+        "categories": {"type": "array", "items": {"type": "string"}},
+        "reason": {"type": "string"},
+    },
+    "required": ["flagged", "categories", "reason"],
+    "additionalProperties": False,
+}
+"""What the judge is asked to answer with (as native structured output where the provider has it)."""
+
 
 def parse_verdict(text: str) -> Verdict:
     found = _JSON.search(text)
@@ -92,6 +105,7 @@ class Judge:
         request = ModelRequest(
             prompt=[PromptMessage("system", [TextPart(system)]), PromptMessage("user", [TextPart(text)])],
             settings=ModelSettings(temperature=0),
+            structured_output={"schema": VERDICT_SCHEMA, "name": "verdict"},
         )
         span = chat_span(self.tracer, provider=model.provider, model=model.model_id,
                          temperature=0, max_tokens=None)
@@ -131,7 +145,7 @@ class JudgedProcessor:
 
     def __init__(self, options: JudgeOptions, models: Any = None, tracer: Tracer | None = None) -> None:
         if not options.categories:
-            options = JudgeOptions(**{**options.__dict__, "categories": self.default_categories})
+            options = dataclasses.replace(options, categories=self.default_categories)
         self.options = options
         self.judge = Judge(options, models, tracer)
 

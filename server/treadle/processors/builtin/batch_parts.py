@@ -4,6 +4,7 @@ that pay per message."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ...chunks import Chunk, TextDelta
 from ..args import ProcessOutputStreamArgs
@@ -54,7 +55,7 @@ class BatchParts:
         return part
 
 
-def _merged(batch: dict) -> Chunk:  # type: ignore[type-arg]
+def _merged(batch: dict[str, Any]) -> Chunk:
     chunk = Chunk.of(TextDelta(batch["id"], "".join(batch["texts"])))
     batch["texts"] = []
     return chunk
