@@ -237,6 +237,14 @@ async def test_pii_split_across_deltas_is_redacted_in_the_clients_stream(harness
     assert result_text == "Write to [EMAIL] or call [PHONE] today. Card [CARD]"
 
 
+async def test_pii_in_streamed_reasoning_is_redacted_too(harness_factory) -> None:
+    h: Harness = harness_factory([Turn(reasoning=["The user is ann", "@example.org, so"], text="Hi!")], "anthropic")
+    chunks = await h.stream(h.agent(output_processors=[PII()]), "hello")
+    reasoning = "".join(c.payload.text for c in of_type(chunks, "reasoning-delta"))
+    assert reasoning == "The user is [EMAIL], so" and text_of(chunks) == "Hi!"
+    assert types(chunks).index("reasoning-end") > max(i for i, c in enumerate(chunks) if c.type == "reasoning-delta")
+
+
 async def test_pii_text_without_personal_data_streams_unchanged(harness_factory) -> None:
     deltas = ["The answer ", "is forty", "-two, ", "as everyone knows."]
     h: Harness = harness_factory([Turn.say(deltas)])

@@ -7,7 +7,7 @@ import logging
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from ...chunks import Chunk, TextDelta
+from ...chunks import Chunk, ReasoningDelta, TextDelta
 from ...messages import Message, MessageContent, TextPart, ToolInvocationPart
 from ..args import (
     ProcessInputArgs,
@@ -21,6 +21,12 @@ from .pii_detect import PII_TYPES, Match, find, hold_point, redact
 log = logging.getLogger(__name__)
 
 Strategy = Literal["redact", "block", "warn"]
+
+_DELTAS: dict[str, type[TextDelta] | type[ReasoningDelta]] = {
+    "text-delta": TextDelta, "reasoning-delta": ReasoningDelta,
+}
+_ENDS = {"text-end": "text-delta", "reasoning-end": "reasoning-delta"}
+"""The end chunk of each delta kind: what is still held of that part is released before it."""
 Where = Literal["input", "tool-results", "output"]
 
 
@@ -112,29 +118,28 @@ class PII:
         part = args.part
         writer = args.writer
         holding = writer is not None and writer.can_write
-        held: dict[str, str] = args.state.setdefault("held", {})
-        if part.type == "text-delta":
-            delta: TextDelta = part.payload
+        held: dict[tuple[str, str], str] = args.state.setdefault("held", {})
+        if part.type in _DELTAS:
+            delta = part.payload
             if not holding:  # no way to release held text later: look at each delta alone
-                return await self._release(part, delta.id, delta.text, args)
-            buffer = held.get(delta.id, "") + delta.text
+                return await self._release(part, delta.text, args)
+            key = (part.type, delta.id)
+            buffer = held.get(key, "") + delta.text
             matches = find(buffer, self.options.types)
             cut = hold_point(buffer, matches)
-            held[delta.id] = buffer[cut:]
+            held[key] = buffer[cut:]
             if cut == 0:
                 return None  # all of it may still be growing into a match: hold it
             settled = [m for m in matches if m.end <= cut]
-            return await self._release(part, delta.id, buffer[:cut], args, settled)
-        if part.type in ("text-end", "step-finish", "finish") and held:
-            text_id = getattr(part.payload, "id", None) if part.type == "text-end" else None
-            for held_id in [i for i in held if text_id is None or i == text_id]:
-                rest = held.pop(held_id)
-                if rest:
-                    released = await self._release(
-                        Chunk.of(TextDelta(held_id, rest)), held_id, rest, args
-                    )
-                    if released is not None and isinstance(writer, ProcessorStreamWriter):
-                        await writer.write(released)
+            return await self._release(part, buffer[:cut], args, settled)
+        if held and (part.type in _ENDS or part.type in ("step-finish", "finish")):
+            kind = _ENDS.get(part.type)
+            part_id = getattr(part.payload, "id", None)
+            for key in [k for k in held if kind is None or k == (kind, part_id)]:
+                rest = held.pop(key)
+                if rest and isinstance(writer, ProcessorStreamWriter):
+                    payload = _DELTAS[key[0]](key[1], rest)
+                    await writer.write(await self._release(Chunk.of(payload), rest, args))
         return part
 
     # --- helpers --------------------------------------------------------------------------------
@@ -146,7 +151,7 @@ class PII:
         return text, matches
 
     async def _release(
-        self, part: Chunk, text_id: str, text: str, args: ProcessOutputStreamArgs,
+        self, part: Chunk, text: str, args: ProcessOutputStreamArgs,
         matches: list[Match] | None = None,
     ) -> Chunk:
         """``part`` carrying ``text`` cleaned; ``matches`` are its matches when known."""
@@ -159,7 +164,7 @@ class PII:
         await self._act(matches, "output", args)
         if cleaned == getattr(part.payload, "text", None):
             return part
-        payload = TextDelta(text_id, cleaned, part.payload.provider_metadata)
+        payload = _DELTAS[part.type](part.payload.id, cleaned, part.payload.provider_metadata)
         return Chunk(part.type, payload, run_id=part.run_id, from_=part.from_, metadata=part.metadata)
 
     async def _act(self, found: list[Match], where: str, args: Any) -> None:
