@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ...chunks import Chunk, ReasoningDelta, TextDelta
-from ...messages import Message, MessageContent, TextPart, ToolInvocationPart
+from ...messages import Message, TextPart, ToolInvocationPart
 from ..args import (
     ProcessInputArgs,
     ProcessOutputStreamArgs,
