@@ -91,6 +91,37 @@ async def test_pii_redaction_served_remotely_matches_in_process(start_app: Start
     assert all("7946" not in p for p in prompts[1::2])  # the model saw the redacted tool result
 
 
+async def test_a_call_names_builtins_in_its_own_options(start_app: StartApp, openai_server) -> None:
+    import grpc
+
+    server = openai_server([Turn.say("hello ann@example.org")])
+    running = await start_app(setup=lambda app: app.add_agent(agent("plain", server)))
+    redact = {"outputProcessors": {"processors": [{"builtin": "pii"}]}}
+    async with AgentClient(running.target) as client:
+        answer = await client.generate("plain", "hi", options=redact)
+        with pytest.raises(grpc.aio.AioRpcError) as info:
+            await client.generate("plain", "hi", options={"outputProcessors": {"processors": [
+                {"builtin": "pii", "options": {"types": ["ssn"]}}]}})
+    assert answer.text == "hello [EMAIL]"
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "option 'types' has unknown type 'ssn'" in (info.value.details() or "")
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["nope"], "unknown built-in processor 'nope'"),
+    (["pii", "--options", '{"strategy": "x"}'], "option 'strategy' must be one of"),
+])
+def test_processors_serve_refuses_bad_names_and_options(argv: list[str], says: str) -> None:
+    import subprocess
+
+    from tests.test_cli import TREADLE
+
+    result = subprocess.run([*TREADLE, "processors", "serve", *argv], capture_output=True, text=True,
+                            env=clean_env(), timeout=30)
+    assert result.returncode == 2 and says in result.stderr
+
+
 @pytest.mark.parametrize("name", ["unicode-normalizer", "moderation"])
 async def test_other_builtins_served_remotely_match_in_process(
     start_app: StartApp, openai_server, processes, name: str
