@@ -123,7 +123,14 @@ async def test_tool_call_filter_hides_earlier_calls_of_the_named_tools(harness_f
     await h.generate(h.agent(input_processors=[ToolCallFilter(exclude=["secret-lookup"])]),
                      [Message.user("q"), earlier, Message.user("again")])
     sent = str(h.bodies()[0]["messages"])
-    assert "s3cr3t" not in sent and "sunny" in sent
+    assert "s3cr3t" not in sent and "sunny" in sent and "It is sunny." in sent
+
+
+async def test_tool_call_filter_keeps_the_calls_of_the_current_run(harness_factory) -> None:
+    tool = Tool("weather", lambda a, c: "rainy")
+    h: Harness = harness_factory([Turn.call("weather", {}), Turn.say("Take an umbrella.")])
+    result = await h.generate(h.agent(tools=[tool], input_processors=[ToolCallFilter()]), "weather?")
+    assert result.text == "Take an umbrella." and "rainy" in str(h.bodies()[1]["messages"])
 
 
 async def test_batch_parts_merges_small_deltas(harness_factory) -> None:
