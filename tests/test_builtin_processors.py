@@ -47,6 +47,23 @@ def test_a_builtin_by_name_defaults_its_id_to_the_name() -> None:
     assert agent.input_processors[0].processor_id == "pii"
 
 
+def test_builtin_refs_and_the_defaults_switch_round_trip_through_the_proto() -> None:
+    from google.protobuf import json_format
+
+    from treadle.api.convert import agent_to_proto
+
+    data = {
+        "id": "a", "model": "openai/m", "errorProcessorDefaults": False,
+        "outputProcessors": [{"id": "strict-pii", "builtin": "pii", "options": {"types": ["email"]}}],
+    }
+    agent = agent_from_dict(data, source="api")
+    assert agent.error_processor_defaults is False
+    out = json_format.MessageToDict(agent_to_proto(agent))
+    assert out["errorProcessorDefaults"] is False
+    assert out["outputProcessors"] == [{"id": "strict-pii", "builtin": "pii", "options": {"types": ["email"]},
+                                        "failurePolicy": "FAILURE_POLICY_FAIL_CLOSED"}]
+
+
 @pytest.mark.parametrize("entry, says", [
     ({"builtin": "piii"}, "unknown built-in processor 'piii'"),
     ({"builtin": "pii", "options": {"strategy": "shout"}}, "option 'strategy' must be one of"),
