@@ -69,6 +69,8 @@ def test_builtin_refs_and_the_defaults_switch_round_trip_through_the_proto() -> 
     ({"builtin": "pii", "options": {"strategy": "shout"}}, "option 'strategy' must be one of"),
     ({"builtin": "pii", "options": {"stratgy": "block"}}, "unknown option 'stratgy'"),
     ({"builtin": "token-limiter", "options": {"maxTokens": -1}}, "option 'maxTokens' must be > 0"),
+    ({"builtin": "pii", "options": {"replacement": "<{kind}>"}}, "may only use the placeholder {type}"),
+    ({"builtin": "stream-error-retry", "options": {"maxRetries": 1.5}}, "option 'maxRetries' must be a whole number"),
     ({"builtin": "moderation"}, "option 'model' is required"),
     ({"id": "x", "options": {"a": 1}}, "options is only for built-in processors"),
 ])

@@ -21,13 +21,13 @@ from .pii_detect import PII_TYPES, Match, find, hold_point, redact
 log = logging.getLogger(__name__)
 
 Strategy = Literal["redact", "block", "warn"]
+Where = Literal["input", "tool-results", "output"]
 
 _DELTAS: dict[str, type[TextDelta] | type[ReasoningDelta]] = {
     "text-delta": TextDelta, "reasoning-delta": ReasoningDelta,
 }
 _ENDS = {"text-end": "text-delta", "reasoning-end": "reasoning-delta"}
 """The end chunk of each delta kind: what is still held of that part is released before it."""
-Where = Literal["input", "tool-results", "output"]
 
 
 @dataclass(frozen=True)
@@ -48,8 +48,10 @@ class PIIOptions:
         for w in self.apply_to:
             require(w in ("input", "tool-results", "output"),
                     f"option 'applyTo' has unknown place {w!r} (known: input, tool-results, output)")
-        require("{type}" in self.replacement or "{" not in self.replacement,
-                "option 'replacement' may only use the placeholder {type}")
+        try:
+            self.replacement.format(type="EMAIL")
+        except (KeyError, IndexError, ValueError):
+            raise ValueError("option 'replacement' may only use the placeholder {type}") from None
 
 
 class PII:
