@@ -147,6 +147,37 @@ async def test_other_builtins_served_remotely_match_in_process(
         assert [body["messages"][-1]["content"] for body in server.requests] == ["hello there"] * 2
 
 
+@pytest.mark.parametrize("name, options", [
+    ("token-limiter", {"maxTokens": 60}),
+    ("tool-call-filter", {"exclude": ["secret-lookup"]}),
+])
+async def test_prompt_shaping_builtins_served_remotely_match_in_process(
+    start_app: StartApp, openai_server, processes, name: str, options: dict[str, Any]
+) -> None:
+    from treadle.messages import Message, MessageContent, TextPart, ToolInvocationPart
+
+    server = openai_server([Turn.say("ok")] * 2)
+
+    def setup(app: Any) -> None:
+        app.add_agent(agent("remote", server, input_processors=[ProcessorRef(name)]))
+        app.add_agent(agent("local", server, input_processors=[ProcessorRef(builtin=name, options=options)]))
+
+    running = await start_app(setup=setup)
+    await serve_builtin(processes, running.target, name, options)
+    earlier = Message(id="a1", role="assistant", content=MessageContent(parts=[
+        ToolInvocationPart("c1", "secret-lookup", {}, state="result", result="s3cr3t"),
+        TextPart("old answer " + "y" * 300),
+    ]))
+    history = [Message.user("old question " + "x" * 300), earlier, Message.user("recent question")]
+    for agent_id in ("remote", "local"):
+        result = await running.app.loop.generate(running.app.registry.get_agent(agent_id), _request(history, None))
+        assert result.text == "ok"
+    remote, local = (body["messages"] for body in server.requests)
+    assert remote == local
+    sent = str(local)
+    assert "s3cr3t" not in sent and ("old question" not in sent) == (name == "token-limiter")
+
+
 @pytest.mark.parametrize("name", ["prefill-error-handler", "stream-error-retry"])
 async def test_error_builtins_served_remotely_recover_like_in_process(
     start_app: StartApp, openai_server, processes, name: str
@@ -179,7 +210,7 @@ async def test_error_builtins_served_remotely_recover_like_in_process(
 def _request(messages: Any, settings: Any) -> Any:
     from treadle.agents import CallOptions, RunRequest
 
-    return RunRequest(messages=messages, options=CallOptions(model_settings=settings))
+    return RunRequest(messages=list(messages), options=CallOptions(model_settings=settings))
 
 
 async def test_the_processor_pages_agent_configuration_under_treadle_serve(
