@@ -12,6 +12,7 @@ import pytest
 
 from tests.conftest import StartApp
 from tests.remote.procs import Child, spawn
+from tests.support.otlp import otlp  # noqa: F401
 from tests.support import Turn
 from tests.test_cli import clean_env, serve  # noqa: F401
 from treadle.agents import Agent, ProcessorRef
@@ -245,3 +246,36 @@ agents:
     report = json.loads((await custom.expect("sync ")).removeprefix("sync "))
     # WordCounter counted the answer's five words at its finish; the blocked run had no answer.
     assert report["mirror"][1] == {"attr:totals": [5]}
+
+
+async def test_a_remote_judges_model_call_is_traced_in_the_runs_trace(
+    start_app: StartApp, openai_server, otlp  # noqa: F811
+) -> None:
+    import os
+    import signal
+
+    judge = openai_server([Turn.say('{"flagged": false, "categories": [], "reason": ""}')])
+    server = openai_server([Turn.say("ok")])
+    otel = {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": otlp.endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}
+    running = await start_app(setup=lambda app: app.add_agent(
+        agent("guarded", server, input_processors=[ProcessorRef("moderation")])), env=otel)
+    os.environ.update(otel)
+    try:
+        child = await spawn("treadle.cli", "processors", "serve", "moderation", "--options",
+                            json.dumps({"model": "openai/judge", "baseUrl": judge.base_url}),
+                            "--target", running.target)
+    finally:
+        for key in otel:
+            del os.environ[key]
+    try:
+        await child.expect("serving moderation")
+        async with AgentClient(running.target) as client:
+            assert (await client.generate("guarded", "hello")).text == "ok"
+    finally:
+        child.proc.send_signal(signal.SIGTERM)  # a clean exit flushes its spans
+        await child.proc.wait()
+    running.app.tracer_provider.force_flush()
+    spans = {s.name: s for s in otlp.spans()}
+    agent_span, chat = spans["invoke_agent guarded"], spans["chat judge"]
+    hook = next(s for s in otlp.spans() if s.span_id == chat.parent_span_id)
+    assert chat.trace_id == agent_span.trace_id and "moderation" in hook.name

@@ -37,16 +37,24 @@ def run(args: argparse.Namespace) -> int:
     from .processors import builtin
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    from .tracing import build_tracer_provider
+
+    # Spans (the SDK's hook spans, a judge's model calls) go where OTEL_* says, as the server's do.
+    provider = build_tracer_provider(service_name="treadle-processors")
     try:
         options = json.loads(args.options)
-        processor = build(args.name, options, args.id)
+        processor = build(args.name, options, args.id, provider)
     except (ValueError, builtin.BuiltinError) as e:
         print(f"treadle processors serve: {e}", file=sys.stderr)
         return 2
-    return asyncio.run(_serve(processor, args.target or [DEFAULT_TARGET]))
+    try:
+        return asyncio.run(_serve(processor, args.target or [DEFAULT_TARGET], provider))
+    finally:
+        if provider is not None:
+            provider.shutdown()
 
 
-def build(name: str, options: Any, processor_id: str = "") -> Any:
+def build(name: str, options: Any, processor_id: str = "", provider: Any = None) -> Any:
     """The built-in, with a provider router of its own for the model-backed ones."""
     from opentelemetry import trace
 
@@ -55,16 +63,17 @@ def build(name: str, options: Any, processor_id: str = "") -> Any:
 
     if not isinstance(options, dict):
         raise ValueError("--options must be a JSON object")
-    context = builtin.BuiltinContext(models=ModelRouter(), tracer=trace.get_tracer("treadle"))
+    tracer = provider.get_tracer("treadle") if provider is not None else trace.get_tracer("treadle")
+    context = builtin.BuiltinContext(models=ModelRouter(), tracer=tracer)
     return builtin.build(name, options, id=processor_id, context=context)
 
 
-async def _serve(processor: Any, targets: list[str]) -> int:
+async def _serve(processor: Any, targets: list[str], provider: Any) -> int:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    attachment = await attach([processor], targets)
+    attachment = await attach([processor], targets, tracer_provider=provider)
     try:
         ready = asyncio.ensure_future(attachment.ready())
         stopping = asyncio.ensure_future(stop.wait())
