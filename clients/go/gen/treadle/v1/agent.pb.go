@@ -1043,6 +1043,53 @@ func (x *CallOptions) GetModel() string {
 	return ""
 }
 
+// MemorySettings says how an agent uses the memory thread of a call.
+type MemorySettings struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How many of the thread's newest messages a call loads as history (as `memory` messages,
+	// before `processInput`). When unset, 10; 0 loads none.
+	LastMessages  *int32 `protobuf:"varint,1,opt,name=last_messages,json=lastMessages,proto3,oneof" json:"last_messages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MemorySettings) Reset() {
+	*x = MemorySettings{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemorySettings) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemorySettings) ProtoMessage() {}
+
+func (x *MemorySettings) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemorySettings.ProtoReflect.Descriptor instead.
+func (*MemorySettings) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *MemorySettings) GetLastMessages() int32 {
+	if x != nil && x.LastMessages != nil {
+		return *x.LastMessages
+	}
+	return 0
+}
+
 // SystemMessages is a list of system instructions.
 type SystemMessages struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1054,7 +1101,7 @@ type SystemMessages struct {
 
 func (x *SystemMessages) Reset() {
 	*x = SystemMessages{}
-	mi := &file_treadle_v1_agent_proto_msgTypes[10]
+	mi := &file_treadle_v1_agent_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1066,7 +1113,7 @@ func (x *SystemMessages) String() string {
 func (*SystemMessages) ProtoMessage() {}
 
 func (x *SystemMessages) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_proto_msgTypes[10]
+	mi := &file_treadle_v1_agent_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1079,7 +1126,7 @@ func (x *SystemMessages) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SystemMessages.ProtoReflect.Descriptor instead.
 func (*SystemMessages) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{10}
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SystemMessages) GetMessages() []*SystemMessage {
@@ -1140,6 +1187,8 @@ type Agent struct {
 	CreateTime *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
 	// When the agent was last updated. Output only.
 	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,20,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	// How the agent uses the memory thread of a call (`CallOptions.memory`).
+	Memory *MemorySettings `protobuf:"bytes,21,opt,name=memory,proto3" json:"memory,omitempty"`
 	// Whether the agent gets the default error-recovery stack (history repair, prefill repair,
 	// transient retry) when it has no error processors of its own. Unset means true; false opts
 	// out. An agent or call that lists its own error processors gets only those.
@@ -1150,7 +1199,7 @@ type Agent struct {
 
 func (x *Agent) Reset() {
 	*x = Agent{}
-	mi := &file_treadle_v1_agent_proto_msgTypes[11]
+	mi := &file_treadle_v1_agent_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1162,7 +1211,7 @@ func (x *Agent) String() string {
 func (*Agent) ProtoMessage() {}
 
 func (x *Agent) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_proto_msgTypes[11]
+	mi := &file_treadle_v1_agent_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1175,7 +1224,7 @@ func (x *Agent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Agent.ProtoReflect.Descriptor instead.
 func (*Agent) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{11}
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Agent) GetId() string {
@@ -1329,6 +1378,13 @@ func (x *Agent) GetUpdateTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Agent) GetMemory() *MemorySettings {
+	if x != nil {
+		return x.Memory
+	}
+	return nil
+}
+
 func (x *Agent) GetErrorProcessorDefaults() bool {
 	if x != nil && x.ErrorProcessorDefaults != nil {
 		return *x.ErrorProcessorDefaults
@@ -1438,9 +1494,12 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\x11_error_processorsB\f\n" +
 	"\n" +
 	"_max_stepsB\x18\n" +
-	"\x16_max_processor_retries\"G\n" +
+	"\x16_max_processor_retries\"L\n" +
+	"\x0eMemorySettings\x12(\n" +
+	"\rlast_messages\x18\x01 \x01(\x05H\x00R\flastMessages\x88\x01\x01B\x10\n" +
+	"\x0e_last_messages\"G\n" +
 	"\x0eSystemMessages\x125\n" +
-	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"\x8e\t\n" +
+	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"\xc2\t\n" +
 	"\x05Agent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -1465,7 +1524,8 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\vcreate_time\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12;\n" +
 	"\vupdate_time\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTime\x12=\n" +
+	"updateTime\x122\n" +
+	"\x06memory\x18\x15 \x01(\v2\x1a.treadle.v1.MemorySettingsR\x06memory\x12=\n" +
 	"\x18error_processor_defaults\x18\x17 \x01(\bH\x02R\x16errorProcessorDefaults\x88\x01\x01B\x13\n" +
 	"\x11instructions_kindB\x18\n" +
 	"\x16_max_processor_retriesB\x1b\n" +
@@ -1498,7 +1558,7 @@ func file_treadle_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_treadle_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_treadle_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_treadle_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_treadle_v1_agent_proto_goTypes = []any{
 	(FailurePolicy)(0),            // 0: treadle.v1.FailurePolicy
 	(ToolChoiceMode)(0),           // 1: treadle.v1.ToolChoiceMode
@@ -1513,50 +1573,52 @@ var file_treadle_v1_agent_proto_goTypes = []any{
 	(*MemoryOptions)(nil),         // 10: treadle.v1.MemoryOptions
 	(*StructuredOutput)(nil),      // 11: treadle.v1.StructuredOutput
 	(*CallOptions)(nil),           // 12: treadle.v1.CallOptions
-	(*SystemMessages)(nil),        // 13: treadle.v1.SystemMessages
-	(*Agent)(nil),                 // 14: treadle.v1.Agent
-	(*durationpb.Duration)(nil),   // 15: google.protobuf.Duration
-	(*structpb.Struct)(nil),       // 16: google.protobuf.Struct
-	(*SystemMessage)(nil),         // 17: treadle.v1.SystemMessage
-	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
+	(*MemorySettings)(nil),        // 13: treadle.v1.MemorySettings
+	(*SystemMessages)(nil),        // 14: treadle.v1.SystemMessages
+	(*Agent)(nil),                 // 15: treadle.v1.Agent
+	(*durationpb.Duration)(nil),   // 16: google.protobuf.Duration
+	(*structpb.Struct)(nil),       // 17: google.protobuf.Struct
+	(*SystemMessage)(nil),         // 18: treadle.v1.SystemMessage
+	(*timestamppb.Timestamp)(nil), // 19: google.protobuf.Timestamp
 }
 var file_treadle_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: treadle.v1.ProcessorRef.failure_policy:type_name -> treadle.v1.FailurePolicy
-	15, // 1: treadle.v1.ProcessorRef.timeout:type_name -> google.protobuf.Duration
-	16, // 2: treadle.v1.ProcessorRef.options:type_name -> google.protobuf.Struct
+	16, // 1: treadle.v1.ProcessorRef.timeout:type_name -> google.protobuf.Duration
+	17, // 2: treadle.v1.ProcessorRef.options:type_name -> google.protobuf.Struct
 	3,  // 3: treadle.v1.ProcessorList.processors:type_name -> treadle.v1.ProcessorRef
 	1,  // 4: treadle.v1.ToolChoice.mode:type_name -> treadle.v1.ToolChoiceMode
-	16, // 5: treadle.v1.ThreadOptions.metadata:type_name -> google.protobuf.Struct
+	17, // 5: treadle.v1.ThreadOptions.metadata:type_name -> google.protobuf.Struct
 	9,  // 6: treadle.v1.MemoryOptions.thread:type_name -> treadle.v1.ThreadOptions
-	16, // 7: treadle.v1.StructuredOutput.schema:type_name -> google.protobuf.Struct
+	17, // 7: treadle.v1.StructuredOutput.schema:type_name -> google.protobuf.Struct
 	4,  // 8: treadle.v1.CallOptions.input_processors:type_name -> treadle.v1.ProcessorList
 	4,  // 9: treadle.v1.CallOptions.output_processors:type_name -> treadle.v1.ProcessorList
 	4,  // 10: treadle.v1.CallOptions.error_processors:type_name -> treadle.v1.ProcessorList
 	7,  // 11: treadle.v1.CallOptions.tool_choice:type_name -> treadle.v1.ToolChoice
 	5,  // 12: treadle.v1.CallOptions.model_settings:type_name -> treadle.v1.ModelSettings
-	16, // 13: treadle.v1.CallOptions.provider_options:type_name -> google.protobuf.Struct
+	17, // 13: treadle.v1.CallOptions.provider_options:type_name -> google.protobuf.Struct
 	10, // 14: treadle.v1.CallOptions.memory:type_name -> treadle.v1.MemoryOptions
-	16, // 15: treadle.v1.CallOptions.request_context:type_name -> google.protobuf.Struct
+	17, // 15: treadle.v1.CallOptions.request_context:type_name -> google.protobuf.Struct
 	11, // 16: treadle.v1.CallOptions.structured_output:type_name -> treadle.v1.StructuredOutput
 	8,  // 17: treadle.v1.CallOptions.tool_hooks:type_name -> treadle.v1.ToolHooksRef
-	17, // 18: treadle.v1.SystemMessages.messages:type_name -> treadle.v1.SystemMessage
-	16, // 19: treadle.v1.Agent.metadata:type_name -> google.protobuf.Struct
-	13, // 20: treadle.v1.Agent.instruction_messages:type_name -> treadle.v1.SystemMessages
+	18, // 18: treadle.v1.SystemMessages.messages:type_name -> treadle.v1.SystemMessage
+	17, // 19: treadle.v1.Agent.metadata:type_name -> google.protobuf.Struct
+	14, // 20: treadle.v1.Agent.instruction_messages:type_name -> treadle.v1.SystemMessages
 	6,  // 21: treadle.v1.Agent.fallback_models:type_name -> treadle.v1.FallbackModel
 	3,  // 22: treadle.v1.Agent.input_processors:type_name -> treadle.v1.ProcessorRef
 	3,  // 23: treadle.v1.Agent.output_processors:type_name -> treadle.v1.ProcessorRef
 	3,  // 24: treadle.v1.Agent.error_processors:type_name -> treadle.v1.ProcessorRef
 	12, // 25: treadle.v1.Agent.default_options:type_name -> treadle.v1.CallOptions
-	16, // 26: treadle.v1.Agent.request_context_schema:type_name -> google.protobuf.Struct
+	17, // 26: treadle.v1.Agent.request_context_schema:type_name -> google.protobuf.Struct
 	8,  // 27: treadle.v1.Agent.tool_hooks:type_name -> treadle.v1.ToolHooksRef
 	2,  // 28: treadle.v1.Agent.source:type_name -> treadle.v1.AgentSource
-	18, // 29: treadle.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
-	18, // 30: treadle.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
-	31, // [31:31] is the sub-list for method output_type
-	31, // [31:31] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	19, // 29: treadle.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
+	19, // 30: treadle.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
+	13, // 31: treadle.v1.Agent.memory:type_name -> treadle.v1.MemorySettings
+	32, // [32:32] is the sub-list for method output_type
+	32, // [32:32] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_agent_proto_init() }
@@ -1576,7 +1638,8 @@ func file_treadle_v1_agent_proto_init() {
 		(*MemoryOptions_Thread)(nil),
 	}
 	file_treadle_v1_agent_proto_msgTypes[9].OneofWrappers = []any{}
-	file_treadle_v1_agent_proto_msgTypes[11].OneofWrappers = []any{
+	file_treadle_v1_agent_proto_msgTypes[10].OneofWrappers = []any{}
+	file_treadle_v1_agent_proto_msgTypes[12].OneofWrappers = []any{
 		(*Agent_Instructions)(nil),
 		(*Agent_InstructionMessages)(nil),
 	}
@@ -1586,7 +1649,7 @@ func file_treadle_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_treadle_v1_agent_proto_rawDesc), len(file_treadle_v1_agent_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   12,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
