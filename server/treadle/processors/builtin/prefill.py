@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import APICallError
-from ...messages import Message, MessageContent, TextPart
+from ...messages import Message, MessageContent, TextPart, new_id
 from ..args import ProcessAPIErrorArgs
 from ._options import require
 
@@ -38,8 +38,8 @@ class PrefillErrorHandlerOptions:
 
 
 class PrefillErrorHandler:
-    """On a prefill rejection, add a hidden user turn so the prompt ends with the user, and
-    retry once (a second rejection is left to the next error processor)."""
+    """On a prefill rejection, add a hidden system-reminder signal (a user turn for the model) so
+    the prompt ends with the user, and retry once (a second rejection is left to the next error processor)."""
 
     name = "Prefill error handler"
     description = "Makes a prompt the provider refused for ending on an assistant turn end on a user turn."
@@ -51,10 +51,15 @@ class PrefillErrorHandler:
     def process_api_error(self, args: ProcessAPIErrorArgs) -> dict[str, Any] | None:
         if args.retry_count > 0 or not is_prefill_rejection(args.error):
             return None
-        reminder = Message.user(f"<system-reminder>{self.options.message}</system-reminder>")
-        reminder.content = MessageContent(
-            parts=[TextPart(reminder.text)],
-            metadata={"treadle": {"hidden": True, "addedBy": self.id}},
+        # As the framework does: a hidden system-reminder signal, which reaches the model as a
+        # user turn and is kept with the thread as a signal, not as something the user said.
+        reminder = Message(
+            id=new_id(), role="signal", type="system-reminder",
+            content=MessageContent(
+                parts=[TextPart(f"<system-reminder>{self.options.message}</system-reminder>")],
+                metadata={"signal": {"type": "reactive", "tagName": "system-reminder"},
+                          "treadle": {"hidden": True, "addedBy": self.id}},
+            ),
         )
         args.message_list.add(reminder, "input")
         return {"retry": True}
