@@ -45,24 +45,24 @@ class BuiltinContext:
 
 
 @dataclass(frozen=True)
-class _Spec:
+class _Builtin:
     cls: type
     options: type
     needs: tuple[str, ...] = ()
     """Context the constructor takes: ``models``, ``tracer``, ``clock``."""
 
 
-BUILTINS: dict[str, _Spec] = {
-    "prefill-error-handler": _Spec(PrefillErrorHandler, PrefillErrorHandlerOptions),
-    "provider-history-compat": _Spec(ProviderHistoryCompat, ProviderHistoryCompatOptions),
-    "stream-error-retry": _Spec(StreamErrorRetry, StreamErrorRetryOptions, ("clock",)),
-    "unicode-normalizer": _Spec(UnicodeNormalizer, UnicodeNormalizerOptions),
-    "token-limiter": _Spec(TokenLimiter, TokenLimiterOptions),
-    "tool-call-filter": _Spec(ToolCallFilter, ToolCallFilterOptions),
-    "batch-parts": _Spec(BatchParts, BatchPartsOptions),
-    "pii": _Spec(PII, PIIOptions),
-    "moderation": _Spec(Moderation, JudgeOptions, ("models", "tracer")),
-    "prompt-injection": _Spec(PromptInjection, JudgeOptions, ("models", "tracer")),
+BUILTINS: dict[str, _Builtin] = {
+    "prefill-error-handler": _Builtin(PrefillErrorHandler, PrefillErrorHandlerOptions),
+    "provider-history-compat": _Builtin(ProviderHistoryCompat, ProviderHistoryCompatOptions),
+    "stream-error-retry": _Builtin(StreamErrorRetry, StreamErrorRetryOptions, ("clock",)),
+    "unicode-normalizer": _Builtin(UnicodeNormalizer, UnicodeNormalizerOptions),
+    "token-limiter": _Builtin(TokenLimiter, TokenLimiterOptions),
+    "tool-call-filter": _Builtin(ToolCallFilter, ToolCallFilterOptions),
+    "batch-parts": _Builtin(BatchParts, BatchPartsOptions),
+    "pii": _Builtin(PII, PIIOptions),
+    "moderation": _Builtin(Moderation, JudgeOptions, ("models", "tracer")),
+    "prompt-injection": _Builtin(PromptInjection, JudgeOptions, ("models", "tracer")),
 }
 
 DEFAULT_STREAM_RETRIES = 2
@@ -75,11 +75,11 @@ class BuiltinError(ValueError):
 
 def check(name: str, options: Mapping[str, Any] | None) -> Any:
     """The parsed options of built-in ``name``; ``BuiltinError`` naming what is wrong."""
-    spec = BUILTINS.get(name)
-    if spec is None:
+    entry = BUILTINS.get(name)
+    if entry is None:
         raise BuiltinError(f"unknown built-in processor {name!r}; known: {', '.join(BUILTINS)}")
     try:
-        return parse_options(spec.options, options)
+        return parse_options(entry.options, options)
     except ValueError as e:
         raise BuiltinError(f"built-in processor {name!r}: {e}") from None
 
@@ -88,11 +88,11 @@ def build(name: str, options: Mapping[str, Any] | None, *, id: str = "",
           context: BuiltinContext | None = None) -> Any:
     """A new processor for built-in ``name`` with ``options`` (its id: ``id`` or ``name``)."""
     parsed = check(name, options)
-    spec = BUILTINS[name]
+    entry = BUILTINS[name]
     context = context or BuiltinContext()
     kwargs = {f.name: getattr(parsed, f.name) for f in dataclasses.fields(parsed)}
-    kwargs.update({need: getattr(context, need) for need in spec.needs})
-    return spec.cls(id=id or name, **kwargs)
+    kwargs.update({need: getattr(context, need) for need in entry.needs})
+    return entry.cls(id=id or name, **kwargs)
 
 
 def default_error_stack(context: BuiltinContext | None = None) -> list[Any]:
