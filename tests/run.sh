@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test: the protobuf lint and breaking-change check, the type check, then the whole
-# Python suite.
+# Runs every test: the protobuf lint and breaking-change check, the TypeScript SDK's tests, the
+# type check, then the whole Python suite.
 # Sets up what is missing first (idempotent): .venv with the project installed, buf and
 # protoc-gen-es, clients/typescript/node_modules, and the Go plugins in .ci/tools/bin.
 # Usage: bash tests/run.sh [pytest args...]
@@ -31,5 +31,7 @@ fi
 .ci/go-tools
 
 .ci/lint
+# The TypeScript SDK's own tests (builds clients/typescript/dist first).
+npm test --prefix "$ts"
 .venv/bin/python -m mypy
 .venv/bin/python -m pytest -q "$@"
