@@ -61,7 +61,11 @@ async def main(runs: int, n_chunks: int, modes: list[str]) -> None:
             return (t - base) / count * 1e6
         finally:
             if proc.returncode is None:
-                proc.kill()
+                proc.terminate()
+                try:
+                    await asyncio.wait_for(proc.wait(), 10)
+                except TimeoutError:
+                    proc.kill()
             await proc.wait()
             while app.processors.declaration("bench-echo") is not None:
                 await asyncio.sleep(0.01)  # wait for the server to see the stream gone
