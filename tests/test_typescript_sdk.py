@@ -156,3 +156,22 @@ async def test_one_trace_across_the_server_and_the_typescript_processor(
         assert all(s.parent_span_id in server_hook_spans for s in ours)  # children of the hook spans
     finally:
         model.close()
+
+
+async def test_agent_client_crud(start_app: StartApp) -> None:
+    running = await start_app()
+    proc = await asyncio.create_subprocess_exec(
+        str(TSX), str(ROOT / "tests" / "remote" / "ts" / "agent_crud.ts"), running.target, cwd=TS_CLIENT,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )
+    out, _ = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, out.decode()
+    assert json.loads(out) == {
+        "createdFromApi": True,
+        "listed": ["echo", "more-0", "more-1", "more-2"],
+        "updated": ["Echo v2", "openai/gpt-4o-mini"],
+        "fetched": "Echo v2",
+        "missing": "NotFound",
+        "bad": "InvalidArgument",  # the server says what is wrong, and stores nothing:
+        "after": ["more-0", "more-1", "more-2"],
+    }

@@ -9,7 +9,7 @@ export { serveTools, createTool, type Tool, type ToolExecutionContext, type Serv
 
 // The generated code and what a program needs to speak it directly.
 export { create, fromJson, toJson, type MessageInitShape } from "@bufbuild/protobuf";
-export { createClient } from "@connectrpc/connect";
+export { Code, ConnectError, createClient } from "@connectrpc/connect";
 export { createGrpcTransport } from "@connectrpc/connect-node";
 
 export * from "./gen/treadle/v1/agent_pb.js";
