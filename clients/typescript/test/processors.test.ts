@@ -226,6 +226,8 @@ describe("invocations", () => {
       async processOutputStream({ part, abort, writer }: ProcessOutputStreamArgs) {
         if (part.type !== "text-delta") return part;
         if (part.payload.text === "drop") return null;
+        if (part.payload.text === "none") return [];
+        if (part.payload.text === "two") return [part, part];
         if (part.payload.text === "shout") return { ...part, payload: { ...part.payload, text: "SHOUT" } };
         if (part.payload.text === "edit") {
           part.payload.text = "edited"; // in place: still a replacement
@@ -239,15 +241,16 @@ describe("invocations", () => {
     }]);
     conn.responses.push(invocation({
       invocationId: "w", processorId: "p", hook: Hook.PROCESS_OUTPUT_STREAM, runId: "r",
-      args: { case: "processOutputStream", value: { parts: ["keep", "drop", "shout", "edit", "boom", "stop", "never"].map(textDelta) } },
+      args: { case: "processOutputStream", value: { parts: ["keep", "drop", "none", "two", "shout", "edit", "boom", "stop", "never"].map(textDelta) } },
     }));
     const r = await result(conn);
     assert.equal(r.outcome.case, "stream");
     const outcomes = (r.outcome.value as { chunks: { outcome: { case: string; value: unknown } }[] }).chunks.map((c) => c.outcome);
-    assert.deepEqual(outcomes.map((o) => o.case), ["unchanged", "drop", "replace", "replace", "error", "abort"]);
-    const replaced = outcomes[2]!.value as { chunk: { value: { text: string } } };
+    assert.deepEqual(outcomes.map((o) => o.case), ["unchanged", "drop", "drop", "error", "replace", "replace", "error", "abort"]);
+    assert.match((outcomes[3]!.value as { message: string }).message, /protocol version 1 replaces a chunk by one chunk, not 2/);
+    const replaced = outcomes[4]!.value as { chunk: { value: { text: string } } };
     assert.equal(replaced.chunk.value.text, "SHOUT");
-    assert.equal((outcomes[3]!.value as { chunk: { value: { text: string } } }).chunk.value.text, "edited");
+    assert.equal((outcomes[5]!.value as { chunk: { value: { text: string } } }).chunk.value.text, "edited");
     assert.deepEqual(r.customChunks.map((c) => [c.name, valueToJs(c.data)]), [["data-seen", { text: "keep" }]]);
     await handle.close();
   });

@@ -291,6 +291,8 @@ export function decide(part: ChunkType, before: string, returned: unknown, throw
     return { kind: "error", message: errorMessage(thrown) };
   }
   if (returned === null || returned === undefined) return { kind: "drop" };
+  // A list replaces the chunk by its chunks (zero or more: hold and release); see chunkOutcome.
+  if (Array.isArray(returned)) return { kind: "replace", chunks: returned as ChunkType[] };
   if (returned === part && JSON.stringify(part) === before) return { kind: "unchanged" };
   return { kind: "replace", chunks: [returned as ChunkType] };
 }
@@ -306,7 +308,9 @@ export function chunkOutcome(d: ChunkDecision, protocolVersion: number): ChunkOu
     case "error":
       return create(ChunkOutcomeSchema, { outcome: { case: "error", value: { message: d.message } } });
     case "replace":
-      if (d.chunks.length !== 1) throw new TypeError(`protocol version ${protocolVersion} replaces a chunk by exactly one chunk`);
+      // Protocol version 1 carries one chunk per outcome: no chunks is a drop, several an error.
+      if (d.chunks.length === 0) return create(ChunkOutcomeSchema, { outcome: { case: "drop", value: {} } });
+      if (d.chunks.length > 1) throw new TypeError(`protocol version ${protocolVersion} replaces a chunk by one chunk, not ${d.chunks.length}`);
       return create(ChunkOutcomeSchema, { outcome: { case: "replace", value: chunkToProto(d.chunks[0]!) } });
   }
 }
