@@ -160,13 +160,7 @@ async def test_one_trace_across_the_server_and_the_typescript_processor(
 
 async def test_agent_client_crud(start_app: StartApp) -> None:
     running = await start_app()
-    proc = await asyncio.create_subprocess_exec(
-        str(TSX), str(ROOT / "tests" / "remote" / "ts" / "agent_crud.ts"), running.target, cwd=TS_CLIENT,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-    )
-    out, _ = await asyncio.wait_for(proc.communicate(), 60)
-    assert proc.returncode == 0, out.decode()
-    assert json.loads(out) == {
+    assert json.loads(await _run_script("agent_crud.ts", running.target)) == {
         "createdFromApi": True,
         "listed": ["echo", "more-0", "more-1", "more-2"],
         "updated": ["Echo v2", "openai/gpt-4o-mini"],
@@ -175,3 +169,45 @@ async def test_agent_client_crud(start_app: StartApp) -> None:
         "bad": "InvalidArgument",  # the server says what is wrong, and stores nothing:
         "after": ["more-0", "more-1", "more-2"],
     }
+
+
+async def _run_script(name: str, *args: str) -> str:
+    proc = await asyncio.create_subprocess_exec(
+        str(TSX), str(ROOT / "tests" / "remote" / "ts" / name), *args, cwd=TS_CLIENT,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )
+    out, _ = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, out.decode()
+    return out.decode()
+
+
+async def test_a_refused_handshake_is_reported_and_not_retried(start_app: StartApp) -> None:
+    running = await start_app()
+    report = json.loads(await _run_script("refused.ts", running.target))
+    assert report["code"] == 3  # INVALID_ARGUMENT
+    assert "bad id!" in report["details"]
+    assert report["streams"] == 1
+
+
+async def test_processor_and_tool_reattach_after_the_server_restarts(start_app: StartApp, node) -> None:
+    model = OpenAIServer([Turn.call("weather", {"city": "Oslo"}), Turn.say("ok")])
+    try:
+        first = await start_app()
+        await node("processor.ts", first.target)
+        await node("tool.ts", first.target)
+        assert await first.app.processors.wait_attached("content-filter", 30)
+        await first.app.tool_hub.wait_attached("weather", timeout=30)
+        await first.app.stop(0)  # drains both streams; the processes reconnect with backoff
+        second = await start_app(listen=first.target)
+        both = agent(model, input_processors=[ProcessorRef("content-filter")], tools=["weather"])
+        second.app.add_agent(both)
+        assert await second.app.processors.wait_attached("content-filter", 30)
+        await second.app.tool_hub.wait_attached("weather", timeout=30)
+        blocked = await second.app.loop.generate(both, RunRequest([Message.user("the secret")]))
+        assert blocked.tripwire is not None and blocked.tripwire.processor_id == "content-filter"
+        answered = await second.app.loop.generate(both, RunRequest([Message.user("weather in Oslo?")]))
+        assert answered.text == "ok"
+        tool_message = [m for m in model.recorded[1].body["messages"] if m["role"] == "tool"][0]
+        assert json.loads(tool_message["content"])["city"] == "Oslo"
+    finally:
+        model.close()
