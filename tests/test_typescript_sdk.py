@@ -4,7 +4,8 @@ as separate Node processes, as the agent client, a processor, a tool and tracing
 Each ``ts`` block of ``clients/typescript/README.md`` is one file under
 ``clients/typescript/examples``; the tests run those files with tsx and check what a user would
 see: the streamed text and the tripwire the agent client prints, the tool's output reaching the
-model, one trace across the server and the TypeScript processor.
+model, one trace across the server and the TypeScript processor, the processes reattaching after
+the server restarts. Scripts under ``tests/remote/ts`` cover agent CRUD and a refused handshake.
 """
 
 from __future__ import annotations
