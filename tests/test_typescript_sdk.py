@@ -32,6 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 TS_CLIENT = ROOT / "clients" / "typescript"
 EXAMPLES = TS_CLIENT / "examples"
 TSX = TS_CLIENT / "node_modules" / ".bin" / "tsx"
+NODE_TSX = ("node", "--import", "tsx")
+"""Node with tsx's loader (run from ``TS_CLIENT``): one process, where the ``tsx`` launcher makes two."""
 
 
 def test_each_readme_example_is_a_file_the_tests_run() -> None:
@@ -74,7 +76,7 @@ async def node() -> AsyncIterator[Callable[..., Any]]:
     async def start(example: str, target: str, **env: str) -> Node:
         base = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
         proc = await asyncio.create_subprocess_exec(
-            str(TSX), str(EXAMPLES / example), cwd=TS_CLIENT, env={**base, "TREADLE_TARGET": target, **env},
+            *NODE_TSX, str(EXAMPLES / example), cwd=TS_CLIENT, env={**base, "TREADLE_TARGET": target, **env},
             stdin=subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
         )
         started.append(Node(proc))
@@ -174,7 +176,7 @@ async def test_agent_client_crud(start_app: StartApp) -> None:
 
 async def _run_script(name: str, *args: str) -> str:
     proc = await asyncio.create_subprocess_exec(
-        str(TSX), str(ROOT / "tests" / "remote" / "ts" / name), *args, cwd=TS_CLIENT,
+        *NODE_TSX, str(ROOT / "tests" / "remote" / "ts" / name), *args, cwd=TS_CLIENT,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
     )
     out, _ = await asyncio.wait_for(proc.communicate(), 60)

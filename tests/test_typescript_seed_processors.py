@@ -25,6 +25,8 @@ from tests.test_remote_seed_processors import RemoteHarness, harness_factory  # 
 ROOT = Path(__file__).resolve().parent.parent
 TS_CLIENT = ROOT / "clients" / "typescript"
 TSX = TS_CLIENT / "node_modules" / ".bin" / "tsx"
+NODE_TSX = ("node", "--import", "tsx")
+"""Node with tsx's loader (run from ``TS_CLIENT``): one process, where the ``tsx`` launcher makes two."""
 SEED_MAIN = ROOT / "tests" / "remote" / "ts" / "seed_main.ts"
 
 TESTS = (
@@ -52,7 +54,7 @@ class TypeScriptHarness(RemoteHarness):
         if not TSX.exists():
             pytest.fail("clients/typescript/node_modules is missing; run `npm ci --prefix clients/typescript`")
         proc = await asyncio.create_subprocess_exec(
-            str(TSX), str(SEED_MAIN), self.target, "--seed-test", self._test, cwd=TS_CLIENT,
+            *NODE_TSX, str(SEED_MAIN), self.target, "--seed-test", self._test, cwd=TS_CLIENT,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         )
         self.child = Child(proc)
