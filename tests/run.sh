@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test: the protobuf lint and breaking-change check, the type check, then the whole
-# Python suite under coverage (report printed at the end).
+# Runs every test: the protobuf lint and breaking-change check, the TypeScript SDK's tests, the
+# type check, then the whole Python suite under coverage (report printed at the end).
 # Sets up what is missing first (idempotent): .venv with the project installed, buf and
 # protoc-gen-es, clients/typescript/node_modules, and the Go plugins in .ci/tools/bin.
 # Usage: bash tests/run.sh [pytest args...]
@@ -33,6 +33,8 @@ fi
 .ci/go-tools
 
 .ci/lint
+# The TypeScript SDK's own tests (builds clients/typescript/dist first).
+npm test --prefix "$ts"
 .venv/bin/python -m mypy
 
 # PostgreSQL for the storage and memory tests, which run on SQLite and on PostgreSQL: a throwaway
