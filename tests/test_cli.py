@@ -26,7 +26,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from tests.conftest import StartApp
 from tests.support import OpenAIServer, Turn
 from treadle.agents import Agent
-from treadle.cli import ChunkPrinter
+from treadle.cli_chat import ChunkPrinter
 from treadle.tools import Tool
 from treadle.v1 import chunk_pb2
 from treadle_client import AgentClient
@@ -173,12 +173,13 @@ def test_acceptance_contract_through_reflection(serve: Any, openai_server: Any) 
     assert proc.terminate() == 0
 
 
-def test_serve_without_keys_starts_and_says_how_to_set_one(serve: Any) -> None:
+def test_serve_without_keys_runs_the_assistant_on_the_local_model_and_says_how_to_switch(serve: Any) -> None:
     proc = serve(env=clean_env())
-    warning = proc.wait_for_line(proc.stderr, "OPENAI_API_KEY")
-    assert "OPENAI_BASE_URL" in warning and "'assistant'" in warning
     assert proc.stdout[0] == f"Treadle listening on {proc.target}"
-    assert any("assistant: openai/gpt-4o-mini" in line for line in proc.stdout)
+    assert "  assistant: local/smollm2-135m-instruct (config)" in proc.stdout
+    switch = proc.wait_for_line(proc.stdout, "embedded model")
+    assert "export OPENAI_API_KEY" in switch
+    assert not any("OPENAI_API_KEY" in line for line in proc.stderr)
     assert proc.health("treadle.v1.AgentService") == health_pb2.HealthCheckResponse.SERVING
     assert proc.terminate() == 0
 
@@ -277,7 +278,7 @@ async def test_chat_shows_tripwires_plainly_and_errors_on_stderr(start_app: Star
 
     running = await start_app(setup=setup)
     code, out, err = await run_chat(running.target, "guarded", "weather?")
-    assert (code, out) == (0, "✋ blocked by guard: no weather talk\n"), err
+    assert (code, out) == (3, "✋ blocked by guard: no weather talk\n"), err  # a tripwire exits 3
 
     code, out, err = await run_chat(running.target, "broken", "hi")
     assert code == 1 and "context too long" in err
