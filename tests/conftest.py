@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from tests.support.fixtures import anthropic_server, openai_server, wire_server  # noqa: F401
+from tests.support.terminal import terminal  # noqa: F401
 from treadle.app import TreadleApp
 from treadle.config import Settings
 

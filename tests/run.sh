@@ -13,9 +13,11 @@ if ! command -v go >/dev/null 2>&1 && [[ -x /usr/local/go/bin/go ]]; then
   export PATH="/usr/local/go/bin:$PATH"
 fi
 
-if [[ ! -x .venv/bin/treadle ]] || ! .venv/bin/python -c "import treadle, treadle_client, pytest, grpc_tools, mypy" 2>/dev/null; then
+if [[ ! -x .venv/bin/treadle ]] || ! .venv/bin/python -c "import treadle, treadle_client, pytest, grpc_tools, mypy, llama_cpp" 2>/dev/null; then
   python3 -m venv .venv
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+  # As in the README's quick start: llama.cpp built portably for the embedded models.
+  CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF" \
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev,local]'
 fi
 if [[ ! -x .ci/tools/node_modules/.bin/buf || ! -x .ci/tools/node_modules/.bin/protoc-gen-es ]]; then
   npm ci --prefix .ci/tools --no-audit --no-fund

@@ -227,6 +227,7 @@ class _Engine:
         self.path = path
         self._loader = loader
         self._llama: Any = None
+        self._count_prompt: Callable[[list[dict[str, str]]], int] = lambda messages: 0
         self._load_error: APICallError | None = None
         # One worker: its queue is FIFO, so generations start in the order they were submitted.
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"treadle-local-{path.stem}")
@@ -250,6 +251,7 @@ class _Engine:
                 raise self._load_error
             try:
                 self._llama = self._loader(self.path)
+                self._count_prompt = _prompt_counter(self._llama)
             except APICallError as e:
                 self._load_error = e
                 raise
@@ -268,18 +270,22 @@ class _Engine:
         try:
             llama = self._load()
             job.put("metadata", job.id)
-            prompt_tokens = _prompt_tokens(llama, messages)
+            prompt_tokens = self._count_prompt(messages)
             raw_reason, produced = "unknown", 0
-            for event in llama.create_chat_completion(messages=messages, stream=True, **args):
-                if job.cancelled.is_set():
-                    return
-                choice = event["choices"][0]
-                text = choice["delta"].get("content")
-                if text:
-                    produced += 1
-                    job.put("text", text)
-                if choice.get("finish_reason"):
-                    raw_reason = choice["finish_reason"]
+            events = llama.create_chat_completion(messages=messages, stream=True, **args)
+            try:
+                for event in events:
+                    if job.cancelled.is_set():
+                        return  # the run ended: stop sampling, free the model for the next one
+                    choice = event["choices"][0]
+                    text = choice["delta"].get("content")
+                    if text:
+                        produced += 1
+                        job.put("text", text)
+                    if choice.get("finish_reason"):
+                        raw_reason = choice["finish_reason"]
+            finally:
+                events.close()
             usage = Usage(prompt_tokens, produced, prompt_tokens + produced)
             job.put("finish", (raw_reason, usage))
         except APICallError as e:
@@ -288,15 +294,29 @@ class _Engine:
             job.put("error", _error(self.model_id, f"{type(e).__name__}: {e}"))
 
 
-def _prompt_tokens(llama: Any, messages: list[dict[str, str]]) -> int:
-    """Tokens of the templated prompt (the streamed answer does not report them)."""
-    try:
-        formatted = llama.chat_handler or None
-        del formatted
-        text = "".join(m["content"] for m in messages)
-        return len(llama.tokenize(text.encode(), add_bos=False, special=False))
-    except Exception:  # noqa: BLE001 - usage is informative; never fail a run over it
-        return 0
+def _prompt_counter(llama: Any) -> Callable[[list[dict[str, str]]], int]:
+    """Counts the tokens of the templated prompt (a streamed answer does not report them);
+    renders the chat template from the file as the generation does."""
+    template = getattr(llama, "metadata", {}).get("tokenizer.chat_template")
+    if not template:
+        return lambda messages: 0
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    def text(token: int) -> str:
+        return "" if token == -1 else llama.detokenize([token], special=True).decode("utf-8", "replace")
+
+    formatter = Jinja2ChatFormatter(template=template, eos_token=text(llama.token_eos()),
+                                    bos_token=text(llama.token_bos()))
+
+    def count(messages: list[dict[str, str]]) -> int:
+        try:
+            result = formatter(messages=messages)
+            tokens = llama.tokenize(result.prompt.encode("utf-8"), add_bos=not result.added_special, special=True)
+            return len(tokens)
+        except Exception:  # noqa: BLE001 - usage is informative; never fail a run over it
+            return 0
+
+    return count
 
 
 class _Job:
@@ -326,7 +346,7 @@ class _Job:
 
 
 def _error(model_id: str, message: str) -> APICallError:
-    return APICallError(f"local/{model_id}: {message}", provider=PROVIDER, model_id=model_id, is_retryable=False)
+    return APICallError(f"{model_id}: {message}", provider=PROVIDER, model_id=model_id, is_retryable=False)
 
 
 def preload_ids(models: Iterable[str]) -> list[str]:
