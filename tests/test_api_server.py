@@ -534,3 +534,17 @@ async def test_stream_batches_chunks_that_are_already_queued_and_never_waits_for
     assert second is not None and [c.text_delta.text for c in second.chunks] == ["d"]
     pipe.finish()
     assert await pipe.take() is None
+
+
+async def test_an_agent_on_a_local_model_that_cannot_run_is_warned_about(
+    start_app: StartApp, caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    missing = tmp_path / "missing.gguf"
+
+    def setup(app: Any) -> None:
+        app.add_agent(Agent(id="offline", model=f"local/{missing}"))
+
+    with caplog.at_level(logging.WARNING, logger="treadle"):
+        await start_app(setup=setup)
+    assert f"local/{missing} cannot run here, so runs of 'offline' will fail: " in caplog.text
+    assert "no GGUF file at" in caplog.text or "needs llama-cpp-python" in caplog.text

@@ -36,7 +36,7 @@ from .config import AgentFileError, Settings, load_agent_file
 from .config.settings import DEFAULT_LISTEN
 from .errors import InvalidArgumentError
 from .loop import AgentLoop
-from .providers.local import DEFAULT_LOCAL_MODEL
+from .providers.local import DEFAULT_LOCAL_MODEL, unavailable as local_unavailable
 from .providers.router import ModelRouter
 from .registry import Registry
 from .tools import Tool
@@ -316,8 +316,22 @@ class TreadleApp:
                 )
         return out
 
+    def missing_local_models(self) -> list[str]:
+        """A sentence per ``local/...`` model that agents use but this server cannot run."""
+        users: dict[str, list[str]] = {}
+        for agent in self.registry.list_agents():
+            for model in [agent.model, *(f.id for f in agent.fallback_models)]:
+                if model.startswith("local/") and agent.id not in users.setdefault(model, []):
+                    users[model].append(agent.id)
+        out = []
+        for model, agents in users.items():
+            problem = local_unavailable(model.removeprefix("local/"))
+            if problem:
+                out.append(f"{model} cannot run here, so runs of {', '.join(map(repr, agents))} will fail: {problem}")
+        return out
+
     def warn_missing_credentials(self) -> None:
-        for message in self.missing_credentials():
+        for message in self.missing_credentials() + self.missing_local_models():
             log.warning(message)
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import os
 import threading
 import time
@@ -89,6 +90,17 @@ def model_path(model_id: str) -> Path:
     if not ggufs:
         raise _error(model_id, f"the {builtin.package} package holds no .gguf file")
     return Path(str(ggufs[-1].locate()))
+
+
+def unavailable(model_id: str) -> str | None:
+    """Why ``local/<model_id>`` cannot run in this server (said at start), or None."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        return f"the local provider needs llama-cpp-python: {INSTALL_HINT}"
+    try:
+        model_path(model_id)
+    except APICallError as e:
+        return e.message
+    return None
 
 
 class LocalModels:
