@@ -14,8 +14,6 @@ import json
 import re
 from pathlib import Path
 
-import pytest
-
 from tests.support.terminal import DEFAULT_ADDRESS, ROOT, Terminal
 
 README = (ROOT / "README.md").read_text()
@@ -99,8 +97,6 @@ def test_quick_start_command_1_then_chat(terminal: Terminal) -> None:
 
 
 def test_buf_curl_through_reflection(terminal: Terminal) -> None:
-    if not (ROOT / ".ci" / "tools" / "node_modules" / ".bin" / "buf").exists():
-        pytest.fail("buf is missing: run `npm ci --prefix .ci/tools` (as the README says)")
     server = terminal.serve([".venv/bin/treadle", "serve"])
     done = terminal.run(localized(block("Talking to it", "sh"), terminal))
     assert done.returncode == 0, done.stderr
@@ -109,7 +105,7 @@ def test_buf_curl_through_reflection(terminal: Terminal) -> None:
         obj, end = decoder.raw_decode(text)
         replies.append(obj)
         text = text[end:].strip()
-    created, *streamed, generated = replies
+    created, *streamed, generated = replies  # (npm ci prints nothing on stdout)
     assert created["agent"]["id"] == "echo" and created["agent"]["source"] == "AGENT_SOURCE_API"
     chunks = [c for r in streamed for c in r["chunks"]]
     assert sum("textDelta" in c for c in chunks) > 1, chunks  # streamed, token by token
