@@ -49,7 +49,7 @@ LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
 EXAMPLE_AGENT: dict[str, Any] = {
     "id": "assistant",
     "name": "Assistant",
-    "description": "The built-in example agent, served when no config file is given.",
+    "description": "The built-in example agent, served when no other agent is defined.",
     "model": "openai/gpt-4o-mini",
     "instructions": "You are a helpful, concise assistant.",
 }
@@ -166,7 +166,8 @@ class TreadleApp:
         """Load agents, bind and serve; returns the bound port (useful with port 0)."""
         if self.settings.config_file is not None:
             self.load_agents(self.settings.config_file)
-        elif self.settings.example_agent and "assistant" not in {a.id for a in self.registry.list_agents()}:
+        elif self.settings.example_agent and not self.registry.list_agents():
+            # Only a server with no agents of its own gets the built-in one.
             self.registry.add_agent(agent_from_dict(EXAMPLE_AGENT | {"model": self.example_model()}, source="config"))
         self.warn_missing_credentials()
         self.warn_unregistered()
