@@ -16,7 +16,9 @@ fi
 # Reinstall when pyproject.toml changed since the last install (new dependencies).
 if [[ ! -x .venv/bin/treadle || pyproject.toml -nt .venv/.installed ]]; then
   python3 -m venv .venv
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+  # As in the README's quick start: llama.cpp built portably for the embedded models.
+  CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DLLAVA_BUILD=OFF" \
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev,local]'
   touch .venv/.installed
 fi
 if [[ ! -x .ci/tools/node_modules/.bin/buf || ! -x .ci/tools/node_modules/.bin/protoc-gen-es ]]; then
