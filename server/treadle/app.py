@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import os
 import signal
@@ -31,8 +32,11 @@ from .api.processor_hub import ProcessorHub
 from .api.processor_service import SERVICE_NAME as PROCESSOR_SERVICE, ProcessorServicer
 from .api.remote_processor import RemoteProcessor
 from .api.convert import agent_from_dict
+from .api.gate import Gate
+from .api.server import TlsFiles
 from .config import AgentFileError, Settings, load_agent_file
-from .errors import InvalidArgumentError
+from .config.security import Security, load_security
+from .errors import InvalidArgumentError, NotFoundError
 from .loop import AgentLoop
 from .providers.router import ModelRouter
 from .registry import Registry
@@ -66,6 +70,17 @@ _CREDENTIALS: dict[str, tuple[tuple[str, ...], str]] = {
 }
 
 
+def is_loopback(listen: str) -> bool:
+    """True for ``127.0.0.0/8``, ``[::1]`` and ``localhost`` listen addresses."""
+    host = listen.rpartition(":")[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 class TreadleApp:
     def __init__(
         self,
@@ -95,9 +110,11 @@ class TreadleApp:
         self.models = ModelRouter()
         self.loop = AgentLoop(self.registry, self.models, tracer)
         self.agent_service = AgentServicer(self.registry, self.loop, self.models)
+        self.gate = Gate(agent_resource=self._agent_resource)
         self.server = GrpcServer(
             self.agent_service,
             ServerOptions(grace=self.settings.grace, max_message_bytes=self.settings.max_message_bytes),
+            gate=self.gate,
         )
         # Remote tools: names no in-process tool has resolve to the attached tool streams.
         self.tool_hub = ToolHub(
@@ -155,13 +172,47 @@ class TreadleApp:
 
     async def start(self, listen: str | None = None) -> int:
         """Load agents, bind and serve; returns the bound port (useful with port 0)."""
+        listen = listen or self.settings.listen
+        tls = self.configure_security(load_security(self.settings.config_file, self.settings.auth_file), listen)
         if self.settings.config_file is not None:
             self.load_agents(self.settings.config_file)
         elif self.settings.example_agent and "assistant" not in {a.id for a in self.registry.list_agents()}:
             self.registry.add_agent(agent_from_dict(EXAMPLE_AGENT, source="config"))
         self.warn_missing_credentials()
-        self.port = await self.server.start(listen or self.settings.listen)
+        self.port = await self.server.start(listen, tls)
         return self.port
+
+    def configure_security(self, security: Security, listen: str) -> TlsFiles | None:
+        """Apply credentials, limits and provider trust; refuse an open, unauthenticated bind."""
+        self.gate.auth, self.gate.limits = security.auth, security.limits
+        self.models.trust = security.trust
+        self.agent_service.max_list_page_bytes = security.limits.max_list_page_bytes
+        self.server.options.reflection = security.auth is None or security.auth.reflection
+        if security.auth is None:
+            if not is_loopback(listen) and not self.settings.insecure:
+                raise OSError(
+                    f"refusing to listen on {listen} without auth: configure an auth section "
+                    "(see docs/security.md) or pass --insecure to serve it unauthenticated"
+                )
+            log.warning("no auth configured: the server is UNAUTHENTICATED; anyone who can reach %s "
+                        "may call every method", listen)
+        else:
+            log.info("auth on: %d credential(s)", len(security.auth.credentials))
+        s = self.settings
+        if s.tls_cert is None or s.tls_key is None:
+            return None
+        try:
+            return TlsFiles(s.tls_cert.read_bytes(), s.tls_key.read_bytes(),
+                            s.tls_client_ca.read_bytes() if s.tls_client_ca is not None else None)
+        except OSError as e:
+            raise OSError(f"cannot read TLS file {e.filename}: {e.strerror}") from None
+
+    def _agent_resource(self, agent_id: str) -> str:
+        try:
+            options = self.registry.get_agent(agent_id).default_options
+        except NotFoundError:
+            return ""
+        return options.memory.resource if options is not None and options.memory is not None else ""
 
     async def stop(self, grace: float | None = None) -> None:
         """Drain (see ``GrpcServer.stop``), then release provider clients and flush traces."""
@@ -239,4 +290,4 @@ class TreadleApp:
             log.warning(message)
 
 
-__all__ = ["EXAMPLE_AGENT", "TreadleApp"]
+__all__ = ["EXAMPLE_AGENT", "TreadleApp", "is_loopback"]

@@ -46,10 +46,7 @@ class Registry:
 
     def replace_agent(self, agent: Agent) -> Agent:
         current = self.get_agent(agent.id)
-        if current.source == "code":
-            raise FailedPreconditionError(
-                f"agent {agent.id!r} is defined in Python code and cannot be changed over the API"
-            )
+        self.check_changeable(current, "changed")
         agent.validate()
         agent.source = current.source
         agent.create_time = current.create_time
@@ -57,12 +54,15 @@ class Registry:
         return agent
 
     def delete_agent(self, agent_id: str) -> None:
-        current = self.get_agent(agent_id)
-        if current.source == "code":
-            raise FailedPreconditionError(
-                f"agent {agent_id!r} is defined in Python code and cannot be deleted over the API"
-            )
+        self.check_changeable(self.get_agent(agent_id), "deleted")
         del self._agents[agent_id]
+
+    @staticmethod
+    def check_changeable(agent: Agent, how: str = "changed") -> None:
+        """Only agents created over the API may be changed or deleted over it."""
+        if agent.source != "api":
+            where = "in Python code" if agent.source == "code" else "in the server's config file"
+            raise FailedPreconditionError(f"agent {agent.id!r} is defined {where} and cannot be {how} over the API")
 
     def snapshot_agent(self, agent_id: str) -> Agent:
         """A copy a run can hold while the stored agent is updated."""
@@ -117,3 +117,4 @@ class Registry:
 
             return ToolHooks(get(ref.before_tool_call), get(ref.after_tool_call))
         raise TypeError(f"cannot resolve tool hooks from {type(ref).__name__}")
+

@@ -19,6 +19,7 @@ from ..loop import GenerateResult
 from ..messages import Message, SystemMessage, utcnow
 from ..processors import StepResult
 from ..providers.base import ModelConfig, ModelSettings
+from ..providers.trust import check_base_url
 from ..tools import Tool, ToolHooks
 from ..v1 import agent_pb2, agent_service_pb2, chunk_pb2
 from .convert_data import (
@@ -82,7 +83,10 @@ def agent_from_proto(pb: agent_pb2.Agent, *, source: a.AgentSource, path: str = 
         if not f.model:
             raise InvalidArgumentError(f"{path}.fallback_models[{i}].model is required")
         retries = f.max_retries if f.HasField("max_retries") else None
-        fallbacks.append(ModelConfig(id=f.model, base_url=f.base_url, max_retries=retries))
+        check_base_url(f.base_url, f"{path}.fallback_models[{i}].base_url")
+        fallbacks.append(ModelConfig(id=f.model, base_url=f.base_url, max_retries=retries,
+                                     credential=f.provider_credential))
+    check_base_url(pb.base_url, f"{path}.base_url")
     schema = opt_struct(pb, "request_context_schema")
     if schema is not None:
         try:
@@ -101,6 +105,7 @@ def agent_from_proto(pb: agent_pb2.Agent, *, source: a.AgentSource, path: str = 
         description=pb.description,
         metadata=opt_struct(pb, "metadata") or {},
         base_url=pb.base_url,
+        provider_credential=pb.provider_credential,
         fallback_models=fallbacks,
         tools=_names(pb.tools, f"{path}.tools"),
         input_processors=_refs(pb.input_processors, f"{path}.input_processors"),
@@ -133,8 +138,9 @@ def agent_to_proto(agent: a.Agent, out: agent_pb2.Agent | None = None) -> agent_
     elif agent.instructions:
         system_messages_to_proto(agent.instructions, out.instruction_messages.messages)
     out.model, out.base_url = agent.model, agent.base_url
+    out.provider_credential = agent.provider_credential
     for f in agent.fallback_models:
-        fb = out.fallback_models.add(model=f.id, base_url=f.base_url)
+        fb = out.fallback_models.add(model=f.id, base_url=f.base_url, provider_credential=f.credential)
         if f.max_retries is not None:
             fb.max_retries = f.max_retries
     out.tools.extend(t.name if isinstance(t, Tool) else str(t) for t in agent.tools)

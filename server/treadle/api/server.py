@@ -14,6 +14,7 @@ from grpc_reflection.v1alpha import reflection
 
 from ..v1 import agent_service_pb2, agent_service_pb2_grpc
 from .agent_service import AgentServicer
+from .gate import Gate, GateInterceptor
 
 log = logging.getLogger(__name__)
 
@@ -32,15 +33,30 @@ class ServerOptions:
     """Seconds in-flight runs get to finish on shutdown; after that they end with UNAVAILABLE."""
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     """Larger requests are refused with RESOURCE_EXHAUSTED."""
+    reflection: bool = True
+    """Serve gRPC reflection (with auth on, to callers holding a valid token)."""
+
+
+@dataclass(frozen=True)
+class TlsFiles:
+    """PEM contents; with ``client_ca`` every client must present a certificate it signed."""
+
+    cert: bytes
+    key: bytes
+    client_ca: bytes | None = None
 
 
 class GrpcServer:
     """One server per app. Add further services with ``add_service`` before ``start``."""
 
-    def __init__(self, agents: AgentServicer, options: ServerOptions | None = None) -> None:
+    def __init__(
+        self, agents: AgentServicer, options: ServerOptions | None = None, gate: Gate | None = None
+    ) -> None:
         self.options = options or ServerOptions()
+        self.gate = gate or Gate()
         limit = self.options.max_message_bytes
         self._server = grpc.aio.server(
+            interceptors=[GateInterceptor(self.gate)],
             options=[
                 ("grpc.max_receive_message_length", limit),
                 ("grpc.max_send_message_length", limit),
@@ -61,11 +77,19 @@ class GrpcServer:
         register(self._server)
         self._services.append(name)
 
-    async def start(self, listen: str) -> int:
+    async def start(self, listen: str, tls: TlsFiles | None = None) -> int:
         """Bind ``listen`` (``HOST:PORT``; port 0 picks one) and serve; returns the bound port."""
-        reflection.enable_server_reflection([*self._services, reflection.SERVICE_NAME], self._server)
+        if self.options.reflection:
+            reflection.enable_server_reflection([*self._services, reflection.SERVICE_NAME], self._server)
         try:
-            port = self._server.add_insecure_port(listen)
+            if tls is None:
+                port = self._server.add_insecure_port(listen)
+            else:
+                credentials = grpc.ssl_server_credentials(
+                    [(tls.key, tls.cert)], root_certificates=tls.client_ca,
+                    require_client_auth=tls.client_ca is not None,
+                )
+                port = self._server.add_secure_port(listen, credentials)
         except RuntimeError as e:
             raise OSError(f"cannot listen on {listen}: {e}") from None
         if port == 0:

@@ -9,7 +9,15 @@ from typing import Any, NoReturn, TypeVar
 
 import grpc
 
-from ..errors import AlreadyExistsError, FailedPreconditionError, InvalidArgumentError, NotFoundError
+from ..errors import (
+    AlreadyExistsError,
+    FailedPreconditionError,
+    InvalidArgumentError,
+    NotFoundError,
+    PermissionDeniedError,
+    ResourceExhaustedError,
+    UnauthenticatedError,
+)
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +37,9 @@ _CODES: tuple[tuple[type[Exception], grpc.StatusCode], ...] = (
     (AlreadyExistsError, grpc.StatusCode.ALREADY_EXISTS),
     (FailedPreconditionError, grpc.StatusCode.FAILED_PRECONDITION),
     (ShuttingDownError, grpc.StatusCode.UNAVAILABLE),
+    (UnauthenticatedError, grpc.StatusCode.UNAUTHENTICATED),
+    (PermissionDeniedError, grpc.StatusCode.PERMISSION_DENIED),
+    (ResourceExhaustedError, grpc.StatusCode.RESOURCE_EXHAUSTED),
 )
 
 

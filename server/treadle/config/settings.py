@@ -2,7 +2,8 @@
 
 Environment: ``TREADLE_LISTEN``, ``TREADLE_CONFIG``, ``TREADLE_GRACE``,
 ``TREADLE_MAX_MESSAGE_BYTES``, ``TREADLE_TOOL_TIMEOUT``, ``TREADLE_PROCESSOR_TIMEOUT``,
-``TREADLE_PROCESSOR_MAX_TIMEOUT``, ``TREADLE_PROCESSOR_ATTACH_WAIT``.
+``TREADLE_PROCESSOR_MAX_TIMEOUT``, ``TREADLE_PROCESSOR_ATTACH_WAIT``, ``TREADLE_AUTH_FILE``,
+``TREADLE_TLS_CERT``, ``TREADLE_TLS_KEY``, ``TREADLE_TLS_CLIENT_CA``.
 """
 
 from __future__ import annotations
@@ -37,6 +38,14 @@ class Settings:
     """The most any remote processor may ask for (the agent's cap may still be shorter)."""
     processor_attach_wait: float = 0.0
     """Seconds a run waits, once, for a named remote processor that is not attached yet."""
+    auth_file: Path | None = None
+    """Credentials (an ``auth`` section) replacing the config file's; see docs/security.md."""
+    insecure: bool = False
+    """Allow a non-loopback listen address without auth."""
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    tls_client_ca: Path | None = None
+    """When set, clients must present a certificate signed by this CA (mutual TLS)."""
 
     def __post_init__(self) -> None:
         host, sep, port = self.listen.rpartition(":")
@@ -50,6 +59,10 @@ class Settings:
             raise ValueError("max message size must be positive")
         if self.processor_timeout <= 0 or self.processor_max_timeout <= 0:
             raise ValueError("processor timeouts must be > 0 seconds")
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ValueError("TLS needs both a certificate and a key (--tls-cert and --tls-key)")
+        if self.tls_client_ca is not None and self.tls_cert is None:
+            raise ValueError("--tls-client-ca needs --tls-cert and --tls-key")
         if self.processor_attach_wait < 0:
             raise ValueError(f"processor attach wait must be >= 0 seconds, got {self.processor_attach_wait}")
 
@@ -62,6 +75,10 @@ class Settings:
             values["listen"] = env["TREADLE_LISTEN"]
         if env.get("TREADLE_CONFIG"):
             values["config_file"] = Path(env["TREADLE_CONFIG"])
+        for var, name in (("TREADLE_AUTH_FILE", "auth_file"), ("TREADLE_TLS_CERT", "tls_cert"),
+                          ("TREADLE_TLS_KEY", "tls_key"), ("TREADLE_TLS_CLIENT_CA", "tls_client_ca")):
+            if env.get(var):
+                values[name] = Path(env[var])
         for var, name, kind in (
             ("TREADLE_GRACE", "grace", float),
             ("TREADLE_MAX_MESSAGE_BYTES", "max_message_bytes", int),
