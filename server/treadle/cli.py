@@ -16,6 +16,7 @@ from google.protobuf import struct_pb2
 from treadle_client import DEFAULT_TARGET, AgentClient
 from treadle.v1 import chunk_pb2
 
+from . import cli_security
 from .config import AgentFileError, Settings
 
 _DIM, _RESET = "\x1b[2m", "\x1b[0m"
@@ -39,10 +40,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--listen", metavar="HOST:PORT", help="address to listen on (default 127.0.0.1:50051)")
     serve.add_argument("--config", metavar="FILE", type=Path, help="YAML or JSON file of agents (proto JSON form)")
     serve.add_argument("--grace", metavar="SECONDS", type=float, help="time in-flight runs get on shutdown (default 30)")
+    cli_security.add_serve_arguments(serve)
     chat = sub.add_parser("chat", help="stream one answer from an agent")
     chat.add_argument("agent_id", metavar="AGENT_ID")
     chat.add_argument("message")
     chat.add_argument("--target", metavar="HOST:PORT", default=DEFAULT_TARGET, help="server address")
+    cli_security.add_client_arguments(chat)
     return parser
 
 
@@ -52,7 +55,8 @@ def _parser() -> argparse.ArgumentParser:
 def _serve(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     try:
-        settings = Settings.from_env(listen=args.listen, config_file=args.config, grace=args.grace)
+        settings = Settings.from_env(listen=args.listen, config_file=args.config, grace=args.grace,
+                                     **cli_security.serve_overrides(args))
     except ValueError as e:
         print(f"treadle serve: {e}", file=sys.stderr)
         return 2
@@ -87,7 +91,7 @@ async def _run_server(settings: Settings) -> int:
 
 async def _chat(args: argparse.Namespace) -> int:
     printer = ChunkPrinter(sys.stdout, sys.stderr, color=sys.stdout.isatty())
-    async with AgentClient(args.target) as client:
+    async with AgentClient(args.target, **cli_security.client_options(args)) as client:
         try:
             async for chunk in client.stream(args.agent_id, args.message):
                 printer.show(chunk)

@@ -22,11 +22,14 @@ and ``run_tools`` do the same for scripts, until SIGTERM or Ctrl-C. See ``client
 from ._agents import DEFAULT_TARGET, AgentClient
 from ._attach import AttachError, Attachment
 from ._blocking import run_processors, run_tools
+from ._connect import TOKEN_ENV, TLSConfig
 from ._processors import attach
 from ._tools import serve_tools
 
 __all__ = [
     "DEFAULT_TARGET",
+    "TOKEN_ENV",
+    "TLSConfig",
     "AgentClient",
     "AttachError",
     "Attachment",

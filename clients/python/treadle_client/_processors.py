@@ -52,6 +52,7 @@ from ._attach import (
     collecting_writer,
     default_instance_id,
 )
+from ._connect import Connect, TLSConfig
 from ._tracing import ParentContexts, invocation_span, mark_error, tracer_from
 
 log = logging.getLogger("treadle_client")
@@ -298,8 +299,8 @@ async def _call(method: Any, args: Any) -> Any:
     return result
 
 
-def _open(channel: grpc.aio.Channel, requests: AsyncIterator[Any]) -> Any:
-    return processor_service_pb2_grpc.ProcessorServiceStub(channel).Attach(requests)
+def _open(channel: grpc.aio.Channel, requests: AsyncIterator[Any], metadata: Any) -> Any:
+    return processor_service_pb2_grpc.ProcessorServiceStub(channel).Attach(requests, metadata=metadata)
 
 
 async def attach(
@@ -309,13 +310,15 @@ async def attach(
     instance_id: str | None = None,
     tracer_provider: TracerProvider | None = None,
     backoff: tuple[float, float] = (0.1, 5.0),
+    token: str | None = None,
+    tls: TLSConfig | None = None,
     state_ttl: float = DEFAULT_STATE_TTL,
 ) -> Attachment:
     """Attach ``processors`` to every server in ``targets`` (``HOST:PORT``) over one stream each.
 
     Returns at once; ``await attachment.ready()`` waits for every server's welcome. Streams that
     end are reopened with exponential backoff (``backoff`` = initial and maximum seconds) and
-    jitter. Each invocation runs in a span ``{hook} {processor id}`` that is a child of the
+    jitter. ``token`` (default: ``TREADLE_TOKEN``) and ``tls`` are as for ``AgentClient``. Each invocation runs in a span ``{hook} {processor id}`` that is a child of the
     server's hook span, made with ``tracer_provider`` (default: the global one).
     """
     declarations = [declaration(p) for p in processors]
@@ -328,4 +331,5 @@ async def attach(
         raise ValueError("give at least one processor")
     host = _Host(by_id, declarations, instance_id or default_instance_id(),
                  tracer_from(tracer_provider), state_ttl)
-    return Attachment(as_targets(targets), _open, lambda send: _ProcessorSession(host, send), backoff)
+    return Attachment(as_targets(targets), _open, lambda send: _ProcessorSession(host, send), backoff,
+                      Connect(tls, token))
