@@ -28,8 +28,6 @@ from ._tools import serve_tools
 
 __all__ = [
     "DEFAULT_TARGET",
-    "TOKEN_ENV",
-    "TLSConfig",
     "AgentClient",
     "AttachError",
     "Attachment",
@@ -37,4 +35,6 @@ __all__ = [
     "run_processors",
     "run_tools",
     "serve_tools",
+    "TLSConfig",
+    "TOKEN_ENV",
 ]

@@ -300,7 +300,10 @@ class _Pipe:
 def _apply_mask(
     mask: field_mask_pb2.FieldMask, source: agent_pb2.Agent, current: agent_pb2.Agent
 ) -> agent_pb2.Agent:
-    paths = [p for p in mask.paths if p.split(".")[0] not in _OUTPUT_ONLY]
+    paths = list(mask.paths)
+    output_only = sorted({p.split(".")[0] for p in paths} & _OUTPUT_ONLY)
+    if output_only:
+        raise InvalidArgumentError(f"update_mask names output-only fields {output_only}; the server sets them")
     if "id" in paths:
         raise InvalidArgumentError("update_mask: an agent's id cannot change")
     clean = field_mask_pb2.FieldMask(paths=paths)

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import jsonschema
 from google.protobuf import json_format
 
 from .. import agents as a
@@ -22,6 +21,7 @@ from ..providers.base import ModelConfig, ModelSettings
 from ..providers.trust import check_base_url
 from ..tools import Tool, ToolHooks
 from ..v1 import agent_pb2, agent_service_pb2, chunk_pb2
+from . import validate
 from .convert_data import (
     chunk_from_proto,
     chunk_to_proto,
@@ -89,12 +89,9 @@ def agent_from_proto(pb: agent_pb2.Agent, *, source: a.AgentSource, path: str = 
     check_base_url(pb.base_url, f"{path}.base_url")
     schema = opt_struct(pb, "request_context_schema")
     if schema is not None:
-        try:
-            jsonschema.validators.validator_for(schema).check_schema(schema)
-        except jsonschema.SchemaError as e:
-            raise InvalidArgumentError(
-                f"{path}.request_context_schema is not a valid JSON schema: {e.message}"
-            ) from None
+        validate.check_schema(schema, f"{path}.request_context_schema")
+    for i, system in enumerate(instructions):
+        validate.check_provider_options(system.provider_options, f"{path}.instruction_messages[{i}].provider_options")
     retries = pb.max_processor_retries if pb.HasField("max_processor_retries") else None
     now = utcnow()
     agent = a.Agent(
@@ -124,6 +121,7 @@ def agent_from_proto(pb: agent_pb2.Agent, *, source: a.AgentSource, path: str = 
         update_time=now,
     )
     agent.validate()
+    validate.check_attachable(agent, path)
     return agent
 
 
@@ -239,6 +237,7 @@ def call_options_from_proto(pb: agent_pb2.CallOptions, path: str = "options") ->
     if pb.HasField("tool_hooks"):
         opts.tool_hooks = _hooks_ref(pb.tool_hooks)
     opts.model = pb.model or None
+    validate.check_call_options(opts, path)
     return opts
 
 

@@ -7,7 +7,8 @@ Every call but ``grpc.health.v1`` passes here, in this order:
 2. with auth configured, the ``authorization: Bearer <token>`` metadata (and the client
    certificate, over mTLS) must name a credential, else UNAUTHENTICATED; the credential is then
    the call's caller (``api/auth.py``) for as long as the call lasts;
-3. the method's own rule: agent CRUD needs admin, a run needs the agent and its memory
+3. every unary request's enums and floats are checked (INVALID_ARGUMENT naming the field);
+   then the method's own rule: agent CRUD needs admin, a run needs the agent and its memory
    resource in scope, requests naming a ``resource``/``resource_id`` need that resource
    (PERMISSION_DENIED naming the scope);
 4. limits: concurrent runs in total and per credential, attached streams per credential
@@ -28,8 +29,8 @@ import grpc
 from google.protobuf.message import DecodeError, Message
 
 from ..config.auth import AuthConfig, Credential, Limits
-from ..errors import PermissionDeniedError, ResourceExhaustedError, UnauthenticatedError
-from . import auth
+from ..errors import InvalidArgumentError, PermissionDeniedError, ResourceExhaustedError, UnauthenticatedError
+from . import auth, validate
 from .status import status_for
 
 log = logging.getLogger(__name__)
@@ -40,6 +41,7 @@ _ADMIN = {f"{_AGENTS}{m}": m for m in ("CreateAgent", "UpdateAgent", "DeleteAgen
 _RUNS = {f"{_AGENTS}Generate", f"{_AGENTS}Stream"}
 _ATTACH = {"/treadle.v1.ProcessorService/Attach", "/treadle.v1.ToolService/Attach"}
 _RESOURCE_FIELDS = ("resource", "resource_id")
+_REFUSED = (UnauthenticatedError, PermissionDeniedError, ResourceExhaustedError, InvalidArgumentError)
 
 
 class _Undecodable:
@@ -160,6 +162,8 @@ def _wrap(handler: Any, method: str, gate: Gate) -> Any:
     def admit(context: grpc.aio.ServicerContext, request: Any) -> Credential | None:
         cred = gate.authenticate(context)
         auth.set_caller(cred)
+        if isinstance(request, Message):
+            validate.check_message(request)  # enum numbers in range, finite numbers, for every method
         gate.check(method, request, cred)
         return cred
 
@@ -174,7 +178,7 @@ def _wrap(handler: Any, method: str, gate: Gate) -> Any:
                     cred = admit(context, request)
                     with gate.run_slot(cred) if method in _RUNS else _nothing():
                         response = await inner(request, context)
-                except (UnauthenticatedError, PermissionDeniedError, ResourceExhaustedError) as e:
+                except _REFUSED as e:
                     await refuse(context, e)
                 return response
 
@@ -187,7 +191,7 @@ def _wrap(handler: Any, method: str, gate: Gate) -> Any:
                 cred = admit(context, request)
                 slot = gate.run_slot(cred) if method in _RUNS else _nothing()
                 slot.__enter__()
-            except (UnauthenticatedError, PermissionDeniedError, ResourceExhaustedError) as e:
+            except _REFUSED as e:
                 await refuse(context, e)
             try:
                 async for response in inner(request, context):
@@ -205,7 +209,7 @@ def _wrap(handler: Any, method: str, gate: Gate) -> Any:
             slot = gate.stream_slot(cred) if method in _ATTACH else _nothing()
             slot.__enter__()
             return slot
-        except (UnauthenticatedError, PermissionDeniedError, ResourceExhaustedError) as e:
+        except _REFUSED as e:
             await refuse(context, e)
 
     async def checked(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:

@@ -16,13 +16,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
-import jsonschema
 
 from ..v1 import tool_service_pb2, tool_service_pb2_grpc
 from .convert_data import struct_to_dict
-from ..errors import PermissionDeniedError
+from ..errors import InvalidArgumentError, PermissionDeniedError
 from .handshake import HandshakeError, negotiate_version
 from .identity import Owners
+from .validate import check_schema
 from .tool_hub import ToolHub, ToolStream, is_end
 
 log = logging.getLogger(__name__)
@@ -70,11 +70,9 @@ def _check_schema(t: Any, field: str, where: str, *, required: bool) -> None:
             f"(models pass tool arguments as an object), got type {schema.get('type')!r}",
         )
     try:
-        jsonschema.validators.validator_for(schema).check_schema(schema)
-    except jsonschema.SchemaError as e:
-        raise HandshakeError(grpc.StatusCode.INVALID_ARGUMENT,
-                             f"{where}.{field} of tool {t.name!r} is not a valid JSON schema: "
-                             f"{e.message}") from None
+        check_schema(schema, f"{where}.{field} of tool {t.name!r}")
+    except InvalidArgumentError as e:
+        raise HandshakeError(grpc.StatusCode.INVALID_ARGUMENT, str(e)) from None
 
 
 class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
