@@ -13,7 +13,7 @@ if ! command -v go >/dev/null 2>&1 && [[ -x /usr/local/go/bin/go ]]; then
   export PATH="/usr/local/go/bin:$PATH"
 fi
 
-if [[ ! -x .venv/bin/treadle ]] || ! .venv/bin/python -c "import treadle, treadle_client, pytest, grpc_tools, mypy" 2>/dev/null; then
+if [[ ! -x .venv/bin/treadle ]] || ! .venv/bin/python -c "import treadle, treadle_client, pytest, grpc_tools, mypy, hypothesis, cryptography" 2>/dev/null; then
   python3 -m venv .venv
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 fi

@@ -33,6 +33,7 @@ from opentelemetry import trace
 from opentelemetry.trace import TracerProvider
 
 from treadle.api import hook_convert as hc
+from treadle.api.hook_convert_sdk import check_state_depth
 from treadle.api.convert_data import chunk_to_proto, dict_to_struct, struct_to_dict
 from treadle.api.hook_convert_sdk import snapshot_before
 from treadle.chunks import Chunk
@@ -241,6 +242,11 @@ class _ProcessorSession:
                 result = await self._hook(inv, hook, method, rs, common, span)
         changed = rs.value != before
         if changed:
+            try:
+                check_state_depth(rs.value)
+            except ValueError as e:
+                rs.value = before
+                return hc.encode_error(inv.invocation_id, e)
             rs.version += 1
             result.state.Clear()
             dict_to_struct(rs.value, result.state.value)

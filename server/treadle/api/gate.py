@@ -156,8 +156,11 @@ def _wrap(handler: Any, method: str, gate: Gate) -> Any:
         await context.abort(code, message)
 
     async def bad_request(context: grpc.aio.ServicerContext, bad: _Undecodable) -> None:
-        log.warning("%s: undecodable request from %s: %s", method, context.peer(), bad.error)
-        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"the request cannot be decoded: {bad.error}")
+        why = str(bad.error)
+        if "MaxDepth" in why or isinstance(bad.error, RecursionError):
+            why = "it is nested deeper than protobuf's limit of 100 levels"
+        log.warning("%s: undecodable request from %s: %s", method, context.peer(), why)
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"the request cannot be decoded: {why}")
 
     def admit(context: grpc.aio.ServicerContext, request: Any) -> Credential | None:
         cred = gate.authenticate(context)
