@@ -81,22 +81,30 @@ class AuthConfig:
     credentials: tuple[Credential, ...]
     reflection: bool = False
 
+    def __post_init__(self) -> None:
+        by_digest = {c.token_sha256: c for c in self.credentials if c.token_sha256 is not None}
+        object.__setattr__(self, "_by_digest", by_digest)
+        object.__setattr__(self, "_cert_only", tuple(c for c in self.credentials if c.token_sha256 is None))
+
     def find(self, token: str | None, cert_subjects: tuple[str, ...] = ()) -> Credential | None:
         """The credential a caller with ``token`` and a client certificate naming ``cert_subjects``
-        holds, or None. Digests are compared in constant time, against every credential."""
-        digest = hashlib.sha256(token.encode()).digest() if token else None
-        found: Credential | None = None
-        for cred in self.credentials:
-            if cred.token_sha256 is not None:
-                # No early exit: every digest is compared, so timing says nothing about which.
-                ok = digest is not None and hmac.compare_digest(digest, cred.token_sha256)
-            else:
-                ok = digest is None and cred.client_cert_subject is not None
-            if ok and cred.client_cert_subject is not None:
-                ok = cred.client_cert_subject in cert_subjects
-            if ok and found is None:
-                found = cred
-        return found
+        holds, or None.
+
+        The token is hashed first, so nothing about its bytes reaches a comparison: the digest
+        picks a candidate from a hash table (SipHash, keyed per process) and is then compared
+        with ``hmac.compare_digest``, in constant time.
+        """
+        if token:
+            digest = hashlib.sha256(token.encode()).digest()
+            cred: Credential | None = self._by_digest.get(digest)  # type: ignore[attr-defined]
+            if cred is None or not hmac.compare_digest(digest, cred.token_sha256 or b""):
+                return None
+        else:
+            cred = next((c for c in self._cert_only if c.client_cert_subject in cert_subjects), None)  # type: ignore[attr-defined]
+            return cred
+        if cred.client_cert_subject is not None and cred.client_cert_subject not in cert_subjects:
+            return None
+        return cred
 
 
 @dataclass(frozen=True)
