@@ -451,3 +451,18 @@ async def test_list_agents_pages_are_bounded_in_bytes(secured, channel_for) -> N
         if not (token := page.next_page_token):
             break
     assert [s for s in seen if s.startswith("zz-")] == ["zz-big-0", "zz-big-1", "zz-big-2"]
+
+
+@pytest.mark.parametrize(("auth", "says"), [
+    ({"credentials": [{"id": "x", "tokenSha256": "abc"}]}, "tokenSha256 must be 64 hex digits"),
+    ({"credentials": [{"id": "x"}]}, "needs tokenSha256, clientCertSubject, or both"),
+    ({"credentials": [{"id": "x", "tokenSha256": "0" * 64, "agent": ["typo"]}]}, "unknown keys ['agent']"),
+    ({"credentials": [{"id": "x", "tokenSha256": "0" * 64}, {"id": "x", "tokenSha256": "1" * 64}]}, "used twice"),
+    ({"credentials": [{"id": "x", "tokenSha256": "0" * 64, "agents": "echo"}]}, "must be a list"),
+])
+async def test_a_bad_auth_section_stops_the_server_saying_where(secured, auth: Any, says: str) -> None:
+    from treadle.config import AgentFileError
+
+    with pytest.raises(AgentFileError) as info:
+        await secured(auth=auth)
+    assert "server.yaml: auth.credentials[" in str(info.value) and says in str(info.value)

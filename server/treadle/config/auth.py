@@ -32,7 +32,7 @@ import hashlib
 import hmac
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any, Literal
 
@@ -80,8 +80,10 @@ class Credential:
 class AuthConfig:
     credentials: tuple[Credential, ...]
     reflection: bool = False
+    _by_digest: dict[bytes, Credential] = field(init=False, repr=False, compare=False)
+    _cert_only: tuple[Credential, ...] = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self) -> None:  # indexes, built once: a lookup costs the same for any number
         by_digest = {c.token_sha256: c for c in self.credentials if c.token_sha256 is not None}
         object.__setattr__(self, "_by_digest", by_digest)
         object.__setattr__(self, "_cert_only", tuple(c for c in self.credentials if c.token_sha256 is None))
@@ -96,12 +98,11 @@ class AuthConfig:
         """
         if token:
             digest = hashlib.sha256(token.encode()).digest()
-            cred: Credential | None = self._by_digest.get(digest)  # type: ignore[attr-defined]
+            cred = self._by_digest.get(digest)
             if cred is None or not hmac.compare_digest(digest, cred.token_sha256 or b""):
                 return None
         else:
-            cred = next((c for c in self._cert_only if c.client_cert_subject in cert_subjects), None)  # type: ignore[attr-defined]
-            return cred
+            return next((c for c in self._cert_only if c.client_cert_subject in cert_subjects), None)
         if cred.client_cert_subject is not None and cred.client_cert_subject not in cert_subjects:
             return None
         return cred
