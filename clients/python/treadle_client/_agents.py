@@ -12,6 +12,7 @@ from google.protobuf import field_mask_pb2, json_format
 from treadle.v1 import agent_pb2, agent_service_pb2, agent_service_pb2_grpc, chunk_pb2, message_pb2
 
 from ._connect import Connect, TLSConfig
+from ._threads import ThreadCalls
 
 DEFAULT_TARGET = "127.0.0.1:50051"
 
@@ -21,8 +22,8 @@ OptionsLike = agent_pb2.CallOptions | Mapping[str, Any]
 MessageLike = message_pb2.Message | Mapping[str, Any]
 
 
-class AgentClient:
-    """An async client for one Treadle server.
+class AgentClient(ThreadCalls):
+    """An async client for one Treadle server: agents, runs, and memory threads (``ThreadCalls``).
 
     ``token`` (default: ``TREADLE_TOKEN``) is sent as a bearer token; ``tls`` connects over TLS.
     ``channel`` lets you bring your own (interceptors); the client then leaves closing it to

@@ -36,9 +36,9 @@ _CODES: tuple[tuple[type[Exception], grpc.StatusCode], ...] = (
     (InvalidArgumentError, grpc.StatusCode.INVALID_ARGUMENT),
     (AlreadyExistsError, grpc.StatusCode.ALREADY_EXISTS),
     (FailedPreconditionError, grpc.StatusCode.FAILED_PRECONDITION),
+    (PermissionDeniedError, grpc.StatusCode.PERMISSION_DENIED),
     (ShuttingDownError, grpc.StatusCode.UNAVAILABLE),
     (UnauthenticatedError, grpc.StatusCode.UNAUTHENTICATED),
-    (PermissionDeniedError, grpc.StatusCode.PERMISSION_DENIED),
     (ResourceExhaustedError, grpc.StatusCode.RESOURCE_EXHAUSTED),
 )
 
