@@ -20,6 +20,7 @@ from treadle.app import TreadleApp
 from treadle.messages import TextPart
 from treadle.tools import Tool
 from treadle.v1 import (
+    thread_service_pb2 as tpb,
     agent_pb2,
     agent_service_pb2,
     processor_service_pb2 as ppb,
@@ -33,7 +34,8 @@ from treadle_client import AgentClient, AttachError, attach, serve_tools
 Code = grpc.StatusCode
 SERVICES = [agent_service_pb2.DESCRIPTOR.services_by_name["AgentService"],
             ppb.DESCRIPTOR.services_by_name["ProcessorService"],
-            tool_service_pb2.DESCRIPTOR.services_by_name["ToolService"]]
+            tool_service_pb2.DESCRIPTOR.services_by_name["ToolService"],
+            tpb.DESCRIPTOR.services_by_name["ThreadService"]]
 
 
 async def status_of(call: Any) -> tuple[grpc.StatusCode, str]:
@@ -92,6 +94,10 @@ OUT_OF_SCOPE = {
     "Stream": (agent_service_pb2.StreamRequest(agent_id="secret", prompt="hi"), "'agents' scope"),
     "ProcessorService.Attach": (handshake("ProcessorService", "pii-guard"), "'processors' scope"),
     "ToolService.Attach": (handshake("ToolService", "get_weather"), "'tools' scope"),
+    "ThreadService.CreateThread": (tpb.CreateThreadRequest(thread=tpb.Thread(id="t", resource_id="tenant-b/x")),
+                                   "resource 'tenant-b/x'"),
+    **{f"ThreadService.{m}": (getattr(tpb, f"{m}Request")(resource_id="tenant-b/x"), "resource 'tenant-b/x'")
+       for m in ("GetThread", "ListThreads", "UpdateThread", "DeleteThread", "ListMessages", "ListRuns")},
 }
 
 
@@ -466,3 +472,22 @@ async def test_a_bad_auth_section_stops_the_server_saying_where(secured, auth: A
     with pytest.raises(AgentFileError) as info:
         await secured(auth=auth)
     assert "server.yaml: auth.credentials[" in str(info.value) and says in str(info.value)
+
+
+async def test_thread_service_keeps_tenants_apart(secured, channel_for) -> None:
+    from treadle.v1 import thread_service_pb2_grpc
+
+    running, _ = await secured()
+    stub = thread_service_pb2_grpc.ThreadServiceStub(channel_for(running))
+    theirs = tpb.Thread(id="t-b", resource_id="tenant-b/alice", title="secret plans")
+    await stub.CreateThread(tpb.CreateThreadRequest(thread=theirs), metadata=md("ops"))
+    mine = tpb.Thread(id="t-a", resource_id="tenant-a/bob")
+    await stub.CreateThread(tpb.CreateThreadRequest(thread=mine), metadata=md("web-app"))
+    got = await stub.GetThread(tpb.GetThreadRequest(resource_id="tenant-a/bob", thread_id="t-a"), metadata=md("web-app"))
+    assert got.thread.id == "t-a"
+    for request in (tpb.GetThreadRequest(resource_id="tenant-b/alice", thread_id="t-b"),
+                    tpb.GetThreadRequest(resource_id="tenant-a/bob", thread_id="t-b")):  # its own resource, their thread
+        code, message = await status_of(stub.GetThread(request, metadata=md("web-app")))
+        assert code == Code.PERMISSION_DENIED and "secret" not in message
+    listed = await stub.ListThreads(tpb.ListThreadsRequest(resource_id="tenant-b/alice"), metadata=md("ops"))
+    assert [t.title for t in listed.threads] == ["secret plans"]
