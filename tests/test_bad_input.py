@@ -339,7 +339,7 @@ def request_for_any_method(draw: Any) -> tuple[Any, Any, bytes]:
     return service, method, draw(message(method.input_type)).SerializeToString()
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=250, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(request=request_for_any_method())
 def test_random_requests_never_get_unknown_or_internal_and_change_nothing_when_refused(
     threaded: ThreadedServer, request: tuple[Any, Any, bytes]
