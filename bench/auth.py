@@ -59,8 +59,9 @@ def _auth_file(directory: Path) -> Path:
     return path
 
 
-async def _server(auth_file: Path | None, model: ScriptedModel) -> tuple[TreadleApp, str]:
-    app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False, auth_file=auth_file), env={})
+async def _server(auth_file: Path | None, model: ScriptedModel, data_dir: Path) -> tuple[TreadleApp, str]:
+    app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False, auth_file=auth_file,
+                              data_dir=data_dir), env={})
     app.loop.models = ScriptedModels(model)
     app.add_agent(Agent(id="bench", model="openai/bench", instructions=[SystemMessage("bench")]))
     app.add_agent(Agent(id="bench-guarded", model="openai/bench", instructions=[SystemMessage("bench")],
@@ -169,7 +170,8 @@ async def _per_invocation(apps: dict[str, tuple[TreadleApp, str]], models: dict[
 async def main(calls: int, runs: int, chunks: int) -> None:
     models = {"off": ScriptedModel(), "on": ScriptedModel()}
     directory = Path(tempfile.mkdtemp(prefix="treadle-bench-"))
-    apps = {"off": await _server(None, models["off"]), "on": await _server(_auth_file(directory), models["on"])}
+    apps = {"off": await _server(None, models["off"], directory / "off"),
+            "on": await _server(_auth_file(directory), models["on"], directory / "on")}
     clients = {"off": AgentClient(apps["off"][1], token=""), "on": AgentClient(apps["on"][1], token=TOKEN)}
     try:
         await clients["on"].get_agent("bench")  # the token works

@@ -7,6 +7,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -269,14 +270,16 @@ def message(draw: Any, descriptor: Descriptor, depth: int = 0) -> Any:
 class ThreadedServer:
     """A server on its own event loop in a thread, so hypothesis can drive it with a sync client."""
 
-    def __init__(self) -> None:
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
         self.model = OpenAIServer([])
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
 
         async def start() -> tuple[TreadleApp, int]:  # the grpc.aio server belongs to this loop
-            app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False, tool_timeout=2), env={})
+            app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False, tool_timeout=2,
+                                      data_dir=self.data_dir), env={})
             app.add_agent(Agent(id="echo", model="openai/m", base_url=self.model.base_url))
             return app, await app.start()
 
@@ -295,8 +298,8 @@ class ThreadedServer:
 
 
 @pytest.fixture(scope="module")
-def threaded() -> Iterator[ThreadedServer]:
-    server = ThreadedServer()
+def threaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThreadedServer]:
+    server = ThreadedServer(tmp_path_factory.mktemp("data"))
     yield server
     server.close()
 
