@@ -296,7 +296,7 @@ def test_require_resource_is_what_thread_servicers_call() -> None:
 
 async def test_the_server_key_never_reaches_an_agent_chosen_url(secured, channel_for, monkeypatch) -> None:
     trusted = OpenAIServer([Turn.say("from the real provider")])
-    listener = OpenAIServer([Turn.say("stolen")])  # the attacker's loopback listener
+    listener = OpenAIServer([])  # the attacker's loopback listener: any request is recorded
     monkeypatch.setenv("OPENAI_API_KEY", "sk-server-secret")
     monkeypatch.setenv("OPENAI_BASE_URL", trusted.base_url)
     try:
