@@ -10,7 +10,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from tests.support import AnthropicServer, OpenAIServer, ScriptedServer, ScriptStep
+from tests.support import LOOPBACK_TRUST, AnthropicServer, OpenAIServer, ScriptedServer, ScriptStep
 from treadle.agents import Agent, CallOptions, RunRequest
 from treadle.chunks import Chunk
 from treadle.loop import AgentLoop, GenerateResult
@@ -26,7 +26,7 @@ class Harness:
         self.exporter = InMemorySpanExporter()
         self.tracer_provider = TracerProvider()
         self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.exporter))
-        self.router = ModelRouter(env={"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-test"})
+        self.router = ModelRouter(env={"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-test"}, trust=LOOPBACK_TRUST)
         self.loop = AgentLoop(self.registry, self.router, self.tracer_provider.get_tracer("treadle"))
 
     @property

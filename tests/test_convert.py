@@ -144,7 +144,7 @@ FULL_AGENT = {
     ]},
     "model": "openai/gpt-4o-mini",
     "baseUrl": "http://127.0.0.1:9/v1",
-    "fallbackModels": [{"model": "anthropic/claude-sonnet-4-5", "maxRetries": 1}, {"model": "openai/x", "baseUrl": "u"}],
+    "fallbackModels": [{"model": "anthropic/claude-sonnet-4-5", "maxRetries": 1}, {"model": "openai/x", "baseUrl": "http://u.example/v1"}],
     "tools": ["weather", "search"],
     "inputProcessors": [{"id": "guard", "failurePolicy": "FAILURE_POLICY_FAIL_OPEN", "timeout": "1.500s"}],
     "outputProcessors": [{"id": "redact", "failurePolicy": "FAILURE_POLICY_FAIL_CLOSED"}],
@@ -173,7 +173,7 @@ FULL_AGENT = {
 def test_agent_round_trips_through_the_domain() -> None:
     agent = convert.agent_from_dict(FULL_AGENT, source="config")
     assert agent.fallback_models == [
-        ModelConfig("anthropic/claude-sonnet-4-5", max_retries=1), ModelConfig("openai/x", base_url="u"),
+        ModelConfig("anthropic/claude-sonnet-4-5", max_retries=1), ModelConfig("openai/x", base_url="http://u.example/v1"),
     ]
     assert agent.input_processors == [ProcessorRef("guard", "fail_open", 1.5)]
     assert agent.tool_hooks == ToolHooksRef("audit", "log")

@@ -21,7 +21,7 @@ from treadle.messages import (
 from treadle.providers.base import LanguageModel, ModelConfig, ModelRequest, ModelSettings, ToolSpec
 from treadle.providers.router import ModelRouter
 
-from tests.support import AnthropicServer, HttpError, ScriptedToolCall, ScriptedUsage, Turn
+from tests.support import LOOPBACK_TRUST, AnthropicServer, HttpError, ScriptedToolCall, ScriptedUsage, Turn
 
 KEY_ENV = {"ANTHROPIC_API_KEY": "sk-ant-test"}
 EPHEMERAL = {"anthropic": {"cacheControl": {"type": "ephemeral"}}}
@@ -43,7 +43,7 @@ def server() -> Iterator[AnthropicServer]:
 
 @pytest.fixture
 async def router() -> AsyncIterator[ModelRouter]:
-    r = ModelRouter(env=KEY_ENV)
+    r = ModelRouter(env=KEY_ENV, trust=LOOPBACK_TRUST)
     yield r
     await r.aclose()
 
@@ -226,7 +226,7 @@ async def test_prompt_conversion(router, server) -> None:
                 "lookup", "Look it up", {"type": "object", "properties": {"q": {"type": "string"}}}
             )
         ],
-        tool_choice="required",
+        tool_choice="auto",  # Anthropic refuses thinking with a forced choice (see below)
         settings=ModelSettings(stop_sequences=["END"], temperature=0.5),
         provider_options={"anthropic": {"thinking": {"type": "enabled", "budgetTokens": 2048}}},
     )
@@ -285,7 +285,7 @@ async def test_prompt_conversion(router, server) -> None:
             "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}},
         }
     ]
-    assert body["tool_choice"] == {"type": "any"}
+    assert body["tool_choice"] == {"type": "auto"}
     assert body["stop_sequences"] == ["END"]
     assert body["stream"] is True
     assert "temperature" not in body  # SDK 2.x has no sampling parameters

@@ -13,7 +13,7 @@ from treadle.providers.base import LanguageModel, ModelConfig, ModelFinish, Mode
 from treadle.providers.fallback import FallbackModel
 from treadle.providers.router import ModelRouter
 
-from tests.support import AnthropicServer, HttpError, OpenAIServer, ScriptedToolCall, Turn
+from tests.support import LOOPBACK_TRUST, AnthropicServer, HttpError, OpenAIServer, ScriptedToolCall, Turn
 from tests.support.fixtures import anthropic_server, openai_server, wire_server  # noqa: F401
 
 ENV = {"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-ant-test"}
@@ -28,7 +28,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 async def router() -> AsyncIterator[ModelRouter]:
-    r = ModelRouter(env=ENV)
+    r = ModelRouter(env=ENV, trust=LOOPBACK_TRUST)
     yield r
     await r.aclose()
 
@@ -89,7 +89,7 @@ async def test_no_fallback_after_the_first_chunk(router, openai_server) -> None:
 
 
 async def test_missing_key_falls_back(openai_server) -> None:  # noqa: F811
-    router = ModelRouter(env={"OPENAI_API_KEY": "sk-test"})
+    router = ModelRouter(env={"OPENAI_API_KEY": "sk-test"}, trust=LOOPBACK_TRUST)
     backup = openai_server([Turn.say("openai answered")])
     model = router.resolve(ModelConfig("anthropic/claude-x", fallbacks=[config("openai", backup)]))
     chunks = await collect(model, ask())
@@ -139,7 +139,7 @@ def test_fallback_model_needs_a_model() -> None:
     "bad", ["gpt-4o", "/gpt-4o", "openai/", "openai", "", "mistral/large", "OpenAI/gpt-4o"]
 )
 def test_router_rejects_bad_model_strings(bad) -> None:
-    router = ModelRouter(env=ENV)
+    router = ModelRouter(env=ENV, trust=LOOPBACK_TRUST)
     with pytest.raises(InvalidArgumentError) as info:
         router.validate(bad)
     assert "openai" in str(info.value) and "anthropic" in str(info.value)
@@ -148,7 +148,7 @@ def test_router_rejects_bad_model_strings(bad) -> None:
 
 
 def test_router_accepts_slashes_in_the_model_name() -> None:
-    router = ModelRouter(env=ENV)
+    router = ModelRouter(env=ENV, trust=LOOPBACK_TRUST)
     router.validate("openai/meta-llama/Llama-3.1-8B-Instruct")
     model = router.resolve(ModelConfig("openai/meta-llama/Llama-3.1-8B-Instruct"))
     assert (model.provider, model.model_id) == ("openai", "meta-llama/Llama-3.1-8B-Instruct")

@@ -20,7 +20,7 @@ from treadle.messages import (
 from treadle.providers.base import LanguageModel, ModelConfig, ModelRequest, ModelSettings, ToolSpec
 from treadle.providers.router import ModelRouter
 
-from tests.support import HttpError, OpenAIServer, ScriptedToolCall, ScriptedUsage, Turn
+from tests.support import LOOPBACK_TRUST, HttpError, OpenAIServer, ScriptedToolCall, ScriptedUsage, Turn
 
 KEY_ENV = {"OPENAI_API_KEY": "sk-test"}
 
@@ -43,7 +43,7 @@ def server() -> Iterator[OpenAIServer]:
 
 @pytest.fixture
 async def router() -> AsyncIterator[ModelRouter]:
-    r = ModelRouter(env=KEY_ENV)
+    r = ModelRouter(env=KEY_ENV, trust=LOOPBACK_TRUST)
     yield r
     await r.aclose()
 

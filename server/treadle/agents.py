@@ -116,6 +116,8 @@ class Agent:
     description: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
     base_url: str = ""
+    provider_credential: str = ""
+    """An operator-configured provider credential for ``base_url`` (see ``providers/trust.py``)."""
     fallback_models: list[Any] = field(default_factory=list)
     """``ModelConfig``s tried in order when the primary model's call fails."""
     tools: list[Any] = field(default_factory=list)

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import os
 import signal
@@ -33,9 +34,12 @@ from .api.processor_service import SERVICE_NAME as PROCESSOR_SERVICE, ProcessorS
 from .api.remote_processor import RemoteProcessor
 from .api.thread_service import SERVICE_NAME as THREAD_SERVICE, ThreadServicer
 from .api.convert import agent_from_dict
+from .api.gate import Gate
+from .api.server import TlsFiles
 from .config import AgentFileError, Settings, load_agent_file
+from .config.security import Security, load_security
 from .config.settings import DEFAULT_LISTEN
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, NotFoundError
 from .loop import AgentLoop
 from .memory import SqlStore, database_url, open_store
 from .providers.local import DEFAULT_LOCAL_MODEL, unavailable as local_unavailable
@@ -76,6 +80,17 @@ _CREDENTIALS: dict[str, tuple[tuple[str, ...], str]] = {
 }
 
 
+def is_loopback(listen: str) -> bool:
+    """True for ``127.0.0.0/8``, ``[::1]`` and ``localhost`` listen addresses."""
+    host = listen.rpartition(":")[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 class TreadleApp:
     def __init__(
         self,
@@ -106,9 +121,11 @@ class TreadleApp:
         self.models = ModelRouter()
         self.loop = AgentLoop(self.registry, self.models, tracer)
         self.agent_service = AgentServicer(self.registry, self.loop, self.models)
+        self.gate = Gate(agent_resource=self._agent_resource)
         self.server = GrpcServer(
             self.agent_service,
             ServerOptions(grace=self.settings.grace, max_message_bytes=self.settings.max_message_bytes),
+            gate=self.gate,
         )
         # Remote tools: names no in-process tool has resolve to the attached tool streams.
         self.tool_hub = ToolHub(
@@ -171,6 +188,8 @@ class TreadleApp:
     async def start(self, listen: str | None = None) -> int:
         """Open the store (migrating it), load agents, bind and serve; returns the bound port
         (useful with port 0)."""
+        listen = listen or self.settings.listen
+        tls = self.configure_security(load_security(self.settings.config_file, self.settings.auth_file), listen)
         await self.open_store()
         if self.settings.config_file is not None:
             self.load_agents(self.settings.config_file)
@@ -180,9 +199,41 @@ class TreadleApp:
         await self.agent_service.load_stored_agents()
         self.warn_missing_credentials()
         self.warn_unregistered()
-        self.port = await self.server.start(listen or self.settings.listen)
+        self.port = await self.server.start(listen, tls)
         self.models.preload(a.model for a in self.registry.list_agents())
         return self.port
+
+    def configure_security(self, security: Security, listen: str) -> TlsFiles | None:
+        """Apply credentials, limits and provider trust; refuse an open, unauthenticated bind."""
+        self.gate.auth, self.gate.limits = security.auth, security.limits
+        self.models.trust = security.trust
+        self.agent_service.max_list_page_bytes = security.limits.max_list_page_bytes
+        self.server.options.reflection = security.auth is None or security.auth.reflection
+        if security.auth is None:
+            if not is_loopback(listen) and not self.settings.insecure:
+                raise OSError(
+                    f"refusing to listen on {listen} without auth: configure an auth section "
+                    "(see docs/security.md) or pass --insecure to serve it unauthenticated"
+                )
+            log.warning("no auth configured: the server is UNAUTHENTICATED; anyone who can reach %s "
+                        "may call every method", listen)
+        else:
+            log.info("auth on: %d credential(s)", len(security.auth.credentials))
+        s = self.settings
+        if s.tls_cert is None or s.tls_key is None:
+            return None
+        try:
+            return TlsFiles(s.tls_cert.read_bytes(), s.tls_key.read_bytes(),
+                            s.tls_client_ca.read_bytes() if s.tls_client_ca is not None else None)
+        except OSError as e:
+            raise OSError(f"cannot read TLS file {e.filename}: {e.strerror}") from None
+
+    def _agent_resource(self, agent_id: str) -> str:
+        try:
+            options = self.registry.get_agent(agent_id).default_options
+        except NotFoundError:
+            return ""
+        return options.memory.resource if options is not None and options.memory is not None else ""
 
     async def open_store(self) -> SqlStore:
         """The store of ``settings.database`` (or SQLite under ``settings.data_dir``), migrated
@@ -361,4 +412,4 @@ def _unique(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-__all__ = ["EXAMPLE_AGENT", "TreadleApp"]
+__all__ = ["EXAMPLE_AGENT", "TreadleApp", "is_loopback"]

@@ -16,7 +16,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from . import cli_agents, cli_chat, cli_processors, cli_threads
+from . import cli_agents, cli_chat, cli_processors, cli_security, cli_threads
 from .config import Settings
 from .config.settings import DEFAULT_LISTEN
 
@@ -67,6 +67,7 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                        help="where the SQLite store lives (TREADLE_DATA_DIR; default ./.treadle)")
     serve.add_argument("--database", metavar="URL",
                        help="store in PostgreSQL instead: postgresql://USER@HOST/DB (TREADLE_DATABASE_URL)")
+    cli_security.add_serve_arguments(serve)
     serve.set_defaults(run=_serve)
 
 
@@ -76,7 +77,8 @@ def _serve(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
     try:
         settings = Settings.from_env(listen=args.listen, config_file=args.config, grace=args.grace,
-                                     data_dir=args.data_dir, database=args.database)
+                                     data_dir=args.data_dir, database=args.database,
+                                     **cli_security.serve_overrides(args))
     except ValueError as e:
         print(f"treadle serve: {e}", file=sys.stderr)
         return 2

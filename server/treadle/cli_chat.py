@@ -21,6 +21,8 @@ from google.protobuf import struct_pb2
 from treadle_client import AgentClient, default_target
 from treadle.v1 import agent_pb2, chunk_pb2
 
+from . import cli_security
+
 EXIT_ERROR = 1
 EXIT_TRIPWIRE = 3
 
@@ -45,13 +47,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                       help="memory thread to talk on (default for a conversation: a new one, chat-TIME)")
     chat.add_argument("--resource", metavar="ID",
                       help="owner of the thread (default: your user name)")
+    cli_security.add_client_arguments(chat)
     chat.set_defaults(run=lambda args: asyncio.run(_chat(args)))
 
 
 async def _chat(args: argparse.Namespace) -> int:
     printer = ChunkPrinter(sys.stdout, sys.stderr, color=sys.stdout.isatty())
     message = " ".join(args.message).strip()
-    async with AgentClient(args.target) as client:
+    async with AgentClient(args.target, **cli_security.client_options(args)) as client:
         if message:
             memory = _memory(args.thread, args.resource) if args.thread or args.resource else None
             return await _turn(client, printer, args, message, memory)

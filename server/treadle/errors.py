@@ -91,5 +91,13 @@ class FailedPreconditionError(TreadleError):
     """The request is well formed but the system's state forbids it."""
 
 
+class UnauthenticatedError(TreadleError):
+    """The caller presented no valid credential."""
+
+
 class PermissionDeniedError(TreadleError):
-    """The caller may not touch this thing (a thread of another resource)."""
+    """The caller's credential does not allow this; the message names the missing scope."""
+
+
+class ResourceExhaustedError(TreadleError):
+    """A configured limit is reached; the message names the limit."""

@@ -50,10 +50,7 @@ class Registry:
 
     def replace_agent(self, agent: Agent) -> Agent:
         current = self.get_agent(agent.id)
-        if current.source == "code":
-            raise FailedPreconditionError(
-                f"agent {agent.id!r} is defined in Python code and cannot be changed over the API"
-            )
+        self.check_changeable(current, "changed")
         agent.validate()
         check_builtins(agent)
         agent.source = current.source
@@ -62,12 +59,15 @@ class Registry:
         return agent
 
     def delete_agent(self, agent_id: str) -> None:
-        current = self.get_agent(agent_id)
-        if current.source == "code":
-            raise FailedPreconditionError(
-                f"agent {agent_id!r} is defined in Python code and cannot be deleted over the API"
-            )
+        self.check_changeable(self.get_agent(agent_id), "deleted")
         del self._agents[agent_id]
+
+    @staticmethod
+    def check_changeable(agent: Agent, how: str = "changed") -> None:
+        """Only agents created over the API may be changed or deleted over it."""
+        if agent.source != "api":
+            where = "in Python code" if agent.source == "code" else "in the server's config file"
+            raise FailedPreconditionError(f"agent {agent.id!r} is defined {where} and cannot be {how} over the API")
 
     def snapshot_agent(self, agent_id: str) -> Agent:
         """A copy a run can hold while the stored agent is updated."""

@@ -23,3 +23,9 @@ __all__ = [
     "ScriptedUsage",
     "Turn",
 ]
+
+from treadle.providers.trust import ProviderTrust  # noqa: E402
+
+LOOPBACK_TRUST = ProviderTrust({"openai": ("http://127.0.0.1:*",), "anthropic": ("http://127.0.0.1:*",)})
+"""Tests that give a router the server's keys trust the loopback fakes, as an operator would."""
+__all__ += ["LOOPBACK_TRUST"]

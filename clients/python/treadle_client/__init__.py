@@ -22,6 +22,7 @@ and ``run_tools`` do the same for scripts, until SIGTERM or Ctrl-C. See ``client
 from ._agents import DEFAULT_TARGET, AgentClient, default_target
 from ._attach import AttachError, Attachment
 from ._blocking import run_processors, run_tools
+from ._connect import TOKEN_ENV, TLSConfig
 from ._processors import attach
 from ._tools import serve_tools
 
@@ -35,4 +36,6 @@ __all__ = [
     "run_processors",
     "run_tools",
     "serve_tools",
+    "TLSConfig",
+    "TOKEN_ENV",
 ]

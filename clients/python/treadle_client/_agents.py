@@ -12,6 +12,7 @@ from google.protobuf import field_mask_pb2, json_format
 
 from treadle.v1 import agent_pb2, agent_service_pb2, agent_service_pb2_grpc, chunk_pb2, message_pb2
 
+from ._connect import Connect, TLSConfig
 from ._threads import ThreadCalls
 
 DEFAULT_TARGET = "127.0.0.1:50051"
@@ -22,7 +23,7 @@ def default_target() -> str:
     """``$TREADLE_TARGET`` when set, else ``127.0.0.1:50051``: where the command-line tools and
     the examples look for a server when given no address."""
     return os.environ.get(TARGET_VARIABLE) or DEFAULT_TARGET
-_MAX_MESSAGE_BYTES = 16 << 20
+
 
 AgentLike = agent_pb2.Agent | Mapping[str, Any]
 """An ``Agent`` message, or a dict in its proto JSON form (``{"id": ..., "model": ...}``)."""
@@ -33,8 +34,9 @@ MessageLike = message_pb2.Message | Mapping[str, Any]
 class AgentClient(ThreadCalls):
     """An async client for one Treadle server: agents, runs, and memory threads (``ThreadCalls``).
 
-    ``channel`` lets you bring your own (TLS, interceptors); the client then leaves closing it
-    to you. Every call takes an optional ``timeout`` in seconds and ``metadata``.
+    ``token`` (default: ``TREADLE_TOKEN``) is sent as a bearer token; ``tls`` connects over TLS.
+    ``channel`` lets you bring your own (interceptors); the client then leaves closing it to
+    you. Every call takes an optional ``timeout`` in seconds.
     """
 
     def __init__(
@@ -43,17 +45,14 @@ class AgentClient(ThreadCalls):
         *,
         channel: grpc.aio.Channel | None = None,
         metadata: Sequence[tuple[str, str]] = (),
+        token: str | None = None,
+        tls: TLSConfig | None = None,
     ) -> None:
+        connect = Connect(tls, token)
         self._owns_channel = channel is None
-        self._channel = channel or grpc.aio.insecure_channel(
-            target,
-            options=[
-                ("grpc.max_receive_message_length", _MAX_MESSAGE_BYTES),
-                ("grpc.max_send_message_length", _MAX_MESSAGE_BYTES),
-            ],
-        )
+        self._channel = channel or connect.channel(target)
         self._stub = agent_service_pb2_grpc.AgentServiceStub(self._channel)
-        self._metadata = tuple(metadata)
+        self._metadata = connect.metadata + tuple(metadata)
 
     # --- runs ---------------------------------------------------------------------------------
 

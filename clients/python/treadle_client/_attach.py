@@ -21,12 +21,13 @@ from typing import Any, Protocol
 import grpc
 
 from treadle.chunks import Chunk
+
+from ._connect import Connect
 from treadle.processors.args import ProcessorStreamWriter
 
 log = logging.getLogger("treadle_client")
 
 PROTOCOL_VERSION = 1
-_MAX_MESSAGE_BYTES = 16 << 20
 
 # A handshake refused for one of these reasons will be refused again: do not retry.
 _FATAL = frozenset({
@@ -66,7 +67,8 @@ class Session(Protocol):
 
 
 SessionFactory = Callable[[Send], Session]
-OpenStream = Callable[[grpc.aio.Channel, AsyncIterator[Any]], Any]
+OpenStream = Callable[[grpc.aio.Channel, AsyncIterator[Any], tuple[tuple[str, str], ...]], Any]
+"""``(channel, requests, metadata)`` -> the Attach call."""
 
 
 def default_instance_id() -> str:
@@ -99,10 +101,11 @@ class _Link:
 
     def __init__(
         self, target: str, open_stream: OpenStream, make_session: SessionFactory,
-        backoff: tuple[float, float], label: str = "stream",
+        backoff: tuple[float, float], connect: Connect, label: str = "stream",
     ) -> None:
         self.target = target
         self.label = label
+        self._connect = connect
         self._open = open_stream
         self._make = make_session
         self._backoff = backoff
@@ -155,13 +158,10 @@ class _Link:
                 yield await outbound.get()
 
         welcomed, why = False, ""
-        channel = grpc.aio.insecure_channel(self.target, options=[
-            ("grpc.max_receive_message_length", _MAX_MESSAGE_BYTES),
-            ("grpc.max_send_message_length", _MAX_MESSAGE_BYTES),
-        ])
+        channel = self._connect.channel(self.target)
         call = None
         try:
-            call = self._open(channel, requests())
+            call = self._open(channel, requests(), self._connect.metadata)
             self.streams_opened += 1
             async for message in call:
                 if session.on_message(message):
@@ -192,7 +192,7 @@ class Attachment:
 
     def __init__(
         self, targets: Sequence[str], open_stream: OpenStream, make_session: SessionFactory,
-        backoff: tuple[float, float], label: str = "stream",
+        backoff: tuple[float, float], connect: Connect | None = None, label: str = "stream",
     ) -> None:
         """``label`` names what is attached in log lines (``processor no-secrets``)."""
         if not targets:
@@ -200,7 +200,7 @@ class Attachment:
         lo, hi = backoff
         if lo <= 0 or hi < lo:
             raise ValueError(f"backoff must be (initial > 0, maximum >= initial), got {backoff}")
-        self._links = [_Link(t, open_stream, make_session, backoff, label) for t in targets]
+        self._links = [_Link(t, open_stream, make_session, backoff, connect or Connect(), label) for t in targets]
         for link in self._links:
             link.start()
 

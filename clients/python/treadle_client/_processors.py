@@ -33,6 +33,7 @@ from opentelemetry import trace
 from opentelemetry.trace import TracerProvider
 
 from treadle.api import hook_convert as hc
+from treadle.api.hook_convert_sdk import check_state_depth
 from treadle.api.convert_data import chunk_to_proto, dict_to_struct, struct_to_dict
 from treadle.api.hook_convert_sdk import snapshot_before
 from treadle.chunks import Chunk
@@ -52,6 +53,7 @@ from ._attach import (
     collecting_writer,
     default_instance_id,
 )
+from ._connect import Connect, TLSConfig
 from ._tracing import ParentContexts, invocation_span, mark_error, tracer_from
 
 log = logging.getLogger("treadle_client")
@@ -240,6 +242,11 @@ class _ProcessorSession:
                 result = await self._hook(inv, hook, method, rs, common, span)
         changed = rs.value != before
         if changed:
+            try:
+                check_state_depth(rs.value)
+            except ValueError as e:
+                rs.value = before
+                return hc.encode_error(inv.invocation_id, e)
             rs.version += 1
             result.state.Clear()
             dict_to_struct(rs.value, result.state.value)
@@ -298,8 +305,8 @@ async def _call(method: Any, args: Any) -> Any:
     return result
 
 
-def _open(channel: grpc.aio.Channel, requests: AsyncIterator[Any]) -> Any:
-    return processor_service_pb2_grpc.ProcessorServiceStub(channel).Attach(requests)
+def _open(channel: grpc.aio.Channel, requests: AsyncIterator[Any], metadata: Any) -> Any:
+    return processor_service_pb2_grpc.ProcessorServiceStub(channel).Attach(requests, metadata=metadata)
 
 
 async def attach(
@@ -309,13 +316,15 @@ async def attach(
     instance_id: str | None = None,
     tracer_provider: TracerProvider | None = None,
     backoff: tuple[float, float] = (0.1, 5.0),
+    token: str | None = None,
+    tls: TLSConfig | None = None,
     state_ttl: float = DEFAULT_STATE_TTL,
 ) -> Attachment:
     """Attach ``processors`` to every server in ``targets`` (``HOST:PORT``) over one stream each.
 
     Returns at once; ``await attachment.ready()`` waits for every server's welcome. Streams that
     end are reopened with exponential backoff (``backoff`` = initial and maximum seconds) and
-    jitter. Each invocation runs in a span ``{hook} {processor id}`` that is a child of the
+    jitter. ``token`` (default: ``TREADLE_TOKEN``) and ``tls`` are as for ``AgentClient``. Each invocation runs in a span ``{hook} {processor id}`` that is a child of the
     server's hook span, made with ``tracer_provider`` (default: the global one).
     """
     declarations = [declaration(p) for p in processors]
@@ -329,4 +338,5 @@ async def attach(
     host = _Host(by_id, declarations, instance_id or default_instance_id(),
                  tracer_from(tracer_provider), state_ttl)
     label = "processor " + ", ".join(d.id for d in declarations)
-    return Attachment(as_targets(targets), _open, lambda send: _ProcessorSession(host, send), backoff, label)
+    return Attachment(as_targets(targets), _open, lambda send: _ProcessorSession(host, send), backoff,
+                      Connect(tls, token), label)

@@ -28,6 +28,7 @@ from ._attach import (
     collecting_writer,
     default_instance_id,
 )
+from ._connect import Connect, TLSConfig
 from ._tracing import ParentContexts, invocation_span, mark_error, tracer_from
 
 log = logging.getLogger("treadle_client")
@@ -109,8 +110,8 @@ class _ToolSession:
         self._send(tool_service_pb2.ToolServiceAttachRequest(result=result))
 
 
-def _open(channel: grpc.aio.Channel, requests: AsyncIterator[Any]) -> Any:
-    return tool_service_pb2_grpc.ToolServiceStub(channel).Attach(requests)
+def _open(channel: grpc.aio.Channel, requests: AsyncIterator[Any], metadata: Any) -> Any:
+    return tool_service_pb2_grpc.ToolServiceStub(channel).Attach(requests, metadata=metadata)
 
 
 async def serve_tools(
@@ -120,10 +121,13 @@ async def serve_tools(
     instance_id: str | None = None,
     tracer_provider: TracerProvider | None = None,
     backoff: tuple[float, float] = (0.1, 5.0),
+    token: str | None = None,
+    tls: TLSConfig | None = None,
 ) -> Attachment:
     """Serve ``tools`` to every server in ``targets`` until ``await attachment.close()``.
 
-    Each call runs in a span that is a child of the server's ``execute_tool`` span.
+    Each call runs in a span that is a child of the server's ``execute_tool`` span. ``token``
+    (default: ``TREADLE_TOKEN``) and ``tls`` are as for ``AgentClient``.
     """
     by_name: dict[str, Tool] = {}
     for t in tools:
@@ -138,5 +142,5 @@ async def serve_tools(
     iid = instance_id or default_instance_id()
     return Attachment(
         as_targets(targets), _open, lambda send: _ToolSession(by_name, iid, tracer, send), backoff,
-        "tool " + ", ".join(by_name),
+        Connect(tls, token), "tool " + ", ".join(by_name),
     )

@@ -22,13 +22,13 @@ from google.protobuf import field_mask_pb2, json_format
 
 from ..agents import Agent, RunRequest
 from ..chunks import Chunk
-from ..errors import FailedPreconditionError, InvalidArgumentError
+from ..errors import InvalidArgumentError
 from ..loop import AgentLoop
 from ..memory import MemoryStore, StoredAgent
 from ..messages import utcnow
 from ..registry import Registry
 from ..v1 import agent_pb2, agent_service_pb2, agent_service_pb2_grpc, chunk_pb2
-from . import convert
+from . import auth, convert
 from .status import SHUTTING_DOWN, ShuttingDownError, abort_with, unary
 
 log = logging.getLogger("treadle.runs")
@@ -41,6 +41,8 @@ MAX_BYTES_PER_RESPONSE = 1 << 20
 
 PIPE_HIGH_WATER = 256
 """Chunks buffered for a slow client before the run is made to wait."""
+
+MAX_LIST_PAGE_BYTES = 4 << 20
 
 _OUTPUT_ONLY = frozenset({"source", "create_time", "update_time"})
 
@@ -59,6 +61,7 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
         self._idle = asyncio.Event()
         self._idle.set()
         self._draining = False
+        self.max_list_page_bytes = MAX_LIST_PAGE_BYTES
         self.store: MemoryStore | None = None
         """Where agents created over the API are kept across restarts (set by the app)."""
 
@@ -125,12 +128,17 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
         # Listed by id, and the token is the last id sent: pages stay consistent when agents are
         # added or deleted between calls.
         agents = [x for x in self._registry.list_agents() if x.id > after]
-        page = agents[:size]
+        agents = [x for x in agents if auth.may("agents", x.id)]
         response = agent_service_pb2.ListAgentsResponse()
-        for agent in page:
-            convert.agent_to_proto(agent, response.agents.add())
-        if len(agents) > size:
-            response.next_page_token = _encode_token(page[-1].id)
+        used = 0
+        for agent in agents[:size]:
+            pb = convert.agent_to_proto(agent)
+            used += pb.ByteSize()
+            if response.agents and used > self.max_list_page_bytes:
+                break  # bounded in bytes too: one huge agent cannot break the listing
+            response.agents.append(pb)
+        if len(agents) > len(response.agents):
+            response.next_page_token = _encode_token(response.agents[-1].id)
         return response
 
     @unary
@@ -140,10 +148,7 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
         if not request.HasField("agent") or not request.agent.id:
             raise InvalidArgumentError("agent.id is required")
         current = self._registry.get_agent(request.agent.id)
-        if current.source == "code":  # checked before conversion: code agents hold Python objects
-            raise FailedPreconditionError(
-                f"agent {current.id!r} is defined in Python code and cannot be changed over the API"
-            )
+        self._registry.check_changeable(current)  # before conversion: code agents hold Python objects
         merged = request.agent
         if request.HasField("update_mask"):
             merged = _apply_mask(request.update_mask, request.agent, convert.agent_to_proto(current))
@@ -355,7 +360,10 @@ class _Pipe:
 def _apply_mask(
     mask: field_mask_pb2.FieldMask, source: agent_pb2.Agent, current: agent_pb2.Agent
 ) -> agent_pb2.Agent:
-    paths = [p for p in mask.paths if p.split(".")[0] not in _OUTPUT_ONLY]
+    paths = list(mask.paths)
+    output_only = sorted({p.split(".")[0] for p in paths} & _OUTPUT_ONLY)
+    if output_only:
+        raise InvalidArgumentError(f"update_mask names output-only fields {output_only}; the server sets them")
     if "id" in paths:
         raise InvalidArgumentError("update_mask: an agent's id cannot change")
     clean = field_mask_pb2.FieldMask(paths=paths)

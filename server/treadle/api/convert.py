@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-import jsonschema
 from google.protobuf import json_format, timestamp_pb2
 
 from .. import agents as a
@@ -20,8 +19,10 @@ from ..loop import GenerateResult
 from ..messages import Message, SystemMessage, utcnow
 from ..processors import StepResult, builtin
 from ..providers.base import ModelConfig, ModelSettings
+from ..providers.trust import check_base_url
 from ..tools import Tool, ToolHooks
 from ..v1 import agent_pb2, agent_service_pb2, chunk_pb2
+from . import validate
 from .convert_data import (
     chunk_from_proto,
     chunk_to_proto,
@@ -90,15 +91,15 @@ def agent_from_proto(pb: agent_pb2.Agent, *, source: a.AgentSource, path: str = 
         if not f.model:
             raise InvalidArgumentError(f"{path}.fallback_models[{i}].model is required")
         retries = f.max_retries if f.HasField("max_retries") else None
-        fallbacks.append(ModelConfig(id=f.model, base_url=f.base_url, max_retries=retries))
+        check_base_url(f.base_url, f"{path}.fallback_models[{i}].base_url")
+        fallbacks.append(ModelConfig(id=f.model, base_url=f.base_url, max_retries=retries,
+                                     credential=f.provider_credential))
+    check_base_url(pb.base_url, f"{path}.base_url")
     schema = opt_struct(pb, "request_context_schema")
     if schema is not None:
-        try:
-            jsonschema.validators.validator_for(schema).check_schema(schema)
-        except jsonschema.SchemaError as e:
-            raise InvalidArgumentError(
-                f"{path}.request_context_schema is not a valid JSON schema: {e.message}"
-            ) from None
+        validate.check_schema(schema, f"{path}.request_context_schema")
+    for i, system in enumerate(instructions):
+        validate.check_provider_options(system.provider_options, f"{path}.instruction_messages[{i}].provider_options")
     retries = pb.max_processor_retries if pb.HasField("max_processor_retries") else None
     defaults = pb.error_processor_defaults if pb.HasField("error_processor_defaults") else None
     now = utcnow()
@@ -110,6 +111,7 @@ def agent_from_proto(pb: agent_pb2.Agent, *, source: a.AgentSource, path: str = 
         description=pb.description,
         metadata=opt_struct(pb, "metadata") or {},
         base_url=pb.base_url,
+        provider_credential=pb.provider_credential,
         fallback_models=fallbacks,
         tools=_names(pb.tools, f"{path}.tools"),
         input_processors=_refs(pb.input_processors, f"{path}.input_processors"),
@@ -130,6 +132,7 @@ def agent_from_proto(pb: agent_pb2.Agent, *, source: a.AgentSource, path: str = 
         update_time=now,
     )
     agent.validate()
+    validate.check_attachable(agent, path)
     return agent
 
 
@@ -144,8 +147,9 @@ def agent_to_proto(agent: a.Agent, out: agent_pb2.Agent | None = None) -> agent_
     elif agent.instructions:
         system_messages_to_proto(agent.instructions, out.instruction_messages.messages)
     out.model, out.base_url = agent.model, agent.base_url
+    out.provider_credential = agent.provider_credential
     for f in agent.fallback_models:
-        fb = out.fallback_models.add(model=f.id, base_url=f.base_url)
+        fb = out.fallback_models.add(model=f.id, base_url=f.base_url, provider_credential=f.credential)
         if f.max_retries is not None:
             fb.max_retries = f.max_retries
     out.tools.extend(t.name if isinstance(t, Tool) else str(t) for t in agent.tools)
@@ -268,6 +272,7 @@ def call_options_from_proto(pb: agent_pb2.CallOptions, path: str = "options") ->
     if pb.HasField("tool_hooks"):
         opts.tool_hooks = _hooks_ref(pb.tool_hooks)
     opts.model = pb.model or None
+    validate.check_call_options(opts, path)
     return opts
 
 

@@ -200,10 +200,42 @@ def iter_stream_args(
 # --- return value -> InvocationResult ------------------------------------------------------------
 
 
+MAX_STATE_LEVELS = 96
+"""The most Struct levels a state may take inside a result and still decode on the server."""
+
+
+def _struct_levels(obj: Mapping[str, Any]) -> int:
+    """Message levels of ``obj`` as a Struct: the Struct, each map entry, each nested Value."""
+
+    def value(v: Any) -> int:
+        if isinstance(v, Mapping):
+            return 1 + _struct_levels(v)
+        if isinstance(v, (list, tuple)):
+            return 2 + max((value(x) for x in v), default=0)
+        return 1
+
+    return 1 + max((1 + value(v) for v in obj.values()), default=0)
+
+
+def check_state_depth(state: Mapping[str, Any]) -> None:
+    """``ValueError`` saying so when ``state`` nests too deep for the server to decode.
+
+    Protobuf stops decoding at 100 levels, and the server would have to end the stream; refused
+    here, only this call fails, with a message that says why.
+    """
+    levels = _struct_levels(state)
+    if levels > MAX_STATE_LEVELS:
+        raise ValueError(
+            f"processor state is nested too deep to send ({levels} protobuf levels, at most "
+            f"{MAX_STATE_LEVELS}: about {MAX_STATE_LEVELS // 3} levels of nested objects)"
+        )
+
+
 def _envelope(invocation_id: str, state: Mapping[str, Any] | None, state_version: int,
               custom_chunks: Iterable[Chunk]) -> pb.InvocationResult:
     out = pb.InvocationResult(invocation_id=invocation_id)
     if state is not None:
+        check_state_depth(state)
         dict_to_struct(state, out.state.value)
         out.state.version = state_version
     for chunk in custom_chunks:

@@ -19,7 +19,9 @@ from ..processors.base import SEED_NAMES
 from ..v1 import processor_service_pb2 as pb
 from ..v1 import processor_service_pb2_grpc
 from .handshake import PROTOCOL_VERSIONS, HandshakeError, negotiate_version
+from ..errors import PermissionDeniedError
 from .hook_convert import HOOK_NAME
+from .identity import Owners
 from .processor_hub import Connection, Declaration, HookSettings, ProcessorHub
 
 log = logging.getLogger(__name__)
@@ -103,6 +105,7 @@ def _echo(out: pb.HookDeclaration, hook: int, s: HookSettings, stream: bool) -> 
 class ProcessorServicer(processor_service_pb2_grpc.ProcessorServiceServicer):
     def __init__(self, hub: ProcessorHub) -> None:
         self.hub = hub
+        self.owners = Owners("processors")
 
     def register(self, server: grpc.aio.Server) -> None:
         processor_service_pb2_grpc.add_ProcessorServiceServicer_to_server(self, server)
@@ -119,6 +122,10 @@ class ProcessorServicer(processor_service_pb2_grpc.ProcessorServiceServicer):
             declarations, welcome = accept_handshake(first.handshake, self.hub)
         except HandshakeError as e:
             await self._refuse(context, e.code, e.message)
+        try:
+            owner = self.owners.claim(declarations)
+        except PermissionDeniedError as e:
+            await self._refuse(context, grpc.StatusCode.PERMISSION_DENIED, str(e))
         conn = Connection(declarations, first.handshake.instance_id)
         # Registered before the welcome goes out, so a process that has its welcome is routable;
         # invocations queued meanwhile wait in ``outbound`` behind the welcome.
@@ -138,6 +145,7 @@ class ProcessorServicer(processor_service_pb2_grpc.ProcessorServiceServicer):
             with contextlib.suppress(asyncio.CancelledError):
                 await reader
             self.hub.unregister(conn, failed=failed.is_set())
+            self.owners.release(declarations, owner)
             conn.finished.set()
             log.info("processor stream %s detached", conn.instance_id)
 

@@ -76,6 +76,9 @@ async def call_remote_tool(hub: ToolHub, name: str, args: Any, ctx: ToolContext)
                 data.name, value_to_py(data.data) if data.HasField("data") else None,
                 transient=data.transient, id=data.id,
             ))
-    if result.WhichOneof("outcome") == "error":
+    outcome = result.WhichOneof("outcome")
+    if outcome == "error":
         raise RemoteToolError(result.error or f"tool {name!r} failed")
-    return value_to_py(result.output) if result.HasField("output") else None
+    if outcome is None:  # neither output nor error: the model must not take silence for success
+        raise RemoteToolError(f"tool {name!r} answered without an outcome (neither output nor error)")
+    return value_to_py(result.output)

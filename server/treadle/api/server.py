@@ -17,6 +17,7 @@ from grpc_reflection.v1alpha import reflection
 
 from ..v1 import agent_service_pb2, agent_service_pb2_grpc
 from .agent_service import AgentServicer
+from .gate import Gate, GateInterceptor
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,17 @@ class ServerOptions:
     """Seconds in-flight runs get to finish on shutdown; after that they end with UNAVAILABLE."""
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     """Larger requests are refused with RESOURCE_EXHAUSTED."""
+    reflection: bool = True
+    """Serve gRPC reflection (with auth on, to callers holding a valid token)."""
+
+
+@dataclass(frozen=True)
+class TlsFiles:
+    """PEM contents; with ``client_ca`` every client must present a certificate it signed."""
+
+    cert: bytes
+    key: bytes
+    client_ca: bytes | None = None
 
 
 class ListenError(OSError):
@@ -80,8 +92,11 @@ class GrpcServer:
     bound to another loop and fail to start.
     """
 
-    def __init__(self, agents: AgentServicer, options: ServerOptions | None = None) -> None:
+    def __init__(
+        self, agents: AgentServicer, options: ServerOptions | None = None, gate: Gate | None = None
+    ) -> None:
         self.options = options or ServerOptions()
+        self.gate = gate or Gate()
         self._agents = agents
         self.health = health.aio.HealthServicer()
         self._services = [AGENT_SERVICE, health.SERVICE_NAME]
@@ -100,10 +115,11 @@ class GrpcServer:
         self._registrations.append(register)
         self._services.append(name)
 
-    async def start(self, listen: str) -> int:
+    async def start(self, listen: str, tls: TlsFiles | None = None) -> int:
         """Bind ``listen`` (``HOST:PORT``; port 0 picks one) and serve; returns the bound port."""
         limit = self.options.max_message_bytes
         self._server = server = grpc.aio.server(
+            interceptors=[GateInterceptor(self.gate)],
             options=[
                 ("grpc.max_receive_message_length", limit),
                 ("grpc.max_send_message_length", limit),
@@ -115,9 +131,17 @@ class GrpcServer:
         )
         for register in self._registrations:
             register(server)
-        reflection.enable_server_reflection([*self._services, reflection.SERVICE_NAME], server)
+        if self.options.reflection:
+            reflection.enable_server_reflection([*self._services, reflection.SERVICE_NAME], server)
         try:
-            port = server.add_insecure_port(listen)
+            if tls is None:
+                port = server.add_insecure_port(listen)
+            else:
+                credentials = grpc.ssl_server_credentials(
+                    [(tls.key, tls.cert)], root_certificates=tls.client_ca,
+                    require_client_auth=tls.client_ca is not None,
+                )
+                port = server.add_secure_port(listen, credentials)
         except RuntimeError:
             port = 0
         if port == 0:

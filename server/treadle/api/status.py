@@ -15,6 +15,8 @@ from ..errors import (
     InvalidArgumentError,
     NotFoundError,
     PermissionDeniedError,
+    ResourceExhaustedError,
+    UnauthenticatedError,
 )
 
 log = logging.getLogger(__name__)
@@ -36,6 +38,8 @@ _CODES: tuple[tuple[type[Exception], grpc.StatusCode], ...] = (
     (FailedPreconditionError, grpc.StatusCode.FAILED_PRECONDITION),
     (PermissionDeniedError, grpc.StatusCode.PERMISSION_DENIED),
     (ShuttingDownError, grpc.StatusCode.UNAVAILABLE),
+    (UnauthenticatedError, grpc.StatusCode.UNAUTHENTICATED),
+    (ResourceExhaustedError, grpc.StatusCode.RESOURCE_EXHAUSTED),
 )
 
 

@@ -17,6 +17,7 @@ import grpc
 from ..errors import InvalidArgumentError, NotFoundError, PermissionDeniedError
 from ..memory import MemoryStore, PageRequest, RunRecord, Thread
 from ..v1 import chunk_pb2, thread_service_pb2 as pb, thread_service_pb2_grpc
+from .auth import require_resource
 from .convert_data import (
     datetime_to_ts,
     dict_to_struct,
@@ -71,6 +72,7 @@ class ThreadServicer(thread_service_pb2_grpc.ThreadServiceServicer):
         t = request.thread
         check_id("thread.id", t.id)
         check_id("thread.resource_id", t.resource_id)
+        require_resource(t.resource_id)  # the other requests name it at the top: the gate checks those
         thread = await self._store.create_thread(
             Thread(id=t.id, resource_id=t.resource_id, title=t.title, metadata=struct_to_dict(t.metadata))
         )

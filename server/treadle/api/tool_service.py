@@ -16,11 +16,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
-import jsonschema
 
 from ..v1 import tool_service_pb2, tool_service_pb2_grpc
 from .convert_data import struct_to_dict
+from ..errors import InvalidArgumentError, PermissionDeniedError
 from .handshake import HandshakeError, negotiate_version
+from .identity import Owners
+from .validate import check_schema
 from .tool_hub import ToolHub, ToolStream, is_end
 
 log = logging.getLogger(__name__)
@@ -68,16 +70,15 @@ def _check_schema(t: Any, field: str, where: str, *, required: bool) -> None:
             f"(models pass tool arguments as an object), got type {schema.get('type')!r}",
         )
     try:
-        jsonschema.validators.validator_for(schema).check_schema(schema)
-    except jsonschema.SchemaError as e:
-        raise HandshakeError(grpc.StatusCode.INVALID_ARGUMENT,
-                             f"{where}.{field} of tool {t.name!r} is not a valid JSON schema: "
-                             f"{e.message}") from None
+        check_schema(schema, f"{where}.{field} of tool {t.name!r}")
+    except InvalidArgumentError as e:
+        raise HandshakeError(grpc.StatusCode.INVALID_ARGUMENT, str(e)) from None
 
 
 class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
     def __init__(self, hub: ToolHub) -> None:
         self.hub = hub
+        self.owners = Owners("tools")
 
     def register(self, server: grpc.aio.Server) -> None:
         tool_service_pb2_grpc.add_ToolServiceServicer_to_server(self, server)
@@ -100,6 +101,11 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
             self.hub.record_refused()
             await context.abort(e.code, str(e))
         hs = first.handshake
+        try:
+            owner = self.owners.claim(t.name for t in hs.tools)
+        except PermissionDeniedError as e:
+            self.hub.record_refused()
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(e))
         stream = ToolStream(hs.instance_id or context.peer(), {t.name: t for t in hs.tools})
         await self.hub.attach(stream)
         reader = asyncio.create_task(self._read(requests, stream))
@@ -119,6 +125,7 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
             with contextlib.suppress(asyncio.CancelledError):
                 await reader
             await self.hub.detach(stream)
+            self.owners.release(stream.tools, owner)
 
     async def _read(
         self,

@@ -28,22 +28,31 @@ class AgentFileError(TreadleError):
     """The agent file cannot be used; the message names the file and, where known, the agent."""
 
 
-def load_agent_file(path: Path) -> list[dict[str, Any]]:
-    """The agent dicts in ``path``, in file order."""
+SECTIONS = ("agents", "auth", "limits", "providers", "providerCredentials")
+"""Top-level keys of the server config file; all but ``agents`` are read by ``config.security``."""
+
+
+def read_config_file(path: Path) -> Any:
+    """The parsed YAML or JSON in ``path`` (None when empty)."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise AgentFileError(f"{path}: cannot read: {e.strerror or e}") from None
     try:
-        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+        return json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as e:
         raise AgentFileError(f"{path}: not valid {'JSON' if path.suffix.lower() == '.json' else 'YAML'}: {e}") from None
+
+
+def load_agent_file(path: Path) -> list[dict[str, Any]]:
+    """The agent dicts in ``path``, in file order."""
+    data = read_config_file(path)
     if data is None:
         return []
     if isinstance(data, dict):
-        unknown = sorted(set(data) - {"agents"})
+        unknown = sorted(set(data) - set(SECTIONS))
         if unknown:
-            raise AgentFileError(f"{path}: unknown top-level keys {unknown}; expected 'agents'")
+            raise AgentFileError(f"{path}: unknown top-level keys {unknown}; expected some of {list(SECTIONS)}")
         data = data.get("agents") or []
     if not isinstance(data, list):
         raise AgentFileError(f"{path}: expected a list of agents or an 'agents:' list")

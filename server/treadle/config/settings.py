@@ -3,7 +3,8 @@
 Environment: ``TREADLE_LISTEN``, ``TREADLE_CONFIG``, ``TREADLE_GRACE``,
 ``TREADLE_MAX_MESSAGE_BYTES``, ``TREADLE_TOOL_TIMEOUT``, ``TREADLE_PROCESSOR_TIMEOUT``,
 ``TREADLE_PROCESSOR_MAX_TIMEOUT``, ``TREADLE_PROCESSOR_ATTACH_WAIT``, ``TREADLE_DATA_DIR``,
-``TREADLE_DATABASE_URL``.
+``TREADLE_DATABASE_URL``, ``TREADLE_AUTH_FILE``, ``TREADLE_TLS_CERT``, ``TREADLE_TLS_KEY``,
+``TREADLE_TLS_CLIENT_CA``.
 """
 
 from __future__ import annotations
@@ -44,6 +45,14 @@ class Settings:
     """Where the SQLite database lives (``treadle.db``), unless ``database`` is given."""
     database: str | None = None
     """A ``postgresql://`` URL: store threads, messages, runs and agents there instead."""
+    auth_file: Path | None = None
+    """Credentials (an ``auth`` section) replacing the config file's; see docs/security.md."""
+    insecure: bool = False
+    """Allow a non-loopback listen address without auth."""
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    tls_client_ca: Path | None = None
+    """When set, clients must present a certificate signed by this CA (mutual TLS)."""
 
     def __post_init__(self) -> None:
         host, sep, port = self.listen.rpartition(":")
@@ -59,6 +68,10 @@ class Settings:
             raise ValueError("processor timeouts must be > 0 seconds")
         if self.database is not None and not self.database.startswith(("postgresql://", "postgres://")):
             raise ValueError(f"database {self.database!r} must be a postgresql:// URL")
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ValueError("TLS needs both a certificate and a key (--tls-cert and --tls-key)")
+        if self.tls_client_ca is not None and self.tls_cert is None:
+            raise ValueError("--tls-client-ca needs --tls-cert and --tls-key")
         if self.processor_attach_wait < 0:
             raise ValueError(f"processor attach wait must be >= 0 seconds, got {self.processor_attach_wait}")
 
@@ -75,6 +88,10 @@ class Settings:
             values["data_dir"] = Path(env["TREADLE_DATA_DIR"])
         if env.get("TREADLE_DATABASE_URL"):
             values["database"] = env["TREADLE_DATABASE_URL"]
+        for var, name in (("TREADLE_AUTH_FILE", "auth_file"), ("TREADLE_TLS_CERT", "tls_cert"),
+                          ("TREADLE_TLS_KEY", "tls_key"), ("TREADLE_TLS_CLIENT_CA", "tls_client_ca")):
+            if env.get(var):
+                values[name] = Path(env[var])
         for var, name, kind in (
             ("TREADLE_GRACE", "grace", float),
             ("TREADLE_MAX_MESSAGE_BYTES", "max_message_bytes", int),

@@ -117,8 +117,9 @@ class AgentLoop:
         if retries is not None and retries < 0:
             raise InvalidArgumentError("max_processor_retries must be >= 0")
         model = ModelConfig(id=opts.model or agent.model, base_url=agent.base_url,
-                            fallbacks=list(agent.fallback_models))
+                            fallbacks=list(agent.fallback_models), credential=agent.provider_credential)
         self.models.validate(model.id)
+        self.models.check_access(model)  # before any call: the server's keys stay with their providers
         resolve = self.registry.resolve_processor
 
         def lane(per_call: list[Any] | None, agent_lane: list[Any]) -> list[Any]:

@@ -388,7 +388,7 @@ def _resolve(model: Any, plan: RunPlan, resolve_model: ResolveModel) -> Language
     same_provider = model.split("/", 1)[0] == plan.model.id.split("/", 1)[0]
     return resolve_model(ModelConfig(
         id=model, base_url=plan.model.base_url if same_provider else "",
-        max_retries=plan.model.max_retries,
+        max_retries=plan.model.max_retries, credential=plan.model.credential if same_provider else "",
     ))
 
 

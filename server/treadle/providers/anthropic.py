@@ -116,6 +116,8 @@ class AnthropicModel:
                 # The budget counts toward max_tokens and must stay below it.
                 max_tokens = budget + DEFAULT_MAX_TOKENS
         params["max_tokens"] = max_tokens or DEFAULT_MAX_TOKENS
+        if thinking is not None and thinking.get("type") == "enabled":
+            self._check_thinking(params["max_tokens"], thinking.get("budget_tokens"), request.tool_choice if request.tools else None)
         if request.settings.stop_sequences:
             params["stop_sequences"] = list(request.settings.stop_sequences)
         if request.tools:
@@ -130,6 +132,16 @@ class AnthropicModel:
                 "format": {"type": "json_schema", "schema": request.structured_output["schema"]}
             }
         return params
+
+    def _check_thinking(self, max_tokens: int, budget: Any, tool_choice: Any) -> None:
+        """Combinations the API refuses with a 400 are refused here, before anything is sent."""
+        problem = ""
+        if tool_choice == "required" or isinstance(tool_choice, dict):
+            problem = "extended thinking cannot be combined with a forced tool choice"
+        elif isinstance(budget, int) and max_tokens <= budget:
+            problem = f"max_tokens ({max_tokens}) must be above the thinking budget ({budget})"
+        if problem:
+            raise APICallError(f"refused before sending: {problem}", provider=PROVIDER, model_id=self._model_id)
 
     def _error(self, e: anthropic.APIError) -> APICallError:
         if isinstance(e, anthropic.APIStatusError):

@@ -90,3 +90,5 @@ class ModelConfig:
     base_url: str = ""
     max_retries: int | None = None
     fallbacks: list[ModelConfig] = field(default_factory=list)
+    credential: str = ""
+    """An operator-configured provider credential to use instead of the server's own key."""

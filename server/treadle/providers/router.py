@@ -6,6 +6,7 @@ Credentials and base URLs come from the environment, read at ``resolve`` time:
 ``base_url`` is passed; a ``ModelConfig.base_url`` (an OpenAI-compatible server, say) wins.
 SDK clients are cached per (provider, base URL, key, max retries) so connections are reused.
 ``local/<model>`` runs a GGUF model in this process (``local.py``); needs no credentials.
+The server's keys go only to trusted base URLs (``trust``); see ``providers/trust.py``.
 """
 
 from __future__ import annotations
@@ -15,15 +16,20 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
 from ..chunks import Chunk
-from ..errors import APICallError, InvalidArgumentError
+from ..errors import APICallError, FailedPreconditionError, InvalidArgumentError
 from .base import LanguageModel, ModelConfig, ModelRequest
 from .fallback import FallbackModel
 from .local import LocalModels, preload_ids, validate_model_id
+from .trust import BASE_URL_ENV, SDK_DEFAULT_BASE_URLS, ProviderTrust
 
 SUPPORTED_PROVIDERS = ("openai", "anthropic", "local")
 
 # Local OpenAI-compatible servers usually ignore the key, but the SDK insists on one.
 PLACEHOLDER_API_KEY = "treadle-no-key"
+
+
+def _provider(config: ModelConfig) -> tuple[str, str]:
+    return parse_model_string(config.id)
 
 
 def parse_model_string(model: str) -> tuple[str, str]:
@@ -51,8 +57,13 @@ class ModelRouter:
     base URL variables from the process environment).
     """
 
-    def __init__(self, env: Mapping[str, str] | None = None, local: LocalModels | None = None) -> None:
+    def __init__(
+        self, env: Mapping[str, str] | None = None, local: LocalModels | None = None,
+        trust: ProviderTrust | None = None,
+    ) -> None:
         self._env = env
+        self.trust = trust or ProviderTrust()
+        """Where keys may go; the app sets it from the server config before serving."""
         self._clients: dict[tuple[Any, ...], Any] = {}
         self.local = local or LocalModels()
         """The loaded ``local/...`` models, one per file for this router's whole life."""
@@ -79,23 +90,80 @@ class ModelRouter:
             await client.close()
         self.local.close()
 
+    def check_access(self, config: ModelConfig) -> None:
+        """``FailedPreconditionError`` when a model of ``config`` (fallbacks included) has a base
+        URL that may not receive the server's key and names no provider credential for it."""
+        self._credentials(*_provider(config), config)
+        for fallback in config.fallbacks:
+            self.check_access(fallback)
+
     def _resolve_one(self, config: ModelConfig) -> LanguageModel:
         provider, model_id = parse_model_string(config.id)
-        if provider == "openai":
-            return self._openai(config, model_id)
-        if provider == "local":
+        if provider == "local":  # in this process: no key, nothing sent anywhere
             return self.local.model(model_id)
-        return self._anthropic(config, model_id)
+        try:
+            credentials = self._credentials(provider, model_id, config)
+        except FailedPreconditionError as e:  # a model changed mid-run: fail the call, leak nothing
+            return UnavailableModel(provider, model_id, str(e))
+        if provider == "openai":
+            return self._openai(config, model_id, credentials)
+        return self._anthropic(config, model_id, credentials)
+
+    def _credentials(self, provider: str, model_id: str, config: ModelConfig) -> dict[str, str]:
+        """The SDK credentials for ``config``: the server's own only for a trusted base URL."""
+        if provider == "local":
+            return {}
+        env_url = os.environ.get(BASE_URL_ENV[provider], "")
+        if config.credential:
+            cred = self.trust.credentials.get(config.credential)
+            if cred is None or cred.provider != provider:
+                raise FailedPreconditionError(
+                    f"model {config.id!r}: provider credential {config.credential!r} is not configured "
+                    f"for {provider} on this server (providerCredentials in the server config)"
+                )
+            url = config.base_url or env_url or SDK_DEFAULT_BASE_URLS[provider]
+            if not cred.allows(url):
+                raise FailedPreconditionError(
+                    f"model {config.id!r}: provider credential {cred.id!r} may not be sent to {url}; "
+                    f"it is configured for {', '.join(cred.base_urls)}"
+                )
+            key = self._getenv(cred.api_key_env)
+            if not key:
+                raise FailedPreconditionError(
+                    f"model {config.id!r}: provider credential {cred.id!r} has no key: "
+                    f"{cred.api_key_env} is not set on the server"
+                )
+            return {"api_key": key}
+        own = self._server_credentials(provider)
+        if not config.base_url or self.trust.trusts(provider, config.base_url, env_url):
+            return own
+        if own:
+            raise FailedPreconditionError(
+                f"model {config.id!r}: base_url {config.base_url} is not a trusted {provider} base URL, "
+                f"so the server's {provider} key is not sent there; name a provider credential "
+                f"configured for it, or have the operator list it in providers.{provider}.trustedBaseUrls"
+            )
+        return {}  # no server key exists to leak: a keyless compatible server gets the placeholder
+
+    def _server_credentials(self, provider: str) -> dict[str, str]:
+        if provider == "openai":
+            key = self._getenv("OPENAI_API_KEY")
+            return {"api_key": key} if key else {}
+        if key := self._getenv("ANTHROPIC_API_KEY"):
+            return {"api_key": key}
+        if token := self._getenv("ANTHROPIC_AUTH_TOKEN"):
+            return {"auth_token": token}
+        return {}
 
     # The SDKs are imported on first use: each takes seconds to import, and a server on the
     # local model (or a client command) should not wait for them.
 
-    def _openai(self, config: ModelConfig, model_id: str) -> LanguageModel:
+    def _openai(self, config: ModelConfig, model_id: str, credentials: dict[str, str]) -> LanguageModel:
         import openai
 
         from .openai import OpenAIChatModel
 
-        key = self._getenv("OPENAI_API_KEY")
+        key = credentials.get("api_key", "")
         if not key:
             # A local OpenAI-compatible server (per-agent base_url or OPENAI_BASE_URL) often needs
             # no key; the SDK refuses to start without one, so it gets a placeholder.
@@ -122,26 +190,21 @@ class ModelRouter:
         field = "max_tokens" if config.base_url else "max_completion_tokens"
         return OpenAIChatModel(model_id, client, max_tokens_field=field)
 
-    def _anthropic(self, config: ModelConfig, model_id: str) -> LanguageModel:
+    def _anthropic(self, config: ModelConfig, model_id: str, credentials: dict[str, str]) -> LanguageModel:
         import anthropic
 
         from .anthropic import AnthropicModel
 
-        credentials: dict[str, str]
-        if key := self._getenv("ANTHROPIC_API_KEY"):
-            credentials = {"api_key": key}
-        elif token := self._getenv("ANTHROPIC_AUTH_TOKEN"):
-            credentials = {"auth_token": token}
-        elif config.base_url or os.environ.get("ANTHROPIC_BASE_URL"):
+        if not credentials:
+            if not (config.base_url or os.environ.get("ANTHROPIC_BASE_URL")):
+                return UnavailableModel(
+                    "anthropic",
+                    model_id,
+                    "the server has no ANTHROPIC_API_KEY: set it (or ANTHROPIC_BASE_URL) in the "
+                    "environment where the server runs and restart it, or give the agent a base_url "
+                    "of an Anthropic-compatible server",
+                )
             credentials = {"api_key": PLACEHOLDER_API_KEY}
-        else:
-            return UnavailableModel(
-                "anthropic",
-                model_id,
-                "the server has no ANTHROPIC_API_KEY: set it (or ANTHROPIC_BASE_URL) in the "
-                "environment where the server runs and restart it, or give the agent a base_url "
-                "of an Anthropic-compatible server",
-            )
         cache_key = (
             "anthropic",
             config.base_url or os.environ.get("ANTHROPIC_BASE_URL", ""),

@@ -85,6 +85,9 @@ class ScriptedModels:
     def validate(self, model_string: str) -> None:
         return None
 
+    def check_access(self, config: ModelConfig) -> None:
+        return None
+
     def resolve(self, config: ModelConfig) -> ScriptedModel:
         return self.model
 

@@ -85,14 +85,16 @@ class ModelSettings(_message.Message):
     def __init__(self, temperature: _Optional[float] = ..., max_output_tokens: _Optional[int] = ..., top_p: _Optional[float] = ..., seed: _Optional[int] = ..., stop_sequences: _Optional[_Iterable[str]] = ..., presence_penalty: _Optional[float] = ..., frequency_penalty: _Optional[float] = ..., max_retries: _Optional[int] = ...) -> None: ...
 
 class FallbackModel(_message.Message):
-    __slots__ = ("model", "base_url", "max_retries")
+    __slots__ = ("model", "base_url", "max_retries", "provider_credential")
     MODEL_FIELD_NUMBER: _ClassVar[int]
     BASE_URL_FIELD_NUMBER: _ClassVar[int]
     MAX_RETRIES_FIELD_NUMBER: _ClassVar[int]
+    PROVIDER_CREDENTIAL_FIELD_NUMBER: _ClassVar[int]
     model: str
     base_url: str
     max_retries: int
-    def __init__(self, model: _Optional[str] = ..., base_url: _Optional[str] = ..., max_retries: _Optional[int] = ...) -> None: ...
+    provider_credential: str
+    def __init__(self, model: _Optional[str] = ..., base_url: _Optional[str] = ..., max_retries: _Optional[int] = ..., provider_credential: _Optional[str] = ...) -> None: ...
 
 class ToolChoice(_message.Message):
     __slots__ = ("mode", "tool_name")
@@ -183,7 +185,7 @@ class SystemMessages(_message.Message):
     def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.SystemMessage, _Mapping]]] = ...) -> None: ...
 
 class Agent(_message.Message):
-    __slots__ = ("id", "name", "description", "metadata", "instructions", "instruction_messages", "model", "base_url", "fallback_models", "tools", "input_processors", "output_processors", "error_processors", "max_processor_retries", "default_options", "request_context_schema", "tool_hooks", "source", "create_time", "update_time", "memory", "error_processor_defaults")
+    __slots__ = ("id", "name", "description", "metadata", "instructions", "instruction_messages", "model", "base_url", "fallback_models", "tools", "input_processors", "output_processors", "error_processors", "max_processor_retries", "default_options", "request_context_schema", "tool_hooks", "source", "create_time", "update_time", "provider_credential", "memory", "error_processor_defaults")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
@@ -204,6 +206,7 @@ class Agent(_message.Message):
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
     UPDATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    PROVIDER_CREDENTIAL_FIELD_NUMBER: _ClassVar[int]
     MEMORY_FIELD_NUMBER: _ClassVar[int]
     ERROR_PROCESSOR_DEFAULTS_FIELD_NUMBER: _ClassVar[int]
     id: str
@@ -226,6 +229,7 @@ class Agent(_message.Message):
     source: AgentSource
     create_time: _timestamp_pb2.Timestamp
     update_time: _timestamp_pb2.Timestamp
+    provider_credential: str
     memory: MemorySettings
     error_processor_defaults: bool
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., instructions: _Optional[str] = ..., instruction_messages: _Optional[_Union[SystemMessages, _Mapping]] = ..., model: _Optional[str] = ..., base_url: _Optional[str] = ..., fallback_models: _Optional[_Iterable[_Union[FallbackModel, _Mapping]]] = ..., tools: _Optional[_Iterable[str]] = ..., input_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., output_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., error_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., max_processor_retries: _Optional[int] = ..., default_options: _Optional[_Union[CallOptions, _Mapping]] = ..., request_context_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., tool_hooks: _Optional[_Union[ToolHooksRef, _Mapping]] = ..., source: _Optional[_Union[AgentSource, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., memory: _Optional[_Union[MemorySettings, _Mapping]] = ..., error_processor_defaults: _Optional[bool] = ...) -> None: ...
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., instructions: _Optional[str] = ..., instruction_messages: _Optional[_Union[SystemMessages, _Mapping]] = ..., model: _Optional[str] = ..., base_url: _Optional[str] = ..., fallback_models: _Optional[_Iterable[_Union[FallbackModel, _Mapping]]] = ..., tools: _Optional[_Iterable[str]] = ..., input_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., output_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., error_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., max_processor_retries: _Optional[int] = ..., default_options: _Optional[_Union[CallOptions, _Mapping]] = ..., request_context_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., tool_hooks: _Optional[_Union[ToolHooksRef, _Mapping]] = ..., source: _Optional[_Union[AgentSource, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., provider_credential: _Optional[str] = ..., memory: _Optional[_Union[MemorySettings, _Mapping]] = ..., error_processor_defaults: _Optional[bool] = ...) -> None: ...

@@ -451,9 +451,12 @@ type FallbackModel struct {
 	// Base URL of an OpenAI-compatible server; empty for the provider's default.
 	BaseUrl string `protobuf:"bytes,2,opt,name=base_url,json=baseUrl,proto3" json:"base_url,omitempty"`
 	// How many times the provider SDK retries a failed request on this model; defaults to 2.
-	MaxRetries    *int32 `protobuf:"varint,3,opt,name=max_retries,json=maxRetries,proto3,oneof" json:"max_retries,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	MaxRetries *int32 `protobuf:"varint,3,opt,name=max_retries,json=maxRetries,proto3,oneof" json:"max_retries,omitempty"`
+	// Id of a provider credential the operator configured for `base_url`, see
+	// `Agent.provider_credential`.
+	ProviderCredential string `protobuf:"bytes,4,opt,name=provider_credential,json=providerCredential,proto3" json:"provider_credential,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *FallbackModel) Reset() {
@@ -505,6 +508,13 @@ func (x *FallbackModel) GetMaxRetries() int32 {
 		return *x.MaxRetries
 	}
 	return 0
+}
+
+func (x *FallbackModel) GetProviderCredential() string {
+	if x != nil {
+		return x.ProviderCredential
+	}
+	return ""
 }
 
 // ToolChoice says which tools the model may or must call.
@@ -1187,6 +1197,11 @@ type Agent struct {
 	CreateTime *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
 	// When the agent was last updated. Output only.
 	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,20,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	// Id of a provider credential the operator configured in the server (`providerCredentials`).
+	// The server's own provider key is sent only to the provider's configured or operator-trusted
+	// base URLs; an agent whose `base_url` is elsewhere MUST name a credential configured for that
+	// URL, or its runs fail with FAILED_PRECONDITION (when the server holds a key for the provider).
+	ProviderCredential string `protobuf:"bytes,24,opt,name=provider_credential,json=providerCredential,proto3" json:"provider_credential,omitempty"`
 	// How the agent uses the memory thread of a call (`CallOptions.memory`).
 	Memory *MemorySettings `protobuf:"bytes,21,opt,name=memory,proto3" json:"memory,omitempty"`
 	// Whether the agent gets the default error-recovery stack (history repair, prefill repair,
@@ -1378,6 +1393,13 @@ func (x *Agent) GetUpdateTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Agent) GetProviderCredential() string {
+	if x != nil {
+		return x.ProviderCredential
+	}
+	return ""
+}
+
 func (x *Agent) GetMemory() *MemorySettings {
 	if x != nil {
 		return x.Memory
@@ -1443,12 +1465,13 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\x05_seedB\x13\n" +
 	"\x11_presence_penaltyB\x14\n" +
 	"\x12_frequency_penaltyB\x0e\n" +
-	"\f_max_retries\"v\n" +
+	"\f_max_retries\"\xa7\x01\n" +
 	"\rFallbackModel\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\x19\n" +
 	"\bbase_url\x18\x02 \x01(\tR\abaseUrl\x12$\n" +
 	"\vmax_retries\x18\x03 \x01(\x05H\x00R\n" +
-	"maxRetries\x88\x01\x01B\x0e\n" +
+	"maxRetries\x88\x01\x01\x12/\n" +
+	"\x13provider_credential\x18\x04 \x01(\tR\x12providerCredentialB\x0e\n" +
 	"\f_max_retries\"g\n" +
 	"\n" +
 	"ToolChoice\x120\n" +
@@ -1499,7 +1522,7 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\rlast_messages\x18\x01 \x01(\x05H\x00R\flastMessages\x88\x01\x01B\x10\n" +
 	"\x0e_last_messages\"G\n" +
 	"\x0eSystemMessages\x125\n" +
-	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"\xc2\t\n" +
+	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"\xf3\t\n" +
 	"\x05Agent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -1524,7 +1547,8 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\vcreate_time\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12;\n" +
 	"\vupdate_time\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTime\x122\n" +
+	"updateTime\x12/\n" +
+	"\x13provider_credential\x18\x18 \x01(\tR\x12providerCredential\x122\n" +
 	"\x06memory\x18\x15 \x01(\v2\x1a.treadle.v1.MemorySettingsR\x06memory\x12=\n" +
 	"\x18error_processor_defaults\x18\x17 \x01(\bH\x02R\x16errorProcessorDefaults\x88\x01\x01B\x13\n" +
 	"\x11instructions_kindB\x18\n" +

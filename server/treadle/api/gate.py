@@ -1,0 +1,302 @@
+"""The one server interceptor: decode, authenticate, check scopes and limits, then serve.
+
+Every call but ``grpc.health.v1`` passes here, in this order:
+
+1. the request is decoded by the gate, so wire data that cannot be decoded (bad UTF-8, nesting
+   too deep, corrupt bytes) ends the call with INVALID_ARGUMENT and one log line;
+2. with auth configured, the ``authorization: Bearer <token>`` metadata (and the client
+   certificate, over mTLS) must name a credential, else UNAUTHENTICATED; the credential is then
+   the call's caller (``api/auth.py``) for as long as the call lasts;
+3. every unary request's enums and floats are checked (INVALID_ARGUMENT naming the field);
+   then the method's own rule: agent CRUD needs admin, a run needs the agent and its memory
+   resource in scope, requests naming a ``resource``/``resource_id`` need that resource
+   (PERMISSION_DENIED naming the scope);
+4. limits: concurrent runs in total and per credential, attached streams per credential
+   (RESOURCE_EXHAUSTED naming the limit).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+from google.protobuf.message import DecodeError, Message
+
+from ..config.auth import AuthConfig, Credential, Limits
+from ..errors import InvalidArgumentError, PermissionDeniedError, ResourceExhaustedError, UnauthenticatedError
+from . import auth, validate
+from .status import status_for
+
+log = logging.getLogger(__name__)
+
+_AGENTS = "/treadle.v1.AgentService/"
+_OPEN = ("/grpc.health.v1.Health/",)
+_ADMIN = {f"{_AGENTS}{m}": m for m in ("CreateAgent", "UpdateAgent", "DeleteAgent")}
+_RUNS = {f"{_AGENTS}Generate", f"{_AGENTS}Stream"}
+_ATTACH = {"/treadle.v1.ProcessorService/Attach", "/treadle.v1.ToolService/Attach"}
+_RESOURCE_FIELDS = ("resource", "resource_id")
+_REFUSED = (UnauthenticatedError, PermissionDeniedError, ResourceExhaustedError, InvalidArgumentError)
+
+
+class _Undecodable:
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+
+@dataclass
+class Gate:
+    """Holds what the interceptor enforces; the app configures it before the server starts."""
+
+    auth: AuthConfig | None = None
+    limits: Limits = field(default_factory=Limits)
+    agent_resource: Callable[[str], str] = lambda agent_id: ""
+    """The memory resource an agent's default options name (runs without their own)."""
+    runs: Counter[str] = field(default_factory=Counter)
+    streams: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def runs_in_flight(self) -> int:
+        return sum(self.runs.values())
+
+    @contextmanager
+    def run_slot(self, cred: Credential | None) -> Iterator[None]:
+        limits, key = self.limits, cred.id if cred is not None else ""
+        if self.runs_in_flight >= limits.max_concurrent_runs:
+            raise ResourceExhaustedError(
+                f"the server runs {limits.max_concurrent_runs} runs already "
+                "(limits.maxConcurrentRuns); retry later"
+            )
+        if cred is not None and self.runs[key] >= limits.max_concurrent_runs_per_credential:
+            raise ResourceExhaustedError(
+                f"credential {cred.id!r} has {limits.max_concurrent_runs_per_credential} runs in flight "
+                "(limits.maxConcurrentRunsPerCredential); retry later"
+            )
+        with _count(self.runs, key):
+            yield
+
+    @contextmanager
+    def stream_slot(self, cred: Credential | None) -> Iterator[None]:
+        key = cred.id if cred is not None else ""
+        limit = self.limits.max_attached_streams_per_credential
+        if cred is not None and self.streams[key] >= limit:
+            raise ResourceExhaustedError(
+                f"credential {cred.id!r} has {limit} attached streams open "
+                "(limits.maxAttachedStreamsPerCredential)"
+            )
+        with _count(self.streams, key):
+            yield
+
+    # --- per call -----------------------------------------------------------------------------
+
+    def authenticate(self, context: grpc.aio.ServicerContext) -> Credential | None:
+        if self.auth is None:
+            return None
+        token = _bearer(context.invocation_metadata() or ())
+        cred = self.auth.find(token, _cert_subjects(context))
+        if cred is None:
+            if token is None:
+                raise UnauthenticatedError("this server needs a credential: send 'authorization: Bearer <token>'")
+            raise UnauthenticatedError("the bearer token is not valid here (or needs its client certificate)")
+        return cred
+
+    def check(self, method: str, request: Any, cred: Credential | None) -> None:
+        """The method's own scope rule, for requests the gate can read whole."""
+        if cred is None:
+            return
+        if method in _ADMIN:
+            auth.require_admin(_ADMIN[method])
+        elif method == f"{_AGENTS}GetAgent":
+            auth.require("agents", request.id)
+        elif method in _RUNS:
+            auth.require("agents", request.agent_id)
+            resource = request.options.memory.resource or self.agent_resource(request.agent_id)
+            if resource:
+                auth.require_resource(resource)
+        elif isinstance(request, Message):
+            for name in _RESOURCE_FIELDS:  # thread reads and signals name the resource they touch
+                if name in request.DESCRIPTOR.fields_by_name:
+                    value = getattr(request, name)
+                    if isinstance(value, str) and value:
+                        auth.require_resource(value)
+
+
+class GateInterceptor(grpc.aio.ServerInterceptor):
+    def __init__(self, gate: Gate) -> None:
+        self.gate = gate
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(details)
+        method: str = details.method  # type: ignore[attr-defined]
+        if handler is None or method.startswith(_OPEN):
+            return handler
+        return _wrap(handler, method, self.gate)
+
+
+def _wrap(handler: Any, method: str, gate: Gate) -> Any:
+    decode = handler.request_deserializer
+
+    def deserialize(data: bytes) -> Any:
+        try:
+            return decode(data) if decode is not None else data
+        except (DecodeError, RecursionError, UnicodeDecodeError, ValueError) as e:
+            return _Undecodable(e)
+
+    async def refuse(context: grpc.aio.ServicerContext, exc: Exception) -> None:
+        code, message = status_for(exc)
+        await context.abort(code, message)
+
+    async def bad_request(context: grpc.aio.ServicerContext, bad: _Undecodable) -> None:
+        why = str(bad.error)
+        if "MaxDepth" in why or isinstance(bad.error, RecursionError):
+            why = "it is nested deeper than protobuf's limit of 100 levels"
+        log.warning("%s: undecodable request from %s: %s", method, context.peer(), why)
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"the request cannot be decoded: {why}")
+
+    def admit(context: grpc.aio.ServicerContext, request: Any) -> Credential | None:
+        cred = gate.authenticate(context)
+        auth.set_caller(cred)
+        if isinstance(request, Message):
+            validate.check_message(request)  # enum numbers in range, finite numbers, for every method
+        gate.check(method, request, cred)
+        return cred
+
+    if not handler.request_streaming:
+        inner = handler.unary_unary or handler.unary_stream
+        if not handler.response_streaming:
+
+            async def unary_unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
+                if isinstance(request, _Undecodable):
+                    await bad_request(context, request)
+                try:
+                    cred = admit(context, request)
+                    with gate.run_slot(cred) if method in _RUNS else _nothing():
+                        response = await inner(request, context)
+                except _REFUSED as e:
+                    await refuse(context, e)
+                return response
+
+            return handler._replace(request_deserializer=deserialize, unary_unary=unary_unary)
+
+        async def unary_stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+            if isinstance(request, _Undecodable):
+                await bad_request(context, request)
+            try:
+                cred = admit(context, request)
+                slot = gate.run_slot(cred) if method in _RUNS else _nothing()
+                slot.__enter__()
+            except _REFUSED as e:
+                await refuse(context, e)
+            try:
+                async for response in inner(request, context):
+                    yield response
+            finally:
+                slot.__exit__(None, None, None)
+
+        return handler._replace(request_deserializer=deserialize, unary_stream=unary_stream)
+
+    inner = handler.stream_stream or handler.stream_unary
+
+    async def enter(context: grpc.aio.ServicerContext) -> Any:
+        try:
+            cred = admit(context, None)
+            slot = gate.stream_slot(cred) if method in _ATTACH else _nothing()
+            slot.__enter__()
+            return slot
+        except _REFUSED as e:
+            await refuse(context, e)
+
+    async def checked(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+        async for request in requests:
+            if isinstance(request, _Undecodable):
+                await bad_request(context, request)
+            yield request
+
+    if inspect.isasyncgenfunction(inner):
+
+        async def streaming(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+            slot = await enter(context)
+            try:
+                proxy = _CheckedContext(context, bad_request)
+                async for response in inner(checked(requests, proxy), proxy):
+                    yield response
+            finally:
+                slot.__exit__(None, None, None)
+
+        wrapped: Any = streaming
+    else:
+
+        async def call(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> Any:
+            slot = await enter(context)
+            try:
+                proxy = _CheckedContext(context, bad_request)
+                return await inner(checked(requests, proxy), proxy)
+            finally:
+                slot.__exit__(None, None, None)
+
+        wrapped = call
+    if handler.stream_stream is not None:
+        return handler._replace(request_deserializer=deserialize, stream_stream=wrapped)
+    return handler._replace(request_deserializer=deserialize, stream_unary=wrapped)
+
+
+class _CheckedContext:
+    """The call's context, whose ``read`` refuses undecodable messages like the iterator does."""
+
+    def __init__(self, inner: grpc.aio.ServicerContext, bad: Callable[..., Awaitable[None]]) -> None:
+        self._inner = inner
+        self._bad = bad
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def read(self) -> Any:
+        message = await self._inner.read()
+        if isinstance(message, _Undecodable):
+            await self._bad(self._inner, message)
+        return message
+
+
+def _bearer(metadata: Any) -> str | None:
+    for key, value in metadata:
+        if key == "authorization" and isinstance(value, str):
+            scheme, _, token = value.partition(" ")
+            if scheme.lower() == "bearer" and token.strip():
+                return token.strip()
+    return None
+
+
+def _cert_subjects(context: grpc.aio.ServicerContext) -> tuple[str, ...]:
+    info = context.auth_context() or {}
+    out: list[str] = []
+    for raw in info.get("x509_subject", ()):
+        out.append(raw.decode(errors="replace"))
+    for raw in info.get("x509_common_name", ()):
+        cn = raw.decode(errors="replace")
+        out += [cn, f"CN={cn}"]
+    return tuple(out)
+
+
+@contextmanager
+def _count(counter: Counter[str], key: str) -> Iterator[None]:
+    counter[key] += 1
+    try:
+        yield
+    finally:
+        counter[key] -= 1
+        if counter[key] <= 0:
+            del counter[key]
+
+
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield
