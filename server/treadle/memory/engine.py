@@ -17,8 +17,9 @@ The store's SQL is written once, as plain functions of a SQLAlchemy ``Connection
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -150,3 +151,87 @@ class PostgresDatabase(Database):
 
 def is_postgres(conn: Connection) -> bool:
     return conn.dialect.name == "postgresql"
+
+
+# --- statement by statement ------------------------------------------------------------------------
+# For code that awaits between statements (``async with writing(db) as conn: await
+# conn.execute(...)``): one hop per statement on SQLite, so prefer ``Database.write`` on hot paths.
+
+
+class Buffered:
+    """A statement's result, fetched in full (rows and row count)."""
+
+    def __init__(self, rows: list[Any], rowcount: int) -> None:
+        self._rows, self.rowcount = rows, rowcount
+
+    def all(self) -> list[Any]:
+        return list(self._rows)
+
+    def first(self) -> Any:
+        return self._rows[0] if self._rows else None
+
+    def one(self) -> Any:
+        if len(self._rows) != 1:
+            raise ValueError(f"expected one row, got {len(self._rows)}")
+        return self._rows[0]
+
+    def one_or_none(self) -> Any:
+        return self.one() if self._rows else None
+
+    def scalar(self) -> Any:
+        return self._rows[0][0] if self._rows else None
+
+    def scalar_one(self) -> Any:
+        return self.one()[0]
+
+    def scalars(self) -> list[Any]:
+        return [r[0] for r in self._rows]
+
+
+class _ThreadedConnection:
+    def __init__(self, db: SqliteDatabase, conn: Connection) -> None:
+        self._db, self._conn = db, conn
+
+    async def execute(self, statement: Any, parameters: Any = None) -> Buffered:
+        def work() -> Buffered:
+            result = self._conn.execute(statement, parameters)
+            rows = list(result.all()) if result.returns_rows else []
+            return Buffered(rows, result.rowcount)
+
+        return await self._db._in_thread(work)
+
+
+@asynccontextmanager
+async def writing(db: Database) -> AsyncIterator[Any]:
+    """A write transaction whose ``execute`` is awaited statement by statement."""
+    if isinstance(db, PostgresDatabase):
+        async with db.engine.begin() as aconn:
+            yield aconn
+        return
+    assert isinstance(db, SqliteDatabase)
+    conn = await db._in_thread(db.engine.connect)
+    try:
+        await db._in_thread(lambda: conn.exec_driver_sql("BEGIN IMMEDIATE"))
+        try:
+            yield _ThreadedConnection(db, conn)
+        except BaseException:
+            await db._in_thread(conn.rollback)
+            raise
+        await db._in_thread(conn.commit)
+    finally:
+        await db._in_thread(conn.close)
+
+
+@asynccontextmanager
+async def reading(db: Database) -> AsyncIterator[Any]:
+    """A connection for reads, awaited statement by statement."""
+    if isinstance(db, PostgresDatabase):
+        async with db.engine.connect() as aconn:
+            yield aconn
+        return
+    assert isinstance(db, SqliteDatabase)
+    conn = await db._in_thread(db.engine.connect)
+    try:
+        yield _ThreadedConnection(db, conn)
+    finally:
+        await db._in_thread(conn.close)
