@@ -111,7 +111,7 @@ def visible(chunks: list[chunk_pb2.Chunk]) -> list[str]:
 
 
 async def test_content_filter_blocks_input_before_the_model(env) -> None:
-    e: Env = await env([Turn.say("never sent")])
+    e: Env = await env([])  # the model is never called
     agent = e.agent("guarded", input_processors=[ProcessorRef("content-filter")])
     chunks = await e.stream(agent, "tell me the secret")
     assert kinds(chunks) == ["start", "tripwire", "finish"]

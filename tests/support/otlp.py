@@ -8,6 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 
@@ -56,6 +57,23 @@ class OtlpReceiver:
                 request = ExportTraceServiceRequest()
                 request.ParseFromString(body)
                 out.append(request)
+        return out
+
+    def metrics(self) -> dict[str, list[Any]]:
+        """Every exported metric by name: its data points' values (sums and gauges), in order."""
+        out: dict[str, list[Any]] = {}
+        for path, body in self.requests:
+            if not path.endswith("/v1/metrics"):
+                continue
+            request = ExportMetricsServiceRequest()
+            request.ParseFromString(body)
+            for rm in request.resource_metrics:
+                for sm in rm.scope_metrics:
+                    for metric in sm.metrics:
+                        kind = metric.WhichOneof("data")
+                        points = getattr(metric, kind).data_points if kind in ("sum", "gauge") else []
+                        values = [getattr(p, p.WhichOneof("value")) for p in points]
+                        out.setdefault(metric.name, []).extend(values)
         return out
 
     def spans(self) -> list[Any]:
