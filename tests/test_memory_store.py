@@ -26,6 +26,7 @@ from treadle.messages import (
     StepStartPart,
     TextPart,
     ToolInvocationPart,
+    copy_message,
 )
 
 
@@ -237,3 +238,16 @@ async def test_sqlite_write_waits_for_a_write_lock_another_process_holds(tmp_pat
         assert await store.count_messages("t1") == 1
     finally:
         await store.close()
+
+
+def test_copy_message_is_a_deep_copy_of_every_part() -> None:
+    original = Message(id="m", role="assistant",
+                       content=MessageContent(parts=every_part(), metadata={"a": [1, {"b": 2}]}))
+    copied = copy_message(original)
+    assert copied == original
+    copied.content.parts[6].args["q"] = 2
+    copied.content.metadata["a"][1]["b"] = 3
+    copied.content.parts.append(TextPart("more"))
+    assert original.content.parts[6].args == {"q": 1}
+    assert original.content.metadata == {"a": [1, {"b": 2}]}
+    assert len(original.content.parts) == len(every_part())
