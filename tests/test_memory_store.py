@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -11,7 +13,7 @@ import pytest
 from tests.support.databases import Database
 from treadle.chunks import Usage
 from treadle.errors import AlreadyExistsError, NotFoundError, PermissionDeniedError
-from treadle.memory import PageRequest, SqlStore, StoredAgent, Thread, open_store
+from treadle.memory import PageRequest, SqlStore, StoredAgent, Thread, database_url, open_store
 from treadle.memory.migrate import current_revision, head
 from treadle.messages import (
     DataPart,
@@ -24,6 +26,7 @@ from treadle.messages import (
     StepStartPart,
     TextPart,
     ToolInvocationPart,
+    copy_message,
 )
 
 
@@ -195,3 +198,56 @@ async def test_agents_are_kept(store: SqlStore) -> None:
     ]
     await store.delete_agent("a")
     assert [a.id for a in await store.list_agents()] == ["b"]
+
+
+async def test_statement_by_statement_transactions_commit_and_roll_back(store: SqlStore) -> None:
+    from sqlalchemy import select
+
+    from treadle.memory import schema
+    from treadle.memory.engine import reading, writing
+
+    await store.open_thread("u1", "t1")
+    async with writing(store.engine) as conn:
+        await conn.execute(schema.agents.insert().values(id="a", definition="{}", created_at=1, updated_at=1))
+        assert (await conn.execute(select(schema.agents.c.id))).all()[0][0] == "a"
+    with pytest.raises(RuntimeError):
+        async with writing(store.engine) as conn:
+            await conn.execute(schema.agents.insert().values(id="b", definition="{}", created_at=1, updated_at=1))
+            raise RuntimeError("rolled back")
+    async with reading(store.engine) as conn:
+        rows = (await conn.execute(select(schema.agents.c.id).order_by(schema.agents.c.id))).all()
+        assert [r[0] for r in rows] == ["a"]
+        assert (await conn.execute(select(schema.threads.c.resource_id))).first()[0] == "u1"
+
+
+async def test_sqlite_write_waits_for_a_write_lock_another_process_holds(tmp_path) -> None:
+    # Another process's open write transaction: the save must wait for it (in the pool, not on
+    # the event loop) and land once it commits, not fail with "database is locked".
+    store = await open_store(database_url(tmp_path))
+    try:
+        await store.open_thread("u1", "t1")
+        other = sqlite3.connect(tmp_path / "treadle.db", isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        save = asyncio.create_task(store.save_messages("t1", "u1", [Message.user("hi")]))
+        for _ in range(20):  # the event loop stays free while the save waits
+            await asyncio.sleep(0)
+        assert not save.done()
+        other.execute("COMMIT")
+        other.close()
+        await save
+        assert await store.count_messages("t1") == 1
+    finally:
+        await store.close()
+
+
+def test_copy_message_is_a_deep_copy_of_every_part() -> None:
+    original = Message(id="m", role="assistant",
+                       content=MessageContent(parts=every_part(), metadata={"a": [1, {"b": 2}]}))
+    copied = copy_message(original)
+    assert copied == original
+    copied.content.parts[6].args["q"] = 2
+    copied.content.metadata["a"][1]["b"] = 3
+    copied.content.parts.append(TextPart("more"))
+    assert original.content.parts[6].args == {"q": 1}
+    assert original.content.metadata == {"a": [1, {"b": 2}]}
+    assert len(original.content.parts) == len(every_part())

@@ -191,6 +191,9 @@ async def test_memory_with_only_a_resource_is_invalid(running: Any) -> None:
     async with AgentClient(running.target) as client:
         code, details = await status_of(client.generate("echo", "hi", options={"memory": {"resource": "u1"}}))
         assert code == Code.INVALID_ARGUMENT and "resource and thread" in details
+        code, details = await status_of(
+            client.generate("echo", "hi", options={"memory": {"resource": "u1", "threadId": "t" * 256}}))
+        assert code == Code.INVALID_ARGUMENT and "at most 255" in details
         assert await client.list_threads("u1") == []
 
 

@@ -6,12 +6,11 @@ next and what memory stores. Domain only: imports nothing but ``messages``.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from .messages import Message, SystemMessage, ToolInvocationPart
+from .messages import Message, SystemMessage, ToolInvocationPart, copy_message
 
 Source: TypeAlias = Literal["memory", "input", "response", "context"]
 
@@ -162,7 +161,7 @@ class MessageList:
     # --- step boundaries ----------------------------------------------------------------------
 
     def checkpoint(self) -> Checkpoint:
-        return Checkpoint(tuple(_Entry(copy.deepcopy(e.message), e.source) for e in self._entries))
+        return Checkpoint(tuple(_Entry(copy_message(e.message), e.source) for e in self._entries))
 
     def restore(self, checkpoint: Checkpoint) -> None:
-        self._entries = [_Entry(copy.deepcopy(e.message), e.source) for e in checkpoint.entries]
+        self._entries = [_Entry(copy_message(e.message), e.source) for e in checkpoint.entries]

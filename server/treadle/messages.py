@@ -5,6 +5,7 @@ Domain types only: this module imports nothing from the rest of the package.
 
 from __future__ import annotations
 
+import copy
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -194,3 +195,30 @@ class PromptMessage:
 
 
 Prompt: TypeAlias = list[PromptMessage]
+
+
+_ATOMIC = (str, bytes, int, float, bool, type(None), datetime)
+
+
+def copy_message(message: Message) -> Message:
+    """A deep copy of a message, several times faster than ``copy.deepcopy``: messages are taken
+    apart by hand (dataclasses, lists, dicts, immutable scalars kept as they are); anything else
+    in them (a processor's own object in metadata) still goes through ``copy.deepcopy``."""
+    return _deep(message)  # type: ignore[no-any-return]
+
+
+def _deep(value: Any) -> Any:
+    if isinstance(value, _ATOMIC):
+        return value
+    if isinstance(value, list):
+        return [_deep(v) for v in value]
+    if isinstance(value, dict):
+        if type(value) is dict and all(isinstance(k, str) for k in value):
+            return {k: _deep(v) for k, v in value.items()}
+        return copy.deepcopy(value)
+    if hasattr(value, "__dataclass_fields__") and hasattr(value, "__dict__") \
+            and not hasattr(value, "__deepcopy__"):
+        new = object.__new__(type(value))
+        new.__dict__.update({k: _deep(v) for k, v in value.__dict__.items()})
+        return new
+    return copy.deepcopy(value)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,10 @@ DEFAULT_LISTEN = "127.0.0.1:50051"
 DEFAULT_GRACE = 30.0
 DEFAULT_MAX_MESSAGE_BYTES = 16 << 20
 DEFAULT_DATA_DIR = Path(".treadle")
+
+
+def _default_data_dir() -> Path:
+    return DEFAULT_DATA_DIR  # looked up when Settings are made (tests point it elsewhere)
 
 
 @dataclass(frozen=True)
@@ -41,7 +45,7 @@ class Settings:
     """The most any remote processor may ask for (the agent's cap may still be shorter)."""
     processor_attach_wait: float = 0.0
     """Seconds a run waits, once, for a named remote processor that is not attached yet."""
-    data_dir: Path = DEFAULT_DATA_DIR
+    data_dir: Path = field(default_factory=_default_data_dir)
     """Where the SQLite database lives (``treadle.db``), unless ``database`` is given."""
     database: str | None = None
     """A ``postgresql://`` URL: store threads, messages, runs and agents there instead."""

@@ -11,14 +11,13 @@ The loop sees storage only through ``ThreadMemory``, a protocol the memory store
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol, TypeAlias
 
 from ..chunks import Usage
 from ..message_list import MessageList
-from ..messages import Message
+from ..messages import Message, copy_message
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +84,7 @@ class Persister:
         for i in gone:
             del self._saved[i]
         for m in changed:
-            self._saved[m.id] = copy.deepcopy(m)
+            self._saved[m.id] = copy_message(m)
 
     async def save(self, ml: MessageList) -> None:
         """Write the run's messages as they are now (only what changed)."""

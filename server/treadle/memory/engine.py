@@ -9,7 +9,10 @@ The store's SQL is written once, as plain functions of a SQLAlchemy ``Connection
   instead of one per statement is what makes it cheap next to a run. The driver is in
   autocommit mode and every write starts with ``BEGIN IMMEDIATE``, so a writer waits for the
   write lock up front (``busy_timeout``) instead of failing halfway when another connection or
-  process wrote first.
+  process wrote first. A write first tries to run right on the event loop, on a connection of
+  its own that never waits (``busy_timeout=0``): uncontended, that saves the hop to a thread
+  and back, which costs more than the write; when the write lock is taken (another write of
+  this process in a thread, or another process) it is rolled back and run in the pool instead.
 - **PostgreSQL** uses psycopg 3's asyncio driver; the same function runs through
   ``AsyncConnection.run_sync``.
 """
@@ -17,12 +20,16 @@ The store's SQL is written once, as plain functions of a SQLAlchemy ``Connection
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import sqlite3
+import threading
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 SQLITE_FILE = "treadle.db"
@@ -85,23 +92,41 @@ class SqliteDatabase(Database):
         )
         event.listen(self.engine, "connect", _sqlite_on_connect)
         self._threads = ThreadPoolExecutor(SQLITE_THREADS, thread_name_prefix="treadle-sqlite")
+        self._inline: Connection | None = None
+        """The event loop's own connection (``busy_timeout=0``), opened on the first write."""
+        self._inline_lock = threading.Lock()
 
     async def _in_thread(self, work: Callable[[], T]) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._threads, work)
 
     async def write(self, fn: Work[T], *args: Any) -> T:
+        done, out = self._write_inline(fn, args)
+        if done:
+            return out
+
         def work() -> T:
             with self.engine.connect() as conn:
-                conn.exec_driver_sql("BEGIN IMMEDIATE")
-                try:
-                    out = fn(conn, *args)
-                except BaseException:
-                    conn.rollback()
-                    raise
-                conn.commit()
-                return out
+                return _transaction(conn, fn, args)
 
         return await self._in_thread(work)
+
+    def _write_inline(self, fn: Work[T], args: tuple[Any, ...]) -> tuple[bool, Any]:
+        """``(True, result)`` when the write ran here without waiting, ``(False, None)`` when the
+        write lock is taken (nothing written) or the inline connection is in use."""
+        if not self._inline_lock.acquire(blocking=False):
+            return False, None
+        try:
+            if self._inline is None:
+                self._inline = self.engine.connect()
+                self._inline.exec_driver_sql("PRAGMA busy_timeout=0")
+            try:
+                return True, _transaction(self._inline, fn, args)
+            except OperationalError as e:
+                if not _is_busy(e.orig):
+                    raise
+                return False, None  # rolled back; the pool's connections wait for the lock
+        finally:
+            self._inline_lock.release()
 
     async def read(self, fn: Work[T], *args: Any) -> T:
         def work() -> T:
@@ -113,8 +138,29 @@ class SqliteDatabase(Database):
     run = read
 
     async def dispose(self) -> None:
+        with self._inline_lock:
+            if self._inline is not None:
+                self._inline.close()
+                self._inline = None
         await self._in_thread(self.engine.dispose)
         self._threads.shutdown(wait=True)
+
+
+def _transaction(conn: Connection, fn: Work[T], args: tuple[Any, ...]) -> T:
+    try:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        out = fn(conn, *args)
+    except BaseException:
+        conn.rollback()
+        raise
+    conn.commit()
+    return out
+
+
+def _is_busy(error: BaseException | None) -> bool:
+    return isinstance(error, sqlite3.OperationalError) and (
+        getattr(error, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+        or "locked" in str(error) or "busy" in str(error))
 
 
 def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -150,3 +196,87 @@ class PostgresDatabase(Database):
 
 def is_postgres(conn: Connection) -> bool:
     return conn.dialect.name == "postgresql"
+
+
+# --- statement by statement ------------------------------------------------------------------------
+# For code that awaits between statements (``async with writing(db) as conn: await
+# conn.execute(...)``): one hop per statement on SQLite, so prefer ``Database.write`` on hot paths.
+
+
+class Buffered:
+    """A statement's result, fetched in full (rows and row count)."""
+
+    def __init__(self, rows: list[Any], rowcount: int) -> None:
+        self._rows, self.rowcount = rows, rowcount
+
+    def all(self) -> list[Any]:
+        return list(self._rows)
+
+    def first(self) -> Any:
+        return self._rows[0] if self._rows else None
+
+    def one(self) -> Any:
+        if len(self._rows) != 1:
+            raise ValueError(f"expected one row, got {len(self._rows)}")
+        return self._rows[0]
+
+    def one_or_none(self) -> Any:
+        return self.one() if self._rows else None
+
+    def scalar(self) -> Any:
+        return self._rows[0][0] if self._rows else None
+
+    def scalar_one(self) -> Any:
+        return self.one()[0]
+
+    def scalars(self) -> list[Any]:
+        return [r[0] for r in self._rows]
+
+
+class _ThreadedConnection:
+    def __init__(self, db: SqliteDatabase, conn: Connection) -> None:
+        self._db, self._conn = db, conn
+
+    async def execute(self, statement: Any, parameters: Any = None) -> Buffered:
+        def work() -> Buffered:
+            result = self._conn.execute(statement, parameters)
+            rows = list(result.all()) if result.returns_rows else []
+            return Buffered(rows, result.rowcount)
+
+        return await self._db._in_thread(work)
+
+
+@asynccontextmanager
+async def writing(db: Database) -> AsyncIterator[Any]:
+    """A write transaction whose ``execute`` is awaited statement by statement."""
+    if isinstance(db, PostgresDatabase):
+        async with db.engine.begin() as aconn:
+            yield aconn
+        return
+    assert isinstance(db, SqliteDatabase)
+    conn = await db._in_thread(db.engine.connect)
+    try:
+        await db._in_thread(lambda: conn.exec_driver_sql("BEGIN IMMEDIATE"))
+        try:
+            yield _ThreadedConnection(db, conn)
+        except BaseException:
+            await db._in_thread(conn.rollback)
+            raise
+        await db._in_thread(conn.commit)
+    finally:
+        await db._in_thread(conn.close)
+
+
+@asynccontextmanager
+async def reading(db: Database) -> AsyncIterator[Any]:
+    """A connection for reads, awaited statement by statement."""
+    if isinstance(db, PostgresDatabase):
+        async with db.engine.connect() as aconn:
+            yield aconn
+        return
+    assert isinstance(db, SqliteDatabase)
+    conn = await db._in_thread(db.engine.connect)
+    try:
+        yield _ThreadedConnection(db, conn)
+    finally:
+        await db._in_thread(conn.close)

@@ -7,6 +7,7 @@ does nothing. Other features add their own modules to ``migrations/versions``.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from sqlalchemy import Connection, text
@@ -48,6 +49,8 @@ async def current_revision(db: Database) -> str | None:
 
 def _upgrade(conn: Connection) -> None:
     from alembic import command
+
+    logging.getLogger("alembic").setLevel(logging.WARNING)  # a start needs no migration chatter
 
     if conn.dialect.name == "sqlite":
         conn.exec_driver_sql("BEGIN EXCLUSIVE")

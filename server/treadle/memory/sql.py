@@ -73,6 +73,11 @@ class SqlStore:
     def __init__(self, db: Database) -> None:
         self.db = db
 
+    @property
+    def engine(self) -> Database:
+        """The engine adapter, for the stores of other features that share this database."""
+        return self.db
+
     async def close(self) -> None:
         await self.db.dispose()
 
