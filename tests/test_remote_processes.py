@@ -33,6 +33,7 @@ import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -152,14 +153,15 @@ class ClientRun:
 
 
 @pytest.fixture
-async def server() -> AsyncIterator[Callable[[], Awaitable[Server]]]:
+async def server(tmp_path: Path) -> AsyncIterator[Callable[[], Awaitable[Server]]]:
     made: list[Server] = []
 
     async def start() -> Server:
         exporter = InMemorySpanExporter()
         provider = TracerProvider()
         provider.add_span_processor(SimpleSpanProcessor(exporter))
-        app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False), env={}, tracer_provider=provider)
+        app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False, data_dir=tmp_path / f"data{len(made)}"),
+                          env={}, tracer_provider=provider)
         made.append(s := Server(app, exporter))
         await app.start()
         return s

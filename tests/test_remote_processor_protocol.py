@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -208,7 +209,7 @@ class Env:
 
 
 @pytest.fixture
-async def make_env() -> AsyncIterator[Callable[..., Awaitable[Env]]]:
+async def make_env(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[Env]]]:
     made: list[Env] = []
 
     async def make(script: list[Any], **settings: Any) -> Env:
@@ -216,7 +217,8 @@ async def make_env() -> AsyncIterator[Callable[..., Awaitable[Env]]]:
         tracer_provider = TracerProvider()
         tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
         reader = InMemoryMetricReader()
-        app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False, **settings), env={},
+        app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False,
+                                  **{"data_dir": tmp_path / f"data{len(made)}", **settings}), env={},
                          tracer_provider=tracer_provider, meter_provider=MeterProvider(metric_readers=[reader]))
         env = Env(app, 0, OpenAIServer(script), exporter, reader)
         env.port = await app.start()

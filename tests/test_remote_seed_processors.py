@@ -136,7 +136,9 @@ class RemoteHarness(Harness):
 
 
 @pytest.fixture
-async def harness_factory(request: pytest.FixtureRequest) -> AsyncIterator[Callable[..., Harness]]:
+async def harness_factory(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Callable[..., Harness]]:
     made: list[RemoteHarness] = []
     apps: list[TreadleApp] = []
     callspec = getattr(request.node, "callspec", None)
@@ -144,7 +146,8 @@ async def harness_factory(request: pytest.FixtureRequest) -> AsyncIterator[Calla
     name = request.node.originalname
 
     async def start_app() -> tuple[TreadleApp, str]:
-        app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False), env={})
+        app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False,
+                                  data_dir=tmp_path_factory.mktemp("data")), env={})
         apps.append(app)
         return app, f"127.0.0.1:{await app.start()}"
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from opentelemetry.sdk.trace import ReadableSpan
 
 from tests.harness import Harness, harness_factory  # noqa: F401
@@ -130,13 +132,13 @@ async def test_otlp_http_export_when_configured(harness_factory, otlp: OtlpRecei
     provider.shutdown()
 
 
-async def test_metrics_exported_over_otlp_when_configured(otlp: OtlpReceiver) -> None:
+async def test_metrics_exported_over_otlp_when_configured(otlp: OtlpReceiver, tmp_path: Path) -> None:
     from treadle.app import TreadleApp
     from treadle.config import Settings
 
-    assert TreadleApp(Settings(example_agent=False), env={}).meter_provider is None
+    assert TreadleApp(Settings(example_agent=False, data_dir=tmp_path), env={}).meter_provider is None
     env = {"OTEL_EXPORTER_OTLP_ENDPOINT": otlp.base, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}
-    app = TreadleApp(Settings(example_agent=False), env=env)
+    app = TreadleApp(Settings(example_agent=False, data_dir=tmp_path), env=env)
     assert app.meter_provider is not None
     app.processors.m_streams_started.add(1)
     app.meter_provider.force_flush()
