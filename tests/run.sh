@@ -13,9 +13,11 @@ if ! command -v go >/dev/null 2>&1 && [[ -x /usr/local/go/bin/go ]]; then
   export PATH="/usr/local/go/bin:$PATH"
 fi
 
-if [[ ! -x .venv/bin/treadle ]] || ! .venv/bin/python -c "import treadle, treadle_client, pytest, grpc_tools, mypy, coverage" 2>/dev/null; then
+# Reinstall when pyproject.toml changed since the last install (new dependencies).
+if [[ ! -x .venv/bin/treadle || pyproject.toml -nt .venv/.installed ]]; then
   python3 -m venv .venv
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+  touch .venv/.installed
 fi
 if [[ ! -x .ci/tools/node_modules/.bin/buf || ! -x .ci/tools/node_modules/.bin/protoc-gen-es ]]; then
   npm ci --prefix .ci/tools --no-audit --no-fund

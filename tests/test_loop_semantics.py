@@ -473,7 +473,8 @@ async def test_text_streamed_before_a_mid_stream_error_is_kept_with_the_error(ha
     from treadle.messages import ErrorPart
 
     h: Harness = harness_factory([Turn(text=["Hel", "lo "], stream_error=HttpError(500, "boom"))])
-    result = await h.generate(h.agent(), "hi")
+    # Without the default error stack, which would retry the broken stream.
+    result = await h.generate(h.agent(error_processor_defaults=False), "hi")
     assert result.finish_reason == "error"
     [message] = result.messages
     texts = [p.text for p in message.content.parts if isinstance(p, TextPart)]

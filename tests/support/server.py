@@ -192,6 +192,8 @@ class ScriptedServer:
             h.send_header(k, v)
         if error.retry_after_ms is not None:
             h.send_header("retry-after-ms", str(error.retry_after_ms))
+        if error.retry_after is not None:
+            h.send_header("retry-after", f"{error.retry_after:g}")
         h.end_headers()
         h.wfile.write(payload)
         h.wfile.flush()

@@ -21,6 +21,7 @@ from ..chunks import Chunk, ErrorPayload, Finish, FinishReason, Start, Tripwire,
 from ..errors import InvalidArgumentError, ProcessorError, TripwireError
 from ..message_list import MessageList
 from ..messages import Message, new_id
+from ..processors.builtin import default_error_stack
 from ..processors.args import OutputResult, ProcessInputArgs, ProcessOutputResultArgs, StepResult
 from ..processors.runner import ChainRunner, RunScope
 from ..providers.base import ModelConfig, ModelSettings
@@ -59,6 +60,9 @@ class AgentLoop:
         self.tracer = tracer
         self.memory = memory
         """Where runs with ``memory`` options load and store their thread; None: no storage."""
+        context = registry.builtin_context
+        context.models = context.models or models
+        context.tracer = context.tracer or tracer
 
     # --- public surface -----------------------------------------------------------------------
 
@@ -130,7 +134,7 @@ class AgentLoop:
             options=opts,
             input_processors=lane(opts.input_processors, agent.input_processors),
             output_processors=lane(opts.output_processors, agent.output_processors),
-            error_processors=lane(opts.error_processors, agent.error_processors),
+            error_processors=self._error_lane(agent, opts.error_processors),
             tools=tools,
             tool_hooks=hooks,
             model=model,
@@ -140,6 +144,14 @@ class AgentLoop:
             instructions=list(agent.instructions),
             tracer=self.tracer,
         )
+
+    def _error_lane(self, agent: Agent, per_call: list[Any] | None) -> list[Any]:
+        """The call's or the agent's error processors; with neither, the default error stack
+        unless the agent opted out (``error_processor_defaults=False``)."""
+        refs = per_call if per_call is not None else agent.error_processors
+        if per_call is None and not refs and agent.error_processor_defaults is not False:
+            return default_error_stack(self.registry.builtin_context)
+        return [self.registry.resolve_processor(r) for r in refs]
 
     # --- the run ------------------------------------------------------------------------------
 
