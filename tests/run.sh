@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test: the protobuf lint and breaking-change check, the type check, then the whole
-# Python suite under coverage (report printed at the end).
+# Runs every test: the protobuf lint and breaking-change check, the TypeScript SDK's tests, the
+# type check, then the whole Python suite under coverage (report printed at the end).
 # Sets up what is missing first (idempotent): .venv with the project installed, buf and
 # protoc-gen-es, clients/typescript/node_modules, and the Go plugins in .ci/tools/bin.
 # Usage: bash tests/run.sh [pytest args...]
@@ -16,7 +16,9 @@ fi
 # Reinstall when pyproject.toml changed since the last install (new dependencies).
 if [[ ! -x .venv/bin/treadle || pyproject.toml -nt .venv/.installed ]]; then
   python3 -m venv .venv
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+  # As in the README's quick start: llama.cpp built portably for the embedded models.
+  CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DLLAVA_BUILD=OFF" \
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev,local]'
   touch .venv/.installed
 fi
 if [[ ! -x .ci/tools/node_modules/.bin/buf || ! -x .ci/tools/node_modules/.bin/protoc-gen-es ]]; then
@@ -33,6 +35,8 @@ fi
 .ci/go-tools
 
 .ci/lint
+# The TypeScript SDK's own tests (builds clients/typescript/dist first).
+npm test --prefix "$ts"
 .venv/bin/python -m mypy
 
 # PostgreSQL for the storage and memory tests, which run on SQLite and on PostgreSQL: a throwaway

@@ -19,7 +19,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from tests.conftest import RunningApp, StartApp
 from tests.support import OpenAIServer, Turn
-from treadle.agents import Agent
+from treadle.agents import Agent, ProcessorRef
 from treadle.config import AgentFileError
 from treadle.messages import SystemMessage
 from treadle.tools import Tool
@@ -448,21 +448,71 @@ async def test_bad_config_file_names_the_file_and_agent_index(start_app: StartAp
         await start_app(config_file=path)
 
 
-async def test_server_starts_without_keys_and_says_how_to_set_one(
+async def test_without_keys_the_example_agent_runs_on_the_local_model(
     start_app: StartApp, stub_for: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.WARNING, logger="treadle"):
-        stub = stub_for(await start_app(example_agent=True))
-    text = caplog.text
-    assert "OPENAI_API_KEY" in text and "OPENAI_BASE_URL" in text and "'assistant'" in text
-    assistant = (await stub.GetAgent(agent_service_pb2.GetAgentRequest(id="assistant"))).agent
-    assert (assistant.name, assistant.model) == ("Assistant", "openai/gpt-4o-mini")
+        running = await start_app(example_agent=True)
+    assert "OPENAI_API_KEY" not in caplog.text  # nothing is missing: it needs no key
+    assistant = (await stub_for(running).GetAgent(agent_service_pb2.GetAgentRequest(id="assistant"))).agent
+    assert (assistant.name, assistant.model) == ("Assistant", "local/smollm2-135m-instruct")
     assert assistant.instructions == "You are a helpful, concise assistant."
+    lines = running.app.start_lines("127.0.0.1:0")
+    assert any("runs on the embedded model local/smollm2-135m-instruct" in line
+               and "export OPENAI_API_KEY" in line for line in lines), lines
 
-    caplog.clear()
+
+@pytest.mark.parametrize(("env", "model"), [
+    ({"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, "openai/gpt-4o-mini"),
+    ({"OPENAI_API_KEY": "sk-x"}, "openai/gpt-4o-mini"),
+    ({"ANTHROPIC_API_KEY": "sk-ant-x"}, "anthropic/claude-haiku-4-5"),
+])
+async def test_with_a_key_the_example_agent_runs_on_that_provider(
+    start_app: StartApp, env: dict[str, str], model: str
+) -> None:
+    running = await start_app(example_agent=True, env=env)
+    assert running.app.registry.get_agent("assistant").model == model
+    assert not any("embedded model" in line for line in running.app.start_lines("127.0.0.1:0"))
+
+
+async def test_an_agent_on_a_provider_without_credentials_is_warned_about(
+    start_app: StartApp, caplog: pytest.LogCaptureFixture
+) -> None:
+    def setup(app: Any) -> None:
+        app.add_agent(Agent(id="gpt", model="openai/gpt-4o-mini"))
+
     with caplog.at_level(logging.WARNING, logger="treadle"):
-        await start_app(example_agent=True, env={"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
-    assert "OPENAI_API_KEY" not in caplog.text
+        await start_app(setup=setup)
+    assert "OPENAI_API_KEY" in caplog.text and "OPENAI_BASE_URL" in caplog.text and "'gpt'" in caplog.text
+
+
+async def test_agents_naming_unregistered_processors_or_tools_are_warned_about_at_start(
+    start_app: StartApp, caplog: pytest.LogCaptureFixture
+) -> None:
+    def setup(app: Any) -> None:
+        app.add_processor(_Named("here"))
+        app.add_agent(Agent(id="a", model="local/smollm2-135m-instruct",
+                            input_processors=[ProcessorRef("here"), ProcessorRef("no-secrets")],
+                            output_processors=[ProcessorRef("redactor")], tools=["get_time"]))
+        app.add_agent(Agent(id="b", model="local/smollm2-135m-instruct", input_processors=[ProcessorRef("here")]))
+
+    with caplog.at_level(logging.WARNING, logger="treadle"):
+        await start_app(setup=setup)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == [
+        "agent 'a' names processor(s) 'no-secrets', 'redactor' that this server does not have: its runs "
+        "fail until a remote processor attaches under that id",
+        "agent 'a' names tool(s) 'get_time' that this server does not have: calls of it fail until a "
+        "remote tool attaches under that name",
+    ]
+
+
+class _Named:
+    def __init__(self, pid: str) -> None:
+        self.id = pid
+
+    def process_input(self, args: Any) -> Any:
+        return args.messages
 
 
 async def test_stream_batches_chunks_that_are_already_queued_and_never_waits_for_more() -> None:
@@ -484,3 +534,17 @@ async def test_stream_batches_chunks_that_are_already_queued_and_never_waits_for
     assert second is not None and [c.text_delta.text for c in second.chunks] == ["d"]
     pipe.finish()
     assert await pipe.take() is None
+
+
+async def test_an_agent_on_a_local_model_that_cannot_run_is_warned_about(
+    start_app: StartApp, caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    missing = tmp_path / "missing.gguf"
+
+    def setup(app: Any) -> None:
+        app.add_agent(Agent(id="offline", model=f"local/{missing}"))
+
+    with caplog.at_level(logging.WARNING, logger="treadle"):
+        await start_app(setup=setup)
+    assert f"local/{missing} cannot run here, so runs of 'offline' will fail: " in caplog.text
+    assert "no GGUF file at" in caplog.text or "needs llama-cpp-python" in caplog.text

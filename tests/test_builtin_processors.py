@@ -90,7 +90,7 @@ def test_a_code_agent_naming_an_unknown_builtin_is_refused() -> None:
 
 
 async def test_pii_block_by_name_trips_with_processor_id_pii(harness_factory) -> None:
-    h: Harness = harness_factory([])  # blocked before the model is called
+    h: Harness = harness_factory([])
     agent = h.agent(input_processors=[ProcessorRef(builtin="pii", options={"strategy": "block"})])
     result = await h.generate(agent, "mail me at jane.doe@example.com")
     assert result.tripwire is not None and result.tripwire.processor_id == "pii"
@@ -125,7 +125,7 @@ async def test_prefill_400_in_anthropics_shape_is_recovered_in_one_retry(harness
 
 
 async def test_prefill_handler_retries_only_once(harness_factory) -> None:
-    h: Harness = harness_factory([Turn.fail(400, PREFILL_400)] * 2, "anthropic")  # a third call would fail the test
+    h: Harness = harness_factory([Turn.fail(400, PREFILL_400)] * 2, "anthropic")
     result = await h.generate(h.agent(error_processors=[PrefillErrorHandler()]),
                               [Message.user("hi"), Message.assistant("Hel")])
     assert len(h.bodies()) == 2 and result.finish_reason == "error"

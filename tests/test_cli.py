@@ -27,7 +27,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from tests.conftest import StartApp
 from tests.support import OpenAIServer, Turn
 from treadle.agents import Agent
-from treadle.cli import ChunkPrinter
+from treadle.messages import SystemMessage
+from treadle.cli_chat import ChunkPrinter
 from treadle.tools import Tool
 from treadle.v1 import chunk_pb2
 from treadle_client import AgentClient
@@ -177,12 +178,13 @@ def test_acceptance_contract_through_reflection(serve: Any, openai_server: Any) 
     assert proc.terminate() == 0
 
 
-def test_serve_without_keys_starts_and_says_how_to_set_one(serve: Any) -> None:
+def test_serve_without_keys_runs_the_assistant_on_the_local_model_and_says_how_to_switch(serve: Any) -> None:
     proc = serve(env=clean_env())
-    warning = proc.wait_for_line(proc.stderr, "OPENAI_API_KEY")
-    assert "OPENAI_BASE_URL" in warning and "'assistant'" in warning
     assert proc.stdout[0] == f"Treadle listening on {proc.target}"
-    assert any("assistant: openai/gpt-4o-mini" in line for line in proc.stdout)
+    assert "  assistant: local/smollm2-135m-instruct (config)" in proc.stdout
+    switch = proc.wait_for_line(proc.stdout, "embedded model")
+    assert "export OPENAI_API_KEY" in switch
+    assert not any("OPENAI_API_KEY" in line for line in proc.stderr)
     assert proc.health("treadle.v1.AgentService") == health_pb2.HealthCheckResponse.SERVING
     assert proc.terminate() == 0
 
@@ -281,7 +283,7 @@ async def test_chat_shows_tripwires_plainly_and_errors_on_stderr(start_app: Star
 
     running = await start_app(setup=setup)
     code, out, err = await run_chat(running.target, "guarded", "weather?")
-    assert (code, out) == (0, "✋ blocked by guard: no weather talk\n"), err
+    assert (code, out) == (3, "✋ blocked by guard: no weather talk\n"), err  # a tripwire exits 3
 
     code, out, err = await run_chat(running.target, "broken", "hi")
     assert code == 1 and "context too long" in err
@@ -314,4 +316,131 @@ def test_openai_base_url_alone_is_enough(serve: Any, openai_server: Any) -> None
     [generated] = buf_curl(proc.target, "Generate", {"agentId": "assistant", "prompt": "hello"})
     assert generated.get("text") == "local answer", generated
     assert not any("OPENAI_API_KEY" in line for line in proc.stderr)
+    assert proc.terminate() == 0
+
+
+# --- the first hour: version, agents, words, data chunks, conversations, ports ----------------
+
+
+def run_cli(*args: str, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*TREADLE, *args], input=stdin, capture_output=True, text=True,
+                          env=clean_env(**env), timeout=READY_TIMEOUT * 4)
+
+
+def test_version() -> None:
+    from importlib import metadata
+
+    done = run_cli("--version")
+    assert (done.returncode, done.stdout.strip()) == (0, f"treadle {metadata.version('treadle')}")
+
+
+def test_help_names_the_default_target_and_treadle_target_changes_it() -> None:
+    def help_text(*args: str, **env: str) -> str:
+        return " ".join(run_cli(*args, "--help", **env).stdout.split())  # argparse wraps lines
+
+    assert "(default: 127.0.0.1:50051; set TREADLE_TARGET to change it)" in help_text("chat")
+    assert "(default: 127.0.0.1:9; set TREADLE_TARGET" in help_text("chat", TREADLE_TARGET="127.0.0.1:9")
+    assert "(default: 127.0.0.1:50051; set TREADLE_TARGET" in help_text("agents")
+    assert "(TREADLE_LISTEN; default 127.0.0.1:50051)" in help_text("serve")
+
+
+async def test_agents_lists_and_shows_in_yaml(start_app: StartApp) -> None:
+    import yaml
+
+    def setup(app: Any) -> None:
+        app.add_agent(Agent(id="weather", name="Weather", model="openai/gpt-4o-mini", tools=["get_weather"],
+                            instructions=[SystemMessage("You tell the weather.")]))
+        app.add_agent(Agent(id="tiny", model="local/smollm2-135m-instruct"))
+
+    running = await start_app(setup=setup)
+    done = await asyncio.to_thread(run_cli, "agents", "--target", running.target)
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines()]
+    assert rows == [["ID", "MODEL", "SOURCE", "NAME"], ["tiny", "local/smollm2-135m-instruct", "code"],
+                    ["weather", "openai/gpt-4o-mini", "code", "Weather"]]
+    done = await asyncio.to_thread(run_cli, "agents", "show", "weather", TREADLE_TARGET=running.target)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("# source: code; created ")
+    shown = yaml.safe_load(done.stdout)
+    assert shown == {"id": "weather", "name": "Weather", "instructions": "You tell the weather.",
+                     "model": "openai/gpt-4o-mini", "tools": ["get_weather"]}
+    done = await asyncio.to_thread(run_cli, "agents", "show", "ghost", "--target", running.target)
+    assert done.returncode == 1 and "NOT_FOUND" in done.stderr and "'ghost'" in done.stderr
+
+
+class _Recorder:
+    """Records each run's prompt and memory thread, and writes a data chunk."""
+
+    id = "recorder"
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[str, str, str]] = []
+
+    async def process_input(self, args: Any) -> Any:
+        self.runs.append((args.messages[-1].text, args.run.thread_id, args.run.resource_id))
+        await args.writer.custom({"type": "data-progress", "data": {"stage": "input", "n": len(self.runs)}})
+        return args.messages
+
+
+async def test_chat_joins_unquoted_words_and_shows_data_chunks(start_app: StartApp, openai_server: Any) -> None:
+    server = openai_server([Turn.say("Sunny.")])
+    recorder = _Recorder()
+
+    def setup(app: Any) -> None:
+        app.add_processor(recorder)
+        app.add_agent(Agent(id="weather", model="openai/test", base_url=server.base_url, input_processors=["recorder"]))
+
+    running = await start_app(setup=setup)
+    done = await asyncio.to_thread(run_cli, "chat", "weather", "Weather", "in", "Paris?", TREADLE_TARGET=running.target)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ['◆ data-progress {"n": 1, "stage": "input"}', "Sunny."]
+    assert recorder.runs == [("Weather in Paris?", "", "")]  # one message: no thread unless asked
+
+
+async def test_chat_without_a_message_is_a_conversation_on_one_thread(start_app: StartApp, openai_server: Any) -> None:
+    server = openai_server([Turn.say("Hello!"), Turn.say("Still here.")])
+    recorder = _Recorder()
+
+    def setup(app: Any) -> None:
+        app.add_processor(recorder)
+        app.add_agent(Agent(id="pal", model="openai/test", base_url=server.base_url, input_processors=["recorder"]))
+
+    running = await start_app(setup=setup)
+    done = await asyncio.to_thread(run_cli, "chat", "pal", "--resource", "ada", stdin="hi there\n\nare you there?\n",
+                                   TREADLE_TARGET=running.target)
+    assert done.returncode == 0, done.stderr
+    assert [line for line in done.stdout.splitlines() if not line.startswith("◆")] == ["Hello!", "Still here."]
+    [(first, thread, resource), (second, thread2, resource2)] = recorder.runs
+    assert (first, second) == ("hi there", "are you there?")
+    assert thread == thread2 and thread.startswith("chat-") and resource == resource2 == "ada"
+    assert f"on thread {thread} (resource ada)" in done.stderr and f"--thread {thread}" in done.stderr
+
+    done = await asyncio.to_thread(run_cli, "chat", "pal", "--thread", "t1", stdin="/quit\n",
+                                   TREADLE_TARGET=running.target)
+    assert done.returncode == 0 and "on thread t1 (resource " in done.stderr
+
+
+def test_a_second_server_on_a_taken_port_exits_2_naming_the_port(serve: Any) -> None:
+    first = serve(env=clean_env())
+    second = subprocess.run([*TREADLE, "serve", "--listen", first.target], capture_output=True, text=True,
+                            env=clean_env(), timeout=READY_TIMEOUT * 4)
+    assert second.returncode == 2, second.stderr
+    assert f"port {first.port} is already in use ({first.target})" in second.stderr
+    assert "Treadle listening" not in second.stdout
+    # A server built in code refuses the same way (TREADLE_LISTEN, as `treadle serve` reads it).
+    script = ROOT / "examples" / "server_with_processor.py"
+    in_code = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                             env=clean_env(TREADLE_LISTEN=first.target), timeout=READY_TIMEOUT * 4)
+    assert in_code.returncode == 2 and f"port {first.port} is already in use" in in_code.stderr
+    assert first.health() == health_pb2.HealthCheckResponse.SERVING  # the first one is untouched
+    assert first.terminate() == 0
+
+
+async def test_a_failed_run_leaves_one_line_in_the_server_log(serve: Any, openai_server: Any) -> None:
+    server = openai_server([Turn.fail(400, "context too long")])
+    proc = serve(env=clean_env(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-test"))
+    code, out, err = await run_chat(proc.target, "assistant", "hi")
+    assert code == 1 and "context too long" in err
+    line = proc.wait_for_line(proc.stderr, "failed:")
+    assert "of agent 'assistant' failed:" in line and "context too long" in line and "run_" in line
     assert proc.terminate() == 0

@@ -379,7 +379,7 @@ async def test_missing_api_key() -> None:
     with pytest.raises(APICallError) as info:
         await collect(router.resolve(ModelConfig("anthropic/claude-test")), ask())
     assert info.value.status_code is None
-    assert info.value.message.startswith("ANTHROPIC_API_KEY is not set")
+    assert info.value.message.startswith("the server has no ANTHROPIC_API_KEY: set it")
 
 
 async def test_anthropic_base_url_env_is_honoured(monkeypatch, server) -> None:

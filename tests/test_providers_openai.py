@@ -375,8 +375,10 @@ async def test_missing_api_key() -> None:
     with pytest.raises(APICallError) as info:
         await collect(model, ask())
     assert info.value.status_code is None
+    # The user reads this in the client's terminal: it must say where the key is missing.
     assert info.value.message == (
-        "OPENAI_API_KEY is not set: export it, or give the agent a base_url of an "
+        "the server has no OPENAI_API_KEY: set it (or OPENAI_BASE_URL) in the environment "
+        "where the server runs and restart it, or give the agent a base_url of an "
         "OpenAI-compatible server"
     )
 

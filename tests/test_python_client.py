@@ -18,10 +18,17 @@ from treadle_client import AgentClient
 
 def test_public_surface_is_pinned() -> None:
     assert treadle_client.__all__ == [
-        "DEFAULT_TARGET", "AgentClient", "AttachError", "Attachment", "attach", "run_processors",
-        "run_tools", "serve_tools",
+        "DEFAULT_TARGET", "AgentClient", "AttachError", "Attachment", "attach", "default_target",
+        "run_processors", "run_tools", "serve_tools",
     ]
     assert treadle_client.DEFAULT_TARGET == "127.0.0.1:50051"
+
+
+def test_default_target_follows_treadle_target(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TREADLE_TARGET", raising=False)
+    assert treadle_client.default_target() == "127.0.0.1:50051"
+    monkeypatch.setenv("TREADLE_TARGET", "127.0.0.9:6000")
+    assert treadle_client.default_target() == "127.0.0.9:6000"
 
 
 async def test_agent_crud_with_dicts_and_messages(start_app: StartApp) -> None:

@@ -141,6 +141,8 @@ async def harness_factory(
 ) -> AsyncIterator[Callable[..., Harness]]:
     made: list[RemoteHarness] = []
     apps: list[TreadleApp] = []
+    # A module that re-exports these tests may serve the processors from another language.
+    harness_class = getattr(request.module, "HARNESS", RemoteHarness)
     callspec = getattr(request.node, "callspec", None)
     kwargs = dict(callspec.params) if callspec is not None else {}
     name = request.node.originalname
@@ -155,7 +157,7 @@ async def harness_factory(
 
     def make(script: list[ScriptStep], provider: str = "openai") -> Harness:
         kind = AnthropicServer if provider == "anthropic" else OpenAIServer
-        harness = RemoteHarness(kind(script), app, target, name, kwargs)
+        harness = harness_class(kind(script), app, target, name, kwargs)
         made.append(harness)
         return harness
 

@@ -40,8 +40,9 @@ def node_modules() -> None:
         )
 
 
-def test_the_typescript_type_checks(node_modules: None) -> None:
-    proc = subprocess.run([str(TSC), "--noEmit", "-p", str(TS_CLIENT)], capture_output=True, text=True)
+@pytest.mark.parametrize("project", [TS_CLIENT, ROOT / "tests" / "remote" / "ts" / "seed"], ids=["client", "seed"])
+def test_the_typescript_type_checks(node_modules: None, project: Path) -> None:
+    proc = subprocess.run([str(TSC), "--noEmit", "-p", str(project)], capture_output=True, text=True)
     assert proc.returncode == 0, f"tsc failed:\n{proc.stdout}{proc.stderr}"
 
 

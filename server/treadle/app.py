@@ -14,7 +14,8 @@ import asyncio
 import logging
 import os
 import signal
-from collections.abc import Callable, Mapping
+import sys
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from opentelemetry import trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.trace import TracerProvider
 
-from .agents import Agent
+from .agents import Agent, ProcessorRef, ToolHooksRef
 from .api import AgentServicer, GrpcServer, ServerOptions
 from .api.remote_tool import remote_tool
 from .api.tool_hub import ToolHub
@@ -33,9 +34,11 @@ from .api.remote_processor import RemoteProcessor
 from .api.thread_service import SERVICE_NAME as THREAD_SERVICE, ThreadServicer
 from .api.convert import agent_from_dict
 from .config import AgentFileError, Settings, load_agent_file
+from .config.settings import DEFAULT_LISTEN
 from .errors import InvalidArgumentError
 from .loop import AgentLoop
 from .memory import SqlStore, database_url, open_store
+from .providers.local import DEFAULT_LOCAL_MODEL, unavailable as local_unavailable
 from .providers.router import ModelRouter
 from .registry import Registry
 from .tools import Tool
@@ -43,13 +46,18 @@ from .tracing import build_meter_provider, build_tracer_provider
 
 log = logging.getLogger("treadle")
 
+LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
+
 EXAMPLE_AGENT: dict[str, Any] = {
     "id": "assistant",
     "name": "Assistant",
-    "description": "The built-in example agent, served when no config file is given.",
+    "description": "The built-in example agent, served when no other agent is defined.",
     "model": "openai/gpt-4o-mini",
     "instructions": "You are a helpful, concise assistant.",
 }
+"""The built-in agent; its model follows the credentials found (see ``example_model``)."""
+
+ANTHROPIC_EXAMPLE_MODEL = "anthropic/claude-haiku-4-5"
 
 _ATTACHED_GRACE = 1.0
 """Seconds attached streams get, after the last run, to answer calls already sent."""
@@ -81,8 +89,9 @@ class TreadleApp:
         one with an in-memory exporter); ``env`` replaces ``os.environ`` for those look-ups;
         ``meter_provider`` receives the remote-processor and remote-tool metrics; by default one
         exporting over OTLP is built from the same variables (none when no endpoint is set)."""
-        self.settings = settings or Settings()
         self._env = os.environ if env is None else env
+        # A server built in code reads the same TREADLE_* variables as `treadle serve`.
+        self.settings = settings if settings is not None else Settings.from_env(self._env)
         self._owns_tracer_provider = tracer_provider is None
         self.tracer_provider = tracer_provider or build_tracer_provider(self._env)
         self._owns_meter_provider = meter_provider is None
@@ -165,11 +174,14 @@ class TreadleApp:
         await self.open_store()
         if self.settings.config_file is not None:
             self.load_agents(self.settings.config_file)
-        elif self.settings.example_agent and "assistant" not in {a.id for a in self.registry.list_agents()}:
-            self.registry.add_agent(agent_from_dict(EXAMPLE_AGENT, source="config"))
+        elif self.settings.example_agent and not self.registry.list_agents():
+            # Only a server with no agents of its own gets the built-in one.
+            self.registry.add_agent(agent_from_dict(EXAMPLE_AGENT | {"model": self.example_model()}, source="config"))
         await self.agent_service.load_stored_agents()
         self.warn_missing_credentials()
+        self.warn_unregistered()
         self.port = await self.server.start(listen or self.settings.listen)
+        self.models.preload(a.model for a in self.registry.list_agents())
         return self.port
 
     async def open_store(self) -> SqlStore:
@@ -207,10 +219,21 @@ class TreadleApp:
     async def serve(self, listen: str | None = None) -> None:
         """Start (unless started) and serve until SIGTERM or SIGINT, then drain and stop.
 
-        A second signal ends in-flight runs at once instead of waiting for the grace period.
+        What a script's ``asyncio.run(app.serve())`` and ``treadle serve`` both do: print the
+        start lines (address, agents, how to talk to them), or when the server cannot start
+        (port taken, bad config file), print why and exit with status 2. A second signal ends
+        in-flight runs at once instead of waiting for the grace period.
         """
         if self.port is None:
-            await self.start(listen)
+            if not logging.getLogger().handlers:  # a script's server logs like `treadle serve`
+                logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
+            try:
+                await self.start(listen)
+            except (AgentFileError, OSError) as e:
+                await self.stop(0)
+                print(f"treadle: {e}", file=sys.stderr, flush=True)
+                raise SystemExit(2) from None
+            print("\n".join(self.start_lines(listen or self.settings.listen)), flush=True)
         loop = asyncio.get_running_loop()
         stop = asyncio.Event()
         received: list[int] = []
@@ -234,6 +257,66 @@ class TreadleApp:
 
     # --- helpers ------------------------------------------------------------------------------
 
+    def example_model(self) -> str:
+        """The built-in agent's model: OpenAI when its key or base URL is set, else Anthropic
+        when its credentials are, else the embedded local model (works offline, no key)."""
+        for provider, model in (("openai", EXAMPLE_AGENT["model"]), ("anthropic", ANTHROPIC_EXAMPLE_MODEL)):
+            if any(self._env.get(v) for v in _CREDENTIALS[provider][0]):
+                return str(model)
+        return DEFAULT_LOCAL_MODEL
+
+    def start_lines(self, listen: str) -> list[str]:
+        """What the server prints once it listens: address, agents, and how to talk to them."""
+        host = listen.rpartition(":")[0]
+        target = f"{host}:{self.port}"
+        agents = self.registry.list_agents()
+        lines = [f"Treadle listening on {target}", f"Agents ({len(agents)}):"]
+        lines += [f"  {a.id}: {a.model} ({a.source})" for a in agents]
+        example = next((a for a in agents if a.id == "assistant" and a.source == "config"), None)
+        if example is not None and example.model == DEFAULT_LOCAL_MODEL and self.settings.config_file is None:
+            lines.append(
+                f"No provider key or base URL is set, so 'assistant' runs on the embedded model "
+                f"{DEFAULT_LOCAL_MODEL} (small and offline). To use OpenAI instead: "
+                f"export OPENAI_API_KEY=sk-... (or OPENAI_BASE_URL=...) and restart the server."
+            )
+        if agents:
+            flag = "" if target == DEFAULT_LISTEN else f" --target {target}"
+            lines.append(f'Try: treadle chat {agents[0].id} "hello"{flag}')
+        return lines
+
+    def unregistered(self) -> list[str]:
+        """A sentence per agent that names processors, tools or tool hooks this server does not
+        have (remote ones may still attach, so this warns and refuses nothing)."""
+        out = []
+        for agent in self.registry.list_agents():
+            processors = _unique(
+                ref.id for lane in (agent.input_processors, agent.output_processors, agent.error_processors)
+                for ref in lane if isinstance(ref, ProcessorRef) and not self.registry.has_processor(ref.id)
+            )
+            tools = _unique(t for t in agent.tools if isinstance(t, str) and not self.registry.has_tool(t))
+            hooks = _unique(
+                h for h in ((agent.tool_hooks.before_tool_call, agent.tool_hooks.after_tool_call)
+                            if isinstance(agent.tool_hooks, ToolHooksRef) else ())
+                if h and not self.registry.has_tool_hook(h)
+            )
+            if processors:
+                out.append(
+                    f"agent {agent.id!r} names processor(s) {', '.join(map(repr, processors))} that this server "
+                    f"does not have: its runs fail until a remote processor attaches under that id"
+                )
+            if tools:
+                out.append(
+                    f"agent {agent.id!r} names tool(s) {', '.join(map(repr, tools))} that this server does "
+                    f"not have: calls of it fail until a remote tool attaches under that name"
+                )
+            if hooks:
+                out.append(f"agent {agent.id!r} names tool hook(s) {', '.join(map(repr, hooks))} that are not registered")
+        return out
+
+    def warn_unregistered(self) -> None:
+        for message in self.unregistered():
+            log.warning(message)
+
     def missing_credentials(self) -> list[str]:
         """A plain sentence per provider that agents use but that has no credentials."""
         users: dict[str, list[str]] = {}
@@ -241,7 +324,7 @@ class TreadleApp:
             configs = [(agent.model, agent.base_url)] + [(f.id, f.base_url) for f in agent.fallback_models]
             for model, base_url in configs:
                 provider = model.partition("/")[0]
-                if provider == "openai" and base_url:
+                if provider in ("openai", "anthropic") and base_url:
                     continue  # an agent-level base URL is an OpenAI-compatible server of its own
                 if provider in _CREDENTIALS and agent.id not in users.setdefault(provider, []):
                     users[provider].append(agent.id)
@@ -251,13 +334,31 @@ class TreadleApp:
             if not any(self._env.get(v) for v in variables):
                 out.append(
                     f"no {provider} credentials: none of {', '.join(variables)} is set, so runs of "
-                    f"{', '.join(repr(a) for a in agents)} will fail. To fix: {how}."
+                    f"{', '.join(repr(a) for a in agents)} will fail. To fix: {how}, then restart the server."
                 )
         return out
 
+    def missing_local_models(self) -> list[str]:
+        """A sentence per ``local/...`` model that agents use but this server cannot run."""
+        users: dict[str, list[str]] = {}
+        for agent in self.registry.list_agents():
+            for model in [agent.model, *(f.id for f in agent.fallback_models)]:
+                if model.startswith("local/") and agent.id not in users.setdefault(model, []):
+                    users[model].append(agent.id)
+        out = []
+        for model, agents in users.items():
+            problem = local_unavailable(model.removeprefix("local/"))
+            if problem:
+                out.append(f"{model} cannot run here, so runs of {', '.join(map(repr, agents))} will fail: {problem}")
+        return out
+
     def warn_missing_credentials(self) -> None:
-        for message in self.missing_credentials():
+        for message in self.missing_credentials() + self.missing_local_models():
             log.warning(message)
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
 
 
 __all__ = ["EXAMPLE_AGENT", "TreadleApp"]

@@ -24,6 +24,7 @@ from treadle_client import DEFAULT_TARGET, AttachError, attach
 def add_parser(sub: Any) -> None:
     """Register ``processors serve`` on the top-level subparsers."""
     processors = sub.add_parser("processors", help="built-in processors")
+    processors.set_defaults(run=run)
     verbs = processors.add_subparsers(dest="processors_command", required=True)
     serve = verbs.add_parser("serve", help="serve a built-in processor to a server until SIGTERM or Ctrl-C")
     serve.add_argument("name", metavar="NAME", help="the built-in's name (pii, moderation, token-limiter, ...)")

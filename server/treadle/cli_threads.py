@@ -21,6 +21,7 @@ _ROLES = {message_pb2.MESSAGE_ROLE_USER: "user", message_pb2.MESSAGE_ROLE_ASSIST
 
 def add_parser(sub: Any) -> None:
     threads = sub.add_parser("threads", help="list a resource's memory threads, or show one")
+    threads.set_defaults(run=main)
     verbs = threads.add_subparsers(dest="threads_command", required=True)
     listing = verbs.add_parser("list", help="the resource's threads, most recently updated first")
     listing.add_argument("resource", metavar="RESOURCE")

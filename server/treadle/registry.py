@@ -87,6 +87,17 @@ class Registry:
     def add_tool_hook(self, name: str, hook: Callable[..., Any]) -> None:
         self._hooks[name] = hook
 
+    def has_processor(self, processor_id: str) -> bool:
+        """Registered in this process (remote processors are not: they attach later)."""
+        return processor_id in self._processors
+
+    def has_tool(self, name: str) -> bool:
+        """Registered in this process (remote tools are not: they attach later)."""
+        return name in self._tools
+
+    def has_tool_hook(self, name: str) -> bool:
+        return name in self._hooks
+
     def resolve_processor(self, ref: Any) -> Any:
         """A processor object for a ``ProcessorRef`` or id; objects pass through."""
         if isinstance(ref, str):

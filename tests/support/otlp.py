@@ -22,13 +22,24 @@ class OtlpReceiver:
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-                body = self.rfile.read(int(self.headers["content-length"]))
+                body = self._body()
                 owner.requests.append((self.path, body))
                 owner.arrived.set()
                 self.send_response(200)
                 self.send_header("content-type", "application/x-protobuf")
                 self.send_header("content-length", "0")
                 self.end_headers()
+
+            def _body(self) -> bytes:
+                length = self.headers["content-length"]
+                if length is not None:
+                    return self.rfile.read(int(length))
+                chunks = []  # Transfer-Encoding: chunked (the Node exporters send that)
+                while size := int(self.rfile.readline().strip() or b"0", 16):
+                    chunks.append(self.rfile.read(size))
+                    self.rfile.readline()
+                self.rfile.readline()
+                return b"".join(chunks)
 
             def log_message(self, *args: Any) -> None:
                 pass

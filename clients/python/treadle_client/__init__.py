@@ -19,7 +19,7 @@ and remote tools are ``treadle.tools.Tool`` objects served with ``serve_tools``.
 and ``run_tools`` do the same for scripts, until SIGTERM or Ctrl-C. See ``clients/python/README.md``.
 """
 
-from ._agents import DEFAULT_TARGET, AgentClient
+from ._agents import DEFAULT_TARGET, AgentClient, default_target
 from ._attach import AttachError, Attachment
 from ._blocking import run_processors, run_tools
 from ._processors import attach
@@ -31,6 +31,7 @@ __all__ = [
     "AttachError",
     "Attachment",
     "attach",
+    "default_target",
     "run_processors",
     "run_tools",
     "serve_tools",

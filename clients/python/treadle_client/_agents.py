@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
@@ -14,6 +15,13 @@ from treadle.v1 import agent_pb2, agent_service_pb2, agent_service_pb2_grpc, chu
 from ._threads import ThreadCalls
 
 DEFAULT_TARGET = "127.0.0.1:50051"
+TARGET_VARIABLE = "TREADLE_TARGET"
+
+
+def default_target() -> str:
+    """``$TREADLE_TARGET`` when set, else ``127.0.0.1:50051``: where the command-line tools and
+    the examples look for a server when given no address."""
+    return os.environ.get(TARGET_VARIABLE) or DEFAULT_TARGET
 _MAX_MESSAGE_BYTES = 16 << 20
 
 AgentLike = agent_pb2.Agent | Mapping[str, Any]

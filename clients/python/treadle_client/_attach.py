@@ -99,9 +99,10 @@ class _Link:
 
     def __init__(
         self, target: str, open_stream: OpenStream, make_session: SessionFactory,
-        backoff: tuple[float, float],
+        backoff: tuple[float, float], label: str = "stream",
     ) -> None:
         self.target = target
+        self.label = label
         self._open = open_stream
         self._make = make_session
         self._backoff = backoff
@@ -123,23 +124,28 @@ class _Link:
     async def _run(self) -> None:
         delay = self._backoff[0]
         while True:
-            welcomed = False
+            welcomed, why = False, ""
             try:
-                welcomed = await self._once()
+                welcomed, why = await self._once()
             except AttachError as e:
-                log.error("attach refused by %s", e)
+                log.error("%s: attach refused by %s", self.label, e)
                 self.error = e
                 self.welcomed.set()  # wake ready(), which reports the error
                 return
-            except Exception:  # a bug on this side must not end the attachment for good
-                log.exception("stream to %s failed", self.target)
+            except Exception as e:  # a bug on this side must not end the attachment for good
+                log.exception("%s: stream to %s failed", self.label, self.target)
+                why = f"{type(e).__name__}: {e}"
             if welcomed:
                 delay = self._backoff[0]
             # Full jitter keeps a fleet of processes from reconnecting in lock-step.
-            await asyncio.sleep(random.uniform(delay / 2, delay))
+            wait = random.uniform(delay / 2, delay)
+            # One line per failed try, so a dead or wrong target is never retried silently.
+            log.warning("%s: %s; retrying in %.1fs", self.label, why, wait)
+            await asyncio.sleep(wait)
             delay = min(delay * 2, self._backoff[1])
 
-    async def _once(self) -> bool:
+    async def _once(self) -> tuple[bool, str]:
+        """One stream: whether it was welcomed, and why it ended."""
         outbound: asyncio.Queue[Any] = asyncio.Queue()
         session = self._make(outbound.put_nowait)
         outbound.put_nowait(session.handshake())
@@ -148,7 +154,7 @@ class _Link:
             while True:
                 yield await outbound.get()
 
-        welcomed = False
+        welcomed, why = False, ""
         channel = grpc.aio.insecure_channel(self.target, options=[
             ("grpc.max_receive_message_length", _MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", _MAX_MESSAGE_BYTES),
@@ -162,19 +168,20 @@ class _Link:
                     welcomed = True
                     self.attached = True
                     self.welcomed.set()
-                    log.info("attached to %s", self.target)
-            log.info("%s ended the stream; reconnecting", self.target)
+                    log.info("%s attached to %s", self.label, self.target)
+            why = f"{self.target} ended the stream"
         except grpc.aio.AioRpcError as e:
             if e.code() in _FATAL:
                 raise AttachError(self.target, e.code(), e.details() or "") from None
-            log.info("stream to %s ended: %s %s; reconnecting", self.target, e.code().name, e.details())
+            verb = "the stream to" if welcomed else "cannot attach to"
+            why = f"{verb} {self.target}: {e.code().name}: {e.details()}"
         finally:
             self.attached = False
             if call is not None:
                 call.cancel()
             await session.close()
             await channel.close(grace=None)
-        return welcomed
+        return welcomed, why
 
 
 class Attachment:
@@ -185,14 +192,15 @@ class Attachment:
 
     def __init__(
         self, targets: Sequence[str], open_stream: OpenStream, make_session: SessionFactory,
-        backoff: tuple[float, float],
+        backoff: tuple[float, float], label: str = "stream",
     ) -> None:
+        """``label`` names what is attached in log lines (``processor no-secrets``)."""
         if not targets:
             raise ValueError("give at least one target (HOST:PORT)")
         lo, hi = backoff
         if lo <= 0 or hi < lo:
             raise ValueError(f"backoff must be (initial > 0, maximum >= initial), got {backoff}")
-        self._links = [_Link(t, open_stream, make_session, backoff) for t in targets]
+        self._links = [_Link(t, open_stream, make_session, backoff, label) for t in targets]
         for link in self._links:
             link.start()
 

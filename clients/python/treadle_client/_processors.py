@@ -328,4 +328,5 @@ async def attach(
         raise ValueError("give at least one processor")
     host = _Host(by_id, declarations, instance_id or default_instance_id(),
                  tracer_from(tracer_provider), state_ttl)
-    return Attachment(as_targets(targets), _open, lambda send: _ProcessorSession(host, send), backoff)
+    label = "processor " + ", ".join(d.id for d in declarations)
+    return Attachment(as_targets(targets), _open, lambda send: _ProcessorSession(host, send), backoff, label)

@@ -137,5 +137,6 @@ async def serve_tools(
     tracer = tracer_from(tracer_provider)
     iid = instance_id or default_instance_id()
     return Attachment(
-        as_targets(targets), _open, lambda send: _ToolSession(by_name, iid, tracer, send), backoff
+        as_targets(targets), _open, lambda send: _ToolSession(by_name, iid, tracer, send), backoff,
+        "tool " + ", ".join(by_name),
     )

@@ -31,7 +31,7 @@ from ..v1 import agent_pb2, agent_service_pb2, agent_service_pb2_grpc, chunk_pb2
 from . import convert
 from .status import SHUTTING_DOWN, ShuttingDownError, abort_with, unary
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("treadle.runs")
 
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000
@@ -198,7 +198,10 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
                         await task
         if task.cancelled():
             await context.abort(grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN)
-        return convert.generate_result_to_proto(task.result())
+        result = task.result()
+        if result.error is not None:
+            _log_failed(result.run_id, agent.id, result.error.message)
+        return convert.generate_result_to_proto(result)
 
     async def Stream(
         self, request: agent_service_pb2.StreamRequest, context: grpc.aio.ServicerContext
@@ -222,18 +225,29 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
                     await producer
 
     def _prepare(self, request: convert.RunRequestProto) -> tuple[Agent, RunRequest]:
-        if self._draining:
-            raise ShuttingDownError()
-        agent_id, run = convert.run_request_from_proto(request)
-        return self._registry.snapshot_agent(agent_id), run
+        try:
+            if self._draining:
+                raise ShuttingDownError()
+            agent_id, run = convert.run_request_from_proto(request)
+            return self._registry.snapshot_agent(agent_id), run
+        except Exception as e:
+            log.info("run of agent %r refused: %s", request.agent_id, e)
+            raise
 
     async def _produce(self, agent: Agent, run: RunRequest, pipe: _Pipe) -> None:
+        run_id, error = run.run_id, ""
         try:
             stream = cast(AsyncGenerator[Chunk, None], self._loop.stream(agent, run))
             async with contextlib.aclosing(stream) as chunks:
                 async for chunk in chunks:
+                    run_id = run_id or chunk.run_id
+                    if chunk.type == "error":
+                        error = chunk.payload.message
+                    elif chunk.type == "finish" and chunk.payload.reason == "error":
+                        _log_failed(run_id, agent.id, error or "the run ended with an error")
                     await pipe.put(chunk)
         except Exception as e:  # before the first chunk this is a bad request: the status says so
+            log.info("run of agent %r refused: %s", agent.id, e)
             pipe.fail(e)
         else:
             pipe.finish()
@@ -271,6 +285,11 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
     @property
     def draining(self) -> bool:
         return self._draining
+
+
+def _log_failed(run_id: str, agent_id: str, reason: str) -> None:
+    """The one line a failed run leaves in the server's log (the client got the details)."""
+    log.warning("run %s of agent %r failed: %s", run_id or "?", agent_id, reason)
 
 
 class _Pipe:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
+import os
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -34,43 +37,92 @@ class ServerOptions:
     """Larger requests are refused with RESOURCE_EXHAUSTED."""
 
 
+class ListenError(OSError):
+    """The listen address cannot be bound; the message says why and what to do."""
+
+    def __init__(self, listen: str) -> None:
+        host, _, port = listen.rpartition(":")
+        self.listen = listen
+        self.port = int(port) if port.isdigit() else 0
+        reason = _bind_error(host.strip("[]"), self.port)
+        if reason == errno.EADDRINUSE:
+            message = (
+                f"port {self.port} is already in use ({listen}): is another server running there? "
+                "Stop it, or choose another port with --listen HOST:PORT or TREADLE_LISTEN"
+            )
+        else:
+            why = f": {os.strerror(reason)}" if reason else ""
+            message = f"cannot listen on {listen}{why}"
+        super().__init__(message)
+
+
+def _bind_error(host: str, port: int) -> int:
+    """The errno a plain bind of ``host:port`` fails with (0 when it succeeds): gRPC's own error
+    does not say why."""
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror:
+        return errno.EADDRNOTAVAIL
+    for family, kind, proto, _, address in infos:
+        with socket.socket(family, kind, proto) as probe:
+            try:
+                probe.bind(address)
+            except OSError as e:
+                return e.errno or 0
+    return 0
+
+
 class GrpcServer:
-    """One server per app. Add further services with ``add_service`` before ``start``."""
+    """One server per app. Add further services with ``add_service`` before ``start``.
+
+    The ``grpc.aio`` server is made in ``start``, inside the running event loop: made earlier
+    (say, by a script's ``app = TreadleApp()`` before ``asyncio.run(app.serve())``) it would be
+    bound to another loop and fail to start.
+    """
 
     def __init__(self, agents: AgentServicer, options: ServerOptions | None = None) -> None:
         self.options = options or ServerOptions()
-        limit = self.options.max_message_bytes
-        self._server = grpc.aio.server(
-            options=[
-                ("grpc.max_receive_message_length", limit),
-                ("grpc.max_send_message_length", limit),
-            ]
-        )
         self._agents = agents
         self.health = health.aio.HealthServicer()
         self._services = [AGENT_SERVICE, health.SERVICE_NAME]
-        agent_service_pb2_grpc.add_AgentServiceServicer_to_server(agents, self._server)
-        health_pb2_grpc.add_HealthServicer_to_server(self.health, self._server)
+        self._registrations: list[Callable[[grpc.aio.Server], None]] = [
+            lambda server: agent_service_pb2_grpc.add_AgentServiceServicer_to_server(agents, server),
+            lambda server: health_pb2_grpc.add_HealthServicer_to_server(self.health, server),
+        ]
+        self._server: grpc.aio.Server | None = None
         self._started = False
         self._stopping: asyncio.Task[None] | None = None
 
     def add_service(self, name: str, register: Callable[[grpc.aio.Server], None]) -> None:
         """Register another servicer (``register(server)``) under its full service name."""
-        if self._started:
+        if self._server is not None:
             raise RuntimeError("add services before start()")
-        register(self._server)
+        self._registrations.append(register)
         self._services.append(name)
 
     async def start(self, listen: str) -> int:
         """Bind ``listen`` (``HOST:PORT``; port 0 picks one) and serve; returns the bound port."""
-        reflection.enable_server_reflection([*self._services, reflection.SERVICE_NAME], self._server)
+        limit = self.options.max_message_bytes
+        self._server = server = grpc.aio.server(
+            options=[
+                ("grpc.max_receive_message_length", limit),
+                ("grpc.max_send_message_length", limit),
+                # gRPC shares a port with any other server that also set SO_REUSEPORT (as every
+                # gRPC server does by default), and the kernel then spreads connections across
+                # them: a second server on a taken port must fail instead.
+                ("grpc.so_reuseport", 0),
+            ]
+        )
+        for register in self._registrations:
+            register(server)
+        reflection.enable_server_reflection([*self._services, reflection.SERVICE_NAME], server)
         try:
-            port = self._server.add_insecure_port(listen)
-        except RuntimeError as e:
-            raise OSError(f"cannot listen on {listen}: {e}") from None
+            port = server.add_insecure_port(listen)
+        except RuntimeError:
+            port = 0
         if port == 0:
-            raise OSError(f"cannot listen on {listen}")
-        await self._server.start()
+            raise ListenError(listen)
+        await server.start()
         self._started = True
         for name in ("", *self._services):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -90,9 +142,12 @@ class GrpcServer:
         self._agents.stop_inflight()
 
     async def wait_for_termination(self) -> None:
-        await self._server.wait_for_termination()
+        if self._server is not None:
+            await self._server.wait_for_termination()
 
     async def _drain(self, grace: float) -> None:
+        if self._server is None:
+            return
         if not self._started:
             await self._server.stop(None)
             return

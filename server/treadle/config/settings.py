@@ -30,7 +30,8 @@ class Settings:
     """Seconds in-flight runs get to finish on shutdown."""
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     example_agent: bool = True
-    """Serve the built-in ``assistant`` agent when no config file is given."""
+    """Serve the built-in ``assistant`` agent when no config file is given and no agent is
+    registered in code."""
     tool_timeout: float = 60.0
     """Seconds the server waits for a remote tool's answer before the model gets a tool error."""
     processor_timeout: float = 10.0

@@ -5,25 +5,22 @@ Credentials and base URLs come from the environment, read at ``resolve`` time:
 ``ANTHROPIC_BASE_URL``. The base URL variables are left to the SDKs, which read them when no
 ``base_url`` is passed; a ``ModelConfig.base_url`` (an OpenAI-compatible server, say) wins.
 SDK clients are cached per (provider, base URL, key, max retries) so connections are reused.
+``local/<model>`` runs a GGUF model in this process (``local.py``); needs no credentials.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
-
-import anthropic
-import openai
 
 from ..chunks import Chunk
 from ..errors import APICallError, InvalidArgumentError
-from .anthropic import AnthropicModel
 from .base import LanguageModel, ModelConfig, ModelRequest
 from .fallback import FallbackModel
-from .openai import OpenAIChatModel
+from .local import LocalModels, preload_ids, validate_model_id
 
-SUPPORTED_PROVIDERS = ("openai", "anthropic")
+SUPPORTED_PROVIDERS = ("openai", "anthropic", "local")
 
 # Local OpenAI-compatible servers usually ignore the key, but the SDK insists on one.
 PLACEHOLDER_API_KEY = "treadle-no-key"
@@ -42,6 +39,8 @@ def parse_model_string(model: str) -> tuple[str, str]:
         raise InvalidArgumentError(
             f"model {model!r} names unknown provider {provider!r}; supported providers: {supported}"
         )
+    if provider == "local":
+        validate_model_id(model_id)
     return provider, model_id
 
 
@@ -52,9 +51,11 @@ class ModelRouter:
     base URL variables from the process environment).
     """
 
-    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+    def __init__(self, env: Mapping[str, str] | None = None, local: LocalModels | None = None) -> None:
         self._env = env
         self._clients: dict[tuple[Any, ...], Any] = {}
+        self.local = local or LocalModels()
+        """The loaded ``local/...`` models, one per file for this router's whole life."""
 
     def validate(self, model_string: str) -> None:
         """Raises ``InvalidArgumentError`` unless ``model_string`` names a supported provider."""
@@ -67,18 +68,33 @@ class ModelRouter:
             return primary
         return FallbackModel([primary, *(self.resolve(f) for f in config.fallbacks)])
 
+    def preload(self, models: Iterable[str]) -> None:
+        """Start loading the local models among ``models`` in the background."""
+        for model_id in preload_ids(models):
+            self.local.preload(model_id)
+
     async def aclose(self) -> None:
         clients, self._clients = list(self._clients.values()), {}
         for client in clients:
             await client.close()
+        self.local.close()
 
     def _resolve_one(self, config: ModelConfig) -> LanguageModel:
         provider, model_id = parse_model_string(config.id)
         if provider == "openai":
             return self._openai(config, model_id)
+        if provider == "local":
+            return self.local.model(model_id)
         return self._anthropic(config, model_id)
 
+    # The SDKs are imported on first use: each takes seconds to import, and a server on the
+    # local model (or a client command) should not wait for them.
+
     def _openai(self, config: ModelConfig, model_id: str) -> LanguageModel:
+        import openai
+
+        from .openai import OpenAIChatModel
+
         key = self._getenv("OPENAI_API_KEY")
         if not key:
             # A local OpenAI-compatible server (per-agent base_url or OPENAI_BASE_URL) often needs
@@ -87,8 +103,9 @@ class ModelRouter:
                 return UnavailableModel(
                     "openai",
                     model_id,
-                    "OPENAI_API_KEY is not set: export it, or give the agent a base_url "
-                    "of an OpenAI-compatible server",
+                    "the server has no OPENAI_API_KEY: set it (or OPENAI_BASE_URL) in the environment "
+                    "where the server runs and restart it, or give the agent a base_url of an "
+                    "OpenAI-compatible server",
                 )
             key = PLACEHOLDER_API_KEY
         cache_key = (
@@ -106,6 +123,10 @@ class ModelRouter:
         return OpenAIChatModel(model_id, client, max_tokens_field=field)
 
     def _anthropic(self, config: ModelConfig, model_id: str) -> LanguageModel:
+        import anthropic
+
+        from .anthropic import AnthropicModel
+
         credentials: dict[str, str]
         if key := self._getenv("ANTHROPIC_API_KEY"):
             credentials = {"api_key": key}
@@ -117,7 +138,8 @@ class ModelRouter:
             return UnavailableModel(
                 "anthropic",
                 model_id,
-                "ANTHROPIC_API_KEY is not set: export it, or give the agent a base_url "
+                "the server has no ANTHROPIC_API_KEY: set it (or ANTHROPIC_BASE_URL) in the "
+                "environment where the server runs and restart it, or give the agent a base_url "
                 "of an Anthropic-compatible server",
             )
         cache_key = (

@@ -1,0 +1,72 @@
+"""``treadle agents``: the server's agents, one per line; ``treadle agents show ID``: one agent in
+YAML, in the proto's JSON form (what a config file or ``CreateAgent`` takes)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Coroutine
+from typing import Any
+
+import grpc
+import yaml
+from google.protobuf import json_format
+
+from treadle_client import AgentClient, default_target
+from treadle.v1 import agent_pb2
+
+_OUTPUT_ONLY = ("source", "createTime", "updateTime")
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    # --target before or after `show`: SUPPRESS keeps the subcommand's default from hiding it.
+    target = argparse.ArgumentParser(add_help=False)
+    target.add_argument("--target", metavar="HOST:PORT", default=argparse.SUPPRESS,
+                        help=f"server address (default: {default_target()}; set TREADLE_TARGET to change it)")
+    agents = sub.add_parser("agents", parents=[target], help="list the server's agents, or show one (agents show ID)",
+                            description="List the server's agents, or show one in YAML.")
+    agents.set_defaults(run=lambda args: asyncio.run(_call(args, _list(args))))
+    verbs = agents.add_subparsers(dest="verb", metavar="VERB")
+    show = verbs.add_parser("show", parents=[target], help="one agent in YAML (the proto's JSON form)")
+    show.add_argument("agent_id", metavar="ID")
+    show.set_defaults(run=lambda args: asyncio.run(_call(args, _show(args))))
+
+
+async def _call(args: argparse.Namespace, work: Coroutine[Any, Any, int]) -> int:
+    try:
+        return await work
+    except grpc.aio.AioRpcError as e:
+        hint = f" (is `treadle serve` running at {_target(args)}?)" if e.code() == grpc.StatusCode.UNAVAILABLE else ""
+        print(f"treadle agents: {e.code().name}: {e.details()}{hint}", file=sys.stderr)
+        return 1
+
+
+async def _list(args: argparse.Namespace) -> int:
+    async with AgentClient(_target(args)) as client:
+        agents = await client.list_agents()
+    rows = [("ID", "MODEL", "SOURCE", "NAME")]
+    rows += [(a.id, a.model, _source(a), a.name) for a in agents]
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[3])
+    return 0
+
+
+async def _show(args: argparse.Namespace) -> int:
+    async with AgentClient(_target(args)) as client:
+        agent = await client.get_agent(args.agent_id)
+    data = json_format.MessageToDict(agent)
+    for name in _OUTPUT_ONLY:  # what the server sets: shown as a comment, not as config
+        data.pop(name, None)
+    print(f"# source: {_source(agent)}; created {agent.create_time.ToJsonString()}")
+    print(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), end="")
+    return 0
+
+
+def _target(args: argparse.Namespace) -> str:
+    return str(getattr(args, "target", default_target()))
+
+
+def _source(agent: agent_pb2.Agent) -> str:
+    return agent_pb2.AgentSource.Name(agent.source).removeprefix("AGENT_SOURCE_").lower()

@@ -1,0 +1,213 @@
+"""``treadle chat AGENT [MESSAGE...]``: one answer streamed to the terminal, or, with no message,
+a conversation on a memory thread, one line per turn.
+
+Exit status (one message): 0 when the run finished, 1 on an error (the server's or the run's),
+3 when a processor blocked the run (a tripwire).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import json
+import sys
+import time
+from typing import Any, TextIO
+
+import grpc
+from google.protobuf import struct_pb2
+
+from treadle_client import AgentClient, default_target
+from treadle.v1 import agent_pb2, chunk_pb2
+
+EXIT_ERROR = 1
+EXIT_TRIPWIRE = 3
+
+_DIM, _RESET = "\x1b[2m", "\x1b[0m"
+_QUIT = frozenset({"/quit", "/exit"})
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    chat = sub.add_parser(
+        "chat", help="talk to an agent: one message, or a conversation when none is given",
+        description=(
+            "Stream an agent's answer to MESSAGE (the words are joined, so quotes are optional). "
+            "Without MESSAGE, open a conversation on a memory thread: each line you type is one turn. "
+            f"Exit status: 0 finished, {EXIT_ERROR} error, {EXIT_TRIPWIRE} blocked by a processor."
+        ),
+    )
+    chat.add_argument("agent_id", metavar="AGENT")
+    chat.add_argument("message", nargs="*", metavar="MESSAGE", help="the message (omit it to converse)")
+    chat.add_argument("--target", metavar="HOST:PORT", default=default_target(),
+                      help=f"server address (default: {default_target()}; set TREADLE_TARGET to change it)")
+    chat.add_argument("--thread", metavar="ID",
+                      help="memory thread to talk on (default for a conversation: a new one, chat-TIME)")
+    chat.add_argument("--resource", metavar="ID",
+                      help="owner of the thread (default: your user name)")
+    chat.set_defaults(run=lambda args: asyncio.run(_chat(args)))
+
+
+async def _chat(args: argparse.Namespace) -> int:
+    printer = ChunkPrinter(sys.stdout, sys.stderr, color=sys.stdout.isatty())
+    message = " ".join(args.message).strip()
+    async with AgentClient(args.target) as client:
+        if message:
+            memory = _memory(args.thread, args.resource) if args.thread or args.resource else None
+            return await _turn(client, printer, args, message, memory)
+        return await _converse(client, printer, args)
+
+
+async def _converse(client: AgentClient, printer: ChunkPrinter, args: argparse.Namespace) -> int:
+    """One turn per line of standard input, all on one thread, until end of input or /quit."""
+    thread = args.thread or time.strftime("chat-%Y%m%d-%H%M%S")
+    resource = args.resource or _user()
+    interactive = sys.stdin.isatty()
+    print(f"Chatting with {args.agent_id} at {args.target} on thread {thread} (resource {resource}).",
+          file=sys.stderr)
+    print(f"Continue it later with --thread {thread}. End with Ctrl-D or /quit.", file=sys.stderr, flush=True)
+    memory = _memory(thread, resource)
+    while True:
+        line = await asyncio.to_thread(_read_line, "you> " if interactive else "")
+        if line is None or line.strip() in _QUIT:
+            return 0
+        if not line.strip():
+            continue
+        status = await _turn(client, printer, args, line.strip(), memory)
+        if status == EXIT_ERROR and printer.connection_lost:
+            return status
+
+
+async def _turn(
+    client: AgentClient, printer: ChunkPrinter, args: argparse.Namespace, message: str,
+    memory: agent_pb2.MemoryOptions | None,
+) -> int:
+    printer.reset()
+    options = agent_pb2.CallOptions(memory=memory) if memory is not None else None
+    try:
+        async for chunk in client.stream(args.agent_id, message, options=options):
+            printer.show(chunk)
+    except grpc.aio.AioRpcError as e:
+        printer.end_line()
+        unavailable = e.code() == grpc.StatusCode.UNAVAILABLE
+        printer.connection_lost = unavailable
+        hint = f" (is `treadle serve` running at {args.target}?)" if unavailable else ""
+        print(f"treadle chat: {e.code().name}: {e.details()}{hint}", file=sys.stderr, flush=True)
+        return EXIT_ERROR
+    printer.end_line()
+    if printer.failed:
+        return EXIT_ERROR
+    return EXIT_TRIPWIRE if printer.blocked else 0
+
+
+def _memory(thread: str | None, resource: str | None) -> agent_pb2.MemoryOptions:
+    return agent_pb2.MemoryOptions(resource=resource or _user(), thread_id=thread or "")
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except Exception:  # noqa: BLE001 - no user name in this environment (a container, say)
+        return "cli"
+
+
+def _read_line(prompt: str) -> str | None:
+    try:
+        return input(prompt)
+    except EOFError:
+        return None
+
+
+class ChunkPrinter:
+    """Renders chunks for a person: text as it arrives; tools, tripwires and ``data-*`` chunks on
+    their own lines."""
+
+    def __init__(self, out: TextIO, err: TextIO, *, color: bool = False) -> None:
+        self.out, self.err, self.color = out, err, color
+        self.failed = False
+        self.blocked = False
+        self.connection_lost = False
+        self._at_line_start = True
+
+    def reset(self) -> None:
+        """Before the next turn of a conversation."""
+        self.failed = self.blocked = self.connection_lost = False
+
+    def show(self, chunk: chunk_pb2.Chunk) -> None:
+        kind = chunk.WhichOneof("chunk")
+        if kind == "text_delta":
+            self._write(chunk.text_delta.text)
+        elif kind == "reasoning_start":
+            self.end_line()
+            self._write(self._dim("thinking: "))
+        elif kind == "reasoning_delta":
+            self._write(self._dim(chunk.reasoning_delta.text))
+        elif kind == "reasoning_end":
+            self.end_line()
+        elif kind == "tool_call":
+            c = chunk.tool_call
+            self._line(f"→ tool {c.tool_name}({_json(c.args)})")
+        elif kind == "tool_result":
+            r = chunk.tool_result
+            self._line(f"← {r.tool_name}: {'error: ' if r.is_error else ''}{_json(r.result)}")
+        elif kind == "tool_error":
+            self._line(f"← {chunk.tool_error.tool_name}: error: {chunk.tool_error.error}")
+        elif kind == "data":
+            self._line(self._dim(f"◆ {chunk.data.name} {_short(_json(chunk.data.data))}"))
+        elif kind == "tripwire":
+            t = chunk.tripwire
+            self.blocked = True
+            self._line(f"✋ blocked by {t.processor_id or 'a processor'}: {t.reason}")
+        elif kind == "abort":
+            self._line(f"aborted: {chunk.abort.reason}")
+        elif kind == "error":
+            self.end_line()
+            self.failed = True
+            print(f"error: {chunk.error.message}", file=self.err, flush=True)
+        elif kind == "finish":
+            self.end_line()
+
+    def end_line(self) -> None:
+        if not self._at_line_start:
+            self._write("\n")
+
+    def _line(self, text: str) -> None:
+        self.end_line()
+        self._write(text + "\n")
+
+    def _write(self, text: str) -> None:
+        if not text:
+            return
+        self.out.write(text)
+        self.out.flush()  # stream: show each delta as it arrives
+        self._at_line_start = text.endswith("\n")
+
+    def _dim(self, text: str) -> str:
+        return f"{_DIM}{text}{_RESET}" if self.color and text else text
+
+
+_SHORT = 120
+
+
+def _short(text: str) -> str:
+    """A data payload on one line: long ones are cut, with their full length said."""
+    return text if len(text) <= _SHORT else f"{text[:_SHORT]}… ({len(text)} chars)"
+
+
+def _json(value: struct_pb2.Value) -> str:
+    return json.dumps(_py(value), ensure_ascii=False, sort_keys=True)  # map order is not kept on the wire
+
+
+def _py(value: struct_pb2.Value) -> Any:
+    kind = value.WhichOneof("kind")
+    if kind == "number_value":
+        n = value.number_value
+        return int(n) if n.is_integer() else n
+    if kind == "struct_value":
+        return {k: _py(v) for k, v in value.struct_value.fields.items()}
+    if kind == "list_value":
+        return [_py(v) for v in value.list_value.values]
+    return getattr(value, kind) if kind and kind != "null_value" else None
+
+
+__all__ = ["ChunkPrinter", "add_parser"]
