@@ -16,6 +16,16 @@ from treadle.app import TreadleApp
 from treadle.config import Settings
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    databases.stop_postgres()
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Tests that take ``database`` run once per storage engine."""
+    if "engine" in metafunc.fixturenames:
+        metafunc.parametrize("engine", databases.engines())
+
+
 @pytest.fixture(autouse=True)
 def fakes_played_out() -> Iterator[None]:
     """Fails a test that leaves a provider fake it made with script not played, a scripted
@@ -29,16 +39,6 @@ def fakes_played_out() -> Iterator[None]:
                  if s.remaining]
     if problems:
         pytest.fail("\n".join(problems), pytrace=False)
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    databases.stop_postgres()
-
-
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Tests that take ``database`` run once per storage engine."""
-    if "engine" in metafunc.fixturenames:
-        metafunc.parametrize("engine", databases.engines())
 
 
 @dataclass

@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BUF = ROOT / ".ci" / "tools" / "node_modules" / ".bin" / "buf"
 _SCRIPT = Path(sys.executable).parent / "treadle"
 TREADLE = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "treadle.cli"]
-READY_TIMEOUT = 60.0  # a child under coverage on a loaded machine starts slowly
+READY_TIMEOUT = 60.0
 
 
 def clean_env(**extra: str) -> dict[str, str]:
