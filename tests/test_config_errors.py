@@ -3,6 +3,7 @@ on stderr, in one line naming the file (and the agent) or the setting, and exits
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -13,11 +14,16 @@ from treadle.config import AgentFileError, Settings, load_agent_file
 GOOD = "agents:\n  - id: echo\n    model: openai/gpt-4o-mini\n"
 
 
-def serve(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+def serve(capsys: pytest.CaptureFixture[str], data_dir: Path, *args: str) -> tuple[int, str]:
     """The exit code and what ``treadle serve`` said (its log lines before it left out)."""
-    code = main(["serve", "--listen", "127.0.0.1:0", *args])
+    try:
+        code = main(["serve", "--listen", "127.0.0.1:0", "--data-dir", str(data_dir), *args])
+    except SystemExit as e:  # the server's own start checks exit with 2
+        code = int(e.code or 0)
     err = capsys.readouterr().err
-    return code, err[err.index("treadle serve: "):].strip()
+    said = re.search(r"^treadle( serve)?: ", err, re.M)
+    assert said is not None, err
+    return code, err[said.start():].strip()
 
 
 @pytest.mark.parametrize(("name", "text", "problem"), [
@@ -32,21 +38,21 @@ def serve(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
      'agents[0] (\'echo\'): not a valid Agent in proto JSON form: Message type "treadle.v1.Agent" has no '
      'field named "maxStep"'),
     ("agents.yaml", "- id: echo\n  model: nowhere/gpt\n", "agents[0] ('echo'): agent.model: model 'nowhere/gpt' names "
-     "unknown provider 'nowhere'; supported providers: openai, anthropic"),
+     "unknown provider 'nowhere'; supported providers: openai, anthropic, local"),
 ])
 def test_a_bad_agent_file_is_named_with_what_is_wrong(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, text: str, problem: str,
 ) -> None:
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
-    code, line = serve(capsys, "--config", str(path))
+    code, line = serve(capsys, tmp_path, "--config", str(path))
     assert code == 2
-    assert line.startswith(f"treadle serve: {path}: {problem}"), line
+    assert line.startswith(f"treadle: {path}: {problem}"), line
 
 
 def test_a_missing_agent_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "absent.yaml"
-    assert serve(capsys, "--config", str(path)) == (2, f"treadle serve: {path}: cannot read: No such file or directory")
+    assert serve(capsys, tmp_path, "--config", str(path)) == (2, f"treadle: {path}: cannot read: No such file or directory")
 
 
 def test_agent_files_in_both_forms(tmp_path: Path) -> None:
@@ -73,10 +79,11 @@ def test_agent_files_in_both_forms(tmp_path: Path) -> None:
     ("TREADLE_PROCESSOR_ATTACH_WAIT", "-1", "processor attach wait must be >= 0 seconds, got -1.0"),
 ])
 def test_a_bad_setting_is_named(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], variable: str, value: str, problem: str,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], variable: str, value: str,
+    problem: str,
 ) -> None:
     monkeypatch.setenv(variable, value)
-    assert serve(capsys) == (2, f"treadle serve: {problem}")
+    assert serve(capsys, tmp_path) == (2, f"treadle serve: {problem}")
 
 
 @pytest.mark.parametrize("listen", ["50051", ":50051", "localhost:", "localhost:http", "localhost:70000"])
