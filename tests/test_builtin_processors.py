@@ -90,7 +90,7 @@ def test_a_code_agent_naming_an_unknown_builtin_is_refused() -> None:
 
 
 async def test_pii_block_by_name_trips_with_processor_id_pii(harness_factory) -> None:
-    h: Harness = harness_factory([Turn.say("never")])
+    h: Harness = harness_factory([])
     agent = h.agent(input_processors=[ProcessorRef(builtin="pii", options={"strategy": "block"})])
     result = await h.generate(agent, "mail me at jane.doe@example.com")
     assert result.tripwire is not None and result.tripwire.processor_id == "pii"
@@ -125,7 +125,7 @@ async def test_prefill_400_in_anthropics_shape_is_recovered_in_one_retry(harness
 
 
 async def test_prefill_handler_retries_only_once(harness_factory) -> None:
-    h: Harness = harness_factory([Turn.fail(400, PREFILL_400)] * 3, "anthropic")
+    h: Harness = harness_factory([Turn.fail(400, PREFILL_400)] * 2, "anthropic")
     result = await h.generate(h.agent(error_processors=[PrefillErrorHandler()]),
                               [Message.user("hi"), Message.assistant("Hel")])
     assert len(h.bodies()) == 2 and result.finish_reason == "error"
@@ -142,7 +142,7 @@ async def test_429_with_retry_after_is_retried_after_that_delay(harness_factory)
 
 async def test_transient_errors_back_off_exponentially_within_max_retries(harness_factory) -> None:
     clock = FakeClock()
-    h: Harness = harness_factory([Turn.fail(503), Turn.fail(500), Turn.fail(502), Turn.say("never")])
+    h: Harness = harness_factory([Turn.fail(503), Turn.fail(500), Turn.fail(502)])
     agent = h.agent(error_processors=[StreamErrorRetry(max_retries=2, base_delay=0.5, clock=clock)])
     result = await h.generate(agent, "hi", model_settings=NO_SDK_RETRIES)
     assert result.finish_reason == "error" and result.error.details["statusCode"] == 502
@@ -177,7 +177,7 @@ async def test_a_refused_connection_is_retried(harness_factory) -> None:
 
 async def test_client_errors_are_not_retried(harness_factory) -> None:
     clock = FakeClock()
-    h: Harness = harness_factory([Turn.fail(400, "bad request"), Turn.say("never")])
+    h: Harness = harness_factory([Turn.fail(400, "bad request")])
     result = await h.generate(h.agent(error_processors=[StreamErrorRetry(clock=clock)]), "hi")
     assert result.finish_reason == "error" and clock.sleeps == [] and len(h.bodies()) == 1
 
@@ -190,14 +190,14 @@ async def test_every_agent_gets_the_default_error_stack(harness_factory) -> None
 
 async def test_the_default_stack_retries_transient_errors_twice(harness_factory) -> None:
     clock = FakeClock()
-    h: Harness = harness_factory([Turn.fail(503)] * 4)
+    h: Harness = harness_factory([Turn.fail(503)] * 3)
     h.registry.builtin_context.clock = clock
     result = await h.generate(h.agent(), "hi", model_settings=NO_SDK_RETRIES)
     assert result.finish_reason == "error" and len(h.bodies()) == 3 and len(clock.sleeps) == 2
 
 
 async def test_error_processor_defaults_false_opts_out(harness_factory) -> None:
-    h: Harness = harness_factory([Turn.fail(400, PREFILL_400), Turn.say("never")], "anthropic")
+    h: Harness = harness_factory([Turn.fail(400, PREFILL_400)], "anthropic")
     result = await h.generate(h.agent(error_processor_defaults=False),
                               [Message.user("hi"), Message.assistant("Hel")])
     assert result.finish_reason == "error" and len(h.bodies()) == 1
@@ -211,7 +211,7 @@ async def test_an_agents_own_error_list_replaces_the_defaults(harness_factory) -
         def process_api_error(self, args: Any) -> None:
             self.seen.append(args.error.status_code)
 
-    h: Harness = harness_factory([Turn.fail(400, PREFILL_400), Turn.say("never")], "anthropic")
+    h: Harness = harness_factory([Turn.fail(400, PREFILL_400)], "anthropic")
     result = await h.generate(h.agent(error_processors=[Watch()]), [Message.user("hi"), Message.assistant("x")])
     assert result.finish_reason == "error" and Watch.seen == [400] and len(h.bodies()) == 1
 

@@ -127,9 +127,10 @@ def test_processors_serve_refuses_bad_names_and_options(argv: list[str], says: s
 async def test_other_builtins_served_remotely_match_in_process(
     start_app: StartApp, openai_server, processes, name: str
 ) -> None:
-    judge = openai_server([Turn.say('{"flagged": true, "categories": ["violence"], "reason": "x"}')] * 2)
-    server = openai_server([Turn.say("ok")] * 2)
-    options = {"model": "openai/judge", "baseUrl": judge.base_url} if name == "moderation" else {}
+    moderated = name == "moderation"
+    judge = openai_server([Turn.say('{"flagged": true, "categories": ["violence"], "reason": "x"}')] * 2 * moderated)
+    server = openai_server([] if moderated else [Turn.say("ok")] * 2)
+    options = {"model": "openai/judge", "baseUrl": judge.base_url} if moderated else {}
 
     def setup(app: Any) -> None:
         app.add_agent(agent("remote", server, input_processors=[ProcessorRef(name)]))
