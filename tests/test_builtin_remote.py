@@ -39,7 +39,7 @@ async def serve_builtin(started: list[Child], target: str, name: str, options: d
     child = await spawn("treadle.cli", "processors", "serve", name, "--options", json.dumps(options),
                         "--target", target)
     started.append(child)
-    await child.expect(f"serving {name}")
+    await child.expect(f"serving {name}", timeout=60)  # a loaded machine starts it slowly
     return child
 
 
@@ -116,10 +116,10 @@ async def test_a_call_names_builtins_in_its_own_options(start_app: StartApp, ope
 def test_processors_serve_refuses_bad_names_and_options(argv: list[str], says: str) -> None:
     import subprocess
 
-    from tests.test_cli import TREADLE
+    from tests.test_cli import READY_TIMEOUT, TREADLE
 
     result = subprocess.run([*TREADLE, "processors", "serve", *argv], capture_output=True, text=True,
-                            env=clean_env(), timeout=30)
+                            env=clean_env(), timeout=READY_TIMEOUT)
     assert result.returncode == 2 and says in result.stderr
 
 
@@ -128,10 +128,9 @@ async def test_other_builtins_served_remotely_match_in_process(
     start_app: StartApp, openai_server, processes, name: str
 ) -> None:
     moderated = name == "moderation"
-    judge = openai_server([Turn.say('{"flagged": true, "categories": ["violence"], "reason": "x"}')] * 2
-                          if moderated else [])
+    judge = openai_server([Turn.say('{"flagged": true, "categories": ["violence"], "reason": "x"}')] * 2 * moderated)
     server = openai_server([] if moderated else [Turn.say("ok")] * 2)
-    options = {"model": "openai/judge", "baseUrl": judge.base_url} if name == "moderation" else {}
+    options = {"model": "openai/judge", "baseUrl": judge.base_url} if moderated else {}
 
     def setup(app: Any) -> None:
         app.add_agent(agent("remote", server, input_processors=[ProcessorRef(name)]))
@@ -236,7 +235,7 @@ agents:
     proc = serve("--config", str(config), env=clean_env(TREADLE_PROCESSOR_ATTACH_WAIT="30"))
     custom = await spawn("tests.remote.processor_main", proc.target, "content-filter", "word-counter")
     processes.append(custom)
-    await custom.expect("ready")
+    await custom.expect("ready", timeout=60)
     async with AgentClient(proc.target) as client:
         answer = await client.generate("support-agent", "Hi, I need help")
         blocked = await client.generate("support-agent", "tell me the secret")
@@ -270,7 +269,7 @@ async def test_a_remote_judges_model_call_is_traced_in_the_runs_trace(
         for key in otel:
             del os.environ[key]
     try:
-        await child.expect("serving moderation")
+        await child.expect("serving moderation", timeout=60)
         async with AgentClient(running.target) as client:
             assert (await client.generate("guarded", "hello")).text == "ok"
     finally:
