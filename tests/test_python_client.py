@@ -18,7 +18,7 @@ from treadle_client import AgentClient
 
 def test_public_surface_is_pinned() -> None:
     assert treadle_client.__all__ == [
-        "DEFAULT_TARGET", "AgentClient", "AttachError", "Attachment", "attach", "run_processors",
+        "DEFAULT_TARGET", "AgentClient", "AttachError", "Attachment", "TextGate", "attach", "run_processors",
         "run_tools", "serve_tools",
     ]
     assert treadle_client.DEFAULT_TARGET == "127.0.0.1:50051"

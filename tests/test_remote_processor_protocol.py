@@ -279,8 +279,8 @@ def _hs(*processors: pb.ProcessorDeclaration, versions: tuple[int, ...] = (1,)) 
 @pytest.mark.parametrize(
     ("first", "code", "message"),
     [
-        (_hs(decl(PID, hook_decl(pb.HOOK_PROCESS_INPUT)), versions=(2, 3)), Code.FAILED_PRECONDITION,
-         "no common protocol version: the server speaks [1], the processor offered [2, 3]"),
+        (_hs(decl(PID, hook_decl(pb.HOOK_PROCESS_INPUT)), versions=(3, 4)), Code.FAILED_PRECONDITION,
+         "no common protocol version: the server speaks [1, 2], the processor offered [3, 4]"),
         (_hs(decl("bad id", hook_decl(pb.HOOK_PROCESS_INPUT))), Code.INVALID_ARGUMENT, "processors[0].id 'bad id' is malformed"),
         (_hs(decl("-lead", hook_decl(pb.HOOK_PROCESS_INPUT))), Code.INVALID_ARGUMENT, "is malformed"),
         (_hs(decl(PID, hook_decl(pb.HOOK_PROCESS_INPUT), hook_decl(pb.HOOK_PROCESS_INPUT))), Code.INVALID_ARGUMENT,

@@ -23,6 +23,7 @@ from ._agents import DEFAULT_TARGET, AgentClient
 from ._attach import AttachError, Attachment
 from ._blocking import run_processors, run_tools
 from ._processors import attach
+from ._text_gate import TextGate
 from ._tools import serve_tools
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "AgentClient",
     "AttachError",
     "Attachment",
+    "TextGate",
     "attach",
     "run_processors",
     "run_tools",

@@ -44,7 +44,6 @@ from treadle.v1 import processor_service_pb2 as pb
 from treadle.v1 import processor_service_pb2_grpc
 
 from ._attach import (
-    PROTOCOL_VERSION,
     Attachment,
     Send,
     as_targets,
@@ -63,6 +62,9 @@ DEFAULT_MAX_IN_FLIGHT = 4
 flight, so network latency does not cap the stream's throughput."""
 """Seconds a run's state is kept after its last invocation when neither ``run_ended`` nor its
 ``processOutputResult`` ends it (a server that died mid-run sends neither)."""
+
+PROTOCOL_VERSIONS = (1, 2)
+"""Version 2 lets ``process_output_stream`` return a list of chunks (hold and release)."""
 
 _DELIVERY = {"per_chunk": pb.STREAM_DELIVERY_PER_CHUNK, "windowed": pb.STREAM_DELIVERY_WINDOWED}
 
@@ -161,10 +163,12 @@ class _ProcessorSession:
         self._host = host
         self._send = send
         self._running: dict[str, tuple[asyncio.Task[None], asyncio.Event]] = {}
+        self._version = 1
+        """The protocol version the server chose (its welcome)."""
 
     def handshake(self) -> pb.ProcessorServiceAttachRequest:
         return pb.ProcessorServiceAttachRequest(handshake=pb.ProcessorHandshake(
-            protocol_versions=[PROTOCOL_VERSION], processors=self._host.declarations,
+            protocol_versions=list(PROTOCOL_VERSIONS), processors=self._host.declarations,
             instance_id=self._host.instance_id,
         ))
 
@@ -181,6 +185,8 @@ class _ProcessorSession:
             self._host.end_run(message.run_ended.run_id)
         elif kind == "drain":
             log.info("server is draining; will reconnect when it closes the stream")
+        elif kind == "welcome":
+            self._version = message.welcome.protocol_version or 1
         return kind == "welcome"
 
     async def close(self) -> None:
@@ -288,7 +294,7 @@ class _ProcessorSession:
                 mark_error(span, e)
                 returns.append(e)
         span.set_attribute("treadle.processor.chunk_count", len(parts))
-        return hc.encode_stream_result(inv.invocation_id, returns, parts)
+        return hc.encode_stream_result(inv.invocation_id, returns, parts, version=self._version)
 
 
 async def _call(method: Any, args: Any) -> Any:

@@ -340,13 +340,16 @@ def _diff_list(hook: str, ml: MessageList, before: pb.MessageListSnapshot, repla
 def encode_stream_result(
     invocation_id: str, returns: Sequence[Any], parts: Sequence[Chunk], *,
     state: Mapping[str, Any] | None = None, state_version: int = 0, custom_chunks: Iterable[Chunk] = (),
+    version: int = 2,
 ) -> pb.InvocationResult:
     """One outcome per chunk: ``returns[i]`` is what the hook returned for ``parts[i]``, or the
     exception it raised.
 
     A returned chunk that ``is`` the part means unchanged; ``None`` drops the chunk (the seed's
-    ``return null``); a ``TripwireError`` aborts (later chunks are not answered); any other
-    exception is an error for that chunk (it passes unchanged).
+    ``return null``); a list of chunks replaces it by those (protocol ``version`` 2; on a
+    version-1 stream only lists of at most one chunk can be sent); a ``TripwireError`` aborts
+    (later chunks are not answered); any other exception is an error for that chunk (it passes
+    unchanged).
     """
     out = _envelope(invocation_id, state, state_version, custom_chunks)
     out.stream.SetInParent()
@@ -357,6 +360,8 @@ def encode_stream_result(
             break
         if isinstance(returned, BaseException):
             c.error.message = str(returned) or type(returned).__name__
+        elif isinstance(returned, (list, tuple)):
+            _chunk_list(returned, part, c, version)
         elif returned is None:
             c.drop.SetInParent()
         elif returned is part:
@@ -364,3 +369,22 @@ def encode_stream_result(
         else:
             chunk_to_proto(returned, c.replace)
     return out
+
+
+def _chunk_list(returned: Sequence[Any], part: Chunk, c: pb.ChunkOutcome, version: int) -> None:
+    """A hook's list of chunks as one outcome (``chunks`` with version 2)."""
+    if not all(isinstance(x, Chunk) for x in returned):
+        c.error.message = "process_output_stream returned a list that holds something other than chunks"
+    elif version >= 2:
+        c.chunks.SetInParent()
+        for x in returned:
+            chunk_to_proto(x, c.chunks.chunks.add())
+    elif not returned:
+        c.drop.SetInParent()
+    elif len(returned) == 1:
+        if returned[0] is part:
+            c.unchanged.SetInParent()
+        else:
+            chunk_to_proto(returned[0], c.replace)
+    else:
+        c.error.message = "several chunks for one need protocol version 2; the server speaks 1"

@@ -83,8 +83,10 @@ class Connection:
 
     _numbers = itertools.count(1)
 
-    def __init__(self, declarations: Mapping[str, Declaration], instance_id: str = "") -> None:
+    def __init__(self, declarations: Mapping[str, Declaration], instance_id: str = "", version: int = 1) -> None:
         self.number = next(self._numbers)
+        self.version = version
+        """The protocol version negotiated in the handshake."""
         self.instance_id = instance_id or f"stream-{self.number}"
         self.declarations = dict(declarations)
         self.outbound: asyncio.Queue[pb.ProcessorServiceAttachResponse | None] = asyncio.Queue()

@@ -18,7 +18,8 @@ import grpc
 from ..processors.base import SEED_NAMES
 from ..v1 import processor_service_pb2 as pb
 from ..v1 import processor_service_pb2_grpc
-from .handshake import PROTOCOL_VERSIONS, HandshakeError, negotiate_version
+from .handshake import PROCESSOR_PROTOCOL_VERSIONS as PROTOCOL_VERSIONS
+from .handshake import HandshakeError, negotiate_version
 from .hook_convert import HOOK_NAME
 from .processor_hub import Connection, Declaration, HookSettings, ProcessorHub
 
@@ -35,7 +36,7 @@ def accept_handshake(
     handshake: pb.ProcessorHandshake, hub: ProcessorHub
 ) -> tuple[dict[str, Declaration], pb.ProcessorWelcome]:
     """The accepted declarations and the welcome; raises ``HandshakeError`` saying what is wrong."""
-    version = negotiate_version(handshake.protocol_versions, "processor")
+    version = negotiate_version(handshake.protocol_versions, "processor", PROTOCOL_VERSIONS)
     if not handshake.processors:
         raise HandshakeError(grpc.StatusCode.INVALID_ARGUMENT, "the handshake declares no processors")
     welcome = pb.ProcessorWelcome(protocol_version=version, server_id=hub.server_id)
@@ -119,7 +120,7 @@ class ProcessorServicer(processor_service_pb2_grpc.ProcessorServiceServicer):
             declarations, welcome = accept_handshake(first.handshake, self.hub)
         except HandshakeError as e:
             await self._refuse(context, e.code, e.message)
-        conn = Connection(declarations, first.handshake.instance_id)
+        conn = Connection(declarations, first.handshake.instance_id, welcome.protocol_version)
         # Registered before the welcome goes out, so a process that has its welcome is routable;
         # invocations queued meanwhile wait in ``outbound`` behind the welcome.
         self.hub.register(conn)

@@ -21,7 +21,7 @@ from typing import Any
 from opentelemetry import trace
 
 from ..agents import ProcessorRef
-from ..chunks import Chunk
+from ..chunks import StreamResult
 from ..errors import ProcessorUnavailableError, TripwireError
 from ..processors.args import ProcessOutputStreamArgs
 from ..processors.base import SEED_NAMES
@@ -97,7 +97,7 @@ class RemoteProcessor:
         """Runs ``processAPIError`` remotely."""
         return await self._call("process_api_error", args)
 
-    async def process_output_stream(self, args: ProcessOutputStreamArgs) -> Chunk | None:
+    async def process_output_stream(self, args: ProcessOutputStreamArgs) -> StreamResult:
         """Runs ``processOutputStream`` remotely on one chunk, lock-step."""
         return await self._call(STREAM, args)  # type: ignore[no-any-return]
 
@@ -113,7 +113,7 @@ class RemoteProcessor:
         """Runs ``processOutputResult`` remotely."""
         return await self._call("process_output_result", args)
 
-    async def submit_output_stream(self, args: ProcessOutputStreamArgs) -> Awaitable[Chunk | None]:
+    async def submit_output_stream(self, args: ProcessOutputStreamArgs) -> Awaitable[StreamResult]:
         """The pipelined path: queue the chunk and return an awaitable of its outcome.
 
         Waits only when the run's pipeline is full (backpressure). The awaitable resolves to the
@@ -123,7 +123,7 @@ class RemoteProcessor:
         self.hub.track_run(args.run.run_id, args.abort_signal)
         loop = asyncio.get_running_loop()
         s = self.hub.hook_settings(self.id, STREAM)
-        future: asyncio.Future[Chunk | None] = loop.create_future()
+        future: asyncio.Future[StreamResult] = loop.create_future()
         if s is not None and args.part.is_data and not s.process_data_parts:
             future.set_result(args.part)  # data-* chunks reach only processors that ask for them
             return future
@@ -170,7 +170,7 @@ class RemoteProcessor:
         try:
             pending = self.hub.send(self.id, hook, invocation, run_id=run_id, state=args.state, timeout=timeout)
             result = await self.hub.wait(pending)
-            decoded = decode_result(hook, result, processor_id=self.id)
+            decoded = decode_result(hook, result, processor_id=self.id, version=_version(pending))
         except ProcessorUnavailable as e:
             return self._fail(hook, args, e.reason, e.kind)
         except MalformedResultError as e:
@@ -206,6 +206,11 @@ class RemoteProcessor:
         return _unchanged(hook, args)
 
 
+def _version(pending: Pending) -> int:
+    """The protocol version of the stream that answered."""
+    return pending.connection.version if pending.connection is not None else 1
+
+
 def _unchanged(hook: str, args: Any) -> Any:
     return args.part if hook == STREAM else None
 
@@ -237,7 +242,7 @@ def _set(future: asyncio.Future[Any], *, value: Any = None, error: BaseException
 
 @dataclass(eq=False)
 class _Batch:
-    entries: list[tuple[ProcessOutputStreamArgs, asyncio.Future[Chunk | None]]]
+    entries: list[tuple[ProcessOutputStreamArgs, asyncio.Future[StreamResult]]]
     pending: Pending | None = None
     error: ProcessorUnavailable | None = None
     """Set when the invocation could not be sent at all."""
@@ -257,7 +262,8 @@ class _Batch:
         if error is not None:
             return error
         try:
-            return decode_result(STREAM, future.result(), processor_id=processor_id, parts=len(self.entries))
+            return decode_result(STREAM, future.result(), processor_id=processor_id, parts=len(self.entries),
+                                 version=_version(self.pending))
         except MalformedResultError as e:
             return e
 
@@ -273,7 +279,7 @@ class _StreamPipe:
 
     processor: RemoteProcessor
     settings: HookSettings
-    unsent: deque[tuple[ProcessOutputStreamArgs, asyncio.Future[Chunk | None]]] = field(default_factory=deque)
+    unsent: deque[tuple[ProcessOutputStreamArgs, asyncio.Future[StreamResult]]] = field(default_factory=deque)
     in_flight: int = 0
     batches: deque[_Batch] = field(default_factory=deque)
     applier: asyncio.Task[None] | None = None
@@ -286,11 +292,11 @@ class _StreamPipe:
     def window(self) -> int:
         return self.settings.max_window if self.settings.windowed else 1
 
-    async def submit(self, args: ProcessOutputStreamArgs) -> asyncio.Future[Chunk | None]:
+    async def submit(self, args: ProcessOutputStreamArgs) -> asyncio.Future[StreamResult]:
         while len(self.unsent) >= self.window:
             self.room.clear()
             await self.room.wait()
-        future: asyncio.Future[Chunk | None] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[StreamResult] = asyncio.get_running_loop().create_future()
         if self.tripwire is not None:
             _set(future, error=self.tripwire)
             return future

@@ -1,4 +1,10 @@
-"""Where a run's chunks go: through the output processors, then to the client's queue."""
+"""Where a run's chunks go: through the output processors, then to the client's queue.
+
+Processors may hold text back and release it later, as new deltas; ``send`` keeps the client's
+text parts consistent: a released delta without an id gets the id of the text part it lands in,
+and one released after its part ended lands in a part the server opens (and closes before the
+next chunk that is not one of its deltas).
+"""
 
 from __future__ import annotations
 
@@ -6,9 +12,9 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..chunks import Chunk
+from ..chunks import Chunk, TextEnd, TextStart
 from ..message_list import MessageList
-from ..messages import DataPart, Message
+from ..messages import DataPart, Message, new_id
 from ..processors.runner import ChainRunner
 from .pipeline import StreamPipeline
 
@@ -28,6 +34,10 @@ class Output:
         self._pipeline: StreamPipeline | None = None
         self._bound: tuple[ChainRunner, Sequence[Any], MessageList] | None = None
         self.sent_count = 0
+        self._text_id: str | None = None
+        """Id of the text part the client has open (between its text-start and text-end)."""
+        self._opened = False
+        """True when the server opened that part for deltas released after their own ended."""
 
     def bind(self, chain: ChainRunner, processors: Sequence[Any], message_list: MessageList) -> None:
         self._bound = (chain, processors, message_list)
@@ -46,6 +56,23 @@ class Output:
 
     async def send(self, chunk: Chunk) -> None:
         """To the client as is (chunks written from output-stream hooks, tripwires, finish)."""
+        t = chunk.type
+        if t == "text-delta":
+            if self._text_id is None:
+                self._text_id, self._opened = chunk.payload.id or new_id("text"), True
+                await self._deliver(Chunk.of(TextStart(self._text_id)))
+            if not chunk.payload.id:
+                chunk.payload.id = self._text_id
+        elif self._opened:
+            opened, self._text_id, self._opened = self._text_id or "", None, False
+            await self._deliver(Chunk.of(TextEnd(opened)))
+        if t == "text-start":
+            self._text_id = chunk.payload.id
+        elif t == "text-end":
+            self._text_id = None
+        await self._deliver(chunk)
+
+    async def _deliver(self, chunk: Chunk) -> None:
         chunk.run_id = chunk.run_id or self.run_id
         if chunk.is_data and not chunk.transient:
             self._keep(chunk)

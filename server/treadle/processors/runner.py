@@ -18,7 +18,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode, Tracer
 
-from ..chunks import Chunk
+from ..chunks import Chunk, StreamResult, as_chunks, one_or_many
 from ..errors import ProcessorError, ProcessorUnavailableError, TripwireError
 from ..message_list import MessageList
 from ..messages import Message, Prompt
@@ -74,13 +74,14 @@ class _StreamSpan:
     """The span's context over ``base`` (the current context it was made in), made once: every
     chunk of the step carries the same context (and the same injected trace context)."""
 
-    def count(self, chunk: Chunk, result: Chunk | None) -> Chunk | None:
+    def count(self, chunk: Chunk, result: Any) -> StreamResult:
         """``result``, counted as a drop or a replacement of ``chunk``."""
-        if result is None:
+        if result is None or (isinstance(result, list) and not result):
             self.dropped += 1
-        elif result is not chunk:
+            return None
+        if result is not chunk:
             self.replaced += 1
-        return result
+        return result  # type: ignore[no-any-return]
 
     def context(self) -> otel_context.Context:
         """``trace.set_span_in_context(self.span)``, reused while the current context is the same."""
@@ -293,13 +294,15 @@ class ChainRunner:
 
     async def process_output_stream(
         self, processors: Sequence[Any], chunk: Chunk, message_list: MessageList, offset: int = 0
-    ) -> Chunk | None:
-        """Run the chunk through every output processor; None means it was dropped.
+    ) -> StreamResult:
+        """Run the chunk through every output processor; None means it was dropped, a list that
+        a processor replaced it by several (each goes through the processors after that one).
 
         ``offset`` is the index of ``processors[0]`` in the agent's array.
         """
         hook = "process_output_stream"
-        for index, p in enumerate(processors, start=offset):
+        for pos, p in enumerate(processors):
+            index = offset + pos
             method = self._stream_hook(p, chunk)
             if method is None:
                 continue
@@ -319,14 +322,32 @@ class ChainRunner:
                 # SPEC §3: an error here is logged and the chunk passes unchanged.
                 log.warning("processOutputStream of %s failed; chunk passes", p.id, exc_info=True)
                 continue
-            if stream.count(current, result) is None:
+            result = stream.count(current, result)
+            if result is None:
                 return None
+            if not isinstance(result, Chunk):
+                return await self._fan_out(p, processors[pos + 1:], index + 1, result, message_list)
             chunk = result
         return chunk
 
+    async def _fan_out(
+        self, processor: Any, rest: Sequence[Any], offset: int, result: Any, message_list: MessageList,
+    ) -> StreamResult:
+        """A processor replaced one chunk by several: each goes through the processors after it."""
+        try:
+            chunks = as_chunks(result)
+        except TypeError as e:
+            raise ProcessorError(processor.id, SEED_NAMES["process_output_stream"], str(e)) from None
+        if not rest:
+            return one_or_many(chunks)
+        out: list[Chunk] = []
+        for c in chunks:
+            out.extend(as_chunks(await self.process_output_stream(rest, c, message_list, offset)))
+        return one_or_many(out)
+
     async def submit_output_stream(
         self, processor: Any, index: int, chunk: Chunk, message_list: MessageList
-    ) -> Awaitable[Chunk | None]:
+    ) -> Awaitable[StreamResult]:
         """The pipelined form of one stage: queue ``chunk`` with the processor and return an
         awaitable for its answer (applied by the caller in chunk order)."""
         if self._stream_hook(processor, chunk) is None:
@@ -341,8 +362,8 @@ class ChainRunner:
         return self._answer(processor, stream, chunk, pending)
 
     async def _answer(
-        self, processor: Any, stream: _StreamSpan, chunk: Chunk, pending: Awaitable[Chunk | None]
-    ) -> Chunk | None:
+        self, processor: Any, stream: _StreamSpan, chunk: Chunk, pending: Awaitable[StreamResult]
+    ) -> StreamResult:
         try:
             result = await pending
         except TripwireError as e:

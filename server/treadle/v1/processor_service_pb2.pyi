@@ -166,7 +166,7 @@ class MessageListSnapshot(_message.Message):
     def __init__(self, messages: _Optional[_Iterable[_Union[ListedMessage, _Mapping]]] = ..., system_messages: _Optional[_Iterable[_Union[_message_pb2.SystemMessage, _Mapping]]] = ...) -> None: ...
 
 class Invocation(_message.Message):
-    __slots__ = ("invocation_id", "processor_id", "hook", "run_id", "agent_id", "thread_id", "resource_id", "step_number", "retry_count", "request_context", "state", "trace_context", "deadline", "processor_index", "process_input", "process_input_step", "process_llm_request", "process_llm_response", "process_api_error", "process_output_stream", "process_output_step", "process_tool_result", "process_output_result")
+    __slots__ = ("invocation_id", "processor_id", "hook", "run_id", "agent_id", "thread_id", "resource_id", "step_number", "retry_count", "request_context", "state", "trace_context", "deadline", "processor_index", "timeout", "process_input", "process_input_step", "process_llm_request", "process_llm_response", "process_api_error", "process_output_stream", "process_output_step", "process_tool_result", "process_output_result")
     INVOCATION_ID_FIELD_NUMBER: _ClassVar[int]
     PROCESSOR_ID_FIELD_NUMBER: _ClassVar[int]
     HOOK_FIELD_NUMBER: _ClassVar[int]
@@ -181,6 +181,7 @@ class Invocation(_message.Message):
     TRACE_CONTEXT_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_FIELD_NUMBER: _ClassVar[int]
     PROCESSOR_INDEX_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_FIELD_NUMBER: _ClassVar[int]
     PROCESS_INPUT_FIELD_NUMBER: _ClassVar[int]
     PROCESS_INPUT_STEP_FIELD_NUMBER: _ClassVar[int]
     PROCESS_LLM_REQUEST_FIELD_NUMBER: _ClassVar[int]
@@ -204,6 +205,7 @@ class Invocation(_message.Message):
     trace_context: _remote_pb2.TraceContext
     deadline: _timestamp_pb2.Timestamp
     processor_index: int
+    timeout: _duration_pb2.Duration
     process_input: ProcessInputArgs
     process_input_step: ProcessInputStepArgs
     process_llm_request: ProcessLLMRequestArgs
@@ -213,7 +215,7 @@ class Invocation(_message.Message):
     process_output_step: ProcessOutputStepArgs
     process_tool_result: ProcessToolResultArgs
     process_output_result: ProcessOutputResultArgs
-    def __init__(self, invocation_id: _Optional[str] = ..., processor_id: _Optional[str] = ..., hook: _Optional[_Union[Hook, str]] = ..., run_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., step_number: _Optional[int] = ..., retry_count: _Optional[int] = ..., request_context: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., state: _Optional[_Union[ProcessorState, _Mapping]] = ..., trace_context: _Optional[_Union[_remote_pb2.TraceContext, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., processor_index: _Optional[int] = ..., process_input: _Optional[_Union[ProcessInputArgs, _Mapping]] = ..., process_input_step: _Optional[_Union[ProcessInputStepArgs, _Mapping]] = ..., process_llm_request: _Optional[_Union[ProcessLLMRequestArgs, _Mapping]] = ..., process_llm_response: _Optional[_Union[ProcessLLMResponseArgs, _Mapping]] = ..., process_api_error: _Optional[_Union[ProcessAPIErrorArgs, _Mapping]] = ..., process_output_stream: _Optional[_Union[ProcessOutputStreamArgs, _Mapping]] = ..., process_output_step: _Optional[_Union[ProcessOutputStepArgs, _Mapping]] = ..., process_tool_result: _Optional[_Union[ProcessToolResultArgs, _Mapping]] = ..., process_output_result: _Optional[_Union[ProcessOutputResultArgs, _Mapping]] = ...) -> None: ...
+    def __init__(self, invocation_id: _Optional[str] = ..., processor_id: _Optional[str] = ..., hook: _Optional[_Union[Hook, str]] = ..., run_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., step_number: _Optional[int] = ..., retry_count: _Optional[int] = ..., request_context: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., state: _Optional[_Union[ProcessorState, _Mapping]] = ..., trace_context: _Optional[_Union[_remote_pb2.TraceContext, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., processor_index: _Optional[int] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., process_input: _Optional[_Union[ProcessInputArgs, _Mapping]] = ..., process_input_step: _Optional[_Union[ProcessInputStepArgs, _Mapping]] = ..., process_llm_request: _Optional[_Union[ProcessLLMRequestArgs, _Mapping]] = ..., process_llm_response: _Optional[_Union[ProcessLLMResponseArgs, _Mapping]] = ..., process_api_error: _Optional[_Union[ProcessAPIErrorArgs, _Mapping]] = ..., process_output_stream: _Optional[_Union[ProcessOutputStreamArgs, _Mapping]] = ..., process_output_step: _Optional[_Union[ProcessOutputStepArgs, _Mapping]] = ..., process_tool_result: _Optional[_Union[ProcessToolResultArgs, _Mapping]] = ..., process_output_result: _Optional[_Union[ProcessOutputResultArgs, _Mapping]] = ...) -> None: ...
 
 class ProcessorState(_message.Message):
     __slots__ = ("value", "version")
@@ -472,18 +474,26 @@ class StreamOutcomes(_message.Message):
     def __init__(self, chunks: _Optional[_Iterable[_Union[ChunkOutcome, _Mapping]]] = ...) -> None: ...
 
 class ChunkOutcome(_message.Message):
-    __slots__ = ("unchanged", "replace", "drop", "abort", "error")
+    __slots__ = ("unchanged", "replace", "drop", "abort", "error", "chunks")
     UNCHANGED_FIELD_NUMBER: _ClassVar[int]
     REPLACE_FIELD_NUMBER: _ClassVar[int]
     DROP_FIELD_NUMBER: _ClassVar[int]
     ABORT_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    CHUNKS_FIELD_NUMBER: _ClassVar[int]
     unchanged: UnchangedOutcome
     replace: _chunk_pb2.Chunk
     drop: DropOutcome
     abort: AbortOutcome
     error: ErrorOutcome
-    def __init__(self, unchanged: _Optional[_Union[UnchangedOutcome, _Mapping]] = ..., replace: _Optional[_Union[_chunk_pb2.Chunk, _Mapping]] = ..., drop: _Optional[_Union[DropOutcome, _Mapping]] = ..., abort: _Optional[_Union[AbortOutcome, _Mapping]] = ..., error: _Optional[_Union[ErrorOutcome, _Mapping]] = ...) -> None: ...
+    chunks: ChunkSequence
+    def __init__(self, unchanged: _Optional[_Union[UnchangedOutcome, _Mapping]] = ..., replace: _Optional[_Union[_chunk_pb2.Chunk, _Mapping]] = ..., drop: _Optional[_Union[DropOutcome, _Mapping]] = ..., abort: _Optional[_Union[AbortOutcome, _Mapping]] = ..., error: _Optional[_Union[ErrorOutcome, _Mapping]] = ..., chunks: _Optional[_Union[ChunkSequence, _Mapping]] = ...) -> None: ...
+
+class ChunkSequence(_message.Message):
+    __slots__ = ("chunks",)
+    CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    chunks: _containers.RepeatedCompositeFieldContainer[_chunk_pb2.Chunk]
+    def __init__(self, chunks: _Optional[_Iterable[_Union[_chunk_pb2.Chunk, _Mapping]]] = ...) -> None: ...
 
 class DropOutcome(_message.Message):
     __slots__ = ()

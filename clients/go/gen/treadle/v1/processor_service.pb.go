@@ -548,7 +548,7 @@ func (x *RunEnded) GetRunId() string {
 type ProcessorHandshake struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Protocol versions the process speaks; the server picks the highest it also speaks.
-	// This document describes version 1.
+	// This document describes versions 1 and 2 (2 adds `ChunkOutcome.chunks`).
 	ProtocolVersions []uint32 `protobuf:"varint,1,rep,packed,name=protocol_versions,json=protocolVersions,proto3" json:"protocol_versions,omitempty"`
 	// The processors served over this stream.
 	Processors []*ProcessorDeclaration `protobuf:"bytes,2,rep,name=processors,proto3" json:"processors,omitempty"`
@@ -986,13 +986,18 @@ type Invocation struct {
 	RequestContext *structpb.Struct `protobuf:"bytes,10,opt,name=request_context,json=requestContext,proto3" json:"request_context,omitempty"`
 	// The processor's state for this call. Absent when this stream already holds the latest
 	// version (the process keeps the last state it sent or received per run and processor).
+	// A run's first invocation of a processor on a stream carries no state when the state is
+	// still empty (version 0): the process MUST start from an empty object.
 	State *ProcessorState `protobuf:"bytes,11,opt,name=state,proto3" json:"state,omitempty"`
 	// W3C trace context of the hook's span.
 	TraceContext *TraceContext `protobuf:"bytes,12,opt,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty"`
-	// When the server stops waiting for the answer.
+	// When the server stops waiting for the answer (the server's clock; see `timeout`).
 	Deadline *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=deadline,proto3" json:"deadline,omitempty"`
 	// Position of the processor in its agent's array.
 	ProcessorIndex int32 `protobuf:"varint,14,opt,name=processor_index,json=processorIndex,proto3" json:"processor_index,omitempty"`
+	// How long the server waits for the answer, counted from when it sent the invocation. Unlike
+	// `deadline` it does not depend on the two clocks agreeing; processes SHOULD use it.
+	Timeout *durationpb.Duration `protobuf:"bytes,15,opt,name=timeout,proto3" json:"timeout,omitempty"`
 	// What the seed passes to this hook; exactly the branch matching `hook` is set.
 	//
 	// Types that are valid to be assigned to Args:
@@ -1137,6 +1142,13 @@ func (x *Invocation) GetProcessorIndex() int32 {
 		return x.ProcessorIndex
 	}
 	return 0
+}
+
+func (x *Invocation) GetTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.Timeout
+	}
+	return nil
 }
 
 func (x *Invocation) GetArgs() isInvocation_Args {
@@ -1296,6 +1308,14 @@ func (*Invocation_ProcessOutputResult) isInvocation_Args() {}
 
 // ProcessorState is one processor's state for one call: shared by all of its hooks and steps,
 // never by two calls.
+//
+// Versions: both sides number the same sequence. A state starts empty at version 0. Whoever
+// changes it sends the whole object with the version it last held plus one: the process in an
+// answer's `state`, the server in an invocation's `state` (after a move to another replica, or
+// when an in-process step changed it). A process MUST ignore an invocation's state whose version
+// is lower than the one it holds. The server applies answers in invocation order, so the
+// version it holds after an answer is the answer's (or, if that is not higher than its own, its
+// own plus one, and it then resends the whole state with the next invocation).
 type ProcessorState struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The state object.
@@ -2945,7 +2965,8 @@ func (x *ErrorOutcome) GetMessage() string {
 	return ""
 }
 
-// StreamOutcomes holds one outcome per chunk of a `processOutputStream` invocation.
+// StreamOutcomes holds one outcome per chunk of a `processOutputStream` invocation (each
+// outcome MAY stand for several chunks with version 2's `ChunkOutcome.chunks`).
 type StreamOutcomes struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// In the order of `ProcessOutputStreamArgs.parts`. After an `abort` the rest is ignored.
@@ -3003,6 +3024,7 @@ type ChunkOutcome struct {
 	//	*ChunkOutcome_Drop
 	//	*ChunkOutcome_Abort
 	//	*ChunkOutcome_Error
+	//	*ChunkOutcome_Chunks
 	Outcome       isChunkOutcome_Outcome `protobuf_oneof:"outcome"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3090,6 +3112,15 @@ func (x *ChunkOutcome) GetError() *ErrorOutcome {
 	return nil
 }
 
+func (x *ChunkOutcome) GetChunks() *ChunkSequence {
+	if x != nil {
+		if x, ok := x.Outcome.(*ChunkOutcome_Chunks); ok {
+			return x.Chunks
+		}
+	}
+	return nil
+}
+
 type isChunkOutcome_Outcome interface {
 	isChunkOutcome_Outcome()
 }
@@ -3119,6 +3150,14 @@ type ChunkOutcome_Error struct {
 	Error *ErrorOutcome `protobuf:"bytes,5,opt,name=error,proto3,oneof"`
 }
 
+type ChunkOutcome_Chunks struct {
+	// Protocol version 2: the chunk is replaced by these chunks, in order; none holds it back
+	// (drop now, release later). Text deltas released here MAY carry an empty `id`: the server
+	// gives them the id of the text part they are released into. Not valid on a version-1
+	// stream (the answer is malformed).
+	Chunks *ChunkSequence `protobuf:"bytes,6,opt,name=chunks,proto3,oneof"`
+}
+
 func (*ChunkOutcome_Unchanged) isChunkOutcome_Outcome() {}
 
 func (*ChunkOutcome_Replace) isChunkOutcome_Outcome() {}
@@ -3129,6 +3168,54 @@ func (*ChunkOutcome_Abort) isChunkOutcome_Outcome() {}
 
 func (*ChunkOutcome_Error) isChunkOutcome_Outcome() {}
 
+func (*ChunkOutcome_Chunks) isChunkOutcome_Outcome() {}
+
+// ChunkSequence is zero or more chunks that take the place of one stream chunk.
+type ChunkSequence struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The chunks, in the order the client receives them.
+	Chunks        []*Chunk `protobuf:"bytes,1,rep,name=chunks,proto3" json:"chunks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChunkSequence) Reset() {
+	*x = ChunkSequence{}
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChunkSequence) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChunkSequence) ProtoMessage() {}
+
+func (x *ChunkSequence) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChunkSequence.ProtoReflect.Descriptor instead.
+func (*ChunkSequence) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *ChunkSequence) GetChunks() []*Chunk {
+	if x != nil {
+		return x.Chunks
+	}
+	return nil
+}
+
 // DropOutcome drops a stream chunk.
 type DropOutcome struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -3138,7 +3225,7 @@ type DropOutcome struct {
 
 func (x *DropOutcome) Reset() {
 	*x = DropOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3150,7 +3237,7 @@ func (x *DropOutcome) String() string {
 func (*DropOutcome) ProtoMessage() {}
 
 func (x *DropOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3163,7 +3250,7 @@ func (x *DropOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropOutcome.ProtoReflect.Descriptor instead.
 func (*DropOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{35}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{36}
 }
 
 var File_treadle_v1_processor_service_proto protoreflect.FileDescriptor
@@ -3219,7 +3306,7 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x06source\x18\x02 \x01(\x0e2\x19.treadle.v1.MessageSourceR\x06source\"\x90\x01\n" +
 	"\x13MessageListSnapshot\x125\n" +
 	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.ListedMessageR\bmessages\x12B\n" +
-	"\x0fsystem_messages\x18\x02 \x03(\v2\x19.treadle.v1.SystemMessageR\x0esystemMessages\"\xbb\n" +
+	"\x0fsystem_messages\x18\x02 \x03(\v2\x19.treadle.v1.SystemMessageR\x0esystemMessages\"\xf0\n" +
 	"\n" +
 	"\n" +
 	"Invocation\x12#\n" +
@@ -3240,7 +3327,8 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x05state\x18\v \x01(\v2\x1a.treadle.v1.ProcessorStateR\x05state\x12=\n" +
 	"\rtrace_context\x18\f \x01(\v2\x18.treadle.v1.TraceContextR\ftraceContext\x126\n" +
 	"\bdeadline\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12'\n" +
-	"\x0fprocessor_index\x18\x0e \x01(\x05R\x0eprocessorIndex\x12C\n" +
+	"\x0fprocessor_index\x18\x0e \x01(\x05R\x0eprocessorIndex\x123\n" +
+	"\atimeout\x18\x0f \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12C\n" +
 	"\rprocess_input\x18\x14 \x01(\v2\x1c.treadle.v1.ProcessInputArgsH\x00R\fprocessInput\x12P\n" +
 	"\x12process_input_step\x18\x15 \x01(\v2 .treadle.v1.ProcessInputStepArgsH\x00R\x10processInputStep\x12S\n" +
 	"\x13process_llm_request\x18\x16 \x01(\v2!.treadle.v1.ProcessLLMRequestArgsH\x00R\x11processLlmRequest\x12V\n" +
@@ -3362,14 +3450,17 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\fErrorOutcome\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\"B\n" +
 	"\x0eStreamOutcomes\x120\n" +
-	"\x06chunks\x18\x01 \x03(\v2\x18.treadle.v1.ChunkOutcomeR\x06chunks\"\x99\x02\n" +
+	"\x06chunks\x18\x01 \x03(\v2\x18.treadle.v1.ChunkOutcomeR\x06chunks\"\xce\x02\n" +
 	"\fChunkOutcome\x12<\n" +
 	"\tunchanged\x18\x01 \x01(\v2\x1c.treadle.v1.UnchangedOutcomeH\x00R\tunchanged\x12-\n" +
 	"\areplace\x18\x02 \x01(\v2\x11.treadle.v1.ChunkH\x00R\areplace\x12-\n" +
 	"\x04drop\x18\x03 \x01(\v2\x17.treadle.v1.DropOutcomeH\x00R\x04drop\x120\n" +
 	"\x05abort\x18\x04 \x01(\v2\x18.treadle.v1.AbortOutcomeH\x00R\x05abort\x120\n" +
-	"\x05error\x18\x05 \x01(\v2\x18.treadle.v1.ErrorOutcomeH\x00R\x05errorB\t\n" +
-	"\aoutcome\"\r\n" +
+	"\x05error\x18\x05 \x01(\v2\x18.treadle.v1.ErrorOutcomeH\x00R\x05error\x123\n" +
+	"\x06chunks\x18\x06 \x01(\v2\x19.treadle.v1.ChunkSequenceH\x00R\x06chunksB\t\n" +
+	"\aoutcome\":\n" +
+	"\rChunkSequence\x12)\n" +
+	"\x06chunks\x18\x01 \x03(\v2\x11.treadle.v1.ChunkR\x06chunks\"\r\n" +
 	"\vDropOutcome*\xa6\x02\n" +
 	"\x04Hook\x12\x14\n" +
 	"\x10HOOK_UNSPECIFIED\x10\x00\x12\x16\n" +
@@ -3412,7 +3503,7 @@ func file_treadle_v1_processor_service_proto_rawDescGZIP() []byte {
 }
 
 var file_treadle_v1_processor_service_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_treadle_v1_processor_service_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
+var file_treadle_v1_processor_service_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_treadle_v1_processor_service_proto_goTypes = []any{
 	(Hook)(0),                              // 0: treadle.v1.Hook
 	(HookMode)(0),                          // 1: treadle.v1.HookMode
@@ -3453,132 +3544,136 @@ var file_treadle_v1_processor_service_proto_goTypes = []any{
 	(*ErrorOutcome)(nil),                   // 36: treadle.v1.ErrorOutcome
 	(*StreamOutcomes)(nil),                 // 37: treadle.v1.StreamOutcomes
 	(*ChunkOutcome)(nil),                   // 38: treadle.v1.ChunkOutcome
-	(*DropOutcome)(nil),                    // 39: treadle.v1.DropOutcome
-	(*CancelInvocation)(nil),               // 40: treadle.v1.CancelInvocation
-	(*Drain)(nil),                          // 41: treadle.v1.Drain
-	(*durationpb.Duration)(nil),            // 42: google.protobuf.Duration
-	(*Message)(nil),                        // 43: treadle.v1.Message
-	(*SystemMessage)(nil),                  // 44: treadle.v1.SystemMessage
-	(*structpb.Struct)(nil),                // 45: google.protobuf.Struct
-	(*TraceContext)(nil),                   // 46: treadle.v1.TraceContext
-	(*timestamppb.Timestamp)(nil),          // 47: google.protobuf.Timestamp
-	(*StepResult)(nil),                     // 48: treadle.v1.StepResult
-	(*ToolChoice)(nil),                     // 49: treadle.v1.ToolChoice
-	(*ToolDefinition)(nil),                 // 50: treadle.v1.ToolDefinition
-	(*ModelSettings)(nil),                  // 51: treadle.v1.ModelSettings
-	(*StructuredOutput)(nil),               // 52: treadle.v1.StructuredOutput
-	(*PromptMessage)(nil),                  // 53: treadle.v1.PromptMessage
-	(*Chunk)(nil),                          // 54: treadle.v1.Chunk
-	(*structpb.Value)(nil),                 // 55: google.protobuf.Value
-	(FinishReason)(0),                      // 56: treadle.v1.FinishReason
-	(*ToolCall)(nil),                       // 57: treadle.v1.ToolCall
-	(*Usage)(nil),                          // 58: treadle.v1.Usage
-	(*DataChunk)(nil),                      // 59: treadle.v1.DataChunk
-	(*SystemMessages)(nil),                 // 60: treadle.v1.SystemMessages
+	(*ChunkSequence)(nil),                  // 39: treadle.v1.ChunkSequence
+	(*DropOutcome)(nil),                    // 40: treadle.v1.DropOutcome
+	(*CancelInvocation)(nil),               // 41: treadle.v1.CancelInvocation
+	(*Drain)(nil),                          // 42: treadle.v1.Drain
+	(*durationpb.Duration)(nil),            // 43: google.protobuf.Duration
+	(*Message)(nil),                        // 44: treadle.v1.Message
+	(*SystemMessage)(nil),                  // 45: treadle.v1.SystemMessage
+	(*structpb.Struct)(nil),                // 46: google.protobuf.Struct
+	(*TraceContext)(nil),                   // 47: treadle.v1.TraceContext
+	(*timestamppb.Timestamp)(nil),          // 48: google.protobuf.Timestamp
+	(*StepResult)(nil),                     // 49: treadle.v1.StepResult
+	(*ToolChoice)(nil),                     // 50: treadle.v1.ToolChoice
+	(*ToolDefinition)(nil),                 // 51: treadle.v1.ToolDefinition
+	(*ModelSettings)(nil),                  // 52: treadle.v1.ModelSettings
+	(*StructuredOutput)(nil),               // 53: treadle.v1.StructuredOutput
+	(*PromptMessage)(nil),                  // 54: treadle.v1.PromptMessage
+	(*Chunk)(nil),                          // 55: treadle.v1.Chunk
+	(*structpb.Value)(nil),                 // 56: google.protobuf.Value
+	(FinishReason)(0),                      // 57: treadle.v1.FinishReason
+	(*ToolCall)(nil),                       // 58: treadle.v1.ToolCall
+	(*Usage)(nil),                          // 59: treadle.v1.Usage
+	(*DataChunk)(nil),                      // 60: treadle.v1.DataChunk
+	(*SystemMessages)(nil),                 // 61: treadle.v1.SystemMessages
 }
 var file_treadle_v1_processor_service_proto_depIdxs = []int32{
 	7,  // 0: treadle.v1.ProcessorServiceAttachRequest.handshake:type_name -> treadle.v1.ProcessorHandshake
 	26, // 1: treadle.v1.ProcessorServiceAttachRequest.result:type_name -> treadle.v1.InvocationResult
 	10, // 2: treadle.v1.ProcessorServiceAttachResponse.welcome:type_name -> treadle.v1.ProcessorWelcome
 	13, // 3: treadle.v1.ProcessorServiceAttachResponse.invocation:type_name -> treadle.v1.Invocation
-	40, // 4: treadle.v1.ProcessorServiceAttachResponse.cancel:type_name -> treadle.v1.CancelInvocation
-	41, // 5: treadle.v1.ProcessorServiceAttachResponse.drain:type_name -> treadle.v1.Drain
+	41, // 4: treadle.v1.ProcessorServiceAttachResponse.cancel:type_name -> treadle.v1.CancelInvocation
+	42, // 5: treadle.v1.ProcessorServiceAttachResponse.drain:type_name -> treadle.v1.Drain
 	6,  // 6: treadle.v1.ProcessorServiceAttachResponse.run_ended:type_name -> treadle.v1.RunEnded
 	8,  // 7: treadle.v1.ProcessorHandshake.processors:type_name -> treadle.v1.ProcessorDeclaration
 	9,  // 8: treadle.v1.ProcessorDeclaration.hooks:type_name -> treadle.v1.HookDeclaration
 	0,  // 9: treadle.v1.HookDeclaration.hook:type_name -> treadle.v1.Hook
 	1,  // 10: treadle.v1.HookDeclaration.mode:type_name -> treadle.v1.HookMode
-	42, // 11: treadle.v1.HookDeclaration.timeout:type_name -> google.protobuf.Duration
+	43, // 11: treadle.v1.HookDeclaration.timeout:type_name -> google.protobuf.Duration
 	2,  // 12: treadle.v1.HookDeclaration.delivery:type_name -> treadle.v1.StreamDelivery
 	8,  // 13: treadle.v1.ProcessorWelcome.processors:type_name -> treadle.v1.ProcessorDeclaration
-	43, // 14: treadle.v1.ListedMessage.message:type_name -> treadle.v1.Message
+	44, // 14: treadle.v1.ListedMessage.message:type_name -> treadle.v1.Message
 	3,  // 15: treadle.v1.ListedMessage.source:type_name -> treadle.v1.MessageSource
 	11, // 16: treadle.v1.MessageListSnapshot.messages:type_name -> treadle.v1.ListedMessage
-	44, // 17: treadle.v1.MessageListSnapshot.system_messages:type_name -> treadle.v1.SystemMessage
+	45, // 17: treadle.v1.MessageListSnapshot.system_messages:type_name -> treadle.v1.SystemMessage
 	0,  // 18: treadle.v1.Invocation.hook:type_name -> treadle.v1.Hook
-	45, // 19: treadle.v1.Invocation.request_context:type_name -> google.protobuf.Struct
+	46, // 19: treadle.v1.Invocation.request_context:type_name -> google.protobuf.Struct
 	14, // 20: treadle.v1.Invocation.state:type_name -> treadle.v1.ProcessorState
-	46, // 21: treadle.v1.Invocation.trace_context:type_name -> treadle.v1.TraceContext
-	47, // 22: treadle.v1.Invocation.deadline:type_name -> google.protobuf.Timestamp
-	15, // 23: treadle.v1.Invocation.process_input:type_name -> treadle.v1.ProcessInputArgs
-	16, // 24: treadle.v1.Invocation.process_input_step:type_name -> treadle.v1.ProcessInputStepArgs
-	17, // 25: treadle.v1.Invocation.process_llm_request:type_name -> treadle.v1.ProcessLLMRequestArgs
-	18, // 26: treadle.v1.Invocation.process_llm_response:type_name -> treadle.v1.ProcessLLMResponseArgs
-	20, // 27: treadle.v1.Invocation.process_api_error:type_name -> treadle.v1.ProcessAPIErrorArgs
-	21, // 28: treadle.v1.Invocation.process_output_stream:type_name -> treadle.v1.ProcessOutputStreamArgs
-	22, // 29: treadle.v1.Invocation.process_output_step:type_name -> treadle.v1.ProcessOutputStepArgs
-	23, // 30: treadle.v1.Invocation.process_tool_result:type_name -> treadle.v1.ProcessToolResultArgs
-	25, // 31: treadle.v1.Invocation.process_output_result:type_name -> treadle.v1.ProcessOutputResultArgs
-	45, // 32: treadle.v1.ProcessorState.value:type_name -> google.protobuf.Struct
-	12, // 33: treadle.v1.ProcessInputArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	12, // 34: treadle.v1.ProcessInputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	48, // 35: treadle.v1.ProcessInputStepArgs.steps:type_name -> treadle.v1.StepResult
-	49, // 36: treadle.v1.ProcessInputStepArgs.tool_choice:type_name -> treadle.v1.ToolChoice
-	50, // 37: treadle.v1.ProcessInputStepArgs.tools:type_name -> treadle.v1.ToolDefinition
-	45, // 38: treadle.v1.ProcessInputStepArgs.provider_options:type_name -> google.protobuf.Struct
-	51, // 39: treadle.v1.ProcessInputStepArgs.model_settings:type_name -> treadle.v1.ModelSettings
-	52, // 40: treadle.v1.ProcessInputStepArgs.structured_output:type_name -> treadle.v1.StructuredOutput
-	53, // 41: treadle.v1.ProcessLLMRequestArgs.prompt:type_name -> treadle.v1.PromptMessage
-	48, // 42: treadle.v1.ProcessLLMRequestArgs.steps:type_name -> treadle.v1.StepResult
-	54, // 43: treadle.v1.ProcessLLMResponseArgs.chunks:type_name -> treadle.v1.Chunk
-	48, // 44: treadle.v1.ProcessLLMResponseArgs.steps:type_name -> treadle.v1.StepResult
-	55, // 45: treadle.v1.APIError.body:type_name -> google.protobuf.Value
-	19, // 46: treadle.v1.ProcessAPIErrorArgs.error:type_name -> treadle.v1.APIError
-	12, // 47: treadle.v1.ProcessAPIErrorArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	48, // 48: treadle.v1.ProcessAPIErrorArgs.steps:type_name -> treadle.v1.StepResult
-	54, // 49: treadle.v1.ProcessOutputStreamArgs.parts:type_name -> treadle.v1.Chunk
-	12, // 50: treadle.v1.ProcessOutputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	56, // 51: treadle.v1.ProcessOutputStepArgs.finish_reason:type_name -> treadle.v1.FinishReason
-	57, // 52: treadle.v1.ProcessOutputStepArgs.tool_calls:type_name -> treadle.v1.ToolCall
-	58, // 53: treadle.v1.ProcessOutputStepArgs.usage:type_name -> treadle.v1.Usage
-	48, // 54: treadle.v1.ProcessOutputStepArgs.steps:type_name -> treadle.v1.StepResult
-	45, // 55: treadle.v1.ProcessOutputStepArgs.provider_metadata:type_name -> google.protobuf.Struct
-	12, // 56: treadle.v1.ProcessToolResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	55, // 57: treadle.v1.ProcessToolResultArgs.args:type_name -> google.protobuf.Value
-	55, // 58: treadle.v1.ProcessToolResultArgs.result:type_name -> google.protobuf.Value
-	48, // 59: treadle.v1.ProcessToolResultArgs.steps:type_name -> treadle.v1.StepResult
-	58, // 60: treadle.v1.OutputResult.usage:type_name -> treadle.v1.Usage
-	56, // 61: treadle.v1.OutputResult.finish_reason:type_name -> treadle.v1.FinishReason
-	48, // 62: treadle.v1.OutputResult.steps:type_name -> treadle.v1.StepResult
-	12, // 63: treadle.v1.ProcessOutputResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	24, // 64: treadle.v1.ProcessOutputResultArgs.result:type_name -> treadle.v1.OutputResult
-	27, // 65: treadle.v1.InvocationResult.unchanged:type_name -> treadle.v1.UnchangedOutcome
-	28, // 66: treadle.v1.InvocationResult.replace:type_name -> treadle.v1.ReplaceOutcome
-	34, // 67: treadle.v1.InvocationResult.abort:type_name -> treadle.v1.AbortOutcome
-	35, // 68: treadle.v1.InvocationResult.retry:type_name -> treadle.v1.RetryOutcome
-	36, // 69: treadle.v1.InvocationResult.error:type_name -> treadle.v1.ErrorOutcome
-	37, // 70: treadle.v1.InvocationResult.stream:type_name -> treadle.v1.StreamOutcomes
-	14, // 71: treadle.v1.InvocationResult.state:type_name -> treadle.v1.ProcessorState
-	59, // 72: treadle.v1.InvocationResult.custom_chunks:type_name -> treadle.v1.DataChunk
-	29, // 73: treadle.v1.ReplaceOutcome.messages:type_name -> treadle.v1.MessageListReplacement
-	60, // 74: treadle.v1.ReplaceOutcome.system_messages:type_name -> treadle.v1.SystemMessages
-	33, // 75: treadle.v1.ReplaceOutcome.step_overrides:type_name -> treadle.v1.StepOverrides
-	30, // 76: treadle.v1.ReplaceOutcome.prompt:type_name -> treadle.v1.PromptReplacement
-	31, // 77: treadle.v1.ReplaceOutcome.cached_response:type_name -> treadle.v1.CachedResponse
-	43, // 78: treadle.v1.MessageListReplacement.messages:type_name -> treadle.v1.Message
-	3,  // 79: treadle.v1.MessageListReplacement.sources:type_name -> treadle.v1.MessageSource
-	53, // 80: treadle.v1.PromptReplacement.messages:type_name -> treadle.v1.PromptMessage
-	54, // 81: treadle.v1.CachedResponse.chunks:type_name -> treadle.v1.Chunk
-	49, // 82: treadle.v1.StepOverrides.tool_choice:type_name -> treadle.v1.ToolChoice
-	32, // 83: treadle.v1.StepOverrides.active_tools:type_name -> treadle.v1.ActiveTools
-	45, // 84: treadle.v1.StepOverrides.provider_options:type_name -> google.protobuf.Struct
-	51, // 85: treadle.v1.StepOverrides.model_settings:type_name -> treadle.v1.ModelSettings
-	52, // 86: treadle.v1.StepOverrides.structured_output:type_name -> treadle.v1.StructuredOutput
-	55, // 87: treadle.v1.AbortOutcome.metadata:type_name -> google.protobuf.Value
-	29, // 88: treadle.v1.RetryOutcome.messages:type_name -> treadle.v1.MessageListReplacement
-	38, // 89: treadle.v1.StreamOutcomes.chunks:type_name -> treadle.v1.ChunkOutcome
-	27, // 90: treadle.v1.ChunkOutcome.unchanged:type_name -> treadle.v1.UnchangedOutcome
-	54, // 91: treadle.v1.ChunkOutcome.replace:type_name -> treadle.v1.Chunk
-	39, // 92: treadle.v1.ChunkOutcome.drop:type_name -> treadle.v1.DropOutcome
-	34, // 93: treadle.v1.ChunkOutcome.abort:type_name -> treadle.v1.AbortOutcome
-	36, // 94: treadle.v1.ChunkOutcome.error:type_name -> treadle.v1.ErrorOutcome
-	4,  // 95: treadle.v1.ProcessorService.Attach:input_type -> treadle.v1.ProcessorServiceAttachRequest
-	5,  // 96: treadle.v1.ProcessorService.Attach:output_type -> treadle.v1.ProcessorServiceAttachResponse
-	96, // [96:97] is the sub-list for method output_type
-	95, // [95:96] is the sub-list for method input_type
-	95, // [95:95] is the sub-list for extension type_name
-	95, // [95:95] is the sub-list for extension extendee
-	0,  // [0:95] is the sub-list for field type_name
+	47, // 21: treadle.v1.Invocation.trace_context:type_name -> treadle.v1.TraceContext
+	48, // 22: treadle.v1.Invocation.deadline:type_name -> google.protobuf.Timestamp
+	43, // 23: treadle.v1.Invocation.timeout:type_name -> google.protobuf.Duration
+	15, // 24: treadle.v1.Invocation.process_input:type_name -> treadle.v1.ProcessInputArgs
+	16, // 25: treadle.v1.Invocation.process_input_step:type_name -> treadle.v1.ProcessInputStepArgs
+	17, // 26: treadle.v1.Invocation.process_llm_request:type_name -> treadle.v1.ProcessLLMRequestArgs
+	18, // 27: treadle.v1.Invocation.process_llm_response:type_name -> treadle.v1.ProcessLLMResponseArgs
+	20, // 28: treadle.v1.Invocation.process_api_error:type_name -> treadle.v1.ProcessAPIErrorArgs
+	21, // 29: treadle.v1.Invocation.process_output_stream:type_name -> treadle.v1.ProcessOutputStreamArgs
+	22, // 30: treadle.v1.Invocation.process_output_step:type_name -> treadle.v1.ProcessOutputStepArgs
+	23, // 31: treadle.v1.Invocation.process_tool_result:type_name -> treadle.v1.ProcessToolResultArgs
+	25, // 32: treadle.v1.Invocation.process_output_result:type_name -> treadle.v1.ProcessOutputResultArgs
+	46, // 33: treadle.v1.ProcessorState.value:type_name -> google.protobuf.Struct
+	12, // 34: treadle.v1.ProcessInputArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	12, // 35: treadle.v1.ProcessInputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	49, // 36: treadle.v1.ProcessInputStepArgs.steps:type_name -> treadle.v1.StepResult
+	50, // 37: treadle.v1.ProcessInputStepArgs.tool_choice:type_name -> treadle.v1.ToolChoice
+	51, // 38: treadle.v1.ProcessInputStepArgs.tools:type_name -> treadle.v1.ToolDefinition
+	46, // 39: treadle.v1.ProcessInputStepArgs.provider_options:type_name -> google.protobuf.Struct
+	52, // 40: treadle.v1.ProcessInputStepArgs.model_settings:type_name -> treadle.v1.ModelSettings
+	53, // 41: treadle.v1.ProcessInputStepArgs.structured_output:type_name -> treadle.v1.StructuredOutput
+	54, // 42: treadle.v1.ProcessLLMRequestArgs.prompt:type_name -> treadle.v1.PromptMessage
+	49, // 43: treadle.v1.ProcessLLMRequestArgs.steps:type_name -> treadle.v1.StepResult
+	55, // 44: treadle.v1.ProcessLLMResponseArgs.chunks:type_name -> treadle.v1.Chunk
+	49, // 45: treadle.v1.ProcessLLMResponseArgs.steps:type_name -> treadle.v1.StepResult
+	56, // 46: treadle.v1.APIError.body:type_name -> google.protobuf.Value
+	19, // 47: treadle.v1.ProcessAPIErrorArgs.error:type_name -> treadle.v1.APIError
+	12, // 48: treadle.v1.ProcessAPIErrorArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	49, // 49: treadle.v1.ProcessAPIErrorArgs.steps:type_name -> treadle.v1.StepResult
+	55, // 50: treadle.v1.ProcessOutputStreamArgs.parts:type_name -> treadle.v1.Chunk
+	12, // 51: treadle.v1.ProcessOutputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	57, // 52: treadle.v1.ProcessOutputStepArgs.finish_reason:type_name -> treadle.v1.FinishReason
+	58, // 53: treadle.v1.ProcessOutputStepArgs.tool_calls:type_name -> treadle.v1.ToolCall
+	59, // 54: treadle.v1.ProcessOutputStepArgs.usage:type_name -> treadle.v1.Usage
+	49, // 55: treadle.v1.ProcessOutputStepArgs.steps:type_name -> treadle.v1.StepResult
+	46, // 56: treadle.v1.ProcessOutputStepArgs.provider_metadata:type_name -> google.protobuf.Struct
+	12, // 57: treadle.v1.ProcessToolResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	56, // 58: treadle.v1.ProcessToolResultArgs.args:type_name -> google.protobuf.Value
+	56, // 59: treadle.v1.ProcessToolResultArgs.result:type_name -> google.protobuf.Value
+	49, // 60: treadle.v1.ProcessToolResultArgs.steps:type_name -> treadle.v1.StepResult
+	59, // 61: treadle.v1.OutputResult.usage:type_name -> treadle.v1.Usage
+	57, // 62: treadle.v1.OutputResult.finish_reason:type_name -> treadle.v1.FinishReason
+	49, // 63: treadle.v1.OutputResult.steps:type_name -> treadle.v1.StepResult
+	12, // 64: treadle.v1.ProcessOutputResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	24, // 65: treadle.v1.ProcessOutputResultArgs.result:type_name -> treadle.v1.OutputResult
+	27, // 66: treadle.v1.InvocationResult.unchanged:type_name -> treadle.v1.UnchangedOutcome
+	28, // 67: treadle.v1.InvocationResult.replace:type_name -> treadle.v1.ReplaceOutcome
+	34, // 68: treadle.v1.InvocationResult.abort:type_name -> treadle.v1.AbortOutcome
+	35, // 69: treadle.v1.InvocationResult.retry:type_name -> treadle.v1.RetryOutcome
+	36, // 70: treadle.v1.InvocationResult.error:type_name -> treadle.v1.ErrorOutcome
+	37, // 71: treadle.v1.InvocationResult.stream:type_name -> treadle.v1.StreamOutcomes
+	14, // 72: treadle.v1.InvocationResult.state:type_name -> treadle.v1.ProcessorState
+	60, // 73: treadle.v1.InvocationResult.custom_chunks:type_name -> treadle.v1.DataChunk
+	29, // 74: treadle.v1.ReplaceOutcome.messages:type_name -> treadle.v1.MessageListReplacement
+	61, // 75: treadle.v1.ReplaceOutcome.system_messages:type_name -> treadle.v1.SystemMessages
+	33, // 76: treadle.v1.ReplaceOutcome.step_overrides:type_name -> treadle.v1.StepOverrides
+	30, // 77: treadle.v1.ReplaceOutcome.prompt:type_name -> treadle.v1.PromptReplacement
+	31, // 78: treadle.v1.ReplaceOutcome.cached_response:type_name -> treadle.v1.CachedResponse
+	44, // 79: treadle.v1.MessageListReplacement.messages:type_name -> treadle.v1.Message
+	3,  // 80: treadle.v1.MessageListReplacement.sources:type_name -> treadle.v1.MessageSource
+	54, // 81: treadle.v1.PromptReplacement.messages:type_name -> treadle.v1.PromptMessage
+	55, // 82: treadle.v1.CachedResponse.chunks:type_name -> treadle.v1.Chunk
+	50, // 83: treadle.v1.StepOverrides.tool_choice:type_name -> treadle.v1.ToolChoice
+	32, // 84: treadle.v1.StepOverrides.active_tools:type_name -> treadle.v1.ActiveTools
+	46, // 85: treadle.v1.StepOverrides.provider_options:type_name -> google.protobuf.Struct
+	52, // 86: treadle.v1.StepOverrides.model_settings:type_name -> treadle.v1.ModelSettings
+	53, // 87: treadle.v1.StepOverrides.structured_output:type_name -> treadle.v1.StructuredOutput
+	56, // 88: treadle.v1.AbortOutcome.metadata:type_name -> google.protobuf.Value
+	29, // 89: treadle.v1.RetryOutcome.messages:type_name -> treadle.v1.MessageListReplacement
+	38, // 90: treadle.v1.StreamOutcomes.chunks:type_name -> treadle.v1.ChunkOutcome
+	27, // 91: treadle.v1.ChunkOutcome.unchanged:type_name -> treadle.v1.UnchangedOutcome
+	55, // 92: treadle.v1.ChunkOutcome.replace:type_name -> treadle.v1.Chunk
+	40, // 93: treadle.v1.ChunkOutcome.drop:type_name -> treadle.v1.DropOutcome
+	34, // 94: treadle.v1.ChunkOutcome.abort:type_name -> treadle.v1.AbortOutcome
+	36, // 95: treadle.v1.ChunkOutcome.error:type_name -> treadle.v1.ErrorOutcome
+	39, // 96: treadle.v1.ChunkOutcome.chunks:type_name -> treadle.v1.ChunkSequence
+	55, // 97: treadle.v1.ChunkSequence.chunks:type_name -> treadle.v1.Chunk
+	4,  // 98: treadle.v1.ProcessorService.Attach:input_type -> treadle.v1.ProcessorServiceAttachRequest
+	5,  // 99: treadle.v1.ProcessorService.Attach:output_type -> treadle.v1.ProcessorServiceAttachResponse
+	99, // [99:100] is the sub-list for method output_type
+	98, // [98:99] is the sub-list for method input_type
+	98, // [98:98] is the sub-list for extension type_name
+	98, // [98:98] is the sub-list for extension extendee
+	0,  // [0:98] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_processor_service_proto_init() }
@@ -3627,6 +3722,7 @@ func file_treadle_v1_processor_service_proto_init() {
 		(*ChunkOutcome_Drop)(nil),
 		(*ChunkOutcome_Abort)(nil),
 		(*ChunkOutcome_Error)(nil),
+		(*ChunkOutcome_Chunks)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -3634,7 +3730,7 @@ func file_treadle_v1_processor_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_treadle_v1_processor_service_proto_rawDesc), len(file_treadle_v1_processor_service_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   36,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
