@@ -362,4 +362,6 @@ def generate_result_to_proto(result: GenerateResult) -> agent_service_pb2.Genera
         message_to_proto(msg, out.messages.add())
     if result.error is not None:
         fill(out.error, result.error)
+    for skipped in result.skipped_processors:
+        fill(out.skipped_processors.add(), skipped)
     return out

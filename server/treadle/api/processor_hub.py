@@ -145,6 +145,8 @@ class ProcessorHub:
         self.server_id = server_id
         self.draining = False
         self._replicas: dict[str, list[Connection]] = {}
+        self._known: dict[str, Declaration] = {}
+        """The last declaration seen per processor id, attached or not (which hooks count)."""
         self._affinity: dict[str, dict[str, Connection]] = {}
         self._states: dict[str, dict[str, _StateRecord]] = {}
         self._tracked: set[str] = set()
@@ -179,6 +181,7 @@ class ProcessorHub:
     def register(self, conn: Connection) -> None:
         for pid in conn.declarations:
             self._replicas.setdefault(pid, []).append(conn)
+            self._known[pid] = conn.declarations[pid]
         self.m_streams_started.add(1)
         event, self._attached = self._attached, asyncio.Event()
         event.set()
@@ -219,6 +222,10 @@ class ProcessorHub:
             if conn.alive and not conn.draining:
                 return conn.declarations[processor_id]
         return None
+
+    def known(self, processor_id: str) -> Declaration | None:
+        """The declaration of a live replica, else the last one seen (None: never attached)."""
+        return self.declaration(processor_id) or self._known.get(processor_id)
 
     def hook_settings(self, processor_id: str, hook: str) -> HookSettings | None:
         for conn in self._replicas.get(processor_id, ()):

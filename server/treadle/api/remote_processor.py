@@ -21,7 +21,7 @@ from typing import Any
 from opentelemetry import trace
 
 from ..agents import ProcessorRef
-from ..chunks import StreamResult
+from ..chunks import SkippedProcessor, StreamResult
 from ..errors import ProcessorUnavailableError, TripwireError
 from ..processors.args import ProcessOutputStreamArgs
 from ..processors.base import SEED_NAMES
@@ -53,6 +53,8 @@ class RemoteProcessor:
         self.hub = hub
         self._waited = False
         self._pipes: dict[str, _StreamPipe] = {}
+        self._skips: dict[tuple[str, str], SkippedProcessor] = {}
+        """(hook, reason) -> the fail_open skips of this run."""
 
     # --- what the runner asks -----------------------------------------------------------------
 
@@ -61,9 +63,14 @@ class RemoteProcessor:
         self.hub.forget_run(run_id)
 
     def implements_hook(self, hook: str) -> bool:
-        """Declared hooks only; every hook while not attached, so the policy applies at once."""
-        declaration = self.hub.declaration(self.id)
+        """Declared hooks only (as last declared, while no replica is attached); every hook of a
+        processor never attached, so the policy applies at once."""
+        declaration = self.hub.known(self.id)
         return True if declaration is None else hook in declaration.hooks
+
+    def skipped_processors(self) -> list[SkippedProcessor]:
+        """The hooks this run skipped under ``fail_open``, one entry per hook and reason."""
+        return [SkippedProcessor(s.processor_id, s.hook, s.reason, s.count, s.message) for s in self._skips.values()]
 
     @property
     def process_data_parts(self) -> bool:
@@ -202,8 +209,23 @@ class RemoteProcessor:
         # Per-chunk hooks share one span per step: each skip is also an event, so none is lost.
         span.add_event(SKIP_ATTR, {"treadle.processor.hook": seed, "reason": reason})
         self.hub.m_fail_open.add(1, {"processor": self.id, "hook": seed})
+        self._count_skip(hook, seed, reason, kind)
         log.warning("fail_open: skipping %s of %s: %s", seed, self.id, reason)
         return _unchanged(hook, args)
+
+
+    def _count_skip(self, hook: str, seed: str, reason: str, kind: str) -> None:
+        known = self.hub.known(self.id)
+        if known is not None and hook not in known.hooks:
+            return  # never declared: not a guard the run went without
+        # A processor never attached to this server: its hooks are unknown, so one entry, "*".
+        name = seed if known is not None else "*"
+        skip = self._skips.get((name, kind))
+        if skip is None:
+            self._skips[(name, kind)] = SkippedProcessor(self.id, name, kind, 1, reason)  # type: ignore[arg-type]
+        else:
+            skip.count += 1
+            skip.message = reason
 
 
 def _version(pending: Pending) -> int:

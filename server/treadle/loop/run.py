@@ -17,7 +17,7 @@ import jsonschema
 from opentelemetry.trace import Tracer
 
 from ..agents import DEFAULT_MAX_STEPS, Agent, RunRequest
-from ..chunks import Chunk, ErrorPayload, Finish, FinishReason, Start, Tripwire, Usage
+from ..chunks import Chunk, ErrorPayload, Finish, FinishReason, SkippedProcessor, Start, Tripwire, Usage
 from ..errors import InvalidArgumentError, ProcessorError, TripwireError
 from ..message_list import MessageList
 from ..messages import Message, new_id
@@ -47,6 +47,8 @@ class GenerateResult:
     tripwire: Tripwire | None = None
     messages: list[Message] = field(default_factory=list)
     error: ErrorPayload | None = None
+    skipped_processors: list[SkippedProcessor] = field(default_factory=list)
+    """``fail_open`` processor hooks the run went on without (also in the ``finish`` chunk)."""
 
 
 class AgentLoop:
@@ -150,8 +152,9 @@ class AgentLoop:
             log.exception("run %s failed", plan.run_id)
             result.error = ErrorPayload(str(e) or type(e).__name__, type(e).__name__)
             result.finish_reason = "error"
+            result.skipped_processors = _skipped(plan)
             await output.send(Chunk.of(result.error))
-            await output.send(Chunk.of(Finish("error", result.usage)))
+            await output.send(Chunk.of(Finish("error", result.usage, result.skipped_processors)))
         finally:
             await output.reset()
             _end_run(plan)
@@ -182,9 +185,9 @@ class AgentLoop:
                 shown=ml.get_input,
             )
         except TripwireError as e:  # the model is never called
-            return await self._trip(output, state, result, _tripwire(e))
+            return await self._trip(plan, output, state, result, _tripwire(e))
         except ProcessorError as e:
-            return await self._fail(output, state, result, ErrorPayload(str(e), "ProcessorError"))
+            return await self._fail(plan, output, state, result, ErrorPayload(str(e), "ProcessorError"))
         base_system = list(ml.system_messages)
 
         while True:
@@ -199,9 +202,9 @@ class AgentLoop:
                     state.count_retry()
                     continue
                 case Tripped(tripwire=tripwire):
-                    return await self._trip(output, state, result, tripwire)
+                    return await self._trip(plan, output, state, result, tripwire)
                 case Failed(error=error):
-                    return await self._fail(output, state, result, error)
+                    return await self._fail(plan, output, state, result, error)
                 case Done():
                     state.completed_steps += 1
                     break
@@ -223,14 +226,15 @@ class AgentLoop:
                 shown=ml.get_response,
             )
         except TripwireError as e:
-            return await self._trip(output, state, result, _tripwire(e))
+            return await self._trip(plan, output, state, result, _tripwire(e))
         except ProcessorError as e:
-            return await self._fail(output, state, result, ErrorPayload(str(e), "ProcessorError"))
+            return await self._fail(plan, output, state, result, ErrorPayload(str(e), "ProcessorError"))
 
         self._fill(result, state, text, final_reason)
-        finish = Chunk.of(Finish(final_reason, state.usage))
+        skipped = result.skipped_processors = _skipped(plan)
+        finish = Chunk.of(Finish(final_reason, state.usage, skipped))
         if not await output.emit(finish):  # a processor may look at finish, not hide it
-            await output.send(Chunk.of(Finish(final_reason, state.usage)))
+            await output.send(Chunk.of(Finish(final_reason, state.usage, skipped)))
         state.chain.end_stream_spans()  # the final finish opened one more stream span
 
     # --- endings ------------------------------------------------------------------------------
@@ -243,28 +247,41 @@ class AgentLoop:
         result.messages = state.message_list.get_response()
 
     async def _trip(
-        self, output: Output, state: RunState, result: GenerateResult, tripwire: Tripwire
+        self, plan: RunPlan, output: Output, state: RunState, result: GenerateResult, tripwire: Tripwire
     ) -> None:
         """A final abort: tripwire chunk, then finish ``other``; the rejected text is not the answer."""
         result.tripwire = tripwire
-        await self._stop(output, state, result, Chunk.of(tripwire), "other")
+        await self._stop(plan, output, state, result, Chunk.of(tripwire), "other")
 
     async def _fail(
-        self, output: Output, state: RunState, result: GenerateResult, error: ErrorPayload
+        self, plan: RunPlan, output: Output, state: RunState, result: GenerateResult, error: ErrorPayload
     ) -> None:
         result.error = error
-        await self._stop(output, state, result, Chunk.of(error), "error")
+        await self._stop(plan, output, state, result, Chunk.of(error), "error")
 
     async def _stop(
-        self, output: Output, state: RunState, result: GenerateResult, last: Chunk,
+        self, plan: RunPlan, output: Output, state: RunState, result: GenerateResult, last: Chunk,
         reason: FinishReason,
     ) -> None:
         """End the run early: drop what is still in the pipeline, then ``last`` and ``finish``."""
         await output.reset()
         state.chain.end_stream_spans()
         self._fill(result, state, "", reason)
+        result.skipped_processors = _skipped(plan)
         await output.send(last)
-        await output.send(Chunk.of(Finish(reason, state.usage)))
+        await output.send(Chunk.of(Finish(reason, state.usage, result.skipped_processors)))
+
+
+def _skipped(plan: RunPlan) -> list[SkippedProcessor]:
+    """What the run's fail_open processors skipped (remote processors keep count)."""
+    out: list[SkippedProcessor] = []
+    seen: set[int] = set()
+    for p in (*plan.input_processors, *plan.output_processors, *plan.error_processors):
+        report = getattr(p, "skipped_processors", None)
+        if callable(report) and id(p) not in seen:
+            seen.add(id(p))
+            out.extend(report())
+    return out
 
 
 def _end_run(plan: RunPlan) -> None:
