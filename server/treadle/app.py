@@ -27,7 +27,7 @@ from .api import AgentServicer, GrpcServer, ServerOptions
 from .api.remote_tool import remote_tool
 from .api.tool_hub import ToolHub
 from .api.tool_service import SERVICE_NAME as TOOL_SERVICE, ToolServicer
-from .api.processor_hub import ProcessorHub
+from .api.processor_hub import Ejection, ProcessorHub
 from .api.processor_service import SERVICE_NAME as PROCESSOR_SERVICE, ProcessorServicer
 from .api.remote_processor import RemoteProcessor
 from .api.convert import agent_from_dict
@@ -112,6 +112,7 @@ class TreadleApp:
             default_timeout=self.settings.processor_timeout,
             max_timeout=self.settings.processor_max_timeout,
             attach_wait=self.settings.processor_attach_wait,
+            ejection=Ejection(self.settings.processor_ejection_threshold, self.settings.processor_ejection_time),
         )
         self.registry.remote_processors = lambda ref: RemoteProcessor(ref, self.processors)
         self.server.add_service(PROCESSOR_SERVICE, ProcessorServicer(self.processors).register)

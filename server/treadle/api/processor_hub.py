@@ -1,10 +1,17 @@
 """The attached processor streams, by processor id: routing, run affinity, failover, timeouts,
-state versions, drain and metrics (in the style of Envoy's ext_proc).
+outlier ejection, state versions, drain and metrics (in the style of Envoy's ext_proc).
 
 Several streams serving one processor id are replicas. A run stays on one replica while it
 lives; when that stream goes away, its invocations still waiting for an answer are re-sent once,
 in their original order and with the server's latest state, to another live replica (or fail
 when there is none), and the run's next invocations go there too.
+
+Outlier ejection, as Envoy's: a replica whose invocations fail ``threshold`` times in a row
+(timeouts, error outcomes, malformed answers) is ejected for ``base_time`` times the number of
+times it has been ejected. Runs move off it at once, with their state (the next invocation
+carries it), and invocations it still owes are re-sent to another replica, as when a stream
+closes. Once the time is up it is routable again, with a clean count. A stream that stays open
+but answers nothing is ejected the same way.
 
 The hub never decides what a failure means for a run: it raises ``ProcessorUnavailable`` and the
 ``RemoteProcessor`` applies the processor's failure policy.
@@ -20,7 +27,7 @@ import logging
 import math
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -56,6 +63,14 @@ class ProcessorUnavailable(Exception):
         super().__init__(reason)
         self.reason = reason
         self.kind = kind
+
+
+@dataclass(frozen=True)
+class Ejection:
+    """Outlier ejection settings: ``threshold`` consecutive failures (0 disables it)."""
+
+    threshold: int = 3
+    base_time: float = 30.0
 
 
 @dataclass(frozen=True)
@@ -96,6 +111,11 @@ class Connection:
         """run id -> processor id -> the state version this stream holds."""
         self.alive = True
         self.draining = False
+        self.failures = 0
+        """Consecutive failed invocations (timeouts, errors, malformed answers)."""
+        self.ejections = 0
+        self.ejected_until = 0.0
+        """While the hub's clock is before this, no run is routed here."""
         self.finished = asyncio.Event()
         self._ids = itertools.count(1)
 
@@ -138,7 +158,10 @@ class ProcessorHub:
     def __init__(
         self, *, meter: Meter | None = None, default_timeout: float = DEFAULT_TIMEOUT,
         max_timeout: float = MAX_TIMEOUT, attach_wait: float = 0.0, server_id: str = "treadle",
+        ejection: Ejection | None = None, clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        self.ejection = ejection if ejection is not None else Ejection()
+        self.clock = clock
         self.default_timeout = default_timeout
         self.max_timeout = max_timeout
         self.attach_wait = attach_wait
@@ -171,6 +194,7 @@ class ProcessorHub:
         self.m_timeouts = m.create_counter("treadle.processor.timeouts", description="Invocations that timed out")
         self.m_fail_open = m.create_counter("treadle.processor.fail_open_skips", description="Hooks skipped under fail_open")
         self.m_spurious = m.create_counter("treadle.processor.spurious_messages", description="Answers for unknown or cancelled invocations")
+        self.m_ejections = m.create_counter("treadle.processor.ejections", description="Replicas ejected as outliers")
         self.m_latency = m.create_histogram("treadle.processor.latency", unit="ms", description="Invocation round trip")
 
     # --- attached streams ---------------------------------------------------------------------
@@ -306,6 +330,10 @@ class ProcessorHub:
             self.m_spurious.add(1)
             return
         self.m_latency.record((time.monotonic() - p.sent_at) * 1000, self._attrs(p.processor_id, p.hook))
+        if result.WhichOneof("outcome") == "error":
+            self.failed(conn)
+        else:
+            conn.failures = 0
         p.future.set_result(result)
 
     def record(self, processor_id: str, hook: str, outcome: str) -> None:
@@ -321,9 +349,48 @@ class ProcessorHub:
             attrs = self._metric_attrs[key] = {"processor": processor_id, "hook": SEED_NAMES[hook]}
         return attrs
 
+    # --- outlier ejection ---------------------------------------------------------------------
+
+    def failed(self, conn: Connection | None) -> None:
+        """One more failed invocation on ``conn``; ejects it at the threshold."""
+        if conn is None or not conn.alive:
+            return
+        conn.failures += 1
+        if self.ejection.threshold and conn.failures >= self.ejection.threshold and not self.ejected(conn):
+            self._eject(conn)
+
+    def ejected(self, conn: Connection) -> bool:
+        if conn.ejected_until and self.clock() >= conn.ejected_until:
+            conn.ejected_until, conn.failures = 0.0, 0  # its time is up: routable, a clean count
+        return conn.ejected_until > 0
+
+    def _eject(self, conn: Connection) -> None:
+        conn.ejections += 1
+        conn.ejected_until = self.clock() + self.ejection.base_time * conn.ejections
+        for pid in conn.declarations:
+            self.m_ejections.add(1, {"processor": pid})
+        log.warning("processor stream %s ejected for %gs after %d failures in a row",
+                    conn.instance_id, self.ejection.base_time * conn.ejections, conn.failures)
+        for runs in self._affinity.values():  # their next invocations go elsewhere
+            for pid, c in list(runs.items()):
+                if c is conn:
+                    del runs[pid]
+        owed = [p for p in conn.pending.values() if not p.future.done()]
+        for p in owed:  # in send order: what it still owes is asked of another replica
+            try:
+                target = self._pick(p.processor_id, p.hook, p.run_id)
+            except ProcessorUnavailable:
+                continue  # no one else: it may still answer in time
+            self._cancel(p, "replica ejected")
+            p.moved = True
+            self._dispatch(target, p)
+
     def _pick(self, processor_id: str, hook: str, run_id: str) -> Connection:
-        live = [c for c in self._replicas.get(processor_id, ())
-                if c.alive and not c.draining and hook in c.declarations[processor_id].hooks]
+        serving = [c for c in self._replicas.get(processor_id, ())
+                   if c.alive and not c.draining and hook in c.declarations[processor_id].hooks]
+        live = [c for c in serving if not self.ejected(c)]
+        if serving and not live:
+            raise ProcessorUnavailable(f"every replica of {processor_id} is ejected (not answering)", "not_attached")
         if not live:
             if self.declaration(processor_id) is None:
                 raise ProcessorUnavailable(f"processor {processor_id} is not attached", "not_attached")
@@ -385,14 +452,32 @@ class ProcessorHub:
             deadline, _, p = heapq.heappop(heap)
             if p.future.done() or deadline != p.deadline:
                 continue  # answered, cancelled, failed, or re-sent with a later deadline
-            self._cancel(p, "timed out")
-            self.m_timeouts.add(1, {"processor": p.processor_id, "hook": SEED_NAMES[p.hook]})
-            p.future.set_exception(ProcessorUnavailable(f"no answer within {p.timeout:g}s (timed out)", "timeout"))
+            for q in self._behind(p):  # one wait per hung invocation, however many queue behind it
+                self._cancel(q, "timed out")
+                self.m_timeouts.add(1, {"processor": q.processor_id, "hook": SEED_NAMES[q.hook]})
+                q.future.set_exception(ProcessorUnavailable(f"no answer within {p.timeout:g}s (timed out)", "timeout"))
+            self.failed(p.connection)
         while heap and (heap[0][2].future.done() or heap[0][0] != heap[0][2].deadline):
             heapq.heappop(heap)  # answered: arm for the earliest invocation still owed an answer
         if heap:
             self._sweep_at = heap[0][0]
             self._sweep_loop, self._sweep_handle = loop, loop.call_at(self._sweep_at, self._sweep)
+
+    def _behind(self, p: Pending) -> list[Pending]:
+        """``p`` and the invocations of its run and processor sent after it on the same stream:
+        a process answers one run's invocations of a processor in order, so none of them can be
+        answered before ``p``, and each waiting out its own deadline would cost one more timeout."""
+        conn = p.connection
+        if conn is None:
+            return [p]
+        later, seen = [p], False
+        for q in conn.pending.values():
+            if q is p:
+                seen = True
+            elif (seen and not q.future.done() and q.run_id == p.run_id and q.processor_id == p.processor_id
+                  and q.hook == p.hook):
+                later.append(q)
+        return later
 
     def _cancel(self, p: Pending, reason: str) -> None:
         conn = p.connection

@@ -181,6 +181,7 @@ class RemoteProcessor:
         except ProcessorUnavailable as e:
             return self._fail(hook, args, e.reason, e.kind)
         except MalformedResultError as e:
+            self.hub.failed(pending.connection)
             return self._fail(hook, args, f"malformed answer: {e}", "malformed")
         self._take_state(pending, decoded, args)
         self.hub.record(self.id, SEED_NAMES[hook], decoded.outcome)
@@ -406,6 +407,8 @@ class _StreamPipe:
         p = self.processor
         reason, kind = ((outcome.reason, outcome.kind) if isinstance(outcome, ProcessorUnavailable)
                         else (f"malformed answer: {outcome}", "malformed"))
+        if kind == "malformed" and batch.pending is not None:
+            p.hub.failed(batch.pending.connection)
         for args, future in batch.entries:
             try:
                 _set(future, value=p._fail(STREAM, args, reason, kind))
