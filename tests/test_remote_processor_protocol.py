@@ -65,6 +65,7 @@ class RawProcessor:
         self.arrived = asyncio.Queue[pb.Invocation]()
         self.cancels: list[str] = []
         self.drained = asyncio.Event()
+        self.drains: list[pb.Drain] = []
         self.ended = asyncio.Event()
         self.error: grpc.aio.AioRpcError | None = None
         self.call: Any = None
@@ -94,6 +95,7 @@ class RawProcessor:
                 elif kind == "cancel":
                     self.cancels.append(message.cancel.invocation_id)
                 elif kind == "drain":
+                    self.drains.append(message.drain)
                     self.drained.set()
         except grpc.aio.AioRpcError as e:
             self.error = e
@@ -616,7 +618,7 @@ async def test_submit_output_stream_windows_chunks_sent_while_one_is_in_flight(m
 # --- drain ---------------------------------------------------------------------------------------
 
 
-async def test_app_stop_lets_the_run_finish_then_drains_attached_streams(make_env: Any) -> None:
+async def test_app_stop_drains_attached_streams_at_once_and_still_serves_the_running_run(make_env: Any) -> None:
     env = await make_env([Turn.say(["a", "b", "c"])])
     env.agent(outputs=[ProcessorRef(PID)])
     release = asyncio.Event()
@@ -633,10 +635,13 @@ async def test_app_stop_lets_the_run_finish_then_drains_attached_streams(make_en
     run = asyncio.ensure_future(env.stream())
     await asyncio.wait_for(reached.wait(), 5)
     stopping = asyncio.ensure_future(env.app.stop(10))
-    await asyncio.sleep(0)
-    assert not client.drained.is_set()  # runs first
+    await asyncio.wait_for(client.drained.wait(), 5)  # while the run still waits on "b"
+    assert [d.grace_ms for d in client.drains] == [10_000]  # the runs' real grace
+    assert not run.done()
+    sent = len(client.received)
     release.set()
     assert visible(await asyncio.wait_for(run, 5)) == ANSWER
+    assert len(client.received) > sent  # the running run's later chunks still came, and were answered
     await asyncio.wait_for(stopping, 10)
     await asyncio.wait_for(client.ended.wait(), 5)
-    assert client.drained.is_set() and client.error is None  # Drain, then a clean end
+    assert len(client.drains) == 1 and client.error is None  # one Drain, then a clean end

@@ -166,6 +166,8 @@ class TreadleApp:
 
     async def stop(self, grace: float | None = None) -> None:
         """Drain (see ``GrpcServer.stop``), then release provider clients and flush traces."""
+        # Attached processors hear of the shutdown at once, with the grace the runs get.
+        self.processors.announce_drain(self.settings.grace if grace is None else grace)
         attached = asyncio.create_task(self._drain_attached())
         await self.server.stop(grace)
         await attached

@@ -111,6 +111,8 @@ class Connection:
         """run id -> processor id -> the state version this stream holds."""
         self.alive = True
         self.draining = False
+        self.told_to_drain = False
+        """A ``Drain`` went out on this stream (invocations for running runs still follow)."""
         self.failures = 0
         """Consecutive failed invocations (timeouts, errors, malformed answers)."""
         self.ejections = 0
@@ -529,14 +531,25 @@ class ProcessorHub:
 
     # --- shutdown -----------------------------------------------------------------------------
 
+    def announce_drain(self, grace: float) -> None:
+        """Shutdown has begun: tell every attached stream at once, with the grace the runs still
+        have. Nothing is refused yet: the running runs' invocations keep coming until they end."""
+        for conn in self.connections():
+            self._tell_drain(conn, grace)
+
+    def _tell_drain(self, conn: Connection, grace: float) -> None:
+        if not conn.told_to_drain and conn.alive:
+            conn.told_to_drain = True
+            conn.send(pb.ProcessorServiceAttachResponse(drain=remote_pb2.Drain(grace_ms=int(grace * 1000))))
+
     async def drain(self, grace: float) -> None:
-        """Send ``Drain``, refuse new invocations, wait up to ``grace`` for answers owed, then end
-        every stream (status OK)."""
+        """Send ``Drain`` (to streams not told yet), refuse new invocations, wait up to ``grace``
+        for answers owed, then end every stream (status OK)."""
         self.draining = True
         conns = self.connections()
         for conn in conns:
             conn.draining = True
-            conn.send(pb.ProcessorServiceAttachResponse(drain=remote_pb2.Drain(grace_ms=int(grace * 1000))))
+            self._tell_drain(conn, grace)
         owed = [p.future for c in conns for p in c.pending.values() if not p.future.done()]
         if owed:
             await asyncio.wait(owed, timeout=grace)
