@@ -497,6 +497,8 @@ async def test_fail_closed_for_an_input_hook_that_never_answers(make_env: Any) -
     assert visible(chunks) == ["start", "error", "finish:FINISH_REASON_ERROR"]
     assert "processInput" in chunks[1].error.message and PID in chunks[1].error.message
     assert not env.server.requests  # the model was never called
+    # The relative timeout beside the absolute deadline: the agent's cap, whatever the clocks say.
+    assert client.received[0].timeout.ToNanoseconds() == 200_000_000
     await asyncio.wait_for(_until(lambda: len(client.cancels) == 1), 5)
     assert client.cancels == [client.received[0].invocation_id]
     # A late answer to a cancelled invocation is counted and ignored; the stream stays.

@@ -419,6 +419,7 @@ class ProcessorHub:
         # The wall-clock deadline (a Timestamp), without datetime arithmetic on the hot path.
         deadline_ns = time.time_ns() + int(timeout * 1e9)
         inv.deadline.seconds, inv.deadline.nanos = divmod(deadline_ns, 1_000_000_000)
+        inv.timeout.seconds, inv.timeout.nanos = divmod(int(timeout * 1e9), 1_000_000_000)
         inv.ClearField("state")
         record = self._states.setdefault(run_id, {}).setdefault(processor_id, _StateRecord())
         if state != record.synced:  # changed on the server's side since the last sync

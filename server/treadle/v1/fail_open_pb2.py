@@ -24,13 +24,14 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1atreadle/v1/fail_open.proto\x12\ntreadle.v1\"\xad\x01\n\x10SkippedProcessor\x12!\n\x0cprocessor_id\x18\x01 \x01(\tR\x0bprocessorId\x12\x12\n\x04hook\x18\x02 \x01(\tR\x04hook\x12\x32\n\x06reason\x18\x03 \x01(\x0e\x32\x1a.treadle.v1.FailOpenReasonR\x06reason\x12\x14\n\x05\x63ount\x18\x04 \x01(\rR\x05\x63ount\x12\x18\n\x07message\x18\x05 \x01(\tR\x07message*\xd3\x01\n\x0e\x46\x61ilOpenReason\x12 \n\x1c\x46\x41IL_OPEN_REASON_UNSPECIFIED\x10\x00\x12\x1c\n\x18\x46\x41IL_OPEN_REASON_TIMEOUT\x10\x01\x12\x1f\n\x1b\x46\x41IL_OPEN_REASON_DISCONNECT\x10\x02\x12!\n\x1d\x46\x41IL_OPEN_REASON_NOT_ATTACHED\x10\x03\x12\x1e\n\x1a\x46\x41IL_OPEN_REASON_MALFORMED\x10\x04\x12\x1d\n\x19\x46\x41IL_OPEN_REASON_DRAINING\x10\x05\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1atreadle/v1/fail_open.proto\x12\ntreadle.v1\"\xad\x01\n\x10SkippedProcessor\x12!\n\x0cprocessor_id\x18\x01 \x01(\tR\x0bprocessorId\x12\x12\n\x04hook\x18\x02 \x01(\tR\x04hook\x12\x32\n\x06reason\x18\x03 \x01(\x0e\x32\x1a.treadle.v1.FailOpenReasonR\x06reason\x12\x14\n\x05\x63ount\x18\x04 \x01(\rR\x05\x63ount\x12\x18\n\x07message\x18\x05 \x01(\tR\x07message*\xd3\x01\n\x0e\x46\x61ilOpenReason\x12 \n\x1c\x46\x41IL_OPEN_REASON_UNSPECIFIED\x10\x00\x12\x1c\n\x18\x46\x41IL_OPEN_REASON_TIMEOUT\x10\x01\x12\x1f\n\x1b\x46\x41IL_OPEN_REASON_DISCONNECT\x10\x02\x12!\n\x1d\x46\x41IL_OPEN_REASON_NOT_ATTACHED\x10\x03\x12\x1e\n\x1a\x46\x41IL_OPEN_REASON_MALFORMED\x10\x04\x12\x1d\n\x19\x46\x41IL_OPEN_REASON_DRAINING\x10\x05\x42\x63\n\x0e\x64\x65v.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\nTreadle.V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'treadle.v1.fail_open_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
-  DESCRIPTOR._loaded_options = None
+  _globals['DESCRIPTOR']._loaded_options = None
+  _globals['DESCRIPTOR']._serialized_options = b'\n\016dev.treadle.v1P\001ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\252\002\nTreadle.V1'
   _globals['_FAILOPENREASON']._serialized_start=219
   _globals['_FAILOPENREASON']._serialized_end=430
   _globals['_SKIPPEDPROCESSOR']._serialized_start=43

@@ -1444,7 +1444,9 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\x18AGENT_SOURCE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13AGENT_SOURCE_CONFIG\x10\x01\x12\x15\n" +
 	"\x11AGENT_SOURCE_CODE\x10\x02\x12\x14\n" +
-	"\x10AGENT_SOURCE_API\x10\x03BDZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1b\x06proto3"
+	"\x10AGENT_SOURCE_API\x10\x03Bc\n" +
+	"\x0edev.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\n" +
+	"Treadle.V1b\x06proto3"
 
 var (
 	file_treadle_v1_agent_proto_rawDescOnce sync.Once

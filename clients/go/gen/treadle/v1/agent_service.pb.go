@@ -901,7 +901,9 @@ const file_treadle_v1_agent_service_proto_rawDesc = "" +
 	"\vUpdateAgent\x12\x1e.treadle.v1.UpdateAgentRequest\x1a\x1f.treadle.v1.UpdateAgentResponse\x12N\n" +
 	"\vDeleteAgent\x12\x1e.treadle.v1.DeleteAgentRequest\x1a\x1f.treadle.v1.DeleteAgentResponse\x12E\n" +
 	"\bGenerate\x12\x1b.treadle.v1.GenerateRequest\x1a\x1c.treadle.v1.GenerateResponse\x12A\n" +
-	"\x06Stream\x12\x19.treadle.v1.StreamRequest\x1a\x1a.treadle.v1.StreamResponse0\x01BDZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1b\x06proto3"
+	"\x06Stream\x12\x19.treadle.v1.StreamRequest\x1a\x1a.treadle.v1.StreamResponse0\x01Bc\n" +
+	"\x0edev.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\n" +
+	"Treadle.V1b\x06proto3"
 
 var (
 	file_treadle_v1_agent_service_proto_rawDescOnce sync.Once

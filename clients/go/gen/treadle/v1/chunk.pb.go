@@ -2806,7 +2806,9 @@ const file_treadle_v1_chunk_proto_rawDesc = "" +
 	"\x13FINISH_REASON_OTHER\x10\x06\x12\x19\n" +
 	"\x15FINISH_REASON_UNKNOWN\x10\a\x12\x1a\n" +
 	"\x16FINISH_REASON_TRIPWIRE\x10\b\x12\x17\n" +
-	"\x13FINISH_REASON_RETRY\x10\tBDZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1b\x06proto3"
+	"\x13FINISH_REASON_RETRY\x10\tBc\n" +
+	"\x0edev.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\n" +
+	"Treadle.V1b\x06proto3"
 
 var (
 	file_treadle_v1_chunk_proto_rawDescOnce sync.Once

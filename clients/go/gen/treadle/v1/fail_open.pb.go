@@ -190,7 +190,9 @@ const file_treadle_v1_fail_open_proto_rawDesc = "" +
 	"\x1bFAIL_OPEN_REASON_DISCONNECT\x10\x02\x12!\n" +
 	"\x1dFAIL_OPEN_REASON_NOT_ATTACHED\x10\x03\x12\x1e\n" +
 	"\x1aFAIL_OPEN_REASON_MALFORMED\x10\x04\x12\x1d\n" +
-	"\x19FAIL_OPEN_REASON_DRAINING\x10\x05BDZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1b\x06proto3"
+	"\x19FAIL_OPEN_REASON_DRAINING\x10\x05Bc\n" +
+	"\x0edev.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\n" +
+	"Treadle.V1b\x06proto3"
 
 var (
 	file_treadle_v1_fail_open_proto_rawDescOnce sync.Once

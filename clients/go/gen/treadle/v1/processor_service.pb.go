@@ -3488,7 +3488,9 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x17MESSAGE_SOURCE_RESPONSE\x10\x03\x12\x1a\n" +
 	"\x16MESSAGE_SOURCE_CONTEXT\x10\x042w\n" +
 	"\x10ProcessorService\x12c\n" +
-	"\x06Attach\x12).treadle.v1.ProcessorServiceAttachRequest\x1a*.treadle.v1.ProcessorServiceAttachResponse(\x010\x01BDZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1b\x06proto3"
+	"\x06Attach\x12).treadle.v1.ProcessorServiceAttachRequest\x1a*.treadle.v1.ProcessorServiceAttachResponse(\x010\x01Bc\n" +
+	"\x0edev.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\n" +
+	"Treadle.V1b\x06proto3"
 
 var (
 	file_treadle_v1_processor_service_proto_rawDescOnce sync.Once

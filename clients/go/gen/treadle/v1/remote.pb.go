@@ -208,7 +208,9 @@ const file_treadle_v1_remote_proto_rawDesc = "" +
 	"\rinvocation_id\x18\x01 \x01(\tR\finvocationId\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"\"\n" +
 	"\x05Drain\x12\x19\n" +
-	"\bgrace_ms\x18\x01 \x01(\rR\agraceMsBDZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1b\x06proto3"
+	"\bgrace_ms\x18\x01 \x01(\rR\agraceMsBc\n" +
+	"\x0edev.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\n" +
+	"Treadle.V1b\x06proto3"
 
 var (
 	file_treadle_v1_remote_proto_rawDescOnce sync.Once

@@ -26,7 +26,9 @@ const file_treadle_v1_thread_service_proto_rawDesc = "" +
 	"\n" +
 	"\x1ftreadle/v1/thread_service.proto\x12\n" +
 	"treadle.v12\x0f\n" +
-	"\rThreadServiceBDZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1b\x06proto3"
+	"\rThreadServiceBc\n" +
+	"\x0edev.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\n" +
+	"Treadle.V1b\x06proto3"
 
 var file_treadle_v1_thread_service_proto_goTypes = []any{}
 var file_treadle_v1_thread_service_proto_depIdxs = []int32{

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file treadle/v1/remote.proto.
  */
 export const file_treadle_v1_remote: GenFile = /*@__PURE__*/
-  fileDesc("Chd0cmVhZGxlL3YxL3JlbW90ZS5wcm90bxIKdHJlYWRsZS52MSJICgxUcmFjZUNvbnRleHQSEwoLdHJhY2VwYXJlbnQYASABKAkSEgoKdHJhY2VzdGF0ZRgCIAEoCRIPCgdiYWdnYWdlGAMgASgJIjkKEENhbmNlbEludm9jYXRpb24SFQoNaW52b2NhdGlvbl9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiGQoFRHJhaW4SEAoIZ3JhY2VfbXMYASABKA1iBnByb3RvMw");
+  fileDesc("Chd0cmVhZGxlL3YxL3JlbW90ZS5wcm90bxIKdHJlYWRsZS52MSJICgxUcmFjZUNvbnRleHQSEwoLdHJhY2VwYXJlbnQYASABKAkSEgoKdHJhY2VzdGF0ZRgCIAEoCRIPCgdiYWdnYWdlGAMgASgJIjkKEENhbmNlbEludm9jYXRpb24SFQoNaW52b2NhdGlvbl9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiGQoFRHJhaW4SEAoIZ3JhY2VfbXMYASABKA1CYwoOZGV2LnRyZWFkbGUudjFQAVpCZ2l0aHViLmNvbS90cmVhZGxlLWRldi90cmVhZGxlL2NsaWVudHMvZ28vZ2VuL3RyZWFkbGUvdjE7dHJlYWRsZXYxqgIKVHJlYWRsZS5WMWIGcHJvdG8z");
 
 /**
  * TraceContext is the W3C trace context of the server span an invocation belongs to.

@@ -9,7 +9,7 @@ import { fileDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
  * Describes the file treadle/v1/thread_service.proto.
  */
 export const file_treadle_v1_thread_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch90cmVhZGxlL3YxL3RocmVhZF9zZXJ2aWNlLnByb3RvEgp0cmVhZGxlLnYxMg8KDVRocmVhZFNlcnZpY2ViBnByb3RvMw");
+  fileDesc("Ch90cmVhZGxlL3YxL3RocmVhZF9zZXJ2aWNlLnByb3RvEgp0cmVhZGxlLnYxMg8KDVRocmVhZFNlcnZpY2VCYwoOZGV2LnRyZWFkbGUudjFQAVpCZ2l0aHViLmNvbS90cmVhZGxlLWRldi90cmVhZGxlL2NsaWVudHMvZ28vZ2VuL3RyZWFkbGUvdjE7dHJlYWRsZXYxqgIKVHJlYWRsZS5WMWIGcHJvdG8z");
 
 /**
  * ThreadService will hold memory threads and signals: reading a thread's messages, sending user,
