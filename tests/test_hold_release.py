@@ -8,16 +8,19 @@
 3. ``TextGate`` releases at once what cannot be part of a match (no added latency there).
 4. A version-1 stream may not answer with several chunks (the answer is malformed), and a
    version-1 processor keeps working unchanged.
+5. The same guard written in TypeScript against the raw protocol (``tests/remote/ts/pii_guard.ts``).
 """
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.harness import Harness, harness_factory, text_of, types  # noqa: F401
-from tests.remote.procs import children
+from tests.remote.procs import Child, children
 from tests.support import Turn
 from tests.test_remote_processes import Server, server  # noqa: F401
 from treadle.agents import ProcessorRef
@@ -206,3 +209,32 @@ async def test_the_sdk_negotiates_version_2(server: Any) -> None:
         assert [c.version for c in s.app.processors.connections()] == [2]
         chunks = await s.stream("support")
     assert client_text(chunks) == "Write to [email] or call. Thanks!"
+
+
+# --- 5. the same guard in TypeScript, speaking the raw protocol ------------------------------------
+
+TS_GUARD = Path(__file__).resolve().parent / "remote" / "ts" / "pii_guard.ts"
+
+
+@pytest.mark.parametrize("delivery", ["per_chunk", "windowed"])
+async def test_the_typescript_pii_guard_redacts_the_same(server: Any, delivery: str) -> None:
+    from tests.test_typescript_processor import TS_CLIENT, TSX
+
+    s: Server = await server()
+    answers = [answer_with_address(n) for n in (2, 3, 10)]
+    s.agent("support", [Turn.say(a) for a in answers], output_processors=[ProcessorRef("pii-guard")])
+    proc = await asyncio.create_subprocess_exec(
+        str(TSX), str(TS_GUARD), s.target, delivery, cwd=TS_CLIENT,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+    )
+    child = Child(proc)
+    try:
+        await child.expect("ready")
+        assert await s.app.processors.wait_attached("pii-guard", 30)
+        assert [c.version for c in s.app.processors.connections()] == [2]
+        for _ in answers:
+            chunks = await s.stream("support")
+            assert client_text(chunks) == "Write to [email] or call. Thanks!"
+            assert_text_parts_consistent(chunks)
+    finally:
+        await child.close()
