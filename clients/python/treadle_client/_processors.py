@@ -39,7 +39,7 @@ from treadle.chunks import Chunk
 from treadle.errors import TripwireError
 from treadle.message_list import MessageList
 from treadle.processors.args import make_abort
-from treadle.processors.base import HOOKS, SEED_NAMES
+from treadle.processors.base import HOOKS, SEED_NAMES, TOOL_HOOKS
 from treadle.v1 import processor_service_pb2 as pb
 from treadle.v1 import processor_service_pb2_grpc
 
@@ -66,12 +66,23 @@ flight, so network latency does not cap the stream's throughput."""
 PROTOCOL_VERSIONS = (1, 2)
 """Version 2 lets ``process_output_stream`` return a list of chunks (hold and release)."""
 
+_TOOL_FILTERED = frozenset({*TOOL_HOOKS, "process_tool_result"})
+
+
+def _tool_names(processor: Any, hook: str) -> list[str]:
+    """``tool_names``: a set of tool names for every tool hook, or a dict hook -> names."""
+    names = getattr(processor, "tool_names", None) or ()
+    if isinstance(names, dict):
+        names = names.get(hook) or ()
+    return sorted(names)
+
+
 _DELIVERY = {"per_chunk": pb.STREAM_DELIVERY_PER_CHUNK, "windowed": pb.STREAM_DELIVERY_WINDOWED}
 
 
 def hooks_of(processor: Any) -> list[str]:
     """The hooks a processor implements: the hook methods it has, in the seed's order."""
-    return [h for h in HOOKS if callable(getattr(processor, h, None))]
+    return [h for h in (*HOOKS, *TOOL_HOOKS) if callable(getattr(processor, h, None))]
 
 
 def declaration(processor: Any) -> pb.ProcessorDeclaration:
@@ -102,6 +113,8 @@ def declaration(processor: Any) -> pb.ProcessorDeclaration:
         )
         if hook in timeouts:
             h.timeout.FromNanoseconds(int(timeouts[hook] * 1e9))
+        if hook in _TOOL_FILTERED:
+            h.tool_names.extend(_tool_names(processor, hook))
         if hook == "process_output_stream":
             h.process_data_parts = bool(getattr(processor, "process_data_parts", False))
             h.delivery = _DELIVERY[delivery]

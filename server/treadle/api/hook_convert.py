@@ -70,6 +70,8 @@ HOOK_ENUM: dict[str, int] = {
     "process_output_step": pb.HOOK_PROCESS_OUTPUT_STEP,
     "process_tool_result": pb.HOOK_PROCESS_TOOL_RESULT,
     "process_output_result": pb.HOOK_PROCESS_OUTPUT_RESULT,
+    "before_tool_call": pb.HOOK_BEFORE_TOOL_CALL,
+    "after_tool_call": pb.HOOK_AFTER_TOOL_CALL,
 }
 """Python hook name -> ``Hook`` enum value; the ``Invocation.args`` branch has the same name."""
 HOOK_NAME: dict[int, str] = {v: k for k, v in HOOK_ENUM.items()}
@@ -212,7 +214,23 @@ def _output_result(args: a.ProcessOutputResultArgs, out: pb.ProcessOutputResultA
     output_result_to_proto(args.result, out.result)
 
 
+def _before_tool_call(args: a.BeforeToolCallArgs, out: pb.BeforeToolCallArgs) -> None:
+    out.tool_name, out.tool_call_id = args.tool_name, args.tool_call_id
+    py_to_value(args.args, out.args)
+
+
+def _after_tool_call(args: a.AfterToolCallArgs, out: pb.AfterToolCallArgs) -> None:
+    out.tool_name, out.tool_call_id = args.tool_name, args.tool_call_id
+    py_to_value(args.args, out.args)
+    if args.error is not None:
+        out.error = args.error
+    else:
+        py_to_value(args.output, out.output)
+
+
 _ENCODERS: dict[str, Callable[[Any, Any], None]] = {
+    "before_tool_call": _before_tool_call,
+    "after_tool_call": _after_tool_call,
     "process_input": _input,
     "process_input_step": _input_step,
     "process_llm_request": _llm_request,
@@ -257,6 +275,8 @@ class DecodedResult:
     state: dict[str, Any] | None = None
     state_version: int = 0
     custom_chunks: list[Chunk] = field(default_factory=list)
+    tool_output: Any = None
+    """``skip_tool``: the output that stands for the tool's result."""
 
 
 # Which replacements each hook accepts (the `Reply:` line of each *Args message).
@@ -270,6 +290,8 @@ _REPLACEABLE: dict[str, frozenset[str]] = {
     "process_output_step": frozenset({"messages", "system_messages"}),
     "process_tool_result": frozenset({"messages", "system_messages"}),
     "process_output_result": frozenset({"messages", "system_messages"}),
+    "before_tool_call": frozenset(),
+    "after_tool_call": frozenset(),
 }
 
 
@@ -319,6 +341,10 @@ def _decode(hook: str, result: pb.InvocationResult, processor_id: str, parts: in
         out.chunks = _decode_stream(result.stream, processor_id, parts, version)
     elif kind == "replace":
         _decode_replace(hook, result.replace, out)
+    elif kind == "skip_tool":
+        if hook != "before_tool_call":
+            raise MalformedResultError(f"a skip_tool outcome is only valid for beforeToolCall, not {hook}")
+        out.tool_output = value_to_py(result.skip_tool.output) if result.skip_tool.HasField("output") else None
     return out
 
 
@@ -424,6 +450,10 @@ async def apply_result(hook: str, decoded: DecodedResult, args: Any) -> Any:
         return ProcessLLMRequestResult(decoded.prompt, decoded.cached_response)
     if hook == "process_api_error":
         return ProcessAPIErrorResult(retry=True) if decoded.outcome == "retry" else None
+    if hook == "before_tool_call":
+        return {"proceed": False, "output": decoded.tool_output} if decoded.outcome == "skip_tool" else None
+    if hook == "after_tool_call":
+        return None
     return ml if decoded.messages is not None else None  # edited in place, as the seed allows
 
 

@@ -167,6 +167,14 @@ def build_args(
             text=x.text, usage=build(Usage, x.usage, "usage"), system_messages=system, steps=steps,
             provider_metadata=opt_struct(x, "provider_metadata"), **c,
         )
+    elif hook == "before_tool_call":
+        args = a.BeforeToolCallArgs(tool_name=x.tool_name, tool_call_id=x.tool_call_id,
+                                    args=value_to_py(x.args), **c)
+    elif hook == "after_tool_call":
+        args = a.AfterToolCallArgs(
+            tool_name=x.tool_name, tool_call_id=x.tool_call_id, args=value_to_py(x.args),
+            output=value_to_py(x.output) if x.HasField("output") else None, error=x.error or None, **c,
+        )
     elif hook == "process_tool_result":
         args = a.ProcessToolResultArgs(
             messages=ml.get_all(), message_list=ml, step_number=n, tool_name=x.tool_name,
@@ -248,6 +256,15 @@ def encode_result(
     ``encode_error``). Set ``state`` (with ``state_version`` = the last version + 1) only when
     the hook changed it."""
     out = _envelope(invocation_id, state, state_version, custom_chunks)
+    if hook in ("before_tool_call", "after_tool_call"):
+        skip = _skip_of(returned) if hook == "before_tool_call" else None
+        if skip is not None:
+            out.skip_tool.SetInParent()
+            if skip[0] is not None:
+                py_to_value(skip[0], out.skip_tool.output)
+        else:
+            out.unchanged.SetInParent()
+        return out
     replace = pb.ReplaceOutcome()
     if hook == "process_input_step":
         returned = _input_step_result(returned, replace)
@@ -270,6 +287,16 @@ def encode_result(
     else:
         out.unchanged.SetInParent()
     return out
+
+
+def _skip_of(returned: Any) -> tuple[Any] | None:
+    """``(output,)`` when ``beforeToolCall`` returned ``{"proceed": False, "output": ...}`` (or an
+    object with ``proceed`` and ``output``), else None (the tool runs)."""
+    if isinstance(returned, dict) and "proceed" in returned:
+        return None if returned["proceed"] else (returned.get("output"),)
+    if returned is not None and hasattr(returned, "proceed"):
+        return None if returned.proceed else (getattr(returned, "output", None),)
+    return None
 
 
 def _input_step_result(returned: Any, replace: pb.ReplaceOutcome) -> Any:

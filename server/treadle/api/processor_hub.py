@@ -83,6 +83,8 @@ class HookSettings:
     windowed: bool = False
     max_window: int = 1
     max_in_flight: int = 1
+    tool_names: frozenset[str] = frozenset()
+    """Tool hooks and ``processToolResult``: the tools it is for (empty: all)."""
 
 
 @dataclass

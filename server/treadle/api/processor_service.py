@@ -29,6 +29,7 @@ SERVICE_NAME = pb.DESCRIPTOR.services_by_name["ProcessorService"].full_name
 DEFAULT_MAX_WINDOW = 64
 MAX_WINDOW = 1024
 MAX_IN_FLIGHT = 256
+_TOOL_FILTERED = frozenset({"before_tool_call", "after_tool_call", "process_tool_result"})
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 
 
@@ -78,6 +79,8 @@ def _hook_settings(name: str, h: pb.HookDeclaration, where: str, hub: ProcessorH
         raise HandshakeError(grpc.StatusCode.INVALID_ARGUMENT, f"{where}.timeout must not be negative")
     mode: Literal["mutate", "observe"] = "observe" if h.mode == pb.HOOK_MODE_OBSERVE else "mutate"
     timeout = hub.effective_timeout(requested)
+    if name in _TOOL_FILTERED:
+        return HookSettings(mode=mode, timeout=timeout, tool_names=frozenset(h.tool_names))
     if name != "process_output_stream":  # stream-only settings elsewhere are ignored, not refused
         return HookSettings(mode=mode, timeout=timeout)
     if h.delivery not in (pb.STREAM_DELIVERY_UNSPECIFIED, pb.STREAM_DELIVERY_PER_CHUNK, pb.STREAM_DELIVERY_WINDOWED):
@@ -94,6 +97,7 @@ def _echo(out: pb.HookDeclaration, hook: int, s: HookSettings, stream: bool) -> 
     out.hook = pb.Hook.ValueType(hook)
     out.mode = pb.HOOK_MODE_OBSERVE if s.mode == "observe" else pb.HOOK_MODE_MUTATE
     out.timeout.FromNanoseconds(int(s.timeout * 1e9))
+    out.tool_names.extend(sorted(s.tool_names))
     if stream:
         out.process_data_parts = s.process_data_parts
         out.delivery = pb.STREAM_DELIVERY_WINDOWED if s.windowed else pb.STREAM_DELIVERY_PER_CHUNK

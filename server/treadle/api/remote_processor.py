@@ -120,6 +120,19 @@ class RemoteProcessor:
         """Runs ``processOutputResult`` remotely."""
         return await self._call("process_output_result", args)
 
+    async def before_tool_call(self, args: Any) -> Any:
+        """Runs ``beforeToolCall`` remotely."""
+        return await self._call("before_tool_call", args)
+
+    async def after_tool_call(self, args: Any) -> Any:
+        """Runs ``afterToolCall`` remotely."""
+        return await self._call("after_tool_call", args)
+
+    def wants_tool(self, hook: str, tool_name: str) -> bool:
+        """The declared tool-name filter of a tool hook or ``processToolResult``."""
+        s = self.hub.hook_settings(self.id, hook)
+        return s is None or not s.tool_names or tool_name in s.tool_names
+
     async def submit_output_stream(self, args: ProcessOutputStreamArgs) -> Awaitable[StreamResult]:
         """The pipelined path: queue the chunk and return an awaitable of its outcome.
 

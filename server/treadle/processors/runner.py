@@ -24,7 +24,7 @@ from ..message_list import MessageList
 from ..messages import Message, Prompt
 from ..tracing.spans import ATTR, processor_span
 from .args import AbortFn, ProcessorStreamWriter, ProcessOutputStreamArgs, RunInfo, make_abort
-from .base import SEED_NAMES, ProcessorViolation, implements
+from .base import SEED_NAMES, ProcessorViolation, implements, wants_tool
 from .results import (
     MessagesResult,
     ProcessInputStepResult,
@@ -270,6 +270,22 @@ class ChainRunner:
         hook = "process_llm_response"
         for index, p, method in _implementing(processors, hook):
             await self._invoke(p, method, index, hook, partial(build, p))
+
+    # --- tool hooks served by processors -----------------------------------------------------
+
+    async def run_tool_hook(
+        self, processors: Sequence[Any], hook: str, tool_name: str,
+        build: Callable[[Any, dict[str, Any]], Any], stop: Callable[[Any], bool] = lambda _: False,
+    ) -> Any:
+        """``before_tool_call`` / ``after_tool_call`` of the processors that serve it for this
+        tool, in order; returns the first result ``stop`` accepts (a skip), else None."""
+        for index, p, method in _implementing(processors, hook):
+            if not wants_tool(p, hook, tool_name):
+                continue
+            result = await self._invoke(p, method, index, hook, partial(build, p))
+            if stop(result):
+                return result
+        return None
 
     # --- process_api_error --------------------------------------------------------------------
 
