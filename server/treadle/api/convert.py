@@ -170,7 +170,12 @@ def _refs(refs: Any, path: str) -> list[Any]:
         if timeout is not None and timeout <= 0:
             raise InvalidArgumentError(f"{path}[{i}].timeout must be positive")
         policy = enum_to_py(_POLICY, r.failure_policy) or "fail_closed"
-        out.append(a.ProcessorRef(r.id, policy, timeout))  # type: ignore[arg-type]
+        if (r.parallel_group or r.with_model) and not path.endswith("input_processors") \
+                and not path.endswith("input_processors.processors"):
+            raise InvalidArgumentError(f"{path}[{i}]: parallel_group and with_model are for input processors only")
+        if r.with_model and not r.parallel_group:
+            raise InvalidArgumentError(f"{path}[{i}].with_model needs a parallel_group")
+        out.append(a.ProcessorRef(r.id, policy, timeout, r.parallel_group, r.with_model))  # type: ignore[arg-type]
     return out
 
 
@@ -180,6 +185,7 @@ def _refs_to_proto(items: list[Any], out: Any) -> None:
         pb = out.add(id=ref.id, failure_policy=enum_to_pb(_POLICY, ref.failure_policy))
         if ref.timeout is not None:
             pb.timeout.FromNanoseconds(int(ref.timeout * 1e9))
+        pb.parallel_group, pb.with_model = ref.parallel_group, ref.with_model
 
 
 def _hooks_ref(pb: agent_pb2.ToolHooksRef) -> a.ToolHooksRef:

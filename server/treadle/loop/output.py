@@ -38,6 +38,9 @@ class Output:
         """Id of the text part the client has open (between its text-start and text-end)."""
         self._opened = False
         """True when the server opened that part for deltas released after their own ended."""
+        self._guards: list[asyncio.Task[None]] = []
+        self._held: list[Chunk] = []
+        """Chunks kept from the client while parallel guardrails (``with_model``) still run."""
 
     def bind(self, chain: ChainRunner, processors: Sequence[Any], message_list: MessageList) -> None:
         self._bound = (chain, processors, message_list)
@@ -48,8 +51,38 @@ class Output:
             self._pipeline = StreamPipeline(*self._bound, sink=self.send)
         return self._pipeline
 
+    def hold(self, guards: list[asyncio.Task[None]]) -> None:
+        """Keep what is sent from the client until every guard passed (``settle``)."""
+        self._guards = list(guards)
+
+    async def settle(self) -> None:
+        """Wait for the guards: when all passed the held chunks go out; else they are discarded
+        and the first failure (a ``TripwireError``) is raised."""
+        if not self._guards:
+            return
+        guards, self._guards = self._guards, []
+        try:
+            await asyncio.gather(*guards)
+        except BaseException:
+            self._held.clear()
+            for g in guards:
+                g.cancel()
+            raise
+        held, self._held = self._held, []
+        for chunk in held:
+            await self.queue.put(chunk)
+
+    def _guard_failure(self) -> BaseException | None:
+        for g in self._guards:
+            if g.done() and not g.cancelled() and g.exception() is not None:
+                return g.exception()
+        return None
+
     async def reset(self) -> None:
         """A fresh pipeline (after a rejected step, or at the end of the run)."""
+        for g in self._guards:
+            g.cancel()
+        self._guards, self._held = [], []
         if self._pipeline is not None:
             await self._pipeline.close()
             self._pipeline = None
@@ -79,6 +112,15 @@ class Output:
         if self.on_sent is not None:
             self.on_sent(chunk)
         self.sent_count += 1
+        if self._guards:
+            failure = self._guard_failure()
+            if failure is not None:  # a guardrail blocked: stop the provider call now
+                await self.settle()
+            elif not all(g.done() for g in self._guards):
+                self._held.append(chunk)
+                return
+            else:
+                await self.settle()
         await self.queue.put(chunk)
 
     async def stream(self, chunk: Chunk) -> None:

@@ -22,6 +22,7 @@ from ..errors import InvalidArgumentError, ProcessorError, TripwireError
 from ..message_list import MessageList
 from ..messages import Message, new_id
 from ..processors.args import OutputResult, ProcessInputArgs, ProcessOutputResultArgs, StepResult
+from ..processors.parallel import group_refs
 from ..processors.runner import ChainRunner, RunScope
 from ..providers.base import ModelConfig, ModelSettings
 from ..registry import Registry
@@ -101,6 +102,9 @@ class AgentLoop:
         def lane(per_call: list[Any] | None, agent_lane: list[Any]) -> list[Any]:
             return [resolve(r) for r in (per_call if per_call is not None else agent_lane)]
 
+        def input_lane(per_call: list[Any] | None, agent_lane: list[Any]) -> list[Any]:
+            return group_refs(per_call if per_call is not None else agent_lane, resolve)
+
         tools = {t.name: t for t in (self.registry.resolve_tool(x) for x in agent.tools)}
         hooks = (self.registry.resolve_hooks(agent.tool_hooks) or ToolHooks()).overridden_by(
             self.registry.resolve_hooks(opts.tool_hooks)
@@ -109,7 +113,7 @@ class AgentLoop:
             run_id=request.run_id or new_id("run"),
             agent=agent,
             options=opts,
-            input_processors=lane(opts.input_processors, agent.input_processors),
+            input_processors=input_lane(opts.input_processors, agent.input_processors),
             output_processors=lane(opts.output_processors, agent.output_processors),
             error_processors=lane(opts.error_processors, agent.error_processors),
             tools=tools,
@@ -189,6 +193,9 @@ class AgentLoop:
         except ProcessorError as e:
             return await self._fail(plan, output, state, result, ErrorPayload(str(e), "ProcessorError"))
         base_system = list(ml.system_messages)
+        if scope.held_guards:  # parallel guardrails beside the first provider call
+            output.hold(scope.held_guards)
+            scope.held_guards = []
 
         while True:
             scope.step_number = state.step_number

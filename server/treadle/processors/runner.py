@@ -25,6 +25,7 @@ from ..messages import Message, Prompt
 from ..tracing.spans import ATTR, processor_span
 from .args import AbortFn, ProcessorStreamWriter, ProcessOutputStreamArgs, RunInfo, make_abort
 from .base import SEED_NAMES, ProcessorViolation, implements, wants_tool
+from .parallel import GROUP_HOOKS, ParallelGroup
 from .results import (
     MessagesResult,
     ProcessInputStepResult,
@@ -58,6 +59,8 @@ class RunScope:
     """The current step (the loop keeps it up to date)."""
     retry_count: int = 0
     states: dict[str, dict[str, Any]] = field(default_factory=dict)
+    held_guards: list[asyncio.Task[None]] = field(default_factory=list)
+    """Parallel guardrail groups (``with_model``) still running beside the first provider call."""
 
     def state_for(self, processor_id: str) -> dict[str, Any]:
         return self.states.setdefault(processor_id, {})
@@ -201,10 +204,55 @@ class ChainRunner:
     ) -> None:
         """process_input / process_output_step / process_tool_result / process_output_result."""
         shown = shown or message_list.get_all
-        for index, p, method in _implementing(processors, hook):
+        for index, p, method in self._implementing(processors, hook, partial(build)):
             scope = shown()
             result = await self._invoke(p, method, index, hook, partial(build, p))
             self.apply_message_result(p, hook, result, message_list, scope)
+
+    def _implementing(
+        self, processors: Sequence[Any], hook: str, build: Callable[[Any, dict[str, Any]], Any],
+    ) -> Iterator[tuple[int, Any, Callable[[Any], Any]]]:
+        """Like ``_implementing``; a parallel group is one step whose "method" runs its members
+        concurrently and returns None (it only validates)."""
+        for index, p in enumerate(processors):
+            if isinstance(p, ParallelGroup):
+                if hook in GROUP_HOOKS:
+                    yield index, p, partial(self._group, p, index, hook, build)
+                continue
+            method = implements(p, hook)
+            if method is not None:
+                yield index, p, method
+
+    async def _group(
+        self, group: ParallelGroup, index: int, hook: str, build: Callable[[Any, dict[str, Any]], Any],
+        _args: Any = None,
+    ) -> None:
+        work = self._validate(group, index, hook, build)
+        if group.with_model and hook == "process_input":
+            self.scope.held_guards.append(asyncio.ensure_future(work))  # the loop holds the output
+            return
+        await work
+
+    async def _validate(
+        self, group: ParallelGroup, index: int, hook: str, build: Callable[[Any, dict[str, Any]], Any],
+    ) -> None:
+        """Every member at once; the first abort (or failure) cancels the others."""
+
+        async def one(member: Any, method: Callable[[Any], Any]) -> None:
+            result = await self._invoke(member, method, index, hook, partial(build, member))
+            if result is not None:
+                raise ProcessorError(member.id, SEED_NAMES[hook],
+                                     "a parallel guardrail may abort or continue, not change anything")
+
+        tasks = [asyncio.ensure_future(one(m, method)) for m in group.members
+                 if (method := implements(m, hook)) is not None]
+        try:
+            for done in asyncio.as_completed(tasks):
+                await done
+        finally:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     def apply_message_result(
         self, processor: Any, hook: str, result: Any, message_list: MessageList,
@@ -226,7 +274,7 @@ class ChainRunner:
     ) -> dict[str, Any]:
         """Chains step overrides: each processor sees the previous one's (``Object.assign``)."""
         hook = "process_input_step"
-        for index, p, method in _implementing(processors, hook):
+        for index, p, method in self._implementing(processors, hook, lambda p, c: build(p, c, overrides)):
             scope = message_list.get_all()
             result = await self._invoke(p, method, index, hook, lambda c: build(p, c, overrides))
             result = as_input_step_result(result)

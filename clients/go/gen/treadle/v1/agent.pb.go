@@ -206,7 +206,18 @@ type ProcessorRef struct {
 	FailurePolicy FailurePolicy `protobuf:"varint,2,opt,name=failure_policy,json=failurePolicy,proto3,enum=treadle.v1.FailurePolicy" json:"failure_policy,omitempty"`
 	// The agent's cap on how long one hook invocation of this processor MAY take. When unset, the
 	// server's default and the processor's own request apply; when set, the shortest wins.
-	Timeout       *durationpb.Duration `protobuf:"bytes,3,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	Timeout *durationpb.Duration `protobuf:"bytes,3,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	// Input processors only: consecutive refs with the same non-empty group name run as one group
+	// of parallel guardrails. Members MUST be validators: for `processInput` and
+	// `processInputStep` they may abort or continue, never change anything (a change fails the
+	// run). They run concurrently, the first abort cancels the others, and the group's time is
+	// its slowest member's. Members receive no other hook. Refused (INVALID_ARGUMENT) elsewhere.
+	ParallelGroup string `protobuf:"bytes,6,opt,name=parallel_group,json=parallelGroup,proto3" json:"parallel_group,omitempty"`
+	// With `parallel_group` (set on any member, it applies to the group): the group's
+	// `processInput` also runs alongside the run's first provider call, whose output is held
+	// from the client until every member has passed, so passing guardrails add no time to first
+	// token; a blocking one discards the held output (the client sees only the tripwire).
+	WithModel     bool `protobuf:"varint,7,opt,name=with_model,json=withModel,proto3" json:"with_model,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -260,6 +271,20 @@ func (x *ProcessorRef) GetTimeout() *durationpb.Duration {
 		return x.Timeout
 	}
 	return nil
+}
+
+func (x *ProcessorRef) GetParallelGroup() string {
+	if x != nil {
+		return x.ParallelGroup
+	}
+	return ""
+}
+
+func (x *ProcessorRef) GetWithModel() bool {
+	if x != nil {
+		return x.WithModel
+	}
+	return false
 }
 
 // ProcessorList wraps a list of processors so that an explicitly empty list (no processors for
@@ -1325,11 +1350,14 @@ var File_treadle_v1_agent_proto protoreflect.FileDescriptor
 const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"\x16treadle/v1/agent.proto\x12\n" +
-	"treadle.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18treadle/v1/message.proto\"\x95\x01\n" +
+	"treadle.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18treadle/v1/message.proto\"\xdb\x01\n" +
 	"\fProcessorRef\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12@\n" +
 	"\x0efailure_policy\x18\x02 \x01(\x0e2\x19.treadle.v1.FailurePolicyR\rfailurePolicy\x123\n" +
-	"\atimeout\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\atimeout\"I\n" +
+	"\atimeout\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12%\n" +
+	"\x0eparallel_group\x18\x06 \x01(\tR\rparallelGroup\x12\x1d\n" +
+	"\n" +
+	"with_model\x18\a \x01(\bR\twithModel\"I\n" +
 	"\rProcessorList\x128\n" +
 	"\n" +
 	"processors\x18\x01 \x03(\v2\x18.treadle.v1.ProcessorRefR\n" +
