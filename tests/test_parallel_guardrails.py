@@ -17,10 +17,13 @@ import pytest
 
 from tests.harness import Harness, harness_factory, text_of, types  # noqa: F401
 from tests.support import Turn
+from tests.test_remote_processor_protocol import decl, hook_decl, make_env, unchanged  # noqa: F401
+from tests.test_remote_processor_protocol import visible as remote_visible
 from treadle.agents import ProcessorRef
 from treadle.api.convert import agent_from_proto
 from treadle.errors import InvalidArgumentError
 from treadle.v1 import agent_pb2
+from treadle.v1 import processor_service_pb2 as pb
 
 
 class Validator:
@@ -37,6 +40,9 @@ class Validator:
         self.cancelled = False
 
     async def process_input(self, args: Any) -> None:
+        await self.decide(args)
+
+    async def decide(self, args: Any) -> None:
         self.started = time.monotonic()
         try:
             if self.wait_for is not None:
@@ -147,3 +153,40 @@ def test_parallel_groups_are_for_input_processors_only() -> None:
     ok = agent_from_proto(agent_pb2.Agent(id="a", model="openai/x", input_processors=[
         agent_pb2.ProcessorRef(id="p", parallel_group="g", with_model=True)]), source="api")
     assert ok.input_processors[0].parallel_group == "g" and ok.input_processors[0].with_model
+
+
+class StepValidator(Validator):
+    process_input = None  # type: ignore[assignment]  # processInputStep only
+
+    async def process_input_step(self, args: Any) -> None:
+        await self.decide(args)
+
+
+async def test_per_step_input_hooks_of_a_group_run_at_once(harness_factory: Any) -> None:
+    h: Harness = harness_factory([Turn.say("ok")])
+    vs = [StepValidator(f"s{i}", 0.05) for i in range(3)]
+    register(h, *vs)
+    result = await h.generate(h.agent(input_processors=group("s0", "s1", "s2")), "hi")
+    assert result.text == "ok"
+    assert max(v.started for v in vs) < min(v.ended for v in vs)  # type: ignore[type-var]
+
+
+async def test_remote_members_are_invoked_at_the_same_time(make_env: Any) -> None:
+    """Two processors in other streams: each answers only once BOTH invocations are in flight,
+    which can only happen if the server sent them concurrently."""
+    env = await make_env([Turn.say(["a"])])
+    env.agent(inputs=[ProcessorRef("g1", parallel_group="g"), ProcessorRef("g2", parallel_group="g")])
+    both = asyncio.Event()
+    arrived: list[str] = []
+
+    async def answer_when_both(_: Any, inv: pb.Invocation) -> pb.InvocationResult:
+        arrived.append(inv.processor_id)
+        if len(arrived) == 2:
+            both.set()
+        await asyncio.wait_for(both.wait(), 5)
+        return unchanged()
+
+    for pid in ("g1", "g2"):
+        await env.client(answer_when_both).attach(decl(pid, hook_decl(pb.HOOK_PROCESS_INPUT)))
+    assert remote_visible(await env.stream())[-1] == "finish:FINISH_REASON_STOP"
+    assert sorted(arrived) == ["g1", "g2"]
