@@ -9,6 +9,11 @@ A processor may answer one chunk with several (or none: held back until a later 
 it); each goes on through the processors after it, in order.
 
 With no pipelining processor there are no stages and no tasks: ``put`` runs the chain inline.
+
+The stage tasks outlive a step, so each chunk is handled in the trace context ``put`` was called
+in (a step's, or the run's for the final ``finish``), not the one the tasks were started in: the
+stream span a stage opens belongs to the step of the chunk. (Chunks of one step are flushed
+before the next step puts any.)
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ import contextlib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from opentelemetry import context as otel_context
 
 from ..chunks import Chunk, as_chunks
 from ..message_list import MessageList
@@ -54,6 +61,8 @@ class StreamPipeline:
         self._staged = any(pipelined for _, _, pipelined in self._segments)
         self._queues: list[asyncio.Queue[Any]] = []
         self._tasks: list[asyncio.Task[None]] = []
+        self._context = otel_context.get_current()
+        """The trace context of the latest ``put``: the stages handle chunks in it."""
 
     def _split(self) -> list[tuple[int, list[Any], bool]]:
         """(first index, processors, pipelined) runs; inline processors are grouped."""
@@ -89,6 +98,7 @@ class StreamPipeline:
                     await self.sink(c)
             return
         self._start()
+        self._context = otel_context.get_current()
         await self._queues[0].put(chunk)
 
     async def flush(self) -> None:
@@ -160,6 +170,7 @@ class StreamPipeline:
                 continue
             for chunk in (item,) if isinstance(item, Chunk) else item:
                 out: Any  # a pending answer (pipelined) or what the chain made of the chunk
+                token = otel_context.attach(self._context)
                 try:
                     if pipelined:
                         out = await self.chain.submit_output_stream(
@@ -172,6 +183,8 @@ class StreamPipeline:
                 except Exception as e:
                     self._fail(e)
                     break
+                finally:
+                    otel_context.detach(token)
                 await outbox.put(out)
 
     async def _sink_stage(self, inbox: asyncio.Queue[Any]) -> None:
