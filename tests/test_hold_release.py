@@ -238,3 +238,19 @@ async def test_the_typescript_pii_guard_redacts_the_same(server: Any, delivery: 
             assert_text_parts_consistent(chunks)
     finally:
         await child.close()
+
+
+# --- 6. the SDK page's example ---------------------------------------------------------------------
+
+
+async def test_the_sdk_pages_text_gate_example(server: Any) -> None:
+    from tests.test_python_sdk import readme_example
+    from treadle_client import attach
+
+    example = readme_example("text gate")
+    s: Server = await server()
+    s.agent("support", [Turn.say(answer_with_address(3))], output_processors=[ProcessorRef("pii-guard")])
+    async with await attach([example["PiiGuard"]()], s.target) as attachment:
+        await attachment.ready(timeout=10)
+        chunks = await s.stream("support")
+    assert client_text(chunks) == "Write to [email] or call. Thanks!"

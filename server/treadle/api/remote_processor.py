@@ -223,17 +223,17 @@ class RemoteProcessor:
         # Per-chunk hooks share one span per step: each skip is also an event, so none is lost.
         span.add_event(SKIP_ATTR, {"treadle.processor.hook": seed, "reason": reason})
         self.hub.m_fail_open.add(1, {"processor": self.id, "hook": seed})
-        self._count_skip(hook, seed, reason, kind)
+        self._count_skip(hook, reason, kind)
         log.warning("fail_open: skipping %s of %s: %s", seed, self.id, reason)
         return _unchanged(hook, args)
 
 
-    def _count_skip(self, hook: str, seed: str, reason: str, kind: str) -> None:
+    def _count_skip(self, hook: str, reason: str, kind: str) -> None:
         known = self.hub.known(self.id)
         if known is not None and hook not in known.hooks:
             return  # never declared: not a guard the run went without
         # A processor never attached to this server: its hooks are unknown, so one entry, "*".
-        name = seed if known is not None else "*"
+        name = SEED_NAMES[hook] if known is not None else "*"
         skip = self._skips.get((name, kind))
         if skip is None:
             self._skips[(name, kind)] = SkippedProcessor(self.id, name, kind, 1, reason)  # type: ignore[arg-type]
