@@ -23,6 +23,8 @@ from tests.harness import Harness, harness_factory, text_of, types  # noqa: F401
 from tests.remote.procs import Child, children
 from tests.support import Turn
 from tests.test_remote_processes import Server, server  # noqa: F401
+from tests.test_remote_processor_protocol import decl, hook_decl, make_env, shout  # noqa: F401
+from treadle.v1 import processor_service_pb2 as pb
 from treadle.agents import ProcessorRef
 from treadle.chunks import Chunk, TextDelta
 from treadle.v1 import chunk_pb2
@@ -254,3 +256,15 @@ async def test_the_sdk_pages_text_gate_example(server: Any) -> None:
         await attachment.ready(timeout=10)
         chunks = await s.stream("support")
     assert client_text(chunks) == "Write to [email] or call. Thanks!"
+
+
+async def test_a_version_1_processor_still_works_unchanged(make_env: Any) -> None:
+    """A process that offers only version 1 gets version 1 and the same stream as before."""
+    env = await make_env([Turn.say(["a", "b", "c"])])
+    env.agent(outputs=[ProcessorRef("v1-shout")])
+    welcome = await env.client(shout).attach(decl("v1-shout", hook_decl(pb.HOOK_PROCESS_OUTPUT_STREAM)), versions=(1,))
+    assert welcome.protocol_version == 1
+    assert [c.version for c in env.app.processors.connections()] == [1]
+    chunks = await env.stream()
+    assert client_text(chunks) == "ABC"
+    assert_text_parts_consistent(chunks)

@@ -422,7 +422,14 @@ class _StreamPipe:
                         else (f"malformed answer: {outcome}", "malformed"))
         if kind == "malformed" and batch.pending is not None:
             p.hub.failed(batch.pending.connection)
-        for args, future in batch.entries:
+        entries = list(batch.entries)
+        if kind == "timeout":
+            # The chunks queued behind a hung invocation have waited out its timeout already:
+            # they share its failure rather than each waiting for one more (one timeout per hang).
+            while self.unsent:
+                entries.append(self.unsent.popleft())
+            self.room.set()
+        for args, future in entries:
             try:
                 _set(future, value=p._fail(STREAM, args, reason, kind))
             except ProcessorUnavailableError as e:
