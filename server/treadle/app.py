@@ -30,10 +30,12 @@ from .api.tool_service import SERVICE_NAME as TOOL_SERVICE, ToolServicer
 from .api.processor_hub import Ejection, ProcessorHub
 from .api.processor_service import SERVICE_NAME as PROCESSOR_SERVICE, ProcessorServicer
 from .api.remote_processor import RemoteProcessor
+from .api.thread_service import SERVICE_NAME as THREAD_SERVICE, ThreadServicer
 from .api.convert import agent_from_dict
 from .config import AgentFileError, Settings, load_agent_file
 from .errors import InvalidArgumentError
 from .loop import AgentLoop
+from .memory import SqlStore, database_url, open_store
 from .providers.router import ModelRouter
 from .registry import Registry
 from .tools import Tool
@@ -116,6 +118,10 @@ class TreadleApp:
         )
         self.registry.remote_processors = lambda ref: RemoteProcessor(ref, self.processors)
         self.server.add_service(PROCESSOR_SERVICE, ProcessorServicer(self.processors).register)
+        # Memory: threads, messages, runs and API agents, in the store opened by start().
+        self.thread_service = ThreadServicer()
+        self.server.add_service(THREAD_SERVICE, self.thread_service.register)
+        self.store: SqlStore | None = None
         self.port: int | None = None
 
     # --- what users register ------------------------------------------------------------------
@@ -155,14 +161,26 @@ class TreadleApp:
     # --- lifecycle ----------------------------------------------------------------------------
 
     async def start(self, listen: str | None = None) -> int:
-        """Load agents, bind and serve; returns the bound port (useful with port 0)."""
+        """Open the store (migrating it), load agents, bind and serve; returns the bound port
+        (useful with port 0)."""
+        await self.open_store()
         if self.settings.config_file is not None:
             self.load_agents(self.settings.config_file)
         elif self.settings.example_agent and "assistant" not in {a.id for a in self.registry.list_agents()}:
             self.registry.add_agent(agent_from_dict(EXAMPLE_AGENT, source="config"))
+        await self.agent_service.load_stored_agents()
         self.warn_missing_credentials()
         self.port = await self.server.start(listen or self.settings.listen)
         return self.port
+
+    async def open_store(self) -> SqlStore:
+        """The store of ``settings.database`` (or SQLite under ``settings.data_dir``), migrated
+        to the newest schema; opened once."""
+        if self.store is None:
+            store = await open_store(database_url(self.settings.data_dir, self.settings.database))
+            self.store = store
+            self.loop.memory = self.agent_service.store = self.thread_service.store = store
+        return self.store
 
     async def stop(self, grace: float | None = None) -> None:
         """Drain (see ``GrpcServer.stop``), then release provider clients and flush traces."""
@@ -172,6 +190,9 @@ class TreadleApp:
         await self.server.stop(grace)
         await attached
         await self.models.aclose()
+        if self.store is not None:
+            await self.store.close()
+            self.store = None
         if self.meter_provider is not None and self._owns_meter_provider:
             self.meter_provider.shutdown()
         if self.tracer_provider is not None:

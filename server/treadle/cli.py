@@ -16,6 +16,7 @@ from google.protobuf import struct_pb2
 from treadle_client import DEFAULT_TARGET, AgentClient
 from treadle.v1 import chunk_pb2
 
+from . import cli_threads
 from .config import AgentFileError, Settings
 
 _DIM, _RESET = "\x1b[2m", "\x1b[0m"
@@ -29,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
             stream.reconfigure(errors="replace")
     if args.command == "serve":
         return _serve(args)
+    if args.command == "threads":
+        return cli_threads.main(args)
     return asyncio.run(_chat(args))
 
 
@@ -39,10 +42,13 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--listen", metavar="HOST:PORT", help="address to listen on (default 127.0.0.1:50051)")
     serve.add_argument("--config", metavar="FILE", type=Path, help="YAML or JSON file of agents (proto JSON form)")
     serve.add_argument("--grace", metavar="SECONDS", type=float, help="time in-flight runs get on shutdown (default 30)")
+    serve.add_argument("--data-dir", metavar="DIR", type=Path, help="where the SQLite store lives (default ./.treadle)")
+    serve.add_argument("--database", metavar="URL", help="store in PostgreSQL instead: postgresql://USER@HOST/DB")
     chat = sub.add_parser("chat", help="stream one answer from an agent")
     chat.add_argument("agent_id", metavar="AGENT_ID")
     chat.add_argument("message")
     chat.add_argument("--target", metavar="HOST:PORT", default=DEFAULT_TARGET, help="server address")
+    cli_threads.add_parser(sub)
     return parser
 
 
@@ -52,7 +58,8 @@ def _parser() -> argparse.ArgumentParser:
 def _serve(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     try:
-        settings = Settings.from_env(listen=args.listen, config_file=args.config, grace=args.grace)
+        settings = Settings.from_env(listen=args.listen, config_file=args.config, grace=args.grace,
+                                     data_dir=args.data_dir, database=args.database)
     except ValueError as e:
         print(f"treadle serve: {e}", file=sys.stderr)
         return 2

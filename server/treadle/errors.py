@@ -86,3 +86,7 @@ class AlreadyExistsError(TreadleError):
 
 class FailedPreconditionError(TreadleError):
     """The request is well formed but the system's state forbids it."""
+
+
+class PermissionDeniedError(TreadleError):
+    """The caller may not touch this thing (a thread of another resource)."""

@@ -11,6 +11,8 @@ from google.protobuf import field_mask_pb2, json_format
 
 from treadle.v1 import agent_pb2, agent_service_pb2, agent_service_pb2_grpc, chunk_pb2, message_pb2
 
+from ._threads import ThreadCalls
+
 DEFAULT_TARGET = "127.0.0.1:50051"
 _MAX_MESSAGE_BYTES = 16 << 20
 
@@ -20,8 +22,8 @@ OptionsLike = agent_pb2.CallOptions | Mapping[str, Any]
 MessageLike = message_pb2.Message | Mapping[str, Any]
 
 
-class AgentClient:
-    """An async client for one Treadle server.
+class AgentClient(ThreadCalls):
+    """An async client for one Treadle server: agents, runs, and memory threads (``ThreadCalls``).
 
     ``channel`` lets you bring your own (TLS, interceptors); the client then leaves closing it
     to you. Every call takes an optional ``timeout`` in seconds and ``metadata``.

@@ -3,7 +3,8 @@
 Environment: ``TREADLE_LISTEN``, ``TREADLE_CONFIG``, ``TREADLE_GRACE``,
 ``TREADLE_MAX_MESSAGE_BYTES``, ``TREADLE_TOOL_TIMEOUT``, ``TREADLE_PROCESSOR_TIMEOUT``,
 ``TREADLE_PROCESSOR_MAX_TIMEOUT``, ``TREADLE_PROCESSOR_ATTACH_WAIT``,
-``TREADLE_PROCESSOR_EJECTION_THRESHOLD``, ``TREADLE_PROCESSOR_EJECTION_TIME``.
+``TREADLE_PROCESSOR_EJECTION_THRESHOLD``, ``TREADLE_PROCESSOR_EJECTION_TIME``, ``TREADLE_DATA_DIR``,
+``TREADLE_DATABASE_URL``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 DEFAULT_LISTEN = "127.0.0.1:50051"
 DEFAULT_GRACE = 30.0
 DEFAULT_MAX_MESSAGE_BYTES = 16 << 20
+DEFAULT_DATA_DIR = Path(".treadle")
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,10 @@ class Settings:
     """Consecutive timeouts or errors after which a processor replica is ejected (0: never)."""
     processor_ejection_time: float = 30.0
     """Seconds a replica's first ejection lasts; each further ejection lasts one more such time."""
+    data_dir: Path = DEFAULT_DATA_DIR
+    """Where the SQLite database lives (``treadle.db``), unless ``database`` is given."""
+    database: str | None = None
+    """A ``postgresql://`` URL: store threads, messages, runs and agents there instead."""
 
     def __post_init__(self) -> None:
         host, sep, port = self.listen.rpartition(":")
@@ -57,6 +63,8 @@ class Settings:
             raise ValueError("processor timeouts must be > 0 seconds")
         if self.processor_ejection_threshold < 0 or self.processor_ejection_time <= 0:
             raise ValueError("processor ejection threshold must be >= 0 and its time > 0 seconds")
+        if self.database is not None and not self.database.startswith(("postgresql://", "postgres://")):
+            raise ValueError(f"database {self.database!r} must be a postgresql:// URL")
         if self.processor_attach_wait < 0:
             raise ValueError(f"processor attach wait must be >= 0 seconds, got {self.processor_attach_wait}")
 
@@ -69,6 +77,10 @@ class Settings:
             values["listen"] = env["TREADLE_LISTEN"]
         if env.get("TREADLE_CONFIG"):
             values["config_file"] = Path(env["TREADLE_CONFIG"])
+        if env.get("TREADLE_DATA_DIR"):
+            values["data_dir"] = Path(env["TREADLE_DATA_DIR"])
+        if env.get("TREADLE_DATABASE_URL"):
+            values["database"] = env["TREADLE_DATABASE_URL"]
         for var, name, kind in (
             ("TREADLE_GRACE", "grace", float),
             ("TREADLE_MAX_MESSAGE_BYTES", "max_message_bytes", int),

@@ -3,6 +3,7 @@
 import grpc
 import warnings
 
+from treadle.v1 import thread_service_pb2 as treadle_dot_v1_dot_thread__service__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -25,11 +26,22 @@ if _version_not_supported:
 
 
 class ThreadServiceStub:
-    """ThreadService will hold memory threads and signals: reading a thread's messages, sending user,
-    state and notification signals to a thread (delivered to a running loop, or waking an idle
-    one), queueing messages, and subscribing to every run on a thread as it happens.
+    """ThreadService reads and edits memory threads: a thread is one conversation, owned by one
+    resource (for example a user), holding its messages in order and the runs that wrote them.
 
-    It has no methods yet; they follow together with their messages.
+    1. A call to `AgentService.Generate` or `Stream` with `options.memory` (`resource` and a
+    thread) creates the thread on first use, loads its newest messages as history, and stores
+    what the run adds. `CreateThread` creates one ahead of time.
+    2. `ListThreads` lists a resource's threads, most recently updated first; `GetThread` reads
+    one; `UpdateThread` sets its title and metadata; `DeleteThread` deletes it with its
+    messages and runs.
+    3. `ListMessages` reads a thread's messages in the stored form, oldest first; `ListRuns` its
+    runs, newest first.
+
+    Every request names the resource as well as the thread: a thread of another resource fails
+    with PERMISSION_DENIED, an unknown one with NOT_FOUND. Listings are paged; a page is bounded
+    in count and in bytes (one huge message still makes a page of its own), and a
+    `page_token` that is not a `next_page_token` of the same listing fails with INVALID_ARGUMENT.
     """
 
     def __init__(self, channel):
@@ -38,19 +50,149 @@ class ThreadServiceStub:
         Args:
             channel: A grpc.Channel.
         """
+        self.CreateThread = channel.unary_unary(
+                '/treadle.v1.ThreadService/CreateThread',
+                request_serializer=treadle_dot_v1_dot_thread__service__pb2.CreateThreadRequest.SerializeToString,
+                response_deserializer=treadle_dot_v1_dot_thread__service__pb2.CreateThreadResponse.FromString,
+                _registered_method=True)
+        self.GetThread = channel.unary_unary(
+                '/treadle.v1.ThreadService/GetThread',
+                request_serializer=treadle_dot_v1_dot_thread__service__pb2.GetThreadRequest.SerializeToString,
+                response_deserializer=treadle_dot_v1_dot_thread__service__pb2.GetThreadResponse.FromString,
+                _registered_method=True)
+        self.ListThreads = channel.unary_unary(
+                '/treadle.v1.ThreadService/ListThreads',
+                request_serializer=treadle_dot_v1_dot_thread__service__pb2.ListThreadsRequest.SerializeToString,
+                response_deserializer=treadle_dot_v1_dot_thread__service__pb2.ListThreadsResponse.FromString,
+                _registered_method=True)
+        self.UpdateThread = channel.unary_unary(
+                '/treadle.v1.ThreadService/UpdateThread',
+                request_serializer=treadle_dot_v1_dot_thread__service__pb2.UpdateThreadRequest.SerializeToString,
+                response_deserializer=treadle_dot_v1_dot_thread__service__pb2.UpdateThreadResponse.FromString,
+                _registered_method=True)
+        self.DeleteThread = channel.unary_unary(
+                '/treadle.v1.ThreadService/DeleteThread',
+                request_serializer=treadle_dot_v1_dot_thread__service__pb2.DeleteThreadRequest.SerializeToString,
+                response_deserializer=treadle_dot_v1_dot_thread__service__pb2.DeleteThreadResponse.FromString,
+                _registered_method=True)
+        self.ListMessages = channel.unary_unary(
+                '/treadle.v1.ThreadService/ListMessages',
+                request_serializer=treadle_dot_v1_dot_thread__service__pb2.ListMessagesRequest.SerializeToString,
+                response_deserializer=treadle_dot_v1_dot_thread__service__pb2.ListMessagesResponse.FromString,
+                _registered_method=True)
+        self.ListRuns = channel.unary_unary(
+                '/treadle.v1.ThreadService/ListRuns',
+                request_serializer=treadle_dot_v1_dot_thread__service__pb2.ListRunsRequest.SerializeToString,
+                response_deserializer=treadle_dot_v1_dot_thread__service__pb2.ListRunsResponse.FromString,
+                _registered_method=True)
 
 
 class ThreadServiceServicer:
-    """ThreadService will hold memory threads and signals: reading a thread's messages, sending user,
-    state and notification signals to a thread (delivered to a running loop, or waking an idle
-    one), queueing messages, and subscribing to every run on a thread as it happens.
+    """ThreadService reads and edits memory threads: a thread is one conversation, owned by one
+    resource (for example a user), holding its messages in order and the runs that wrote them.
 
-    It has no methods yet; they follow together with their messages.
+    1. A call to `AgentService.Generate` or `Stream` with `options.memory` (`resource` and a
+    thread) creates the thread on first use, loads its newest messages as history, and stores
+    what the run adds. `CreateThread` creates one ahead of time.
+    2. `ListThreads` lists a resource's threads, most recently updated first; `GetThread` reads
+    one; `UpdateThread` sets its title and metadata; `DeleteThread` deletes it with its
+    messages and runs.
+    3. `ListMessages` reads a thread's messages in the stored form, oldest first; `ListRuns` its
+    runs, newest first.
+
+    Every request names the resource as well as the thread: a thread of another resource fails
+    with PERMISSION_DENIED, an unknown one with NOT_FOUND. Listings are paged; a page is bounded
+    in count and in bytes (one huge message still makes a page of its own), and a
+    `page_token` that is not a `next_page_token` of the same listing fails with INVALID_ARGUMENT.
     """
+
+    def CreateThread(self, request, context):
+        """Creates a thread. Fails with ALREADY_EXISTS when the id is taken.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetThread(self, request, context):
+        """Reads a thread.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListThreads(self, request, context):
+        """Lists the threads of a resource, most recently updated first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateThread(self, request, context):
+        """Sets a thread's title and metadata (the fields named by the mask, or both).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteThread(self, request, context):
+        """Deletes a thread with its messages and runs.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListMessages(self, request, context):
+        """Lists a thread's messages in the stored form, oldest first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListRuns(self, request, context):
+        """Lists a thread's runs, newest first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
 
 
 def add_ThreadServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
+            'CreateThread': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateThread,
+                    request_deserializer=treadle_dot_v1_dot_thread__service__pb2.CreateThreadRequest.FromString,
+                    response_serializer=treadle_dot_v1_dot_thread__service__pb2.CreateThreadResponse.SerializeToString,
+            ),
+            'GetThread': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetThread,
+                    request_deserializer=treadle_dot_v1_dot_thread__service__pb2.GetThreadRequest.FromString,
+                    response_serializer=treadle_dot_v1_dot_thread__service__pb2.GetThreadResponse.SerializeToString,
+            ),
+            'ListThreads': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListThreads,
+                    request_deserializer=treadle_dot_v1_dot_thread__service__pb2.ListThreadsRequest.FromString,
+                    response_serializer=treadle_dot_v1_dot_thread__service__pb2.ListThreadsResponse.SerializeToString,
+            ),
+            'UpdateThread': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateThread,
+                    request_deserializer=treadle_dot_v1_dot_thread__service__pb2.UpdateThreadRequest.FromString,
+                    response_serializer=treadle_dot_v1_dot_thread__service__pb2.UpdateThreadResponse.SerializeToString,
+            ),
+            'DeleteThread': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteThread,
+                    request_deserializer=treadle_dot_v1_dot_thread__service__pb2.DeleteThreadRequest.FromString,
+                    response_serializer=treadle_dot_v1_dot_thread__service__pb2.DeleteThreadResponse.SerializeToString,
+            ),
+            'ListMessages': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListMessages,
+                    request_deserializer=treadle_dot_v1_dot_thread__service__pb2.ListMessagesRequest.FromString,
+                    response_serializer=treadle_dot_v1_dot_thread__service__pb2.ListMessagesResponse.SerializeToString,
+            ),
+            'ListRuns': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListRuns,
+                    request_deserializer=treadle_dot_v1_dot_thread__service__pb2.ListRunsRequest.FromString,
+                    response_serializer=treadle_dot_v1_dot_thread__service__pb2.ListRunsResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'treadle.v1.ThreadService', rpc_method_handlers)
@@ -60,9 +202,209 @@ def add_ThreadServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class ThreadService:
-    """ThreadService will hold memory threads and signals: reading a thread's messages, sending user,
-    state and notification signals to a thread (delivered to a running loop, or waking an idle
-    one), queueing messages, and subscribing to every run on a thread as it happens.
+    """ThreadService reads and edits memory threads: a thread is one conversation, owned by one
+    resource (for example a user), holding its messages in order and the runs that wrote them.
 
-    It has no methods yet; they follow together with their messages.
+    1. A call to `AgentService.Generate` or `Stream` with `options.memory` (`resource` and a
+    thread) creates the thread on first use, loads its newest messages as history, and stores
+    what the run adds. `CreateThread` creates one ahead of time.
+    2. `ListThreads` lists a resource's threads, most recently updated first; `GetThread` reads
+    one; `UpdateThread` sets its title and metadata; `DeleteThread` deletes it with its
+    messages and runs.
+    3. `ListMessages` reads a thread's messages in the stored form, oldest first; `ListRuns` its
+    runs, newest first.
+
+    Every request names the resource as well as the thread: a thread of another resource fails
+    with PERMISSION_DENIED, an unknown one with NOT_FOUND. Listings are paged; a page is bounded
+    in count and in bytes (one huge message still makes a page of its own), and a
+    `page_token` that is not a `next_page_token` of the same listing fails with INVALID_ARGUMENT.
     """
+
+    @staticmethod
+    def CreateThread(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/treadle.v1.ThreadService/CreateThread',
+            treadle_dot_v1_dot_thread__service__pb2.CreateThreadRequest.SerializeToString,
+            treadle_dot_v1_dot_thread__service__pb2.CreateThreadResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetThread(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/treadle.v1.ThreadService/GetThread',
+            treadle_dot_v1_dot_thread__service__pb2.GetThreadRequest.SerializeToString,
+            treadle_dot_v1_dot_thread__service__pb2.GetThreadResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListThreads(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/treadle.v1.ThreadService/ListThreads',
+            treadle_dot_v1_dot_thread__service__pb2.ListThreadsRequest.SerializeToString,
+            treadle_dot_v1_dot_thread__service__pb2.ListThreadsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateThread(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/treadle.v1.ThreadService/UpdateThread',
+            treadle_dot_v1_dot_thread__service__pb2.UpdateThreadRequest.SerializeToString,
+            treadle_dot_v1_dot_thread__service__pb2.UpdateThreadResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteThread(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/treadle.v1.ThreadService/DeleteThread',
+            treadle_dot_v1_dot_thread__service__pb2.DeleteThreadRequest.SerializeToString,
+            treadle_dot_v1_dot_thread__service__pb2.DeleteThreadResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListMessages(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/treadle.v1.ThreadService/ListMessages',
+            treadle_dot_v1_dot_thread__service__pb2.ListMessagesRequest.SerializeToString,
+            treadle_dot_v1_dot_thread__service__pb2.ListMessagesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListRuns(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/treadle.v1.ThreadService/ListRuns',
+            treadle_dot_v1_dot_thread__service__pb2.ListRunsRequest.SerializeToString,
+            treadle_dot_v1_dot_thread__service__pb2.ListRunsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)

@@ -7,7 +7,10 @@
 package treadlev1
 
 import (
+	context "context"
 	grpc "google.golang.org/grpc"
+	codes "google.golang.org/grpc/codes"
+	status "google.golang.org/grpc/status"
 )
 
 // This is a compile-time assertion to ensure that this generated file
@@ -15,16 +18,51 @@ import (
 // Requires gRPC-Go v1.64.0 or later.
 const _ = grpc.SupportPackageIsVersion9
 
+const (
+	ThreadService_CreateThread_FullMethodName = "/treadle.v1.ThreadService/CreateThread"
+	ThreadService_GetThread_FullMethodName    = "/treadle.v1.ThreadService/GetThread"
+	ThreadService_ListThreads_FullMethodName  = "/treadle.v1.ThreadService/ListThreads"
+	ThreadService_UpdateThread_FullMethodName = "/treadle.v1.ThreadService/UpdateThread"
+	ThreadService_DeleteThread_FullMethodName = "/treadle.v1.ThreadService/DeleteThread"
+	ThreadService_ListMessages_FullMethodName = "/treadle.v1.ThreadService/ListMessages"
+	ThreadService_ListRuns_FullMethodName     = "/treadle.v1.ThreadService/ListRuns"
+)
+
 // ThreadServiceClient is the client API for ThreadService service.
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// ThreadService will hold memory threads and signals: reading a thread's messages, sending user,
-// state and notification signals to a thread (delivered to a running loop, or waking an idle
-// one), queueing messages, and subscribing to every run on a thread as it happens.
+// ThreadService reads and edits memory threads: a thread is one conversation, owned by one
+// resource (for example a user), holding its messages in order and the runs that wrote them.
 //
-// It has no methods yet; they follow together with their messages.
+//  1. A call to `AgentService.Generate` or `Stream` with `options.memory` (`resource` and a
+//     thread) creates the thread on first use, loads its newest messages as history, and stores
+//     what the run adds. `CreateThread` creates one ahead of time.
+//  2. `ListThreads` lists a resource's threads, most recently updated first; `GetThread` reads
+//     one; `UpdateThread` sets its title and metadata; `DeleteThread` deletes it with its
+//     messages and runs.
+//  3. `ListMessages` reads a thread's messages in the stored form, oldest first; `ListRuns` its
+//     runs, newest first.
+//
+// Every request names the resource as well as the thread: a thread of another resource fails
+// with PERMISSION_DENIED, an unknown one with NOT_FOUND. Listings are paged; a page is bounded
+// in count and in bytes (one huge message still makes a page of its own), and a
+// `page_token` that is not a `next_page_token` of the same listing fails with INVALID_ARGUMENT.
 type ThreadServiceClient interface {
+	// Creates a thread. Fails with ALREADY_EXISTS when the id is taken.
+	CreateThread(ctx context.Context, in *CreateThreadRequest, opts ...grpc.CallOption) (*CreateThreadResponse, error)
+	// Reads a thread.
+	GetThread(ctx context.Context, in *GetThreadRequest, opts ...grpc.CallOption) (*GetThreadResponse, error)
+	// Lists the threads of a resource, most recently updated first.
+	ListThreads(ctx context.Context, in *ListThreadsRequest, opts ...grpc.CallOption) (*ListThreadsResponse, error)
+	// Sets a thread's title and metadata (the fields named by the mask, or both).
+	UpdateThread(ctx context.Context, in *UpdateThreadRequest, opts ...grpc.CallOption) (*UpdateThreadResponse, error)
+	// Deletes a thread with its messages and runs.
+	DeleteThread(ctx context.Context, in *DeleteThreadRequest, opts ...grpc.CallOption) (*DeleteThreadResponse, error)
+	// Lists a thread's messages in the stored form, oldest first.
+	ListMessages(ctx context.Context, in *ListMessagesRequest, opts ...grpc.CallOption) (*ListMessagesResponse, error)
+	// Lists a thread's runs, newest first.
+	ListRuns(ctx context.Context, in *ListRunsRequest, opts ...grpc.CallOption) (*ListRunsResponse, error)
 }
 
 type threadServiceClient struct {
@@ -35,16 +73,111 @@ func NewThreadServiceClient(cc grpc.ClientConnInterface) ThreadServiceClient {
 	return &threadServiceClient{cc}
 }
 
+func (c *threadServiceClient) CreateThread(ctx context.Context, in *CreateThreadRequest, opts ...grpc.CallOption) (*CreateThreadResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateThreadResponse)
+	err := c.cc.Invoke(ctx, ThreadService_CreateThread_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *threadServiceClient) GetThread(ctx context.Context, in *GetThreadRequest, opts ...grpc.CallOption) (*GetThreadResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetThreadResponse)
+	err := c.cc.Invoke(ctx, ThreadService_GetThread_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *threadServiceClient) ListThreads(ctx context.Context, in *ListThreadsRequest, opts ...grpc.CallOption) (*ListThreadsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListThreadsResponse)
+	err := c.cc.Invoke(ctx, ThreadService_ListThreads_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *threadServiceClient) UpdateThread(ctx context.Context, in *UpdateThreadRequest, opts ...grpc.CallOption) (*UpdateThreadResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateThreadResponse)
+	err := c.cc.Invoke(ctx, ThreadService_UpdateThread_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *threadServiceClient) DeleteThread(ctx context.Context, in *DeleteThreadRequest, opts ...grpc.CallOption) (*DeleteThreadResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteThreadResponse)
+	err := c.cc.Invoke(ctx, ThreadService_DeleteThread_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *threadServiceClient) ListMessages(ctx context.Context, in *ListMessagesRequest, opts ...grpc.CallOption) (*ListMessagesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListMessagesResponse)
+	err := c.cc.Invoke(ctx, ThreadService_ListMessages_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *threadServiceClient) ListRuns(ctx context.Context, in *ListRunsRequest, opts ...grpc.CallOption) (*ListRunsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListRunsResponse)
+	err := c.cc.Invoke(ctx, ThreadService_ListRuns_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ThreadServiceServer is the server API for ThreadService service.
 // All implementations must embed UnimplementedThreadServiceServer
 // for forward compatibility.
 //
-// ThreadService will hold memory threads and signals: reading a thread's messages, sending user,
-// state and notification signals to a thread (delivered to a running loop, or waking an idle
-// one), queueing messages, and subscribing to every run on a thread as it happens.
+// ThreadService reads and edits memory threads: a thread is one conversation, owned by one
+// resource (for example a user), holding its messages in order and the runs that wrote them.
 //
-// It has no methods yet; they follow together with their messages.
+//  1. A call to `AgentService.Generate` or `Stream` with `options.memory` (`resource` and a
+//     thread) creates the thread on first use, loads its newest messages as history, and stores
+//     what the run adds. `CreateThread` creates one ahead of time.
+//  2. `ListThreads` lists a resource's threads, most recently updated first; `GetThread` reads
+//     one; `UpdateThread` sets its title and metadata; `DeleteThread` deletes it with its
+//     messages and runs.
+//  3. `ListMessages` reads a thread's messages in the stored form, oldest first; `ListRuns` its
+//     runs, newest first.
+//
+// Every request names the resource as well as the thread: a thread of another resource fails
+// with PERMISSION_DENIED, an unknown one with NOT_FOUND. Listings are paged; a page is bounded
+// in count and in bytes (one huge message still makes a page of its own), and a
+// `page_token` that is not a `next_page_token` of the same listing fails with INVALID_ARGUMENT.
 type ThreadServiceServer interface {
+	// Creates a thread. Fails with ALREADY_EXISTS when the id is taken.
+	CreateThread(context.Context, *CreateThreadRequest) (*CreateThreadResponse, error)
+	// Reads a thread.
+	GetThread(context.Context, *GetThreadRequest) (*GetThreadResponse, error)
+	// Lists the threads of a resource, most recently updated first.
+	ListThreads(context.Context, *ListThreadsRequest) (*ListThreadsResponse, error)
+	// Sets a thread's title and metadata (the fields named by the mask, or both).
+	UpdateThread(context.Context, *UpdateThreadRequest) (*UpdateThreadResponse, error)
+	// Deletes a thread with its messages and runs.
+	DeleteThread(context.Context, *DeleteThreadRequest) (*DeleteThreadResponse, error)
+	// Lists a thread's messages in the stored form, oldest first.
+	ListMessages(context.Context, *ListMessagesRequest) (*ListMessagesResponse, error)
+	// Lists a thread's runs, newest first.
+	ListRuns(context.Context, *ListRunsRequest) (*ListRunsResponse, error)
 	mustEmbedUnimplementedThreadServiceServer()
 }
 
@@ -55,6 +188,27 @@ type ThreadServiceServer interface {
 // pointer dereference when methods are called.
 type UnimplementedThreadServiceServer struct{}
 
+func (UnimplementedThreadServiceServer) CreateThread(context.Context, *CreateThreadRequest) (*CreateThreadResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateThread not implemented")
+}
+func (UnimplementedThreadServiceServer) GetThread(context.Context, *GetThreadRequest) (*GetThreadResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetThread not implemented")
+}
+func (UnimplementedThreadServiceServer) ListThreads(context.Context, *ListThreadsRequest) (*ListThreadsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListThreads not implemented")
+}
+func (UnimplementedThreadServiceServer) UpdateThread(context.Context, *UpdateThreadRequest) (*UpdateThreadResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateThread not implemented")
+}
+func (UnimplementedThreadServiceServer) DeleteThread(context.Context, *DeleteThreadRequest) (*DeleteThreadResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteThread not implemented")
+}
+func (UnimplementedThreadServiceServer) ListMessages(context.Context, *ListMessagesRequest) (*ListMessagesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListMessages not implemented")
+}
+func (UnimplementedThreadServiceServer) ListRuns(context.Context, *ListRunsRequest) (*ListRunsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListRuns not implemented")
+}
 func (UnimplementedThreadServiceServer) mustEmbedUnimplementedThreadServiceServer() {}
 func (UnimplementedThreadServiceServer) testEmbeddedByValue()                       {}
 
@@ -76,13 +230,168 @@ func RegisterThreadServiceServer(s grpc.ServiceRegistrar, srv ThreadServiceServe
 	s.RegisterService(&ThreadService_ServiceDesc, srv)
 }
 
+func _ThreadService_CreateThread_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateThreadRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ThreadServiceServer).CreateThread(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ThreadService_CreateThread_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ThreadServiceServer).CreateThread(ctx, req.(*CreateThreadRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ThreadService_GetThread_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetThreadRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ThreadServiceServer).GetThread(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ThreadService_GetThread_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ThreadServiceServer).GetThread(ctx, req.(*GetThreadRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ThreadService_ListThreads_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListThreadsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ThreadServiceServer).ListThreads(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ThreadService_ListThreads_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ThreadServiceServer).ListThreads(ctx, req.(*ListThreadsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ThreadService_UpdateThread_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateThreadRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ThreadServiceServer).UpdateThread(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ThreadService_UpdateThread_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ThreadServiceServer).UpdateThread(ctx, req.(*UpdateThreadRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ThreadService_DeleteThread_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteThreadRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ThreadServiceServer).DeleteThread(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ThreadService_DeleteThread_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ThreadServiceServer).DeleteThread(ctx, req.(*DeleteThreadRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ThreadService_ListMessages_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListMessagesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ThreadServiceServer).ListMessages(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ThreadService_ListMessages_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ThreadServiceServer).ListMessages(ctx, req.(*ListMessagesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ThreadService_ListRuns_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListRunsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ThreadServiceServer).ListRuns(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ThreadService_ListRuns_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ThreadServiceServer).ListRuns(ctx, req.(*ListRunsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ThreadService_ServiceDesc is the grpc.ServiceDesc for ThreadService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
 var ThreadService_ServiceDesc = grpc.ServiceDesc{
 	ServiceName: "treadle.v1.ThreadService",
 	HandlerType: (*ThreadServiceServer)(nil),
-	Methods:     []grpc.MethodDesc{},
-	Streams:     []grpc.StreamDesc{},
-	Metadata:    "treadle/v1/thread_service.proto",
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "CreateThread",
+			Handler:    _ThreadService_CreateThread_Handler,
+		},
+		{
+			MethodName: "GetThread",
+			Handler:    _ThreadService_GetThread_Handler,
+		},
+		{
+			MethodName: "ListThreads",
+			Handler:    _ThreadService_ListThreads_Handler,
+		},
+		{
+			MethodName: "UpdateThread",
+			Handler:    _ThreadService_UpdateThread_Handler,
+		},
+		{
+			MethodName: "DeleteThread",
+			Handler:    _ThreadService_DeleteThread_Handler,
+		},
+		{
+			MethodName: "ListMessages",
+			Handler:    _ThreadService_ListMessages_Handler,
+		},
+		{
+			MethodName: "ListRuns",
+			Handler:    _ThreadService_ListRuns_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "treadle/v1/thread_service.proto",
 }

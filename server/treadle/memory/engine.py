@@ -1,0 +1,152 @@
+"""The engine adapters: how a transaction runs on SQLite and on PostgreSQL. Nothing else differs.
+
+The store's SQL is written once, as plain functions of a SQLAlchemy ``Connection``
+(``sql.py``); a ``Database`` runs such a function as one write transaction or one read:
+
+- **SQLite** (the default) is a file under the data directory, in WAL mode so readers never wait
+  for a writer. A whole transaction runs in one hop to a small thread pool, with the standard
+  ``sqlite3`` driver: a transaction is a few microseconds of work, and one hop per transaction
+  instead of one per statement is what makes it cheap next to a run. The driver is in
+  autocommit mode and every write starts with ``BEGIN IMMEDIATE``, so a writer waits for the
+  write lock up front (``busy_timeout``) instead of failing halfway when another connection or
+  process wrote first.
+- **PostgreSQL** uses psycopg 3's asyncio driver; the same function runs through
+  ``AsyncConnection.run_sync``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+SQLITE_FILE = "treadle.db"
+BUSY_TIMEOUT_SECONDS = 30.0
+POOL_TIMEOUT_SECONDS = 300.0
+"""How long a run may wait for a free connection when the pool is exhausted (backpressure)."""
+SQLITE_THREADS = 4
+
+T = TypeVar("T")
+Work = Callable[..., T]
+
+
+def database_url(data_dir: Path | str, database: str | None = None) -> str:
+    """The SQLAlchemy URL: ``database`` (a ``postgresql://`` URL) when given, else the SQLite
+    file under ``data_dir`` (created if missing)."""
+    if database:
+        scheme, sep, rest = database.partition("://")
+        if not sep:
+            raise ValueError(f"database URL {database!r} must look like postgresql://USER@HOST/DB")
+        if scheme in ("postgresql", "postgres", "postgresql+psycopg"):
+            return f"postgresql+psycopg://{rest}"
+        if scheme in ("sqlite", "sqlite+pysqlite"):
+            return f"sqlite+pysqlite://{rest}"
+        raise ValueError(f"database URL {database!r}: only postgresql:// is supported")
+    path = Path(data_dir)
+    path.mkdir(parents=True, exist_ok=True)
+    return f"sqlite+pysqlite:///{(path / SQLITE_FILE).resolve()}"
+
+
+class Database:
+    """Runs ``fn(connection, *args)`` as one write transaction (``write``) or a read (``read``)."""
+
+    dialect: str
+
+    async def write(self, fn: Work[T], *args: Any) -> T:
+        raise NotImplementedError
+
+    async def read(self, fn: Work[T], *args: Any) -> T:
+        raise NotImplementedError
+
+    async def run(self, fn: Work[T], *args: Any) -> T:
+        """``fn`` on a connection with no transaction begun (migrations manage their own)."""
+        raise NotImplementedError
+
+    async def dispose(self) -> None:
+        raise NotImplementedError
+
+
+def open_database(url: str) -> Database:
+    return SqliteDatabase(url) if url.startswith("sqlite") else PostgresDatabase(url)
+
+
+class SqliteDatabase(Database):
+    dialect = "sqlite"
+
+    def __init__(self, url: str) -> None:
+        self.engine: Engine = create_engine(
+            url, connect_args={"timeout": BUSY_TIMEOUT_SECONDS, "check_same_thread": False},
+            pool_size=SQLITE_THREADS, pool_timeout=POOL_TIMEOUT_SECONDS, pool_reset_on_return=None,
+        )
+        event.listen(self.engine, "connect", _sqlite_on_connect)
+        self._threads = ThreadPoolExecutor(SQLITE_THREADS, thread_name_prefix="treadle-sqlite")
+
+    async def _in_thread(self, work: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._threads, work)
+
+    async def write(self, fn: Work[T], *args: Any) -> T:
+        def work() -> T:
+            with self.engine.connect() as conn:
+                conn.exec_driver_sql("BEGIN IMMEDIATE")
+                try:
+                    out = fn(conn, *args)
+                except BaseException:
+                    conn.rollback()
+                    raise
+                conn.commit()
+                return out
+
+        return await self._in_thread(work)
+
+    async def read(self, fn: Work[T], *args: Any) -> T:
+        def work() -> T:
+            with self.engine.connect() as conn:
+                return fn(conn, *args)
+
+        return await self._in_thread(work)
+
+    run = read
+
+    async def dispose(self) -> None:
+        await self._in_thread(self.engine.dispose)
+        self._threads.shutdown(wait=True)
+
+
+def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
+    dbapi_connection.isolation_level = None  # transactions are begun explicitly (see write)
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+class PostgresDatabase(Database):
+    dialect = "postgresql"
+
+    def __init__(self, url: str) -> None:
+        self.engine: AsyncEngine = create_async_engine(
+            url, pool_size=10, max_overflow=20, pool_timeout=POOL_TIMEOUT_SECONDS,
+        )
+
+    async def write(self, fn: Work[T], *args: Any) -> T:
+        async with self.engine.begin() as conn:
+            return await conn.run_sync(fn, *args)
+
+    async def read(self, fn: Work[T], *args: Any) -> T:
+        async with self.engine.connect() as conn:
+            return await conn.run_sync(fn, *args)
+
+    run = read
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()
+
+
+def is_postgres(conn: Connection) -> bool:
+    return conn.dialect.name == "postgresql"
