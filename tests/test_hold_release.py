@@ -9,6 +9,8 @@
 4. A version-1 stream may not answer with several chunks (the answer is malformed), and a
    version-1 processor keeps working unchanged.
 5. The same guard written in TypeScript against the raw protocol (``tests/remote/ts/pii_guard.ts``).
+6. The SDK page's ``TextGate`` example, run.
+7. With memory, the stored message holds the redacted text too.
 """
 
 from __future__ import annotations
@@ -268,3 +270,34 @@ async def test_a_version_1_processor_still_works_unchanged(make_env: Any) -> Non
     chunks = await env.stream()
     assert client_text(chunks) == "ABC"
     assert_text_parts_consistent(chunks)
+
+
+# --- 7. the stored message -----------------------------------------------------------------------
+
+
+async def test_the_stored_message_holds_the_redacted_text(tmp_path: Path) -> None:
+    from tests.support import OpenAIServer
+    from treadle.agents import Agent
+    from treadle.app import TreadleApp
+    from treadle.config import Settings
+    from treadle.messages import SystemMessage
+
+    app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False, data_dir=tmp_path), env={})
+    model = OpenAIServer([Turn.say(answer_with_address(10))])
+    app.add_agent(Agent(id="support", name="support", model="openai/test-model", base_url=model.base_url,
+                        instructions=[SystemMessage("Be brief.")], output_processors=[ProcessorRef("pii-guard")]))
+    target = f"127.0.0.1:{await app.start()}"
+    try:
+        async with children() as start:
+            await start("clients.python.examples.pii_guard", target)
+            async with AgentClient(target) as client:
+                result = await client.generate("support", "hi", options={"memory": {"resource": "u1", "thread_id": "t1"}},
+                                               timeout=30)
+                stored = await client.list_messages("u1", "t1")
+    finally:
+        await app.stop(0)
+        model.close()
+    assert result.text == "Write to [email] or call. Thanks!"
+    texts = ["".join(p.text.text for p in m.content.parts if p.WhichOneof("part") == "text") for m in stored]
+    assert texts[-1] == "Write to [email] or call. Thanks!"
+    assert not any(ADDRESS in t or "jane" in t for t in texts[1:])
