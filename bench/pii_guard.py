@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -67,7 +68,7 @@ async def main(runs: int, n_chunks: int) -> None:
     floor = await bidi_round_trip_us()
     deltas = answer(n_chunks)
     model = ScriptedModel()
-    app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False))
+    app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False, data_dir=Path(tempfile.mkdtemp())))
     app.loop.models = ScriptedModels(model)
     port = await app.start()
     target = f"127.0.0.1:{port}"

@@ -60,9 +60,10 @@ def metric_total(reader: InMemoryMetricReader, name: str) -> float:
 
 
 @pytest.fixture
-async def ejecting() -> AsyncIterator[tuple[Server, InMemoryMetricReader]]:
+async def ejecting(tmp_path: Any) -> AsyncIterator[tuple[Server, InMemoryMetricReader]]:
     reader = InMemoryMetricReader()
-    app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False, processor_ejection_time=EJECTION_TIME),
+    app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False, processor_ejection_time=EJECTION_TIME,
+                              data_dir=tmp_path),
                      env={}, tracer_provider=TracerProvider(), meter_provider=MeterProvider(metric_readers=[reader]))
     s = Server(app, InMemorySpanExporter())
     await app.start()

@@ -210,10 +210,11 @@ class Env:
 
 
 @pytest.fixture
-async def make_env() -> AsyncIterator[Callable[..., Awaitable[Env]]]:
+async def make_env(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Callable[..., Awaitable[Env]]]:
     made: list[Env] = []
 
     async def make(script: list[Any], **settings: Any) -> Env:
+        settings.setdefault("data_dir", tmp_path_factory.mktemp("data"))  # a store of its own
         exporter = InMemorySpanExporter()
         tracer_provider = TracerProvider()
         tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
