@@ -220,11 +220,12 @@ class AgentLoop:
             return await self._trip(plan, output, state, result, _tripwire(e))
         except ProcessorError as e:
             return await self._fail(plan, output, state, result, ErrorPayload(str(e), "ProcessorError"))
-        await persist.save(ml)  # the input, as processInput left it
-        base_system = list(ml.system_messages)
         if scope.held_guards:  # parallel guardrails beside the first provider call
-            output.hold(scope.held_guards)
+            output.hold(scope.held_guards)  # the input is saved with the step, once they passed
             scope.held_guards = []
+        else:
+            await persist.save(ml)  # the input, as processInput left it
+        base_system = list(ml.system_messages)
 
         while True:
             scope.step_number = state.step_number
