@@ -108,6 +108,7 @@ def test_processor_package_surface() -> None:
         "ProcessOutputResultArgs", "ProcessOutputStepArgs", "ProcessOutputStreamArgs",
         "ProcessToolResultArgs", "Processor", "ProcessorStreamWriter", "ProcessorViolation",
         "RunInfo", "StepResult", "implements",
+        "TOOL_HOOKS", "AfterToolCallArgs", "BeforeToolCallArgs", "wants_tool",
     }
     for name in p.__all__:
         assert hasattr(p, name), name

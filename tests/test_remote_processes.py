@@ -153,15 +153,15 @@ class ClientRun:
 
 
 @pytest.fixture
-async def server(tmp_path: Path) -> AsyncIterator[Callable[[], Awaitable[Server]]]:
+async def server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Callable[[], Awaitable[Server]]]:
     made: list[Server] = []
 
     async def start() -> Server:
         exporter = InMemorySpanExporter()
         provider = TracerProvider()
         provider.add_span_processor(SimpleSpanProcessor(exporter))
-        app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False, data_dir=tmp_path / f"data{len(made)}"),
-                          env={}, tracer_provider=provider)
+        settings = Settings(listen="127.0.0.1:0", example_agent=False, data_dir=tmp_path_factory.mktemp("data"))
+        app = TreadleApp(settings, env={}, tracer_provider=provider)
         made.append(s := Server(app, exporter))
         await app.start()
         return s

@@ -66,6 +66,7 @@ class RawProcessor:
         self.arrived = asyncio.Queue[pb.Invocation]()
         self.cancels: list[str] = []
         self.drained = asyncio.Event()
+        self.drains: list[pb.Drain] = []
         self.ended = asyncio.Event()
         self.error: grpc.aio.AioRpcError | None = None
         self.call: Any = None
@@ -95,6 +96,7 @@ class RawProcessor:
                 elif kind == "cancel":
                     self.cancels.append(message.cancel.invocation_id)
                 elif kind == "drain":
+                    self.drains.append(message.drain)
                     self.drained.set()
         except grpc.aio.AioRpcError as e:
             self.error = e
@@ -209,10 +211,11 @@ class Env:
 
 
 @pytest.fixture
-async def make_env(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[Env]]]:
+async def make_env(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Callable[..., Awaitable[Env]]]:
     made: list[Env] = []
 
     async def make(script: list[Any], **settings: Any) -> Env:
+        settings.setdefault("data_dir", tmp_path_factory.mktemp("data"))  # a store of its own
         exporter = InMemorySpanExporter()
         tracer_provider = TracerProvider()
         tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
@@ -281,8 +284,8 @@ def _hs(*processors: pb.ProcessorDeclaration, versions: tuple[int, ...] = (1,)) 
 @pytest.mark.parametrize(
     ("first", "code", "message"),
     [
-        (_hs(decl(PID, hook_decl(pb.HOOK_PROCESS_INPUT)), versions=(2, 3)), Code.FAILED_PRECONDITION,
-         "no common protocol version: the server speaks [1], the processor offered [2, 3]"),
+        (_hs(decl(PID, hook_decl(pb.HOOK_PROCESS_INPUT)), versions=(3, 4)), Code.FAILED_PRECONDITION,
+         "no common protocol version: the server speaks [1, 2], the processor offered [3, 4]"),
         (_hs(decl("bad id", hook_decl(pb.HOOK_PROCESS_INPUT))), Code.INVALID_ARGUMENT, "processors[0].id 'bad id' is malformed"),
         (_hs(decl("-lead", hook_decl(pb.HOOK_PROCESS_INPUT))), Code.INVALID_ARGUMENT, "is malformed"),
         (_hs(decl(PID, hook_decl(pb.HOOK_PROCESS_INPUT), hook_decl(pb.HOOK_PROCESS_INPUT))), Code.INVALID_ARGUMENT,
@@ -498,6 +501,8 @@ async def test_fail_closed_for_an_input_hook_that_never_answers(make_env: Any) -
     assert visible(chunks) == ["start", "error", "finish:FINISH_REASON_ERROR"]
     assert "processInput" in chunks[1].error.message and PID in chunks[1].error.message
     assert not env.server.requests  # the model was never called
+    # The relative timeout beside the absolute deadline: the agent's cap, whatever the clocks say.
+    assert client.received[0].timeout.ToNanoseconds() == 200_000_000
     await asyncio.wait_for(_until(lambda: len(client.cancels) == 1), 5)
     assert client.cancels == [client.received[0].invocation_id]
     # A late answer to a cancelled invocation is counted and ignored; the stream stays.
@@ -619,7 +624,7 @@ async def test_submit_output_stream_windows_chunks_sent_while_one_is_in_flight(m
 # --- drain ---------------------------------------------------------------------------------------
 
 
-async def test_app_stop_lets_the_run_finish_then_drains_attached_streams(make_env: Any) -> None:
+async def test_app_stop_drains_attached_streams_at_once_and_still_serves_the_running_run(make_env: Any) -> None:
     env = await make_env([Turn.say(["a", "b", "c"])])
     env.agent(outputs=[ProcessorRef(PID)])
     release = asyncio.Event()
@@ -636,10 +641,13 @@ async def test_app_stop_lets_the_run_finish_then_drains_attached_streams(make_en
     run = asyncio.ensure_future(env.stream())
     await asyncio.wait_for(reached.wait(), 5)
     stopping = asyncio.ensure_future(env.app.stop(10))
-    await asyncio.sleep(0)
-    assert not client.drained.is_set()  # runs first
+    await asyncio.wait_for(client.drained.wait(), 5)  # while the run still waits on "b"
+    assert [d.grace_ms for d in client.drains] == [10_000]  # the runs' real grace
+    assert not run.done()
+    sent = len(client.received)
     release.set()
     assert visible(await asyncio.wait_for(run, 5)) == ANSWER
+    assert len(client.received) > sent  # the running run's later chunks still came, and were answered
     await asyncio.wait_for(stopping, 10)
     await asyncio.wait_for(client.ended.wait(), 5)
-    assert client.drained.is_set() and client.error is None  # Drain, then a clean end
+    assert len(client.drains) == 1 and client.error is None  # one Drain, then a clean end

@@ -34,6 +34,10 @@ class ProcessorRef:
     failure_policy: FailurePolicy = "fail_closed"
     timeout: float | None = None
     """The agent's cap on one hook invocation, in seconds."""
+    parallel_group: str = ""
+    """Input processors: consecutive refs with the same group run as parallel guardrails."""
+    with_model: bool = False
+    """The group's ``processInput`` also runs alongside the first provider call."""
     builtin: str = ""
     """A built-in processor's name (``pii``, ``token-limiter``, ...)."""
     options: dict[str, Any] | None = None

@@ -29,7 +29,7 @@ from .api import AgentServicer, GrpcServer, ServerOptions
 from .api.remote_tool import remote_tool
 from .api.tool_hub import ToolHub
 from .api.tool_service import SERVICE_NAME as TOOL_SERVICE, ToolServicer
-from .api.processor_hub import ProcessorHub
+from .api.processor_hub import Ejection, ProcessorHub
 from .api.processor_service import SERVICE_NAME as PROCESSOR_SERVICE, ProcessorServicer
 from .api.remote_processor import RemoteProcessor
 from .api.thread_service import SERVICE_NAME as THREAD_SERVICE, ThreadServicer
@@ -140,6 +140,7 @@ class TreadleApp:
             default_timeout=self.settings.processor_timeout,
             max_timeout=self.settings.processor_max_timeout,
             attach_wait=self.settings.processor_attach_wait,
+            ejection=Ejection(self.settings.processor_ejection_threshold, self.settings.processor_ejection_time),
         )
         self.registry.remote_processors = lambda ref: RemoteProcessor(ref, self.processors)
         self.server.add_service(PROCESSOR_SERVICE, ProcessorServicer(self.processors).register)
@@ -246,6 +247,8 @@ class TreadleApp:
 
     async def stop(self, grace: float | None = None) -> None:
         """Drain (see ``GrpcServer.stop``), then release provider clients and flush traces."""
+        # Attached processors hear of the shutdown at once, with the grace the runs get.
+        self.processors.announce_drain(self.settings.grace if grace is None else grace)
         attached = asyncio.create_task(self._drain_attached())
         await self.server.stop(grace)
         await attached

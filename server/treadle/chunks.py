@@ -194,10 +194,26 @@ class StepFinish:
     is_continued: bool = False
 
 
+SkipReason: TypeAlias = Literal["timeout", "disconnect", "not_attached", "malformed", "draining"]
+
+
+@dataclass
+class SkippedProcessor:
+    """A ``fail_open`` processor hook a run went on without: ``count`` skips for ``reason``."""
+
+    processor_id: str
+    hook: str
+    """The hook's interface name (``processOutputStream``)."""
+    reason: SkipReason
+    count: int = 1
+    message: str = ""
+
+
 @dataclass
 class Finish:
     reason: FinishReason
     total_usage: Usage = field(default_factory=Usage)
+    skipped_processors: list[SkippedProcessor] = field(default_factory=list)
 
 
 @dataclass
@@ -293,3 +309,26 @@ class Chunk:
 
 
 _TYPE_OF: dict[type, str] = {v: k for k, v in PAYLOAD_TYPES.items()}
+
+
+StreamResult: TypeAlias = "Chunk | list[Chunk] | None"
+"""What ``process_output_stream`` returns for one chunk: the chunk (or a replacement), None
+(dropped), or the chunks that take its place, in order (none: held back, released later)."""
+
+
+def as_chunks(result: Chunk | list[Chunk] | None) -> list[Chunk]:
+    """``result`` as a list of chunks; ``TypeError`` for anything that is not chunks."""
+    if result is None:
+        return []
+    if isinstance(result, Chunk):
+        return [result]
+    if isinstance(result, (list, tuple)) and all(isinstance(c, Chunk) for c in result):
+        return list(result)
+    raise TypeError(f"process_output_stream must return a chunk, None or a list of chunks, not {type(result).__name__}")
+
+
+def one_or_many(chunks: list[Chunk]) -> Chunk | list[Chunk] | None:
+    """The cheapest ``StreamResult`` for ``chunks``."""
+    if not chunks:
+        return None
+    return chunks[0] if len(chunks) == 1 else chunks

@@ -24,6 +24,7 @@ from ._attach import AttachError, Attachment
 from ._blocking import run_processors, run_tools
 from ._connect import TOKEN_ENV, TLSConfig
 from ._processors import attach
+from ._text_gate import TextGate
 from ._tools import serve_tools
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "AgentClient",
     "AttachError",
     "Attachment",
+    "TextGate",
     "attach",
     "default_target",
     "run_processors",

@@ -40,12 +40,11 @@ from treadle.chunks import Chunk
 from treadle.errors import TripwireError
 from treadle.message_list import MessageList
 from treadle.processors.args import make_abort
-from treadle.processors.base import HOOKS, SEED_NAMES
+from treadle.processors.base import HOOKS, SEED_NAMES, TOOL_HOOKS
 from treadle.v1 import processor_service_pb2 as pb
 from treadle.v1 import processor_service_pb2_grpc
 
 from ._attach import (
-    PROTOCOL_VERSION,
     Attachment,
     Send,
     as_targets,
@@ -66,12 +65,26 @@ flight, so network latency does not cap the stream's throughput."""
 """Seconds a run's state is kept after its last invocation when neither ``run_ended`` nor its
 ``processOutputResult`` ends it (a server that died mid-run sends neither)."""
 
+PROTOCOL_VERSIONS = (1, 2)
+"""Version 2 lets ``process_output_stream`` return a list of chunks (hold and release)."""
+
+_TOOL_FILTERED = frozenset({*TOOL_HOOKS, "process_tool_result"})
+
+
+def _tool_names(processor: Any, hook: str) -> list[str]:
+    """``tool_names``: a set of tool names for every tool hook, or a dict hook -> names."""
+    names = getattr(processor, "tool_names", None) or ()
+    if isinstance(names, dict):
+        names = names.get(hook) or ()
+    return sorted(names)
+
+
 _DELIVERY = {"per_chunk": pb.STREAM_DELIVERY_PER_CHUNK, "windowed": pb.STREAM_DELIVERY_WINDOWED}
 
 
 def hooks_of(processor: Any) -> list[str]:
     """The hooks a processor implements: the hook methods it has, in the seed's order."""
-    return [h for h in HOOKS if callable(getattr(processor, h, None))]
+    return [h for h in (*HOOKS, *TOOL_HOOKS) if callable(getattr(processor, h, None))]
 
 
 def declaration(processor: Any) -> pb.ProcessorDeclaration:
@@ -102,6 +115,8 @@ def declaration(processor: Any) -> pb.ProcessorDeclaration:
         )
         if hook in timeouts:
             h.timeout.FromNanoseconds(int(timeouts[hook] * 1e9))
+        if hook in _TOOL_FILTERED:
+            h.tool_names.extend(_tool_names(processor, hook))
         if hook == "process_output_stream":
             h.process_data_parts = bool(getattr(processor, "process_data_parts", False))
             h.delivery = _DELIVERY[delivery]
@@ -163,10 +178,12 @@ class _ProcessorSession:
         self._host = host
         self._send = send
         self._running: dict[str, tuple[asyncio.Task[None], asyncio.Event]] = {}
+        self._version = 1
+        """The protocol version the server chose (its welcome)."""
 
     def handshake(self) -> pb.ProcessorServiceAttachRequest:
         return pb.ProcessorServiceAttachRequest(handshake=pb.ProcessorHandshake(
-            protocol_versions=[PROTOCOL_VERSION], processors=self._host.declarations,
+            protocol_versions=list(PROTOCOL_VERSIONS), processors=self._host.declarations,
             instance_id=self._host.instance_id,
         ))
 
@@ -183,6 +200,8 @@ class _ProcessorSession:
             self._host.end_run(message.run_ended.run_id)
         elif kind == "drain":
             log.info("server is draining; will reconnect when it closes the stream")
+        elif kind == "welcome":
+            self._version = message.welcome.protocol_version or 1
         return kind == "welcome"
 
     async def close(self) -> None:
@@ -295,7 +314,7 @@ class _ProcessorSession:
                 mark_error(span, e)
                 returns.append(e)
         span.set_attribute("treadle.processor.chunk_count", len(parts))
-        return hc.encode_stream_result(inv.invocation_id, returns, parts)
+        return hc.encode_stream_result(inv.invocation_id, returns, parts, version=self._version)
 
 
 async def _call(method: Any, args: Any) -> Any:

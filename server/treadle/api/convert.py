@@ -197,6 +197,11 @@ def _refs(refs: Any, path: str) -> list[Any]:
         if timeout is not None and timeout <= 0:
             raise InvalidArgumentError(f"{path}[{i}].timeout must be positive")
         policy = enum_to_py(_POLICY, r.failure_policy) or "fail_closed"
+        if (r.parallel_group or r.with_model) and not path.endswith("input_processors") \
+                and not path.endswith("input_processors.processors"):
+            raise InvalidArgumentError(f"{path}[{i}]: parallel_group and with_model are for input processors only")
+        if r.with_model and not r.parallel_group:
+            raise InvalidArgumentError(f"{path}[{i}].with_model needs a parallel_group")
         options = opt_struct(r, "options")
         if r.builtin:
             try:
@@ -206,7 +211,7 @@ def _refs(refs: Any, path: str) -> list[Any]:
         elif options is not None:
             raise InvalidArgumentError(f"{path}[{i}].options is only for built-in processors (set builtin)")
         out.append(a.ProcessorRef(r.id, policy, timeout, builtin=r.builtin,  # type: ignore[arg-type]
-                                  options=options))
+                                  options=options, parallel_group=r.parallel_group, with_model=r.with_model))
     return out
 
 
@@ -219,6 +224,7 @@ def _refs_to_proto(items: list[Any], out: Any) -> None:
             pb.timeout.FromNanoseconds(int(ref.timeout * 1e9))
         if ref.options is not None:
             dict_to_struct(ref.options, pb.options)
+        pb.parallel_group, pb.with_model = ref.parallel_group, ref.with_model
 
 
 def _hooks_ref(pb: agent_pb2.ToolHooksRef) -> a.ToolHooksRef:
@@ -402,4 +408,6 @@ def generate_result_to_proto(result: GenerateResult) -> agent_service_pb2.Genera
         message_to_proto(msg, out.messages.add())
     if result.error is not None:
         fill(out.error, result.error)
+    for skipped in result.skipped_processors:
+        fill(out.skipped_processors.add(), skipped)
     return out

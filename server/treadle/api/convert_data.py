@@ -109,6 +109,7 @@ def ts_to_datetime(ts: timestamp_pb2.Timestamp) -> datetime:
 _ENUM_STYLE: dict[str, Callable[[str], str]] = {
     "treadle.v1.ChunkFrom": str.upper,
     "treadle.v1.FailurePolicy": str.lower,
+    "treadle.v1.FailOpenReason": str.lower,
 }
 # What an unset (0) enum means where the domain field has no default.
 _ENUM_UNSET: dict[str, str] = {"treadle.v1.FinishReason": "unknown", "treadle.v1.SourceType": "url"}
@@ -145,6 +146,7 @@ _NESTED: dict[str, type] = {
     "treadle.v1.ToolResult": ch.ToolResult,
     "treadle.v1.Tripwire": ch.Tripwire,
     "treadle.v1.ErrorChunk": ch.ErrorPayload,
+    "treadle.v1.SkippedProcessor": ch.SkippedProcessor,
 }
 
 

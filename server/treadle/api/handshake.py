@@ -7,7 +7,9 @@ from collections.abc import Sequence
 import grpc
 
 PROTOCOL_VERSIONS = (1,)
-"""The Attach protocol versions this server speaks (processor and tool streams alike)."""
+"""The Attach protocol versions the tool streams speak."""
+PROCESSOR_PROTOCOL_VERSIONS = (1, 2)
+"""The processor stream's versions: 2 lets a stream outcome replace a chunk by several."""
 
 
 class HandshakeError(Exception):
@@ -19,13 +21,13 @@ class HandshakeError(Exception):
         self.message = message
 
 
-def negotiate_version(offered: Sequence[int], peer: str) -> int:
+def negotiate_version(offered: Sequence[int], peer: str, supported: Sequence[int] = PROTOCOL_VERSIONS) -> int:
     """The highest version both sides speak; ``HandshakeError`` when there is none."""
-    common = [v for v in PROTOCOL_VERSIONS if v in offered]
+    common = [v for v in supported if v in offered]
     if not common:
         raise HandshakeError(
             grpc.StatusCode.FAILED_PRECONDITION,
-            f"no common protocol version: the server speaks {list(PROTOCOL_VERSIONS)}, "
+            f"no common protocol version: the server speaks {list(supported)}, "
             f"the {peer} offered {list(offered)}",
         )
     return max(common)

@@ -20,7 +20,7 @@ from opentelemetry import propagate
 from opentelemetry.context import Context
 from opentelemetry.propagators.textmap import TextMapPropagator
 
-from ..chunks import Chunk
+from ..chunks import Chunk, StreamResult
 from ..errors import InvalidArgumentError, TripwireError
 from ..message_list import Source
 from ..messages import Message, Prompt, SystemMessage
@@ -70,6 +70,8 @@ HOOK_ENUM: dict[str, int] = {
     "process_output_step": pb.HOOK_PROCESS_OUTPUT_STEP,
     "process_tool_result": pb.HOOK_PROCESS_TOOL_RESULT,
     "process_output_result": pb.HOOK_PROCESS_OUTPUT_RESULT,
+    "before_tool_call": pb.HOOK_BEFORE_TOOL_CALL,
+    "after_tool_call": pb.HOOK_AFTER_TOOL_CALL,
 }
 """Python hook name -> ``Hook`` enum value; the ``Invocation.args`` branch has the same name."""
 HOOK_NAME: dict[int, str] = {v: k for k, v in HOOK_ENUM.items()}
@@ -212,7 +214,23 @@ def _output_result(args: a.ProcessOutputResultArgs, out: pb.ProcessOutputResultA
     output_result_to_proto(args.result, out.result)
 
 
+def _before_tool_call(args: a.BeforeToolCallArgs, out: pb.BeforeToolCallArgs) -> None:
+    out.tool_name, out.tool_call_id = args.tool_name, args.tool_call_id
+    py_to_value(args.args, out.args)
+
+
+def _after_tool_call(args: a.AfterToolCallArgs, out: pb.AfterToolCallArgs) -> None:
+    out.tool_name, out.tool_call_id = args.tool_name, args.tool_call_id
+    py_to_value(args.args, out.args)
+    if args.error is not None:
+        out.error = args.error
+    else:
+        py_to_value(args.output, out.output)
+
+
 _ENCODERS: dict[str, Callable[[Any, Any], None]] = {
+    "before_tool_call": _before_tool_call,
+    "after_tool_call": _after_tool_call,
     "process_input": _input,
     "process_input_step": _input_step,
     "process_llm_request": _llm_request,
@@ -226,7 +244,7 @@ _ENCODERS: dict[str, Callable[[Any, Any], None]] = {
 
 # --- InvocationResult -> domain ------------------------------------------------------------------
 
-ChunkKind = Literal["unchanged", "replace", "drop", "abort", "error"]
+ChunkKind = Literal["unchanged", "replace", "drop", "abort", "error", "chunks"]
 
 
 @dataclass
@@ -237,6 +255,8 @@ class ChunkDecision:
     chunk: Chunk | None = None
     tripwire: TripwireError | None = None
     message: str = ""
+    chunks: list[Chunk] = field(default_factory=list)
+    """``chunks`` (protocol version 2): what takes the chunk's place, in order."""
 
 
 @dataclass
@@ -255,6 +275,8 @@ class DecodedResult:
     state: dict[str, Any] | None = None
     state_version: int = 0
     custom_chunks: list[Chunk] = field(default_factory=list)
+    tool_output: Any = None
+    """``skip_tool``: the output that stands for the tool's result."""
 
 
 # Which replacements each hook accepts (the `Reply:` line of each *Args message).
@@ -268,18 +290,23 @@ _REPLACEABLE: dict[str, frozenset[str]] = {
     "process_output_step": frozenset({"messages", "system_messages"}),
     "process_tool_result": frozenset({"messages", "system_messages"}),
     "process_output_result": frozenset({"messages", "system_messages"}),
+    "before_tool_call": frozenset(),
+    "after_tool_call": frozenset(),
 }
 
 
-def decode_result(hook: str, result: pb.InvocationResult, *, processor_id: str, parts: int = 1) -> DecodedResult:
-    """Validate and decode an answer; raises ``MalformedResultError`` saying what is wrong."""
+def decode_result(
+    hook: str, result: pb.InvocationResult, *, processor_id: str, parts: int = 1, version: int = 1,
+) -> DecodedResult:
+    """Validate and decode an answer (``version``: the stream's protocol version); raises
+    ``MalformedResultError`` saying what is wrong."""
     try:
-        return _decode(hook, result, processor_id, parts)
+        return _decode(hook, result, processor_id, parts, version)
     except InvalidArgumentError as e:
         raise MalformedResultError(str(e)) from None
 
 
-def _decode(hook: str, result: pb.InvocationResult, processor_id: str, parts: int) -> DecodedResult:
+def _decode(hook: str, result: pb.InvocationResult, processor_id: str, parts: int, version: int) -> DecodedResult:
     kind = result.WhichOneof("outcome")
     if kind is None:
         raise MalformedResultError("the result has no outcome")
@@ -311,9 +338,13 @@ def _decode(hook: str, result: pb.InvocationResult, processor_id: str, parts: in
     elif kind == "stream":
         if not stream:
             raise MalformedResultError(f"a stream outcome is only valid for processOutputStream, not {hook}")
-        out.chunks = _decode_stream(result.stream, processor_id, parts)
+        out.chunks = _decode_stream(result.stream, processor_id, parts, version)
     elif kind == "replace":
         _decode_replace(hook, result.replace, out)
+    elif kind == "skip_tool":
+        if hook != "before_tool_call":
+            raise MalformedResultError(f"a skip_tool outcome is only valid for beforeToolCall, not {hook}")
+        out.tool_output = value_to_py(result.skip_tool.output) if result.skip_tool.HasField("output") else None
     return out
 
 
@@ -356,7 +387,7 @@ def _step_overrides(s: pb.StepOverrides) -> dict[str, Any]:
     return o
 
 
-def _decode_stream(s: pb.StreamOutcomes, processor_id: str, parts: int) -> list[ChunkDecision]:
+def _decode_stream(s: pb.StreamOutcomes, processor_id: str, parts: int, version: int) -> list[ChunkDecision]:
     decisions: list[ChunkDecision] = []
     for i, c in enumerate(s.chunks):
         kind = c.WhichOneof("outcome")
@@ -367,6 +398,12 @@ def _decode_stream(s: pb.StreamOutcomes, processor_id: str, parts: int) -> list[
             raise MalformedResultError(f"stream.chunks[{i}] has no outcome")
         if kind == "replace":
             decisions.append(ChunkDecision("replace", chunk=chunk_from_proto(c.replace, f"stream.chunks[{i}].replace")))
+        elif kind == "chunks":
+            if version < 2:
+                raise MalformedResultError(
+                    f"stream.chunks[{i}].chunks needs protocol version 2; this stream speaks {version}")
+            decisions.append(ChunkDecision("chunks", chunks=chunks_from_proto(
+                c.chunks.chunks, f"stream.chunks[{i}].chunks.chunks")))
         else:
             decisions.append(ChunkDecision(kind, message=c.error.message if kind == "error" else ""))  # type: ignore[arg-type]
     if len(decisions) != parts:
@@ -413,13 +450,18 @@ async def apply_result(hook: str, decoded: DecodedResult, args: Any) -> Any:
         return ProcessLLMRequestResult(decoded.prompt, decoded.cached_response)
     if hook == "process_api_error":
         return ProcessAPIErrorResult(retry=True) if decoded.outcome == "retry" else None
+    if hook == "before_tool_call":
+        return {"proceed": False, "output": decoded.tool_output} if decoded.outcome == "skip_tool" else None
+    if hook == "after_tool_call":
+        return None
     return ml if decoded.messages is not None else None  # edited in place, as the seed allows
 
 
-def stream_outcomes(decoded: DecodedResult, parts: Sequence[Chunk]) -> list[Chunk | None | BaseException]:
-    """Per chunk: the chunk to pass on (the same object when unchanged), None when dropped, or the
-    exception (``TripwireError`` / ``RemoteHookError``). Chunks after an abort get the abort."""
-    out: list[Chunk | None | BaseException] = []
+def stream_outcomes(decoded: DecodedResult, parts: Sequence[Chunk]) -> list[StreamResult | BaseException]:
+    """Per chunk: the chunk to pass on (the same object when unchanged), None when dropped, the
+    list of chunks that take its place (version 2), or the exception (``TripwireError`` /
+    ``RemoteHookError``). Chunks after an abort get the abort."""
+    out: list[StreamResult | BaseException] = []
     tripwire: TripwireError | None = None
     for part, d in zip(parts, decoded.chunks + [ChunkDecision("abort")] * (len(parts) - len(decoded.chunks))):
         if tripwire is not None or d.kind == "abort":
@@ -429,6 +471,8 @@ def stream_outcomes(decoded: DecodedResult, parts: Sequence[Chunk]) -> list[Chun
             out.append(d.chunk)
         elif d.kind == "drop":
             out.append(None)
+        elif d.kind == "chunks":
+            out.append(list(d.chunks))
         elif d.kind == "error":
             out.append(RemoteHookError(d.message or "the remote hook failed"))
         else:

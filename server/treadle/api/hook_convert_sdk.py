@@ -167,6 +167,14 @@ def build_args(
             text=x.text, usage=build(Usage, x.usage, "usage"), system_messages=system, steps=steps,
             provider_metadata=opt_struct(x, "provider_metadata"), **c,
         )
+    elif hook == "before_tool_call":
+        args = a.BeforeToolCallArgs(tool_name=x.tool_name, tool_call_id=x.tool_call_id,
+                                    args=value_to_py(x.args), **c)
+    elif hook == "after_tool_call":
+        args = a.AfterToolCallArgs(
+            tool_name=x.tool_name, tool_call_id=x.tool_call_id, args=value_to_py(x.args),
+            output=value_to_py(x.output) if x.HasField("output") else None, error=x.error or None, **c,
+        )
     elif hook == "process_tool_result":
         args = a.ProcessToolResultArgs(
             messages=ml.get_all(), message_list=ml, step_number=n, tool_name=x.tool_name,
@@ -280,6 +288,15 @@ def encode_result(
     ``encode_error``). Set ``state`` (with ``state_version`` = the last version + 1) only when
     the hook changed it."""
     out = _envelope(invocation_id, state, state_version, custom_chunks)
+    if hook in ("before_tool_call", "after_tool_call"):
+        skip = _skip_of(returned) if hook == "before_tool_call" else None
+        if skip is not None:
+            out.skip_tool.SetInParent()
+            if skip[0] is not None:
+                py_to_value(skip[0], out.skip_tool.output)
+        else:
+            out.unchanged.SetInParent()
+        return out
     replace = pb.ReplaceOutcome()
     if hook == "process_input_step":
         returned = _input_step_result(returned, replace)
@@ -302,6 +319,16 @@ def encode_result(
     else:
         out.unchanged.SetInParent()
     return out
+
+
+def _skip_of(returned: Any) -> tuple[Any] | None:
+    """``(output,)`` when ``beforeToolCall`` returned ``{"proceed": False, "output": ...}`` (or an
+    object with ``proceed`` and ``output``), else None (the tool runs)."""
+    if isinstance(returned, dict) and "proceed" in returned:
+        return None if returned["proceed"] else (returned.get("output"),)
+    if returned is not None and hasattr(returned, "proceed"):
+        return None if returned.proceed else (getattr(returned, "output", None),)
+    return None
 
 
 def _input_step_result(returned: Any, replace: pb.ReplaceOutcome) -> Any:
@@ -372,13 +399,16 @@ def _diff_list(hook: str, ml: MessageList, before: pb.MessageListSnapshot, repla
 def encode_stream_result(
     invocation_id: str, returns: Sequence[Any], parts: Sequence[Chunk], *,
     state: Mapping[str, Any] | None = None, state_version: int = 0, custom_chunks: Iterable[Chunk] = (),
+    version: int = 2,
 ) -> pb.InvocationResult:
     """One outcome per chunk: ``returns[i]`` is what the hook returned for ``parts[i]``, or the
     exception it raised.
 
     A returned chunk that ``is`` the part means unchanged; ``None`` drops the chunk (the seed's
-    ``return null``); a ``TripwireError`` aborts (later chunks are not answered); any other
-    exception is an error for that chunk (it passes unchanged).
+    ``return null``); a list of chunks replaces it by those (protocol ``version`` 2; on a
+    version-1 stream only lists of at most one chunk can be sent); a ``TripwireError`` aborts
+    (later chunks are not answered); any other exception is an error for that chunk (it passes
+    unchanged).
     """
     out = _envelope(invocation_id, state, state_version, custom_chunks)
     out.stream.SetInParent()
@@ -389,6 +419,8 @@ def encode_stream_result(
             break
         if isinstance(returned, BaseException):
             c.error.message = str(returned) or type(returned).__name__
+        elif isinstance(returned, (list, tuple)):
+            _chunk_list(returned, part, c, version)
         elif returned is None:
             c.drop.SetInParent()
         elif returned is part:
@@ -396,3 +428,22 @@ def encode_stream_result(
         else:
             chunk_to_proto(returned, c.replace)
     return out
+
+
+def _chunk_list(returned: Sequence[Any], part: Chunk, c: pb.ChunkOutcome, version: int) -> None:
+    """A hook's list of chunks as one outcome (``chunks`` with version 2)."""
+    if not all(isinstance(x, Chunk) for x in returned):
+        c.error.message = "process_output_stream returned a list that holds something other than chunks"
+    elif version >= 2:
+        c.chunks.SetInParent()
+        for x in returned:
+            chunk_to_proto(x, c.chunks.chunks.add())
+    elif not returned:
+        c.drop.SetInParent()
+    elif len(returned) == 1:
+        if returned[0] is part:
+            c.unchanged.SetInParent()
+        else:
+            chunk_to_proto(returned[0], c.replace)
+    else:
+        c.error.message = "several chunks for one need protocol version 2; the server speaks 1"

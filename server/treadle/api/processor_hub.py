@@ -1,10 +1,17 @@
 """The attached processor streams, by processor id: routing, run affinity, failover, timeouts,
-state versions, drain and metrics (in the style of Envoy's ext_proc).
+outlier ejection, state versions, drain and metrics (in the style of Envoy's ext_proc).
 
 Several streams serving one processor id are replicas. A run stays on one replica while it
 lives; when that stream goes away, its invocations still waiting for an answer are re-sent once,
 in their original order and with the server's latest state, to another live replica (or fail
 when there is none), and the run's next invocations go there too.
+
+Outlier ejection, as Envoy's: a replica whose invocations fail ``threshold`` times in a row
+(timeouts, error outcomes, malformed answers) is ejected for ``base_time`` times the number of
+times it has been ejected. Runs move off it at once, with their state (the next invocation
+carries it), and invocations it still owes are re-sent to another replica, as when a stream
+closes. Once the time is up it is routable again, with a clean count. A stream that stays open
+but answers nothing is ejected the same way.
 
 The hub never decides what a failure means for a run: it raises ``ProcessorUnavailable`` and the
 ``RemoteProcessor`` applies the processor's failure policy.
@@ -20,7 +27,7 @@ import logging
 import math
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -59,6 +66,14 @@ class ProcessorUnavailable(Exception):
 
 
 @dataclass(frozen=True)
+class Ejection:
+    """Outlier ejection settings: ``threshold`` consecutive failures (0 disables it)."""
+
+    threshold: int = 3
+    base_time: float = 30.0
+
+
+@dataclass(frozen=True)
 class HookSettings:
     """One declared hook, with the effective settings the server accepted."""
 
@@ -68,6 +83,8 @@ class HookSettings:
     windowed: bool = False
     max_window: int = 1
     max_in_flight: int = 1
+    tool_names: frozenset[str] = frozenset()
+    """Tool hooks and ``processToolResult``: the tools it is for (empty: all)."""
 
 
 @dataclass
@@ -83,8 +100,10 @@ class Connection:
 
     _numbers = itertools.count(1)
 
-    def __init__(self, declarations: Mapping[str, Declaration], instance_id: str = "") -> None:
+    def __init__(self, declarations: Mapping[str, Declaration], instance_id: str = "", version: int = 1) -> None:
         self.number = next(self._numbers)
+        self.version = version
+        """The protocol version negotiated in the handshake."""
         self.instance_id = instance_id or f"stream-{self.number}"
         self.declarations = dict(declarations)
         self.outbound: asyncio.Queue[pb.ProcessorServiceAttachResponse | None] = asyncio.Queue()
@@ -94,6 +113,13 @@ class Connection:
         """run id -> processor id -> the state version this stream holds."""
         self.alive = True
         self.draining = False
+        self.told_to_drain = False
+        """A ``Drain`` went out on this stream (invocations for running runs still follow)."""
+        self.failures = 0
+        """Consecutive failed invocations (timeouts, errors, malformed answers)."""
+        self.ejections = 0
+        self.ejected_until = 0.0
+        """While the hub's clock is before this, no run is routed here."""
         self.finished = asyncio.Event()
         self._ids = itertools.count(1)
 
@@ -136,13 +162,18 @@ class ProcessorHub:
     def __init__(
         self, *, meter: Meter | None = None, default_timeout: float = DEFAULT_TIMEOUT,
         max_timeout: float = MAX_TIMEOUT, attach_wait: float = 0.0, server_id: str = "treadle",
+        ejection: Ejection | None = None, clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        self.ejection = ejection if ejection is not None else Ejection()
+        self.clock = clock
         self.default_timeout = default_timeout
         self.max_timeout = max_timeout
         self.attach_wait = attach_wait
         self.server_id = server_id
         self.draining = False
         self._replicas: dict[str, list[Connection]] = {}
+        self._known: dict[str, Declaration] = {}
+        """The last declaration seen per processor id, attached or not (which hooks count)."""
         self._affinity: dict[str, dict[str, Connection]] = {}
         self._states: dict[str, dict[str, _StateRecord]] = {}
         self._tracked: set[str] = set()
@@ -167,6 +198,7 @@ class ProcessorHub:
         self.m_timeouts = m.create_counter("treadle.processor.timeouts", description="Invocations that timed out")
         self.m_fail_open = m.create_counter("treadle.processor.fail_open_skips", description="Hooks skipped under fail_open")
         self.m_spurious = m.create_counter("treadle.processor.spurious_messages", description="Answers for unknown or cancelled invocations")
+        self.m_ejections = m.create_counter("treadle.processor.ejections", description="Replicas ejected as outliers")
         self.m_latency = m.create_histogram("treadle.processor.latency", unit="ms", description="Invocation round trip")
 
     # --- attached streams ---------------------------------------------------------------------
@@ -177,6 +209,7 @@ class ProcessorHub:
     def register(self, conn: Connection) -> None:
         for pid in conn.declarations:
             self._replicas.setdefault(pid, []).append(conn)
+            self._known[pid] = conn.declarations[pid]
         self.m_streams_started.add(1)
         event, self._attached = self._attached, asyncio.Event()
         event.set()
@@ -217,6 +250,10 @@ class ProcessorHub:
             if conn.alive and not conn.draining:
                 return conn.declarations[processor_id]
         return None
+
+    def known(self, processor_id: str) -> Declaration | None:
+        """The declaration of a live replica, else the last one seen (None: never attached)."""
+        return self.declaration(processor_id) or self._known.get(processor_id)
 
     def hook_settings(self, processor_id: str, hook: str) -> HookSettings | None:
         for conn in self._replicas.get(processor_id, ()):
@@ -297,6 +334,10 @@ class ProcessorHub:
             self.m_spurious.add(1)
             return
         self.m_latency.record((time.monotonic() - p.sent_at) * 1000, self._attrs(p.processor_id, p.hook))
+        if result.WhichOneof("outcome") == "error":
+            self.failed(conn)
+        else:
+            conn.failures = 0
         p.future.set_result(result)
 
     def record(self, processor_id: str, hook: str, outcome: str) -> None:
@@ -312,9 +353,48 @@ class ProcessorHub:
             attrs = self._metric_attrs[key] = {"processor": processor_id, "hook": SEED_NAMES[hook]}
         return attrs
 
+    # --- outlier ejection ---------------------------------------------------------------------
+
+    def failed(self, conn: Connection | None) -> None:
+        """One more failed invocation on ``conn``; ejects it at the threshold."""
+        if conn is None or not conn.alive:
+            return
+        conn.failures += 1
+        if self.ejection.threshold and conn.failures >= self.ejection.threshold and not self.ejected(conn):
+            self._eject(conn)
+
+    def ejected(self, conn: Connection) -> bool:
+        if conn.ejected_until and self.clock() >= conn.ejected_until:
+            conn.ejected_until, conn.failures = 0.0, 0  # its time is up: routable, a clean count
+        return conn.ejected_until > 0
+
+    def _eject(self, conn: Connection) -> None:
+        conn.ejections += 1
+        conn.ejected_until = self.clock() + self.ejection.base_time * conn.ejections
+        for pid in conn.declarations:
+            self.m_ejections.add(1, {"processor": pid})
+        log.warning("processor stream %s ejected for %gs after %d failures in a row",
+                    conn.instance_id, self.ejection.base_time * conn.ejections, conn.failures)
+        for runs in self._affinity.values():  # their next invocations go elsewhere
+            for pid, c in list(runs.items()):
+                if c is conn:
+                    del runs[pid]
+        owed = [p for p in conn.pending.values() if not p.future.done()]
+        for p in owed:  # in send order: what it still owes is asked of another replica
+            try:
+                target = self._pick(p.processor_id, p.hook, p.run_id)
+            except ProcessorUnavailable:
+                continue  # no one else: it may still answer in time
+            self._cancel(p, "replica ejected")
+            p.moved = True
+            self._dispatch(target, p)
+
     def _pick(self, processor_id: str, hook: str, run_id: str) -> Connection:
-        live = [c for c in self._replicas.get(processor_id, ())
-                if c.alive and not c.draining and hook in c.declarations[processor_id].hooks]
+        serving = [c for c in self._replicas.get(processor_id, ())
+                   if c.alive and not c.draining and hook in c.declarations[processor_id].hooks]
+        live = [c for c in serving if not self.ejected(c)]
+        if serving and not live:
+            raise ProcessorUnavailable(f"every replica of {processor_id} is ejected (not answering)", "not_attached")
         if not live:
             if self.declaration(processor_id) is None:
                 raise ProcessorUnavailable(f"processor {processor_id} is not attached", "not_attached")
@@ -341,6 +421,7 @@ class ProcessorHub:
         # The wall-clock deadline (a Timestamp), without datetime arithmetic on the hot path.
         deadline_ns = time.time_ns() + int(timeout * 1e9)
         inv.deadline.seconds, inv.deadline.nanos = divmod(deadline_ns, 1_000_000_000)
+        inv.timeout.seconds, inv.timeout.nanos = divmod(int(timeout * 1e9), 1_000_000_000)
         inv.ClearField("state")
         record = self._states.setdefault(run_id, {}).setdefault(processor_id, _StateRecord())
         if state != record.synced:  # changed on the server's side since the last sync
@@ -376,14 +457,32 @@ class ProcessorHub:
             deadline, _, p = heapq.heappop(heap)
             if p.future.done() or deadline != p.deadline:
                 continue  # answered, cancelled, failed, or re-sent with a later deadline
-            self._cancel(p, "timed out")
-            self.m_timeouts.add(1, {"processor": p.processor_id, "hook": SEED_NAMES[p.hook]})
-            p.future.set_exception(ProcessorUnavailable(f"no answer within {p.timeout:g}s (timed out)", "timeout"))
+            for q in self._behind(p):  # one wait per hung invocation, however many queue behind it
+                self._cancel(q, "timed out")
+                self.m_timeouts.add(1, {"processor": q.processor_id, "hook": SEED_NAMES[q.hook]})
+                q.future.set_exception(ProcessorUnavailable(f"no answer within {p.timeout:g}s (timed out)", "timeout"))
+            self.failed(p.connection)
         while heap and (heap[0][2].future.done() or heap[0][0] != heap[0][2].deadline):
             heapq.heappop(heap)  # answered: arm for the earliest invocation still owed an answer
         if heap:
             self._sweep_at = heap[0][0]
             self._sweep_loop, self._sweep_handle = loop, loop.call_at(self._sweep_at, self._sweep)
+
+    def _behind(self, p: Pending) -> list[Pending]:
+        """``p`` and the invocations of its run and processor sent after it on the same stream:
+        a process answers one run's invocations of a processor in order, so none of them can be
+        answered before ``p``, and each waiting out its own deadline would cost one more timeout."""
+        conn = p.connection
+        if conn is None:
+            return [p]
+        later, seen = [p], False
+        for q in conn.pending.values():
+            if q is p:
+                seen = True
+            elif (seen and not q.future.done() and q.run_id == p.run_id and q.processor_id == p.processor_id
+                  and q.hook == p.hook):
+                later.append(q)
+        return later
 
     def _cancel(self, p: Pending, reason: str) -> None:
         conn = p.connection
@@ -435,14 +534,25 @@ class ProcessorHub:
 
     # --- shutdown -----------------------------------------------------------------------------
 
+    def announce_drain(self, grace: float) -> None:
+        """Shutdown has begun: tell every attached stream at once, with the grace the runs still
+        have. Nothing is refused yet: the running runs' invocations keep coming until they end."""
+        for conn in self.connections():
+            self._tell_drain(conn, grace)
+
+    def _tell_drain(self, conn: Connection, grace: float) -> None:
+        if not conn.told_to_drain and conn.alive:
+            conn.told_to_drain = True
+            conn.send(pb.ProcessorServiceAttachResponse(drain=remote_pb2.Drain(grace_ms=int(grace * 1000))))
+
     async def drain(self, grace: float) -> None:
-        """Send ``Drain``, refuse new invocations, wait up to ``grace`` for answers owed, then end
-        every stream (status OK)."""
+        """Send ``Drain`` (to streams not told yet), refuse new invocations, wait up to ``grace``
+        for answers owed, then end every stream (status OK)."""
         self.draining = True
         conns = self.connections()
         for conn in conns:
             conn.draining = True
-            conn.send(pb.ProcessorServiceAttachResponse(drain=remote_pb2.Drain(grace_ms=int(grace * 1000))))
+            self._tell_drain(conn, grace)
         owed = [p.future for c in conns for p in c.pending.values() if not p.future.done()]
         if owed:
             await asyncio.wait(owed, timeout=grace)

@@ -18,8 +18,9 @@ import grpc
 from ..processors.base import SEED_NAMES
 from ..v1 import processor_service_pb2 as pb
 from ..v1 import processor_service_pb2_grpc
-from .handshake import PROTOCOL_VERSIONS, HandshakeError, negotiate_version
 from ..errors import PermissionDeniedError
+from .handshake import PROCESSOR_PROTOCOL_VERSIONS as PROTOCOL_VERSIONS
+from .handshake import HandshakeError, negotiate_version
 from .hook_convert import HOOK_NAME
 from .identity import Owners
 from .processor_hub import Connection, Declaration, HookSettings, ProcessorHub
@@ -30,6 +31,7 @@ SERVICE_NAME = pb.DESCRIPTOR.services_by_name["ProcessorService"].full_name
 DEFAULT_MAX_WINDOW = 64
 MAX_WINDOW = 1024
 MAX_IN_FLIGHT = 256
+_TOOL_FILTERED = frozenset({"before_tool_call", "after_tool_call", "process_tool_result"})
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 
 
@@ -37,7 +39,7 @@ def accept_handshake(
     handshake: pb.ProcessorHandshake, hub: ProcessorHub
 ) -> tuple[dict[str, Declaration], pb.ProcessorWelcome]:
     """The accepted declarations and the welcome; raises ``HandshakeError`` saying what is wrong."""
-    version = negotiate_version(handshake.protocol_versions, "processor")
+    version = negotiate_version(handshake.protocol_versions, "processor", PROTOCOL_VERSIONS)
     if not handshake.processors:
         raise HandshakeError(grpc.StatusCode.INVALID_ARGUMENT, "the handshake declares no processors")
     welcome = pb.ProcessorWelcome(protocol_version=version, server_id=hub.server_id)
@@ -79,6 +81,8 @@ def _hook_settings(name: str, h: pb.HookDeclaration, where: str, hub: ProcessorH
         raise HandshakeError(grpc.StatusCode.INVALID_ARGUMENT, f"{where}.timeout must not be negative")
     mode: Literal["mutate", "observe"] = "observe" if h.mode == pb.HOOK_MODE_OBSERVE else "mutate"
     timeout = hub.effective_timeout(requested)
+    if name in _TOOL_FILTERED:
+        return HookSettings(mode=mode, timeout=timeout, tool_names=frozenset(h.tool_names))
     if name != "process_output_stream":  # stream-only settings elsewhere are ignored, not refused
         return HookSettings(mode=mode, timeout=timeout)
     if h.delivery not in (pb.STREAM_DELIVERY_UNSPECIFIED, pb.STREAM_DELIVERY_PER_CHUNK, pb.STREAM_DELIVERY_WINDOWED):
@@ -95,6 +99,7 @@ def _echo(out: pb.HookDeclaration, hook: int, s: HookSettings, stream: bool) -> 
     out.hook = pb.Hook.ValueType(hook)
     out.mode = pb.HOOK_MODE_OBSERVE if s.mode == "observe" else pb.HOOK_MODE_MUTATE
     out.timeout.FromNanoseconds(int(s.timeout * 1e9))
+    out.tool_names.extend(sorted(s.tool_names))
     if stream:
         out.process_data_parts = s.process_data_parts
         out.delivery = pb.STREAM_DELIVERY_WINDOWED if s.windowed else pb.STREAM_DELIVERY_PER_CHUNK
@@ -126,7 +131,7 @@ class ProcessorServicer(processor_service_pb2_grpc.ProcessorServiceServicer):
             owner = self.owners.claim(declarations)
         except PermissionDeniedError as e:
             await self._refuse(context, grpc.StatusCode.PERMISSION_DENIED, str(e))
-        conn = Connection(declarations, first.handshake.instance_id)
+        conn = Connection(declarations, first.handshake.instance_id, welcome.protocol_version)
         # Registered before the welcome goes out, so a process that has its welcome is routable;
         # invocations queued meanwhile wait in ``outbound`` behind the welcome.
         self.hub.register(conn)

@@ -21,7 +21,7 @@ from typing import Any
 from opentelemetry import trace
 
 from ..agents import ProcessorRef
-from ..chunks import Chunk
+from ..chunks import SkippedProcessor, StreamResult
 from ..errors import ProcessorUnavailableError, TripwireError
 from ..processors.args import ProcessOutputStreamArgs
 from ..processors.base import SEED_NAMES
@@ -53,6 +53,8 @@ class RemoteProcessor:
         self.hub = hub
         self._waited = False
         self._pipes: dict[str, _StreamPipe] = {}
+        self._skips: dict[tuple[str, str], SkippedProcessor] = {}
+        """(hook, reason) -> the fail_open skips of this run."""
 
     # --- what the runner asks -----------------------------------------------------------------
 
@@ -61,9 +63,14 @@ class RemoteProcessor:
         self.hub.forget_run(run_id)
 
     def implements_hook(self, hook: str) -> bool:
-        """Declared hooks only; every hook while not attached, so the policy applies at once."""
-        declaration = self.hub.declaration(self.id)
+        """Declared hooks only (as last declared, while no replica is attached); every hook of a
+        processor never attached, so the policy applies at once."""
+        declaration = self.hub.known(self.id)
         return True if declaration is None else hook in declaration.hooks
+
+    def skipped_processors(self) -> list[SkippedProcessor]:
+        """The hooks this run skipped under ``fail_open``, one entry per hook and reason."""
+        return [SkippedProcessor(s.processor_id, s.hook, s.reason, s.count, s.message) for s in self._skips.values()]
 
     @property
     def process_data_parts(self) -> bool:
@@ -97,7 +104,7 @@ class RemoteProcessor:
         """Runs ``processAPIError`` remotely."""
         return await self._call("process_api_error", args)
 
-    async def process_output_stream(self, args: ProcessOutputStreamArgs) -> Chunk | None:
+    async def process_output_stream(self, args: ProcessOutputStreamArgs) -> StreamResult:
         """Runs ``processOutputStream`` remotely on one chunk, lock-step."""
         return await self._call(STREAM, args)  # type: ignore[no-any-return]
 
@@ -113,7 +120,20 @@ class RemoteProcessor:
         """Runs ``processOutputResult`` remotely."""
         return await self._call("process_output_result", args)
 
-    async def submit_output_stream(self, args: ProcessOutputStreamArgs) -> Awaitable[Chunk | None]:
+    async def before_tool_call(self, args: Any) -> Any:
+        """Runs ``beforeToolCall`` remotely."""
+        return await self._call("before_tool_call", args)
+
+    async def after_tool_call(self, args: Any) -> Any:
+        """Runs ``afterToolCall`` remotely."""
+        return await self._call("after_tool_call", args)
+
+    def wants_tool(self, hook: str, tool_name: str) -> bool:
+        """The declared tool-name filter of a tool hook or ``processToolResult``."""
+        s = self.hub.hook_settings(self.id, hook)
+        return s is None or not s.tool_names or tool_name in s.tool_names
+
+    async def submit_output_stream(self, args: ProcessOutputStreamArgs) -> Awaitable[StreamResult]:
         """The pipelined path: queue the chunk and return an awaitable of its outcome.
 
         Waits only when the run's pipeline is full (backpressure). The awaitable resolves to the
@@ -123,7 +143,7 @@ class RemoteProcessor:
         self.hub.track_run(args.run.run_id, args.abort_signal)
         loop = asyncio.get_running_loop()
         s = self.hub.hook_settings(self.id, STREAM)
-        future: asyncio.Future[Chunk | None] = loop.create_future()
+        future: asyncio.Future[StreamResult] = loop.create_future()
         if s is not None and args.part.is_data and not s.process_data_parts:
             future.set_result(args.part)  # data-* chunks reach only processors that ask for them
             return future
@@ -170,10 +190,11 @@ class RemoteProcessor:
         try:
             pending = self.hub.send(self.id, hook, invocation, run_id=run_id, state=args.state, timeout=timeout)
             result = await self.hub.wait(pending)
-            decoded = decode_result(hook, result, processor_id=self.id)
+            decoded = decode_result(hook, result, processor_id=self.id, version=_version(pending))
         except ProcessorUnavailable as e:
             return self._fail(hook, args, e.reason, e.kind)
         except MalformedResultError as e:
+            self.hub.failed(pending.connection)
             return self._fail(hook, args, f"malformed answer: {e}", "malformed")
         self._take_state(pending, decoded, args)
         self.hub.record(self.id, SEED_NAMES[hook], decoded.outcome)
@@ -202,8 +223,28 @@ class RemoteProcessor:
         # Per-chunk hooks share one span per step: each skip is also an event, so none is lost.
         span.add_event(SKIP_ATTR, {"treadle.processor.hook": seed, "reason": reason})
         self.hub.m_fail_open.add(1, {"processor": self.id, "hook": seed})
+        self._count_skip(hook, reason, kind)
         log.warning("fail_open: skipping %s of %s: %s", seed, self.id, reason)
         return _unchanged(hook, args)
+
+
+    def _count_skip(self, hook: str, reason: str, kind: str) -> None:
+        known = self.hub.known(self.id)
+        if known is not None and hook not in known.hooks:
+            return  # never declared: not a guard the run went without
+        # A processor never attached to this server: its hooks are unknown, so one entry, "*".
+        name = SEED_NAMES[hook] if known is not None else "*"
+        skip = self._skips.get((name, kind))
+        if skip is None:
+            self._skips[(name, kind)] = SkippedProcessor(self.id, name, kind, 1, reason)  # type: ignore[arg-type]
+        else:
+            skip.count += 1
+            skip.message = reason
+
+
+def _version(pending: Pending) -> int:
+    """The protocol version of the stream that answered."""
+    return pending.connection.version if pending.connection is not None else 1
 
 
 def _unchanged(hook: str, args: Any) -> Any:
@@ -237,7 +278,7 @@ def _set(future: asyncio.Future[Any], *, value: Any = None, error: BaseException
 
 @dataclass(eq=False)
 class _Batch:
-    entries: list[tuple[ProcessOutputStreamArgs, asyncio.Future[Chunk | None]]]
+    entries: list[tuple[ProcessOutputStreamArgs, asyncio.Future[StreamResult]]]
     pending: Pending | None = None
     error: ProcessorUnavailable | None = None
     """Set when the invocation could not be sent at all."""
@@ -257,7 +298,8 @@ class _Batch:
         if error is not None:
             return error
         try:
-            return decode_result(STREAM, future.result(), processor_id=processor_id, parts=len(self.entries))
+            return decode_result(STREAM, future.result(), processor_id=processor_id, parts=len(self.entries),
+                                 version=_version(self.pending))
         except MalformedResultError as e:
             return e
 
@@ -273,7 +315,7 @@ class _StreamPipe:
 
     processor: RemoteProcessor
     settings: HookSettings
-    unsent: deque[tuple[ProcessOutputStreamArgs, asyncio.Future[Chunk | None]]] = field(default_factory=deque)
+    unsent: deque[tuple[ProcessOutputStreamArgs, asyncio.Future[StreamResult]]] = field(default_factory=deque)
     in_flight: int = 0
     batches: deque[_Batch] = field(default_factory=deque)
     applier: asyncio.Task[None] | None = None
@@ -286,11 +328,11 @@ class _StreamPipe:
     def window(self) -> int:
         return self.settings.max_window if self.settings.windowed else 1
 
-    async def submit(self, args: ProcessOutputStreamArgs) -> asyncio.Future[Chunk | None]:
+    async def submit(self, args: ProcessOutputStreamArgs) -> asyncio.Future[StreamResult]:
         while len(self.unsent) >= self.window:
             self.room.clear()
             await self.room.wait()
-        future: asyncio.Future[Chunk | None] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[StreamResult] = asyncio.get_running_loop().create_future()
         if self.tripwire is not None:
             _set(future, error=self.tripwire)
             return future
@@ -378,7 +420,16 @@ class _StreamPipe:
         p = self.processor
         reason, kind = ((outcome.reason, outcome.kind) if isinstance(outcome, ProcessorUnavailable)
                         else (f"malformed answer: {outcome}", "malformed"))
-        for args, future in batch.entries:
+        if kind == "malformed" and batch.pending is not None:
+            p.hub.failed(batch.pending.connection)
+        entries = list(batch.entries)
+        if kind == "timeout":
+            # The chunks queued behind a hung invocation have waited out its timeout already:
+            # they share its failure rather than each waiting for one more (one timeout per hang).
+            while self.unsent:
+                entries.append(self.unsent.popleft())
+            self.room.set()
+        for args, future in entries:
             try:
                 _set(future, value=p._fail(STREAM, args, reason, kind))
             except ProcessorUnavailableError as e:

@@ -2,7 +2,8 @@
 
 Environment: ``TREADLE_LISTEN``, ``TREADLE_CONFIG``, ``TREADLE_GRACE``,
 ``TREADLE_MAX_MESSAGE_BYTES``, ``TREADLE_TOOL_TIMEOUT``, ``TREADLE_PROCESSOR_TIMEOUT``,
-``TREADLE_PROCESSOR_MAX_TIMEOUT``, ``TREADLE_PROCESSOR_ATTACH_WAIT``, ``TREADLE_DATA_DIR``,
+``TREADLE_PROCESSOR_MAX_TIMEOUT``, ``TREADLE_PROCESSOR_ATTACH_WAIT``,
+``TREADLE_PROCESSOR_EJECTION_THRESHOLD``, ``TREADLE_PROCESSOR_EJECTION_TIME``, ``TREADLE_DATA_DIR``,
 ``TREADLE_DATABASE_URL``, ``TREADLE_AUTH_FILE``, ``TREADLE_TLS_CERT``, ``TREADLE_TLS_KEY``,
 ``TREADLE_TLS_CLIENT_CA``.
 """
@@ -45,6 +46,10 @@ class Settings:
     """The most any remote processor may ask for (the agent's cap may still be shorter)."""
     processor_attach_wait: float = 0.0
     """Seconds a run waits, once, for a named remote processor that is not attached yet."""
+    processor_ejection_threshold: int = 3
+    """Consecutive timeouts or errors after which a processor replica is ejected (0: never)."""
+    processor_ejection_time: float = 30.0
+    """Seconds a replica's first ejection lasts; each further ejection lasts one more such time."""
     data_dir: Path = field(default_factory=_default_data_dir)
     """Where the SQLite database lives (``treadle.db``), unless ``database`` is given."""
     database: str | None = None
@@ -70,6 +75,8 @@ class Settings:
             raise ValueError("max message size must be positive")
         if self.processor_timeout <= 0 or self.processor_max_timeout <= 0:
             raise ValueError("processor timeouts must be > 0 seconds")
+        if self.processor_ejection_threshold < 0 or self.processor_ejection_time <= 0:
+            raise ValueError("processor ejection threshold must be >= 0 and its time > 0 seconds")
         if self.database is not None and not self.database.startswith(("postgresql://", "postgres://")):
             raise ValueError(f"database {self.database!r} must be a postgresql:// URL")
         if (self.tls_cert is None) != (self.tls_key is None):
@@ -103,6 +110,8 @@ class Settings:
             ("TREADLE_PROCESSOR_TIMEOUT", "processor_timeout", float),
             ("TREADLE_PROCESSOR_MAX_TIMEOUT", "processor_max_timeout", float),
             ("TREADLE_PROCESSOR_ATTACH_WAIT", "processor_attach_wait", float),
+            ("TREADLE_PROCESSOR_EJECTION_THRESHOLD", "processor_ejection_threshold", int),
+            ("TREADLE_PROCESSOR_EJECTION_TIME", "processor_ejection_time", float),
         ):
             if env.get(var):
                 try:

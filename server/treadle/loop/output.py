@@ -1,4 +1,10 @@
-"""Where a run's chunks go: through the output processors, then to the client's queue."""
+"""Where a run's chunks go: through the output processors, then to the client's queue.
+
+Processors may hold text back and release it later, as new deltas; ``send`` keeps the client's
+text parts consistent: a released delta without an id gets the id of the text part it lands in,
+and one released after its part ended lands in a part the server opens (and closes before the
+next chunk that is not one of its deltas).
+"""
 
 from __future__ import annotations
 
@@ -6,9 +12,9 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..chunks import Chunk
+from ..chunks import Chunk, TextEnd, TextStart
 from ..message_list import MessageList
-from ..messages import DataPart, Message
+from ..messages import DataPart, Message, new_id
 from ..processors.runner import ChainRunner
 from .pipeline import StreamPipeline
 
@@ -28,6 +34,13 @@ class Output:
         self._pipeline: StreamPipeline | None = None
         self._bound: tuple[ChainRunner, Sequence[Any], MessageList] | None = None
         self.sent_count = 0
+        self._text_id: str | None = None
+        """Id of the text part the client has open (between its text-start and text-end)."""
+        self._opened = False
+        """True when the server opened that part for deltas released after their own ended."""
+        self._guards: list[asyncio.Task[None]] = []
+        self._held: list[Chunk] = []
+        """Chunks kept from the client while parallel guardrails (``with_model``) still run."""
 
     def bind(self, chain: ChainRunner, processors: Sequence[Any], message_list: MessageList) -> None:
         self._bound = (chain, processors, message_list)
@@ -38,20 +51,76 @@ class Output:
             self._pipeline = StreamPipeline(*self._bound, sink=self._deliver)
         return self._pipeline
 
+    def hold(self, guards: list[asyncio.Task[None]]) -> None:
+        """Keep what is sent from the client until every guard passed (``settle``)."""
+        self._guards = list(guards)
+
+    async def settle(self) -> None:
+        """Wait for the guards: when all passed the held chunks go out; else they are discarded
+        and the first failure (a ``TripwireError``) is raised."""
+        if not self._guards:
+            return
+        guards, self._guards = self._guards, []
+        try:
+            await asyncio.gather(*guards)
+        except BaseException:
+            self._held.clear()
+            for g in guards:
+                g.cancel()
+            raise
+        held, self._held = self._held, []
+        for chunk in held:
+            await self.queue.put(chunk)
+
+    def _guard_failure(self) -> BaseException | None:
+        for g in self._guards:
+            if g.done() and not g.cancelled() and g.exception() is not None:
+                return g.exception()
+        return None
+
     async def reset(self) -> None:
         """A fresh pipeline (after a rejected step, or at the end of the run)."""
+        for g in self._guards:
+            g.cancel()
+        self._guards, self._held = [], []
         if self._pipeline is not None:
             await self._pipeline.close()
             self._pipeline = None
 
     async def send(self, chunk: Chunk) -> None:
         """To the client as is (chunks written from output-stream hooks, tripwires, finish)."""
+        t = chunk.type
+        if t == "text-delta":
+            if self._text_id is None:
+                self._text_id, self._opened = chunk.payload.id or new_id("text"), True
+                await self._deliver(Chunk.of(TextStart(self._text_id)))
+            if not chunk.payload.id:
+                chunk.payload.id = self._text_id
+        elif self._opened:
+            opened, self._text_id, self._opened = self._text_id or "", None, False
+            await self._deliver(Chunk.of(TextEnd(opened)))
+        if t == "text-start":
+            self._text_id = chunk.payload.id
+        elif t == "text-end":
+            self._text_id = None
+        await self._deliver(chunk)
+
+    async def _deliver(self, chunk: Chunk) -> None:
         chunk.run_id = chunk.run_id or self.run_id
         if chunk.is_data and not chunk.transient:
             self._keep(chunk)
         if self.on_sent is not None:
             self.on_sent(chunk)
         self.sent_count += 1
+        if self._guards:
+            failure = self._guard_failure()
+            if failure is not None:  # a guardrail blocked: stop the provider call now
+                await self.settle()
+            elif not all(g.done() for g in self._guards):
+                self._held.append(chunk)
+                return
+            else:
+                await self.settle()
         await self.queue.put(chunk)
 
     async def stream(self, chunk: Chunk) -> None:

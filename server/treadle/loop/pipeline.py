@@ -5,6 +5,9 @@ whose stream hook is windowed or allows several invocations in flight) becomes a
 own: the chunk is submitted and the next chunk goes on without waiting for the answer, so a
 slow network adds latency, not a throughput ceiling. Answers are applied in chunk order.
 
+A processor may answer one chunk with several (or none: held back until a later chunk releases
+it); each goes on through the processors after it, in order.
+
 With no pipelining processor there are no stages and no tasks: ``put`` runs the chain inline.
 
 The stage tasks outlive a step, so each chunk is handled in the trace context ``put`` was called
@@ -23,7 +26,7 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 
-from ..chunks import Chunk
+from ..chunks import Chunk, as_chunks
 from ..message_list import MessageList
 from ..processors.runner import ChainRunner
 
@@ -88,8 +91,11 @@ class StreamPipeline:
             raise self.failure
         if not self.staged:
             out = await self.chain.process_output_stream(self.processors, chunk, self.message_list)
-            if out is not None:
+            if isinstance(out, Chunk):
                 await self.sink(out)
+            elif out is not None:
+                for c in out:
+                    await self.sink(c)
             return
         self._start()
         self._context = otel_context.get_current()
@@ -128,8 +134,8 @@ class StreamPipeline:
         self._tasks.append(asyncio.create_task(self._sink_stage(self._queues[-1])))
 
     async def _resolve(self, item: Any) -> Any:
-        """A chunk, a marker, None (dropped) or _STOP (the pipeline failed)."""
-        if isinstance(item, (Chunk, _Marker)) or item is None:
+        """A chunk, a list of chunks, a marker, None (dropped) or _STOP (the pipeline failed)."""
+        if isinstance(item, (Chunk, _Marker, list)) or item is None:
             return item
         try:
             return await item  # a pending answer of a pipelined stage
@@ -159,31 +165,36 @@ class StreamPipeline:
             item = await self._resolve(await inbox.get())
             if item is None or item is _STOP or (self.failure and not isinstance(item, _Marker)):
                 continue
-            if isinstance(item, Chunk):
+            if isinstance(item, _Marker):
+                await outbox.put(item)
+                continue
+            for chunk in (item,) if isinstance(item, Chunk) else item:
+                out: Any  # a pending answer (pipelined) or what the chain made of the chunk
                 token = otel_context.attach(self._context)
                 try:
                     if pipelined:
-                        item = await self.chain.submit_output_stream(
-                            processors[0], first, item, self.message_list
+                        out = await self.chain.submit_output_stream(
+                            processors[0], first, chunk, self.message_list
                         )
                     else:
-                        item = await self.chain.process_output_stream(
-                            processors, item, self.message_list, offset=first
+                        out = await self.chain.process_output_stream(
+                            processors, chunk, self.message_list, offset=first
                         )
                 except Exception as e:
                     self._fail(e)
-                    continue
+                    break
                 finally:
                     otel_context.detach(token)
-            await outbox.put(item)
+                await outbox.put(out)
 
     async def _sink_stage(self, inbox: asyncio.Queue[Any]) -> None:
         while True:
             item = await self._resolve(await inbox.get())
             if isinstance(item, _Marker):
                 item.done.set_result(None)
-            elif isinstance(item, Chunk) and self.failure is None:
+            elif item is not None and item is not _STOP and self.failure is None:
                 try:
-                    await self.sink(item)
+                    for chunk in as_chunks(item):
+                        await self.sink(chunk)
                 except Exception as e:
                     self._fail(e)

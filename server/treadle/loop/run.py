@@ -17,12 +17,13 @@ import jsonschema
 from opentelemetry.trace import Tracer
 
 from ..agents import DEFAULT_MAX_STEPS, Agent, RunRequest
-from ..chunks import Chunk, ErrorPayload, Finish, FinishReason, Start, Tripwire, Usage
+from ..chunks import Chunk, ErrorPayload, Finish, FinishReason, SkippedProcessor, Start, Tripwire, Usage
 from ..errors import InvalidArgumentError, ProcessorError, TripwireError
 from ..message_list import MessageList
 from ..messages import Message, new_id
 from ..processors.builtin import default_error_stack
 from ..processors.args import OutputResult, ProcessInputArgs, ProcessOutputResultArgs, StepResult
+from ..processors.parallel import group_refs
 from ..processors.runner import ChainRunner, RunScope
 from ..providers.base import ModelConfig, ModelSettings
 from ..registry import Registry
@@ -49,6 +50,8 @@ class GenerateResult:
     tripwire: Tripwire | None = None
     messages: list[Message] = field(default_factory=list)
     error: ErrorPayload | None = None
+    skipped_processors: list[SkippedProcessor] = field(default_factory=list)
+    """``fail_open`` processor hooks the run went on without (also in the ``finish`` chunk)."""
 
 
 class AgentLoop:
@@ -127,6 +130,9 @@ class AgentLoop:
         def lane(per_call: list[Any] | None, agent_lane: list[Any]) -> list[Any]:
             return [resolve(r) for r in (per_call if per_call is not None else agent_lane)]
 
+        def input_lane(per_call: list[Any] | None, agent_lane: list[Any]) -> list[Any]:
+            return group_refs(per_call if per_call is not None else agent_lane, resolve)
+
         tools = {t.name: t for t in (self.registry.resolve_tool(x) for x in agent.tools)}
         hooks = (self.registry.resolve_hooks(agent.tool_hooks) or ToolHooks()).overridden_by(
             self.registry.resolve_hooks(opts.tool_hooks)
@@ -135,7 +141,7 @@ class AgentLoop:
             run_id=request.run_id or new_id("run"),
             agent=agent,
             options=opts,
-            input_processors=lane(opts.input_processors, agent.input_processors),
+            input_processors=input_lane(opts.input_processors, agent.input_processors),
             output_processors=lane(opts.output_processors, agent.output_processors),
             error_processors=self._error_lane(agent, opts.error_processors),
             tools=tools,
@@ -190,8 +196,9 @@ class AgentLoop:
             log.exception("run %s failed", plan.run_id)
             result.error = ErrorPayload(str(e) or type(e).__name__, type(e).__name__)
             result.finish_reason = "error"
+            result.skipped_processors = _skipped(plan)
             await output.send(Chunk.of(result.error))
-            await output.send(Chunk.of(Finish("error", result.usage)))
+            await output.send(Chunk.of(Finish("error", result.usage, result.skipped_processors)))
         finally:
             await output.reset()
             _end_run(plan)
@@ -225,10 +232,14 @@ class AgentLoop:
                 shown=ml.get_input,
             )
         except TripwireError as e:  # the model is never called
-            return await self._trip(output, state, result, _tripwire(e))
+            return await self._trip(plan, output, state, result, _tripwire(e))
         except ProcessorError as e:
-            return await self._fail(output, state, result, ErrorPayload(str(e), "ProcessorError"))
-        await persist.save(ml)  # the input, as processInput left it
+            return await self._fail(plan, output, state, result, ErrorPayload(str(e), "ProcessorError"))
+        if scope.held_guards:  # parallel guardrails beside the first provider call
+            output.hold(scope.held_guards)  # the input is saved with the step, once they passed
+            scope.held_guards = []
+        else:
+            await persist.save(ml)  # the input, as processInput left it
         base_system = list(ml.system_messages)
 
         while True:
@@ -243,9 +254,9 @@ class AgentLoop:
                     state.count_retry()
                     continue
                 case Tripped(tripwire=tripwire):
-                    return await self._trip(output, state, result, tripwire)
+                    return await self._trip(plan, output, state, result, tripwire)
                 case Failed(error=error, sent=sent):
-                    return await self._fail(output, state, result, error, sent=sent)
+                    return await self._fail(plan, output, state, result, error, sent=sent)
                 case Done():
                     state.completed_steps += 1
                     await persist.save(ml)  # an accepted step, at its boundary
@@ -272,15 +283,16 @@ class AgentLoop:
             )
         except TripwireError as e:
             await persist.drop_response(ml)  # the rejected answer is not kept
-            return await self._trip(output, state, result, _tripwire(e))
+            return await self._trip(plan, output, state, result, _tripwire(e))
         except ProcessorError as e:
-            return await self._fail(output, state, result, ErrorPayload(str(e), "ProcessorError"))
+            return await self._fail(plan, output, state, result, ErrorPayload(str(e), "ProcessorError"))
         await persist.finish(ml, final_reason, state.usage)  # the final state, after processOutputResult
 
         self._fill(result, state, text, final_reason)
         state.chain.end_stream_spans()  # a finish after the last step opened one more stream span
         # Last, after any chunk process_output_result wrote; processors saw a finish already.
-        await output.send(Chunk.of(Finish(final_reason, state.usage)))
+        skipped = result.skipped_processors = _skipped(plan)
+        await output.send(Chunk.of(Finish(final_reason, state.usage, skipped)))
 
     # --- endings ------------------------------------------------------------------------------
 
@@ -292,22 +304,22 @@ class AgentLoop:
         result.messages = state.message_list.get_response()
 
     async def _trip(
-        self, output: Output, state: RunState, result: GenerateResult, tripwire: Tripwire
+        self, plan: RunPlan, output: Output, state: RunState, result: GenerateResult, tripwire: Tripwire
     ) -> None:
         """A final abort: tripwire chunk, then finish ``other``; the rejected text is not the answer."""
         result.tripwire = tripwire
-        await self._stop(output, state, result, Chunk.of(tripwire), "other")
+        await self._stop(plan, output, state, result, Chunk.of(tripwire), "other")
 
     async def _fail(
-        self, output: Output, state: RunState, result: GenerateResult, error: ErrorPayload,
-        *, sent: bool = False,
+        self, plan: RunPlan, output: Output, state: RunState, result: GenerateResult,
+        error: ErrorPayload, *, sent: bool = False,
     ) -> None:
         """``sent``: the ``error`` chunk was streamed already, inside the failed step."""
         result.error = error
-        await self._stop(output, state, result, None if sent else Chunk.of(error), "error")
+        await self._stop(plan, output, state, result, None if sent else Chunk.of(error), "error")
 
     async def _stop(
-        self, output: Output, state: RunState, result: GenerateResult, last: Chunk | None,
+        self, plan: RunPlan, output: Output, state: RunState, result: GenerateResult, last: Chunk | None,
         reason: FinishReason,
     ) -> None:
         """End the run early: drop what is still in the pipeline, then ``last`` and ``finish``."""
@@ -316,7 +328,20 @@ class AgentLoop:
         self._fill(result, state, "", reason)
         if last is not None:
             await output.send(last)
-        await output.send(Chunk.of(Finish(reason, state.usage)))
+        result.skipped_processors = _skipped(plan)
+        await output.send(Chunk.of(Finish(reason, state.usage, result.skipped_processors)))
+
+
+def _skipped(plan: RunPlan) -> list[SkippedProcessor]:
+    """What the run's fail_open processors skipped (remote processors keep count)."""
+    out: list[SkippedProcessor] = []
+    seen: set[int] = set()
+    for p in (*plan.input_processors, *plan.output_processors, *plan.error_processors):
+        report = getattr(p, "skipped_processors", None)
+        if callable(report) and id(p) not in seen:
+            seen.add(id(p))
+            out.extend(report())
+    return out
 
 
 def _end_run(plan: RunPlan) -> None:

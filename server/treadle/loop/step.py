@@ -162,7 +162,9 @@ async def _run(
     try:
         finish, raw_chunks = await _call_model(plan, model, request, cached, output, step.collector)
     except APICallError as err:
+        await output.settle()  # guardrails beside the call decide first
         return await _api_error(plan, state, output, step, err)
+    await output.settle()  # nothing of the step goes on before guardrails beside the call passed
 
     ml.add(message, "response")
     collector = step.collector

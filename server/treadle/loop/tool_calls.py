@@ -1,6 +1,10 @@
 """Running a step's tool calls: hooks, execution, ``process_tool_result``, result chunks.
 
 Tools execute concurrently; their results are processed and streamed in call order.
+
+The tool hooks are the agent's (or the call's) first, then those of the agent's input and output
+processors that serve ``before_tool_call`` / ``after_tool_call`` for the tool, in array order
+(each processor once). The first hook that skips the tool decides its output.
 """
 
 from __future__ import annotations
@@ -11,7 +15,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..chunks import Chunk, ToolCallPayload, ToolErrorPayload, ToolResult, ToolResultPayload
-from ..processors.args import ProcessorStreamWriter, ProcessToolResultArgs, StepResult
+from ..processors.args import (
+    AfterToolCallArgs,
+    BeforeToolCallArgs,
+    ProcessorStreamWriter,
+    ProcessToolResultArgs,
+    StepResult,
+)
+from ..processors.base import wants_tool
 from ..tools import ToolAfterHookContext, ToolContext, ToolHookContext
 from ..tools.hooks import as_before_result, call_hook
 from ..tracing.spans import ATTR, tool_span
@@ -46,6 +57,13 @@ async def _execute(plan: RunPlan, state: RunState, output: Output, call: ToolCal
         before = as_before_result(
             await call_hook(hooks.before_tool_call, ToolHookContext(call.tool_name, call.args, hook_ctx, meta))
         )
+        if before is None or before.proceed:
+            before = as_before_result(await state.chain.run_tool_hook(
+                _tool_processors(plan), "before_tool_call", call.tool_name,
+                lambda p, c: BeforeToolCallArgs(tool_name=call.tool_name, tool_call_id=call.tool_call_id,
+                                                args=call.args, **c),
+                stop=_skips,
+            ))
         if before is not None and not before.proceed:
             span.set_attribute("treadle.tool.skipped", True)
             return _Outcome(True, before.output)  # afterToolCall is skipped too
@@ -67,6 +85,12 @@ async def _execute(plan: RunPlan, state: RunState, output: Output, call: ToolCal
         await call_hook(
             hooks.after_tool_call,
             ToolAfterHookContext(call.tool_name, call.args, hook_ctx, meta, value, error),
+        )
+        await state.chain.run_tool_hook(
+            _tool_processors(plan), "after_tool_call", call.tool_name,
+            lambda p, c: AfterToolCallArgs(
+                tool_name=call.tool_name, tool_call_id=call.tool_call_id, args=call.args, output=value,
+                error=None if error is None else (str(error) or type(error).__name__), **c),
         )
         if error is not None:
             span.set_attribute(ATTR.ERROR_TYPE, type(error).__name__)
@@ -96,7 +120,8 @@ async def _deliver(
     # process_tool_result runs before the result enters the list; a processor replaces it with
     # message_list.update_tool_invocation, and what the list then holds is what everyone sees.
     await state.chain.run_message_hook(
-        plan.output_processors, "process_tool_result", ml,
+        [p for p in plan.output_processors if wants_tool(p, "process_tool_result", call.tool_name)],
+        "process_tool_result", ml,
         lambda p, c: ProcessToolResultArgs(
             messages=ml.get_all(), message_list=ml, step_number=result.step_number,
             tool_name=call.tool_name, tool_call_id=call.tool_call_id, args=call.args,
@@ -113,6 +138,22 @@ async def _deliver(
             ml.update_tool_invocation(dataclasses.replace(current, state="result", result=value))
     result.tool_results.append(ToolResult(call.tool_call_id, call.tool_name, call.args, value))
     await output.emit(Chunk.of(ToolResultPayload(call.tool_call_id, call.tool_name, value, args=call.args)))
+
+
+def _tool_processors(plan: RunPlan) -> list[Any]:
+    """The agent's input and output processors, each once (a guard may sit in both lanes)."""
+    seen: set[str] = set()
+    out = []
+    for p in (*plan.input_processors, *plan.output_processors):
+        if p.id not in seen:
+            seen.add(p.id)
+            out.append(p)
+    return out
+
+
+def _skips(result: Any) -> bool:
+    before = as_before_result(result)
+    return before is not None and not before.proceed
 
 
 def _error_status(error: BaseException) -> Any:

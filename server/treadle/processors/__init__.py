@@ -5,6 +5,8 @@ A processor is any object with an ``id`` and one or more of the hook methods nam
 """
 
 from .args import (
+    AfterToolCallArgs,
+    BeforeToolCallArgs,
     OutputResult,
     ProcessAPIErrorArgs,
     ProcessInputArgs,
@@ -19,7 +21,7 @@ from .args import (
     RunInfo,
     StepResult,
 )
-from .base import HOOKS, Processor, ProcessorViolation, implements
+from .base import HOOKS, TOOL_HOOKS, Processor, ProcessorViolation, implements, wants_tool
 from .results import (
     MessagesResult,
     ProcessAPIErrorResult,
@@ -29,6 +31,9 @@ from .results import (
 
 __all__ = [
     "HOOKS",
+    "TOOL_HOOKS",
+    "AfterToolCallArgs",
+    "BeforeToolCallArgs",
     "MessagesResult",
     "OutputResult",
     "ProcessAPIErrorArgs",
@@ -49,4 +54,5 @@ __all__ = [
     "RunInfo",
     "StepResult",
     "implements",
+    "wants_tool",
 ]

@@ -228,6 +228,31 @@ class ProcessToolResultArgs(_Common):
 
 
 @dataclass(kw_only=True)
+class BeforeToolCallArgs(_Common):
+    """``beforeToolCall`` served by a processor: return ``{"proceed": False, "output": ...}`` (or
+    a ``ToolBeforeHookResult``) to skip the tool, None to let it run."""
+
+    tool_name: str
+    tool_call_id: str
+    args: Any
+    state: dict[str, Any]
+    writer: ProcessorStreamWriter | None = None
+
+
+@dataclass(kw_only=True)
+class AfterToolCallArgs(_Common):
+    """``afterToolCall`` served by a processor: sees the tool's ``output`` or ``error``."""
+
+    tool_name: str
+    tool_call_id: str
+    args: Any
+    state: dict[str, Any]
+    output: Any = None
+    error: str | None = None
+    writer: ProcessorStreamWriter | None = None
+
+
+@dataclass(kw_only=True)
 class ProcessOutputResultArgs(_Common):
     messages: list[Message]
     message_list: MessageList

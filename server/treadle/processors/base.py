@@ -19,6 +19,11 @@ HOOKS: tuple[str, ...] = (
 )
 """Hook method names, in the seed's order (``processInput`` -> ``process_input`` ...)."""
 
+TOOL_HOOKS: tuple[str, ...] = ("before_tool_call", "after_tool_call")
+"""The agent's tool hooks, which a processor may also serve (a remote one: in any language).
+A processor's optional ``tool_names`` (a set of names, or a dict hook -> names) limits these
+hooks, and ``process_tool_result``, to those tools."""
+
 SEED_NAMES: dict[str, str] = {
     "process_input": "processInput",
     "process_input_step": "processInputStep",
@@ -29,6 +34,8 @@ SEED_NAMES: dict[str, str] = {
     "process_output_step": "processOutputStep",
     "process_tool_result": "processToolResult",
     "process_output_result": "processOutputResult",
+    "before_tool_call": "beforeToolCall",
+    "after_tool_call": "afterToolCall",
 }
 
 
@@ -51,6 +58,17 @@ class Processor(Protocol):
     """
 
     id: str
+
+
+def wants_tool(processor: object, hook: str, tool_name: str) -> bool:
+    """Whether the processor's ``hook`` (a tool hook or ``process_tool_result``) is for this tool."""
+    check = getattr(processor, "wants_tool", None)
+    if callable(check):
+        return bool(check(hook, tool_name))
+    names = getattr(processor, "tool_names", None)
+    if isinstance(names, dict):
+        names = names.get(hook)
+    return not names or tool_name in names
 
 
 def implements(processor: object, hook: str) -> Callable[[Any], Any] | None:

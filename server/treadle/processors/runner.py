@@ -18,13 +18,14 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode, Tracer
 
-from ..chunks import Chunk
+from ..chunks import Chunk, StreamResult, as_chunks, one_or_many
 from ..errors import ProcessorError, ProcessorUnavailableError, TripwireError
 from ..message_list import MessageList
 from ..messages import Message, Prompt
 from ..tracing.spans import ATTR, processor_span
 from .args import AbortFn, ProcessorStreamWriter, ProcessOutputStreamArgs, RunInfo, make_abort
-from .base import SEED_NAMES, ProcessorViolation, implements
+from .base import SEED_NAMES, ProcessorViolation, implements, wants_tool
+from .parallel import GROUP_HOOKS, ParallelGroup
 from .results import (
     MessagesResult,
     ProcessInputStepResult,
@@ -58,6 +59,8 @@ class RunScope:
     """The current step (the loop keeps it up to date)."""
     retry_count: int = 0
     states: dict[str, dict[str, Any]] = field(default_factory=dict)
+    held_guards: list[asyncio.Task[None]] = field(default_factory=list)
+    """Parallel guardrail groups (``with_model``) still running beside the first provider call."""
 
     def state_for(self, processor_id: str) -> dict[str, Any]:
         return self.states.setdefault(processor_id, {})
@@ -74,13 +77,14 @@ class _StreamSpan:
     """The span's context over ``base`` (the current context it was made in), made once: every
     chunk of the step carries the same context (and the same injected trace context)."""
 
-    def count(self, chunk: Chunk, result: Chunk | None) -> Chunk | None:
+    def count(self, chunk: Chunk, result: Any) -> StreamResult:
         """``result``, counted as a drop or a replacement of ``chunk``."""
-        if result is None:
+        if result is None or (isinstance(result, list) and not result):
             self.dropped += 1
-        elif result is not chunk:
+            return None
+        if result is not chunk:
             self.replaced += 1
-        return result
+        return result  # type: ignore[no-any-return]
 
     def context(self) -> otel_context.Context:
         """``trace.set_span_in_context(self.span)``, reused while the current context is the same."""
@@ -201,10 +205,55 @@ class ChainRunner:
     ) -> None:
         """process_input / process_output_step / process_tool_result / process_output_result."""
         shown = shown or message_list.get_all
-        for index, p, method in _implementing(processors, hook):
+        for index, p, method in self._implementing(processors, hook, partial(build)):
             scope = shown()
             result = await self._invoke(p, method, index, hook, partial(build, p))
             self.apply_message_result(p, hook, result, message_list, scope)
+
+    def _implementing(
+        self, processors: Sequence[Any], hook: str, build: Callable[[Any, dict[str, Any]], Any],
+    ) -> Iterator[tuple[int, Any, Callable[[Any], Any]]]:
+        """Like ``_implementing``; a parallel group is one step whose "method" runs its members
+        concurrently and returns None (it only validates)."""
+        for index, p in enumerate(processors):
+            if isinstance(p, ParallelGroup):
+                if hook in GROUP_HOOKS:
+                    yield index, p, partial(self._group, p, index, hook, build)
+                continue
+            method = implements(p, hook)
+            if method is not None:
+                yield index, p, method
+
+    async def _group(
+        self, group: ParallelGroup, index: int, hook: str, build: Callable[[Any, dict[str, Any]], Any],
+        _args: Any = None,
+    ) -> None:
+        work = self._validate(group, index, hook, build)
+        if group.with_model and hook == "process_input":
+            self.scope.held_guards.append(asyncio.ensure_future(work))  # the loop holds the output
+            return
+        await work
+
+    async def _validate(
+        self, group: ParallelGroup, index: int, hook: str, build: Callable[[Any, dict[str, Any]], Any],
+    ) -> None:
+        """Every member at once; the first abort (or failure) cancels the others."""
+
+        async def one(member: Any, method: Callable[[Any], Any]) -> None:
+            result = await self._invoke(member, method, index, hook, partial(build, member))
+            if result is not None:
+                raise ProcessorError(member.id, SEED_NAMES[hook],
+                                     "a parallel guardrail may abort or continue, not change anything")
+
+        tasks = [asyncio.ensure_future(one(m, method)) for m in group.members
+                 if (method := implements(m, hook)) is not None]
+        try:
+            for done in asyncio.as_completed(tasks):
+                await done
+        finally:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     def apply_message_result(
         self, processor: Any, hook: str, result: Any, message_list: MessageList,
@@ -226,7 +275,7 @@ class ChainRunner:
     ) -> dict[str, Any]:
         """Chains step overrides: each processor sees the previous one's (``Object.assign``)."""
         hook = "process_input_step"
-        for index, p, method in _implementing(processors, hook):
+        for index, p, method in self._implementing(processors, hook, lambda p, c: build(p, c, overrides)):
             scope = message_list.get_all()
             result = await self._invoke(p, method, index, hook, lambda c: build(p, c, overrides))
             result = as_input_step_result(result)
@@ -271,6 +320,22 @@ class ChainRunner:
         for index, p, method in _implementing(processors, hook):
             await self._invoke(p, method, index, hook, partial(build, p))
 
+    # --- tool hooks served by processors -----------------------------------------------------
+
+    async def run_tool_hook(
+        self, processors: Sequence[Any], hook: str, tool_name: str,
+        build: Callable[[Any, dict[str, Any]], Any], stop: Callable[[Any], bool] = lambda _: False,
+    ) -> Any:
+        """``before_tool_call`` / ``after_tool_call`` of the processors that serve it for this
+        tool, in order; returns the first result ``stop`` accepts (a skip), else None."""
+        for index, p, method in _implementing(processors, hook):
+            if not wants_tool(p, hook, tool_name):
+                continue
+            result = await self._invoke(p, method, index, hook, partial(build, p))
+            if stop(result):
+                return result
+        return None
+
     # --- process_api_error --------------------------------------------------------------------
 
     async def process_api_error(
@@ -294,13 +359,15 @@ class ChainRunner:
 
     async def process_output_stream(
         self, processors: Sequence[Any], chunk: Chunk, message_list: MessageList, offset: int = 0
-    ) -> Chunk | None:
-        """Run the chunk through every output processor; None means it was dropped.
+    ) -> StreamResult:
+        """Run the chunk through every output processor; None means it was dropped, a list that
+        a processor replaced it by several (each goes through the processors after that one).
 
         ``offset`` is the index of ``processors[0]`` in the agent's array.
         """
         hook = "process_output_stream"
-        for index, p in enumerate(processors, start=offset):
+        for pos, p in enumerate(processors):
+            index = offset + pos
             method = self._stream_hook(p, chunk)
             if method is None:
                 continue
@@ -320,14 +387,32 @@ class ChainRunner:
                 # SPEC §3: an error here is logged and the chunk passes unchanged.
                 log.warning("processOutputStream of %s failed; chunk passes", p.id, exc_info=True)
                 continue
-            if stream.count(current, result) is None:
+            result = stream.count(current, result)
+            if result is None:
                 return None
+            if not isinstance(result, Chunk):
+                return await self._fan_out(p, processors[pos + 1:], index + 1, result, message_list)
             chunk = result
         return chunk
 
+    async def _fan_out(
+        self, processor: Any, rest: Sequence[Any], offset: int, result: Any, message_list: MessageList,
+    ) -> StreamResult:
+        """A processor replaced one chunk by several: each goes through the processors after it."""
+        try:
+            chunks = as_chunks(result)
+        except TypeError as e:
+            raise ProcessorError(processor.id, SEED_NAMES["process_output_stream"], str(e)) from None
+        if not rest:
+            return one_or_many(chunks)
+        out: list[Chunk] = []
+        for c in chunks:
+            out.extend(as_chunks(await self.process_output_stream(rest, c, message_list, offset)))
+        return one_or_many(out)
+
     async def submit_output_stream(
         self, processor: Any, index: int, chunk: Chunk, message_list: MessageList
-    ) -> Awaitable[Chunk | None]:
+    ) -> Awaitable[StreamResult]:
         """The pipelined form of one stage: queue ``chunk`` with the processor and return an
         awaitable for its answer (applied by the caller in chunk order)."""
         if self._stream_hook(processor, chunk) is None:
@@ -342,8 +427,8 @@ class ChainRunner:
         return self._answer(processor, stream, chunk, pending)
 
     async def _answer(
-        self, processor: Any, stream: _StreamSpan, chunk: Chunk, pending: Awaitable[Chunk | None]
-    ) -> Chunk | None:
+        self, processor: Any, stream: _StreamSpan, chunk: Chunk, pending: Awaitable[StreamResult]
+    ) -> StreamResult:
         try:
             result = await pending
         except TripwireError as e:

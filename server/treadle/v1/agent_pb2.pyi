@@ -45,18 +45,22 @@ AGENT_SOURCE_CODE: AgentSource
 AGENT_SOURCE_API: AgentSource
 
 class ProcessorRef(_message.Message):
-    __slots__ = ("id", "failure_policy", "timeout", "builtin", "options")
+    __slots__ = ("id", "failure_policy", "timeout", "builtin", "options", "parallel_group", "with_model")
     ID_FIELD_NUMBER: _ClassVar[int]
     FAILURE_POLICY_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_FIELD_NUMBER: _ClassVar[int]
     BUILTIN_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    PARALLEL_GROUP_FIELD_NUMBER: _ClassVar[int]
+    WITH_MODEL_FIELD_NUMBER: _ClassVar[int]
     id: str
     failure_policy: FailurePolicy
     timeout: _duration_pb2.Duration
     builtin: str
     options: _struct_pb2.Struct
-    def __init__(self, id: _Optional[str] = ..., failure_policy: _Optional[_Union[FailurePolicy, str]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., builtin: _Optional[str] = ..., options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    parallel_group: str
+    with_model: bool
+    def __init__(self, id: _Optional[str] = ..., failure_policy: _Optional[_Union[FailurePolicy, str]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., builtin: _Optional[str] = ..., options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., parallel_group: _Optional[str] = ..., with_model: _Optional[bool] = ...) -> None: ...
 
 class ProcessorList(_message.Message):
     __slots__ = ("processors",)

@@ -25,44 +25,46 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import field_mask_pb2 as google_dot_protobuf_dot_field__mask__pb2
 from treadle.v1 import agent_pb2 as treadle_dot_v1_dot_agent__pb2
 from treadle.v1 import chunk_pb2 as treadle_dot_v1_dot_chunk__pb2
+from treadle.v1 import fail_open_pb2 as treadle_dot_v1_dot_fail__open__pb2
 from treadle.v1 import message_pb2 as treadle_dot_v1_dot_message__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1etreadle/v1/agent_service.proto\x12\ntreadle.v1\x1a google/protobuf/field_mask.proto\x1a\x16treadle/v1/agent.proto\x1a\x16treadle/v1/chunk.proto\x1a\x18treadle/v1/message.proto\"=\n\x12\x43reateAgentRequest\x12\'\n\x05\x61gent\x18\x01 \x01(\x0b\x32\x11.treadle.v1.AgentR\x05\x61gent\">\n\x13\x43reateAgentResponse\x12\'\n\x05\x61gent\x18\x01 \x01(\x0b\x32\x11.treadle.v1.AgentR\x05\x61gent\"!\n\x0fGetAgentRequest\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\";\n\x10GetAgentResponse\x12\'\n\x05\x61gent\x18\x01 \x01(\x0b\x32\x11.treadle.v1.AgentR\x05\x61gent\"O\n\x11ListAgentsRequest\x12\x1b\n\tpage_size\x18\x01 \x01(\x05R\x08pageSize\x12\x1d\n\npage_token\x18\x02 \x01(\tR\tpageToken\"g\n\x12ListAgentsResponse\x12)\n\x06\x61gents\x18\x01 \x03(\x0b\x32\x11.treadle.v1.AgentR\x06\x61gents\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"z\n\x12UpdateAgentRequest\x12\'\n\x05\x61gent\x18\x01 \x01(\x0b\x32\x11.treadle.v1.AgentR\x05\x61gent\x12;\n\x0bupdate_mask\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.FieldMaskR\nupdateMask\">\n\x13UpdateAgentResponse\x12\'\n\x05\x61gent\x18\x01 \x01(\x0b\x32\x11.treadle.v1.AgentR\x05\x61gent\"$\n\x12\x44\x65leteAgentRequest\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\"\x15\n\x13\x44\x65leteAgentResponse\"\xbf\x01\n\x0fGenerateRequest\x12\x19\n\x08\x61gent_id\x18\x01 \x01(\tR\x07\x61gentId\x12\x16\n\x06prompt\x18\x02 \x01(\tR\x06prompt\x12/\n\x08messages\x18\x03 \x03(\x0b\x32\x13.treadle.v1.MessageR\x08messages\x12\x31\n\x07options\x18\x04 \x01(\x0b\x32\x17.treadle.v1.CallOptionsR\x07options\x12\x15\n\x06run_id\x18\x05 \x01(\tR\x05runId\"\xe4\x02\n\x10GenerateResponse\x12\x15\n\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x12\n\x04text\x18\x02 \x01(\tR\x04text\x12=\n\rfinish_reason\x18\x03 \x01(\x0e\x32\x18.treadle.v1.FinishReasonR\x0c\x66inishReason\x12\'\n\x05usage\x18\x04 \x01(\x0b\x32\x11.treadle.v1.UsageR\x05usage\x12,\n\x05steps\x18\x05 \x03(\x0b\x32\x16.treadle.v1.StepResultR\x05steps\x12\x30\n\x08tripwire\x18\x06 \x01(\x0b\x32\x14.treadle.v1.TripwireR\x08tripwire\x12/\n\x08messages\x18\x07 \x03(\x0b\x32\x13.treadle.v1.MessageR\x08messages\x12,\n\x05\x65rror\x18\x08 \x01(\x0b\x32\x16.treadle.v1.ErrorChunkR\x05\x65rror\"\xbd\x01\n\rStreamRequest\x12\x19\n\x08\x61gent_id\x18\x01 \x01(\tR\x07\x61gentId\x12\x16\n\x06prompt\x18\x02 \x01(\tR\x06prompt\x12/\n\x08messages\x18\x03 \x03(\x0b\x32\x13.treadle.v1.MessageR\x08messages\x12\x31\n\x07options\x18\x04 \x01(\x0b\x32\x17.treadle.v1.CallOptionsR\x07options\x12\x15\n\x06run_id\x18\x05 \x01(\tR\x05runId\";\n\x0eStreamResponse\x12)\n\x06\x63hunks\x18\x01 \x03(\x0b\x32\x11.treadle.v1.ChunkR\x06\x63hunks2\x9c\x04\n\x0c\x41gentService\x12N\n\x0b\x43reateAgent\x12\x1e.treadle.v1.CreateAgentRequest\x1a\x1f.treadle.v1.CreateAgentResponse\x12\x45\n\x08GetAgent\x12\x1b.treadle.v1.GetAgentRequest\x1a\x1c.treadle.v1.GetAgentResponse\x12K\n\nListAgents\x12\x1d.treadle.v1.ListAgentsRequest\x1a\x1e.treadle.v1.ListAgentsResponse\x12N\n\x0bUpdateAgent\x12\x1e.treadle.v1.UpdateAgentRequest\x1a\x1f.treadle.v1.UpdateAgentResponse\x12N\n\x0b\x44\x65leteAgent\x12\x1e.treadle.v1.DeleteAgentRequest\x1a\x1f.treadle.v1.DeleteAgentResponse\x12\x45\n\x08Generate\x12\x1b.treadle.v1.GenerateRequest\x1a\x1c.treadle.v1.GenerateResponse\x12\x41\n\x06Stream\x12\x19.treadle.v1.StreamRequest\x1a\x1a.treadle.v1.StreamResponse0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1etreadle/v1/agent_service.proto\x12\ntreadle.v1\x1a google/protobuf/field_mask.proto\x1a\x16treadle/v1/agent.proto\x1a\x16treadle/v1/chunk.proto\x1a\x1atreadle/v1/fail_open.proto\x1a\x18treadle/v1/message.proto\"=\n\x12\x43reateAgentRequest\x12\'\n\x05\x61gent\x18\x01 \x01(\x0b\x32\x11.treadle.v1.AgentR\x05\x61gent\">\n\x13\x43reateAgentResponse\x12\'\n\x05\x61gent\x18\x01 \x01(\x0b\x32\x11.treadle.v1.AgentR\x05\x61gent\"!\n\x0fGetAgentRequest\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\";\n\x10GetAgentResponse\x12\'\n\x05\x61gent\x18\x01 \x01(\x0b\x32\x11.treadle.v1.AgentR\x05\x61gent\"O\n\x11ListAgentsRequest\x12\x1b\n\tpage_size\x18\x01 \x01(\x05R\x08pageSize\x12\x1d\n\npage_token\x18\x02 \x01(\tR\tpageToken\"g\n\x12ListAgentsResponse\x12)\n\x06\x61gents\x18\x01 \x03(\x0b\x32\x11.treadle.v1.AgentR\x06\x61gents\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"z\n\x12UpdateAgentRequest\x12\'\n\x05\x61gent\x18\x01 \x01(\x0b\x32\x11.treadle.v1.AgentR\x05\x61gent\x12;\n\x0bupdate_mask\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.FieldMaskR\nupdateMask\">\n\x13UpdateAgentResponse\x12\'\n\x05\x61gent\x18\x01 \x01(\x0b\x32\x11.treadle.v1.AgentR\x05\x61gent\"$\n\x12\x44\x65leteAgentRequest\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\"\x15\n\x13\x44\x65leteAgentResponse\"\xbf\x01\n\x0fGenerateRequest\x12\x19\n\x08\x61gent_id\x18\x01 \x01(\tR\x07\x61gentId\x12\x16\n\x06prompt\x18\x02 \x01(\tR\x06prompt\x12/\n\x08messages\x18\x03 \x03(\x0b\x32\x13.treadle.v1.MessageR\x08messages\x12\x31\n\x07options\x18\x04 \x01(\x0b\x32\x17.treadle.v1.CallOptionsR\x07options\x12\x15\n\x06run_id\x18\x05 \x01(\tR\x05runId\"\xb1\x03\n\x10GenerateResponse\x12\x15\n\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x12\n\x04text\x18\x02 \x01(\tR\x04text\x12=\n\rfinish_reason\x18\x03 \x01(\x0e\x32\x18.treadle.v1.FinishReasonR\x0c\x66inishReason\x12\'\n\x05usage\x18\x04 \x01(\x0b\x32\x11.treadle.v1.UsageR\x05usage\x12,\n\x05steps\x18\x05 \x03(\x0b\x32\x16.treadle.v1.StepResultR\x05steps\x12\x30\n\x08tripwire\x18\x06 \x01(\x0b\x32\x14.treadle.v1.TripwireR\x08tripwire\x12/\n\x08messages\x18\x07 \x03(\x0b\x32\x13.treadle.v1.MessageR\x08messages\x12,\n\x05\x65rror\x18\x08 \x01(\x0b\x32\x16.treadle.v1.ErrorChunkR\x05\x65rror\x12K\n\x12skipped_processors\x18\t \x03(\x0b\x32\x1c.treadle.v1.SkippedProcessorR\x11skippedProcessors\"\xbd\x01\n\rStreamRequest\x12\x19\n\x08\x61gent_id\x18\x01 \x01(\tR\x07\x61gentId\x12\x16\n\x06prompt\x18\x02 \x01(\tR\x06prompt\x12/\n\x08messages\x18\x03 \x03(\x0b\x32\x13.treadle.v1.MessageR\x08messages\x12\x31\n\x07options\x18\x04 \x01(\x0b\x32\x17.treadle.v1.CallOptionsR\x07options\x12\x15\n\x06run_id\x18\x05 \x01(\tR\x05runId\";\n\x0eStreamResponse\x12)\n\x06\x63hunks\x18\x01 \x03(\x0b\x32\x11.treadle.v1.ChunkR\x06\x63hunks2\x9c\x04\n\x0c\x41gentService\x12N\n\x0b\x43reateAgent\x12\x1e.treadle.v1.CreateAgentRequest\x1a\x1f.treadle.v1.CreateAgentResponse\x12\x45\n\x08GetAgent\x12\x1b.treadle.v1.GetAgentRequest\x1a\x1c.treadle.v1.GetAgentResponse\x12K\n\nListAgents\x12\x1d.treadle.v1.ListAgentsRequest\x1a\x1e.treadle.v1.ListAgentsResponse\x12N\n\x0bUpdateAgent\x12\x1e.treadle.v1.UpdateAgentRequest\x1a\x1f.treadle.v1.UpdateAgentResponse\x12N\n\x0b\x44\x65leteAgent\x12\x1e.treadle.v1.DeleteAgentRequest\x1a\x1f.treadle.v1.DeleteAgentResponse\x12\x45\n\x08Generate\x12\x1b.treadle.v1.GenerateRequest\x1a\x1c.treadle.v1.GenerateResponse\x12\x41\n\x06Stream\x12\x19.treadle.v1.StreamRequest\x1a\x1a.treadle.v1.StreamResponse0\x01\x42\x63\n\x0e\x64\x65v.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\nTreadle.V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'treadle.v1.agent_service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
-  DESCRIPTOR._loaded_options = None
-  _globals['_CREATEAGENTREQUEST']._serialized_start=154
-  _globals['_CREATEAGENTREQUEST']._serialized_end=215
-  _globals['_CREATEAGENTRESPONSE']._serialized_start=217
-  _globals['_CREATEAGENTRESPONSE']._serialized_end=279
-  _globals['_GETAGENTREQUEST']._serialized_start=281
-  _globals['_GETAGENTREQUEST']._serialized_end=314
-  _globals['_GETAGENTRESPONSE']._serialized_start=316
-  _globals['_GETAGENTRESPONSE']._serialized_end=375
-  _globals['_LISTAGENTSREQUEST']._serialized_start=377
-  _globals['_LISTAGENTSREQUEST']._serialized_end=456
-  _globals['_LISTAGENTSRESPONSE']._serialized_start=458
-  _globals['_LISTAGENTSRESPONSE']._serialized_end=561
-  _globals['_UPDATEAGENTREQUEST']._serialized_start=563
-  _globals['_UPDATEAGENTREQUEST']._serialized_end=685
-  _globals['_UPDATEAGENTRESPONSE']._serialized_start=687
-  _globals['_UPDATEAGENTRESPONSE']._serialized_end=749
-  _globals['_DELETEAGENTREQUEST']._serialized_start=751
-  _globals['_DELETEAGENTREQUEST']._serialized_end=787
-  _globals['_DELETEAGENTRESPONSE']._serialized_start=789
-  _globals['_DELETEAGENTRESPONSE']._serialized_end=810
-  _globals['_GENERATEREQUEST']._serialized_start=813
-  _globals['_GENERATEREQUEST']._serialized_end=1004
-  _globals['_GENERATERESPONSE']._serialized_start=1007
-  _globals['_GENERATERESPONSE']._serialized_end=1363
-  _globals['_STREAMREQUEST']._serialized_start=1366
-  _globals['_STREAMREQUEST']._serialized_end=1555
-  _globals['_STREAMRESPONSE']._serialized_start=1557
-  _globals['_STREAMRESPONSE']._serialized_end=1616
-  _globals['_AGENTSERVICE']._serialized_start=1619
-  _globals['_AGENTSERVICE']._serialized_end=2159
+  _globals['DESCRIPTOR']._loaded_options = None
+  _globals['DESCRIPTOR']._serialized_options = b'\n\016dev.treadle.v1P\001ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\252\002\nTreadle.V1'
+  _globals['_CREATEAGENTREQUEST']._serialized_start=182
+  _globals['_CREATEAGENTREQUEST']._serialized_end=243
+  _globals['_CREATEAGENTRESPONSE']._serialized_start=245
+  _globals['_CREATEAGENTRESPONSE']._serialized_end=307
+  _globals['_GETAGENTREQUEST']._serialized_start=309
+  _globals['_GETAGENTREQUEST']._serialized_end=342
+  _globals['_GETAGENTRESPONSE']._serialized_start=344
+  _globals['_GETAGENTRESPONSE']._serialized_end=403
+  _globals['_LISTAGENTSREQUEST']._serialized_start=405
+  _globals['_LISTAGENTSREQUEST']._serialized_end=484
+  _globals['_LISTAGENTSRESPONSE']._serialized_start=486
+  _globals['_LISTAGENTSRESPONSE']._serialized_end=589
+  _globals['_UPDATEAGENTREQUEST']._serialized_start=591
+  _globals['_UPDATEAGENTREQUEST']._serialized_end=713
+  _globals['_UPDATEAGENTRESPONSE']._serialized_start=715
+  _globals['_UPDATEAGENTRESPONSE']._serialized_end=777
+  _globals['_DELETEAGENTREQUEST']._serialized_start=779
+  _globals['_DELETEAGENTREQUEST']._serialized_end=815
+  _globals['_DELETEAGENTRESPONSE']._serialized_start=817
+  _globals['_DELETEAGENTRESPONSE']._serialized_end=838
+  _globals['_GENERATEREQUEST']._serialized_start=841
+  _globals['_GENERATEREQUEST']._serialized_end=1032
+  _globals['_GENERATERESPONSE']._serialized_start=1035
+  _globals['_GENERATERESPONSE']._serialized_end=1468
+  _globals['_STREAMREQUEST']._serialized_start=1471
+  _globals['_STREAMREQUEST']._serialized_end=1660
+  _globals['_STREAMRESPONSE']._serialized_start=1662
+  _globals['_STREAMRESPONSE']._serialized_end=1721
+  _globals['_AGENTSERVICE']._serialized_start=1724
+  _globals['_AGENTSERVICE']._serialized_end=2264
 # @@protoc_insertion_point(module_scope)

@@ -1,6 +1,7 @@
 from google.protobuf import field_mask_pb2 as _field_mask_pb2
 from treadle.v1 import agent_pb2 as _agent_pb2
 from treadle.v1 import chunk_pb2 as _chunk_pb2
+from treadle.v1 import fail_open_pb2 as _fail_open_pb2
 from treadle.v1 import message_pb2 as _message_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
@@ -89,7 +90,7 @@ class GenerateRequest(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ..., prompt: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., options: _Optional[_Union[_agent_pb2.CallOptions, _Mapping]] = ..., run_id: _Optional[str] = ...) -> None: ...
 
 class GenerateResponse(_message.Message):
-    __slots__ = ("run_id", "text", "finish_reason", "usage", "steps", "tripwire", "messages", "error")
+    __slots__ = ("run_id", "text", "finish_reason", "usage", "steps", "tripwire", "messages", "error", "skipped_processors")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     FINISH_REASON_FIELD_NUMBER: _ClassVar[int]
@@ -98,6 +99,7 @@ class GenerateResponse(_message.Message):
     TRIPWIRE_FIELD_NUMBER: _ClassVar[int]
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    SKIPPED_PROCESSORS_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     text: str
     finish_reason: _chunk_pb2.FinishReason
@@ -106,7 +108,8 @@ class GenerateResponse(_message.Message):
     tripwire: _chunk_pb2.Tripwire
     messages: _containers.RepeatedCompositeFieldContainer[_message_pb2.Message]
     error: _chunk_pb2.ErrorChunk
-    def __init__(self, run_id: _Optional[str] = ..., text: _Optional[str] = ..., finish_reason: _Optional[_Union[_chunk_pb2.FinishReason, str]] = ..., usage: _Optional[_Union[_chunk_pb2.Usage, _Mapping]] = ..., steps: _Optional[_Iterable[_Union[_chunk_pb2.StepResult, _Mapping]]] = ..., tripwire: _Optional[_Union[_chunk_pb2.Tripwire, _Mapping]] = ..., messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., error: _Optional[_Union[_chunk_pb2.ErrorChunk, _Mapping]] = ...) -> None: ...
+    skipped_processors: _containers.RepeatedCompositeFieldContainer[_fail_open_pb2.SkippedProcessor]
+    def __init__(self, run_id: _Optional[str] = ..., text: _Optional[str] = ..., finish_reason: _Optional[_Union[_chunk_pb2.FinishReason, str]] = ..., usage: _Optional[_Union[_chunk_pb2.Usage, _Mapping]] = ..., steps: _Optional[_Iterable[_Union[_chunk_pb2.StepResult, _Mapping]]] = ..., tripwire: _Optional[_Union[_chunk_pb2.Tripwire, _Mapping]] = ..., messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., error: _Optional[_Union[_chunk_pb2.ErrorChunk, _Mapping]] = ..., skipped_processors: _Optional[_Iterable[_Union[_fail_open_pb2.SkippedProcessor, _Mapping]]] = ...) -> None: ...
 
 class StreamRequest(_message.Message):
     __slots__ = ("agent_id", "prompt", "messages", "options", "run_id")

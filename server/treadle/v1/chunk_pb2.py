@@ -24,76 +24,78 @@ _sym_db = _symbol_database.Default()
 
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
+from treadle.v1 import fail_open_pb2 as treadle_dot_v1_dot_fail__open__pb2
 from treadle.v1 import message_pb2 as treadle_dot_v1_dot_message__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16treadle/v1/chunk.proto\x12\ntreadle.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18treadle/v1/message.proto\"\xcd\x01\n\x05Usage\x12!\n\x0cinput_tokens\x18\x01 \x01(\x03R\x0binputTokens\x12#\n\routput_tokens\x18\x02 \x01(\x03R\x0coutputTokens\x12!\n\x0ctotal_tokens\x18\x03 \x01(\x03R\x0btotalTokens\x12)\n\x10reasoning_tokens\x18\x04 \x01(\x03R\x0freasoningTokens\x12.\n\x13\x63\x61\x63hed_input_tokens\x18\x05 \x01(\x03R\x11\x63\x61\x63hedInputTokens\"u\n\x08ToolCall\x12 \n\x0ctool_call_id\x18\x01 \x01(\tR\ntoolCallId\x12\x1b\n\ttool_name\x18\x02 \x01(\tR\x08toolName\x12*\n\x04\x61rgs\x18\x03 \x01(\x0b\x32\x16.google.protobuf.ValueR\x04\x61rgs\"\xc2\x01\n\nToolResult\x12 \n\x0ctool_call_id\x18\x01 \x01(\tR\ntoolCallId\x12\x1b\n\ttool_name\x18\x02 \x01(\tR\x08toolName\x12*\n\x04\x61rgs\x18\x03 \x01(\x0b\x32\x16.google.protobuf.ValueR\x04\x61rgs\x12.\n\x06result\x18\x04 \x01(\x0b\x32\x16.google.protobuf.ValueR\x06result\x12\x19\n\x08is_error\x18\x05 \x01(\x08R\x07isError\"\x8f\x01\n\x08Tripwire\x12\x16\n\x06reason\x18\x01 \x01(\tR\x06reason\x12\x14\n\x05retry\x18\x02 \x01(\x08R\x05retry\x12\x32\n\x08metadata\x18\x03 \x01(\x0b\x32\x16.google.protobuf.ValueR\x08metadata\x12!\n\x0cprocessor_id\x18\x04 \x01(\tR\x0bprocessorId\"\xd5\x0c\n\x05\x43hunk\x12\x15\n\x06run_id\x18\x01 \x01(\tR\x05runId\x12)\n\x04\x66rom\x18\x02 \x01(\x0e\x32\x15.treadle.v1.ChunkFromR\x04\x66rom\x12\x33\n\x08metadata\x18\x03 \x01(\x0b\x32\x17.google.protobuf.StructR\x08metadata\x12.\n\x05start\x18\n \x01(\x0b\x32\x16.treadle.v1.StartChunkH\x00R\x05start\x12;\n\nstep_start\x18\x0b \x01(\x0b\x32\x1a.treadle.v1.StepStartChunkH\x00R\tstepStart\x12;\n\ntext_start\x18\x0c \x01(\x0b\x32\x1a.treadle.v1.TextStartChunkH\x00R\ttextStart\x12;\n\ntext_delta\x18\r \x01(\x0b\x32\x1a.treadle.v1.TextDeltaChunkH\x00R\ttextDelta\x12\x35\n\x08text_end\x18\x0e \x01(\x0b\x32\x18.treadle.v1.TextEndChunkH\x00R\x07textEnd\x12J\n\x0freasoning_start\x18\x0f \x01(\x0b\x32\x1f.treadle.v1.ReasoningStartChunkH\x00R\x0ereasoningStart\x12J\n\x0freasoning_delta\x18\x10 \x01(\x0b\x32\x1f.treadle.v1.ReasoningDeltaChunkH\x00R\x0ereasoningDelta\x12\x44\n\rreasoning_end\x18\x11 \x01(\x0b\x32\x1d.treadle.v1.ReasoningEndChunkH\x00R\x0creasoningEnd\x12t\n\x1ftool_call_input_streaming_start\x18\x12 \x01(\x0b\x32,.treadle.v1.ToolCallInputStreamingStartChunkH\x00R\x1btoolCallInputStreamingStart\x12H\n\x0ftool_call_delta\x18\x13 \x01(\x0b\x32\x1e.treadle.v1.ToolCallDeltaChunkH\x00R\rtoolCallDelta\x12n\n\x1dtool_call_input_streaming_end\x18\x14 \x01(\x0b\x32*.treadle.v1.ToolCallInputStreamingEndChunkH\x00R\x19toolCallInputStreamingEnd\x12\x38\n\ttool_call\x18\x15 \x01(\x0b\x32\x19.treadle.v1.ToolCallChunkH\x00R\x08toolCall\x12>\n\x0btool_result\x18\x16 \x01(\x0b\x32\x1b.treadle.v1.ToolResultChunkH\x00R\ntoolResult\x12;\n\ntool_error\x18\x17 \x01(\x0b\x32\x1a.treadle.v1.ToolErrorChunkH\x00R\ttoolError\x12\x31\n\x06source\x18\x18 \x01(\x0b\x32\x17.treadle.v1.SourceChunkH\x00R\x06source\x12+\n\x04\x66ile\x18\x19 \x01(\x0b\x32\x15.treadle.v1.FileChunkH\x00R\x04\x66ile\x12P\n\x11response_metadata\x18\x1a \x01(\x0b\x32!.treadle.v1.ResponseMetadataChunkH\x00R\x10responseMetadata\x12>\n\x0bstep_finish\x18\x1b \x01(\x0b\x32\x1b.treadle.v1.StepFinishChunkH\x00R\nstepFinish\x12\x31\n\x06\x66inish\x18\x1c \x01(\x0b\x32\x17.treadle.v1.FinishChunkH\x00R\x06\x66inish\x12.\n\x05\x65rror\x18\x1d \x01(\x0b\x32\x16.treadle.v1.ErrorChunkH\x00R\x05\x65rror\x12.\n\x05\x61\x62ort\x18\x1e \x01(\x0b\x32\x16.treadle.v1.AbortChunkH\x00R\x05\x61\x62ort\x12\x37\n\x08tripwire\x18\x1f \x01(\x0b\x32\x19.treadle.v1.TripwireChunkH\x00R\x08tripwire\x12+\n\x04\x64\x61ta\x18  \x01(\x0b\x32\x15.treadle.v1.DataChunkH\x00R\x04\x64\x61taB\x07\n\x05\x63hunk\"F\n\nStartChunk\x12\x19\n\x08\x61gent_id\x18\x01 \x01(\tR\x07\x61gentId\x12\x1d\n\nmessage_id\x18\x02 \x01(\tR\tmessageId\"k\n\x0eStepStartChunk\x12\x1d\n\nmessage_id\x18\x01 \x01(\tR\tmessageId\x12\x1f\n\x0bstep_number\x18\x02 \x01(\x05R\nstepNumber\x12\x19\n\x08model_id\x18\x03 \x01(\tR\x07modelId\"f\n\x0eTextStartChunk\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x44\n\x11provider_metadata\x18\x02 \x01(\x0b\x32\x17.google.protobuf.StructR\x10providerMetadata\"z\n\x0eTextDeltaChunk\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n\x04text\x18\x02 \x01(\tR\x04text\x12\x44\n\x11provider_metadata\x18\x03 \x01(\x0b\x32\x17.google.protobuf.StructR\x10providerMetadata\"d\n\x0cTextEndChunk\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x44\n\x11provider_metadata\x18\x02 \x01(\x0b\x32\x17.google.protobuf.StructR\x10providerMetadata\"k\n\x13ReasoningStartChunk\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x44\n\x11provider_metadata\x18\x02 \x01(\x0b\x32\x17.google.protobuf.StructR\x10providerMetadata\"\x7f\n\x13ReasoningDeltaChunk\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n\x04text\x18\x02 \x01(\tR\x04text\x12\x44\n\x11provider_metadata\x18\x03 \x01(\x0b\x32\x17.google.protobuf.StructR\x10providerMetadata\"\x87\x01\n\x11ReasoningEndChunk\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n\tsignature\x18\x02 \x01(\tR\tsignature\x12\x44\n\x11provider_metadata\x18\x03 \x01(\x0b\x32\x17.google.protobuf.StructR\x10providerMetadata\"\x8e\x01\n ToolCallInputStreamingStartChunk\x12 \n\x0ctool_call_id\x18\x01 \x01(\tR\ntoolCallId\x12\x1b\n\ttool_name\x18\x02 \x01(\tR\x08toolName\x12+\n\x11provider_executed\x18\x03 \x01(\x08R\x10providerExecuted\"{\n\x12ToolCallDeltaChunk\x12 \n\x0ctool_call_id\x18\x01 \x01(\tR\ntoolCallId\x12\x1b\n\ttool_name\x18\x02 \x01(\tR\x08toolName\x12&\n\x0f\x61rgs_text_delta\x18\x03 \x01(\tR\rargsTextDelta\"B\n\x1eToolCallInputStreamingEndChunk\x12 \n\x0ctool_call_id\x18\x01 \x01(\tR\ntoolCallId\"\xa7\x01\n\rToolCallChunk\x12 \n\x0ctool_call_id\x18\x01 \x01(\tR\ntoolCallId\x12\x1b\n\ttool_name\x18\x02 \x01(\tR\x08toolName\x12*\n\x04\x61rgs\x18\x03 \x01(\x0b\x32\x16.google.protobuf.ValueR\x04\x61rgs\x12+\n\x11provider_executed\x18\x04 \x01(\x08R\x10providerExecuted\"\xf4\x01\n\x0fToolResultChunk\x12 \n\x0ctool_call_id\x18\x01 \x01(\tR\ntoolCallId\x12\x1b\n\ttool_name\x18\x02 \x01(\tR\x08toolName\x12.\n\x06result\x18\x03 \x01(\x0b\x32\x16.google.protobuf.ValueR\x06result\x12\x19\n\x08is_error\x18\x04 \x01(\x08R\x07isError\x12*\n\x04\x61rgs\x18\x05 \x01(\x0b\x32\x16.google.protobuf.ValueR\x04\x61rgs\x12+\n\x11provider_executed\x18\x06 \x01(\x08R\x10providerExecuted\"\x91\x01\n\x0eToolErrorChunk\x12 \n\x0ctool_call_id\x18\x01 \x01(\tR\ntoolCallId\x12\x1b\n\ttool_name\x18\x02 \x01(\tR\x08toolName\x12\x14\n\x05\x65rror\x18\x03 \x01(\tR\x05\x65rror\x12*\n\x04\x61rgs\x18\x04 \x01(\x0b\x32\x16.google.protobuf.ValueR\x04\x61rgs\"\xb7\x01\n\x0bSourceChunk\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x37\n\x0bsource_type\x18\x02 \x01(\x0e\x32\x16.treadle.v1.SourceTypeR\nsourceType\x12\x14\n\x05title\x18\x03 \x01(\tR\x05title\x12\x10\n\x03url\x18\x04 \x01(\tR\x03url\x12\x1b\n\tmime_type\x18\x05 \x01(\tR\x08mimeType\x12\x1a\n\x08\x66ilename\x18\x06 \x01(\tR\x08\x66ilename\"X\n\tFileChunk\x12\x12\n\x04\x64\x61ta\x18\x01 \x01(\x0cR\x04\x64\x61ta\x12\x1b\n\tmime_type\x18\x02 \x01(\tR\x08mimeType\x12\x1a\n\x08\x66ilename\x18\x03 \x01(\tR\x08\x66ilename\"|\n\x15ResponseMetadataChunk\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n\x08model_id\x18\x02 \x01(\tR\x07modelId\x12\x38\n\ttimestamp\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ttimestamp\"\xb7\x02\n\x0fStepFinishChunk\x12\x1d\n\nmessage_id\x18\x01 \x01(\tR\tmessageId\x12\x1f\n\x0bstep_number\x18\x02 \x01(\x05R\nstepNumber\x12\x30\n\x06reason\x18\x03 \x01(\x0e\x32\x18.treadle.v1.FinishReasonR\x06reason\x12\x1d\n\nraw_reason\x18\x04 \x01(\tR\trawReason\x12\'\n\x05usage\x18\x05 \x01(\x0b\x32\x11.treadle.v1.UsageR\x05usage\x12\x12\n\x04text\x18\x06 \x01(\tR\x04text\x12\x33\n\ntool_calls\x18\x07 \x03(\x0b\x32\x14.treadle.v1.ToolCallR\ttoolCalls\x12!\n\x0cis_continued\x18\x08 \x01(\x08R\x0bisContinued\"s\n\x0b\x46inishChunk\x12\x30\n\x06reason\x18\x01 \x01(\x0e\x32\x18.treadle.v1.FinishReasonR\x06reason\x12\x32\n\x0btotal_usage\x18\x02 \x01(\x0b\x32\x11.treadle.v1.UsageR\ntotalUsage\"l\n\nErrorChunk\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n\x07message\x18\x02 \x01(\tR\x07message\x12\x30\n\x07\x64\x65tails\x18\x03 \x01(\x0b\x32\x16.google.protobuf.ValueR\x07\x64\x65tails\"$\n\nAbortChunk\x12\x16\n\x06reason\x18\x01 \x01(\tR\x06reason\"\x94\x01\n\rTripwireChunk\x12\x16\n\x06reason\x18\x01 \x01(\tR\x06reason\x12\x14\n\x05retry\x18\x02 \x01(\x08R\x05retry\x12\x32\n\x08metadata\x18\x03 \x01(\x0b\x32\x16.google.protobuf.ValueR\x08metadata\x12!\n\x0cprocessor_id\x18\x04 \x01(\tR\x0bprocessorId\"y\n\tDataChunk\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12*\n\x04\x64\x61ta\x18\x02 \x01(\x0b\x32\x16.google.protobuf.ValueR\x04\x64\x61ta\x12\x1c\n\ttransient\x18\x03 \x01(\x08R\ttransient\x12\x0e\n\x02id\x18\x04 \x01(\tR\x02id\"\x8d\x03\n\nStepResult\x12\x1f\n\x0bstep_number\x18\x01 \x01(\x05R\nstepNumber\x12\x12\n\x04text\x18\x02 \x01(\tR\x04text\x12%\n\x0ereasoning_text\x18\x03 \x01(\tR\rreasoningText\x12\x33\n\ntool_calls\x18\x04 \x03(\x0b\x32\x14.treadle.v1.ToolCallR\ttoolCalls\x12\x39\n\x0ctool_results\x18\x05 \x03(\x0b\x32\x16.treadle.v1.ToolResultR\x0btoolResults\x12=\n\rfinish_reason\x18\x06 \x01(\x0e\x32\x18.treadle.v1.FinishReasonR\x0c\x66inishReason\x12\'\n\x05usage\x18\x07 \x01(\x0b\x32\x11.treadle.v1.UsageR\x05usage\x12\x30\n\x08tripwire\x18\x08 \x01(\x0b\x32\x14.treadle.v1.TripwireR\x08tripwire\x12\x19\n\x08model_id\x18\t \x01(\tR\x07modelId*\x82\x01\n\tChunkFrom\x12\x1a\n\x16\x43HUNK_FROM_UNSPECIFIED\x10\x00\x12\x14\n\x10\x43HUNK_FROM_AGENT\x10\x01\x12\x13\n\x0f\x43HUNK_FROM_USER\x10\x02\x12\x15\n\x11\x43HUNK_FROM_SYSTEM\x10\x03\x12\x17\n\x13\x43HUNK_FROM_WORKFLOW\x10\x04*\xa1\x02\n\x0c\x46inishReason\x12\x1d\n\x19\x46INISH_REASON_UNSPECIFIED\x10\x00\x12\x16\n\x12\x46INISH_REASON_STOP\x10\x01\x12\x18\n\x14\x46INISH_REASON_LENGTH\x10\x02\x12 \n\x1c\x46INISH_REASON_CONTENT_FILTER\x10\x03\x12\x1c\n\x18\x46INISH_REASON_TOOL_CALLS\x10\x04\x12\x17\n\x13\x46INISH_REASON_ERROR\x10\x05\x12\x17\n\x13\x46INISH_REASON_OTHER\x10\x06\x12\x19\n\x15\x46INISH_REASON_UNKNOWN\x10\x07\x12\x1a\n\x16\x46INISH_REASON_TRIPWIRE\x10\x08\x12\x17\n\x13\x46INISH_REASON_RETRY\x10\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16treadle/v1/chunk.proto\x12\ntreadle.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1atreadle/v1/fail_open.proto\x1a\x18treadle/v1/message.proto\"\xcd\x01\n\x05Usage\x12!\n\x0cinput_tokens\x18\x01 \x01(\x03R\x0binputTokens\x12#\n\routput_tokens\x18\x02 \x01(\x03R\x0coutputTokens\x12!\n\x0ctotal_tokens\x18\x03 \x01(\x03R\x0btotalTokens\x12)\n\x10reasoning_tokens\x18\x04 \x01(\x03R\x0freasoningTokens\x12.\n\x13\x63\x61\x63hed_input_tokens\x18\x05 \x01(\x03R\x11\x63\x61\x63hedInputTokens\"u\n\x08ToolCall\x12 \n\x0ctool_call_id\x18\x01 \x01(\tR\ntoolCallId\x12\x1b\n\ttool_name\x18\x02 \x01(\tR\x08toolName\x12*\n\x04\x61rgs\x18\x03 \x01(\x0b\x32\x16.google.protobuf.ValueR\x04\x61rgs\"\xc2\x01\n\nToolResult\x12 \n\x0ctool_call_id\x18\x01 \x01(\tR\ntoolCallId\x12\x1b\n\ttool_name\x18\x02 \x01(\tR\x08toolName\x12*\n\x04\x61rgs\x18\x03 \x01(\x0b\x32\x16.google.protobuf.ValueR\x04\x61rgs\x12.\n\x06result\x18\x04 \x01(\x0b\x32\x16.google.protobuf.ValueR\x06result\x12\x19\n\x08is_error\x18\x05 \x01(\x08R\x07isError\"\x8f\x01\n\x08Tripwire\x12\x16\n\x06reason\x18\x01 \x01(\tR\x06reason\x12\x14\n\x05retry\x18\x02 \x01(\x08R\x05retry\x12\x32\n\x08metadata\x18\x03 \x01(\x0b\x32\x16.google.protobuf.ValueR\x08metadata\x12!\n\x0cprocessor_id\x18\x04 \x01(\tR\x0bprocessorId\"\xd5\x0c\n\x05\x43hunk\x12\x15\n\x06run_id\x18\x01 \x01(\tR\x05runId\x12)\n\x04\x66rom\x18\x02 \x01(\x0e\x32\x15.treadle.v1.ChunkFromR\x04\x66rom\x12\x33\n\x08metadata\x18\x03 \x01(\x0b\x32\x17.google.protobuf.StructR\x08metadata\x12.\n\x05start\x18\n \x01(\x0b\x32\x16.treadle.v1.StartChunkH\x00R\x05start\x12;\n\nstep_start\x18\x0b \x01(\x0b\x32\x1a.treadle.v1.StepStartChunkH\x00R\tstepStart\x12;\n\ntext_start\x18\x0c \x01(\x0b\x32\x1a.treadle.v1.TextStartChunkH\x00R\ttextStart\x12;\n\ntext_delta\x18\r \x01(\x0b\x32\x1a.treadle.v1.TextDeltaChunkH\x00R\ttextDelta\x12\x35\n\x08text_end\x18\x0e \x01(\x0b\x32\x18.treadle.v1.TextEndChunkH\x00R\x07textEnd\x12J\n\x0freasoning_start\x18\x0f \x01(\x0b\x32\x1f.treadle.v1.ReasoningStartChunkH\x00R\x0ereasoningStart\x12J\n\x0freasoning_delta\x18\x10 \x01(\x0b\x32\x1f.treadle.v1.ReasoningDeltaChunkH\x00R\x0ereasoningDelta\x12\x44\n\rreasoning_end\x18\x11 \x01(\x0b\x32\x1d.treadle.v1.ReasoningEndChunkH\x00R\x0creasoningEnd\x12t\n\x1ftool_call_input_streaming_start\x18\x12 \x01(\x0b\x32,.treadle.v1.ToolCallInputStreamingStartChunkH\x00R\x1btoolCallInputStreamingStart\x12H\n\x0ftool_call_delta\x18\x13 \x01(\x0b\x32\x1e.treadle.v1.ToolCallDeltaChunkH\x00R\rtoolCallDelta\x12n\n\x1dtool_call_input_streaming_end\x18\x14 \x01(\x0b\x32*.treadle.v1.ToolCallInputStreamingEndChunkH\x00R\x19toolCallInputStreamingEnd\x12\x38\n\ttool_call\x18\x15 \x01(\x0b\x32\x19.treadle.v1.ToolCallChunkH\x00R\x08toolCall\x12>\n\x0btool_result\x18\x16 \x01(\x0b\x32\x1b.treadle.v1.ToolResultChunkH\x00R\ntoolResult\x12;\n\ntool_error\x18\x17 \x01(\x0b\x32\x1a.treadle.v1.ToolErrorChunkH\x00R\ttoolError\x12\x31\n\x06source\x18\x18 \x01(\x0b\x32\x17.treadle.v1.SourceChunkH\x00R\x06source\x12+\n\x04\x66ile\x18\x19 \x01(\x0b\x32\x15.treadle.v1.FileChunkH\x00R\x04\x66ile\x12P\n\x11response_metadata\x18\x1a \x01(\x0b\x32!.treadle.v1.ResponseMetadataChunkH\x00R\x10responseMetadata\x12>\n\x0bstep_finish\x18\x1b \x01(\x0b\x32\x1b.treadle.v1.StepFinishChunkH\x00R\nstepFinish\x12\x31\n\x06\x66inish\x18\x1c \x01(\x0b\x32\x17.treadle.v1.FinishChunkH\x00R\x06\x66inish\x12.\n\x05\x65rror\x18\x1d \x01(\x0b\x32\x16.treadle.v1.ErrorChunkH\x00R\x05\x65rror\x12.\n\x05\x61\x62ort\x18\x1e \x01(\x0b\x32\x16.treadle.v1.AbortChunkH\x00R\x05\x61\x62ort\x12\x37\n\x08tripwire\x18\x1f \x01(\x0b\x32\x19.treadle.v1.TripwireChunkH\x00R\x08tripwire\x12+\n\x04\x64\x61ta\x18  \x01(\x0b\x32\x15.treadle.v1.DataChunkH\x00R\x04\x64\x61taB\x07\n\x05\x63hunk\"F\n\nStartChunk\x12\x19\n\x08\x61gent_id\x18\x01 \x01(\tR\x07\x61gentId\x12\x1d\n\nmessage_id\x18\x02 \x01(\tR\tmessageId\"k\n\x0eStepStartChunk\x12\x1d\n\nmessage_id\x18\x01 \x01(\tR\tmessageId\x12\x1f\n\x0bstep_number\x18\x02 \x01(\x05R\nstepNumber\x12\x19\n\x08model_id\x18\x03 \x01(\tR\x07modelId\"f\n\x0eTextStartChunk\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x44\n\x11provider_metadata\x18\x02 \x01(\x0b\x32\x17.google.protobuf.StructR\x10providerMetadata\"z\n\x0eTextDeltaChunk\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n\x04text\x18\x02 \x01(\tR\x04text\x12\x44\n\x11provider_metadata\x18\x03 \x01(\x0b\x32\x17.google.protobuf.StructR\x10providerMetadata\"d\n\x0cTextEndChunk\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x44\n\x11provider_metadata\x18\x02 \x01(\x0b\x32\x17.google.protobuf.StructR\x10providerMetadata\"k\n\x13ReasoningStartChunk\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x44\n\x11provider_metadata\x18\x02 \x01(\x0b\x32\x17.google.protobuf.StructR\x10providerMetadata\"\x7f\n\x13ReasoningDeltaChunk\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n\x04text\x18\x02 \x01(\tR\x04text\x12\x44\n\x11provider_metadata\x18\x03 \x01(\x0b\x32\x17.google.protobuf.StructR\x10providerMetadata\"\x87\x01\n\x11ReasoningEndChunk\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n\tsignature\x18\x02 \x01(\tR\tsignature\x12\x44\n\x11provider_metadata\x18\x03 \x01(\x0b\x32\x17.google.protobuf.StructR\x10providerMetadata\"\x8e\x01\n ToolCallInputStreamingStartChunk\x12 \n\x0ctool_call_id\x18\x01 \x01(\tR\ntoolCallId\x12\x1b\n\ttool_name\x18\x02 \x01(\tR\x08toolName\x12+\n\x11provider_executed\x18\x03 \x01(\x08R\x10providerExecuted\"{\n\x12ToolCallDeltaChunk\x12 \n\x0ctool_call_id\x18\x01 \x01(\tR\ntoolCallId\x12\x1b\n\ttool_name\x18\x02 \x01(\tR\x08toolName\x12&\n\x0f\x61rgs_text_delta\x18\x03 \x01(\tR\rargsTextDelta\"B\n\x1eToolCallInputStreamingEndChunk\x12 \n\x0ctool_call_id\x18\x01 \x01(\tR\ntoolCallId\"\xa7\x01\n\rToolCallChunk\x12 \n\x0ctool_call_id\x18\x01 \x01(\tR\ntoolCallId\x12\x1b\n\ttool_name\x18\x02 \x01(\tR\x08toolName\x12*\n\x04\x61rgs\x18\x03 \x01(\x0b\x32\x16.google.protobuf.ValueR\x04\x61rgs\x12+\n\x11provider_executed\x18\x04 \x01(\x08R\x10providerExecuted\"\xf4\x01\n\x0fToolResultChunk\x12 \n\x0ctool_call_id\x18\x01 \x01(\tR\ntoolCallId\x12\x1b\n\ttool_name\x18\x02 \x01(\tR\x08toolName\x12.\n\x06result\x18\x03 \x01(\x0b\x32\x16.google.protobuf.ValueR\x06result\x12\x19\n\x08is_error\x18\x04 \x01(\x08R\x07isError\x12*\n\x04\x61rgs\x18\x05 \x01(\x0b\x32\x16.google.protobuf.ValueR\x04\x61rgs\x12+\n\x11provider_executed\x18\x06 \x01(\x08R\x10providerExecuted\"\x91\x01\n\x0eToolErrorChunk\x12 \n\x0ctool_call_id\x18\x01 \x01(\tR\ntoolCallId\x12\x1b\n\ttool_name\x18\x02 \x01(\tR\x08toolName\x12\x14\n\x05\x65rror\x18\x03 \x01(\tR\x05\x65rror\x12*\n\x04\x61rgs\x18\x04 \x01(\x0b\x32\x16.google.protobuf.ValueR\x04\x61rgs\"\xb7\x01\n\x0bSourceChunk\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x37\n\x0bsource_type\x18\x02 \x01(\x0e\x32\x16.treadle.v1.SourceTypeR\nsourceType\x12\x14\n\x05title\x18\x03 \x01(\tR\x05title\x12\x10\n\x03url\x18\x04 \x01(\tR\x03url\x12\x1b\n\tmime_type\x18\x05 \x01(\tR\x08mimeType\x12\x1a\n\x08\x66ilename\x18\x06 \x01(\tR\x08\x66ilename\"X\n\tFileChunk\x12\x12\n\x04\x64\x61ta\x18\x01 \x01(\x0cR\x04\x64\x61ta\x12\x1b\n\tmime_type\x18\x02 \x01(\tR\x08mimeType\x12\x1a\n\x08\x66ilename\x18\x03 \x01(\tR\x08\x66ilename\"|\n\x15ResponseMetadataChunk\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n\x08model_id\x18\x02 \x01(\tR\x07modelId\x12\x38\n\ttimestamp\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ttimestamp\"\xb7\x02\n\x0fStepFinishChunk\x12\x1d\n\nmessage_id\x18\x01 \x01(\tR\tmessageId\x12\x1f\n\x0bstep_number\x18\x02 \x01(\x05R\nstepNumber\x12\x30\n\x06reason\x18\x03 \x01(\x0e\x32\x18.treadle.v1.FinishReasonR\x06reason\x12\x1d\n\nraw_reason\x18\x04 \x01(\tR\trawReason\x12\'\n\x05usage\x18\x05 \x01(\x0b\x32\x11.treadle.v1.UsageR\x05usage\x12\x12\n\x04text\x18\x06 \x01(\tR\x04text\x12\x33\n\ntool_calls\x18\x07 \x03(\x0b\x32\x14.treadle.v1.ToolCallR\ttoolCalls\x12!\n\x0cis_continued\x18\x08 \x01(\x08R\x0bisContinued\"\xc0\x01\n\x0b\x46inishChunk\x12\x30\n\x06reason\x18\x01 \x01(\x0e\x32\x18.treadle.v1.FinishReasonR\x06reason\x12\x32\n\x0btotal_usage\x18\x02 \x01(\x0b\x32\x11.treadle.v1.UsageR\ntotalUsage\x12K\n\x12skipped_processors\x18\x03 \x03(\x0b\x32\x1c.treadle.v1.SkippedProcessorR\x11skippedProcessors\"l\n\nErrorChunk\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n\x07message\x18\x02 \x01(\tR\x07message\x12\x30\n\x07\x64\x65tails\x18\x03 \x01(\x0b\x32\x16.google.protobuf.ValueR\x07\x64\x65tails\"$\n\nAbortChunk\x12\x16\n\x06reason\x18\x01 \x01(\tR\x06reason\"\x94\x01\n\rTripwireChunk\x12\x16\n\x06reason\x18\x01 \x01(\tR\x06reason\x12\x14\n\x05retry\x18\x02 \x01(\x08R\x05retry\x12\x32\n\x08metadata\x18\x03 \x01(\x0b\x32\x16.google.protobuf.ValueR\x08metadata\x12!\n\x0cprocessor_id\x18\x04 \x01(\tR\x0bprocessorId\"y\n\tDataChunk\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12*\n\x04\x64\x61ta\x18\x02 \x01(\x0b\x32\x16.google.protobuf.ValueR\x04\x64\x61ta\x12\x1c\n\ttransient\x18\x03 \x01(\x08R\ttransient\x12\x0e\n\x02id\x18\x04 \x01(\tR\x02id\"\x8d\x03\n\nStepResult\x12\x1f\n\x0bstep_number\x18\x01 \x01(\x05R\nstepNumber\x12\x12\n\x04text\x18\x02 \x01(\tR\x04text\x12%\n\x0ereasoning_text\x18\x03 \x01(\tR\rreasoningText\x12\x33\n\ntool_calls\x18\x04 \x03(\x0b\x32\x14.treadle.v1.ToolCallR\ttoolCalls\x12\x39\n\x0ctool_results\x18\x05 \x03(\x0b\x32\x16.treadle.v1.ToolResultR\x0btoolResults\x12=\n\rfinish_reason\x18\x06 \x01(\x0e\x32\x18.treadle.v1.FinishReasonR\x0c\x66inishReason\x12\'\n\x05usage\x18\x07 \x01(\x0b\x32\x11.treadle.v1.UsageR\x05usage\x12\x30\n\x08tripwire\x18\x08 \x01(\x0b\x32\x14.treadle.v1.TripwireR\x08tripwire\x12\x19\n\x08model_id\x18\t \x01(\tR\x07modelId*\x82\x01\n\tChunkFrom\x12\x1a\n\x16\x43HUNK_FROM_UNSPECIFIED\x10\x00\x12\x14\n\x10\x43HUNK_FROM_AGENT\x10\x01\x12\x13\n\x0f\x43HUNK_FROM_USER\x10\x02\x12\x15\n\x11\x43HUNK_FROM_SYSTEM\x10\x03\x12\x17\n\x13\x43HUNK_FROM_WORKFLOW\x10\x04*\xa1\x02\n\x0c\x46inishReason\x12\x1d\n\x19\x46INISH_REASON_UNSPECIFIED\x10\x00\x12\x16\n\x12\x46INISH_REASON_STOP\x10\x01\x12\x18\n\x14\x46INISH_REASON_LENGTH\x10\x02\x12 \n\x1c\x46INISH_REASON_CONTENT_FILTER\x10\x03\x12\x1c\n\x18\x46INISH_REASON_TOOL_CALLS\x10\x04\x12\x17\n\x13\x46INISH_REASON_ERROR\x10\x05\x12\x17\n\x13\x46INISH_REASON_OTHER\x10\x06\x12\x19\n\x15\x46INISH_REASON_UNKNOWN\x10\x07\x12\x1a\n\x16\x46INISH_REASON_TRIPWIRE\x10\x08\x12\x17\n\x13\x46INISH_REASON_RETRY\x10\tBc\n\x0e\x64\x65v.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\nTreadle.V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'treadle.v1.chunk_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
-  DESCRIPTOR._loaded_options = None
-  _globals['_CHUNKFROM']._serialized_start=5867
-  _globals['_CHUNKFROM']._serialized_end=5997
-  _globals['_FINISHREASON']._serialized_start=6000
-  _globals['_FINISHREASON']._serialized_end=6289
-  _globals['_USAGE']._serialized_start=128
-  _globals['_USAGE']._serialized_end=333
-  _globals['_TOOLCALL']._serialized_start=335
-  _globals['_TOOLCALL']._serialized_end=452
-  _globals['_TOOLRESULT']._serialized_start=455
-  _globals['_TOOLRESULT']._serialized_end=649
-  _globals['_TRIPWIRE']._serialized_start=652
-  _globals['_TRIPWIRE']._serialized_end=795
-  _globals['_CHUNK']._serialized_start=798
-  _globals['_CHUNK']._serialized_end=2419
-  _globals['_STARTCHUNK']._serialized_start=2421
-  _globals['_STARTCHUNK']._serialized_end=2491
-  _globals['_STEPSTARTCHUNK']._serialized_start=2493
-  _globals['_STEPSTARTCHUNK']._serialized_end=2600
-  _globals['_TEXTSTARTCHUNK']._serialized_start=2602
-  _globals['_TEXTSTARTCHUNK']._serialized_end=2704
-  _globals['_TEXTDELTACHUNK']._serialized_start=2706
-  _globals['_TEXTDELTACHUNK']._serialized_end=2828
-  _globals['_TEXTENDCHUNK']._serialized_start=2830
-  _globals['_TEXTENDCHUNK']._serialized_end=2930
-  _globals['_REASONINGSTARTCHUNK']._serialized_start=2932
-  _globals['_REASONINGSTARTCHUNK']._serialized_end=3039
-  _globals['_REASONINGDELTACHUNK']._serialized_start=3041
-  _globals['_REASONINGDELTACHUNK']._serialized_end=3168
-  _globals['_REASONINGENDCHUNK']._serialized_start=3171
-  _globals['_REASONINGENDCHUNK']._serialized_end=3306
-  _globals['_TOOLCALLINPUTSTREAMINGSTARTCHUNK']._serialized_start=3309
-  _globals['_TOOLCALLINPUTSTREAMINGSTARTCHUNK']._serialized_end=3451
-  _globals['_TOOLCALLDELTACHUNK']._serialized_start=3453
-  _globals['_TOOLCALLDELTACHUNK']._serialized_end=3576
-  _globals['_TOOLCALLINPUTSTREAMINGENDCHUNK']._serialized_start=3578
-  _globals['_TOOLCALLINPUTSTREAMINGENDCHUNK']._serialized_end=3644
-  _globals['_TOOLCALLCHUNK']._serialized_start=3647
-  _globals['_TOOLCALLCHUNK']._serialized_end=3814
-  _globals['_TOOLRESULTCHUNK']._serialized_start=3817
-  _globals['_TOOLRESULTCHUNK']._serialized_end=4061
-  _globals['_TOOLERRORCHUNK']._serialized_start=4064
-  _globals['_TOOLERRORCHUNK']._serialized_end=4209
-  _globals['_SOURCECHUNK']._serialized_start=4212
-  _globals['_SOURCECHUNK']._serialized_end=4395
-  _globals['_FILECHUNK']._serialized_start=4397
-  _globals['_FILECHUNK']._serialized_end=4485
-  _globals['_RESPONSEMETADATACHUNK']._serialized_start=4487
-  _globals['_RESPONSEMETADATACHUNK']._serialized_end=4611
-  _globals['_STEPFINISHCHUNK']._serialized_start=4614
-  _globals['_STEPFINISHCHUNK']._serialized_end=4925
-  _globals['_FINISHCHUNK']._serialized_start=4927
-  _globals['_FINISHCHUNK']._serialized_end=5042
-  _globals['_ERRORCHUNK']._serialized_start=5044
-  _globals['_ERRORCHUNK']._serialized_end=5152
-  _globals['_ABORTCHUNK']._serialized_start=5154
-  _globals['_ABORTCHUNK']._serialized_end=5190
-  _globals['_TRIPWIRECHUNK']._serialized_start=5193
-  _globals['_TRIPWIRECHUNK']._serialized_end=5341
-  _globals['_DATACHUNK']._serialized_start=5343
-  _globals['_DATACHUNK']._serialized_end=5464
-  _globals['_STEPRESULT']._serialized_start=5467
-  _globals['_STEPRESULT']._serialized_end=5864
+  _globals['DESCRIPTOR']._loaded_options = None
+  _globals['DESCRIPTOR']._serialized_options = b'\n\016dev.treadle.v1P\001ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\252\002\nTreadle.V1'
+  _globals['_CHUNKFROM']._serialized_start=5973
+  _globals['_CHUNKFROM']._serialized_end=6103
+  _globals['_FINISHREASON']._serialized_start=6106
+  _globals['_FINISHREASON']._serialized_end=6395
+  _globals['_USAGE']._serialized_start=156
+  _globals['_USAGE']._serialized_end=361
+  _globals['_TOOLCALL']._serialized_start=363
+  _globals['_TOOLCALL']._serialized_end=480
+  _globals['_TOOLRESULT']._serialized_start=483
+  _globals['_TOOLRESULT']._serialized_end=677
+  _globals['_TRIPWIRE']._serialized_start=680
+  _globals['_TRIPWIRE']._serialized_end=823
+  _globals['_CHUNK']._serialized_start=826
+  _globals['_CHUNK']._serialized_end=2447
+  _globals['_STARTCHUNK']._serialized_start=2449
+  _globals['_STARTCHUNK']._serialized_end=2519
+  _globals['_STEPSTARTCHUNK']._serialized_start=2521
+  _globals['_STEPSTARTCHUNK']._serialized_end=2628
+  _globals['_TEXTSTARTCHUNK']._serialized_start=2630
+  _globals['_TEXTSTARTCHUNK']._serialized_end=2732
+  _globals['_TEXTDELTACHUNK']._serialized_start=2734
+  _globals['_TEXTDELTACHUNK']._serialized_end=2856
+  _globals['_TEXTENDCHUNK']._serialized_start=2858
+  _globals['_TEXTENDCHUNK']._serialized_end=2958
+  _globals['_REASONINGSTARTCHUNK']._serialized_start=2960
+  _globals['_REASONINGSTARTCHUNK']._serialized_end=3067
+  _globals['_REASONINGDELTACHUNK']._serialized_start=3069
+  _globals['_REASONINGDELTACHUNK']._serialized_end=3196
+  _globals['_REASONINGENDCHUNK']._serialized_start=3199
+  _globals['_REASONINGENDCHUNK']._serialized_end=3334
+  _globals['_TOOLCALLINPUTSTREAMINGSTARTCHUNK']._serialized_start=3337
+  _globals['_TOOLCALLINPUTSTREAMINGSTARTCHUNK']._serialized_end=3479
+  _globals['_TOOLCALLDELTACHUNK']._serialized_start=3481
+  _globals['_TOOLCALLDELTACHUNK']._serialized_end=3604
+  _globals['_TOOLCALLINPUTSTREAMINGENDCHUNK']._serialized_start=3606
+  _globals['_TOOLCALLINPUTSTREAMINGENDCHUNK']._serialized_end=3672
+  _globals['_TOOLCALLCHUNK']._serialized_start=3675
+  _globals['_TOOLCALLCHUNK']._serialized_end=3842
+  _globals['_TOOLRESULTCHUNK']._serialized_start=3845
+  _globals['_TOOLRESULTCHUNK']._serialized_end=4089
+  _globals['_TOOLERRORCHUNK']._serialized_start=4092
+  _globals['_TOOLERRORCHUNK']._serialized_end=4237
+  _globals['_SOURCECHUNK']._serialized_start=4240
+  _globals['_SOURCECHUNK']._serialized_end=4423
+  _globals['_FILECHUNK']._serialized_start=4425
+  _globals['_FILECHUNK']._serialized_end=4513
+  _globals['_RESPONSEMETADATACHUNK']._serialized_start=4515
+  _globals['_RESPONSEMETADATACHUNK']._serialized_end=4639
+  _globals['_STEPFINISHCHUNK']._serialized_start=4642
+  _globals['_STEPFINISHCHUNK']._serialized_end=4953
+  _globals['_FINISHCHUNK']._serialized_start=4956
+  _globals['_FINISHCHUNK']._serialized_end=5148
+  _globals['_ERRORCHUNK']._serialized_start=5150
+  _globals['_ERRORCHUNK']._serialized_end=5258
+  _globals['_ABORTCHUNK']._serialized_start=5260
+  _globals['_ABORTCHUNK']._serialized_end=5296
+  _globals['_TRIPWIRECHUNK']._serialized_start=5299
+  _globals['_TRIPWIRECHUNK']._serialized_end=5447
+  _globals['_DATACHUNK']._serialized_start=5449
+  _globals['_DATACHUNK']._serialized_end=5570
+  _globals['_STEPRESULT']._serialized_start=5573
+  _globals['_STEPRESULT']._serialized_end=5970
 # @@protoc_insertion_point(module_scope)

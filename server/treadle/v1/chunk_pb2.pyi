@@ -2,6 +2,7 @@ import datetime
 
 from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from treadle.v1 import fail_open_pb2 as _fail_open_pb2
 from treadle.v1 import message_pb2 as _message_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
@@ -348,12 +349,14 @@ class StepFinishChunk(_message.Message):
     def __init__(self, message_id: _Optional[str] = ..., step_number: _Optional[int] = ..., reason: _Optional[_Union[FinishReason, str]] = ..., raw_reason: _Optional[str] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., text: _Optional[str] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCall, _Mapping]]] = ..., is_continued: _Optional[bool] = ...) -> None: ...
 
 class FinishChunk(_message.Message):
-    __slots__ = ("reason", "total_usage")
+    __slots__ = ("reason", "total_usage", "skipped_processors")
     REASON_FIELD_NUMBER: _ClassVar[int]
     TOTAL_USAGE_FIELD_NUMBER: _ClassVar[int]
+    SKIPPED_PROCESSORS_FIELD_NUMBER: _ClassVar[int]
     reason: FinishReason
     total_usage: Usage
-    def __init__(self, reason: _Optional[_Union[FinishReason, str]] = ..., total_usage: _Optional[_Union[Usage, _Mapping]] = ...) -> None: ...
+    skipped_processors: _containers.RepeatedCompositeFieldContainer[_fail_open_pb2.SkippedProcessor]
+    def __init__(self, reason: _Optional[_Union[FinishReason, str]] = ..., total_usage: _Optional[_Union[Usage, _Mapping]] = ..., skipped_processors: _Optional[_Iterable[_Union[_fail_open_pb2.SkippedProcessor, _Mapping]]] = ...) -> None: ...
 
 class ErrorChunk(_message.Message):
     __slots__ = ("name", "message", "details")

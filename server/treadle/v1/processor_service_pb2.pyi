@@ -29,6 +29,8 @@ class Hook(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     HOOK_PROCESS_OUTPUT_STEP: _ClassVar[Hook]
     HOOK_PROCESS_TOOL_RESULT: _ClassVar[Hook]
     HOOK_PROCESS_OUTPUT_RESULT: _ClassVar[Hook]
+    HOOK_BEFORE_TOOL_CALL: _ClassVar[Hook]
+    HOOK_AFTER_TOOL_CALL: _ClassVar[Hook]
 
 class HookMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -59,6 +61,8 @@ HOOK_PROCESS_OUTPUT_STREAM: Hook
 HOOK_PROCESS_OUTPUT_STEP: Hook
 HOOK_PROCESS_TOOL_RESULT: Hook
 HOOK_PROCESS_OUTPUT_RESULT: Hook
+HOOK_BEFORE_TOOL_CALL: Hook
+HOOK_AFTER_TOOL_CALL: Hook
 HOOK_MODE_UNSPECIFIED: HookMode
 HOOK_MODE_MUTATE: HookMode
 HOOK_MODE_OBSERVE: HookMode
@@ -122,7 +126,7 @@ class ProcessorDeclaration(_message.Message):
     def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., hooks: _Optional[_Iterable[_Union[HookDeclaration, _Mapping]]] = ...) -> None: ...
 
 class HookDeclaration(_message.Message):
-    __slots__ = ("hook", "mode", "timeout", "process_data_parts", "delivery", "max_window", "max_in_flight")
+    __slots__ = ("hook", "mode", "timeout", "process_data_parts", "delivery", "max_window", "max_in_flight", "tool_names")
     HOOK_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_FIELD_NUMBER: _ClassVar[int]
@@ -130,6 +134,7 @@ class HookDeclaration(_message.Message):
     DELIVERY_FIELD_NUMBER: _ClassVar[int]
     MAX_WINDOW_FIELD_NUMBER: _ClassVar[int]
     MAX_IN_FLIGHT_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NAMES_FIELD_NUMBER: _ClassVar[int]
     hook: Hook
     mode: HookMode
     timeout: _duration_pb2.Duration
@@ -137,7 +142,8 @@ class HookDeclaration(_message.Message):
     delivery: StreamDelivery
     max_window: int
     max_in_flight: int
-    def __init__(self, hook: _Optional[_Union[Hook, str]] = ..., mode: _Optional[_Union[HookMode, str]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., process_data_parts: _Optional[bool] = ..., delivery: _Optional[_Union[StreamDelivery, str]] = ..., max_window: _Optional[int] = ..., max_in_flight: _Optional[int] = ...) -> None: ...
+    tool_names: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, hook: _Optional[_Union[Hook, str]] = ..., mode: _Optional[_Union[HookMode, str]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., process_data_parts: _Optional[bool] = ..., delivery: _Optional[_Union[StreamDelivery, str]] = ..., max_window: _Optional[int] = ..., max_in_flight: _Optional[int] = ..., tool_names: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ProcessorWelcome(_message.Message):
     __slots__ = ("protocol_version", "processors", "server_id")
@@ -166,7 +172,7 @@ class MessageListSnapshot(_message.Message):
     def __init__(self, messages: _Optional[_Iterable[_Union[ListedMessage, _Mapping]]] = ..., system_messages: _Optional[_Iterable[_Union[_message_pb2.SystemMessage, _Mapping]]] = ...) -> None: ...
 
 class Invocation(_message.Message):
-    __slots__ = ("invocation_id", "processor_id", "hook", "run_id", "agent_id", "thread_id", "resource_id", "step_number", "retry_count", "request_context", "state", "trace_context", "deadline", "processor_index", "process_input", "process_input_step", "process_llm_request", "process_llm_response", "process_api_error", "process_output_stream", "process_output_step", "process_tool_result", "process_output_result")
+    __slots__ = ("invocation_id", "processor_id", "hook", "run_id", "agent_id", "thread_id", "resource_id", "step_number", "retry_count", "request_context", "state", "trace_context", "deadline", "processor_index", "timeout", "process_input", "process_input_step", "process_llm_request", "process_llm_response", "process_api_error", "process_output_stream", "process_output_step", "process_tool_result", "process_output_result", "before_tool_call", "after_tool_call")
     INVOCATION_ID_FIELD_NUMBER: _ClassVar[int]
     PROCESSOR_ID_FIELD_NUMBER: _ClassVar[int]
     HOOK_FIELD_NUMBER: _ClassVar[int]
@@ -181,6 +187,7 @@ class Invocation(_message.Message):
     TRACE_CONTEXT_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_FIELD_NUMBER: _ClassVar[int]
     PROCESSOR_INDEX_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_FIELD_NUMBER: _ClassVar[int]
     PROCESS_INPUT_FIELD_NUMBER: _ClassVar[int]
     PROCESS_INPUT_STEP_FIELD_NUMBER: _ClassVar[int]
     PROCESS_LLM_REQUEST_FIELD_NUMBER: _ClassVar[int]
@@ -190,6 +197,8 @@ class Invocation(_message.Message):
     PROCESS_OUTPUT_STEP_FIELD_NUMBER: _ClassVar[int]
     PROCESS_TOOL_RESULT_FIELD_NUMBER: _ClassVar[int]
     PROCESS_OUTPUT_RESULT_FIELD_NUMBER: _ClassVar[int]
+    BEFORE_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    AFTER_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     invocation_id: str
     processor_id: str
     hook: Hook
@@ -204,6 +213,7 @@ class Invocation(_message.Message):
     trace_context: _remote_pb2.TraceContext
     deadline: _timestamp_pb2.Timestamp
     processor_index: int
+    timeout: _duration_pb2.Duration
     process_input: ProcessInputArgs
     process_input_step: ProcessInputStepArgs
     process_llm_request: ProcessLLMRequestArgs
@@ -213,7 +223,9 @@ class Invocation(_message.Message):
     process_output_step: ProcessOutputStepArgs
     process_tool_result: ProcessToolResultArgs
     process_output_result: ProcessOutputResultArgs
-    def __init__(self, invocation_id: _Optional[str] = ..., processor_id: _Optional[str] = ..., hook: _Optional[_Union[Hook, str]] = ..., run_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., step_number: _Optional[int] = ..., retry_count: _Optional[int] = ..., request_context: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., state: _Optional[_Union[ProcessorState, _Mapping]] = ..., trace_context: _Optional[_Union[_remote_pb2.TraceContext, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., processor_index: _Optional[int] = ..., process_input: _Optional[_Union[ProcessInputArgs, _Mapping]] = ..., process_input_step: _Optional[_Union[ProcessInputStepArgs, _Mapping]] = ..., process_llm_request: _Optional[_Union[ProcessLLMRequestArgs, _Mapping]] = ..., process_llm_response: _Optional[_Union[ProcessLLMResponseArgs, _Mapping]] = ..., process_api_error: _Optional[_Union[ProcessAPIErrorArgs, _Mapping]] = ..., process_output_stream: _Optional[_Union[ProcessOutputStreamArgs, _Mapping]] = ..., process_output_step: _Optional[_Union[ProcessOutputStepArgs, _Mapping]] = ..., process_tool_result: _Optional[_Union[ProcessToolResultArgs, _Mapping]] = ..., process_output_result: _Optional[_Union[ProcessOutputResultArgs, _Mapping]] = ...) -> None: ...
+    before_tool_call: BeforeToolCallArgs
+    after_tool_call: AfterToolCallArgs
+    def __init__(self, invocation_id: _Optional[str] = ..., processor_id: _Optional[str] = ..., hook: _Optional[_Union[Hook, str]] = ..., run_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., step_number: _Optional[int] = ..., retry_count: _Optional[int] = ..., request_context: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., state: _Optional[_Union[ProcessorState, _Mapping]] = ..., trace_context: _Optional[_Union[_remote_pb2.TraceContext, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., processor_index: _Optional[int] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., process_input: _Optional[_Union[ProcessInputArgs, _Mapping]] = ..., process_input_step: _Optional[_Union[ProcessInputStepArgs, _Mapping]] = ..., process_llm_request: _Optional[_Union[ProcessLLMRequestArgs, _Mapping]] = ..., process_llm_response: _Optional[_Union[ProcessLLMResponseArgs, _Mapping]] = ..., process_api_error: _Optional[_Union[ProcessAPIErrorArgs, _Mapping]] = ..., process_output_stream: _Optional[_Union[ProcessOutputStreamArgs, _Mapping]] = ..., process_output_step: _Optional[_Union[ProcessOutputStepArgs, _Mapping]] = ..., process_tool_result: _Optional[_Union[ProcessToolResultArgs, _Mapping]] = ..., process_output_result: _Optional[_Union[ProcessOutputResultArgs, _Mapping]] = ..., before_tool_call: _Optional[_Union[BeforeToolCallArgs, _Mapping]] = ..., after_tool_call: _Optional[_Union[AfterToolCallArgs, _Mapping]] = ...) -> None: ...
 
 class ProcessorState(_message.Message):
     __slots__ = ("value", "version")
@@ -341,6 +353,30 @@ class ProcessToolResultArgs(_message.Message):
     steps: _containers.RepeatedCompositeFieldContainer[_chunk_pb2.StepResult]
     def __init__(self, message_list: _Optional[_Union[MessageListSnapshot, _Mapping]] = ..., tool_name: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., args: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., result: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., provider_executed: _Optional[bool] = ..., steps: _Optional[_Iterable[_Union[_chunk_pb2.StepResult, _Mapping]]] = ...) -> None: ...
 
+class BeforeToolCallArgs(_message.Message):
+    __slots__ = ("tool_name", "tool_call_id", "args")
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    tool_name: str
+    tool_call_id: str
+    args: _struct_pb2.Value
+    def __init__(self, tool_name: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., args: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
+
+class AfterToolCallArgs(_message.Message):
+    __slots__ = ("tool_name", "tool_call_id", "args", "output", "error")
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    tool_name: str
+    tool_call_id: str
+    args: _struct_pb2.Value
+    output: _struct_pb2.Value
+    error: str
+    def __init__(self, tool_name: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., args: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., output: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
+
 class OutputResult(_message.Message):
     __slots__ = ("text", "usage", "finish_reason", "steps")
     TEXT_FIELD_NUMBER: _ClassVar[int]
@@ -362,7 +398,7 @@ class ProcessOutputResultArgs(_message.Message):
     def __init__(self, message_list: _Optional[_Union[MessageListSnapshot, _Mapping]] = ..., result: _Optional[_Union[OutputResult, _Mapping]] = ...) -> None: ...
 
 class InvocationResult(_message.Message):
-    __slots__ = ("invocation_id", "unchanged", "replace", "abort", "retry", "error", "stream", "state", "custom_chunks")
+    __slots__ = ("invocation_id", "unchanged", "replace", "abort", "retry", "error", "stream", "skip_tool", "state", "custom_chunks")
     INVOCATION_ID_FIELD_NUMBER: _ClassVar[int]
     UNCHANGED_FIELD_NUMBER: _ClassVar[int]
     REPLACE_FIELD_NUMBER: _ClassVar[int]
@@ -370,6 +406,7 @@ class InvocationResult(_message.Message):
     RETRY_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     STREAM_FIELD_NUMBER: _ClassVar[int]
+    SKIP_TOOL_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     CUSTOM_CHUNKS_FIELD_NUMBER: _ClassVar[int]
     invocation_id: str
@@ -379,9 +416,16 @@ class InvocationResult(_message.Message):
     retry: RetryOutcome
     error: ErrorOutcome
     stream: StreamOutcomes
+    skip_tool: SkipToolOutcome
     state: ProcessorState
     custom_chunks: _containers.RepeatedCompositeFieldContainer[_chunk_pb2.DataChunk]
-    def __init__(self, invocation_id: _Optional[str] = ..., unchanged: _Optional[_Union[UnchangedOutcome, _Mapping]] = ..., replace: _Optional[_Union[ReplaceOutcome, _Mapping]] = ..., abort: _Optional[_Union[AbortOutcome, _Mapping]] = ..., retry: _Optional[_Union[RetryOutcome, _Mapping]] = ..., error: _Optional[_Union[ErrorOutcome, _Mapping]] = ..., stream: _Optional[_Union[StreamOutcomes, _Mapping]] = ..., state: _Optional[_Union[ProcessorState, _Mapping]] = ..., custom_chunks: _Optional[_Iterable[_Union[_chunk_pb2.DataChunk, _Mapping]]] = ...) -> None: ...
+    def __init__(self, invocation_id: _Optional[str] = ..., unchanged: _Optional[_Union[UnchangedOutcome, _Mapping]] = ..., replace: _Optional[_Union[ReplaceOutcome, _Mapping]] = ..., abort: _Optional[_Union[AbortOutcome, _Mapping]] = ..., retry: _Optional[_Union[RetryOutcome, _Mapping]] = ..., error: _Optional[_Union[ErrorOutcome, _Mapping]] = ..., stream: _Optional[_Union[StreamOutcomes, _Mapping]] = ..., skip_tool: _Optional[_Union[SkipToolOutcome, _Mapping]] = ..., state: _Optional[_Union[ProcessorState, _Mapping]] = ..., custom_chunks: _Optional[_Iterable[_Union[_chunk_pb2.DataChunk, _Mapping]]] = ...) -> None: ...
+
+class SkipToolOutcome(_message.Message):
+    __slots__ = ("output",)
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    output: _struct_pb2.Value
+    def __init__(self, output: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
 
 class UnchangedOutcome(_message.Message):
     __slots__ = ()
@@ -472,18 +516,26 @@ class StreamOutcomes(_message.Message):
     def __init__(self, chunks: _Optional[_Iterable[_Union[ChunkOutcome, _Mapping]]] = ...) -> None: ...
 
 class ChunkOutcome(_message.Message):
-    __slots__ = ("unchanged", "replace", "drop", "abort", "error")
+    __slots__ = ("unchanged", "replace", "drop", "abort", "error", "chunks")
     UNCHANGED_FIELD_NUMBER: _ClassVar[int]
     REPLACE_FIELD_NUMBER: _ClassVar[int]
     DROP_FIELD_NUMBER: _ClassVar[int]
     ABORT_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    CHUNKS_FIELD_NUMBER: _ClassVar[int]
     unchanged: UnchangedOutcome
     replace: _chunk_pb2.Chunk
     drop: DropOutcome
     abort: AbortOutcome
     error: ErrorOutcome
-    def __init__(self, unchanged: _Optional[_Union[UnchangedOutcome, _Mapping]] = ..., replace: _Optional[_Union[_chunk_pb2.Chunk, _Mapping]] = ..., drop: _Optional[_Union[DropOutcome, _Mapping]] = ..., abort: _Optional[_Union[AbortOutcome, _Mapping]] = ..., error: _Optional[_Union[ErrorOutcome, _Mapping]] = ...) -> None: ...
+    chunks: ChunkSequence
+    def __init__(self, unchanged: _Optional[_Union[UnchangedOutcome, _Mapping]] = ..., replace: _Optional[_Union[_chunk_pb2.Chunk, _Mapping]] = ..., drop: _Optional[_Union[DropOutcome, _Mapping]] = ..., abort: _Optional[_Union[AbortOutcome, _Mapping]] = ..., error: _Optional[_Union[ErrorOutcome, _Mapping]] = ..., chunks: _Optional[_Union[ChunkSequence, _Mapping]] = ...) -> None: ...
+
+class ChunkSequence(_message.Message):
+    __slots__ = ("chunks",)
+    CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    chunks: _containers.RepeatedCompositeFieldContainer[_chunk_pb2.Chunk]
+    def __init__(self, chunks: _Optional[_Iterable[_Union[_chunk_pb2.Chunk, _Mapping]]] = ...) -> None: ...
 
 class DropOutcome(_message.Message):
     __slots__ = ()

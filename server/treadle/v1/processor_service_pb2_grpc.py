@@ -47,6 +47,20 @@ class ProcessorServiceStub:
     5. The server MAY send `cancel` (timeout, run cancelled) and, on shutdown, `drain`; it sends
     `run_ended` to every stream that served a run once that run is over.
 
+    Protocol versions: version 1 maps each stream chunk to at most one chunk. Version 2 adds
+    `ChunkOutcome.chunks`: one chunk replaced by zero or more chunks, in order, so a guardrail can
+    hold text back (answer `chunks` with nothing) and release it later, redacted or not (answer
+    a later chunk, e.g. the part's `text-end`, with the held deltas followed by that chunk). The
+    server serves both versions; a version-1 process never sees a difference.
+
+    Hold and release costs latency only while text is held: a text gate (the SDKs ship one)
+    passes deltas through at once and holds only while a match is still possible (an open word,
+    sentence, or a pattern prefix), so the added time is the time until the span that might match
+    is complete. Held text MUST be released at the latest with the text part's `text-end` (or
+    the first chunk that is not a delta of that part): the server numbers released deltas into
+    the text part they belong to, and the step's text, `GenerateResponse.text` and the stored
+    message are exactly the text the client was sent.
+
     Several streams that serve the same processor id are replicas: the server balances runs across
     them, keeps a run on one replica while it lives, and moves the run (with its state) to another
     replica when that one goes away.
@@ -86,6 +100,20 @@ class ProcessorServiceServicer:
     OBSERVE hooks are ignored and SHOULD NOT be sent.
     5. The server MAY send `cancel` (timeout, run cancelled) and, on shutdown, `drain`; it sends
     `run_ended` to every stream that served a run once that run is over.
+
+    Protocol versions: version 1 maps each stream chunk to at most one chunk. Version 2 adds
+    `ChunkOutcome.chunks`: one chunk replaced by zero or more chunks, in order, so a guardrail can
+    hold text back (answer `chunks` with nothing) and release it later, redacted or not (answer
+    a later chunk, e.g. the part's `text-end`, with the held deltas followed by that chunk). The
+    server serves both versions; a version-1 process never sees a difference.
+
+    Hold and release costs latency only while text is held: a text gate (the SDKs ship one)
+    passes deltas through at once and holds only while a match is still possible (an open word,
+    sentence, or a pattern prefix), so the added time is the time until the span that might match
+    is complete. Held text MUST be released at the latest with the text part's `text-end` (or
+    the first chunk that is not a delta of that part): the server numbers released deltas into
+    the text part they belong to, and the step's text, `GenerateResponse.text` and the stored
+    message are exactly the text the client was sent.
 
     Several streams that serve the same processor id are replicas: the server balances runs across
     them, keeps a run on one replica while it lives, and moves the run (with its state) to another
@@ -136,6 +164,20 @@ class ProcessorService:
     OBSERVE hooks are ignored and SHOULD NOT be sent.
     5. The server MAY send `cancel` (timeout, run cancelled) and, on shutdown, `drain`; it sends
     `run_ended` to every stream that served a run once that run is over.
+
+    Protocol versions: version 1 maps each stream chunk to at most one chunk. Version 2 adds
+    `ChunkOutcome.chunks`: one chunk replaced by zero or more chunks, in order, so a guardrail can
+    hold text back (answer `chunks` with nothing) and release it later, redacted or not (answer
+    a later chunk, e.g. the part's `text-end`, with the held deltas followed by that chunk). The
+    server serves both versions; a version-1 process never sees a difference.
+
+    Hold and release costs latency only while text is held: a text gate (the SDKs ship one)
+    passes deltas through at once and holds only while a match is still possible (an open word,
+    sentence, or a pattern prefix), so the added time is the time until the span that might match
+    is complete. Held text MUST be released at the latest with the text part's `text-end` (or
+    the first chunk that is not a delta of that part): the server numbers released deltas into
+    the text part they belong to, and the step's text, `GenerateResponse.text` and the stored
+    message are exactly the text the client was sent.
 
     Several streams that serve the same processor id are replicas: the server balances runs across
     them, keeps a run on one replica while it lives, and moves the run (with its state) to another

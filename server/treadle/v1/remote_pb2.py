@@ -24,13 +24,14 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17treadle/v1/remote.proto\x12\ntreadle.v1\"j\n\x0cTraceContext\x12 \n\x0btraceparent\x18\x01 \x01(\tR\x0btraceparent\x12\x1e\n\ntracestate\x18\x02 \x01(\tR\ntracestate\x12\x18\n\x07\x62\x61ggage\x18\x03 \x01(\tR\x07\x62\x61ggage\"O\n\x10\x43\x61ncelInvocation\x12#\n\rinvocation_id\x18\x01 \x01(\tR\x0cinvocationId\x12\x16\n\x06reason\x18\x02 \x01(\tR\x06reason\"\"\n\x05\x44rain\x12\x19\n\x08grace_ms\x18\x01 \x01(\rR\x07graceMsb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17treadle/v1/remote.proto\x12\ntreadle.v1\"j\n\x0cTraceContext\x12 \n\x0btraceparent\x18\x01 \x01(\tR\x0btraceparent\x12\x1e\n\ntracestate\x18\x02 \x01(\tR\ntracestate\x12\x18\n\x07\x62\x61ggage\x18\x03 \x01(\tR\x07\x62\x61ggage\"O\n\x10\x43\x61ncelInvocation\x12#\n\rinvocation_id\x18\x01 \x01(\tR\x0cinvocationId\x12\x16\n\x06reason\x18\x02 \x01(\tR\x06reason\"\"\n\x05\x44rain\x12\x19\n\x08grace_ms\x18\x01 \x01(\rR\x07graceMsBc\n\x0e\x64\x65v.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\nTreadle.V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'treadle.v1.remote_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
-  DESCRIPTOR._loaded_options = None
+  _globals['DESCRIPTOR']._loaded_options = None
+  _globals['DESCRIPTOR']._serialized_options = b'\n\016dev.treadle.v1P\001ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\252\002\nTreadle.V1'
   _globals['_TRACECONTEXT']._serialized_start=39
   _globals['_TRACECONTEXT']._serialized_end=145
   _globals['_CANCELINVOCATION']._serialized_start=147

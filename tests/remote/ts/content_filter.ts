@@ -124,9 +124,8 @@ async function main(): Promise<void> {
           value: { invocationId: message.value.invocationId, outcome: outcome(message.value) },
         });
         break;
-      case "drain":
-        outbox.close(); // every answer is already sent: end our side, the server ends the stream
-        break;
+      // `drain`: runs still running keep sending invocations, answered as ever; the server ends
+      // the stream once they are done.
       // `cancel` and `run_ended` need nothing: answers are immediate and no state is kept.
     }
   }

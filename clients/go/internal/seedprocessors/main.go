@@ -125,10 +125,10 @@ func run(target string) error {
 					delete(s.states, k)
 				}
 			}
-		case *treadlev1.ProcessorServiceAttachResponse_Drain:
-			return stream.CloseSend()
 		}
 		// cancel: invocations are answered synchronously, so there is nothing to stop.
+		// drain: runs still running keep sending invocations, which are answered as ever; the
+		// server ends the stream (io.EOF above) once they are done.
 	}
 }
 

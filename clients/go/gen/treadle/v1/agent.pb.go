@@ -216,7 +216,18 @@ type ProcessorRef struct {
 	// Options of the built-in processor named by `builtin`, in its documented camelCase form. An
 	// unknown or malformed option is rejected with INVALID_ARGUMENT naming it. MUST be empty
 	// without `builtin`.
-	Options       *structpb.Struct `protobuf:"bytes,5,opt,name=options,proto3" json:"options,omitempty"`
+	Options *structpb.Struct `protobuf:"bytes,5,opt,name=options,proto3" json:"options,omitempty"`
+	// Input processors only: consecutive refs with the same non-empty group name run as one group
+	// of parallel guardrails. Members MUST be validators: for `processInput` and
+	// `processInputStep` they may abort or continue, never change anything (a change fails the
+	// run). They run concurrently, the first abort cancels the others, and the group's time is
+	// its slowest member's. Members receive no other hook. Refused (INVALID_ARGUMENT) elsewhere.
+	ParallelGroup string `protobuf:"bytes,6,opt,name=parallel_group,json=parallelGroup,proto3" json:"parallel_group,omitempty"`
+	// With `parallel_group` (set on any member, it applies to the group): the group's
+	// `processInput` also runs alongside the run's first provider call, whose output is held
+	// from the client until every member has passed, so passing guardrails add no time to first
+	// token; a blocking one discards the held output (the client sees only the tripwire).
+	WithModel     bool `protobuf:"varint,7,opt,name=with_model,json=withModel,proto3" json:"with_model,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -284,6 +295,20 @@ func (x *ProcessorRef) GetOptions() *structpb.Struct {
 		return x.Options
 	}
 	return nil
+}
+
+func (x *ProcessorRef) GetParallelGroup() string {
+	if x != nil {
+		return x.ParallelGroup
+	}
+	return ""
+}
+
+func (x *ProcessorRef) GetWithModel() bool {
+	if x != nil {
+		return x.WithModel
+	}
+	return false
 }
 
 // ProcessorList wraps a list of processors so that an explicitly empty list (no processors for
@@ -1438,13 +1463,16 @@ var File_treadle_v1_agent_proto protoreflect.FileDescriptor
 const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"\x16treadle/v1/agent.proto\x12\n" +
-	"treadle.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18treadle/v1/message.proto\"\xe2\x01\n" +
+	"treadle.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18treadle/v1/message.proto\"\xa8\x02\n" +
 	"\fProcessorRef\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12@\n" +
 	"\x0efailure_policy\x18\x02 \x01(\x0e2\x19.treadle.v1.FailurePolicyR\rfailurePolicy\x123\n" +
 	"\atimeout\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12\x18\n" +
 	"\abuiltin\x18\x04 \x01(\tR\abuiltin\x121\n" +
-	"\aoptions\x18\x05 \x01(\v2\x17.google.protobuf.StructR\aoptions\"I\n" +
+	"\aoptions\x18\x05 \x01(\v2\x17.google.protobuf.StructR\aoptions\x12%\n" +
+	"\x0eparallel_group\x18\x06 \x01(\tR\rparallelGroup\x12\x1d\n" +
+	"\n" +
+	"with_model\x18\a \x01(\bR\twithModel\"I\n" +
 	"\rProcessorList\x128\n" +
 	"\n" +
 	"processors\x18\x01 \x03(\v2\x18.treadle.v1.ProcessorRefR\n" +
@@ -1567,7 +1595,9 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\x18AGENT_SOURCE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13AGENT_SOURCE_CONFIG\x10\x01\x12\x15\n" +
 	"\x11AGENT_SOURCE_CODE\x10\x02\x12\x14\n" +
-	"\x10AGENT_SOURCE_API\x10\x03BDZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1b\x06proto3"
+	"\x10AGENT_SOURCE_API\x10\x03Bc\n" +
+	"\x0edev.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\n" +
+	"Treadle.V1b\x06proto3"
 
 var (
 	file_treadle_v1_agent_proto_rawDescOnce sync.Once

@@ -605,9 +605,12 @@ type GenerateResponse struct {
 	// The messages the run produced (the response messages).
 	Messages []*Message `protobuf:"bytes,7,rep,name=messages,proto3" json:"messages,omitempty"`
 	// Set when the run ended with an error.
-	Error         *ErrorChunk `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Error *ErrorChunk `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
+	// The `fail_open` processors whose declared hooks this run skipped (as in the `finish`
+	// chunk's `skipped_processors`); empty when every guard ran.
+	SkippedProcessors []*SkippedProcessor `protobuf:"bytes,9,rep,name=skipped_processors,json=skippedProcessors,proto3" json:"skipped_processors,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *GenerateResponse) Reset() {
@@ -692,6 +695,13 @@ func (x *GenerateResponse) GetMessages() []*Message {
 func (x *GenerateResponse) GetError() *ErrorChunk {
 	if x != nil {
 		return x.Error
+	}
+	return nil
+}
+
+func (x *GenerateResponse) GetSkippedProcessors() []*SkippedProcessor {
+	if x != nil {
+		return x.SkippedProcessors
 	}
 	return nil
 }
@@ -834,7 +844,7 @@ var File_treadle_v1_agent_service_proto protoreflect.FileDescriptor
 const file_treadle_v1_agent_service_proto_rawDesc = "" +
 	"\n" +
 	"\x1etreadle/v1/agent_service.proto\x12\n" +
-	"treadle.v1\x1a google/protobuf/field_mask.proto\x1a\x16treadle/v1/agent.proto\x1a\x16treadle/v1/chunk.proto\x1a\x18treadle/v1/message.proto\"=\n" +
+	"treadle.v1\x1a google/protobuf/field_mask.proto\x1a\x16treadle/v1/agent.proto\x1a\x16treadle/v1/chunk.proto\x1a\x1atreadle/v1/fail_open.proto\x1a\x18treadle/v1/message.proto\"=\n" +
 	"\x12CreateAgentRequest\x12'\n" +
 	"\x05agent\x18\x01 \x01(\v2\x11.treadle.v1.AgentR\x05agent\">\n" +
 	"\x13CreateAgentResponse\x12'\n" +
@@ -864,7 +874,7 @@ const file_treadle_v1_agent_service_proto_rawDesc = "" +
 	"\x06prompt\x18\x02 \x01(\tR\x06prompt\x12/\n" +
 	"\bmessages\x18\x03 \x03(\v2\x13.treadle.v1.MessageR\bmessages\x121\n" +
 	"\aoptions\x18\x04 \x01(\v2\x17.treadle.v1.CallOptionsR\aoptions\x12\x15\n" +
-	"\x06run_id\x18\x05 \x01(\tR\x05runId\"\xe4\x02\n" +
+	"\x06run_id\x18\x05 \x01(\tR\x05runId\"\xb1\x03\n" +
 	"\x10GenerateResponse\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12=\n" +
@@ -873,7 +883,8 @@ const file_treadle_v1_agent_service_proto_rawDesc = "" +
 	"\x05steps\x18\x05 \x03(\v2\x16.treadle.v1.StepResultR\x05steps\x120\n" +
 	"\btripwire\x18\x06 \x01(\v2\x14.treadle.v1.TripwireR\btripwire\x12/\n" +
 	"\bmessages\x18\a \x03(\v2\x13.treadle.v1.MessageR\bmessages\x12,\n" +
-	"\x05error\x18\b \x01(\v2\x16.treadle.v1.ErrorChunkR\x05error\"\xbd\x01\n" +
+	"\x05error\x18\b \x01(\v2\x16.treadle.v1.ErrorChunkR\x05error\x12K\n" +
+	"\x12skipped_processors\x18\t \x03(\v2\x1c.treadle.v1.SkippedProcessorR\x11skippedProcessors\"\xbd\x01\n" +
 	"\rStreamRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x16\n" +
 	"\x06prompt\x18\x02 \x01(\tR\x06prompt\x12/\n" +
@@ -890,7 +901,9 @@ const file_treadle_v1_agent_service_proto_rawDesc = "" +
 	"\vUpdateAgent\x12\x1e.treadle.v1.UpdateAgentRequest\x1a\x1f.treadle.v1.UpdateAgentResponse\x12N\n" +
 	"\vDeleteAgent\x12\x1e.treadle.v1.DeleteAgentRequest\x1a\x1f.treadle.v1.DeleteAgentResponse\x12E\n" +
 	"\bGenerate\x12\x1b.treadle.v1.GenerateRequest\x1a\x1c.treadle.v1.GenerateResponse\x12A\n" +
-	"\x06Stream\x12\x19.treadle.v1.StreamRequest\x1a\x1a.treadle.v1.StreamResponse0\x01BDZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1b\x06proto3"
+	"\x06Stream\x12\x19.treadle.v1.StreamRequest\x1a\x1a.treadle.v1.StreamResponse0\x01Bc\n" +
+	"\x0edev.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\n" +
+	"Treadle.V1b\x06proto3"
 
 var (
 	file_treadle_v1_agent_service_proto_rawDescOnce sync.Once
@@ -929,7 +942,8 @@ var file_treadle_v1_agent_service_proto_goTypes = []any{
 	(*StepResult)(nil),            // 20: treadle.v1.StepResult
 	(*Tripwire)(nil),              // 21: treadle.v1.Tripwire
 	(*ErrorChunk)(nil),            // 22: treadle.v1.ErrorChunk
-	(*Chunk)(nil),                 // 23: treadle.v1.Chunk
+	(*SkippedProcessor)(nil),      // 23: treadle.v1.SkippedProcessor
+	(*Chunk)(nil),                 // 24: treadle.v1.Chunk
 }
 var file_treadle_v1_agent_service_proto_depIdxs = []int32{
 	14, // 0: treadle.v1.CreateAgentRequest.agent:type_name -> treadle.v1.Agent
@@ -947,28 +961,29 @@ var file_treadle_v1_agent_service_proto_depIdxs = []int32{
 	21, // 12: treadle.v1.GenerateResponse.tripwire:type_name -> treadle.v1.Tripwire
 	16, // 13: treadle.v1.GenerateResponse.messages:type_name -> treadle.v1.Message
 	22, // 14: treadle.v1.GenerateResponse.error:type_name -> treadle.v1.ErrorChunk
-	16, // 15: treadle.v1.StreamRequest.messages:type_name -> treadle.v1.Message
-	17, // 16: treadle.v1.StreamRequest.options:type_name -> treadle.v1.CallOptions
-	23, // 17: treadle.v1.StreamResponse.chunks:type_name -> treadle.v1.Chunk
-	0,  // 18: treadle.v1.AgentService.CreateAgent:input_type -> treadle.v1.CreateAgentRequest
-	2,  // 19: treadle.v1.AgentService.GetAgent:input_type -> treadle.v1.GetAgentRequest
-	4,  // 20: treadle.v1.AgentService.ListAgents:input_type -> treadle.v1.ListAgentsRequest
-	6,  // 21: treadle.v1.AgentService.UpdateAgent:input_type -> treadle.v1.UpdateAgentRequest
-	8,  // 22: treadle.v1.AgentService.DeleteAgent:input_type -> treadle.v1.DeleteAgentRequest
-	10, // 23: treadle.v1.AgentService.Generate:input_type -> treadle.v1.GenerateRequest
-	12, // 24: treadle.v1.AgentService.Stream:input_type -> treadle.v1.StreamRequest
-	1,  // 25: treadle.v1.AgentService.CreateAgent:output_type -> treadle.v1.CreateAgentResponse
-	3,  // 26: treadle.v1.AgentService.GetAgent:output_type -> treadle.v1.GetAgentResponse
-	5,  // 27: treadle.v1.AgentService.ListAgents:output_type -> treadle.v1.ListAgentsResponse
-	7,  // 28: treadle.v1.AgentService.UpdateAgent:output_type -> treadle.v1.UpdateAgentResponse
-	9,  // 29: treadle.v1.AgentService.DeleteAgent:output_type -> treadle.v1.DeleteAgentResponse
-	11, // 30: treadle.v1.AgentService.Generate:output_type -> treadle.v1.GenerateResponse
-	13, // 31: treadle.v1.AgentService.Stream:output_type -> treadle.v1.StreamResponse
-	25, // [25:32] is the sub-list for method output_type
-	18, // [18:25] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	23, // 15: treadle.v1.GenerateResponse.skipped_processors:type_name -> treadle.v1.SkippedProcessor
+	16, // 16: treadle.v1.StreamRequest.messages:type_name -> treadle.v1.Message
+	17, // 17: treadle.v1.StreamRequest.options:type_name -> treadle.v1.CallOptions
+	24, // 18: treadle.v1.StreamResponse.chunks:type_name -> treadle.v1.Chunk
+	0,  // 19: treadle.v1.AgentService.CreateAgent:input_type -> treadle.v1.CreateAgentRequest
+	2,  // 20: treadle.v1.AgentService.GetAgent:input_type -> treadle.v1.GetAgentRequest
+	4,  // 21: treadle.v1.AgentService.ListAgents:input_type -> treadle.v1.ListAgentsRequest
+	6,  // 22: treadle.v1.AgentService.UpdateAgent:input_type -> treadle.v1.UpdateAgentRequest
+	8,  // 23: treadle.v1.AgentService.DeleteAgent:input_type -> treadle.v1.DeleteAgentRequest
+	10, // 24: treadle.v1.AgentService.Generate:input_type -> treadle.v1.GenerateRequest
+	12, // 25: treadle.v1.AgentService.Stream:input_type -> treadle.v1.StreamRequest
+	1,  // 26: treadle.v1.AgentService.CreateAgent:output_type -> treadle.v1.CreateAgentResponse
+	3,  // 27: treadle.v1.AgentService.GetAgent:output_type -> treadle.v1.GetAgentResponse
+	5,  // 28: treadle.v1.AgentService.ListAgents:output_type -> treadle.v1.ListAgentsResponse
+	7,  // 29: treadle.v1.AgentService.UpdateAgent:output_type -> treadle.v1.UpdateAgentResponse
+	9,  // 30: treadle.v1.AgentService.DeleteAgent:output_type -> treadle.v1.DeleteAgentResponse
+	11, // 31: treadle.v1.AgentService.Generate:output_type -> treadle.v1.GenerateResponse
+	13, // 32: treadle.v1.AgentService.Stream:output_type -> treadle.v1.StreamResponse
+	26, // [26:33] is the sub-list for method output_type
+	19, // [19:26] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_agent_service_proto_init() }
@@ -978,6 +993,7 @@ func file_treadle_v1_agent_service_proto_init() {
 	}
 	file_treadle_v1_agent_proto_init()
 	file_treadle_v1_chunk_proto_init()
+	file_treadle_v1_fail_open_proto_init()
 	file_treadle_v1_message_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{

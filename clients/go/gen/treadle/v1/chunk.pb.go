@@ -2162,9 +2162,12 @@ type FinishChunk struct {
 	// Why the run ended (the last step's reason).
 	Reason FinishReason `protobuf:"varint,1,opt,name=reason,proto3,enum=treadle.v1.FinishReason" json:"reason,omitempty"`
 	// Tokens used by the whole run.
-	TotalUsage    *Usage `protobuf:"bytes,2,opt,name=total_usage,json=totalUsage,proto3" json:"total_usage,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	TotalUsage *Usage `protobuf:"bytes,2,opt,name=total_usage,json=totalUsage,proto3" json:"total_usage,omitempty"`
+	// The `fail_open` processors whose declared hooks this run skipped, with why and how often;
+	// empty when every guard ran. The same list is in `GenerateResponse.skipped_processors`.
+	SkippedProcessors []*SkippedProcessor `protobuf:"bytes,3,rep,name=skipped_processors,json=skippedProcessors,proto3" json:"skipped_processors,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *FinishChunk) Reset() {
@@ -2207,6 +2210,13 @@ func (x *FinishChunk) GetReason() FinishReason {
 func (x *FinishChunk) GetTotalUsage() *Usage {
 	if x != nil {
 		return x.TotalUsage
+	}
+	return nil
+}
+
+func (x *FinishChunk) GetSkippedProcessors() []*SkippedProcessor {
+	if x != nil {
+		return x.SkippedProcessors
 	}
 	return nil
 }
@@ -2590,7 +2600,7 @@ var File_treadle_v1_chunk_proto protoreflect.FileDescriptor
 const file_treadle_v1_chunk_proto_rawDesc = "" +
 	"\n" +
 	"\x16treadle/v1/chunk.proto\x12\n" +
-	"treadle.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18treadle/v1/message.proto\"\xcd\x01\n" +
+	"treadle.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1atreadle/v1/fail_open.proto\x1a\x18treadle/v1/message.proto\"\xcd\x01\n" +
 	"\x05Usage\x12!\n" +
 	"\finput_tokens\x18\x01 \x01(\x03R\vinputTokens\x12#\n" +
 	"\routput_tokens\x18\x02 \x01(\x03R\foutputTokens\x12!\n" +
@@ -2743,11 +2753,12 @@ const file_treadle_v1_chunk_proto_rawDesc = "" +
 	"\x04text\x18\x06 \x01(\tR\x04text\x123\n" +
 	"\n" +
 	"tool_calls\x18\a \x03(\v2\x14.treadle.v1.ToolCallR\ttoolCalls\x12!\n" +
-	"\fis_continued\x18\b \x01(\bR\visContinued\"s\n" +
+	"\fis_continued\x18\b \x01(\bR\visContinued\"\xc0\x01\n" +
 	"\vFinishChunk\x120\n" +
 	"\x06reason\x18\x01 \x01(\x0e2\x18.treadle.v1.FinishReasonR\x06reason\x122\n" +
 	"\vtotal_usage\x18\x02 \x01(\v2\x11.treadle.v1.UsageR\n" +
-	"totalUsage\"l\n" +
+	"totalUsage\x12K\n" +
+	"\x12skipped_processors\x18\x03 \x03(\v2\x1c.treadle.v1.SkippedProcessorR\x11skippedProcessors\"l\n" +
 	"\n" +
 	"ErrorChunk\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
@@ -2795,7 +2806,9 @@ const file_treadle_v1_chunk_proto_rawDesc = "" +
 	"\x13FINISH_REASON_OTHER\x10\x06\x12\x19\n" +
 	"\x15FINISH_REASON_UNKNOWN\x10\a\x12\x1a\n" +
 	"\x16FINISH_REASON_TRIPWIRE\x10\b\x12\x17\n" +
-	"\x13FINISH_REASON_RETRY\x10\tBDZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1b\x06proto3"
+	"\x13FINISH_REASON_RETRY\x10\tBc\n" +
+	"\x0edev.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\n" +
+	"Treadle.V1b\x06proto3"
 
 var (
 	file_treadle_v1_chunk_proto_rawDescOnce sync.Once
@@ -2847,6 +2860,7 @@ var file_treadle_v1_chunk_proto_goTypes = []any{
 	(*structpb.Struct)(nil),                  // 32: google.protobuf.Struct
 	(SourceType)(0),                          // 33: treadle.v1.SourceType
 	(*timestamppb.Timestamp)(nil),            // 34: google.protobuf.Timestamp
+	(*SkippedProcessor)(nil),                 // 35: treadle.v1.SkippedProcessor
 }
 var file_treadle_v1_chunk_proto_depIdxs = []int32{
 	31, // 0: treadle.v1.ToolCall.args:type_name -> google.protobuf.Value
@@ -2895,19 +2909,20 @@ var file_treadle_v1_chunk_proto_depIdxs = []int32{
 	3,  // 43: treadle.v1.StepFinishChunk.tool_calls:type_name -> treadle.v1.ToolCall
 	1,  // 44: treadle.v1.FinishChunk.reason:type_name -> treadle.v1.FinishReason
 	2,  // 45: treadle.v1.FinishChunk.total_usage:type_name -> treadle.v1.Usage
-	31, // 46: treadle.v1.ErrorChunk.details:type_name -> google.protobuf.Value
-	31, // 47: treadle.v1.TripwireChunk.metadata:type_name -> google.protobuf.Value
-	31, // 48: treadle.v1.DataChunk.data:type_name -> google.protobuf.Value
-	3,  // 49: treadle.v1.StepResult.tool_calls:type_name -> treadle.v1.ToolCall
-	4,  // 50: treadle.v1.StepResult.tool_results:type_name -> treadle.v1.ToolResult
-	1,  // 51: treadle.v1.StepResult.finish_reason:type_name -> treadle.v1.FinishReason
-	2,  // 52: treadle.v1.StepResult.usage:type_name -> treadle.v1.Usage
-	5,  // 53: treadle.v1.StepResult.tripwire:type_name -> treadle.v1.Tripwire
-	54, // [54:54] is the sub-list for method output_type
-	54, // [54:54] is the sub-list for method input_type
-	54, // [54:54] is the sub-list for extension type_name
-	54, // [54:54] is the sub-list for extension extendee
-	0,  // [0:54] is the sub-list for field type_name
+	35, // 46: treadle.v1.FinishChunk.skipped_processors:type_name -> treadle.v1.SkippedProcessor
+	31, // 47: treadle.v1.ErrorChunk.details:type_name -> google.protobuf.Value
+	31, // 48: treadle.v1.TripwireChunk.metadata:type_name -> google.protobuf.Value
+	31, // 49: treadle.v1.DataChunk.data:type_name -> google.protobuf.Value
+	3,  // 50: treadle.v1.StepResult.tool_calls:type_name -> treadle.v1.ToolCall
+	4,  // 51: treadle.v1.StepResult.tool_results:type_name -> treadle.v1.ToolResult
+	1,  // 52: treadle.v1.StepResult.finish_reason:type_name -> treadle.v1.FinishReason
+	2,  // 53: treadle.v1.StepResult.usage:type_name -> treadle.v1.Usage
+	5,  // 54: treadle.v1.StepResult.tripwire:type_name -> treadle.v1.Tripwire
+	55, // [55:55] is the sub-list for method output_type
+	55, // [55:55] is the sub-list for method input_type
+	55, // [55:55] is the sub-list for extension type_name
+	55, // [55:55] is the sub-list for extension extendee
+	0,  // [0:55] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_chunk_proto_init() }
@@ -2915,6 +2930,7 @@ func file_treadle_v1_chunk_proto_init() {
 	if File_treadle_v1_chunk_proto != nil {
 		return
 	}
+	file_treadle_v1_fail_open_proto_init()
 	file_treadle_v1_message_proto_init()
 	file_treadle_v1_chunk_proto_msgTypes[4].OneofWrappers = []any{
 		(*Chunk_Start)(nil),

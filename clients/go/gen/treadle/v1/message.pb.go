@@ -1282,7 +1282,9 @@ const file_treadle_v1_message_proto_rawDesc = "" +
 	"\"TOOL_INVOCATION_STATE_PARTIAL_CALL\x10\x01\x12\x1e\n" +
 	"\x1aTOOL_INVOCATION_STATE_CALL\x10\x02\x12 \n" +
 	"\x1cTOOL_INVOCATION_STATE_RESULT\x10\x03\x12&\n" +
-	"\"TOOL_INVOCATION_STATE_OUTPUT_ERROR\x10\x04BDZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1b\x06proto3"
+	"\"TOOL_INVOCATION_STATE_OUTPUT_ERROR\x10\x04Bc\n" +
+	"\x0edev.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\n" +
+	"Treadle.V1b\x06proto3"
 
 var (
 	file_treadle_v1_message_proto_rawDescOnce sync.Once

@@ -48,21 +48,27 @@ const (
 	Hook_HOOK_PROCESS_TOOL_RESULT Hook = 8
 	// `processOutputResult`: once at the end of the call.
 	Hook_HOOK_PROCESS_OUTPUT_RESULT Hook = 9
+	// `beforeToolCall`: before a tool runs; MAY skip it with an output of its own.
+	Hook_HOOK_BEFORE_TOOL_CALL Hook = 10
+	// `afterToolCall`: after a tool ran, with its output or error.
+	Hook_HOOK_AFTER_TOOL_CALL Hook = 11
 )
 
 // Enum value maps for Hook.
 var (
 	Hook_name = map[int32]string{
-		0: "HOOK_UNSPECIFIED",
-		1: "HOOK_PROCESS_INPUT",
-		2: "HOOK_PROCESS_INPUT_STEP",
-		3: "HOOK_PROCESS_LLM_REQUEST",
-		4: "HOOK_PROCESS_LLM_RESPONSE",
-		5: "HOOK_PROCESS_API_ERROR",
-		6: "HOOK_PROCESS_OUTPUT_STREAM",
-		7: "HOOK_PROCESS_OUTPUT_STEP",
-		8: "HOOK_PROCESS_TOOL_RESULT",
-		9: "HOOK_PROCESS_OUTPUT_RESULT",
+		0:  "HOOK_UNSPECIFIED",
+		1:  "HOOK_PROCESS_INPUT",
+		2:  "HOOK_PROCESS_INPUT_STEP",
+		3:  "HOOK_PROCESS_LLM_REQUEST",
+		4:  "HOOK_PROCESS_LLM_RESPONSE",
+		5:  "HOOK_PROCESS_API_ERROR",
+		6:  "HOOK_PROCESS_OUTPUT_STREAM",
+		7:  "HOOK_PROCESS_OUTPUT_STEP",
+		8:  "HOOK_PROCESS_TOOL_RESULT",
+		9:  "HOOK_PROCESS_OUTPUT_RESULT",
+		10: "HOOK_BEFORE_TOOL_CALL",
+		11: "HOOK_AFTER_TOOL_CALL",
 	}
 	Hook_value = map[string]int32{
 		"HOOK_UNSPECIFIED":           0,
@@ -75,6 +81,8 @@ var (
 		"HOOK_PROCESS_OUTPUT_STEP":   7,
 		"HOOK_PROCESS_TOOL_RESULT":   8,
 		"HOOK_PROCESS_OUTPUT_RESULT": 9,
+		"HOOK_BEFORE_TOOL_CALL":      10,
+		"HOOK_AFTER_TOOL_CALL":       11,
 	}
 )
 
@@ -548,7 +556,7 @@ func (x *RunEnded) GetRunId() string {
 type ProcessorHandshake struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Protocol versions the process speaks; the server picks the highest it also speaks.
-	// This document describes version 1.
+	// This document describes versions 1 and 2 (2 adds `ChunkOutcome.chunks`).
 	ProtocolVersions []uint32 `protobuf:"varint,1,rep,packed,name=protocol_versions,json=protocolVersions,proto3" json:"protocol_versions,omitempty"`
 	// The processors served over this stream.
 	Processors []*ProcessorDeclaration `protobuf:"bytes,2,rep,name=processors,proto3" json:"processors,omitempty"`
@@ -700,7 +708,10 @@ type HookDeclaration struct {
 	MaxWindow uint32 `protobuf:"varint,6,opt,name=max_window,json=maxWindow,proto3" json:"max_window,omitempty"`
 	// `processOutputStream` only: how many invocations of one run MAY be in flight at once
 	// (pipelining). 0 or 1 means lock-step: the next chunk is sent once the previous is answered.
-	MaxInFlight   uint32 `protobuf:"varint,7,opt,name=max_in_flight,json=maxInFlight,proto3" json:"max_in_flight,omitempty"`
+	MaxInFlight uint32 `protobuf:"varint,7,opt,name=max_in_flight,json=maxInFlight,proto3" json:"max_in_flight,omitempty"`
+	// `beforeToolCall`, `afterToolCall` and `processToolResult` only: the tools (by name) the
+	// hook is invoked for; empty means every tool.
+	ToolNames     []string `protobuf:"bytes,8,rep,name=tool_names,json=toolNames,proto3" json:"tool_names,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -782,6 +793,13 @@ func (x *HookDeclaration) GetMaxInFlight() uint32 {
 		return x.MaxInFlight
 	}
 	return 0
+}
+
+func (x *HookDeclaration) GetToolNames() []string {
+	if x != nil {
+		return x.ToolNames
+	}
+	return nil
 }
 
 // ProcessorWelcome is the server's acceptance of a handshake.
@@ -986,13 +1004,18 @@ type Invocation struct {
 	RequestContext *structpb.Struct `protobuf:"bytes,10,opt,name=request_context,json=requestContext,proto3" json:"request_context,omitempty"`
 	// The processor's state for this call. Absent when this stream already holds the latest
 	// version (the process keeps the last state it sent or received per run and processor).
+	// A run's first invocation of a processor on a stream carries no state when the state is
+	// still empty (version 0): the process MUST start from an empty object.
 	State *ProcessorState `protobuf:"bytes,11,opt,name=state,proto3" json:"state,omitempty"`
 	// W3C trace context of the hook's span.
 	TraceContext *TraceContext `protobuf:"bytes,12,opt,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty"`
-	// When the server stops waiting for the answer.
+	// When the server stops waiting for the answer (the server's clock; see `timeout`).
 	Deadline *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=deadline,proto3" json:"deadline,omitempty"`
 	// Position of the processor in its agent's array.
 	ProcessorIndex int32 `protobuf:"varint,14,opt,name=processor_index,json=processorIndex,proto3" json:"processor_index,omitempty"`
+	// How long the server waits for the answer, counted from when it sent the invocation. Unlike
+	// `deadline` it does not depend on the two clocks agreeing; processes SHOULD use it.
+	Timeout *durationpb.Duration `protobuf:"bytes,15,opt,name=timeout,proto3" json:"timeout,omitempty"`
 	// What the seed passes to this hook; exactly the branch matching `hook` is set.
 	//
 	// Types that are valid to be assigned to Args:
@@ -1006,6 +1029,8 @@ type Invocation struct {
 	//	*Invocation_ProcessOutputStep
 	//	*Invocation_ProcessToolResult
 	//	*Invocation_ProcessOutputResult
+	//	*Invocation_BeforeToolCall
+	//	*Invocation_AfterToolCall
 	Args          isInvocation_Args `protobuf_oneof:"args"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1139,6 +1164,13 @@ func (x *Invocation) GetProcessorIndex() int32 {
 	return 0
 }
 
+func (x *Invocation) GetTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.Timeout
+	}
+	return nil
+}
+
 func (x *Invocation) GetArgs() isInvocation_Args {
 	if x != nil {
 		return x.Args
@@ -1227,6 +1259,24 @@ func (x *Invocation) GetProcessOutputResult() *ProcessOutputResultArgs {
 	return nil
 }
 
+func (x *Invocation) GetBeforeToolCall() *BeforeToolCallArgs {
+	if x != nil {
+		if x, ok := x.Args.(*Invocation_BeforeToolCall); ok {
+			return x.BeforeToolCall
+		}
+	}
+	return nil
+}
+
+func (x *Invocation) GetAfterToolCall() *AfterToolCallArgs {
+	if x != nil {
+		if x, ok := x.Args.(*Invocation_AfterToolCall); ok {
+			return x.AfterToolCall
+		}
+	}
+	return nil
+}
+
 type isInvocation_Args interface {
 	isInvocation_Args()
 }
@@ -1276,6 +1326,16 @@ type Invocation_ProcessOutputResult struct {
 	ProcessOutputResult *ProcessOutputResultArgs `protobuf:"bytes,28,opt,name=process_output_result,json=processOutputResult,proto3,oneof"`
 }
 
+type Invocation_BeforeToolCall struct {
+	// Arguments of `beforeToolCall`.
+	BeforeToolCall *BeforeToolCallArgs `protobuf:"bytes,29,opt,name=before_tool_call,json=beforeToolCall,proto3,oneof"`
+}
+
+type Invocation_AfterToolCall struct {
+	// Arguments of `afterToolCall`.
+	AfterToolCall *AfterToolCallArgs `protobuf:"bytes,30,opt,name=after_tool_call,json=afterToolCall,proto3,oneof"`
+}
+
 func (*Invocation_ProcessInput) isInvocation_Args() {}
 
 func (*Invocation_ProcessInputStep) isInvocation_Args() {}
@@ -1294,8 +1354,20 @@ func (*Invocation_ProcessToolResult) isInvocation_Args() {}
 
 func (*Invocation_ProcessOutputResult) isInvocation_Args() {}
 
+func (*Invocation_BeforeToolCall) isInvocation_Args() {}
+
+func (*Invocation_AfterToolCall) isInvocation_Args() {}
+
 // ProcessorState is one processor's state for one call: shared by all of its hooks and steps,
 // never by two calls.
+//
+// Versions: both sides number the same sequence. A state starts empty at version 0. Whoever
+// changes it sends the whole object with the version it last held plus one: the process in an
+// answer's `state`, the server in an invocation's `state` (after a move to another replica, or
+// when an in-process step changed it). A process MUST ignore an invocation's state whose version
+// is lower than the one it holds. The server applies answers in invocation order, so the
+// version it holds after an answer is the answer's (or, if that is not higher than its own, its
+// own plus one, and it then resends the whole state with the next invocation).
 type ProcessorState struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The state object.
@@ -2068,6 +2140,155 @@ func (x *ProcessToolResultArgs) GetSteps() []*StepResult {
 	return nil
 }
 
+// BeforeToolCallArgs are the arguments of `beforeToolCall`, the agent's tool hook served by a
+// processor. Reply: `unchanged` (the tool runs), `skip_tool` (it does not; the output stands
+// for its result and `afterToolCall` is skipped too), `abort` or `error` (the run fails).
+type BeforeToolCallArgs struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Name of the tool about to run.
+	ToolName string `protobuf:"bytes,1,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	// Id of the tool call.
+	ToolCallId string `protobuf:"bytes,2,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// Arguments the model passed.
+	Args          *structpb.Value `protobuf:"bytes,3,opt,name=args,proto3" json:"args,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BeforeToolCallArgs) Reset() {
+	*x = BeforeToolCallArgs{}
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BeforeToolCallArgs) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BeforeToolCallArgs) ProtoMessage() {}
+
+func (x *BeforeToolCallArgs) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BeforeToolCallArgs.ProtoReflect.Descriptor instead.
+func (*BeforeToolCallArgs) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *BeforeToolCallArgs) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *BeforeToolCallArgs) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *BeforeToolCallArgs) GetArgs() *structpb.Value {
+	if x != nil {
+		return x.Args
+	}
+	return nil
+}
+
+// AfterToolCallArgs are the arguments of `afterToolCall`. Reply: `unchanged` (the hook observes;
+// what the tool returned stands), `abort` or `error`.
+type AfterToolCallArgs struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Name of the tool that ran.
+	ToolName string `protobuf:"bytes,1,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	// Id of the tool call.
+	ToolCallId string `protobuf:"bytes,2,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// Arguments the model passed.
+	Args *structpb.Value `protobuf:"bytes,3,opt,name=args,proto3" json:"args,omitempty"`
+	// What the tool returned, when it succeeded.
+	Output *structpb.Value `protobuf:"bytes,4,opt,name=output,proto3" json:"output,omitempty"`
+	// The tool's error message, when it failed (then `output` is unset).
+	Error         string `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AfterToolCallArgs) Reset() {
+	*x = AfterToolCallArgs{}
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AfterToolCallArgs) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AfterToolCallArgs) ProtoMessage() {}
+
+func (x *AfterToolCallArgs) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AfterToolCallArgs.ProtoReflect.Descriptor instead.
+func (*AfterToolCallArgs) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *AfterToolCallArgs) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *AfterToolCallArgs) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *AfterToolCallArgs) GetArgs() *structpb.Value {
+	if x != nil {
+		return x.Args
+	}
+	return nil
+}
+
+func (x *AfterToolCallArgs) GetOutput() *structpb.Value {
+	if x != nil {
+		return x.Output
+	}
+	return nil
+}
+
+func (x *AfterToolCallArgs) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
 // OutputResult is the whole call's result, for `processOutputResult`.
 type OutputResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2085,7 +2306,7 @@ type OutputResult struct {
 
 func (x *OutputResult) Reset() {
 	*x = OutputResult{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[20]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2097,7 +2318,7 @@ func (x *OutputResult) String() string {
 func (*OutputResult) ProtoMessage() {}
 
 func (x *OutputResult) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[20]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2110,7 +2331,7 @@ func (x *OutputResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutputResult.ProtoReflect.Descriptor instead.
 func (*OutputResult) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{20}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *OutputResult) GetText() string {
@@ -2155,7 +2376,7 @@ type ProcessOutputResultArgs struct {
 
 func (x *ProcessOutputResultArgs) Reset() {
 	*x = ProcessOutputResultArgs{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[21]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2167,7 +2388,7 @@ func (x *ProcessOutputResultArgs) String() string {
 func (*ProcessOutputResultArgs) ProtoMessage() {}
 
 func (x *ProcessOutputResultArgs) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[21]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2180,7 +2401,7 @@ func (x *ProcessOutputResultArgs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessOutputResultArgs.ProtoReflect.Descriptor instead.
 func (*ProcessOutputResultArgs) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{21}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ProcessOutputResultArgs) GetMessageList() *MessageListSnapshot {
@@ -2212,6 +2433,7 @@ type InvocationResult struct {
 	//	*InvocationResult_Retry
 	//	*InvocationResult_Error
 	//	*InvocationResult_Stream
+	//	*InvocationResult_SkipTool
 	Outcome isInvocationResult_Outcome `protobuf_oneof:"outcome"`
 	// The processor's new state, when the hook changed it (the whole object).
 	State *ProcessorState `protobuf:"bytes,10,opt,name=state,proto3" json:"state,omitempty"`
@@ -2224,7 +2446,7 @@ type InvocationResult struct {
 
 func (x *InvocationResult) Reset() {
 	*x = InvocationResult{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[22]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2236,7 +2458,7 @@ func (x *InvocationResult) String() string {
 func (*InvocationResult) ProtoMessage() {}
 
 func (x *InvocationResult) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[22]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2249,7 +2471,7 @@ func (x *InvocationResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvocationResult.ProtoReflect.Descriptor instead.
 func (*InvocationResult) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{22}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *InvocationResult) GetInvocationId() string {
@@ -2320,6 +2542,15 @@ func (x *InvocationResult) GetStream() *StreamOutcomes {
 	return nil
 }
 
+func (x *InvocationResult) GetSkipTool() *SkipToolOutcome {
+	if x != nil {
+		if x, ok := x.Outcome.(*InvocationResult_SkipTool); ok {
+			return x.SkipTool
+		}
+	}
+	return nil
+}
+
 func (x *InvocationResult) GetState() *ProcessorState {
 	if x != nil {
 		return x.State
@@ -2368,6 +2599,11 @@ type InvocationResult_Stream struct {
 	Stream *StreamOutcomes `protobuf:"bytes,7,opt,name=stream,proto3,oneof"`
 }
 
+type InvocationResult_SkipTool struct {
+	// `beforeToolCall` only: do not run the tool; use this output as its result.
+	SkipTool *SkipToolOutcome `protobuf:"bytes,8,opt,name=skip_tool,json=skipTool,proto3,oneof"`
+}
+
 func (*InvocationResult_Unchanged) isInvocationResult_Outcome() {}
 
 func (*InvocationResult_Replace) isInvocationResult_Outcome() {}
@@ -2380,6 +2616,54 @@ func (*InvocationResult_Error) isInvocationResult_Outcome() {}
 
 func (*InvocationResult_Stream) isInvocationResult_Outcome() {}
 
+func (*InvocationResult_SkipTool) isInvocationResult_Outcome() {}
+
+// SkipToolOutcome is `beforeToolCall`'s `{proceed: false, output}`.
+type SkipToolOutcome struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tool call's result in place of running the tool (e.g. "not allowed").
+	Output        *structpb.Value `protobuf:"bytes,1,opt,name=output,proto3" json:"output,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SkipToolOutcome) Reset() {
+	*x = SkipToolOutcome{}
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SkipToolOutcome) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SkipToolOutcome) ProtoMessage() {}
+
+func (x *SkipToolOutcome) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SkipToolOutcome.ProtoReflect.Descriptor instead.
+func (*SkipToolOutcome) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *SkipToolOutcome) GetOutput() *structpb.Value {
+	if x != nil {
+		return x.Output
+	}
+	return nil
+}
+
 // UnchangedOutcome: the hook changed nothing.
 type UnchangedOutcome struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2389,7 +2673,7 @@ type UnchangedOutcome struct {
 
 func (x *UnchangedOutcome) Reset() {
 	*x = UnchangedOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[23]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2401,7 +2685,7 @@ func (x *UnchangedOutcome) String() string {
 func (*UnchangedOutcome) ProtoMessage() {}
 
 func (x *UnchangedOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[23]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2414,7 +2698,7 @@ func (x *UnchangedOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnchangedOutcome.ProtoReflect.Descriptor instead.
 func (*UnchangedOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{23}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{26}
 }
 
 // ReplaceOutcome carries replacements; unset fields leave things unchanged.
@@ -2437,7 +2721,7 @@ type ReplaceOutcome struct {
 
 func (x *ReplaceOutcome) Reset() {
 	*x = ReplaceOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[24]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2449,7 +2733,7 @@ func (x *ReplaceOutcome) String() string {
 func (*ReplaceOutcome) ProtoMessage() {}
 
 func (x *ReplaceOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[24]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2462,7 +2746,7 @@ func (x *ReplaceOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplaceOutcome.ProtoReflect.Descriptor instead.
 func (*ReplaceOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{24}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ReplaceOutcome) GetMessages() *MessageListReplacement {
@@ -2516,7 +2800,7 @@ type MessageListReplacement struct {
 
 func (x *MessageListReplacement) Reset() {
 	*x = MessageListReplacement{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[25]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2528,7 +2812,7 @@ func (x *MessageListReplacement) String() string {
 func (*MessageListReplacement) ProtoMessage() {}
 
 func (x *MessageListReplacement) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[25]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2541,7 +2825,7 @@ func (x *MessageListReplacement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageListReplacement.ProtoReflect.Descriptor instead.
 func (*MessageListReplacement) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{25}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *MessageListReplacement) GetMessages() []*Message {
@@ -2569,7 +2853,7 @@ type PromptReplacement struct {
 
 func (x *PromptReplacement) Reset() {
 	*x = PromptReplacement{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[26]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2581,7 +2865,7 @@ func (x *PromptReplacement) String() string {
 func (*PromptReplacement) ProtoMessage() {}
 
 func (x *PromptReplacement) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[26]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2594,7 +2878,7 @@ func (x *PromptReplacement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PromptReplacement.ProtoReflect.Descriptor instead.
 func (*PromptReplacement) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{26}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PromptReplacement) GetMessages() []*PromptMessage {
@@ -2616,7 +2900,7 @@ type CachedResponse struct {
 
 func (x *CachedResponse) Reset() {
 	*x = CachedResponse{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[27]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2628,7 +2912,7 @@ func (x *CachedResponse) String() string {
 func (*CachedResponse) ProtoMessage() {}
 
 func (x *CachedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[27]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2641,7 +2925,7 @@ func (x *CachedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CachedResponse.ProtoReflect.Descriptor instead.
 func (*CachedResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{27}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CachedResponse) GetChunks() []*Chunk {
@@ -2662,7 +2946,7 @@ type ActiveTools struct {
 
 func (x *ActiveTools) Reset() {
 	*x = ActiveTools{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[28]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2674,7 +2958,7 @@ func (x *ActiveTools) String() string {
 func (*ActiveTools) ProtoMessage() {}
 
 func (x *ActiveTools) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[28]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2687,7 +2971,7 @@ func (x *ActiveTools) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActiveTools.ProtoReflect.Descriptor instead.
 func (*ActiveTools) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{28}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ActiveTools) GetNames() []string {
@@ -2719,7 +3003,7 @@ type StepOverrides struct {
 
 func (x *StepOverrides) Reset() {
 	*x = StepOverrides{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[29]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2731,7 +3015,7 @@ func (x *StepOverrides) String() string {
 func (*StepOverrides) ProtoMessage() {}
 
 func (x *StepOverrides) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[29]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2744,7 +3028,7 @@ func (x *StepOverrides) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepOverrides.ProtoReflect.Descriptor instead.
 func (*StepOverrides) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{29}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *StepOverrides) GetModel() string {
@@ -2804,7 +3088,7 @@ type AbortOutcome struct {
 
 func (x *AbortOutcome) Reset() {
 	*x = AbortOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[30]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2816,7 +3100,7 @@ func (x *AbortOutcome) String() string {
 func (*AbortOutcome) ProtoMessage() {}
 
 func (x *AbortOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[30]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2829,7 +3113,7 @@ func (x *AbortOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbortOutcome.ProtoReflect.Descriptor instead.
 func (*AbortOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{30}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *AbortOutcome) GetReason() string {
@@ -2864,7 +3148,7 @@ type RetryOutcome struct {
 
 func (x *RetryOutcome) Reset() {
 	*x = RetryOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[31]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2876,7 +3160,7 @@ func (x *RetryOutcome) String() string {
 func (*RetryOutcome) ProtoMessage() {}
 
 func (x *RetryOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[31]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2889,7 +3173,7 @@ func (x *RetryOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryOutcome.ProtoReflect.Descriptor instead.
 func (*RetryOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{31}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *RetryOutcome) GetMessages() *MessageListReplacement {
@@ -2910,7 +3194,7 @@ type ErrorOutcome struct {
 
 func (x *ErrorOutcome) Reset() {
 	*x = ErrorOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[32]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2922,7 +3206,7 @@ func (x *ErrorOutcome) String() string {
 func (*ErrorOutcome) ProtoMessage() {}
 
 func (x *ErrorOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[32]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2935,7 +3219,7 @@ func (x *ErrorOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorOutcome.ProtoReflect.Descriptor instead.
 func (*ErrorOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{32}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ErrorOutcome) GetMessage() string {
@@ -2945,7 +3229,8 @@ func (x *ErrorOutcome) GetMessage() string {
 	return ""
 }
 
-// StreamOutcomes holds one outcome per chunk of a `processOutputStream` invocation.
+// StreamOutcomes holds one outcome per chunk of a `processOutputStream` invocation (each
+// outcome MAY stand for several chunks with version 2's `ChunkOutcome.chunks`).
 type StreamOutcomes struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// In the order of `ProcessOutputStreamArgs.parts`. After an `abort` the rest is ignored.
@@ -2956,7 +3241,7 @@ type StreamOutcomes struct {
 
 func (x *StreamOutcomes) Reset() {
 	*x = StreamOutcomes{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[33]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2968,7 +3253,7 @@ func (x *StreamOutcomes) String() string {
 func (*StreamOutcomes) ProtoMessage() {}
 
 func (x *StreamOutcomes) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[33]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2981,7 +3266,7 @@ func (x *StreamOutcomes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamOutcomes.ProtoReflect.Descriptor instead.
 func (*StreamOutcomes) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{33}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *StreamOutcomes) GetChunks() []*ChunkOutcome {
@@ -3003,6 +3288,7 @@ type ChunkOutcome struct {
 	//	*ChunkOutcome_Drop
 	//	*ChunkOutcome_Abort
 	//	*ChunkOutcome_Error
+	//	*ChunkOutcome_Chunks
 	Outcome       isChunkOutcome_Outcome `protobuf_oneof:"outcome"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3010,7 +3296,7 @@ type ChunkOutcome struct {
 
 func (x *ChunkOutcome) Reset() {
 	*x = ChunkOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[34]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3022,7 +3308,7 @@ func (x *ChunkOutcome) String() string {
 func (*ChunkOutcome) ProtoMessage() {}
 
 func (x *ChunkOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[34]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3035,7 +3321,7 @@ func (x *ChunkOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChunkOutcome.ProtoReflect.Descriptor instead.
 func (*ChunkOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{34}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ChunkOutcome) GetOutcome() isChunkOutcome_Outcome {
@@ -3090,6 +3376,15 @@ func (x *ChunkOutcome) GetError() *ErrorOutcome {
 	return nil
 }
 
+func (x *ChunkOutcome) GetChunks() *ChunkSequence {
+	if x != nil {
+		if x, ok := x.Outcome.(*ChunkOutcome_Chunks); ok {
+			return x.Chunks
+		}
+	}
+	return nil
+}
+
 type isChunkOutcome_Outcome interface {
 	isChunkOutcome_Outcome()
 }
@@ -3119,6 +3414,14 @@ type ChunkOutcome_Error struct {
 	Error *ErrorOutcome `protobuf:"bytes,5,opt,name=error,proto3,oneof"`
 }
 
+type ChunkOutcome_Chunks struct {
+	// Protocol version 2: the chunk is replaced by these chunks, in order; none holds it back
+	// (drop now, release later). Text deltas released here MAY carry an empty `id`: the server
+	// gives them the id of the text part they are released into. Not valid on a version-1
+	// stream (the answer is malformed).
+	Chunks *ChunkSequence `protobuf:"bytes,6,opt,name=chunks,proto3,oneof"`
+}
+
 func (*ChunkOutcome_Unchanged) isChunkOutcome_Outcome() {}
 
 func (*ChunkOutcome_Replace) isChunkOutcome_Outcome() {}
@@ -3129,6 +3432,54 @@ func (*ChunkOutcome_Abort) isChunkOutcome_Outcome() {}
 
 func (*ChunkOutcome_Error) isChunkOutcome_Outcome() {}
 
+func (*ChunkOutcome_Chunks) isChunkOutcome_Outcome() {}
+
+// ChunkSequence is zero or more chunks that take the place of one stream chunk.
+type ChunkSequence struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The chunks, in the order the client receives them.
+	Chunks        []*Chunk `protobuf:"bytes,1,rep,name=chunks,proto3" json:"chunks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChunkSequence) Reset() {
+	*x = ChunkSequence{}
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChunkSequence) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChunkSequence) ProtoMessage() {}
+
+func (x *ChunkSequence) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChunkSequence.ProtoReflect.Descriptor instead.
+func (*ChunkSequence) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *ChunkSequence) GetChunks() []*Chunk {
+	if x != nil {
+		return x.Chunks
+	}
+	return nil
+}
+
 // DropOutcome drops a stream chunk.
 type DropOutcome struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -3138,7 +3489,7 @@ type DropOutcome struct {
 
 func (x *DropOutcome) Reset() {
 	*x = DropOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3150,7 +3501,7 @@ func (x *DropOutcome) String() string {
 func (*DropOutcome) ProtoMessage() {}
 
 func (x *DropOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3163,7 +3514,7 @@ func (x *DropOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropOutcome.ProtoReflect.Descriptor instead.
 func (*DropOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{35}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{39}
 }
 
 var File_treadle_v1_processor_service_proto protoreflect.FileDescriptor
@@ -3198,7 +3549,7 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x121\n" +
-	"\x05hooks\x18\x04 \x03(\v2\x1b.treadle.v1.HookDeclarationR\x05hooks\"\xbf\x02\n" +
+	"\x05hooks\x18\x04 \x03(\v2\x1b.treadle.v1.HookDeclarationR\x05hooks\"\xde\x02\n" +
 	"\x0fHookDeclaration\x12$\n" +
 	"\x04hook\x18\x01 \x01(\x0e2\x10.treadle.v1.HookR\x04hook\x12(\n" +
 	"\x04mode\x18\x02 \x01(\x0e2\x14.treadle.v1.HookModeR\x04mode\x123\n" +
@@ -3207,7 +3558,9 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\bdelivery\x18\x05 \x01(\x0e2\x1a.treadle.v1.StreamDeliveryR\bdelivery\x12\x1d\n" +
 	"\n" +
 	"max_window\x18\x06 \x01(\rR\tmaxWindow\x12\"\n" +
-	"\rmax_in_flight\x18\a \x01(\rR\vmaxInFlight\"\x9c\x01\n" +
+	"\rmax_in_flight\x18\a \x01(\rR\vmaxInFlight\x12\x1d\n" +
+	"\n" +
+	"tool_names\x18\b \x03(\tR\ttoolNames\"\x9c\x01\n" +
 	"\x10ProcessorWelcome\x12)\n" +
 	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x12@\n" +
 	"\n" +
@@ -3219,8 +3572,7 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x06source\x18\x02 \x01(\x0e2\x19.treadle.v1.MessageSourceR\x06source\"\x90\x01\n" +
 	"\x13MessageListSnapshot\x125\n" +
 	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.ListedMessageR\bmessages\x12B\n" +
-	"\x0fsystem_messages\x18\x02 \x03(\v2\x19.treadle.v1.SystemMessageR\x0esystemMessages\"\xbb\n" +
-	"\n" +
+	"\x0fsystem_messages\x18\x02 \x03(\v2\x19.treadle.v1.SystemMessageR\x0esystemMessages\"\x85\f\n" +
 	"\n" +
 	"Invocation\x12#\n" +
 	"\rinvocation_id\x18\x01 \x01(\tR\finvocationId\x12!\n" +
@@ -3240,7 +3592,8 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x05state\x18\v \x01(\v2\x1a.treadle.v1.ProcessorStateR\x05state\x12=\n" +
 	"\rtrace_context\x18\f \x01(\v2\x18.treadle.v1.TraceContextR\ftraceContext\x126\n" +
 	"\bdeadline\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12'\n" +
-	"\x0fprocessor_index\x18\x0e \x01(\x05R\x0eprocessorIndex\x12C\n" +
+	"\x0fprocessor_index\x18\x0e \x01(\x05R\x0eprocessorIndex\x123\n" +
+	"\atimeout\x18\x0f \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12C\n" +
 	"\rprocess_input\x18\x14 \x01(\v2\x1c.treadle.v1.ProcessInputArgsH\x00R\fprocessInput\x12P\n" +
 	"\x12process_input_step\x18\x15 \x01(\v2 .treadle.v1.ProcessInputStepArgsH\x00R\x10processInputStep\x12S\n" +
 	"\x13process_llm_request\x18\x16 \x01(\v2!.treadle.v1.ProcessLLMRequestArgsH\x00R\x11processLlmRequest\x12V\n" +
@@ -3249,7 +3602,9 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x15process_output_stream\x18\x19 \x01(\v2#.treadle.v1.ProcessOutputStreamArgsH\x00R\x13processOutputStream\x12S\n" +
 	"\x13process_output_step\x18\x1a \x01(\v2!.treadle.v1.ProcessOutputStepArgsH\x00R\x11processOutputStep\x12S\n" +
 	"\x13process_tool_result\x18\x1b \x01(\v2!.treadle.v1.ProcessToolResultArgsH\x00R\x11processToolResult\x12Y\n" +
-	"\x15process_output_result\x18\x1c \x01(\v2#.treadle.v1.ProcessOutputResultArgsH\x00R\x13processOutputResultB\x06\n" +
+	"\x15process_output_result\x18\x1c \x01(\v2#.treadle.v1.ProcessOutputResultArgsH\x00R\x13processOutputResult\x12J\n" +
+	"\x10before_tool_call\x18\x1d \x01(\v2\x1e.treadle.v1.BeforeToolCallArgsH\x00R\x0ebeforeToolCall\x12G\n" +
+	"\x0fafter_tool_call\x18\x1e \x01(\v2\x1d.treadle.v1.AfterToolCallArgsH\x00R\rafterToolCallB\x06\n" +
 	"\x04args\"Y\n" +
 	"\x0eProcessorState\x12-\n" +
 	"\x05value\x18\x01 \x01(\v2\x17.google.protobuf.StructR\x05value\x12\x18\n" +
@@ -3308,7 +3663,19 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x04args\x18\x04 \x01(\v2\x16.google.protobuf.ValueR\x04args\x12.\n" +
 	"\x06result\x18\x05 \x01(\v2\x16.google.protobuf.ValueR\x06result\x12+\n" +
 	"\x11provider_executed\x18\x06 \x01(\bR\x10providerExecuted\x12,\n" +
-	"\x05steps\x18\a \x03(\v2\x16.treadle.v1.StepResultR\x05steps\"\xb8\x01\n" +
+	"\x05steps\x18\a \x03(\v2\x16.treadle.v1.StepResultR\x05steps\"\x7f\n" +
+	"\x12BeforeToolCallArgs\x12\x1b\n" +
+	"\ttool_name\x18\x01 \x01(\tR\btoolName\x12 \n" +
+	"\ftool_call_id\x18\x02 \x01(\tR\n" +
+	"toolCallId\x12*\n" +
+	"\x04args\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04args\"\xc4\x01\n" +
+	"\x11AfterToolCallArgs\x12\x1b\n" +
+	"\ttool_name\x18\x01 \x01(\tR\btoolName\x12 \n" +
+	"\ftool_call_id\x18\x02 \x01(\tR\n" +
+	"toolCallId\x12*\n" +
+	"\x04args\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04args\x12.\n" +
+	"\x06output\x18\x04 \x01(\v2\x16.google.protobuf.ValueR\x06output\x12\x14\n" +
+	"\x05error\x18\x05 \x01(\tR\x05error\"\xb8\x01\n" +
 	"\fOutputResult\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12'\n" +
 	"\x05usage\x18\x02 \x01(\v2\x11.treadle.v1.UsageR\x05usage\x12=\n" +
@@ -3316,7 +3683,7 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x05steps\x18\x04 \x03(\v2\x16.treadle.v1.StepResultR\x05steps\"\x8f\x01\n" +
 	"\x17ProcessOutputResultArgs\x12B\n" +
 	"\fmessage_list\x18\x01 \x01(\v2\x1f.treadle.v1.MessageListSnapshotR\vmessageList\x120\n" +
-	"\x06result\x18\x02 \x01(\v2\x18.treadle.v1.OutputResultR\x06result\"\xf2\x03\n" +
+	"\x06result\x18\x02 \x01(\v2\x18.treadle.v1.OutputResultR\x06result\"\xae\x04\n" +
 	"\x10InvocationResult\x12#\n" +
 	"\rinvocation_id\x18\x01 \x01(\tR\finvocationId\x12<\n" +
 	"\tunchanged\x18\x02 \x01(\v2\x1c.treadle.v1.UnchangedOutcomeH\x00R\tunchanged\x126\n" +
@@ -3324,11 +3691,14 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x05abort\x18\x04 \x01(\v2\x18.treadle.v1.AbortOutcomeH\x00R\x05abort\x120\n" +
 	"\x05retry\x18\x05 \x01(\v2\x18.treadle.v1.RetryOutcomeH\x00R\x05retry\x120\n" +
 	"\x05error\x18\x06 \x01(\v2\x18.treadle.v1.ErrorOutcomeH\x00R\x05error\x124\n" +
-	"\x06stream\x18\a \x01(\v2\x1a.treadle.v1.StreamOutcomesH\x00R\x06stream\x120\n" +
+	"\x06stream\x18\a \x01(\v2\x1a.treadle.v1.StreamOutcomesH\x00R\x06stream\x12:\n" +
+	"\tskip_tool\x18\b \x01(\v2\x1b.treadle.v1.SkipToolOutcomeH\x00R\bskipTool\x120\n" +
 	"\x05state\x18\n" +
 	" \x01(\v2\x1a.treadle.v1.ProcessorStateR\x05state\x12:\n" +
 	"\rcustom_chunks\x18\v \x03(\v2\x15.treadle.v1.DataChunkR\fcustomChunksB\t\n" +
-	"\aoutcome\"\x12\n" +
+	"\aoutcome\"A\n" +
+	"\x0fSkipToolOutcome\x12.\n" +
+	"\x06output\x18\x01 \x01(\v2\x16.google.protobuf.ValueR\x06output\"\x12\n" +
 	"\x10UnchangedOutcome\"\xd3\x02\n" +
 	"\x0eReplaceOutcome\x12>\n" +
 	"\bmessages\x18\x01 \x01(\v2\".treadle.v1.MessageListReplacementR\bmessages\x12C\n" +
@@ -3362,15 +3732,18 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\fErrorOutcome\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\"B\n" +
 	"\x0eStreamOutcomes\x120\n" +
-	"\x06chunks\x18\x01 \x03(\v2\x18.treadle.v1.ChunkOutcomeR\x06chunks\"\x99\x02\n" +
+	"\x06chunks\x18\x01 \x03(\v2\x18.treadle.v1.ChunkOutcomeR\x06chunks\"\xce\x02\n" +
 	"\fChunkOutcome\x12<\n" +
 	"\tunchanged\x18\x01 \x01(\v2\x1c.treadle.v1.UnchangedOutcomeH\x00R\tunchanged\x12-\n" +
 	"\areplace\x18\x02 \x01(\v2\x11.treadle.v1.ChunkH\x00R\areplace\x12-\n" +
 	"\x04drop\x18\x03 \x01(\v2\x17.treadle.v1.DropOutcomeH\x00R\x04drop\x120\n" +
 	"\x05abort\x18\x04 \x01(\v2\x18.treadle.v1.AbortOutcomeH\x00R\x05abort\x120\n" +
-	"\x05error\x18\x05 \x01(\v2\x18.treadle.v1.ErrorOutcomeH\x00R\x05errorB\t\n" +
-	"\aoutcome\"\r\n" +
-	"\vDropOutcome*\xa6\x02\n" +
+	"\x05error\x18\x05 \x01(\v2\x18.treadle.v1.ErrorOutcomeH\x00R\x05error\x123\n" +
+	"\x06chunks\x18\x06 \x01(\v2\x19.treadle.v1.ChunkSequenceH\x00R\x06chunksB\t\n" +
+	"\aoutcome\":\n" +
+	"\rChunkSequence\x12)\n" +
+	"\x06chunks\x18\x01 \x03(\v2\x11.treadle.v1.ChunkR\x06chunks\"\r\n" +
+	"\vDropOutcome*\xdb\x02\n" +
 	"\x04Hook\x12\x14\n" +
 	"\x10HOOK_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12HOOK_PROCESS_INPUT\x10\x01\x12\x1b\n" +
@@ -3381,7 +3754,10 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x1aHOOK_PROCESS_OUTPUT_STREAM\x10\x06\x12\x1c\n" +
 	"\x18HOOK_PROCESS_OUTPUT_STEP\x10\a\x12\x1c\n" +
 	"\x18HOOK_PROCESS_TOOL_RESULT\x10\b\x12\x1e\n" +
-	"\x1aHOOK_PROCESS_OUTPUT_RESULT\x10\t*R\n" +
+	"\x1aHOOK_PROCESS_OUTPUT_RESULT\x10\t\x12\x19\n" +
+	"\x15HOOK_BEFORE_TOOL_CALL\x10\n" +
+	"\x12\x18\n" +
+	"\x14HOOK_AFTER_TOOL_CALL\x10\v*R\n" +
 	"\bHookMode\x12\x19\n" +
 	"\x15HOOK_MODE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10HOOK_MODE_MUTATE\x10\x01\x12\x15\n" +
@@ -3397,7 +3773,9 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x17MESSAGE_SOURCE_RESPONSE\x10\x03\x12\x1a\n" +
 	"\x16MESSAGE_SOURCE_CONTEXT\x10\x042w\n" +
 	"\x10ProcessorService\x12c\n" +
-	"\x06Attach\x12).treadle.v1.ProcessorServiceAttachRequest\x1a*.treadle.v1.ProcessorServiceAttachResponse(\x010\x01BDZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1b\x06proto3"
+	"\x06Attach\x12).treadle.v1.ProcessorServiceAttachRequest\x1a*.treadle.v1.ProcessorServiceAttachResponse(\x010\x01Bc\n" +
+	"\x0edev.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\n" +
+	"Treadle.V1b\x06proto3"
 
 var (
 	file_treadle_v1_processor_service_proto_rawDescOnce sync.Once
@@ -3412,7 +3790,7 @@ func file_treadle_v1_processor_service_proto_rawDescGZIP() []byte {
 }
 
 var file_treadle_v1_processor_service_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_treadle_v1_processor_service_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
+var file_treadle_v1_processor_service_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_treadle_v1_processor_service_proto_goTypes = []any{
 	(Hook)(0),                              // 0: treadle.v1.Hook
 	(HookMode)(0),                          // 1: treadle.v1.HookMode
@@ -3438,147 +3816,161 @@ var file_treadle_v1_processor_service_proto_goTypes = []any{
 	(*ProcessOutputStreamArgs)(nil),        // 21: treadle.v1.ProcessOutputStreamArgs
 	(*ProcessOutputStepArgs)(nil),          // 22: treadle.v1.ProcessOutputStepArgs
 	(*ProcessToolResultArgs)(nil),          // 23: treadle.v1.ProcessToolResultArgs
-	(*OutputResult)(nil),                   // 24: treadle.v1.OutputResult
-	(*ProcessOutputResultArgs)(nil),        // 25: treadle.v1.ProcessOutputResultArgs
-	(*InvocationResult)(nil),               // 26: treadle.v1.InvocationResult
-	(*UnchangedOutcome)(nil),               // 27: treadle.v1.UnchangedOutcome
-	(*ReplaceOutcome)(nil),                 // 28: treadle.v1.ReplaceOutcome
-	(*MessageListReplacement)(nil),         // 29: treadle.v1.MessageListReplacement
-	(*PromptReplacement)(nil),              // 30: treadle.v1.PromptReplacement
-	(*CachedResponse)(nil),                 // 31: treadle.v1.CachedResponse
-	(*ActiveTools)(nil),                    // 32: treadle.v1.ActiveTools
-	(*StepOverrides)(nil),                  // 33: treadle.v1.StepOverrides
-	(*AbortOutcome)(nil),                   // 34: treadle.v1.AbortOutcome
-	(*RetryOutcome)(nil),                   // 35: treadle.v1.RetryOutcome
-	(*ErrorOutcome)(nil),                   // 36: treadle.v1.ErrorOutcome
-	(*StreamOutcomes)(nil),                 // 37: treadle.v1.StreamOutcomes
-	(*ChunkOutcome)(nil),                   // 38: treadle.v1.ChunkOutcome
-	(*DropOutcome)(nil),                    // 39: treadle.v1.DropOutcome
-	(*CancelInvocation)(nil),               // 40: treadle.v1.CancelInvocation
-	(*Drain)(nil),                          // 41: treadle.v1.Drain
-	(*durationpb.Duration)(nil),            // 42: google.protobuf.Duration
-	(*Message)(nil),                        // 43: treadle.v1.Message
-	(*SystemMessage)(nil),                  // 44: treadle.v1.SystemMessage
-	(*structpb.Struct)(nil),                // 45: google.protobuf.Struct
-	(*TraceContext)(nil),                   // 46: treadle.v1.TraceContext
-	(*timestamppb.Timestamp)(nil),          // 47: google.protobuf.Timestamp
-	(*StepResult)(nil),                     // 48: treadle.v1.StepResult
-	(*ToolChoice)(nil),                     // 49: treadle.v1.ToolChoice
-	(*ToolDefinition)(nil),                 // 50: treadle.v1.ToolDefinition
-	(*ModelSettings)(nil),                  // 51: treadle.v1.ModelSettings
-	(*StructuredOutput)(nil),               // 52: treadle.v1.StructuredOutput
-	(*PromptMessage)(nil),                  // 53: treadle.v1.PromptMessage
-	(*Chunk)(nil),                          // 54: treadle.v1.Chunk
-	(*structpb.Value)(nil),                 // 55: google.protobuf.Value
-	(FinishReason)(0),                      // 56: treadle.v1.FinishReason
-	(*ToolCall)(nil),                       // 57: treadle.v1.ToolCall
-	(*Usage)(nil),                          // 58: treadle.v1.Usage
-	(*DataChunk)(nil),                      // 59: treadle.v1.DataChunk
-	(*SystemMessages)(nil),                 // 60: treadle.v1.SystemMessages
+	(*BeforeToolCallArgs)(nil),             // 24: treadle.v1.BeforeToolCallArgs
+	(*AfterToolCallArgs)(nil),              // 25: treadle.v1.AfterToolCallArgs
+	(*OutputResult)(nil),                   // 26: treadle.v1.OutputResult
+	(*ProcessOutputResultArgs)(nil),        // 27: treadle.v1.ProcessOutputResultArgs
+	(*InvocationResult)(nil),               // 28: treadle.v1.InvocationResult
+	(*SkipToolOutcome)(nil),                // 29: treadle.v1.SkipToolOutcome
+	(*UnchangedOutcome)(nil),               // 30: treadle.v1.UnchangedOutcome
+	(*ReplaceOutcome)(nil),                 // 31: treadle.v1.ReplaceOutcome
+	(*MessageListReplacement)(nil),         // 32: treadle.v1.MessageListReplacement
+	(*PromptReplacement)(nil),              // 33: treadle.v1.PromptReplacement
+	(*CachedResponse)(nil),                 // 34: treadle.v1.CachedResponse
+	(*ActiveTools)(nil),                    // 35: treadle.v1.ActiveTools
+	(*StepOverrides)(nil),                  // 36: treadle.v1.StepOverrides
+	(*AbortOutcome)(nil),                   // 37: treadle.v1.AbortOutcome
+	(*RetryOutcome)(nil),                   // 38: treadle.v1.RetryOutcome
+	(*ErrorOutcome)(nil),                   // 39: treadle.v1.ErrorOutcome
+	(*StreamOutcomes)(nil),                 // 40: treadle.v1.StreamOutcomes
+	(*ChunkOutcome)(nil),                   // 41: treadle.v1.ChunkOutcome
+	(*ChunkSequence)(nil),                  // 42: treadle.v1.ChunkSequence
+	(*DropOutcome)(nil),                    // 43: treadle.v1.DropOutcome
+	(*CancelInvocation)(nil),               // 44: treadle.v1.CancelInvocation
+	(*Drain)(nil),                          // 45: treadle.v1.Drain
+	(*durationpb.Duration)(nil),            // 46: google.protobuf.Duration
+	(*Message)(nil),                        // 47: treadle.v1.Message
+	(*SystemMessage)(nil),                  // 48: treadle.v1.SystemMessage
+	(*structpb.Struct)(nil),                // 49: google.protobuf.Struct
+	(*TraceContext)(nil),                   // 50: treadle.v1.TraceContext
+	(*timestamppb.Timestamp)(nil),          // 51: google.protobuf.Timestamp
+	(*StepResult)(nil),                     // 52: treadle.v1.StepResult
+	(*ToolChoice)(nil),                     // 53: treadle.v1.ToolChoice
+	(*ToolDefinition)(nil),                 // 54: treadle.v1.ToolDefinition
+	(*ModelSettings)(nil),                  // 55: treadle.v1.ModelSettings
+	(*StructuredOutput)(nil),               // 56: treadle.v1.StructuredOutput
+	(*PromptMessage)(nil),                  // 57: treadle.v1.PromptMessage
+	(*Chunk)(nil),                          // 58: treadle.v1.Chunk
+	(*structpb.Value)(nil),                 // 59: google.protobuf.Value
+	(FinishReason)(0),                      // 60: treadle.v1.FinishReason
+	(*ToolCall)(nil),                       // 61: treadle.v1.ToolCall
+	(*Usage)(nil),                          // 62: treadle.v1.Usage
+	(*DataChunk)(nil),                      // 63: treadle.v1.DataChunk
+	(*SystemMessages)(nil),                 // 64: treadle.v1.SystemMessages
 }
 var file_treadle_v1_processor_service_proto_depIdxs = []int32{
-	7,  // 0: treadle.v1.ProcessorServiceAttachRequest.handshake:type_name -> treadle.v1.ProcessorHandshake
-	26, // 1: treadle.v1.ProcessorServiceAttachRequest.result:type_name -> treadle.v1.InvocationResult
-	10, // 2: treadle.v1.ProcessorServiceAttachResponse.welcome:type_name -> treadle.v1.ProcessorWelcome
-	13, // 3: treadle.v1.ProcessorServiceAttachResponse.invocation:type_name -> treadle.v1.Invocation
-	40, // 4: treadle.v1.ProcessorServiceAttachResponse.cancel:type_name -> treadle.v1.CancelInvocation
-	41, // 5: treadle.v1.ProcessorServiceAttachResponse.drain:type_name -> treadle.v1.Drain
-	6,  // 6: treadle.v1.ProcessorServiceAttachResponse.run_ended:type_name -> treadle.v1.RunEnded
-	8,  // 7: treadle.v1.ProcessorHandshake.processors:type_name -> treadle.v1.ProcessorDeclaration
-	9,  // 8: treadle.v1.ProcessorDeclaration.hooks:type_name -> treadle.v1.HookDeclaration
-	0,  // 9: treadle.v1.HookDeclaration.hook:type_name -> treadle.v1.Hook
-	1,  // 10: treadle.v1.HookDeclaration.mode:type_name -> treadle.v1.HookMode
-	42, // 11: treadle.v1.HookDeclaration.timeout:type_name -> google.protobuf.Duration
-	2,  // 12: treadle.v1.HookDeclaration.delivery:type_name -> treadle.v1.StreamDelivery
-	8,  // 13: treadle.v1.ProcessorWelcome.processors:type_name -> treadle.v1.ProcessorDeclaration
-	43, // 14: treadle.v1.ListedMessage.message:type_name -> treadle.v1.Message
-	3,  // 15: treadle.v1.ListedMessage.source:type_name -> treadle.v1.MessageSource
-	11, // 16: treadle.v1.MessageListSnapshot.messages:type_name -> treadle.v1.ListedMessage
-	44, // 17: treadle.v1.MessageListSnapshot.system_messages:type_name -> treadle.v1.SystemMessage
-	0,  // 18: treadle.v1.Invocation.hook:type_name -> treadle.v1.Hook
-	45, // 19: treadle.v1.Invocation.request_context:type_name -> google.protobuf.Struct
-	14, // 20: treadle.v1.Invocation.state:type_name -> treadle.v1.ProcessorState
-	46, // 21: treadle.v1.Invocation.trace_context:type_name -> treadle.v1.TraceContext
-	47, // 22: treadle.v1.Invocation.deadline:type_name -> google.protobuf.Timestamp
-	15, // 23: treadle.v1.Invocation.process_input:type_name -> treadle.v1.ProcessInputArgs
-	16, // 24: treadle.v1.Invocation.process_input_step:type_name -> treadle.v1.ProcessInputStepArgs
-	17, // 25: treadle.v1.Invocation.process_llm_request:type_name -> treadle.v1.ProcessLLMRequestArgs
-	18, // 26: treadle.v1.Invocation.process_llm_response:type_name -> treadle.v1.ProcessLLMResponseArgs
-	20, // 27: treadle.v1.Invocation.process_api_error:type_name -> treadle.v1.ProcessAPIErrorArgs
-	21, // 28: treadle.v1.Invocation.process_output_stream:type_name -> treadle.v1.ProcessOutputStreamArgs
-	22, // 29: treadle.v1.Invocation.process_output_step:type_name -> treadle.v1.ProcessOutputStepArgs
-	23, // 30: treadle.v1.Invocation.process_tool_result:type_name -> treadle.v1.ProcessToolResultArgs
-	25, // 31: treadle.v1.Invocation.process_output_result:type_name -> treadle.v1.ProcessOutputResultArgs
-	45, // 32: treadle.v1.ProcessorState.value:type_name -> google.protobuf.Struct
-	12, // 33: treadle.v1.ProcessInputArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	12, // 34: treadle.v1.ProcessInputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	48, // 35: treadle.v1.ProcessInputStepArgs.steps:type_name -> treadle.v1.StepResult
-	49, // 36: treadle.v1.ProcessInputStepArgs.tool_choice:type_name -> treadle.v1.ToolChoice
-	50, // 37: treadle.v1.ProcessInputStepArgs.tools:type_name -> treadle.v1.ToolDefinition
-	45, // 38: treadle.v1.ProcessInputStepArgs.provider_options:type_name -> google.protobuf.Struct
-	51, // 39: treadle.v1.ProcessInputStepArgs.model_settings:type_name -> treadle.v1.ModelSettings
-	52, // 40: treadle.v1.ProcessInputStepArgs.structured_output:type_name -> treadle.v1.StructuredOutput
-	53, // 41: treadle.v1.ProcessLLMRequestArgs.prompt:type_name -> treadle.v1.PromptMessage
-	48, // 42: treadle.v1.ProcessLLMRequestArgs.steps:type_name -> treadle.v1.StepResult
-	54, // 43: treadle.v1.ProcessLLMResponseArgs.chunks:type_name -> treadle.v1.Chunk
-	48, // 44: treadle.v1.ProcessLLMResponseArgs.steps:type_name -> treadle.v1.StepResult
-	55, // 45: treadle.v1.APIError.body:type_name -> google.protobuf.Value
-	19, // 46: treadle.v1.ProcessAPIErrorArgs.error:type_name -> treadle.v1.APIError
-	12, // 47: treadle.v1.ProcessAPIErrorArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	48, // 48: treadle.v1.ProcessAPIErrorArgs.steps:type_name -> treadle.v1.StepResult
-	54, // 49: treadle.v1.ProcessOutputStreamArgs.parts:type_name -> treadle.v1.Chunk
-	12, // 50: treadle.v1.ProcessOutputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	56, // 51: treadle.v1.ProcessOutputStepArgs.finish_reason:type_name -> treadle.v1.FinishReason
-	57, // 52: treadle.v1.ProcessOutputStepArgs.tool_calls:type_name -> treadle.v1.ToolCall
-	58, // 53: treadle.v1.ProcessOutputStepArgs.usage:type_name -> treadle.v1.Usage
-	48, // 54: treadle.v1.ProcessOutputStepArgs.steps:type_name -> treadle.v1.StepResult
-	45, // 55: treadle.v1.ProcessOutputStepArgs.provider_metadata:type_name -> google.protobuf.Struct
-	12, // 56: treadle.v1.ProcessToolResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	55, // 57: treadle.v1.ProcessToolResultArgs.args:type_name -> google.protobuf.Value
-	55, // 58: treadle.v1.ProcessToolResultArgs.result:type_name -> google.protobuf.Value
-	48, // 59: treadle.v1.ProcessToolResultArgs.steps:type_name -> treadle.v1.StepResult
-	58, // 60: treadle.v1.OutputResult.usage:type_name -> treadle.v1.Usage
-	56, // 61: treadle.v1.OutputResult.finish_reason:type_name -> treadle.v1.FinishReason
-	48, // 62: treadle.v1.OutputResult.steps:type_name -> treadle.v1.StepResult
-	12, // 63: treadle.v1.ProcessOutputResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	24, // 64: treadle.v1.ProcessOutputResultArgs.result:type_name -> treadle.v1.OutputResult
-	27, // 65: treadle.v1.InvocationResult.unchanged:type_name -> treadle.v1.UnchangedOutcome
-	28, // 66: treadle.v1.InvocationResult.replace:type_name -> treadle.v1.ReplaceOutcome
-	34, // 67: treadle.v1.InvocationResult.abort:type_name -> treadle.v1.AbortOutcome
-	35, // 68: treadle.v1.InvocationResult.retry:type_name -> treadle.v1.RetryOutcome
-	36, // 69: treadle.v1.InvocationResult.error:type_name -> treadle.v1.ErrorOutcome
-	37, // 70: treadle.v1.InvocationResult.stream:type_name -> treadle.v1.StreamOutcomes
-	14, // 71: treadle.v1.InvocationResult.state:type_name -> treadle.v1.ProcessorState
-	59, // 72: treadle.v1.InvocationResult.custom_chunks:type_name -> treadle.v1.DataChunk
-	29, // 73: treadle.v1.ReplaceOutcome.messages:type_name -> treadle.v1.MessageListReplacement
-	60, // 74: treadle.v1.ReplaceOutcome.system_messages:type_name -> treadle.v1.SystemMessages
-	33, // 75: treadle.v1.ReplaceOutcome.step_overrides:type_name -> treadle.v1.StepOverrides
-	30, // 76: treadle.v1.ReplaceOutcome.prompt:type_name -> treadle.v1.PromptReplacement
-	31, // 77: treadle.v1.ReplaceOutcome.cached_response:type_name -> treadle.v1.CachedResponse
-	43, // 78: treadle.v1.MessageListReplacement.messages:type_name -> treadle.v1.Message
-	3,  // 79: treadle.v1.MessageListReplacement.sources:type_name -> treadle.v1.MessageSource
-	53, // 80: treadle.v1.PromptReplacement.messages:type_name -> treadle.v1.PromptMessage
-	54, // 81: treadle.v1.CachedResponse.chunks:type_name -> treadle.v1.Chunk
-	49, // 82: treadle.v1.StepOverrides.tool_choice:type_name -> treadle.v1.ToolChoice
-	32, // 83: treadle.v1.StepOverrides.active_tools:type_name -> treadle.v1.ActiveTools
-	45, // 84: treadle.v1.StepOverrides.provider_options:type_name -> google.protobuf.Struct
-	51, // 85: treadle.v1.StepOverrides.model_settings:type_name -> treadle.v1.ModelSettings
-	52, // 86: treadle.v1.StepOverrides.structured_output:type_name -> treadle.v1.StructuredOutput
-	55, // 87: treadle.v1.AbortOutcome.metadata:type_name -> google.protobuf.Value
-	29, // 88: treadle.v1.RetryOutcome.messages:type_name -> treadle.v1.MessageListReplacement
-	38, // 89: treadle.v1.StreamOutcomes.chunks:type_name -> treadle.v1.ChunkOutcome
-	27, // 90: treadle.v1.ChunkOutcome.unchanged:type_name -> treadle.v1.UnchangedOutcome
-	54, // 91: treadle.v1.ChunkOutcome.replace:type_name -> treadle.v1.Chunk
-	39, // 92: treadle.v1.ChunkOutcome.drop:type_name -> treadle.v1.DropOutcome
-	34, // 93: treadle.v1.ChunkOutcome.abort:type_name -> treadle.v1.AbortOutcome
-	36, // 94: treadle.v1.ChunkOutcome.error:type_name -> treadle.v1.ErrorOutcome
-	4,  // 95: treadle.v1.ProcessorService.Attach:input_type -> treadle.v1.ProcessorServiceAttachRequest
-	5,  // 96: treadle.v1.ProcessorService.Attach:output_type -> treadle.v1.ProcessorServiceAttachResponse
-	96, // [96:97] is the sub-list for method output_type
-	95, // [95:96] is the sub-list for method input_type
-	95, // [95:95] is the sub-list for extension type_name
-	95, // [95:95] is the sub-list for extension extendee
-	0,  // [0:95] is the sub-list for field type_name
+	7,   // 0: treadle.v1.ProcessorServiceAttachRequest.handshake:type_name -> treadle.v1.ProcessorHandshake
+	28,  // 1: treadle.v1.ProcessorServiceAttachRequest.result:type_name -> treadle.v1.InvocationResult
+	10,  // 2: treadle.v1.ProcessorServiceAttachResponse.welcome:type_name -> treadle.v1.ProcessorWelcome
+	13,  // 3: treadle.v1.ProcessorServiceAttachResponse.invocation:type_name -> treadle.v1.Invocation
+	44,  // 4: treadle.v1.ProcessorServiceAttachResponse.cancel:type_name -> treadle.v1.CancelInvocation
+	45,  // 5: treadle.v1.ProcessorServiceAttachResponse.drain:type_name -> treadle.v1.Drain
+	6,   // 6: treadle.v1.ProcessorServiceAttachResponse.run_ended:type_name -> treadle.v1.RunEnded
+	8,   // 7: treadle.v1.ProcessorHandshake.processors:type_name -> treadle.v1.ProcessorDeclaration
+	9,   // 8: treadle.v1.ProcessorDeclaration.hooks:type_name -> treadle.v1.HookDeclaration
+	0,   // 9: treadle.v1.HookDeclaration.hook:type_name -> treadle.v1.Hook
+	1,   // 10: treadle.v1.HookDeclaration.mode:type_name -> treadle.v1.HookMode
+	46,  // 11: treadle.v1.HookDeclaration.timeout:type_name -> google.protobuf.Duration
+	2,   // 12: treadle.v1.HookDeclaration.delivery:type_name -> treadle.v1.StreamDelivery
+	8,   // 13: treadle.v1.ProcessorWelcome.processors:type_name -> treadle.v1.ProcessorDeclaration
+	47,  // 14: treadle.v1.ListedMessage.message:type_name -> treadle.v1.Message
+	3,   // 15: treadle.v1.ListedMessage.source:type_name -> treadle.v1.MessageSource
+	11,  // 16: treadle.v1.MessageListSnapshot.messages:type_name -> treadle.v1.ListedMessage
+	48,  // 17: treadle.v1.MessageListSnapshot.system_messages:type_name -> treadle.v1.SystemMessage
+	0,   // 18: treadle.v1.Invocation.hook:type_name -> treadle.v1.Hook
+	49,  // 19: treadle.v1.Invocation.request_context:type_name -> google.protobuf.Struct
+	14,  // 20: treadle.v1.Invocation.state:type_name -> treadle.v1.ProcessorState
+	50,  // 21: treadle.v1.Invocation.trace_context:type_name -> treadle.v1.TraceContext
+	51,  // 22: treadle.v1.Invocation.deadline:type_name -> google.protobuf.Timestamp
+	46,  // 23: treadle.v1.Invocation.timeout:type_name -> google.protobuf.Duration
+	15,  // 24: treadle.v1.Invocation.process_input:type_name -> treadle.v1.ProcessInputArgs
+	16,  // 25: treadle.v1.Invocation.process_input_step:type_name -> treadle.v1.ProcessInputStepArgs
+	17,  // 26: treadle.v1.Invocation.process_llm_request:type_name -> treadle.v1.ProcessLLMRequestArgs
+	18,  // 27: treadle.v1.Invocation.process_llm_response:type_name -> treadle.v1.ProcessLLMResponseArgs
+	20,  // 28: treadle.v1.Invocation.process_api_error:type_name -> treadle.v1.ProcessAPIErrorArgs
+	21,  // 29: treadle.v1.Invocation.process_output_stream:type_name -> treadle.v1.ProcessOutputStreamArgs
+	22,  // 30: treadle.v1.Invocation.process_output_step:type_name -> treadle.v1.ProcessOutputStepArgs
+	23,  // 31: treadle.v1.Invocation.process_tool_result:type_name -> treadle.v1.ProcessToolResultArgs
+	27,  // 32: treadle.v1.Invocation.process_output_result:type_name -> treadle.v1.ProcessOutputResultArgs
+	24,  // 33: treadle.v1.Invocation.before_tool_call:type_name -> treadle.v1.BeforeToolCallArgs
+	25,  // 34: treadle.v1.Invocation.after_tool_call:type_name -> treadle.v1.AfterToolCallArgs
+	49,  // 35: treadle.v1.ProcessorState.value:type_name -> google.protobuf.Struct
+	12,  // 36: treadle.v1.ProcessInputArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	12,  // 37: treadle.v1.ProcessInputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	52,  // 38: treadle.v1.ProcessInputStepArgs.steps:type_name -> treadle.v1.StepResult
+	53,  // 39: treadle.v1.ProcessInputStepArgs.tool_choice:type_name -> treadle.v1.ToolChoice
+	54,  // 40: treadle.v1.ProcessInputStepArgs.tools:type_name -> treadle.v1.ToolDefinition
+	49,  // 41: treadle.v1.ProcessInputStepArgs.provider_options:type_name -> google.protobuf.Struct
+	55,  // 42: treadle.v1.ProcessInputStepArgs.model_settings:type_name -> treadle.v1.ModelSettings
+	56,  // 43: treadle.v1.ProcessInputStepArgs.structured_output:type_name -> treadle.v1.StructuredOutput
+	57,  // 44: treadle.v1.ProcessLLMRequestArgs.prompt:type_name -> treadle.v1.PromptMessage
+	52,  // 45: treadle.v1.ProcessLLMRequestArgs.steps:type_name -> treadle.v1.StepResult
+	58,  // 46: treadle.v1.ProcessLLMResponseArgs.chunks:type_name -> treadle.v1.Chunk
+	52,  // 47: treadle.v1.ProcessLLMResponseArgs.steps:type_name -> treadle.v1.StepResult
+	59,  // 48: treadle.v1.APIError.body:type_name -> google.protobuf.Value
+	19,  // 49: treadle.v1.ProcessAPIErrorArgs.error:type_name -> treadle.v1.APIError
+	12,  // 50: treadle.v1.ProcessAPIErrorArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	52,  // 51: treadle.v1.ProcessAPIErrorArgs.steps:type_name -> treadle.v1.StepResult
+	58,  // 52: treadle.v1.ProcessOutputStreamArgs.parts:type_name -> treadle.v1.Chunk
+	12,  // 53: treadle.v1.ProcessOutputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	60,  // 54: treadle.v1.ProcessOutputStepArgs.finish_reason:type_name -> treadle.v1.FinishReason
+	61,  // 55: treadle.v1.ProcessOutputStepArgs.tool_calls:type_name -> treadle.v1.ToolCall
+	62,  // 56: treadle.v1.ProcessOutputStepArgs.usage:type_name -> treadle.v1.Usage
+	52,  // 57: treadle.v1.ProcessOutputStepArgs.steps:type_name -> treadle.v1.StepResult
+	49,  // 58: treadle.v1.ProcessOutputStepArgs.provider_metadata:type_name -> google.protobuf.Struct
+	12,  // 59: treadle.v1.ProcessToolResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	59,  // 60: treadle.v1.ProcessToolResultArgs.args:type_name -> google.protobuf.Value
+	59,  // 61: treadle.v1.ProcessToolResultArgs.result:type_name -> google.protobuf.Value
+	52,  // 62: treadle.v1.ProcessToolResultArgs.steps:type_name -> treadle.v1.StepResult
+	59,  // 63: treadle.v1.BeforeToolCallArgs.args:type_name -> google.protobuf.Value
+	59,  // 64: treadle.v1.AfterToolCallArgs.args:type_name -> google.protobuf.Value
+	59,  // 65: treadle.v1.AfterToolCallArgs.output:type_name -> google.protobuf.Value
+	62,  // 66: treadle.v1.OutputResult.usage:type_name -> treadle.v1.Usage
+	60,  // 67: treadle.v1.OutputResult.finish_reason:type_name -> treadle.v1.FinishReason
+	52,  // 68: treadle.v1.OutputResult.steps:type_name -> treadle.v1.StepResult
+	12,  // 69: treadle.v1.ProcessOutputResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	26,  // 70: treadle.v1.ProcessOutputResultArgs.result:type_name -> treadle.v1.OutputResult
+	30,  // 71: treadle.v1.InvocationResult.unchanged:type_name -> treadle.v1.UnchangedOutcome
+	31,  // 72: treadle.v1.InvocationResult.replace:type_name -> treadle.v1.ReplaceOutcome
+	37,  // 73: treadle.v1.InvocationResult.abort:type_name -> treadle.v1.AbortOutcome
+	38,  // 74: treadle.v1.InvocationResult.retry:type_name -> treadle.v1.RetryOutcome
+	39,  // 75: treadle.v1.InvocationResult.error:type_name -> treadle.v1.ErrorOutcome
+	40,  // 76: treadle.v1.InvocationResult.stream:type_name -> treadle.v1.StreamOutcomes
+	29,  // 77: treadle.v1.InvocationResult.skip_tool:type_name -> treadle.v1.SkipToolOutcome
+	14,  // 78: treadle.v1.InvocationResult.state:type_name -> treadle.v1.ProcessorState
+	63,  // 79: treadle.v1.InvocationResult.custom_chunks:type_name -> treadle.v1.DataChunk
+	59,  // 80: treadle.v1.SkipToolOutcome.output:type_name -> google.protobuf.Value
+	32,  // 81: treadle.v1.ReplaceOutcome.messages:type_name -> treadle.v1.MessageListReplacement
+	64,  // 82: treadle.v1.ReplaceOutcome.system_messages:type_name -> treadle.v1.SystemMessages
+	36,  // 83: treadle.v1.ReplaceOutcome.step_overrides:type_name -> treadle.v1.StepOverrides
+	33,  // 84: treadle.v1.ReplaceOutcome.prompt:type_name -> treadle.v1.PromptReplacement
+	34,  // 85: treadle.v1.ReplaceOutcome.cached_response:type_name -> treadle.v1.CachedResponse
+	47,  // 86: treadle.v1.MessageListReplacement.messages:type_name -> treadle.v1.Message
+	3,   // 87: treadle.v1.MessageListReplacement.sources:type_name -> treadle.v1.MessageSource
+	57,  // 88: treadle.v1.PromptReplacement.messages:type_name -> treadle.v1.PromptMessage
+	58,  // 89: treadle.v1.CachedResponse.chunks:type_name -> treadle.v1.Chunk
+	53,  // 90: treadle.v1.StepOverrides.tool_choice:type_name -> treadle.v1.ToolChoice
+	35,  // 91: treadle.v1.StepOverrides.active_tools:type_name -> treadle.v1.ActiveTools
+	49,  // 92: treadle.v1.StepOverrides.provider_options:type_name -> google.protobuf.Struct
+	55,  // 93: treadle.v1.StepOverrides.model_settings:type_name -> treadle.v1.ModelSettings
+	56,  // 94: treadle.v1.StepOverrides.structured_output:type_name -> treadle.v1.StructuredOutput
+	59,  // 95: treadle.v1.AbortOutcome.metadata:type_name -> google.protobuf.Value
+	32,  // 96: treadle.v1.RetryOutcome.messages:type_name -> treadle.v1.MessageListReplacement
+	41,  // 97: treadle.v1.StreamOutcomes.chunks:type_name -> treadle.v1.ChunkOutcome
+	30,  // 98: treadle.v1.ChunkOutcome.unchanged:type_name -> treadle.v1.UnchangedOutcome
+	58,  // 99: treadle.v1.ChunkOutcome.replace:type_name -> treadle.v1.Chunk
+	43,  // 100: treadle.v1.ChunkOutcome.drop:type_name -> treadle.v1.DropOutcome
+	37,  // 101: treadle.v1.ChunkOutcome.abort:type_name -> treadle.v1.AbortOutcome
+	39,  // 102: treadle.v1.ChunkOutcome.error:type_name -> treadle.v1.ErrorOutcome
+	42,  // 103: treadle.v1.ChunkOutcome.chunks:type_name -> treadle.v1.ChunkSequence
+	58,  // 104: treadle.v1.ChunkSequence.chunks:type_name -> treadle.v1.Chunk
+	4,   // 105: treadle.v1.ProcessorService.Attach:input_type -> treadle.v1.ProcessorServiceAttachRequest
+	5,   // 106: treadle.v1.ProcessorService.Attach:output_type -> treadle.v1.ProcessorServiceAttachResponse
+	106, // [106:107] is the sub-list for method output_type
+	105, // [105:106] is the sub-list for method input_type
+	105, // [105:105] is the sub-list for extension type_name
+	105, // [105:105] is the sub-list for extension extendee
+	0,   // [0:105] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_processor_service_proto_init() }
@@ -3612,21 +4004,25 @@ func file_treadle_v1_processor_service_proto_init() {
 		(*Invocation_ProcessOutputStep)(nil),
 		(*Invocation_ProcessToolResult)(nil),
 		(*Invocation_ProcessOutputResult)(nil),
+		(*Invocation_BeforeToolCall)(nil),
+		(*Invocation_AfterToolCall)(nil),
 	}
-	file_treadle_v1_processor_service_proto_msgTypes[22].OneofWrappers = []any{
+	file_treadle_v1_processor_service_proto_msgTypes[24].OneofWrappers = []any{
 		(*InvocationResult_Unchanged)(nil),
 		(*InvocationResult_Replace)(nil),
 		(*InvocationResult_Abort)(nil),
 		(*InvocationResult_Retry)(nil),
 		(*InvocationResult_Error)(nil),
 		(*InvocationResult_Stream)(nil),
+		(*InvocationResult_SkipTool)(nil),
 	}
-	file_treadle_v1_processor_service_proto_msgTypes[34].OneofWrappers = []any{
+	file_treadle_v1_processor_service_proto_msgTypes[37].OneofWrappers = []any{
 		(*ChunkOutcome_Unchanged)(nil),
 		(*ChunkOutcome_Replace)(nil),
 		(*ChunkOutcome_Drop)(nil),
 		(*ChunkOutcome_Abort)(nil),
 		(*ChunkOutcome_Error)(nil),
+		(*ChunkOutcome_Chunks)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -3634,7 +4030,7 @@ func file_treadle_v1_processor_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_treadle_v1_processor_service_proto_rawDesc), len(file_treadle_v1_processor_service_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   36,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

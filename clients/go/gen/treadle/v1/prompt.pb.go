@@ -539,7 +539,9 @@ const file_treadle_v1_prompt_proto_rawDesc = "" +
 	"\x12PROMPT_ROLE_SYSTEM\x10\x01\x12\x14\n" +
 	"\x10PROMPT_ROLE_USER\x10\x02\x12\x19\n" +
 	"\x15PROMPT_ROLE_ASSISTANT\x10\x03\x12\x14\n" +
-	"\x10PROMPT_ROLE_TOOL\x10\x04BDZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1b\x06proto3"
+	"\x10PROMPT_ROLE_TOOL\x10\x04Bc\n" +
+	"\x0edev.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\n" +
+	"Treadle.V1b\x06proto3"
 
 var (
 	file_treadle_v1_prompt_proto_rawDescOnce sync.Once

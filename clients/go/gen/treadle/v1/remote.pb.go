@@ -144,12 +144,15 @@ func (x *CancelInvocation) GetReason() string {
 	return ""
 }
 
-// Drain tells the attached process that the server is shutting down: invocations already sent
-// MAY still be answered within the grace period, no new ones will be sent, and the server will
-// close the stream once they are answered. The process SHOULD reconnect (to another replica).
+// Drain tells the attached process that the server is shutting down. On processor streams it is
+// sent as soon as the shutdown starts (on tool streams, once the runs are over): runs still
+// running MAY send further invocations until they end, and the process MUST answer them (and
+// those already in flight) as usual; no new run starts. The server
+// closes the stream once its runs are over or the grace period has passed. The process SHOULD
+// reconnect (to another server) and MUST NOT end its side of the stream before the server does.
 type Drain struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// How long, in milliseconds, the server waits for in-flight answers.
+	// How long, in milliseconds, the server's runs still have (the rest of its grace period).
 	GraceMs       uint32 `protobuf:"varint,1,opt,name=grace_ms,json=graceMs,proto3" json:"grace_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -208,7 +211,9 @@ const file_treadle_v1_remote_proto_rawDesc = "" +
 	"\rinvocation_id\x18\x01 \x01(\tR\finvocationId\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"\"\n" +
 	"\x05Drain\x12\x19\n" +
-	"\bgrace_ms\x18\x01 \x01(\rR\agraceMsBDZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1b\x06proto3"
+	"\bgrace_ms\x18\x01 \x01(\rR\agraceMsBc\n" +
+	"\x0edev.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\n" +
+	"Treadle.V1b\x06proto3"
 
 var (
 	file_treadle_v1_remote_proto_rawDescOnce sync.Once

@@ -1157,7 +1157,9 @@ const file_treadle_v1_thread_service_proto_rawDesc = "" +
 	"\fUpdateThread\x12\x1f.treadle.v1.UpdateThreadRequest\x1a .treadle.v1.UpdateThreadResponse\x12Q\n" +
 	"\fDeleteThread\x12\x1f.treadle.v1.DeleteThreadRequest\x1a .treadle.v1.DeleteThreadResponse\x12Q\n" +
 	"\fListMessages\x12\x1f.treadle.v1.ListMessagesRequest\x1a .treadle.v1.ListMessagesResponse\x12E\n" +
-	"\bListRuns\x12\x1b.treadle.v1.ListRunsRequest\x1a\x1c.treadle.v1.ListRunsResponseBDZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1b\x06proto3"
+	"\bListRuns\x12\x1b.treadle.v1.ListRunsRequest\x1a\x1c.treadle.v1.ListRunsResponseBc\n" +
+	"\x0edev.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\n" +
+	"Treadle.V1b\x06proto3"
 
 var (
 	file_treadle_v1_thread_service_proto_rawDescOnce sync.Once

@@ -647,7 +647,9 @@ const file_treadle_v1_tool_service_proto_rawDesc = "" +
 	"\rcustom_chunks\x18\x04 \x03(\v2\x15.treadle.v1.DataChunkR\fcustomChunksB\t\n" +
 	"\aoutcome2h\n" +
 	"\vToolService\x12Y\n" +
-	"\x06Attach\x12$.treadle.v1.ToolServiceAttachRequest\x1a%.treadle.v1.ToolServiceAttachResponse(\x010\x01BDZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1b\x06proto3"
+	"\x06Attach\x12$.treadle.v1.ToolServiceAttachRequest\x1a%.treadle.v1.ToolServiceAttachResponse(\x010\x01Bc\n" +
+	"\x0edev.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\n" +
+	"Treadle.V1b\x06proto3"
 
 var (
 	file_treadle_v1_tool_service_proto_rawDescOnce sync.Once

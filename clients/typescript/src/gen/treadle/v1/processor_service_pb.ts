@@ -22,7 +22,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file treadle/v1/processor_service.proto.
  */
 export const file_treadle_v1_processor_service: GenFile = /*@__PURE__*/
-  fileDesc("CiJ0cmVhZGxlL3YxL3Byb2Nlc3Nvcl9zZXJ2aWNlLnByb3RvEgp0cmVhZGxlLnYxIo8BCh1Qcm9jZXNzb3JTZXJ2aWNlQXR0YWNoUmVxdWVzdBIzCgloYW5kc2hha2UYASABKAsyHi50cmVhZGxlLnYxLlByb2Nlc3NvckhhbmRzaGFrZUgAEi4KBnJlc3VsdBgCIAEoCzIcLnRyZWFkbGUudjEuSW52b2NhdGlvblJlc3VsdEgAQgkKB21lc3NhZ2UiiQIKHlByb2Nlc3NvclNlcnZpY2VBdHRhY2hSZXNwb25zZRIvCgd3ZWxjb21lGAEgASgLMhwudHJlYWRsZS52MS5Qcm9jZXNzb3JXZWxjb21lSAASLAoKaW52b2NhdGlvbhgCIAEoCzIWLnRyZWFkbGUudjEuSW52b2NhdGlvbkgAEi4KBmNhbmNlbBgDIAEoCzIcLnRyZWFkbGUudjEuQ2FuY2VsSW52b2NhdGlvbkgAEiIKBWRyYWluGAQgASgLMhEudHJlYWRsZS52MS5EcmFpbkgAEikKCXJ1bl9lbmRlZBgFIAEoCzIULnRyZWFkbGUudjEuUnVuRW5kZWRIAEIJCgdtZXNzYWdlIhoKCFJ1bkVuZGVkEg4KBnJ1bl9pZBgBIAEoCSJ6ChJQcm9jZXNzb3JIYW5kc2hha2USGQoRcHJvdG9jb2xfdmVyc2lvbnMYASADKA0SNAoKcHJvY2Vzc29ycxgCIAMoCzIgLnRyZWFkbGUudjEuUHJvY2Vzc29yRGVjbGFyYXRpb24SEwoLaW5zdGFuY2VfaWQYAyABKAkicQoUUHJvY2Vzc29yRGVjbGFyYXRpb24SCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIqCgVob29rcxgEIAMoCzIbLnRyZWFkbGUudjEuSG9va0RlY2xhcmF0aW9uIvYBCg9Ib29rRGVjbGFyYXRpb24SHgoEaG9vaxgBIAEoDjIQLnRyZWFkbGUudjEuSG9vaxIiCgRtb2RlGAIgASgOMhQudHJlYWRsZS52MS5Ib29rTW9kZRIqCgd0aW1lb3V0GAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhoKEnByb2Nlc3NfZGF0YV9wYXJ0cxgEIAEoCBIsCghkZWxpdmVyeRgFIAEoDjIaLnRyZWFkbGUudjEuU3RyZWFtRGVsaXZlcnkSEgoKbWF4X3dpbmRvdxgGIAEoDRIVCg1tYXhfaW5fZmxpZ2h0GAcgASgNInUKEFByb2Nlc3NvcldlbGNvbWUSGAoQcHJvdG9jb2xfdmVyc2lvbhgBIAEoDRI0Cgpwcm9jZXNzb3JzGAIgAygLMiAudHJlYWRsZS52MS5Qcm9jZXNzb3JEZWNsYXJhdGlvbhIRCglzZXJ2ZXJfaWQYAyABKAkiYAoNTGlzdGVkTWVzc2FnZRIkCgdtZXNzYWdlGAEgASgLMhMudHJlYWRsZS52MS5NZXNzYWdlEikKBnNvdXJjZRgCIAEoDjIZLnRyZWFkbGUudjEuTWVzc2FnZVNvdXJjZSJ2ChNNZXNzYWdlTGlzdFNuYXBzaG90EisKCG1lc3NhZ2VzGAEgAygLMhkudHJlYWRsZS52MS5MaXN0ZWRNZXNzYWdlEjIKD3N5c3RlbV9tZXNzYWdlcxgCIAMoCzIZLnRyZWFkbGUudjEuU3lzdGVtTWVzc2FnZSL1BwoKSW52b2NhdGlvbhIVCg1pbnZvY2F0aW9uX2lkGAEgASgJEhQKDHByb2Nlc3Nvcl9pZBgCIAEoCRIeCgRob29rGAMgASgOMhAudHJlYWRsZS52MS5Ib29rEg4KBnJ1bl9pZBgEIAEoCRIQCghhZ2VudF9pZBgFIAEoCRIRCgl0aHJlYWRfaWQYBiABKAkSEwoLcmVzb3VyY2VfaWQYByABKAkSEwoLc3RlcF9udW1iZXIYCCABKAUSEwoLcmV0cnlfY291bnQYCSABKAUSMAoPcmVxdWVzdF9jb250ZXh0GAogASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIpCgVzdGF0ZRgLIAEoCzIaLnRyZWFkbGUudjEuUHJvY2Vzc29yU3RhdGUSLwoNdHJhY2VfY29udGV4dBgMIAEoCzIYLnRyZWFkbGUudjEuVHJhY2VDb250ZXh0EiwKCGRlYWRsaW5lGA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCg9wcm9jZXNzb3JfaW5kZXgYDiABKAUSNQoNcHJvY2Vzc19pbnB1dBgUIAEoCzIcLnRyZWFkbGUudjEuUHJvY2Vzc0lucHV0QXJnc0gAEj4KEnByb2Nlc3NfaW5wdXRfc3RlcBgVIAEoCzIgLnRyZWFkbGUudjEuUHJvY2Vzc0lucHV0U3RlcEFyZ3NIABJAChNwcm9jZXNzX2xsbV9yZXF1ZXN0GBYgASgLMiEudHJlYWRsZS52MS5Qcm9jZXNzTExNUmVxdWVzdEFyZ3NIABJCChRwcm9jZXNzX2xsbV9yZXNwb25zZRgXIAEoCzIiLnRyZWFkbGUudjEuUHJvY2Vzc0xMTVJlc3BvbnNlQXJnc0gAEjwKEXByb2Nlc3NfYXBpX2Vycm9yGBggASgLMh8udHJlYWRsZS52MS5Qcm9jZXNzQVBJRXJyb3JBcmdzSAASRAoVcHJvY2Vzc19vdXRwdXRfc3RyZWFtGBkgASgLMiMudHJlYWRsZS52MS5Qcm9jZXNzT3V0cHV0U3RyZWFtQXJnc0gAEkAKE3Byb2Nlc3Nfb3V0cHV0X3N0ZXAYGiABKAsyIS50cmVhZGxlLnYxLlByb2Nlc3NPdXRwdXRTdGVwQXJnc0gAEkAKE3Byb2Nlc3NfdG9vbF9yZXN1bHQYGyABKAsyIS50cmVhZGxlLnYxLlByb2Nlc3NUb29sUmVzdWx0QXJnc0gAEkQKFXByb2Nlc3Nfb3V0cHV0X3Jlc3VsdBgcIAEoCzIjLnRyZWFkbGUudjEuUHJvY2Vzc091dHB1dFJlc3VsdEFyZ3NIAEIGCgRhcmdzIkkKDlByb2Nlc3NvclN0YXRlEiYKBXZhbHVlGAEgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIPCgd2ZXJzaW9uGAIgASgEIkkKEFByb2Nlc3NJbnB1dEFyZ3MSNQoMbWVzc2FnZV9saXN0GAEgASgLMh8udHJlYWRsZS52MS5NZXNzYWdlTGlzdFNuYXBzaG90IpADChRQcm9jZXNzSW5wdXRTdGVwQXJncxI1CgxtZXNzYWdlX2xpc3QYASABKAsyHy50cmVhZGxlLnYxLk1lc3NhZ2VMaXN0U25hcHNob3QSJQoFc3RlcHMYAiADKAsyFi50cmVhZGxlLnYxLlN0ZXBSZXN1bHQSDQoFbW9kZWwYAyABKAkSKwoLdG9vbF9jaG9pY2UYBCABKAsyFi50cmVhZGxlLnYxLlRvb2xDaG9pY2USFAoMYWN0aXZlX3Rvb2xzGAUgAygJEikKBXRvb2xzGAYgAygLMhoudHJlYWRsZS52MS5Ub29sRGVmaW5pdGlvbhIxChBwcm92aWRlcl9vcHRpb25zGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIxCg5tb2RlbF9zZXR0aW5ncxgIIAEoCzIZLnRyZWFkbGUudjEuTW9kZWxTZXR0aW5ncxI3ChFzdHJ1Y3R1cmVkX291dHB1dBgJIAEoCzIcLnRyZWFkbGUudjEuU3RydWN0dXJlZE91dHB1dCJ4ChVQcm9jZXNzTExNUmVxdWVzdEFyZ3MSKQoGcHJvbXB0GAEgAygLMhkudHJlYWRsZS52MS5Qcm9tcHRNZXNzYWdlEg0KBW1vZGVsGAIgASgJEiUKBXN0ZXBzGAMgAygLMhYudHJlYWRsZS52MS5TdGVwUmVzdWx0IoUBChZQcm9jZXNzTExNUmVzcG9uc2VBcmdzEiEKBmNodW5rcxgBIAMoCzIRLnRyZWFkbGUudjEuQ2h1bmsSDQoFbW9kZWwYAiABKAkSJQoFc3RlcHMYAyADKAsyFi50cmVhZGxlLnYxLlN0ZXBSZXN1bHQSEgoKZnJvbV9jYWNoZRgEIAEoCCKQAQoIQVBJRXJyb3ISDwoHbWVzc2FnZRgBIAEoCRITCgtzdGF0dXNfY29kZRgCIAEoBRIkCgRib2R5GAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEhAKCHByb3ZpZGVyGAQgASgJEhAKCG1vZGVsX2lkGAUgASgJEhQKDGlzX3JldHJ5YWJsZRgGIAEoCCKYAQoTUHJvY2Vzc0FQSUVycm9yQXJncxIjCgVlcnJvchgBIAEoCzIULnRyZWFkbGUudjEuQVBJRXJyb3ISNQoMbWVzc2FnZV9saXN0GAIgASgLMh8udHJlYWRsZS52MS5NZXNzYWdlTGlzdFNuYXBzaG90EiUKBXN0ZXBzGAMgAygLMhYudHJlYWRsZS52MS5TdGVwUmVzdWx0IjsKF1Byb2Nlc3NPdXRwdXRTdHJlYW1BcmdzEiAKBXBhcnRzGAEgAygLMhEudHJlYWRsZS52MS5DaHVuayK0AgoVUHJvY2Vzc091dHB1dFN0ZXBBcmdzEjUKDG1lc3NhZ2VfbGlzdBgBIAEoCzIfLnRyZWFkbGUudjEuTWVzc2FnZUxpc3RTbmFwc2hvdBIvCg1maW5pc2hfcmVhc29uGAIgASgOMhgudHJlYWRsZS52MS5GaW5pc2hSZWFzb24SKAoKdG9vbF9jYWxscxgDIAMoCzIULnRyZWFkbGUudjEuVG9vbENhbGwSDAoEdGV4dBgEIAEoCRIgCgV1c2FnZRgFIAEoCzIRLnRyZWFkbGUudjEuVXNhZ2USJQoFc3RlcHMYBiADKAsyFi50cmVhZGxlLnYxLlN0ZXBSZXN1bHQSMgoRcHJvdmlkZXJfbWV0YWRhdGEYByABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IocCChVQcm9jZXNzVG9vbFJlc3VsdEFyZ3MSNQoMbWVzc2FnZV9saXN0GAEgASgLMh8udHJlYWRsZS52MS5NZXNzYWdlTGlzdFNuYXBzaG90EhEKCXRvb2xfbmFtZRgCIAEoCRIUCgx0b29sX2NhbGxfaWQYAyABKAkSJAoEYXJncxgEIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRImCgZyZXN1bHQYBSABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSGQoRcHJvdmlkZXJfZXhlY3V0ZWQYBiABKAgSJQoFc3RlcHMYByADKAsyFi50cmVhZGxlLnYxLlN0ZXBSZXN1bHQilgEKDE91dHB1dFJlc3VsdBIMCgR0ZXh0GAEgASgJEiAKBXVzYWdlGAIgASgLMhEudHJlYWRsZS52MS5Vc2FnZRIvCg1maW5pc2hfcmVhc29uGAMgASgOMhgudHJlYWRsZS52MS5GaW5pc2hSZWFzb24SJQoFc3RlcHMYBCADKAsyFi50cmVhZGxlLnYxLlN0ZXBSZXN1bHQiegoXUHJvY2Vzc091dHB1dFJlc3VsdEFyZ3MSNQoMbWVzc2FnZV9saXN0GAEgASgLMh8udHJlYWRsZS52MS5NZXNzYWdlTGlzdFNuYXBzaG90EigKBnJlc3VsdBgCIAEoCzIYLnRyZWFkbGUudjEuT3V0cHV0UmVzdWx0Ip4DChBJbnZvY2F0aW9uUmVzdWx0EhUKDWludm9jYXRpb25faWQYASABKAkSMQoJdW5jaGFuZ2VkGAIgASgLMhwudHJlYWRsZS52MS5VbmNoYW5nZWRPdXRjb21lSAASLQoHcmVwbGFjZRgDIAEoCzIaLnRyZWFkbGUudjEuUmVwbGFjZU91dGNvbWVIABIpCgVhYm9ydBgEIAEoCzIYLnRyZWFkbGUudjEuQWJvcnRPdXRjb21lSAASKQoFcmV0cnkYBSABKAsyGC50cmVhZGxlLnYxLlJldHJ5T3V0Y29tZUgAEikKBWVycm9yGAYgASgLMhgudHJlYWRsZS52MS5FcnJvck91dGNvbWVIABIsCgZzdHJlYW0YByABKAsyGi50cmVhZGxlLnYxLlN0cmVhbU91dGNvbWVzSAASKQoFc3RhdGUYCiABKAsyGi50cmVhZGxlLnYxLlByb2Nlc3NvclN0YXRlEiwKDWN1c3RvbV9jaHVua3MYCyADKAsyFS50cmVhZGxlLnYxLkRhdGFDaHVua0IJCgdvdXRjb21lIhIKEFVuY2hhbmdlZE91dGNvbWUikgIKDlJlcGxhY2VPdXRjb21lEjQKCG1lc3NhZ2VzGAEgASgLMiIudHJlYWRsZS52MS5NZXNzYWdlTGlzdFJlcGxhY2VtZW50EjMKD3N5c3RlbV9tZXNzYWdlcxgCIAEoCzIaLnRyZWFkbGUudjEuU3lzdGVtTWVzc2FnZXMSMQoOc3RlcF9vdmVycmlkZXMYAyABKAsyGS50cmVhZGxlLnYxLlN0ZXBPdmVycmlkZXMSLQoGcHJvbXB0GAQgASgLMh0udHJlYWRsZS52MS5Qcm9tcHRSZXBsYWNlbWVudBIzCg9jYWNoZWRfcmVzcG9uc2UYBSABKAsyGi50cmVhZGxlLnYxLkNhY2hlZFJlc3BvbnNlImsKFk1lc3NhZ2VMaXN0UmVwbGFjZW1lbnQSJQoIbWVzc2FnZXMYASADKAsyEy50cmVhZGxlLnYxLk1lc3NhZ2USKgoHc291cmNlcxgCIAMoDjIZLnRyZWFkbGUudjEuTWVzc2FnZVNvdXJjZSJAChFQcm9tcHRSZXBsYWNlbWVudBIrCghtZXNzYWdlcxgBIAMoCzIZLnRyZWFkbGUudjEuUHJvbXB0TWVzc2FnZSIzCg5DYWNoZWRSZXNwb25zZRIhCgZjaHVua3MYASADKAsyES50cmVhZGxlLnYxLkNodW5rIhwKC0FjdGl2ZVRvb2xzEg0KBW5hbWVzGAEgAygJIpkCCg1TdGVwT3ZlcnJpZGVzEg0KBW1vZGVsGAEgASgJEisKC3Rvb2xfY2hvaWNlGAIgASgLMhYudHJlYWRsZS52MS5Ub29sQ2hvaWNlEi0KDGFjdGl2ZV90b29scxgDIAEoCzIXLnRyZWFkbGUudjEuQWN0aXZlVG9vbHMSMQoQcHJvdmlkZXJfb3B0aW9ucxgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSMQoObW9kZWxfc2V0dGluZ3MYBSABKAsyGS50cmVhZGxlLnYxLk1vZGVsU2V0dGluZ3MSNwoRc3RydWN0dXJlZF9vdXRwdXQYBiABKAsyHC50cmVhZGxlLnYxLlN0cnVjdHVyZWRPdXRwdXQiVwoMQWJvcnRPdXRjb21lEg4KBnJlYXNvbhgBIAEoCRINCgVyZXRyeRgCIAEoCBIoCghtZXRhZGF0YRgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZSJECgxSZXRyeU91dGNvbWUSNAoIbWVzc2FnZXMYASABKAsyIi50cmVhZGxlLnYxLk1lc3NhZ2VMaXN0UmVwbGFjZW1lbnQiHwoMRXJyb3JPdXRjb21lEg8KB21lc3NhZ2UYASABKAkiOgoOU3RyZWFtT3V0Y29tZXMSKAoGY2h1bmtzGAEgAygLMhgudHJlYWRsZS52MS5DaHVua091dGNvbWUi8QEKDENodW5rT3V0Y29tZRIxCgl1bmNoYW5nZWQYASABKAsyHC50cmVhZGxlLnYxLlVuY2hhbmdlZE91dGNvbWVIABIkCgdyZXBsYWNlGAIgASgLMhEudHJlYWRsZS52MS5DaHVua0gAEicKBGRyb3AYAyABKAsyFy50cmVhZGxlLnYxLkRyb3BPdXRjb21lSAASKQoFYWJvcnQYBCABKAsyGC50cmVhZGxlLnYxLkFib3J0T3V0Y29tZUgAEikKBWVycm9yGAUgASgLMhgudHJlYWRsZS52MS5FcnJvck91dGNvbWVIAEIJCgdvdXRjb21lIg0KC0Ryb3BPdXRjb21lKqYCCgRIb29rEhQKEEhPT0tfVU5TUEVDSUZJRUQQABIWChJIT09LX1BST0NFU1NfSU5QVVQQARIbChdIT09LX1BST0NFU1NfSU5QVVRfU1RFUBACEhwKGEhPT0tfUFJPQ0VTU19MTE1fUkVRVUVTVBADEh0KGUhPT0tfUFJPQ0VTU19MTE1fUkVTUE9OU0UQBBIaChZIT09LX1BST0NFU1NfQVBJX0VSUk9SEAUSHgoaSE9PS19QUk9DRVNTX09VVFBVVF9TVFJFQU0QBhIcChhIT09LX1BST0NFU1NfT1VUUFVUX1NURVAQBxIcChhIT09LX1BST0NFU1NfVE9PTF9SRVNVTFQQCBIeChpIT09LX1BST0NFU1NfT1VUUFVUX1JFU1VMVBAJKlIKCEhvb2tNb2RlEhkKFUhPT0tfTU9ERV9VTlNQRUNJRklFRBAAEhQKEEhPT0tfTU9ERV9NVVRBVEUQARIVChFIT09LX01PREVfT0JTRVJWRRACKm4KDlN0cmVhbURlbGl2ZXJ5Eh8KG1NUUkVBTV9ERUxJVkVSWV9VTlNQRUNJRklFRBAAEh0KGVNUUkVBTV9ERUxJVkVSWV9QRVJfQ0hVTksQARIcChhTVFJFQU1fREVMSVZFUllfV0lORE9XRUQQAiqdAQoNTWVzc2FnZVNvdXJjZRIeChpNRVNTQUdFX1NPVVJDRV9VTlNQRUNJRklFRBAAEhkKFU1FU1NBR0VfU09VUkNFX01FTU9SWRABEhgKFE1FU1NBR0VfU09VUkNFX0lOUFVUEAISGwoXTUVTU0FHRV9TT1VSQ0VfUkVTUE9OU0UQAxIaChZNRVNTQUdFX1NPVVJDRV9DT05URVhUEAQydwoQUHJvY2Vzc29yU2VydmljZRJjCgZBdHRhY2gSKS50cmVhZGxlLnYxLlByb2Nlc3NvclNlcnZpY2VBdHRhY2hSZXF1ZXN0GioudHJlYWRsZS52MS5Qcm9jZXNzb3JTZXJ2aWNlQXR0YWNoUmVzcG9uc2UoATABYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_agent, file_treadle_v1_chunk, file_treadle_v1_message, file_treadle_v1_prompt, file_treadle_v1_remote]);
+  fileDesc("CiJ0cmVhZGxlL3YxL3Byb2Nlc3Nvcl9zZXJ2aWNlLnByb3RvEgp0cmVhZGxlLnYxIo8BCh1Qcm9jZXNzb3JTZXJ2aWNlQXR0YWNoUmVxdWVzdBIzCgloYW5kc2hha2UYASABKAsyHi50cmVhZGxlLnYxLlByb2Nlc3NvckhhbmRzaGFrZUgAEi4KBnJlc3VsdBgCIAEoCzIcLnRyZWFkbGUudjEuSW52b2NhdGlvblJlc3VsdEgAQgkKB21lc3NhZ2UiiQIKHlByb2Nlc3NvclNlcnZpY2VBdHRhY2hSZXNwb25zZRIvCgd3ZWxjb21lGAEgASgLMhwudHJlYWRsZS52MS5Qcm9jZXNzb3JXZWxjb21lSAASLAoKaW52b2NhdGlvbhgCIAEoCzIWLnRyZWFkbGUudjEuSW52b2NhdGlvbkgAEi4KBmNhbmNlbBgDIAEoCzIcLnRyZWFkbGUudjEuQ2FuY2VsSW52b2NhdGlvbkgAEiIKBWRyYWluGAQgASgLMhEudHJlYWRsZS52MS5EcmFpbkgAEikKCXJ1bl9lbmRlZBgFIAEoCzIULnRyZWFkbGUudjEuUnVuRW5kZWRIAEIJCgdtZXNzYWdlIhoKCFJ1bkVuZGVkEg4KBnJ1bl9pZBgBIAEoCSJ6ChJQcm9jZXNzb3JIYW5kc2hha2USGQoRcHJvdG9jb2xfdmVyc2lvbnMYASADKA0SNAoKcHJvY2Vzc29ycxgCIAMoCzIgLnRyZWFkbGUudjEuUHJvY2Vzc29yRGVjbGFyYXRpb24SEwoLaW5zdGFuY2VfaWQYAyABKAkicQoUUHJvY2Vzc29yRGVjbGFyYXRpb24SCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIqCgVob29rcxgEIAMoCzIbLnRyZWFkbGUudjEuSG9va0RlY2xhcmF0aW9uIooCCg9Ib29rRGVjbGFyYXRpb24SHgoEaG9vaxgBIAEoDjIQLnRyZWFkbGUudjEuSG9vaxIiCgRtb2RlGAIgASgOMhQudHJlYWRsZS52MS5Ib29rTW9kZRIqCgd0aW1lb3V0GAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhoKEnByb2Nlc3NfZGF0YV9wYXJ0cxgEIAEoCBIsCghkZWxpdmVyeRgFIAEoDjIaLnRyZWFkbGUudjEuU3RyZWFtRGVsaXZlcnkSEgoKbWF4X3dpbmRvdxgGIAEoDRIVCg1tYXhfaW5fZmxpZ2h0GAcgASgNEhIKCnRvb2xfbmFtZXMYCCADKAkidQoQUHJvY2Vzc29yV2VsY29tZRIYChBwcm90b2NvbF92ZXJzaW9uGAEgASgNEjQKCnByb2Nlc3NvcnMYAiADKAsyIC50cmVhZGxlLnYxLlByb2Nlc3NvckRlY2xhcmF0aW9uEhEKCXNlcnZlcl9pZBgDIAEoCSJgCg1MaXN0ZWRNZXNzYWdlEiQKB21lc3NhZ2UYASABKAsyEy50cmVhZGxlLnYxLk1lc3NhZ2USKQoGc291cmNlGAIgASgOMhkudHJlYWRsZS52MS5NZXNzYWdlU291cmNlInYKE01lc3NhZ2VMaXN0U25hcHNob3QSKwoIbWVzc2FnZXMYASADKAsyGS50cmVhZGxlLnYxLkxpc3RlZE1lc3NhZ2USMgoPc3lzdGVtX21lc3NhZ2VzGAIgAygLMhkudHJlYWRsZS52MS5TeXN0ZW1NZXNzYWdlIpcJCgpJbnZvY2F0aW9uEhUKDWludm9jYXRpb25faWQYASABKAkSFAoMcHJvY2Vzc29yX2lkGAIgASgJEh4KBGhvb2sYAyABKA4yEC50cmVhZGxlLnYxLkhvb2sSDgoGcnVuX2lkGAQgASgJEhAKCGFnZW50X2lkGAUgASgJEhEKCXRocmVhZF9pZBgGIAEoCRITCgtyZXNvdXJjZV9pZBgHIAEoCRITCgtzdGVwX251bWJlchgIIAEoBRITCgtyZXRyeV9jb3VudBgJIAEoBRIwCg9yZXF1ZXN0X2NvbnRleHQYCiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EikKBXN0YXRlGAsgASgLMhoudHJlYWRsZS52MS5Qcm9jZXNzb3JTdGF0ZRIvCg10cmFjZV9jb250ZXh0GAwgASgLMhgudHJlYWRsZS52MS5UcmFjZUNvbnRleHQSLAoIZGVhZGxpbmUYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3Byb2Nlc3Nvcl9pbmRleBgOIAEoBRIqCgd0aW1lb3V0GA8gASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjUKDXByb2Nlc3NfaW5wdXQYFCABKAsyHC50cmVhZGxlLnYxLlByb2Nlc3NJbnB1dEFyZ3NIABI+ChJwcm9jZXNzX2lucHV0X3N0ZXAYFSABKAsyIC50cmVhZGxlLnYxLlByb2Nlc3NJbnB1dFN0ZXBBcmdzSAASQAoTcHJvY2Vzc19sbG1fcmVxdWVzdBgWIAEoCzIhLnRyZWFkbGUudjEuUHJvY2Vzc0xMTVJlcXVlc3RBcmdzSAASQgoUcHJvY2Vzc19sbG1fcmVzcG9uc2UYFyABKAsyIi50cmVhZGxlLnYxLlByb2Nlc3NMTE1SZXNwb25zZUFyZ3NIABI8ChFwcm9jZXNzX2FwaV9lcnJvchgYIAEoCzIfLnRyZWFkbGUudjEuUHJvY2Vzc0FQSUVycm9yQXJnc0gAEkQKFXByb2Nlc3Nfb3V0cHV0X3N0cmVhbRgZIAEoCzIjLnRyZWFkbGUudjEuUHJvY2Vzc091dHB1dFN0cmVhbUFyZ3NIABJAChNwcm9jZXNzX291dHB1dF9zdGVwGBogASgLMiEudHJlYWRsZS52MS5Qcm9jZXNzT3V0cHV0U3RlcEFyZ3NIABJAChNwcm9jZXNzX3Rvb2xfcmVzdWx0GBsgASgLMiEudHJlYWRsZS52MS5Qcm9jZXNzVG9vbFJlc3VsdEFyZ3NIABJEChVwcm9jZXNzX291dHB1dF9yZXN1bHQYHCABKAsyIy50cmVhZGxlLnYxLlByb2Nlc3NPdXRwdXRSZXN1bHRBcmdzSAASOgoQYmVmb3JlX3Rvb2xfY2FsbBgdIAEoCzIeLnRyZWFkbGUudjEuQmVmb3JlVG9vbENhbGxBcmdzSAASOAoPYWZ0ZXJfdG9vbF9jYWxsGB4gASgLMh0udHJlYWRsZS52MS5BZnRlclRvb2xDYWxsQXJnc0gAQgYKBGFyZ3MiSQoOUHJvY2Vzc29yU3RhdGUSJgoFdmFsdWUYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg8KB3ZlcnNpb24YAiABKAQiSQoQUHJvY2Vzc0lucHV0QXJncxI1CgxtZXNzYWdlX2xpc3QYASABKAsyHy50cmVhZGxlLnYxLk1lc3NhZ2VMaXN0U25hcHNob3QikAMKFFByb2Nlc3NJbnB1dFN0ZXBBcmdzEjUKDG1lc3NhZ2VfbGlzdBgBIAEoCzIfLnRyZWFkbGUudjEuTWVzc2FnZUxpc3RTbmFwc2hvdBIlCgVzdGVwcxgCIAMoCzIWLnRyZWFkbGUudjEuU3RlcFJlc3VsdBINCgVtb2RlbBgDIAEoCRIrCgt0b29sX2Nob2ljZRgEIAEoCzIWLnRyZWFkbGUudjEuVG9vbENob2ljZRIUCgxhY3RpdmVfdG9vbHMYBSADKAkSKQoFdG9vbHMYBiADKAsyGi50cmVhZGxlLnYxLlRvb2xEZWZpbml0aW9uEjEKEHByb3ZpZGVyX29wdGlvbnMYByABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EjEKDm1vZGVsX3NldHRpbmdzGAggASgLMhkudHJlYWRsZS52MS5Nb2RlbFNldHRpbmdzEjcKEXN0cnVjdHVyZWRfb3V0cHV0GAkgASgLMhwudHJlYWRsZS52MS5TdHJ1Y3R1cmVkT3V0cHV0IngKFVByb2Nlc3NMTE1SZXF1ZXN0QXJncxIpCgZwcm9tcHQYASADKAsyGS50cmVhZGxlLnYxLlByb21wdE1lc3NhZ2USDQoFbW9kZWwYAiABKAkSJQoFc3RlcHMYAyADKAsyFi50cmVhZGxlLnYxLlN0ZXBSZXN1bHQihQEKFlByb2Nlc3NMTE1SZXNwb25zZUFyZ3MSIQoGY2h1bmtzGAEgAygLMhEudHJlYWRsZS52MS5DaHVuaxINCgVtb2RlbBgCIAEoCRIlCgVzdGVwcxgDIAMoCzIWLnRyZWFkbGUudjEuU3RlcFJlc3VsdBISCgpmcm9tX2NhY2hlGAQgASgIIpABCghBUElFcnJvchIPCgdtZXNzYWdlGAEgASgJEhMKC3N0YXR1c19jb2RlGAIgASgFEiQKBGJvZHkYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSEAoIcHJvdmlkZXIYBCABKAkSEAoIbW9kZWxfaWQYBSABKAkSFAoMaXNfcmV0cnlhYmxlGAYgASgIIpgBChNQcm9jZXNzQVBJRXJyb3JBcmdzEiMKBWVycm9yGAEgASgLMhQudHJlYWRsZS52MS5BUElFcnJvchI1CgxtZXNzYWdlX2xpc3QYAiABKAsyHy50cmVhZGxlLnYxLk1lc3NhZ2VMaXN0U25hcHNob3QSJQoFc3RlcHMYAyADKAsyFi50cmVhZGxlLnYxLlN0ZXBSZXN1bHQiOwoXUHJvY2Vzc091dHB1dFN0cmVhbUFyZ3MSIAoFcGFydHMYASADKAsyES50cmVhZGxlLnYxLkNodW5rIrQCChVQcm9jZXNzT3V0cHV0U3RlcEFyZ3MSNQoMbWVzc2FnZV9saXN0GAEgASgLMh8udHJlYWRsZS52MS5NZXNzYWdlTGlzdFNuYXBzaG90Ei8KDWZpbmlzaF9yZWFzb24YAiABKA4yGC50cmVhZGxlLnYxLkZpbmlzaFJlYXNvbhIoCgp0b29sX2NhbGxzGAMgAygLMhQudHJlYWRsZS52MS5Ub29sQ2FsbBIMCgR0ZXh0GAQgASgJEiAKBXVzYWdlGAUgASgLMhEudHJlYWRsZS52MS5Vc2FnZRIlCgVzdGVwcxgGIAMoCzIWLnRyZWFkbGUudjEuU3RlcFJlc3VsdBIyChFwcm92aWRlcl9tZXRhZGF0YRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QihwIKFVByb2Nlc3NUb29sUmVzdWx0QXJncxI1CgxtZXNzYWdlX2xpc3QYASABKAsyHy50cmVhZGxlLnYxLk1lc3NhZ2VMaXN0U25hcHNob3QSEQoJdG9vbF9uYW1lGAIgASgJEhQKDHRvb2xfY2FsbF9pZBgDIAEoCRIkCgRhcmdzGAQgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEiYKBnJlc3VsdBgFIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIZChFwcm92aWRlcl9leGVjdXRlZBgGIAEoCBIlCgVzdGVwcxgHIAMoCzIWLnRyZWFkbGUudjEuU3RlcFJlc3VsdCJjChJCZWZvcmVUb29sQ2FsbEFyZ3MSEQoJdG9vbF9uYW1lGAEgASgJEhQKDHRvb2xfY2FsbF9pZBgCIAEoCRIkCgRhcmdzGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIpkBChFBZnRlclRvb2xDYWxsQXJncxIRCgl0b29sX25hbWUYASABKAkSFAoMdG9vbF9jYWxsX2lkGAIgASgJEiQKBGFyZ3MYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSJgoGb3V0cHV0GAQgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEg0KBWVycm9yGAUgASgJIpYBCgxPdXRwdXRSZXN1bHQSDAoEdGV4dBgBIAEoCRIgCgV1c2FnZRgCIAEoCzIRLnRyZWFkbGUudjEuVXNhZ2USLwoNZmluaXNoX3JlYXNvbhgDIAEoDjIYLnRyZWFkbGUudjEuRmluaXNoUmVhc29uEiUKBXN0ZXBzGAQgAygLMhYudHJlYWRsZS52MS5TdGVwUmVzdWx0InoKF1Byb2Nlc3NPdXRwdXRSZXN1bHRBcmdzEjUKDG1lc3NhZ2VfbGlzdBgBIAEoCzIfLnRyZWFkbGUudjEuTWVzc2FnZUxpc3RTbmFwc2hvdBIoCgZyZXN1bHQYAiABKAsyGC50cmVhZGxlLnYxLk91dHB1dFJlc3VsdCLQAwoQSW52b2NhdGlvblJlc3VsdBIVCg1pbnZvY2F0aW9uX2lkGAEgASgJEjEKCXVuY2hhbmdlZBgCIAEoCzIcLnRyZWFkbGUudjEuVW5jaGFuZ2VkT3V0Y29tZUgAEi0KB3JlcGxhY2UYAyABKAsyGi50cmVhZGxlLnYxLlJlcGxhY2VPdXRjb21lSAASKQoFYWJvcnQYBCABKAsyGC50cmVhZGxlLnYxLkFib3J0T3V0Y29tZUgAEikKBXJldHJ5GAUgASgLMhgudHJlYWRsZS52MS5SZXRyeU91dGNvbWVIABIpCgVlcnJvchgGIAEoCzIYLnRyZWFkbGUudjEuRXJyb3JPdXRjb21lSAASLAoGc3RyZWFtGAcgASgLMhoudHJlYWRsZS52MS5TdHJlYW1PdXRjb21lc0gAEjAKCXNraXBfdG9vbBgIIAEoCzIbLnRyZWFkbGUudjEuU2tpcFRvb2xPdXRjb21lSAASKQoFc3RhdGUYCiABKAsyGi50cmVhZGxlLnYxLlByb2Nlc3NvclN0YXRlEiwKDWN1c3RvbV9jaHVua3MYCyADKAsyFS50cmVhZGxlLnYxLkRhdGFDaHVua0IJCgdvdXRjb21lIjkKD1NraXBUb29sT3V0Y29tZRImCgZvdXRwdXQYASABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUiEgoQVW5jaGFuZ2VkT3V0Y29tZSKSAgoOUmVwbGFjZU91dGNvbWUSNAoIbWVzc2FnZXMYASABKAsyIi50cmVhZGxlLnYxLk1lc3NhZ2VMaXN0UmVwbGFjZW1lbnQSMwoPc3lzdGVtX21lc3NhZ2VzGAIgASgLMhoudHJlYWRsZS52MS5TeXN0ZW1NZXNzYWdlcxIxCg5zdGVwX292ZXJyaWRlcxgDIAEoCzIZLnRyZWFkbGUudjEuU3RlcE92ZXJyaWRlcxItCgZwcm9tcHQYBCABKAsyHS50cmVhZGxlLnYxLlByb21wdFJlcGxhY2VtZW50EjMKD2NhY2hlZF9yZXNwb25zZRgFIAEoCzIaLnRyZWFkbGUudjEuQ2FjaGVkUmVzcG9uc2UiawoWTWVzc2FnZUxpc3RSZXBsYWNlbWVudBIlCghtZXNzYWdlcxgBIAMoCzITLnRyZWFkbGUudjEuTWVzc2FnZRIqCgdzb3VyY2VzGAIgAygOMhkudHJlYWRsZS52MS5NZXNzYWdlU291cmNlIkAKEVByb21wdFJlcGxhY2VtZW50EisKCG1lc3NhZ2VzGAEgAygLMhkudHJlYWRsZS52MS5Qcm9tcHRNZXNzYWdlIjMKDkNhY2hlZFJlc3BvbnNlEiEKBmNodW5rcxgBIAMoCzIRLnRyZWFkbGUudjEuQ2h1bmsiHAoLQWN0aXZlVG9vbHMSDQoFbmFtZXMYASADKAkimQIKDVN0ZXBPdmVycmlkZXMSDQoFbW9kZWwYASABKAkSKwoLdG9vbF9jaG9pY2UYAiABKAsyFi50cmVhZGxlLnYxLlRvb2xDaG9pY2USLQoMYWN0aXZlX3Rvb2xzGAMgASgLMhcudHJlYWRsZS52MS5BY3RpdmVUb29scxIxChBwcm92aWRlcl9vcHRpb25zGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIxCg5tb2RlbF9zZXR0aW5ncxgFIAEoCzIZLnRyZWFkbGUudjEuTW9kZWxTZXR0aW5ncxI3ChFzdHJ1Y3R1cmVkX291dHB1dBgGIAEoCzIcLnRyZWFkbGUudjEuU3RydWN0dXJlZE91dHB1dCJXCgxBYm9ydE91dGNvbWUSDgoGcmVhc29uGAEgASgJEg0KBXJldHJ5GAIgASgIEigKCG1ldGFkYXRhGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIkQKDFJldHJ5T3V0Y29tZRI0CghtZXNzYWdlcxgBIAEoCzIiLnRyZWFkbGUudjEuTWVzc2FnZUxpc3RSZXBsYWNlbWVudCIfCgxFcnJvck91dGNvbWUSDwoHbWVzc2FnZRgBIAEoCSI6Cg5TdHJlYW1PdXRjb21lcxIoCgZjaHVua3MYASADKAsyGC50cmVhZGxlLnYxLkNodW5rT3V0Y29tZSKeAgoMQ2h1bmtPdXRjb21lEjEKCXVuY2hhbmdlZBgBIAEoCzIcLnRyZWFkbGUudjEuVW5jaGFuZ2VkT3V0Y29tZUgAEiQKB3JlcGxhY2UYAiABKAsyES50cmVhZGxlLnYxLkNodW5rSAASJwoEZHJvcBgDIAEoCzIXLnRyZWFkbGUudjEuRHJvcE91dGNvbWVIABIpCgVhYm9ydBgEIAEoCzIYLnRyZWFkbGUudjEuQWJvcnRPdXRjb21lSAASKQoFZXJyb3IYBSABKAsyGC50cmVhZGxlLnYxLkVycm9yT3V0Y29tZUgAEisKBmNodW5rcxgGIAEoCzIZLnRyZWFkbGUudjEuQ2h1bmtTZXF1ZW5jZUgAQgkKB291dGNvbWUiMgoNQ2h1bmtTZXF1ZW5jZRIhCgZjaHVua3MYASADKAsyES50cmVhZGxlLnYxLkNodW5rIg0KC0Ryb3BPdXRjb21lKtsCCgRIb29rEhQKEEhPT0tfVU5TUEVDSUZJRUQQABIWChJIT09LX1BST0NFU1NfSU5QVVQQARIbChdIT09LX1BST0NFU1NfSU5QVVRfU1RFUBACEhwKGEhPT0tfUFJPQ0VTU19MTE1fUkVRVUVTVBADEh0KGUhPT0tfUFJPQ0VTU19MTE1fUkVTUE9OU0UQBBIaChZIT09LX1BST0NFU1NfQVBJX0VSUk9SEAUSHgoaSE9PS19QUk9DRVNTX09VVFBVVF9TVFJFQU0QBhIcChhIT09LX1BST0NFU1NfT1VUUFVUX1NURVAQBxIcChhIT09LX1BST0NFU1NfVE9PTF9SRVNVTFQQCBIeChpIT09LX1BST0NFU1NfT1VUUFVUX1JFU1VMVBAJEhkKFUhPT0tfQkVGT1JFX1RPT0xfQ0FMTBAKEhgKFEhPT0tfQUZURVJfVE9PTF9DQUxMEAsqUgoISG9va01vZGUSGQoVSE9PS19NT0RFX1VOU1BFQ0lGSUVEEAASFAoQSE9PS19NT0RFX01VVEFURRABEhUKEUhPT0tfTU9ERV9PQlNFUlZFEAIqbgoOU3RyZWFtRGVsaXZlcnkSHwobU1RSRUFNX0RFTElWRVJZX1VOU1BFQ0lGSUVEEAASHQoZU1RSRUFNX0RFTElWRVJZX1BFUl9DSFVOSxABEhwKGFNUUkVBTV9ERUxJVkVSWV9XSU5ET1dFRBACKp0BCg1NZXNzYWdlU291cmNlEh4KGk1FU1NBR0VfU09VUkNFX1VOU1BFQ0lGSUVEEAASGQoVTUVTU0FHRV9TT1VSQ0VfTUVNT1JZEAESGAoUTUVTU0FHRV9TT1VSQ0VfSU5QVVQQAhIbChdNRVNTQUdFX1NPVVJDRV9SRVNQT05TRRADEhoKFk1FU1NBR0VfU09VUkNFX0NPTlRFWFQQBDJ3ChBQcm9jZXNzb3JTZXJ2aWNlEmMKBkF0dGFjaBIpLnRyZWFkbGUudjEuUHJvY2Vzc29yU2VydmljZUF0dGFjaFJlcXVlc3QaKi50cmVhZGxlLnYxLlByb2Nlc3NvclNlcnZpY2VBdHRhY2hSZXNwb25zZSgBMAFCYwoOZGV2LnRyZWFkbGUudjFQAVpCZ2l0aHViLmNvbS90cmVhZGxlLWRldi90cmVhZGxlL2NsaWVudHMvZ28vZ2VuL3RyZWFkbGUvdjE7dHJlYWRsZXYxqgIKVHJlYWRsZS5WMWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_agent, file_treadle_v1_chunk, file_treadle_v1_message, file_treadle_v1_prompt, file_treadle_v1_remote]);
 
 /**
  * ProcessorServiceAttachRequest is a message from the processor process to the server.
@@ -151,7 +151,7 @@ export const RunEndedSchema: GenMessage<RunEnded> = /*@__PURE__*/
 export type ProcessorHandshake = Message<"treadle.v1.ProcessorHandshake"> & {
   /**
    * Protocol versions the process speaks; the server picks the highest it also speaks.
-   * This document describes version 1.
+   * This document describes versions 1 and 2 (2 adds `ChunkOutcome.chunks`).
    *
    * @generated from field: repeated uint32 protocol_versions = 1;
    */
@@ -277,6 +277,14 @@ export type HookDeclaration = Message<"treadle.v1.HookDeclaration"> & {
    * @generated from field: uint32 max_in_flight = 7;
    */
   maxInFlight: number;
+
+  /**
+   * `beforeToolCall`, `afterToolCall` and `processToolResult` only: the tools (by name) the
+   * hook is invoked for; empty means every tool.
+   *
+   * @generated from field: repeated string tool_names = 8;
+   */
+  toolNames: string[];
 };
 
 /**
@@ -459,6 +467,8 @@ export type Invocation = Message<"treadle.v1.Invocation"> & {
   /**
    * The processor's state for this call. Absent when this stream already holds the latest
    * version (the process keeps the last state it sent or received per run and processor).
+   * A run's first invocation of a processor on a stream carries no state when the state is
+   * still empty (version 0): the process MUST start from an empty object.
    *
    * @generated from field: treadle.v1.ProcessorState state = 11;
    */
@@ -472,7 +482,7 @@ export type Invocation = Message<"treadle.v1.Invocation"> & {
   traceContext?: TraceContext | undefined;
 
   /**
-   * When the server stops waiting for the answer.
+   * When the server stops waiting for the answer (the server's clock; see `timeout`).
    *
    * @generated from field: google.protobuf.Timestamp deadline = 13;
    */
@@ -484,6 +494,14 @@ export type Invocation = Message<"treadle.v1.Invocation"> & {
    * @generated from field: int32 processor_index = 14;
    */
   processorIndex: number;
+
+  /**
+   * How long the server waits for the answer, counted from when it sent the invocation. Unlike
+   * `deadline` it does not depend on the two clocks agreeing; processes SHOULD use it.
+   *
+   * @generated from field: google.protobuf.Duration timeout = 15;
+   */
+  timeout?: Duration | undefined;
 
   /**
    * What the seed passes to this hook; exactly the branch matching `hook` is set.
@@ -562,6 +580,22 @@ export type Invocation = Message<"treadle.v1.Invocation"> & {
      */
     value: ProcessOutputResultArgs;
     case: "processOutputResult";
+  } | {
+    /**
+     * Arguments of `beforeToolCall`.
+     *
+     * @generated from field: treadle.v1.BeforeToolCallArgs before_tool_call = 29;
+     */
+    value: BeforeToolCallArgs;
+    case: "beforeToolCall";
+  } | {
+    /**
+     * Arguments of `afterToolCall`.
+     *
+     * @generated from field: treadle.v1.AfterToolCallArgs after_tool_call = 30;
+     */
+    value: AfterToolCallArgs;
+    case: "afterToolCall";
   } | { case: undefined; value?: undefined };
 };
 
@@ -575,6 +609,14 @@ export const InvocationSchema: GenMessage<Invocation> = /*@__PURE__*/
 /**
  * ProcessorState is one processor's state for one call: shared by all of its hooks and steps,
  * never by two calls.
+ *
+ * Versions: both sides number the same sequence. A state starts empty at version 0. Whoever
+ * changes it sends the whole object with the version it last held plus one: the process in an
+ * answer's `state`, the server in an invocation's `state` (after a move to another replica, or
+ * when an in-process step changed it). A process MUST ignore an invocation's state whose version
+ * is lower than the one it holds. The server applies answers in invocation order, so the
+ * version it holds after an answer is the answer's (or, if that is not higher than its own, its
+ * own plus one, and it then resends the whole state with the next invocation).
  *
  * @generated from message treadle.v1.ProcessorState
  */
@@ -1031,6 +1073,93 @@ export const ProcessToolResultArgsSchema: GenMessage<ProcessToolResultArgs> = /*
   messageDesc(file_treadle_v1_processor_service, 19);
 
 /**
+ * BeforeToolCallArgs are the arguments of `beforeToolCall`, the agent's tool hook served by a
+ * processor. Reply: `unchanged` (the tool runs), `skip_tool` (it does not; the output stands
+ * for its result and `afterToolCall` is skipped too), `abort` or `error` (the run fails).
+ *
+ * @generated from message treadle.v1.BeforeToolCallArgs
+ */
+export type BeforeToolCallArgs = Message<"treadle.v1.BeforeToolCallArgs"> & {
+  /**
+   * Name of the tool about to run.
+   *
+   * @generated from field: string tool_name = 1;
+   */
+  toolName: string;
+
+  /**
+   * Id of the tool call.
+   *
+   * @generated from field: string tool_call_id = 2;
+   */
+  toolCallId: string;
+
+  /**
+   * Arguments the model passed.
+   *
+   * @generated from field: google.protobuf.Value args = 3;
+   */
+  args?: Value | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.BeforeToolCallArgs.
+ * Use `create(BeforeToolCallArgsSchema)` to create a new message.
+ */
+export const BeforeToolCallArgsSchema: GenMessage<BeforeToolCallArgs> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_processor_service, 20);
+
+/**
+ * AfterToolCallArgs are the arguments of `afterToolCall`. Reply: `unchanged` (the hook observes;
+ * what the tool returned stands), `abort` or `error`.
+ *
+ * @generated from message treadle.v1.AfterToolCallArgs
+ */
+export type AfterToolCallArgs = Message<"treadle.v1.AfterToolCallArgs"> & {
+  /**
+   * Name of the tool that ran.
+   *
+   * @generated from field: string tool_name = 1;
+   */
+  toolName: string;
+
+  /**
+   * Id of the tool call.
+   *
+   * @generated from field: string tool_call_id = 2;
+   */
+  toolCallId: string;
+
+  /**
+   * Arguments the model passed.
+   *
+   * @generated from field: google.protobuf.Value args = 3;
+   */
+  args?: Value | undefined;
+
+  /**
+   * What the tool returned, when it succeeded.
+   *
+   * @generated from field: google.protobuf.Value output = 4;
+   */
+  output?: Value | undefined;
+
+  /**
+   * The tool's error message, when it failed (then `output` is unset).
+   *
+   * @generated from field: string error = 5;
+   */
+  error: string;
+};
+
+/**
+ * Describes the message treadle.v1.AfterToolCallArgs.
+ * Use `create(AfterToolCallArgsSchema)` to create a new message.
+ */
+export const AfterToolCallArgsSchema: GenMessage<AfterToolCallArgs> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_processor_service, 21);
+
+/**
  * OutputResult is the whole call's result, for `processOutputResult`.
  *
  * @generated from message treadle.v1.OutputResult
@@ -1070,7 +1199,7 @@ export type OutputResult = Message<"treadle.v1.OutputResult"> & {
  * Use `create(OutputResultSchema)` to create a new message.
  */
 export const OutputResultSchema: GenMessage<OutputResult> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 20);
+  messageDesc(file_treadle_v1_processor_service, 22);
 
 /**
  * ProcessOutputResultArgs are the arguments of `processOutputResult`. Reply: `unchanged`,
@@ -1099,7 +1228,7 @@ export type ProcessOutputResultArgs = Message<"treadle.v1.ProcessOutputResultArg
  * Use `create(ProcessOutputResultArgsSchema)` to create a new message.
  */
 export const ProcessOutputResultArgsSchema: GenMessage<ProcessOutputResultArgs> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 21);
+  messageDesc(file_treadle_v1_processor_service, 23);
 
 /**
  * InvocationResult answers one invocation.
@@ -1167,6 +1296,14 @@ export type InvocationResult = Message<"treadle.v1.InvocationResult"> & {
      */
     value: StreamOutcomes;
     case: "stream";
+  } | {
+    /**
+     * `beforeToolCall` only: do not run the tool; use this output as its result.
+     *
+     * @generated from field: treadle.v1.SkipToolOutcome skip_tool = 8;
+     */
+    value: SkipToolOutcome;
+    case: "skipTool";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -1190,7 +1327,28 @@ export type InvocationResult = Message<"treadle.v1.InvocationResult"> & {
  * Use `create(InvocationResultSchema)` to create a new message.
  */
 export const InvocationResultSchema: GenMessage<InvocationResult> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 22);
+  messageDesc(file_treadle_v1_processor_service, 24);
+
+/**
+ * SkipToolOutcome is `beforeToolCall`'s `{proceed: false, output}`.
+ *
+ * @generated from message treadle.v1.SkipToolOutcome
+ */
+export type SkipToolOutcome = Message<"treadle.v1.SkipToolOutcome"> & {
+  /**
+   * The tool call's result in place of running the tool (e.g. "not allowed").
+   *
+   * @generated from field: google.protobuf.Value output = 1;
+   */
+  output?: Value | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.SkipToolOutcome.
+ * Use `create(SkipToolOutcomeSchema)` to create a new message.
+ */
+export const SkipToolOutcomeSchema: GenMessage<SkipToolOutcome> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_processor_service, 25);
 
 /**
  * UnchangedOutcome: the hook changed nothing.
@@ -1205,7 +1363,7 @@ export type UnchangedOutcome = Message<"treadle.v1.UnchangedOutcome"> & {
  * Use `create(UnchangedOutcomeSchema)` to create a new message.
  */
 export const UnchangedOutcomeSchema: GenMessage<UnchangedOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 23);
+  messageDesc(file_treadle_v1_processor_service, 26);
 
 /**
  * ReplaceOutcome carries replacements; unset fields leave things unchanged.
@@ -1255,7 +1413,7 @@ export type ReplaceOutcome = Message<"treadle.v1.ReplaceOutcome"> & {
  * Use `create(ReplaceOutcomeSchema)` to create a new message.
  */
 export const ReplaceOutcomeSchema: GenMessage<ReplaceOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 24);
+  messageDesc(file_treadle_v1_processor_service, 27);
 
 /**
  * MessageListReplacement is a whole message list.
@@ -1286,7 +1444,7 @@ export type MessageListReplacement = Message<"treadle.v1.MessageListReplacement"
  * Use `create(MessageListReplacementSchema)` to create a new message.
  */
 export const MessageListReplacementSchema: GenMessage<MessageListReplacement> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 25);
+  messageDesc(file_treadle_v1_processor_service, 28);
 
 /**
  * PromptReplacement is a whole prompt.
@@ -1307,7 +1465,7 @@ export type PromptReplacement = Message<"treadle.v1.PromptReplacement"> & {
  * Use `create(PromptReplacementSchema)` to create a new message.
  */
 export const PromptReplacementSchema: GenMessage<PromptReplacement> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 26);
+  messageDesc(file_treadle_v1_processor_service, 29);
 
 /**
  * CachedResponse is a provider response to replay (text, reasoning and tool-call chunks, and a
@@ -1329,7 +1487,7 @@ export type CachedResponse = Message<"treadle.v1.CachedResponse"> & {
  * Use `create(CachedResponseSchema)` to create a new message.
  */
 export const CachedResponseSchema: GenMessage<CachedResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 27);
+  messageDesc(file_treadle_v1_processor_service, 30);
 
 /**
  * ActiveTools is a list of tool names (a wrapper, so an empty list differs from none).
@@ -1350,7 +1508,7 @@ export type ActiveTools = Message<"treadle.v1.ActiveTools"> & {
  * Use `create(ActiveToolsSchema)` to create a new message.
  */
 export const ActiveToolsSchema: GenMessage<ActiveTools> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 28);
+  messageDesc(file_treadle_v1_processor_service, 31);
 
 /**
  * StepOverrides are `processInputStep` overrides for the current step; unset fields keep the
@@ -1407,7 +1565,7 @@ export type StepOverrides = Message<"treadle.v1.StepOverrides"> & {
  * Use `create(StepOverridesSchema)` to create a new message.
  */
 export const StepOverridesSchema: GenMessage<StepOverrides> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 29);
+  messageDesc(file_treadle_v1_processor_service, 32);
 
 /**
  * AbortOutcome is the seed's `abort(reason, {retry, metadata})`.
@@ -1442,7 +1600,7 @@ export type AbortOutcome = Message<"treadle.v1.AbortOutcome"> & {
  * Use `create(AbortOutcomeSchema)` to create a new message.
  */
 export const AbortOutcomeSchema: GenMessage<AbortOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 30);
+  messageDesc(file_treadle_v1_processor_service, 33);
 
 /**
  * RetryOutcome asks `processAPIError` to retry the failed call.
@@ -1463,7 +1621,7 @@ export type RetryOutcome = Message<"treadle.v1.RetryOutcome"> & {
  * Use `create(RetryOutcomeSchema)` to create a new message.
  */
 export const RetryOutcomeSchema: GenMessage<RetryOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 31);
+  messageDesc(file_treadle_v1_processor_service, 34);
 
 /**
  * ErrorOutcome reports a hook that failed.
@@ -1484,10 +1642,11 @@ export type ErrorOutcome = Message<"treadle.v1.ErrorOutcome"> & {
  * Use `create(ErrorOutcomeSchema)` to create a new message.
  */
 export const ErrorOutcomeSchema: GenMessage<ErrorOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 32);
+  messageDesc(file_treadle_v1_processor_service, 35);
 
 /**
- * StreamOutcomes holds one outcome per chunk of a `processOutputStream` invocation.
+ * StreamOutcomes holds one outcome per chunk of a `processOutputStream` invocation (each
+ * outcome MAY stand for several chunks with version 2's `ChunkOutcome.chunks`).
  *
  * @generated from message treadle.v1.StreamOutcomes
  */
@@ -1505,7 +1664,7 @@ export type StreamOutcomes = Message<"treadle.v1.StreamOutcomes"> & {
  * Use `create(StreamOutcomesSchema)` to create a new message.
  */
 export const StreamOutcomesSchema: GenMessage<StreamOutcomes> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 33);
+  messageDesc(file_treadle_v1_processor_service, 36);
 
 /**
  * ChunkOutcome is what happens to one stream chunk.
@@ -1558,6 +1717,17 @@ export type ChunkOutcome = Message<"treadle.v1.ChunkOutcome"> & {
      */
     value: ErrorOutcome;
     case: "error";
+  } | {
+    /**
+     * Protocol version 2: the chunk is replaced by these chunks, in order; none holds it back
+     * (drop now, release later). Text deltas released here MAY carry an empty `id`: the server
+     * gives them the id of the text part they are released into. Not valid on a version-1
+     * stream (the answer is malformed).
+     *
+     * @generated from field: treadle.v1.ChunkSequence chunks = 6;
+     */
+    value: ChunkSequence;
+    case: "chunks";
   } | { case: undefined; value?: undefined };
 };
 
@@ -1566,7 +1736,28 @@ export type ChunkOutcome = Message<"treadle.v1.ChunkOutcome"> & {
  * Use `create(ChunkOutcomeSchema)` to create a new message.
  */
 export const ChunkOutcomeSchema: GenMessage<ChunkOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 34);
+  messageDesc(file_treadle_v1_processor_service, 37);
+
+/**
+ * ChunkSequence is zero or more chunks that take the place of one stream chunk.
+ *
+ * @generated from message treadle.v1.ChunkSequence
+ */
+export type ChunkSequence = Message<"treadle.v1.ChunkSequence"> & {
+  /**
+   * The chunks, in the order the client receives them.
+   *
+   * @generated from field: repeated treadle.v1.Chunk chunks = 1;
+   */
+  chunks: Chunk[];
+};
+
+/**
+ * Describes the message treadle.v1.ChunkSequence.
+ * Use `create(ChunkSequenceSchema)` to create a new message.
+ */
+export const ChunkSequenceSchema: GenMessage<ChunkSequence> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_processor_service, 38);
 
 /**
  * DropOutcome drops a stream chunk.
@@ -1581,7 +1772,7 @@ export type DropOutcome = Message<"treadle.v1.DropOutcome"> & {
  * Use `create(DropOutcomeSchema)` to create a new message.
  */
 export const DropOutcomeSchema: GenMessage<DropOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 35);
+  messageDesc(file_treadle_v1_processor_service, 39);
 
 /**
  * Hook names one method of the Processor interface.
@@ -1658,6 +1849,20 @@ export enum Hook {
    * @generated from enum value: HOOK_PROCESS_OUTPUT_RESULT = 9;
    */
   PROCESS_OUTPUT_RESULT = 9,
+
+  /**
+   * `beforeToolCall`: before a tool runs; MAY skip it with an output of its own.
+   *
+   * @generated from enum value: HOOK_BEFORE_TOOL_CALL = 10;
+   */
+  BEFORE_TOOL_CALL = 10,
+
+  /**
+   * `afterToolCall`: after a tool ran, with its output or error.
+   *
+   * @generated from enum value: HOOK_AFTER_TOOL_CALL = 11;
+   */
+  AFTER_TOOL_CALL = 11,
 }
 
 /**
@@ -1804,6 +2009,20 @@ export const MessageSourceSchema: GenEnum<MessageSource> = /*@__PURE__*/
  *    OBSERVE hooks are ignored and SHOULD NOT be sent.
  * 5. The server MAY send `cancel` (timeout, run cancelled) and, on shutdown, `drain`; it sends
  *    `run_ended` to every stream that served a run once that run is over.
+ *
+ * Protocol versions: version 1 maps each stream chunk to at most one chunk. Version 2 adds
+ * `ChunkOutcome.chunks`: one chunk replaced by zero or more chunks, in order, so a guardrail can
+ * hold text back (answer `chunks` with nothing) and release it later, redacted or not (answer
+ * a later chunk, e.g. the part's `text-end`, with the held deltas followed by that chunk). The
+ * server serves both versions; a version-1 process never sees a difference.
+ *
+ * Hold and release costs latency only while text is held: a text gate (the SDKs ship one)
+ * passes deltas through at once and holds only while a match is still possible (an open word,
+ * sentence, or a pattern prefix), so the added time is the time until the span that might match
+ * is complete. Held text MUST be released at the latest with the text part's `text-end` (or
+ * the first chunk that is not a delta of that part): the server numbers released deltas into
+ * the text part they belong to, and the step's text, `GenerateResponse.text` and the stored
+ * message are exactly the text the client was sent.
  *
  * Several streams that serve the same processor id are replicas: the server balances runs across
  * them, keeps a run on one replica while it lives, and moves the run (with its state) to another

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file treadle/v1/remote.proto.
  */
 export const file_treadle_v1_remote: GenFile = /*@__PURE__*/
-  fileDesc("Chd0cmVhZGxlL3YxL3JlbW90ZS5wcm90bxIKdHJlYWRsZS52MSJICgxUcmFjZUNvbnRleHQSEwoLdHJhY2VwYXJlbnQYASABKAkSEgoKdHJhY2VzdGF0ZRgCIAEoCRIPCgdiYWdnYWdlGAMgASgJIjkKEENhbmNlbEludm9jYXRpb24SFQoNaW52b2NhdGlvbl9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiGQoFRHJhaW4SEAoIZ3JhY2VfbXMYASABKA1iBnByb3RvMw");
+  fileDesc("Chd0cmVhZGxlL3YxL3JlbW90ZS5wcm90bxIKdHJlYWRsZS52MSJICgxUcmFjZUNvbnRleHQSEwoLdHJhY2VwYXJlbnQYASABKAkSEgoKdHJhY2VzdGF0ZRgCIAEoCRIPCgdiYWdnYWdlGAMgASgJIjkKEENhbmNlbEludm9jYXRpb24SFQoNaW52b2NhdGlvbl9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiGQoFRHJhaW4SEAoIZ3JhY2VfbXMYASABKA1CYwoOZGV2LnRyZWFkbGUudjFQAVpCZ2l0aHViLmNvbS90cmVhZGxlLWRldi90cmVhZGxlL2NsaWVudHMvZ28vZ2VuL3RyZWFkbGUvdjE7dHJlYWRsZXYxqgIKVHJlYWRsZS5WMWIGcHJvdG8z");
 
 /**
  * TraceContext is the W3C trace context of the server span an invocation belongs to.
@@ -80,15 +80,18 @@ export const CancelInvocationSchema: GenMessage<CancelInvocation> = /*@__PURE__*
   messageDesc(file_treadle_v1_remote, 1);
 
 /**
- * Drain tells the attached process that the server is shutting down: invocations already sent
- * MAY still be answered within the grace period, no new ones will be sent, and the server will
- * close the stream once they are answered. The process SHOULD reconnect (to another replica).
+ * Drain tells the attached process that the server is shutting down. On processor streams it is
+ * sent as soon as the shutdown starts (on tool streams, once the runs are over): runs still
+ * running MAY send further invocations until they end, and the process MUST answer them (and
+ * those already in flight) as usual; no new run starts. The server
+ * closes the stream once its runs are over or the grace period has passed. The process SHOULD
+ * reconnect (to another server) and MUST NOT end its side of the stream before the server does.
  *
  * @generated from message treadle.v1.Drain
  */
 export type Drain = Message<"treadle.v1.Drain"> & {
   /**
-   * How long, in milliseconds, the server waits for in-flight answers.
+   * How long, in milliseconds, the server's runs still have (the rest of its grace period).
    *
    * @generated from field: uint32 grace_ms = 1;
    */
