@@ -22,15 +22,16 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from treadle.v1 import signal_pb2 as treadle_dot_v1_dot_signal__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ftreadle/v1/thread_service.proto\x12\ntreadle.v12\x0f\n\rThreadServiceb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ftreadle/v1/thread_service.proto\x12\ntreadle.v1\x1a\x17treadle/v1/signal.proto2\xac\x06\n\rThreadService\x12N\n\x0bSendMessage\x12\x1e.treadle.v1.SendMessageRequest\x1a\x1f.treadle.v1.SendMessageResponse\x12Q\n\x0cQueueMessage\x12\x1f.treadle.v1.QueueMessageRequest\x1a .treadle.v1.QueueMessageResponse\x12K\n\nSendSignal\x12\x1d.treadle.v1.SendSignalRequest\x1a\x1e.treadle.v1.SendSignalResponse\x12Z\n\x0fSendStateSignal\x12\".treadle.v1.SendStateSignalRequest\x1a#.treadle.v1.SendStateSignalResponse\x12o\n\x16SendNotificationSignal\x12).treadle.v1.SendNotificationSignalRequest\x1a*.treadle.v1.SendNotificationSignalResponse\x12`\n\x11ListNotifications\x12$.treadle.v1.ListNotificationsRequest\x1a%.treadle.v1.ListNotificationsResponse\x12\x62\n\x11SubscribeToThread\x12$.treadle.v1.SubscribeToThreadRequest\x1a%.treadle.v1.SubscribeToThreadResponse0\x01\x12\x45\n\x08\x41\x62ortRun\x12\x1b.treadle.v1.AbortRunRequest\x1a\x1c.treadle.v1.AbortRunResponse\x12Q\n\x0cGetActiveRun\x12\x1f.treadle.v1.GetActiveRunRequest\x1a .treadle.v1.GetActiveRunResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'treadle.v1.thread_service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_THREADSERVICE']._serialized_start=47
-  _globals['_THREADSERVICE']._serialized_end=62
+  _globals['_THREADSERVICE']._serialized_start=73
+  _globals['_THREADSERVICE']._serialized_end=885
 # @@protoc_insertion_point(module_scope)

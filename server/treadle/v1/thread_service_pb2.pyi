@@ -1,3 +1,4 @@
+from treadle.v1 import signal_pb2 as _signal_pb2
 from google.protobuf import descriptor as _descriptor
 from typing import ClassVar as _ClassVar
 

@@ -1115,7 +1115,9 @@ type Agent struct {
 	// When the agent was created. Output only.
 	CreateTime *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
 	// When the agent was last updated. Output only.
-	UpdateTime    *timestamppb.Timestamp `protobuf:"bytes,20,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,20,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	// How the agent's notification signals are delivered (`SendNotificationSignal`).
+	Notifications *NotificationSettings `protobuf:"bytes,22,opt,name=notifications,proto3" json:"notifications,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1301,6 +1303,13 @@ func (x *Agent) GetUpdateTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Agent) GetNotifications() *NotificationSettings {
+	if x != nil {
+		return x.Notifications
+	}
+	return nil
+}
+
 type isAgent_InstructionsKind interface {
 	isAgent_InstructionsKind()
 }
@@ -1325,7 +1334,7 @@ var File_treadle_v1_agent_proto protoreflect.FileDescriptor
 const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"\x16treadle/v1/agent.proto\x12\n" +
-	"treadle.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18treadle/v1/message.proto\"\x95\x01\n" +
+	"treadle.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18treadle/v1/message.proto\x1a\x1dtreadle/v1/notification.proto\"\x95\x01\n" +
 	"\fProcessorRef\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12@\n" +
 	"\x0efailure_policy\x18\x02 \x01(\x0e2\x19.treadle.v1.FailurePolicyR\rfailurePolicy\x123\n" +
@@ -1403,7 +1412,7 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"_max_stepsB\x18\n" +
 	"\x16_max_processor_retries\"G\n" +
 	"\x0eSystemMessages\x125\n" +
-	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"\xb2\b\n" +
+	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"\xfa\b\n" +
 	"\x05Agent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -1428,7 +1437,8 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\vcreate_time\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12;\n" +
 	"\vupdate_time\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTimeB\x13\n" +
+	"updateTime\x12F\n" +
+	"\rnotifications\x18\x16 \x01(\v2 .treadle.v1.NotificationSettingsR\rnotificationsB\x13\n" +
 	"\x11instructions_kindB\x18\n" +
 	"\x16_max_processor_retries*m\n" +
 	"\rFailurePolicy\x12\x1e\n" +
@@ -1480,6 +1490,7 @@ var file_treadle_v1_agent_proto_goTypes = []any{
 	(*structpb.Struct)(nil),       // 16: google.protobuf.Struct
 	(*SystemMessage)(nil),         // 17: treadle.v1.SystemMessage
 	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
+	(*NotificationSettings)(nil),  // 19: treadle.v1.NotificationSettings
 }
 var file_treadle_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: treadle.v1.ProcessorRef.failure_policy:type_name -> treadle.v1.FailurePolicy
@@ -1512,11 +1523,12 @@ var file_treadle_v1_agent_proto_depIdxs = []int32{
 	2,  // 27: treadle.v1.Agent.source:type_name -> treadle.v1.AgentSource
 	18, // 28: treadle.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
 	18, // 29: treadle.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
-	30, // [30:30] is the sub-list for method output_type
-	30, // [30:30] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	19, // 30: treadle.v1.Agent.notifications:type_name -> treadle.v1.NotificationSettings
+	31, // [31:31] is the sub-list for method output_type
+	31, // [31:31] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_agent_proto_init() }
@@ -1525,6 +1537,7 @@ func file_treadle_v1_agent_proto_init() {
 		return
 	}
 	file_treadle_v1_message_proto_init()
+	file_treadle_v1_notification_proto_init()
 	file_treadle_v1_agent_proto_msgTypes[2].OneofWrappers = []any{}
 	file_treadle_v1_agent_proto_msgTypes[3].OneofWrappers = []any{}
 	file_treadle_v1_agent_proto_msgTypes[4].OneofWrappers = []any{

@@ -25,16 +25,63 @@ var File_treadle_v1_thread_service_proto protoreflect.FileDescriptor
 const file_treadle_v1_thread_service_proto_rawDesc = "" +
 	"\n" +
 	"\x1ftreadle/v1/thread_service.proto\x12\n" +
-	"treadle.v12\x0f\n" +
-	"\rThreadServiceBDZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1b\x06proto3"
+	"treadle.v1\x1a\x17treadle/v1/signal.proto2\xac\x06\n" +
+	"\rThreadService\x12N\n" +
+	"\vSendMessage\x12\x1e.treadle.v1.SendMessageRequest\x1a\x1f.treadle.v1.SendMessageResponse\x12Q\n" +
+	"\fQueueMessage\x12\x1f.treadle.v1.QueueMessageRequest\x1a .treadle.v1.QueueMessageResponse\x12K\n" +
+	"\n" +
+	"SendSignal\x12\x1d.treadle.v1.SendSignalRequest\x1a\x1e.treadle.v1.SendSignalResponse\x12Z\n" +
+	"\x0fSendStateSignal\x12\".treadle.v1.SendStateSignalRequest\x1a#.treadle.v1.SendStateSignalResponse\x12o\n" +
+	"\x16SendNotificationSignal\x12).treadle.v1.SendNotificationSignalRequest\x1a*.treadle.v1.SendNotificationSignalResponse\x12`\n" +
+	"\x11ListNotifications\x12$.treadle.v1.ListNotificationsRequest\x1a%.treadle.v1.ListNotificationsResponse\x12b\n" +
+	"\x11SubscribeToThread\x12$.treadle.v1.SubscribeToThreadRequest\x1a%.treadle.v1.SubscribeToThreadResponse0\x01\x12E\n" +
+	"\bAbortRun\x12\x1b.treadle.v1.AbortRunRequest\x1a\x1c.treadle.v1.AbortRunResponse\x12Q\n" +
+	"\fGetActiveRun\x12\x1f.treadle.v1.GetActiveRunRequest\x1a .treadle.v1.GetActiveRunResponseBDZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1b\x06proto3"
 
-var file_treadle_v1_thread_service_proto_goTypes = []any{}
+var file_treadle_v1_thread_service_proto_goTypes = []any{
+	(*SendMessageRequest)(nil),             // 0: treadle.v1.SendMessageRequest
+	(*QueueMessageRequest)(nil),            // 1: treadle.v1.QueueMessageRequest
+	(*SendSignalRequest)(nil),              // 2: treadle.v1.SendSignalRequest
+	(*SendStateSignalRequest)(nil),         // 3: treadle.v1.SendStateSignalRequest
+	(*SendNotificationSignalRequest)(nil),  // 4: treadle.v1.SendNotificationSignalRequest
+	(*ListNotificationsRequest)(nil),       // 5: treadle.v1.ListNotificationsRequest
+	(*SubscribeToThreadRequest)(nil),       // 6: treadle.v1.SubscribeToThreadRequest
+	(*AbortRunRequest)(nil),                // 7: treadle.v1.AbortRunRequest
+	(*GetActiveRunRequest)(nil),            // 8: treadle.v1.GetActiveRunRequest
+	(*SendMessageResponse)(nil),            // 9: treadle.v1.SendMessageResponse
+	(*QueueMessageResponse)(nil),           // 10: treadle.v1.QueueMessageResponse
+	(*SendSignalResponse)(nil),             // 11: treadle.v1.SendSignalResponse
+	(*SendStateSignalResponse)(nil),        // 12: treadle.v1.SendStateSignalResponse
+	(*SendNotificationSignalResponse)(nil), // 13: treadle.v1.SendNotificationSignalResponse
+	(*ListNotificationsResponse)(nil),      // 14: treadle.v1.ListNotificationsResponse
+	(*SubscribeToThreadResponse)(nil),      // 15: treadle.v1.SubscribeToThreadResponse
+	(*AbortRunResponse)(nil),               // 16: treadle.v1.AbortRunResponse
+	(*GetActiveRunResponse)(nil),           // 17: treadle.v1.GetActiveRunResponse
+}
 var file_treadle_v1_thread_service_proto_depIdxs = []int32{
-	0, // [0:0] is the sub-list for method output_type
-	0, // [0:0] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	0,  // 0: treadle.v1.ThreadService.SendMessage:input_type -> treadle.v1.SendMessageRequest
+	1,  // 1: treadle.v1.ThreadService.QueueMessage:input_type -> treadle.v1.QueueMessageRequest
+	2,  // 2: treadle.v1.ThreadService.SendSignal:input_type -> treadle.v1.SendSignalRequest
+	3,  // 3: treadle.v1.ThreadService.SendStateSignal:input_type -> treadle.v1.SendStateSignalRequest
+	4,  // 4: treadle.v1.ThreadService.SendNotificationSignal:input_type -> treadle.v1.SendNotificationSignalRequest
+	5,  // 5: treadle.v1.ThreadService.ListNotifications:input_type -> treadle.v1.ListNotificationsRequest
+	6,  // 6: treadle.v1.ThreadService.SubscribeToThread:input_type -> treadle.v1.SubscribeToThreadRequest
+	7,  // 7: treadle.v1.ThreadService.AbortRun:input_type -> treadle.v1.AbortRunRequest
+	8,  // 8: treadle.v1.ThreadService.GetActiveRun:input_type -> treadle.v1.GetActiveRunRequest
+	9,  // 9: treadle.v1.ThreadService.SendMessage:output_type -> treadle.v1.SendMessageResponse
+	10, // 10: treadle.v1.ThreadService.QueueMessage:output_type -> treadle.v1.QueueMessageResponse
+	11, // 11: treadle.v1.ThreadService.SendSignal:output_type -> treadle.v1.SendSignalResponse
+	12, // 12: treadle.v1.ThreadService.SendStateSignal:output_type -> treadle.v1.SendStateSignalResponse
+	13, // 13: treadle.v1.ThreadService.SendNotificationSignal:output_type -> treadle.v1.SendNotificationSignalResponse
+	14, // 14: treadle.v1.ThreadService.ListNotifications:output_type -> treadle.v1.ListNotificationsResponse
+	15, // 15: treadle.v1.ThreadService.SubscribeToThread:output_type -> treadle.v1.SubscribeToThreadResponse
+	16, // 16: treadle.v1.ThreadService.AbortRun:output_type -> treadle.v1.AbortRunResponse
+	17, // 17: treadle.v1.ThreadService.GetActiveRun:output_type -> treadle.v1.GetActiveRunResponse
+	9,  // [9:18] is the sub-list for method output_type
+	0,  // [0:9] is the sub-list for method input_type
+	0,  // [0:0] is the sub-list for extension type_name
+	0,  // [0:0] is the sub-list for extension extendee
+	0,  // [0:0] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_thread_service_proto_init() }
@@ -42,6 +89,7 @@ func file_treadle_v1_thread_service_proto_init() {
 	if File_treadle_v1_thread_service_proto != nil {
 		return
 	}
+	file_treadle_v1_signal_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

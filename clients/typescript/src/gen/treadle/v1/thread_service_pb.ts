@@ -4,23 +4,133 @@
 
 import type { GenFile, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { AbortRunRequestSchema, AbortRunResponseSchema, GetActiveRunRequestSchema, GetActiveRunResponseSchema, ListNotificationsRequestSchema, ListNotificationsResponseSchema, QueueMessageRequestSchema, QueueMessageResponseSchema, SendMessageRequestSchema, SendMessageResponseSchema, SendNotificationSignalRequestSchema, SendNotificationSignalResponseSchema, SendSignalRequestSchema, SendSignalResponseSchema, SendStateSignalRequestSchema, SendStateSignalResponseSchema, SubscribeToThreadRequestSchema, SubscribeToThreadResponseSchema } from "./signal_pb.js";
+import { file_treadle_v1_signal } from "./signal_pb.js";
 
 /**
  * Describes the file treadle/v1/thread_service.proto.
  */
 export const file_treadle_v1_thread_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch90cmVhZGxlL3YxL3RocmVhZF9zZXJ2aWNlLnByb3RvEgp0cmVhZGxlLnYxMg8KDVRocmVhZFNlcnZpY2ViBnByb3RvMw");
+  fileDesc("Ch90cmVhZGxlL3YxL3RocmVhZF9zZXJ2aWNlLnByb3RvEgp0cmVhZGxlLnYxMqwGCg1UaHJlYWRTZXJ2aWNlEk4KC1NlbmRNZXNzYWdlEh4udHJlYWRsZS52MS5TZW5kTWVzc2FnZVJlcXVlc3QaHy50cmVhZGxlLnYxLlNlbmRNZXNzYWdlUmVzcG9uc2USUQoMUXVldWVNZXNzYWdlEh8udHJlYWRsZS52MS5RdWV1ZU1lc3NhZ2VSZXF1ZXN0GiAudHJlYWRsZS52MS5RdWV1ZU1lc3NhZ2VSZXNwb25zZRJLCgpTZW5kU2lnbmFsEh0udHJlYWRsZS52MS5TZW5kU2lnbmFsUmVxdWVzdBoeLnRyZWFkbGUudjEuU2VuZFNpZ25hbFJlc3BvbnNlEloKD1NlbmRTdGF0ZVNpZ25hbBIiLnRyZWFkbGUudjEuU2VuZFN0YXRlU2lnbmFsUmVxdWVzdBojLnRyZWFkbGUudjEuU2VuZFN0YXRlU2lnbmFsUmVzcG9uc2USbwoWU2VuZE5vdGlmaWNhdGlvblNpZ25hbBIpLnRyZWFkbGUudjEuU2VuZE5vdGlmaWNhdGlvblNpZ25hbFJlcXVlc3QaKi50cmVhZGxlLnYxLlNlbmROb3RpZmljYXRpb25TaWduYWxSZXNwb25zZRJgChFMaXN0Tm90aWZpY2F0aW9ucxIkLnRyZWFkbGUudjEuTGlzdE5vdGlmaWNhdGlvbnNSZXF1ZXN0GiUudHJlYWRsZS52MS5MaXN0Tm90aWZpY2F0aW9uc1Jlc3BvbnNlEmIKEVN1YnNjcmliZVRvVGhyZWFkEiQudHJlYWRsZS52MS5TdWJzY3JpYmVUb1RocmVhZFJlcXVlc3QaJS50cmVhZGxlLnYxLlN1YnNjcmliZVRvVGhyZWFkUmVzcG9uc2UwARJFCghBYm9ydFJ1bhIbLnRyZWFkbGUudjEuQWJvcnRSdW5SZXF1ZXN0GhwudHJlYWRsZS52MS5BYm9ydFJ1blJlc3BvbnNlElEKDEdldEFjdGl2ZVJ1bhIfLnRyZWFkbGUudjEuR2V0QWN0aXZlUnVuUmVxdWVzdBogLnRyZWFkbGUudjEuR2V0QWN0aXZlUnVuUmVzcG9uc2ViBnByb3RvMw", [file_treadle_v1_signal]);
 
 /**
- * ThreadService will hold memory threads and signals: reading a thread's messages, sending user,
- * state and notification signals to a thread (delivered to a running loop, or waking an idle
- * one), queueing messages, and subscribing to every run on a thread as it happens.
+ * ThreadService holds memory threads and signals: sending user, state and notification signals
+ * to a thread (delivered to a running loop, or waking an idle one), queueing messages, and
+ * subscribing to every run on a thread as it happens.
  *
- * It has no methods yet; they follow together with their messages.
+ * A typical conversation:
+ *
+ * 1. A client calls `SubscribeToThread` with a resource and thread. The first response says
+ *    which run (if any) is active; then every chunk of every run on the thread follows, as it
+ *    happens, with an `active_run` response whenever a run starts or ends.
+ * 2. Another client (or the same) calls `SendMessage` with the agent, resource and thread. On an
+ *    idle thread a run of that agent starts with the message as its input (SIGNAL_ACTION_WAKE);
+ *    on a running thread the run takes the message in at its next step boundary, as its own
+ *    turn (SIGNAL_ACTION_DELIVER), and the model's next request contains it. Either way the
+ *    signal's `data-user-message` / `data-signal` chunk appears on the run's stream.
+ * 3. `SendStateSignal` keeps named state (a browser, an editor) current in the thread;
+ *    `SendNotificationSignal` files an inbox record that the delivery policy sends now, later,
+ *    or in a summary; `ListNotifications` shows the inbox.
+ * 4. `QueueMessage` waits for the running run to end and then starts a new run with the message.
+ * 5. `AbortRun` stops the active run; `GetActiveRun` tells which run is active.
+ *
+ * At most one run is active per thread at a time. Status codes: INVALID_ARGUMENT when a request
+ * is malformed (an unknown signal type, a thread without its resource, a bad attribute name);
+ * NOT_FOUND when the agent or the targeted run is unknown.
  *
  * @generated from service treadle.v1.ThreadService
  */
 export const ThreadService: GenService<{
+  /**
+   * Sends a user message to a running run or to a thread.
+   *
+   * @generated from rpc treadle.v1.ThreadService.SendMessage
+   */
+  sendMessage: {
+    methodKind: "unary";
+    input: typeof SendMessageRequestSchema;
+    output: typeof SendMessageResponseSchema;
+  },
+  /**
+   * Queues a user message to run after the thread's active run ends (at once when idle).
+   *
+   * @generated from rpc treadle.v1.ThreadService.QueueMessage
+   */
+  queueMessage: {
+    methodKind: "unary";
+    input: typeof QueueMessageRequestSchema;
+    output: typeof QueueMessageResponseSchema;
+  },
+  /**
+   * Sends a signal (user, state, reactive or notification) to a running run or to a thread.
+   *
+   * @generated from rpc treadle.v1.ThreadService.SendSignal
+   */
+  sendSignal: {
+    methodKind: "unary";
+    input: typeof SendSignalRequestSchema;
+    output: typeof SendSignalResponseSchema;
+  },
+  /**
+   * Sends named thread state; skipped when the same cache key and mode are already current.
+   *
+   * @generated from rpc treadle.v1.ThreadService.SendStateSignal
+   */
+  sendStateSignal: {
+    methodKind: "unary";
+    input: typeof SendStateSignalRequestSchema;
+    output: typeof SendStateSignalResponseSchema;
+  },
+  /**
+   * Creates or merges an inbox record and applies the agent's delivery policy.
+   *
+   * @generated from rpc treadle.v1.ThreadService.SendNotificationSignal
+   */
+  sendNotificationSignal: {
+    methodKind: "unary";
+    input: typeof SendNotificationSignalRequestSchema;
+    output: typeof SendNotificationSignalResponseSchema;
+  },
+  /**
+   * Lists a thread's inbox records.
+   *
+   * @generated from rpc treadle.v1.ThreadService.ListNotifications
+   */
+  listNotifications: {
+    methodKind: "unary";
+    input: typeof ListNotificationsRequestSchema;
+    output: typeof ListNotificationsResponseSchema;
+  },
+  /**
+   * Streams every chunk of every run on a thread from now on, and its active run changes.
+   *
+   * @generated from rpc treadle.v1.ThreadService.SubscribeToThread
+   */
+  subscribeToThread: {
+    methodKind: "server_streaming";
+    input: typeof SubscribeToThreadRequestSchema;
+    output: typeof SubscribeToThreadResponseSchema;
+  },
+  /**
+   * Aborts a run, named by id or as the active run of a thread.
+   *
+   * @generated from rpc treadle.v1.ThreadService.AbortRun
+   */
+  abortRun: {
+    methodKind: "unary";
+    input: typeof AbortRunRequestSchema;
+    output: typeof AbortRunResponseSchema;
+  },
+  /**
+   * Returns the active run of a thread.
+   *
+   * @generated from rpc treadle.v1.ThreadService.GetActiveRun
+   */
+  getActiveRun: {
+    methodKind: "unary";
+    input: typeof GetActiveRunRequestSchema;
+    output: typeof GetActiveRunResponseSchema;
+  },
 }> = /*@__PURE__*/
   serviceDesc(file_treadle_v1_thread_service, 0);
 
