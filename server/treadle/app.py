@@ -31,11 +31,14 @@ from .api.processor_hub import ProcessorHub
 from .api.processor_service import SERVICE_NAME as PROCESSOR_SERVICE, ProcessorServicer
 from .api.remote_processor import RemoteProcessor
 from .api.convert import agent_from_dict
+from .api.signal_convert import options_from_json
+from .api.thread_signals import SERVICE_NAME as THREAD_SERVICE, ThreadServicer
 from .config import AgentFileError, Settings, load_agent_file
 from .errors import InvalidArgumentError
 from .loop import AgentLoop
 from .providers.router import ModelRouter
 from .registry import Registry
+from .signals import InMemorySignalStore, NotificationCenter, SignalStore, ThreadRuntime
 from .tools import Tool
 from .tracing import build_meter_provider, build_tracer_provider
 
@@ -115,6 +118,12 @@ class TreadleApp:
         )
         self.registry.remote_processors = lambda ref: RemoteProcessor(ref, self.processors)
         self.server.add_service(PROCESSOR_SERVICE, ProcessorServicer(self.processors).register)
+        # Threads: signals into running and idle threads, subscriptions, the notification inbox.
+        self.signal_store: SignalStore = InMemorySignalStore()
+        self.threads = ThreadRuntime(self.loop, self.registry.snapshot_agent, self.signal_store,
+                                     options_from_json=options_from_json)
+        self.notifications = NotificationCenter(self.threads)
+        self.server.add_service(THREAD_SERVICE, ThreadServicer(self.threads, self.notifications).register)
         self.port: int | None = None
 
     # --- what users register ------------------------------------------------------------------
@@ -133,6 +142,10 @@ class TreadleApp:
 
     def add_tool_hook(self, name: str, hook: Callable[..., Any]) -> None:
         self.registry.add_tool_hook(name, hook)
+
+    def add_notification_decider(self, name: str, decide: Callable[..., Any]) -> None:
+        """A ``decide`` function that agents' delivery policies name (``decide: NAME``)."""
+        self.notifications.deciders[name] = decide
 
     def load_agents(self, path: Path) -> list[Agent]:
         """Load an agent file (all or nothing); errors name the file and the agent index."""
@@ -161,12 +174,16 @@ class TreadleApp:
             self.registry.add_agent(agent_from_dict(EXAMPLE_AGENT, source="config"))
         self.warn_missing_credentials()
         self.port = await self.server.start(listen or self.settings.listen)
+        await self.threads.recover()
+        self.notifications.start()
         return self.port
 
     async def stop(self, grace: float | None = None) -> None:
         """Drain (see ``GrpcServer.stop``), then release provider clients and flush traces."""
         attached = asyncio.create_task(self._drain_attached())
+        await self.notifications.stop()
         await self.server.stop(grace)
+        await self.threads.stop()
         await attached
         await self.models.aclose()
         if self.meter_provider is not None and self._owns_meter_provider:

@@ -86,3 +86,7 @@ class AlreadyExistsError(TreadleError):
 
 class FailedPreconditionError(TreadleError):
     """The request is well formed but the system's state forbids it."""
+
+
+class ShuttingDownError(TreadleError):
+    """Refused because the server is draining."""

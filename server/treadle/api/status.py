@@ -10,6 +10,7 @@ from typing import Any, NoReturn, TypeVar
 import grpc
 
 from ..errors import AlreadyExistsError, FailedPreconditionError, InvalidArgumentError, NotFoundError
+from ..errors import ShuttingDownError as Draining
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +30,7 @@ _CODES: tuple[tuple[type[Exception], grpc.StatusCode], ...] = (
     (AlreadyExistsError, grpc.StatusCode.ALREADY_EXISTS),
     (FailedPreconditionError, grpc.StatusCode.FAILED_PRECONDITION),
     (ShuttingDownError, grpc.StatusCode.UNAVAILABLE),
+    (Draining, grpc.StatusCode.UNAVAILABLE),
 )
 
 
