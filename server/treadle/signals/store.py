@@ -72,6 +72,13 @@ class NotificationRecord:
     update_time: datetime = field(default_factory=utcnow)
 
     @property
+    def mergeable(self) -> bool:
+        """Still waiting to be sent in full: later notifications with its keys merge into it."""
+        return self.status == "pending" or (
+            self.status == "summarized" and (self.deliver_when_idle or self.deliver_at is not None)
+        )
+
+    @property
     def due_at(self) -> datetime | None:
         times = [t for t in (self.deliver_at, self.summary_at) if t is not None]
         return min(times) if times else None
@@ -97,7 +104,8 @@ class SignalStore(Protocol):
     async def find_mergeable(
         self, key: ThreadKey, source: str, kind: str, dedupe_key: str, coalesce_key: str
     ) -> NotificationRecord | None:
-        """A pending record of the same thread, source and kind sharing a dedupe or coalesce key."""
+        """A ``mergeable`` record of the same thread, source and kind sharing a dedupe or
+        coalesce key."""
         ...
 
     async def save_notification(self, record: NotificationRecord) -> None: ...
@@ -143,7 +151,7 @@ class InMemorySignalStore:
         self, key: ThreadKey, source: str, kind: str, dedupe_key: str, coalesce_key: str
     ) -> NotificationRecord | None:
         for r in self._notifications.values():
-            if r.key != key or r.source != source or r.kind != kind or r.status != "pending":
+            if r.key != key or r.source != source or r.kind != kind or not r.mergeable:
                 continue
             if (dedupe_key and r.dedupe_key == dedupe_key) or (
                 coalesce_key and r.coalesce_key == coalesce_key
