@@ -8,9 +8,25 @@ from typing import Any
 
 import pytest
 
+from tests.support import databases
+from tests.support.databases import database  # noqa: F401
 from tests.support.fixtures import anthropic_server, openai_server, wire_server  # noqa: F401
 from treadle.app import TreadleApp
 from treadle.config import Settings
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    databases.start_postgres()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    databases.stop_postgres()
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Tests that take ``database`` run once per storage engine."""
+    if "engine" in metafunc.fixturenames:
+        metafunc.parametrize("engine", databases.engines())
 
 
 @dataclass
@@ -27,11 +43,12 @@ StartApp = Callable[..., Awaitable[RunningApp]]
 
 
 @pytest.fixture
-async def start_app() -> AsyncIterator[StartApp]:
+async def start_app(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[StartApp]:
     """``await start_app(setup=fn, env=..., **settings)``: a TreadleApp serving on a free port.
 
     ``env`` (default: empty) is what the app sees for OTEL and credential checks; the example
-    agent is off unless ``example_agent=True``. Every app is stopped at the end of the test.
+    agent is off unless ``example_agent=True``; the store is SQLite in a fresh temporary directory
+    unless ``data_dir`` or ``database`` says otherwise. Every app is stopped at the end of the test.
     """
     apps: list[TreadleApp] = []
 
@@ -42,6 +59,8 @@ async def start_app() -> AsyncIterator[StartApp]:
     ) -> RunningApp:
         settings.setdefault("listen", "127.0.0.1:0")
         settings.setdefault("example_agent", False)
+        if "data_dir" not in settings:
+            settings["data_dir"] = tmp_path_factory.mktemp("data")
         app = TreadleApp(Settings(**settings), env=env or {})
         apps.append(app)
         if setup is not None:

@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -57,6 +58,7 @@ class ServeProcess:
     def __init__(self, *args: str, env: dict[str, str]) -> None:
         self.port = free_port()
         self.target = f"127.0.0.1:{self.port}"
+        env = {"TREADLE_DATA_DIR": tempfile.mkdtemp(prefix="treadle-data-")} | env  # a store of its own
         self.proc = subprocess.Popen(
             [*TREADLE, "serve", "--listen", self.target, *args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8", env=env, cwd=ROOT,

@@ -337,7 +337,8 @@ async def test_send_signal_with_a_tag_name_and_the_legacy_system_reminder(thread
     assert reminder["signal"]["type"] == "reactive" and reminder["signal"]["tagName"] == "system-reminder"
     await watch.idle_after(reminder["accepted"]["runId"])
     assert user_texts(server.requests[0]) == ["<github-review>LGTM</github-review>"]
-    assert user_texts(server.requests[1]) == ["<system-reminder>be brief</system-reminder>"]
+    # The thread remembers: the second run's request holds the first exchange, then the reminder.
+    assert user_texts(server.requests[1]) == ["<github-review>LGTM</github-review>", "<system-reminder>be brief</system-reminder>"]
 
 
 async def test_browser_state_signal(threads: Any) -> None:

@@ -51,6 +51,17 @@ class MemoryOptions:
     thread_metadata: dict[str, Any] | None = None
 
 
+DEFAULT_LAST_MESSAGES = 10
+
+
+@dataclass
+class MemorySettings:
+    """How an agent uses its memory thread."""
+
+    last_messages: int = DEFAULT_LAST_MESSAGES
+    """How many of the thread's newest messages a call loads as history; 0 loads none."""
+
+
 @dataclass
 class CallOptions:
     """Per-call overrides (SPEC §2). ``None`` means "not set": the agent's value applies."""
@@ -126,6 +137,7 @@ class Agent:
     default_options: CallOptions | None = None
     request_context_schema: dict[str, Any] | None = None
     tool_hooks: Any = None
+    memory: MemorySettings = field(default_factory=MemorySettings)
     notification_policy: NotificationPolicy | None = None
     source: AgentSource = "code"
     create_time: datetime = field(default_factory=utcnow)
@@ -147,6 +159,8 @@ class Agent:
             )
         if self.max_processor_retries is not None and self.max_processor_retries < 0:
             raise InvalidArgumentError(f"agent {self.id!r}: max_processor_retries must be >= 0")
+        if self.memory.last_messages < 0:
+            raise InvalidArgumentError(f"agent {self.id!r}: memory.last_messages must be >= 0")
         for lane in ("input_processors", "output_processors", "error_processors"):
             for ref in getattr(self, lane):
                 if isinstance(ref, ProcessorRef) and not ref.id:

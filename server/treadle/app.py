@@ -36,6 +36,7 @@ from .api.thread_signals import SERVICE_NAME as THREAD_SERVICE, ThreadServicer
 from .config import AgentFileError, Settings, load_agent_file
 from .errors import InvalidArgumentError
 from .loop import AgentLoop
+from .memory import SqlStore, database_url, open_store
 from .providers.router import ModelRouter
 from .registry import Registry
 from .signals import InMemorySignalStore, NotificationCenter, SignalStore, ThreadRuntime
@@ -118,12 +119,16 @@ class TreadleApp:
         )
         self.registry.remote_processors = lambda ref: RemoteProcessor(ref, self.processors)
         self.server.add_service(PROCESSOR_SERVICE, ProcessorServicer(self.processors).register)
-        # Threads: signals into running and idle threads, subscriptions, the notification inbox.
+        # Memory: threads, messages, runs and API agents, in the store opened by start().
+        # Threads also take signals: into running and idle threads, subscriptions, the
+        # notification inbox.
         self.signal_store: SignalStore = InMemorySignalStore()
         self.threads = ThreadRuntime(self.loop, self.registry.snapshot_agent, self.signal_store,
                                      options_from_json=options_from_json)
         self.notifications = NotificationCenter(self.threads)
-        self.server.add_service(THREAD_SERVICE, ThreadServicer(self.threads, self.notifications).register)
+        self.thread_service = ThreadServicer(self.threads, self.notifications)
+        self.server.add_service(THREAD_SERVICE, self.thread_service.register)
+        self.store: SqlStore | None = None
         self.port: int | None = None
 
     # --- what users register ------------------------------------------------------------------
@@ -167,16 +172,28 @@ class TreadleApp:
     # --- lifecycle ----------------------------------------------------------------------------
 
     async def start(self, listen: str | None = None) -> int:
-        """Load agents, bind and serve; returns the bound port (useful with port 0)."""
+        """Open the store (migrating it), load agents, bind and serve; returns the bound port
+        (useful with port 0)."""
+        await self.open_store()
         if self.settings.config_file is not None:
             self.load_agents(self.settings.config_file)
         elif self.settings.example_agent and "assistant" not in {a.id for a in self.registry.list_agents()}:
             self.registry.add_agent(agent_from_dict(EXAMPLE_AGENT, source="config"))
+        await self.agent_service.load_stored_agents()
         self.warn_missing_credentials()
         self.port = await self.server.start(listen or self.settings.listen)
         await self.threads.recover()
         self.notifications.start()
         return self.port
+
+    async def open_store(self) -> SqlStore:
+        """The store of ``settings.database`` (or SQLite under ``settings.data_dir``), migrated
+        to the newest schema; opened once."""
+        if self.store is None:
+            store = await open_store(database_url(self.settings.data_dir, self.settings.database))
+            self.store = store
+            self.loop.memory = self.agent_service.store = self.thread_service.store = store
+        return self.store
 
     async def stop(self, grace: float | None = None) -> None:
         """Drain (see ``GrpcServer.stop``), then release provider clients and flush traces."""
@@ -186,6 +203,9 @@ class TreadleApp:
         await self.threads.stop()
         await attached
         await self.models.aclose()
+        if self.store is not None:
+            await self.store.close()
+            self.store = None
         if self.meter_provider is not None and self._owns_meter_provider:
             self.meter_provider.shutdown()
         if self.tracer_provider is not None:

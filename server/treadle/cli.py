@@ -39,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--listen", metavar="HOST:PORT", help="address to listen on (default 127.0.0.1:50051)")
     serve.add_argument("--config", metavar="FILE", type=Path, help="YAML or JSON file of agents (proto JSON form)")
     serve.add_argument("--grace", metavar="SECONDS", type=float, help="time in-flight runs get on shutdown (default 30)")
+    serve.add_argument("--data-dir", metavar="DIR", type=Path, help="where the SQLite store lives (default ./.treadle)")
+    serve.add_argument("--database", metavar="URL", help="store in PostgreSQL instead: postgresql://USER@HOST/DB")
     chat = sub.add_parser("chat", help="stream one answer from an agent")
     chat.add_argument("agent_id", metavar="AGENT_ID")
     chat.add_argument("message")
@@ -52,7 +54,8 @@ def _parser() -> argparse.ArgumentParser:
 def _serve(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     try:
-        settings = Settings.from_env(listen=args.listen, config_file=args.config, grace=args.grace)
+        settings = Settings.from_env(listen=args.listen, config_file=args.config, grace=args.grace,
+                                     data_dir=args.data_dir, database=args.database)
     except ValueError as e:
         print(f"treadle serve: {e}", file=sys.stderr)
         return 2

@@ -88,5 +88,9 @@ class FailedPreconditionError(TreadleError):
     """The request is well formed but the system's state forbids it."""
 
 
+class PermissionDeniedError(TreadleError):
+    """The caller may not touch this thing (a thread of another resource)."""
+
+
 class ShuttingDownError(TreadleError):
     """Refused because the server is draining."""

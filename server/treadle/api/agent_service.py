@@ -12,22 +12,26 @@ import base64
 import binascii
 import contextlib
 import itertools
+import logging
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
 from typing import Any, Protocol, cast
 
 import grpc
-from google.protobuf import field_mask_pb2
+from google.protobuf import field_mask_pb2, json_format
 
 from ..agents import Agent, RunRequest
 from ..chunks import Chunk
 from ..errors import FailedPreconditionError, InvalidArgumentError
 from ..loop import AgentLoop
+from ..memory import MemoryStore, StoredAgent
 from ..messages import utcnow
 from ..registry import Registry
 from ..v1 import agent_pb2, agent_service_pb2, agent_service_pb2_grpc, chunk_pb2
 from . import convert
 from .status import SHUTTING_DOWN, ShuttingDownError, abort_with, unary
+
+log = logging.getLogger(__name__)
 
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000
@@ -55,8 +59,35 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
         self._idle = asyncio.Event()
         self._idle.set()
         self._draining = False
+        self.store: MemoryStore | None = None
+        """Where agents created over the API are kept across restarts (set by the app)."""
 
     # --- agents -------------------------------------------------------------------------------
+
+    async def _keep(self, agent: Agent) -> None:
+        if self.store is not None:
+            definition = json_format.MessageToDict(convert.agent_to_proto(agent))
+            await self.store.save_agent(StoredAgent(agent.id, definition))
+
+    async def load_stored_agents(self) -> list[Agent]:
+        """The agents created over the API before the last restart, back in the registry."""
+        if self.store is None:
+            return []
+        loaded = []
+        taken = {a.id for a in self._registry.list_agents()}
+        for stored in await self.store.list_agents():
+            if stored.id in taken:  # the config file or code now defines it: theirs wins
+                log.warning("stored agent %r is shadowed by a config or code agent", stored.id)
+                continue
+            agent = convert.agent_from_dict(
+                {k: v for k, v in stored.definition.items() if k not in ("source", "createTime", "updateTime")},
+                source="api",
+            )
+            for key, attr in (("createTime", "create_time"), ("updateTime", "update_time")):
+                if key in stored.definition:
+                    setattr(agent, attr, convert.parse_time(stored.definition[key]))
+            loaded.append(self._registry.add_agent(agent))
+        return loaded
 
     @unary
     async def CreateAgent(
@@ -67,6 +98,11 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
         agent = convert.agent_from_proto(request.agent, source="api")
         self.check_models(agent)
         self._registry.add_agent(agent)
+        try:
+            await self._keep(agent)
+        except BaseException:
+            self._registry.delete_agent(agent.id)
+            raise
         return agent_service_pb2.CreateAgentResponse(agent=convert.agent_to_proto(agent))
 
     @unary
@@ -114,6 +150,8 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
         agent = convert.agent_from_proto(merged, source=current.source)
         self.check_models(agent)
         agent.update_time = utcnow()
+        agent.validate()
+        await self._keep(agent)
         self._registry.replace_agent(agent)
         return agent_service_pb2.UpdateAgentResponse(agent=convert.agent_to_proto(agent))
 
@@ -123,6 +161,9 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
     ) -> agent_service_pb2.DeleteAgentResponse:
         if not request.id:
             raise InvalidArgumentError("id is required")
+        current = self._registry.get_agent(request.id)
+        if current.source == "api" and self.store is not None:
+            await self.store.delete_agent(request.id)
         self._registry.delete_agent(request.id)
         return agent_service_pb2.DeleteAgentResponse()
 

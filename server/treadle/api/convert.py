@@ -8,10 +8,11 @@ Everything from a client is checked here, before anything is stored or run: a fa
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import jsonschema
-from google.protobuf import json_format
+from google.protobuf import json_format, timestamp_pb2
 
 from .. import agents as a
 from ..errors import InvalidArgumentError
@@ -59,6 +60,13 @@ _TOOL_MODE = agent_pb2.ToolChoiceMode.DESCRIPTOR
 _FINISH = chunk_pb2.FinishReason.DESCRIPTOR
 
 # --- agents ------------------------------------------------------------------------------------
+
+
+def parse_time(text: str) -> datetime:
+    """A proto JSON timestamp (RFC 3339) as an aware datetime."""
+    ts = timestamp_pb2.Timestamp()
+    ts.FromJsonString(text)
+    return ts.ToDatetime(tzinfo=UTC)
 
 
 def agent_from_dict(data: dict[str, Any], *, source: a.AgentSource) -> a.Agent:
@@ -115,6 +123,7 @@ def agent_from_proto(pb: agent_pb2.Agent, *, source: a.AgentSource, path: str = 
         ),
         request_context_schema=schema,
         tool_hooks=_hooks_ref(pb.tool_hooks) if pb.HasField("tool_hooks") else None,
+        memory=_memory_settings(pb.memory, f"{path}.memory"),
         notification_policy=policy_from_proto(pb.notifications, f"{path}.notifications"),
         source=source,
         create_time=now,
@@ -150,11 +159,21 @@ def agent_to_proto(agent: a.Agent, out: agent_pb2.Agent | None = None) -> agent_
         dict_to_struct(agent.request_context_schema, out.request_context_schema)
     if agent.tool_hooks is not None:
         _hooks_to_proto(agent.tool_hooks, out.tool_hooks)
+    if agent.memory != a.MemorySettings():
+        out.memory.last_messages = agent.memory.last_messages
     policy_to_proto(agent.notification_policy, out.notifications)
     out.source = enum_to_pb(_SOURCE, agent.source)
     datetime_to_ts(agent.create_time, out.create_time)
     datetime_to_ts(agent.update_time, out.update_time)
     return out
+
+
+def _memory_settings(pb: agent_pb2.MemorySettings, path: str) -> a.MemorySettings:
+    if not pb.HasField("last_messages"):
+        return a.MemorySettings()
+    if pb.last_messages < 0:
+        raise InvalidArgumentError(f"{path}.last_messages must be >= 0, got {pb.last_messages}")
+    return a.MemorySettings(last_messages=pb.last_messages)
 
 
 def _names(names: Any, path: str) -> list[Any]:

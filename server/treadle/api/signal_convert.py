@@ -63,10 +63,16 @@ def _contents(pb: Any, path: str) -> tuple[str, list[FilePart]]:
     return pb.contents or "".join(texts), files
 
 
+LEADING_ATTRIBUTES = ("id", "name", "from")
+"""A protobuf map has no order on the wire, so attributes from a client render in a stable one:
+these first, then the rest alphabetically (a branch's attributes after the signal's own)."""
+
+
 def _attributes(pb: Any, name: str, path: str) -> dict[str, Any]:
     attrs = opt_struct(pb, name) or {}
     check_attributes(attrs, f"{path}.{name}")
-    return attrs
+    lead = [k for k in LEADING_ATTRIBUTES if k in attrs]
+    return {k: attrs[k] for k in [*lead, *sorted(k for k in attrs if k not in lead)]}
 
 
 def message_signal_from_proto(pb: signal_pb2.SignalMessage, path: str = "message") -> Signal:

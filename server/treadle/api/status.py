@@ -9,7 +9,13 @@ from typing import Any, NoReturn, TypeVar
 
 import grpc
 
-from ..errors import AlreadyExistsError, FailedPreconditionError, InvalidArgumentError, NotFoundError
+from ..errors import (
+    AlreadyExistsError,
+    FailedPreconditionError,
+    InvalidArgumentError,
+    NotFoundError,
+    PermissionDeniedError,
+)
 from ..errors import ShuttingDownError as Draining
 
 log = logging.getLogger(__name__)
@@ -29,6 +35,7 @@ _CODES: tuple[tuple[type[Exception], grpc.StatusCode], ...] = (
     (InvalidArgumentError, grpc.StatusCode.INVALID_ARGUMENT),
     (AlreadyExistsError, grpc.StatusCode.ALREADY_EXISTS),
     (FailedPreconditionError, grpc.StatusCode.FAILED_PRECONDITION),
+    (PermissionDeniedError, grpc.StatusCode.PERMISSION_DENIED),
     (ShuttingDownError, grpc.StatusCode.UNAVAILABLE),
     (Draining, grpc.StatusCode.UNAVAILABLE),
 )

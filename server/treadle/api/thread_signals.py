@@ -14,12 +14,13 @@ from ..chunks import Chunk
 from ..errors import InvalidArgumentError
 from ..signals import ActiveRunChanged, NotificationCenter, Sent, ThreadRuntime, send_state
 from ..signals.runtime import Target
-from ..v1 import signal_pb2, thread_service_pb2_grpc
+from ..v1 import signal_pb2
 from . import signal_convert as sc
 from .convert_data import chunk_to_proto
 from .status import abort_with, unary
+from .thread_service import SERVICE_NAME
+from .thread_service import ThreadServicer as MemoryRpcs
 
-SERVICE_NAME = "treadle.v1.ThreadService"
 MAX_CHUNKS_PER_RESPONSE = 256
 
 
@@ -189,11 +190,12 @@ def _responses(events: list[Chunk | ActiveRunChanged]) -> list[signal_pb2.Subscr
     return out
 
 
-class ThreadServicer(SignalRpcs, thread_service_pb2_grpc.ThreadServiceServicer):
-    """``ThreadService``; ``register`` adds it to a grpc.aio server."""
+class ThreadServicer(SignalRpcs, MemoryRpcs):
+    """``ThreadService``: the memory reads and edits, and the signal RPCs."""
 
-    def register(self, server: grpc.aio.Server) -> None:
-        thread_service_pb2_grpc.add_ThreadServiceServicer_to_server(self, server)
+    def __init__(self, runtime: ThreadRuntime, notifications: NotificationCenter) -> None:
+        MemoryRpcs.__init__(self)
+        SignalRpcs.__init__(self, runtime, notifications)
 
 
 __all__ = ["SERVICE_NAME", "SignalRpcs", "ThreadServicer"]

@@ -2,7 +2,8 @@
 
 Environment: ``TREADLE_LISTEN``, ``TREADLE_CONFIG``, ``TREADLE_GRACE``,
 ``TREADLE_MAX_MESSAGE_BYTES``, ``TREADLE_TOOL_TIMEOUT``, ``TREADLE_PROCESSOR_TIMEOUT``,
-``TREADLE_PROCESSOR_MAX_TIMEOUT``, ``TREADLE_PROCESSOR_ATTACH_WAIT``.
+``TREADLE_PROCESSOR_MAX_TIMEOUT``, ``TREADLE_PROCESSOR_ATTACH_WAIT``, ``TREADLE_DATA_DIR``,
+``TREADLE_DATABASE_URL``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 DEFAULT_LISTEN = "127.0.0.1:50051"
 DEFAULT_GRACE = 30.0
 DEFAULT_MAX_MESSAGE_BYTES = 16 << 20
+DEFAULT_DATA_DIR = Path(".treadle")
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,10 @@ class Settings:
     """The most any remote processor may ask for (the agent's cap may still be shorter)."""
     processor_attach_wait: float = 0.0
     """Seconds a run waits, once, for a named remote processor that is not attached yet."""
+    data_dir: Path = DEFAULT_DATA_DIR
+    """Where the SQLite database lives (``treadle.db``), unless ``database`` is given."""
+    database: str | None = None
+    """A ``postgresql://`` URL: store threads, messages, runs and agents there instead."""
 
     def __post_init__(self) -> None:
         host, sep, port = self.listen.rpartition(":")
@@ -62,6 +68,10 @@ class Settings:
             values["listen"] = env["TREADLE_LISTEN"]
         if env.get("TREADLE_CONFIG"):
             values["config_file"] = Path(env["TREADLE_CONFIG"])
+        if env.get("TREADLE_DATA_DIR"):
+            values["data_dir"] = Path(env["TREADLE_DATA_DIR"])
+        if env.get("TREADLE_DATABASE_URL"):
+            values["database"] = env["TREADLE_DATABASE_URL"]
         for var, name, kind in (
             ("TREADLE_GRACE", "grace", float),
             ("TREADLE_MAX_MESSAGE_BYTES", "max_message_bytes", int),

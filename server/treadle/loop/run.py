@@ -28,6 +28,7 @@ from ..registry import Registry
 from ..tools import ToolHooks
 from ..tracing.spans import agent_span, step_span
 from .output import END, Output
+from .persist import Persister, RunStatus, ThreadMemory
 from .state import RunPlan, RunState
 from .step import Continue, Done, Failed, RetryCall, RetryStep, Tripped, run_step
 
@@ -50,25 +51,45 @@ class GenerateResult:
 
 
 class AgentLoop:
-    def __init__(self, registry: Registry, models: Any, tracer: Tracer) -> None:
+    def __init__(
+        self, registry: Registry, models: Any, tracer: Tracer, memory: ThreadMemory | None = None
+    ) -> None:
         self.registry = registry
         self.models = models
         self.tracer = tracer
+        self.memory = memory
+        """Where runs with ``memory`` options load and store their thread; None: no storage."""
 
     # --- public surface -----------------------------------------------------------------------
 
     async def stream(self, agent: Agent, request: RunRequest) -> AsyncIterator[Chunk]:
         """The run's chunks; bad requests raise before the first chunk."""
         plan = self.plan(agent, request)
-        async for chunk in self._stream(plan, request, GenerateResult(plan.run_id)):
+        persist = await self._open_memory(plan)
+        async for chunk in self._stream(plan, request, GenerateResult(plan.run_id), persist):
             yield chunk
 
     async def generate(self, agent: Agent, request: RunRequest) -> GenerateResult:
         plan = self.plan(agent, request)
+        persist = await self._open_memory(plan)
         result = GenerateResult(plan.run_id)
-        async for _ in self._stream(plan, request, result):
+        async for _ in self._stream(plan, request, result, persist):
             pass
         return result
+
+    async def _open_memory(self, plan: RunPlan) -> Persister:
+        """The run's thread, opened before the first chunk (a refusal is the call's status)."""
+        memory = plan.options.memory
+        if memory is None:
+            return Persister(None)
+        if self.memory is None:
+            raise InvalidArgumentError("memory is not available: this server has no store")
+        persist = Persister(self.memory, memory.thread, memory.resource)
+        await persist.open(
+            run_id=plan.run_id, agent_id=plan.agent.id, last_messages=plan.agent.memory.last_messages,
+            title=memory.thread_title or None, metadata=memory.thread_metadata,
+        )
+        return persist
 
     def plan(self, agent: Agent, request: RunRequest) -> RunPlan:
         """Resolve everything the run needs; raises InvalidArgumentError / NotFoundError."""
@@ -123,11 +144,11 @@ class AgentLoop:
     # --- the run ------------------------------------------------------------------------------
 
     async def _stream(
-        self, plan: RunPlan, request: RunRequest, result: GenerateResult
+        self, plan: RunPlan, request: RunRequest, result: GenerateResult, persist: Persister
     ) -> AsyncIterator[Chunk]:
         queue: asyncio.Queue[Any] = asyncio.Queue(QUEUE_SIZE)
         output = Output(plan.run_id, queue)
-        task = asyncio.create_task(self._run(plan, request, output, result))
+        task = asyncio.create_task(self._run(plan, request, output, result, persist))
         try:
             while (item := await queue.get()) is not END:
                 yield item
@@ -139,14 +160,18 @@ class AgentLoop:
                     await task
 
     async def _run(
-        self, plan: RunPlan, request: RunRequest, output: Output, result: GenerateResult
+        self, plan: RunPlan, request: RunRequest, output: Output, result: GenerateResult,
+        persist: Persister,
     ) -> None:
+        status: RunStatus = "aborted"  # unless it ends below: cancelled (client gone, shutdown)
         try:
             memory = plan.options.memory
             with agent_span(self.tracer, agent_id=plan.agent.id, agent_name=plan.agent.name,
                             run_id=plan.run_id, thread_id=memory.thread if memory else ""):
-                await self._execute(plan, request, output, result)
+                await self._execute(plan, request, output, result, persist)
+            status = "failed" if result.error else "aborted" if result.tripwire else "finished"
         except Exception as e:
+            status = "failed"
             log.exception("run %s failed", plan.run_id)
             result.error = ErrorPayload(str(e) or type(e).__name__, type(e).__name__)
             result.finish_reason = "error"
@@ -155,15 +180,18 @@ class AgentLoop:
         finally:
             await output.reset()
             _end_run(plan)
+            await persist.end(status, result.finish_reason, result.usage)
             await output.queue.put(END)
 
     async def _execute(
-        self, plan: RunPlan, request: RunRequest, output: Output, result: GenerateResult
+        self, plan: RunPlan, request: RunRequest, output: Output, result: GenerateResult,
+        persist: Persister,
     ) -> None:
         memory = plan.options.memory
         ml = MessageList(thread_id=memory.thread if memory else "",
                          resource_id=memory.resource if memory else "")
         ml.replace_all_system_messages(list(plan.instructions))
+        ml.add(persist.history, "memory")
         ml.add(request.messages, "input")
         scope = RunScope(plan.run_id, self.tracer, plan.options.request_context,
                          emit_direct=output.send, emit_processed=output.emit,
@@ -186,6 +214,7 @@ class AgentLoop:
             return await self._trip(output, state, result, _tripwire(e))
         except ProcessorError as e:
             return await self._fail(output, state, result, ErrorPayload(str(e), "ProcessorError"))
+        await persist.save(ml)  # the input, as processInput left it
         base_system = list(ml.system_messages)
 
         while True:
@@ -207,12 +236,14 @@ class AgentLoop:
                     return await self._fail(output, state, result, error)
                 case Done():
                     state.completed_steps += 1
+                    await persist.save(ml)  # an accepted step, at its boundary
                     if request.inbox is None or not request.inbox.pending:
                         break
                     if state.completed_steps >= plan.max_steps:
                         break  # what is left in the inbox goes to the next run
                 case Continue() | RetryCall():
                     state.completed_steps += 1
+                    await persist.save(ml)
                     if state.completed_steps >= plan.max_steps:
                         break
 
@@ -229,9 +260,11 @@ class AgentLoop:
                 shown=ml.get_response,
             )
         except TripwireError as e:
+            await persist.drop_response(ml)  # the rejected answer is not kept
             return await self._trip(output, state, result, _tripwire(e))
         except ProcessorError as e:
             return await self._fail(output, state, result, ErrorPayload(str(e), "ProcessorError"))
+        await persist.save(ml)  # the final state, after processOutputResult
 
         self._fill(result, state, text, final_reason)
         finish = Chunk.of(Finish(final_reason, state.usage))

@@ -4,6 +4,7 @@ import grpc
 import warnings
 
 from treadle.v1 import signal_pb2 as treadle_dot_v1_dot_signal__pb2
+from treadle.v1 import thread_service_pb2 as treadle_dot_v1_dot_thread__service__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -26,29 +27,42 @@ if _version_not_supported:
 
 
 class ThreadServiceStub:
-    """ThreadService holds memory threads and signals: sending user, state and notification signals
-    to a thread (delivered to a running loop, or waking an idle one), queueing messages, and
-    subscribing to every run on a thread as it happens.
+    """ThreadService reads and edits memory threads: a thread is one conversation, owned by one
+    resource (for example a user), holding its messages in order and the runs that wrote them.
 
-    A typical conversation:
+    1. A call to `AgentService.Generate` or `Stream` with `options.memory` (`resource` and a
+    thread) creates the thread on first use, loads its newest messages as history, and stores
+    what the run adds. `CreateThread` creates one ahead of time.
+    2. `ListThreads` lists a resource's threads, most recently updated first; `GetThread` reads
+    one; `UpdateThread` sets its title and metadata; `DeleteThread` deletes it with its
+    messages and runs.
+    3. `ListMessages` reads a thread's messages in the stored form, oldest first; `ListRuns` its
+    runs, newest first.
 
-    1. A client calls `SubscribeToThread` with a resource and thread. The first response says
+    Every request names the resource as well as the thread: a thread of another resource fails
+    with PERMISSION_DENIED, an unknown one with NOT_FOUND. Listings are paged; a page is bounded
+    in count and in bytes (one huge message still makes a page of its own), and a
+    `page_token` that is not a `next_page_token` of the same listing fails with INVALID_ARGUMENT.
+
+    Signals go into threads as they run:
+
+    4. A client calls `SubscribeToThread` with a resource and thread. The first response says
     which run (if any) is active; then every chunk of every run on the thread follows, as it
     happens, with an `active_run` response whenever a run starts or ends.
-    2. Another client (or the same) calls `SendMessage` with the agent, resource and thread. On an
+    5. Another client (or the same) calls `SendMessage` with the agent, resource and thread. On an
     idle thread a run of that agent starts with the message as its input (SIGNAL_ACTION_WAKE);
     on a running thread the run takes the message in at its next step boundary, as its own
     turn (SIGNAL_ACTION_DELIVER), and the model's next request contains it. Either way the
     signal's `data-user-message` / `data-signal` chunk appears on the run's stream.
-    3. `SendStateSignal` keeps named state (a browser, an editor) current in the thread;
+    6. `SendStateSignal` keeps named state (a browser, an editor) current in the thread;
     `SendNotificationSignal` files an inbox record that the delivery policy sends now, later,
     or in a summary; `ListNotifications` shows the inbox.
-    4. `QueueMessage` waits for the running run to end and then starts a new run with the message.
-    5. `AbortRun` stops the active run; `GetActiveRun` tells which run is active.
+    7. `QueueMessage` waits for the running run to end and then starts a new run with the message.
+    8. `AbortRun` stops the active run; `GetActiveRun` tells which run is active.
 
-    At most one run is active per thread at a time. Status codes: INVALID_ARGUMENT when a request
-    is malformed (an unknown signal type, a thread without its resource, a bad attribute name);
-    NOT_FOUND when the agent or the targeted run is unknown.
+    At most one run is active per thread at a time. A signal request that is malformed (an
+    unknown signal type, a thread without its resource, a bad attribute name) fails with
+    INVALID_ARGUMENT; an unknown agent or targeted run with NOT_FOUND.
     """
 
     def __init__(self, channel):
@@ -57,6 +71,41 @@ class ThreadServiceStub:
         Args:
             channel: A grpc.Channel.
         """
+        self.CreateThread = channel.unary_unary(
+                '/treadle.v1.ThreadService/CreateThread',
+                request_serializer=treadle_dot_v1_dot_thread__service__pb2.CreateThreadRequest.SerializeToString,
+                response_deserializer=treadle_dot_v1_dot_thread__service__pb2.CreateThreadResponse.FromString,
+                _registered_method=True)
+        self.GetThread = channel.unary_unary(
+                '/treadle.v1.ThreadService/GetThread',
+                request_serializer=treadle_dot_v1_dot_thread__service__pb2.GetThreadRequest.SerializeToString,
+                response_deserializer=treadle_dot_v1_dot_thread__service__pb2.GetThreadResponse.FromString,
+                _registered_method=True)
+        self.ListThreads = channel.unary_unary(
+                '/treadle.v1.ThreadService/ListThreads',
+                request_serializer=treadle_dot_v1_dot_thread__service__pb2.ListThreadsRequest.SerializeToString,
+                response_deserializer=treadle_dot_v1_dot_thread__service__pb2.ListThreadsResponse.FromString,
+                _registered_method=True)
+        self.UpdateThread = channel.unary_unary(
+                '/treadle.v1.ThreadService/UpdateThread',
+                request_serializer=treadle_dot_v1_dot_thread__service__pb2.UpdateThreadRequest.SerializeToString,
+                response_deserializer=treadle_dot_v1_dot_thread__service__pb2.UpdateThreadResponse.FromString,
+                _registered_method=True)
+        self.DeleteThread = channel.unary_unary(
+                '/treadle.v1.ThreadService/DeleteThread',
+                request_serializer=treadle_dot_v1_dot_thread__service__pb2.DeleteThreadRequest.SerializeToString,
+                response_deserializer=treadle_dot_v1_dot_thread__service__pb2.DeleteThreadResponse.FromString,
+                _registered_method=True)
+        self.ListMessages = channel.unary_unary(
+                '/treadle.v1.ThreadService/ListMessages',
+                request_serializer=treadle_dot_v1_dot_thread__service__pb2.ListMessagesRequest.SerializeToString,
+                response_deserializer=treadle_dot_v1_dot_thread__service__pb2.ListMessagesResponse.FromString,
+                _registered_method=True)
+        self.ListRuns = channel.unary_unary(
+                '/treadle.v1.ThreadService/ListRuns',
+                request_serializer=treadle_dot_v1_dot_thread__service__pb2.ListRunsRequest.SerializeToString,
+                response_deserializer=treadle_dot_v1_dot_thread__service__pb2.ListRunsResponse.FromString,
+                _registered_method=True)
         self.SendMessage = channel.unary_unary(
                 '/treadle.v1.ThreadService/SendMessage',
                 request_serializer=treadle_dot_v1_dot_signal__pb2.SendMessageRequest.SerializeToString,
@@ -105,30 +154,92 @@ class ThreadServiceStub:
 
 
 class ThreadServiceServicer:
-    """ThreadService holds memory threads and signals: sending user, state and notification signals
-    to a thread (delivered to a running loop, or waking an idle one), queueing messages, and
-    subscribing to every run on a thread as it happens.
+    """ThreadService reads and edits memory threads: a thread is one conversation, owned by one
+    resource (for example a user), holding its messages in order and the runs that wrote them.
 
-    A typical conversation:
+    1. A call to `AgentService.Generate` or `Stream` with `options.memory` (`resource` and a
+    thread) creates the thread on first use, loads its newest messages as history, and stores
+    what the run adds. `CreateThread` creates one ahead of time.
+    2. `ListThreads` lists a resource's threads, most recently updated first; `GetThread` reads
+    one; `UpdateThread` sets its title and metadata; `DeleteThread` deletes it with its
+    messages and runs.
+    3. `ListMessages` reads a thread's messages in the stored form, oldest first; `ListRuns` its
+    runs, newest first.
 
-    1. A client calls `SubscribeToThread` with a resource and thread. The first response says
+    Every request names the resource as well as the thread: a thread of another resource fails
+    with PERMISSION_DENIED, an unknown one with NOT_FOUND. Listings are paged; a page is bounded
+    in count and in bytes (one huge message still makes a page of its own), and a
+    `page_token` that is not a `next_page_token` of the same listing fails with INVALID_ARGUMENT.
+
+    Signals go into threads as they run:
+
+    4. A client calls `SubscribeToThread` with a resource and thread. The first response says
     which run (if any) is active; then every chunk of every run on the thread follows, as it
     happens, with an `active_run` response whenever a run starts or ends.
-    2. Another client (or the same) calls `SendMessage` with the agent, resource and thread. On an
+    5. Another client (or the same) calls `SendMessage` with the agent, resource and thread. On an
     idle thread a run of that agent starts with the message as its input (SIGNAL_ACTION_WAKE);
     on a running thread the run takes the message in at its next step boundary, as its own
     turn (SIGNAL_ACTION_DELIVER), and the model's next request contains it. Either way the
     signal's `data-user-message` / `data-signal` chunk appears on the run's stream.
-    3. `SendStateSignal` keeps named state (a browser, an editor) current in the thread;
+    6. `SendStateSignal` keeps named state (a browser, an editor) current in the thread;
     `SendNotificationSignal` files an inbox record that the delivery policy sends now, later,
     or in a summary; `ListNotifications` shows the inbox.
-    4. `QueueMessage` waits for the running run to end and then starts a new run with the message.
-    5. `AbortRun` stops the active run; `GetActiveRun` tells which run is active.
+    7. `QueueMessage` waits for the running run to end and then starts a new run with the message.
+    8. `AbortRun` stops the active run; `GetActiveRun` tells which run is active.
 
-    At most one run is active per thread at a time. Status codes: INVALID_ARGUMENT when a request
-    is malformed (an unknown signal type, a thread without its resource, a bad attribute name);
-    NOT_FOUND when the agent or the targeted run is unknown.
+    At most one run is active per thread at a time. A signal request that is malformed (an
+    unknown signal type, a thread without its resource, a bad attribute name) fails with
+    INVALID_ARGUMENT; an unknown agent or targeted run with NOT_FOUND.
     """
+
+    def CreateThread(self, request, context):
+        """Creates a thread. Fails with ALREADY_EXISTS when the id is taken.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetThread(self, request, context):
+        """Reads a thread.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListThreads(self, request, context):
+        """Lists the threads of a resource, most recently updated first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateThread(self, request, context):
+        """Sets a thread's title and metadata (the fields named by the mask, or both).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteThread(self, request, context):
+        """Deletes a thread with its messages and runs.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListMessages(self, request, context):
+        """Lists a thread's messages in the stored form, oldest first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListRuns(self, request, context):
+        """Lists a thread's runs, newest first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
 
     def SendMessage(self, request, context):
         """Sends a user message to a running run or to a thread.
@@ -196,6 +307,41 @@ class ThreadServiceServicer:
 
 def add_ThreadServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
+            'CreateThread': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateThread,
+                    request_deserializer=treadle_dot_v1_dot_thread__service__pb2.CreateThreadRequest.FromString,
+                    response_serializer=treadle_dot_v1_dot_thread__service__pb2.CreateThreadResponse.SerializeToString,
+            ),
+            'GetThread': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetThread,
+                    request_deserializer=treadle_dot_v1_dot_thread__service__pb2.GetThreadRequest.FromString,
+                    response_serializer=treadle_dot_v1_dot_thread__service__pb2.GetThreadResponse.SerializeToString,
+            ),
+            'ListThreads': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListThreads,
+                    request_deserializer=treadle_dot_v1_dot_thread__service__pb2.ListThreadsRequest.FromString,
+                    response_serializer=treadle_dot_v1_dot_thread__service__pb2.ListThreadsResponse.SerializeToString,
+            ),
+            'UpdateThread': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateThread,
+                    request_deserializer=treadle_dot_v1_dot_thread__service__pb2.UpdateThreadRequest.FromString,
+                    response_serializer=treadle_dot_v1_dot_thread__service__pb2.UpdateThreadResponse.SerializeToString,
+            ),
+            'DeleteThread': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteThread,
+                    request_deserializer=treadle_dot_v1_dot_thread__service__pb2.DeleteThreadRequest.FromString,
+                    response_serializer=treadle_dot_v1_dot_thread__service__pb2.DeleteThreadResponse.SerializeToString,
+            ),
+            'ListMessages': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListMessages,
+                    request_deserializer=treadle_dot_v1_dot_thread__service__pb2.ListMessagesRequest.FromString,
+                    response_serializer=treadle_dot_v1_dot_thread__service__pb2.ListMessagesResponse.SerializeToString,
+            ),
+            'ListRuns': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListRuns,
+                    request_deserializer=treadle_dot_v1_dot_thread__service__pb2.ListRunsRequest.FromString,
+                    response_serializer=treadle_dot_v1_dot_thread__service__pb2.ListRunsResponse.SerializeToString,
+            ),
             'SendMessage': grpc.unary_unary_rpc_method_handler(
                     servicer.SendMessage,
                     request_deserializer=treadle_dot_v1_dot_signal__pb2.SendMessageRequest.FromString,
@@ -250,30 +396,232 @@ def add_ThreadServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class ThreadService:
-    """ThreadService holds memory threads and signals: sending user, state and notification signals
-    to a thread (delivered to a running loop, or waking an idle one), queueing messages, and
-    subscribing to every run on a thread as it happens.
+    """ThreadService reads and edits memory threads: a thread is one conversation, owned by one
+    resource (for example a user), holding its messages in order and the runs that wrote them.
 
-    A typical conversation:
+    1. A call to `AgentService.Generate` or `Stream` with `options.memory` (`resource` and a
+    thread) creates the thread on first use, loads its newest messages as history, and stores
+    what the run adds. `CreateThread` creates one ahead of time.
+    2. `ListThreads` lists a resource's threads, most recently updated first; `GetThread` reads
+    one; `UpdateThread` sets its title and metadata; `DeleteThread` deletes it with its
+    messages and runs.
+    3. `ListMessages` reads a thread's messages in the stored form, oldest first; `ListRuns` its
+    runs, newest first.
 
-    1. A client calls `SubscribeToThread` with a resource and thread. The first response says
+    Every request names the resource as well as the thread: a thread of another resource fails
+    with PERMISSION_DENIED, an unknown one with NOT_FOUND. Listings are paged; a page is bounded
+    in count and in bytes (one huge message still makes a page of its own), and a
+    `page_token` that is not a `next_page_token` of the same listing fails with INVALID_ARGUMENT.
+
+    Signals go into threads as they run:
+
+    4. A client calls `SubscribeToThread` with a resource and thread. The first response says
     which run (if any) is active; then every chunk of every run on the thread follows, as it
     happens, with an `active_run` response whenever a run starts or ends.
-    2. Another client (or the same) calls `SendMessage` with the agent, resource and thread. On an
+    5. Another client (or the same) calls `SendMessage` with the agent, resource and thread. On an
     idle thread a run of that agent starts with the message as its input (SIGNAL_ACTION_WAKE);
     on a running thread the run takes the message in at its next step boundary, as its own
     turn (SIGNAL_ACTION_DELIVER), and the model's next request contains it. Either way the
     signal's `data-user-message` / `data-signal` chunk appears on the run's stream.
-    3. `SendStateSignal` keeps named state (a browser, an editor) current in the thread;
+    6. `SendStateSignal` keeps named state (a browser, an editor) current in the thread;
     `SendNotificationSignal` files an inbox record that the delivery policy sends now, later,
     or in a summary; `ListNotifications` shows the inbox.
-    4. `QueueMessage` waits for the running run to end and then starts a new run with the message.
-    5. `AbortRun` stops the active run; `GetActiveRun` tells which run is active.
+    7. `QueueMessage` waits for the running run to end and then starts a new run with the message.
+    8. `AbortRun` stops the active run; `GetActiveRun` tells which run is active.
 
-    At most one run is active per thread at a time. Status codes: INVALID_ARGUMENT when a request
-    is malformed (an unknown signal type, a thread without its resource, a bad attribute name);
-    NOT_FOUND when the agent or the targeted run is unknown.
+    At most one run is active per thread at a time. A signal request that is malformed (an
+    unknown signal type, a thread without its resource, a bad attribute name) fails with
+    INVALID_ARGUMENT; an unknown agent or targeted run with NOT_FOUND.
     """
+
+    @staticmethod
+    def CreateThread(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/treadle.v1.ThreadService/CreateThread',
+            treadle_dot_v1_dot_thread__service__pb2.CreateThreadRequest.SerializeToString,
+            treadle_dot_v1_dot_thread__service__pb2.CreateThreadResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetThread(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/treadle.v1.ThreadService/GetThread',
+            treadle_dot_v1_dot_thread__service__pb2.GetThreadRequest.SerializeToString,
+            treadle_dot_v1_dot_thread__service__pb2.GetThreadResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListThreads(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/treadle.v1.ThreadService/ListThreads',
+            treadle_dot_v1_dot_thread__service__pb2.ListThreadsRequest.SerializeToString,
+            treadle_dot_v1_dot_thread__service__pb2.ListThreadsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateThread(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/treadle.v1.ThreadService/UpdateThread',
+            treadle_dot_v1_dot_thread__service__pb2.UpdateThreadRequest.SerializeToString,
+            treadle_dot_v1_dot_thread__service__pb2.UpdateThreadResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteThread(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/treadle.v1.ThreadService/DeleteThread',
+            treadle_dot_v1_dot_thread__service__pb2.DeleteThreadRequest.SerializeToString,
+            treadle_dot_v1_dot_thread__service__pb2.DeleteThreadResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListMessages(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/treadle.v1.ThreadService/ListMessages',
+            treadle_dot_v1_dot_thread__service__pb2.ListMessagesRequest.SerializeToString,
+            treadle_dot_v1_dot_thread__service__pb2.ListMessagesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListRuns(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/treadle.v1.ThreadService/ListRuns',
+            treadle_dot_v1_dot_thread__service__pb2.ListRunsRequest.SerializeToString,
+            treadle_dot_v1_dot_thread__service__pb2.ListRunsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
 
     @staticmethod
     def SendMessage(request,

@@ -1019,6 +1019,53 @@ func (x *CallOptions) GetModel() string {
 	return ""
 }
 
+// MemorySettings says how an agent uses the memory thread of a call.
+type MemorySettings struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How many of the thread's newest messages a call loads as history (as `memory` messages,
+	// before `processInput`). When unset, 10; 0 loads none.
+	LastMessages  *int32 `protobuf:"varint,1,opt,name=last_messages,json=lastMessages,proto3,oneof" json:"last_messages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MemorySettings) Reset() {
+	*x = MemorySettings{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemorySettings) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemorySettings) ProtoMessage() {}
+
+func (x *MemorySettings) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemorySettings.ProtoReflect.Descriptor instead.
+func (*MemorySettings) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *MemorySettings) GetLastMessages() int32 {
+	if x != nil && x.LastMessages != nil {
+		return *x.LastMessages
+	}
+	return 0
+}
+
 // SystemMessages is a list of system instructions.
 type SystemMessages struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1030,7 +1077,7 @@ type SystemMessages struct {
 
 func (x *SystemMessages) Reset() {
 	*x = SystemMessages{}
-	mi := &file_treadle_v1_agent_proto_msgTypes[10]
+	mi := &file_treadle_v1_agent_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1042,7 +1089,7 @@ func (x *SystemMessages) String() string {
 func (*SystemMessages) ProtoMessage() {}
 
 func (x *SystemMessages) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_proto_msgTypes[10]
+	mi := &file_treadle_v1_agent_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1055,7 +1102,7 @@ func (x *SystemMessages) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SystemMessages.ProtoReflect.Descriptor instead.
 func (*SystemMessages) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{10}
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SystemMessages) GetMessages() []*SystemMessage {
@@ -1116,6 +1163,8 @@ type Agent struct {
 	CreateTime *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
 	// When the agent was last updated. Output only.
 	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,20,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	// How the agent uses the memory thread of a call (`CallOptions.memory`).
+	Memory *MemorySettings `protobuf:"bytes,21,opt,name=memory,proto3" json:"memory,omitempty"`
 	// How the agent's notification signals are delivered (`SendNotificationSignal`).
 	Notifications *NotificationSettings `protobuf:"bytes,22,opt,name=notifications,proto3" json:"notifications,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1124,7 +1173,7 @@ type Agent struct {
 
 func (x *Agent) Reset() {
 	*x = Agent{}
-	mi := &file_treadle_v1_agent_proto_msgTypes[11]
+	mi := &file_treadle_v1_agent_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1136,7 +1185,7 @@ func (x *Agent) String() string {
 func (*Agent) ProtoMessage() {}
 
 func (x *Agent) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_proto_msgTypes[11]
+	mi := &file_treadle_v1_agent_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1149,7 +1198,7 @@ func (x *Agent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Agent.ProtoReflect.Descriptor instead.
 func (*Agent) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{11}
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Agent) GetId() string {
@@ -1303,6 +1352,13 @@ func (x *Agent) GetUpdateTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Agent) GetMemory() *MemorySettings {
+	if x != nil {
+		return x.Memory
+	}
+	return nil
+}
+
 func (x *Agent) GetNotifications() *NotificationSettings {
 	if x != nil {
 		return x.Notifications
@@ -1410,9 +1466,12 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\x11_error_processorsB\f\n" +
 	"\n" +
 	"_max_stepsB\x18\n" +
-	"\x16_max_processor_retries\"G\n" +
+	"\x16_max_processor_retries\"L\n" +
+	"\x0eMemorySettings\x12(\n" +
+	"\rlast_messages\x18\x01 \x01(\x05H\x00R\flastMessages\x88\x01\x01B\x10\n" +
+	"\x0e_last_messages\"G\n" +
 	"\x0eSystemMessages\x125\n" +
-	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"\xfa\b\n" +
+	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"\xae\t\n" +
 	"\x05Agent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -1437,7 +1496,8 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\vcreate_time\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12;\n" +
 	"\vupdate_time\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTime\x12F\n" +
+	"updateTime\x122\n" +
+	"\x06memory\x18\x15 \x01(\v2\x1a.treadle.v1.MemorySettingsR\x06memory\x12F\n" +
 	"\rnotifications\x18\x16 \x01(\v2 .treadle.v1.NotificationSettingsR\rnotificationsB\x13\n" +
 	"\x11instructions_kindB\x18\n" +
 	"\x16_max_processor_retries*m\n" +
@@ -1469,7 +1529,7 @@ func file_treadle_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_treadle_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_treadle_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_treadle_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_treadle_v1_agent_proto_goTypes = []any{
 	(FailurePolicy)(0),            // 0: treadle.v1.FailurePolicy
 	(ToolChoiceMode)(0),           // 1: treadle.v1.ToolChoiceMode
@@ -1484,51 +1544,53 @@ var file_treadle_v1_agent_proto_goTypes = []any{
 	(*MemoryOptions)(nil),         // 10: treadle.v1.MemoryOptions
 	(*StructuredOutput)(nil),      // 11: treadle.v1.StructuredOutput
 	(*CallOptions)(nil),           // 12: treadle.v1.CallOptions
-	(*SystemMessages)(nil),        // 13: treadle.v1.SystemMessages
-	(*Agent)(nil),                 // 14: treadle.v1.Agent
-	(*durationpb.Duration)(nil),   // 15: google.protobuf.Duration
-	(*structpb.Struct)(nil),       // 16: google.protobuf.Struct
-	(*SystemMessage)(nil),         // 17: treadle.v1.SystemMessage
-	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
-	(*NotificationSettings)(nil),  // 19: treadle.v1.NotificationSettings
+	(*MemorySettings)(nil),        // 13: treadle.v1.MemorySettings
+	(*SystemMessages)(nil),        // 14: treadle.v1.SystemMessages
+	(*Agent)(nil),                 // 15: treadle.v1.Agent
+	(*durationpb.Duration)(nil),   // 16: google.protobuf.Duration
+	(*structpb.Struct)(nil),       // 17: google.protobuf.Struct
+	(*SystemMessage)(nil),         // 18: treadle.v1.SystemMessage
+	(*timestamppb.Timestamp)(nil), // 19: google.protobuf.Timestamp
+	(*NotificationSettings)(nil),  // 20: treadle.v1.NotificationSettings
 }
 var file_treadle_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: treadle.v1.ProcessorRef.failure_policy:type_name -> treadle.v1.FailurePolicy
-	15, // 1: treadle.v1.ProcessorRef.timeout:type_name -> google.protobuf.Duration
+	16, // 1: treadle.v1.ProcessorRef.timeout:type_name -> google.protobuf.Duration
 	3,  // 2: treadle.v1.ProcessorList.processors:type_name -> treadle.v1.ProcessorRef
 	1,  // 3: treadle.v1.ToolChoice.mode:type_name -> treadle.v1.ToolChoiceMode
-	16, // 4: treadle.v1.ThreadOptions.metadata:type_name -> google.protobuf.Struct
+	17, // 4: treadle.v1.ThreadOptions.metadata:type_name -> google.protobuf.Struct
 	9,  // 5: treadle.v1.MemoryOptions.thread:type_name -> treadle.v1.ThreadOptions
-	16, // 6: treadle.v1.StructuredOutput.schema:type_name -> google.protobuf.Struct
+	17, // 6: treadle.v1.StructuredOutput.schema:type_name -> google.protobuf.Struct
 	4,  // 7: treadle.v1.CallOptions.input_processors:type_name -> treadle.v1.ProcessorList
 	4,  // 8: treadle.v1.CallOptions.output_processors:type_name -> treadle.v1.ProcessorList
 	4,  // 9: treadle.v1.CallOptions.error_processors:type_name -> treadle.v1.ProcessorList
 	7,  // 10: treadle.v1.CallOptions.tool_choice:type_name -> treadle.v1.ToolChoice
 	5,  // 11: treadle.v1.CallOptions.model_settings:type_name -> treadle.v1.ModelSettings
-	16, // 12: treadle.v1.CallOptions.provider_options:type_name -> google.protobuf.Struct
+	17, // 12: treadle.v1.CallOptions.provider_options:type_name -> google.protobuf.Struct
 	10, // 13: treadle.v1.CallOptions.memory:type_name -> treadle.v1.MemoryOptions
-	16, // 14: treadle.v1.CallOptions.request_context:type_name -> google.protobuf.Struct
+	17, // 14: treadle.v1.CallOptions.request_context:type_name -> google.protobuf.Struct
 	11, // 15: treadle.v1.CallOptions.structured_output:type_name -> treadle.v1.StructuredOutput
 	8,  // 16: treadle.v1.CallOptions.tool_hooks:type_name -> treadle.v1.ToolHooksRef
-	17, // 17: treadle.v1.SystemMessages.messages:type_name -> treadle.v1.SystemMessage
-	16, // 18: treadle.v1.Agent.metadata:type_name -> google.protobuf.Struct
-	13, // 19: treadle.v1.Agent.instruction_messages:type_name -> treadle.v1.SystemMessages
+	18, // 17: treadle.v1.SystemMessages.messages:type_name -> treadle.v1.SystemMessage
+	17, // 18: treadle.v1.Agent.metadata:type_name -> google.protobuf.Struct
+	14, // 19: treadle.v1.Agent.instruction_messages:type_name -> treadle.v1.SystemMessages
 	6,  // 20: treadle.v1.Agent.fallback_models:type_name -> treadle.v1.FallbackModel
 	3,  // 21: treadle.v1.Agent.input_processors:type_name -> treadle.v1.ProcessorRef
 	3,  // 22: treadle.v1.Agent.output_processors:type_name -> treadle.v1.ProcessorRef
 	3,  // 23: treadle.v1.Agent.error_processors:type_name -> treadle.v1.ProcessorRef
 	12, // 24: treadle.v1.Agent.default_options:type_name -> treadle.v1.CallOptions
-	16, // 25: treadle.v1.Agent.request_context_schema:type_name -> google.protobuf.Struct
+	17, // 25: treadle.v1.Agent.request_context_schema:type_name -> google.protobuf.Struct
 	8,  // 26: treadle.v1.Agent.tool_hooks:type_name -> treadle.v1.ToolHooksRef
 	2,  // 27: treadle.v1.Agent.source:type_name -> treadle.v1.AgentSource
-	18, // 28: treadle.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
-	18, // 29: treadle.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
-	19, // 30: treadle.v1.Agent.notifications:type_name -> treadle.v1.NotificationSettings
-	31, // [31:31] is the sub-list for method output_type
-	31, // [31:31] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	19, // 28: treadle.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
+	19, // 29: treadle.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
+	13, // 30: treadle.v1.Agent.memory:type_name -> treadle.v1.MemorySettings
+	20, // 31: treadle.v1.Agent.notifications:type_name -> treadle.v1.NotificationSettings
+	32, // [32:32] is the sub-list for method output_type
+	32, // [32:32] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_agent_proto_init() }
@@ -1549,7 +1611,8 @@ func file_treadle_v1_agent_proto_init() {
 		(*MemoryOptions_Thread)(nil),
 	}
 	file_treadle_v1_agent_proto_msgTypes[9].OneofWrappers = []any{}
-	file_treadle_v1_agent_proto_msgTypes[11].OneofWrappers = []any{
+	file_treadle_v1_agent_proto_msgTypes[10].OneofWrappers = []any{}
+	file_treadle_v1_agent_proto_msgTypes[12].OneofWrappers = []any{
 		(*Agent_Instructions)(nil),
 		(*Agent_InstructionMessages)(nil),
 	}
@@ -1559,7 +1622,7 @@ func file_treadle_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_treadle_v1_agent_proto_rawDesc), len(file_treadle_v1_agent_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   12,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -9,7 +9,11 @@ package treadlev1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	fieldmaskpb "google.golang.org/protobuf/types/known/fieldmaskpb"
+	structpb "google.golang.org/protobuf/types/known/structpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
+	sync "sync"
 	unsafe "unsafe"
 )
 
@@ -20,13 +24,1141 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// RunStatus is how far a recorded run got.
+type RunStatus int32
+
+const (
+	// The status is not set.
+	RunStatus_RUN_STATUS_UNSPECIFIED RunStatus = 0
+	// The run is in progress (or its server stopped before it ended).
+	RunStatus_RUN_STATUS_RUNNING RunStatus = 1
+	// The run ended with an answer.
+	RunStatus_RUN_STATUS_FINISHED RunStatus = 2
+	// The run ended with an error.
+	RunStatus_RUN_STATUS_FAILED RunStatus = 3
+	// The run was aborted: by a processor's tripwire, or because its caller went away.
+	RunStatus_RUN_STATUS_ABORTED RunStatus = 4
+)
+
+// Enum value maps for RunStatus.
+var (
+	RunStatus_name = map[int32]string{
+		0: "RUN_STATUS_UNSPECIFIED",
+		1: "RUN_STATUS_RUNNING",
+		2: "RUN_STATUS_FINISHED",
+		3: "RUN_STATUS_FAILED",
+		4: "RUN_STATUS_ABORTED",
+	}
+	RunStatus_value = map[string]int32{
+		"RUN_STATUS_UNSPECIFIED": 0,
+		"RUN_STATUS_RUNNING":     1,
+		"RUN_STATUS_FINISHED":    2,
+		"RUN_STATUS_FAILED":      3,
+		"RUN_STATUS_ABORTED":     4,
+	}
+)
+
+func (x RunStatus) Enum() *RunStatus {
+	p := new(RunStatus)
+	*p = x
+	return p
+}
+
+func (x RunStatus) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RunStatus) Descriptor() protoreflect.EnumDescriptor {
+	return file_treadle_v1_thread_service_proto_enumTypes[0].Descriptor()
+}
+
+func (RunStatus) Type() protoreflect.EnumType {
+	return &file_treadle_v1_thread_service_proto_enumTypes[0]
+}
+
+func (x RunStatus) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RunStatus.Descriptor instead.
+func (RunStatus) EnumDescriptor() ([]byte, []int) {
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{0}
+}
+
+// Thread is one conversation of a resource.
+type Thread struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Unique id of the thread (unique across resources).
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Id of the resource that owns the thread.
+	ResourceId string `protobuf:"bytes,2,opt,name=resource_id,json=resourceId,proto3" json:"resource_id,omitempty"`
+	// Human-readable title; empty when none was given.
+	Title string `protobuf:"bytes,3,opt,name=title,proto3" json:"title,omitempty"`
+	// Free-form metadata.
+	Metadata *structpb.Struct `protobuf:"bytes,4,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	// When the thread was created. Output only.
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// When a message or a field of the thread last changed. Output only.
+	UpdateTime    *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Thread) Reset() {
+	*x = Thread{}
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Thread) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Thread) ProtoMessage() {}
+
+func (x *Thread) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Thread.ProtoReflect.Descriptor instead.
+func (*Thread) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *Thread) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Thread) GetResourceId() string {
+	if x != nil {
+		return x.ResourceId
+	}
+	return ""
+}
+
+func (x *Thread) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *Thread) GetMetadata() *structpb.Struct {
+	if x != nil {
+		return x.Metadata
+	}
+	return nil
+}
+
+func (x *Thread) GetCreateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreateTime
+	}
+	return nil
+}
+
+func (x *Thread) GetUpdateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdateTime
+	}
+	return nil
+}
+
+// Run is the record of one `Generate` or `Stream` call on a thread.
+type Run struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Id of the run (the `run_id` of its chunks).
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Id of the agent that ran.
+	AgentId string `protobuf:"bytes,2,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	// Id of the thread.
+	ThreadId string `protobuf:"bytes,3,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	// Id of the resource that owns the thread.
+	ResourceId string `protobuf:"bytes,4,opt,name=resource_id,json=resourceId,proto3" json:"resource_id,omitempty"`
+	// How far the run got.
+	Status RunStatus `protobuf:"varint,5,opt,name=status,proto3,enum=treadle.v1.RunStatus" json:"status,omitempty"`
+	// The run's finish reason; unset while it runs.
+	FinishReason FinishReason `protobuf:"varint,6,opt,name=finish_reason,json=finishReason,proto3,enum=treadle.v1.FinishReason" json:"finish_reason,omitempty"`
+	// Tokens the run used.
+	Usage *Usage `protobuf:"bytes,7,opt,name=usage,proto3" json:"usage,omitempty"`
+	// When the run started.
+	StartTime *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
+	// When the run ended; unset while it runs.
+	EndTime       *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Run) Reset() {
+	*x = Run{}
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Run) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Run) ProtoMessage() {}
+
+func (x *Run) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Run.ProtoReflect.Descriptor instead.
+func (*Run) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Run) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Run) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *Run) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *Run) GetResourceId() string {
+	if x != nil {
+		return x.ResourceId
+	}
+	return ""
+}
+
+func (x *Run) GetStatus() RunStatus {
+	if x != nil {
+		return x.Status
+	}
+	return RunStatus_RUN_STATUS_UNSPECIFIED
+}
+
+func (x *Run) GetFinishReason() FinishReason {
+	if x != nil {
+		return x.FinishReason
+	}
+	return FinishReason_FINISH_REASON_UNSPECIFIED
+}
+
+func (x *Run) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *Run) GetStartTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartTime
+	}
+	return nil
+}
+
+func (x *Run) GetEndTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EndTime
+	}
+	return nil
+}
+
+// CreateThreadRequest is the request of `CreateThread`.
+type CreateThreadRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The thread; `id` and `resource_id` MUST be set.
+	Thread        *Thread `protobuf:"bytes,1,opt,name=thread,proto3" json:"thread,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateThreadRequest) Reset() {
+	*x = CreateThreadRequest{}
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateThreadRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateThreadRequest) ProtoMessage() {}
+
+func (x *CreateThreadRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateThreadRequest.ProtoReflect.Descriptor instead.
+func (*CreateThreadRequest) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *CreateThreadRequest) GetThread() *Thread {
+	if x != nil {
+		return x.Thread
+	}
+	return nil
+}
+
+// CreateThreadResponse is the response of `CreateThread`.
+type CreateThreadResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The stored thread.
+	Thread        *Thread `protobuf:"bytes,1,opt,name=thread,proto3" json:"thread,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateThreadResponse) Reset() {
+	*x = CreateThreadResponse{}
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateThreadResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateThreadResponse) ProtoMessage() {}
+
+func (x *CreateThreadResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateThreadResponse.ProtoReflect.Descriptor instead.
+func (*CreateThreadResponse) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *CreateThreadResponse) GetThread() *Thread {
+	if x != nil {
+		return x.Thread
+	}
+	return nil
+}
+
+// GetThreadRequest is the request of `GetThread`.
+type GetThreadRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Id of the resource that owns the thread.
+	ResourceId string `protobuf:"bytes,1,opt,name=resource_id,json=resourceId,proto3" json:"resource_id,omitempty"`
+	// Id of the thread.
+	ThreadId      string `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetThreadRequest) Reset() {
+	*x = GetThreadRequest{}
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetThreadRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetThreadRequest) ProtoMessage() {}
+
+func (x *GetThreadRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetThreadRequest.ProtoReflect.Descriptor instead.
+func (*GetThreadRequest) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *GetThreadRequest) GetResourceId() string {
+	if x != nil {
+		return x.ResourceId
+	}
+	return ""
+}
+
+func (x *GetThreadRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+// GetThreadResponse is the response of `GetThread`.
+type GetThreadResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The thread.
+	Thread        *Thread `protobuf:"bytes,1,opt,name=thread,proto3" json:"thread,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetThreadResponse) Reset() {
+	*x = GetThreadResponse{}
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetThreadResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetThreadResponse) ProtoMessage() {}
+
+func (x *GetThreadResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetThreadResponse.ProtoReflect.Descriptor instead.
+func (*GetThreadResponse) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *GetThreadResponse) GetThread() *Thread {
+	if x != nil {
+		return x.Thread
+	}
+	return nil
+}
+
+// ListThreadsRequest is the request of `ListThreads`.
+type ListThreadsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Id of the resource whose threads to list.
+	ResourceId string `protobuf:"bytes,1,opt,name=resource_id,json=resourceId,proto3" json:"resource_id,omitempty"`
+	// Maximum number of threads to return; 0 lets the server choose. The server MAY return fewer.
+	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// `next_page_token` of the previous response, or empty for the first page.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListThreadsRequest) Reset() {
+	*x = ListThreadsRequest{}
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListThreadsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListThreadsRequest) ProtoMessage() {}
+
+func (x *ListThreadsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListThreadsRequest.ProtoReflect.Descriptor instead.
+func (*ListThreadsRequest) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ListThreadsRequest) GetResourceId() string {
+	if x != nil {
+		return x.ResourceId
+	}
+	return ""
+}
+
+func (x *ListThreadsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListThreadsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListThreadsResponse is the response of `ListThreads`.
+type ListThreadsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The threads of this page, most recently updated first.
+	Threads []*Thread `protobuf:"bytes,1,rep,name=threads,proto3" json:"threads,omitempty"`
+	// Token for the next page; empty when this is the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListThreadsResponse) Reset() {
+	*x = ListThreadsResponse{}
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListThreadsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListThreadsResponse) ProtoMessage() {}
+
+func (x *ListThreadsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListThreadsResponse.ProtoReflect.Descriptor instead.
+func (*ListThreadsResponse) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ListThreadsResponse) GetThreads() []*Thread {
+	if x != nil {
+		return x.Threads
+	}
+	return nil
+}
+
+func (x *ListThreadsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// UpdateThreadRequest is the request of `UpdateThread`.
+type UpdateThreadRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Id of the resource that owns the thread.
+	ResourceId string `protobuf:"bytes,1,opt,name=resource_id,json=resourceId,proto3" json:"resource_id,omitempty"`
+	// The thread's new fields; `id` names the thread.
+	Thread *Thread `protobuf:"bytes,2,opt,name=thread,proto3" json:"thread,omitempty"`
+	// The fields to set: `title`, `metadata`. When unset, both are set.
+	UpdateMask    *fieldmaskpb.FieldMask `protobuf:"bytes,3,opt,name=update_mask,json=updateMask,proto3" json:"update_mask,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateThreadRequest) Reset() {
+	*x = UpdateThreadRequest{}
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateThreadRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateThreadRequest) ProtoMessage() {}
+
+func (x *UpdateThreadRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateThreadRequest.ProtoReflect.Descriptor instead.
+func (*UpdateThreadRequest) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *UpdateThreadRequest) GetResourceId() string {
+	if x != nil {
+		return x.ResourceId
+	}
+	return ""
+}
+
+func (x *UpdateThreadRequest) GetThread() *Thread {
+	if x != nil {
+		return x.Thread
+	}
+	return nil
+}
+
+func (x *UpdateThreadRequest) GetUpdateMask() *fieldmaskpb.FieldMask {
+	if x != nil {
+		return x.UpdateMask
+	}
+	return nil
+}
+
+// UpdateThreadResponse is the response of `UpdateThread`.
+type UpdateThreadResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The updated thread.
+	Thread        *Thread `protobuf:"bytes,1,opt,name=thread,proto3" json:"thread,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateThreadResponse) Reset() {
+	*x = UpdateThreadResponse{}
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateThreadResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateThreadResponse) ProtoMessage() {}
+
+func (x *UpdateThreadResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateThreadResponse.ProtoReflect.Descriptor instead.
+func (*UpdateThreadResponse) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *UpdateThreadResponse) GetThread() *Thread {
+	if x != nil {
+		return x.Thread
+	}
+	return nil
+}
+
+// DeleteThreadRequest is the request of `DeleteThread`.
+type DeleteThreadRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Id of the resource that owns the thread.
+	ResourceId string `protobuf:"bytes,1,opt,name=resource_id,json=resourceId,proto3" json:"resource_id,omitempty"`
+	// Id of the thread.
+	ThreadId      string `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteThreadRequest) Reset() {
+	*x = DeleteThreadRequest{}
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteThreadRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteThreadRequest) ProtoMessage() {}
+
+func (x *DeleteThreadRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteThreadRequest.ProtoReflect.Descriptor instead.
+func (*DeleteThreadRequest) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *DeleteThreadRequest) GetResourceId() string {
+	if x != nil {
+		return x.ResourceId
+	}
+	return ""
+}
+
+func (x *DeleteThreadRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+// DeleteThreadResponse is the response of `DeleteThread`.
+type DeleteThreadResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteThreadResponse) Reset() {
+	*x = DeleteThreadResponse{}
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteThreadResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteThreadResponse) ProtoMessage() {}
+
+func (x *DeleteThreadResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteThreadResponse.ProtoReflect.Descriptor instead.
+func (*DeleteThreadResponse) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{11}
+}
+
+// ListMessagesRequest is the request of `ListMessages`.
+type ListMessagesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Id of the resource that owns the thread.
+	ResourceId string `protobuf:"bytes,1,opt,name=resource_id,json=resourceId,proto3" json:"resource_id,omitempty"`
+	// Id of the thread.
+	ThreadId string `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	// Maximum number of messages to return; 0 lets the server choose. The server MAY return fewer.
+	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// `next_page_token` of the previous response, or empty for the first page.
+	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMessagesRequest) Reset() {
+	*x = ListMessagesRequest{}
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMessagesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMessagesRequest) ProtoMessage() {}
+
+func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMessagesRequest.ProtoReflect.Descriptor instead.
+func (*ListMessagesRequest) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ListMessagesRequest) GetResourceId() string {
+	if x != nil {
+		return x.ResourceId
+	}
+	return ""
+}
+
+func (x *ListMessagesRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *ListMessagesRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListMessagesRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListMessagesResponse is the response of `ListMessages`.
+type ListMessagesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The messages of this page, oldest first, in the stored form.
+	Messages []*Message `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	// Token for the next page; empty when this is the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMessagesResponse) Reset() {
+	*x = ListMessagesResponse{}
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMessagesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMessagesResponse) ProtoMessage() {}
+
+func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMessagesResponse.ProtoReflect.Descriptor instead.
+func (*ListMessagesResponse) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ListMessagesResponse) GetMessages() []*Message {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *ListMessagesResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// ListRunsRequest is the request of `ListRuns`.
+type ListRunsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Id of the resource that owns the thread.
+	ResourceId string `protobuf:"bytes,1,opt,name=resource_id,json=resourceId,proto3" json:"resource_id,omitempty"`
+	// Id of the thread.
+	ThreadId string `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	// Maximum number of runs to return; 0 lets the server choose. The server MAY return fewer.
+	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// `next_page_token` of the previous response, or empty for the first page.
+	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRunsRequest) Reset() {
+	*x = ListRunsRequest{}
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRunsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRunsRequest) ProtoMessage() {}
+
+func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRunsRequest.ProtoReflect.Descriptor instead.
+func (*ListRunsRequest) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ListRunsRequest) GetResourceId() string {
+	if x != nil {
+		return x.ResourceId
+	}
+	return ""
+}
+
+func (x *ListRunsRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *ListRunsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListRunsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListRunsResponse is the response of `ListRuns`.
+type ListRunsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The runs of this page, newest first.
+	Runs []*Run `protobuf:"bytes,1,rep,name=runs,proto3" json:"runs,omitempty"`
+	// Token for the next page; empty when this is the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRunsResponse) Reset() {
+	*x = ListRunsResponse{}
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRunsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRunsResponse) ProtoMessage() {}
+
+func (x *ListRunsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRunsResponse.ProtoReflect.Descriptor instead.
+func (*ListRunsResponse) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ListRunsResponse) GetRuns() []*Run {
+	if x != nil {
+		return x.Runs
+	}
+	return nil
+}
+
+func (x *ListRunsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
 var File_treadle_v1_thread_service_proto protoreflect.FileDescriptor
 
 const file_treadle_v1_thread_service_proto_rawDesc = "" +
 	"\n" +
 	"\x1ftreadle/v1/thread_service.proto\x12\n" +
-	"treadle.v1\x1a\x17treadle/v1/signal.proto2\xac\x06\n" +
-	"\rThreadService\x12N\n" +
+	"treadle.v1\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16treadle/v1/chunk.proto\x1a\x18treadle/v1/message.proto\x1a\x17treadle/v1/signal.proto\"\xfe\x01\n" +
+	"\x06Thread\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1f\n" +
+	"\vresource_id\x18\x02 \x01(\tR\n" +
+	"resourceId\x12\x14\n" +
+	"\x05title\x18\x03 \x01(\tR\x05title\x123\n" +
+	"\bmetadata\x18\x04 \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12;\n" +
+	"\vcreate_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"createTime\x12;\n" +
+	"\vupdate_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"updateTime\"\xf7\x02\n" +
+	"\x03Run\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
+	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12\x1b\n" +
+	"\tthread_id\x18\x03 \x01(\tR\bthreadId\x12\x1f\n" +
+	"\vresource_id\x18\x04 \x01(\tR\n" +
+	"resourceId\x12-\n" +
+	"\x06status\x18\x05 \x01(\x0e2\x15.treadle.v1.RunStatusR\x06status\x12=\n" +
+	"\rfinish_reason\x18\x06 \x01(\x0e2\x18.treadle.v1.FinishReasonR\ffinishReason\x12'\n" +
+	"\x05usage\x18\a \x01(\v2\x11.treadle.v1.UsageR\x05usage\x129\n" +
+	"\n" +
+	"start_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x125\n" +
+	"\bend_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\"A\n" +
+	"\x13CreateThreadRequest\x12*\n" +
+	"\x06thread\x18\x01 \x01(\v2\x12.treadle.v1.ThreadR\x06thread\"B\n" +
+	"\x14CreateThreadResponse\x12*\n" +
+	"\x06thread\x18\x01 \x01(\v2\x12.treadle.v1.ThreadR\x06thread\"P\n" +
+	"\x10GetThreadRequest\x12\x1f\n" +
+	"\vresource_id\x18\x01 \x01(\tR\n" +
+	"resourceId\x12\x1b\n" +
+	"\tthread_id\x18\x02 \x01(\tR\bthreadId\"?\n" +
+	"\x11GetThreadResponse\x12*\n" +
+	"\x06thread\x18\x01 \x01(\v2\x12.treadle.v1.ThreadR\x06thread\"q\n" +
+	"\x12ListThreadsRequest\x12\x1f\n" +
+	"\vresource_id\x18\x01 \x01(\tR\n" +
+	"resourceId\x12\x1b\n" +
+	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\"k\n" +
+	"\x13ListThreadsResponse\x12,\n" +
+	"\athreads\x18\x01 \x03(\v2\x12.treadle.v1.ThreadR\athreads\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x9f\x01\n" +
+	"\x13UpdateThreadRequest\x12\x1f\n" +
+	"\vresource_id\x18\x01 \x01(\tR\n" +
+	"resourceId\x12*\n" +
+	"\x06thread\x18\x02 \x01(\v2\x12.treadle.v1.ThreadR\x06thread\x12;\n" +
+	"\vupdate_mask\x18\x03 \x01(\v2\x1a.google.protobuf.FieldMaskR\n" +
+	"updateMask\"B\n" +
+	"\x14UpdateThreadResponse\x12*\n" +
+	"\x06thread\x18\x01 \x01(\v2\x12.treadle.v1.ThreadR\x06thread\"S\n" +
+	"\x13DeleteThreadRequest\x12\x1f\n" +
+	"\vresource_id\x18\x01 \x01(\tR\n" +
+	"resourceId\x12\x1b\n" +
+	"\tthread_id\x18\x02 \x01(\tR\bthreadId\"\x16\n" +
+	"\x14DeleteThreadResponse\"\x8f\x01\n" +
+	"\x13ListMessagesRequest\x12\x1f\n" +
+	"\vresource_id\x18\x01 \x01(\tR\n" +
+	"resourceId\x12\x1b\n" +
+	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12\x1b\n" +
+	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\"o\n" +
+	"\x14ListMessagesResponse\x12/\n" +
+	"\bmessages\x18\x01 \x03(\v2\x13.treadle.v1.MessageR\bmessages\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x8b\x01\n" +
+	"\x0fListRunsRequest\x12\x1f\n" +
+	"\vresource_id\x18\x01 \x01(\tR\n" +
+	"resourceId\x12\x1b\n" +
+	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12\x1b\n" +
+	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\"_\n" +
+	"\x10ListRunsResponse\x12#\n" +
+	"\x04runs\x18\x01 \x03(\v2\x0f.treadle.v1.RunR\x04runs\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken*\x87\x01\n" +
+	"\tRunStatus\x12\x1a\n" +
+	"\x16RUN_STATUS_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12RUN_STATUS_RUNNING\x10\x01\x12\x17\n" +
+	"\x13RUN_STATUS_FINISHED\x10\x02\x12\x15\n" +
+	"\x11RUN_STATUS_FAILED\x10\x03\x12\x16\n" +
+	"\x12RUN_STATUS_ABORTED\x10\x042\xd9\n" +
+	"\n" +
+	"\rThreadService\x12Q\n" +
+	"\fCreateThread\x12\x1f.treadle.v1.CreateThreadRequest\x1a .treadle.v1.CreateThreadResponse\x12H\n" +
+	"\tGetThread\x12\x1c.treadle.v1.GetThreadRequest\x1a\x1d.treadle.v1.GetThreadResponse\x12N\n" +
+	"\vListThreads\x12\x1e.treadle.v1.ListThreadsRequest\x1a\x1f.treadle.v1.ListThreadsResponse\x12Q\n" +
+	"\fUpdateThread\x12\x1f.treadle.v1.UpdateThreadRequest\x1a .treadle.v1.UpdateThreadResponse\x12Q\n" +
+	"\fDeleteThread\x12\x1f.treadle.v1.DeleteThreadRequest\x1a .treadle.v1.DeleteThreadResponse\x12Q\n" +
+	"\fListMessages\x12\x1f.treadle.v1.ListMessagesRequest\x1a .treadle.v1.ListMessagesResponse\x12E\n" +
+	"\bListRuns\x12\x1b.treadle.v1.ListRunsRequest\x1a\x1c.treadle.v1.ListRunsResponse\x12N\n" +
 	"\vSendMessage\x12\x1e.treadle.v1.SendMessageRequest\x1a\x1f.treadle.v1.SendMessageResponse\x12Q\n" +
 	"\fQueueMessage\x12\x1f.treadle.v1.QueueMessageRequest\x1a .treadle.v1.QueueMessageResponse\x12K\n" +
 	"\n" +
@@ -38,50 +1170,118 @@ const file_treadle_v1_thread_service_proto_rawDesc = "" +
 	"\bAbortRun\x12\x1b.treadle.v1.AbortRunRequest\x1a\x1c.treadle.v1.AbortRunResponse\x12Q\n" +
 	"\fGetActiveRun\x12\x1f.treadle.v1.GetActiveRunRequest\x1a .treadle.v1.GetActiveRunResponseBDZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1b\x06proto3"
 
+var (
+	file_treadle_v1_thread_service_proto_rawDescOnce sync.Once
+	file_treadle_v1_thread_service_proto_rawDescData []byte
+)
+
+func file_treadle_v1_thread_service_proto_rawDescGZIP() []byte {
+	file_treadle_v1_thread_service_proto_rawDescOnce.Do(func() {
+		file_treadle_v1_thread_service_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_treadle_v1_thread_service_proto_rawDesc), len(file_treadle_v1_thread_service_proto_rawDesc)))
+	})
+	return file_treadle_v1_thread_service_proto_rawDescData
+}
+
+var file_treadle_v1_thread_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_treadle_v1_thread_service_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_treadle_v1_thread_service_proto_goTypes = []any{
-	(*SendMessageRequest)(nil),             // 0: treadle.v1.SendMessageRequest
-	(*QueueMessageRequest)(nil),            // 1: treadle.v1.QueueMessageRequest
-	(*SendSignalRequest)(nil),              // 2: treadle.v1.SendSignalRequest
-	(*SendStateSignalRequest)(nil),         // 3: treadle.v1.SendStateSignalRequest
-	(*SendNotificationSignalRequest)(nil),  // 4: treadle.v1.SendNotificationSignalRequest
-	(*ListNotificationsRequest)(nil),       // 5: treadle.v1.ListNotificationsRequest
-	(*SubscribeToThreadRequest)(nil),       // 6: treadle.v1.SubscribeToThreadRequest
-	(*AbortRunRequest)(nil),                // 7: treadle.v1.AbortRunRequest
-	(*GetActiveRunRequest)(nil),            // 8: treadle.v1.GetActiveRunRequest
-	(*SendMessageResponse)(nil),            // 9: treadle.v1.SendMessageResponse
-	(*QueueMessageResponse)(nil),           // 10: treadle.v1.QueueMessageResponse
-	(*SendSignalResponse)(nil),             // 11: treadle.v1.SendSignalResponse
-	(*SendStateSignalResponse)(nil),        // 12: treadle.v1.SendStateSignalResponse
-	(*SendNotificationSignalResponse)(nil), // 13: treadle.v1.SendNotificationSignalResponse
-	(*ListNotificationsResponse)(nil),      // 14: treadle.v1.ListNotificationsResponse
-	(*SubscribeToThreadResponse)(nil),      // 15: treadle.v1.SubscribeToThreadResponse
-	(*AbortRunResponse)(nil),               // 16: treadle.v1.AbortRunResponse
-	(*GetActiveRunResponse)(nil),           // 17: treadle.v1.GetActiveRunResponse
+	(RunStatus)(0),                         // 0: treadle.v1.RunStatus
+	(*Thread)(nil),                         // 1: treadle.v1.Thread
+	(*Run)(nil),                            // 2: treadle.v1.Run
+	(*CreateThreadRequest)(nil),            // 3: treadle.v1.CreateThreadRequest
+	(*CreateThreadResponse)(nil),           // 4: treadle.v1.CreateThreadResponse
+	(*GetThreadRequest)(nil),               // 5: treadle.v1.GetThreadRequest
+	(*GetThreadResponse)(nil),              // 6: treadle.v1.GetThreadResponse
+	(*ListThreadsRequest)(nil),             // 7: treadle.v1.ListThreadsRequest
+	(*ListThreadsResponse)(nil),            // 8: treadle.v1.ListThreadsResponse
+	(*UpdateThreadRequest)(nil),            // 9: treadle.v1.UpdateThreadRequest
+	(*UpdateThreadResponse)(nil),           // 10: treadle.v1.UpdateThreadResponse
+	(*DeleteThreadRequest)(nil),            // 11: treadle.v1.DeleteThreadRequest
+	(*DeleteThreadResponse)(nil),           // 12: treadle.v1.DeleteThreadResponse
+	(*ListMessagesRequest)(nil),            // 13: treadle.v1.ListMessagesRequest
+	(*ListMessagesResponse)(nil),           // 14: treadle.v1.ListMessagesResponse
+	(*ListRunsRequest)(nil),                // 15: treadle.v1.ListRunsRequest
+	(*ListRunsResponse)(nil),               // 16: treadle.v1.ListRunsResponse
+	(*structpb.Struct)(nil),                // 17: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),          // 18: google.protobuf.Timestamp
+	(FinishReason)(0),                      // 19: treadle.v1.FinishReason
+	(*Usage)(nil),                          // 20: treadle.v1.Usage
+	(*fieldmaskpb.FieldMask)(nil),          // 21: google.protobuf.FieldMask
+	(*Message)(nil),                        // 22: treadle.v1.Message
+	(*SendMessageRequest)(nil),             // 23: treadle.v1.SendMessageRequest
+	(*QueueMessageRequest)(nil),            // 24: treadle.v1.QueueMessageRequest
+	(*SendSignalRequest)(nil),              // 25: treadle.v1.SendSignalRequest
+	(*SendStateSignalRequest)(nil),         // 26: treadle.v1.SendStateSignalRequest
+	(*SendNotificationSignalRequest)(nil),  // 27: treadle.v1.SendNotificationSignalRequest
+	(*ListNotificationsRequest)(nil),       // 28: treadle.v1.ListNotificationsRequest
+	(*SubscribeToThreadRequest)(nil),       // 29: treadle.v1.SubscribeToThreadRequest
+	(*AbortRunRequest)(nil),                // 30: treadle.v1.AbortRunRequest
+	(*GetActiveRunRequest)(nil),            // 31: treadle.v1.GetActiveRunRequest
+	(*SendMessageResponse)(nil),            // 32: treadle.v1.SendMessageResponse
+	(*QueueMessageResponse)(nil),           // 33: treadle.v1.QueueMessageResponse
+	(*SendSignalResponse)(nil),             // 34: treadle.v1.SendSignalResponse
+	(*SendStateSignalResponse)(nil),        // 35: treadle.v1.SendStateSignalResponse
+	(*SendNotificationSignalResponse)(nil), // 36: treadle.v1.SendNotificationSignalResponse
+	(*ListNotificationsResponse)(nil),      // 37: treadle.v1.ListNotificationsResponse
+	(*SubscribeToThreadResponse)(nil),      // 38: treadle.v1.SubscribeToThreadResponse
+	(*AbortRunResponse)(nil),               // 39: treadle.v1.AbortRunResponse
+	(*GetActiveRunResponse)(nil),           // 40: treadle.v1.GetActiveRunResponse
 }
 var file_treadle_v1_thread_service_proto_depIdxs = []int32{
-	0,  // 0: treadle.v1.ThreadService.SendMessage:input_type -> treadle.v1.SendMessageRequest
-	1,  // 1: treadle.v1.ThreadService.QueueMessage:input_type -> treadle.v1.QueueMessageRequest
-	2,  // 2: treadle.v1.ThreadService.SendSignal:input_type -> treadle.v1.SendSignalRequest
-	3,  // 3: treadle.v1.ThreadService.SendStateSignal:input_type -> treadle.v1.SendStateSignalRequest
-	4,  // 4: treadle.v1.ThreadService.SendNotificationSignal:input_type -> treadle.v1.SendNotificationSignalRequest
-	5,  // 5: treadle.v1.ThreadService.ListNotifications:input_type -> treadle.v1.ListNotificationsRequest
-	6,  // 6: treadle.v1.ThreadService.SubscribeToThread:input_type -> treadle.v1.SubscribeToThreadRequest
-	7,  // 7: treadle.v1.ThreadService.AbortRun:input_type -> treadle.v1.AbortRunRequest
-	8,  // 8: treadle.v1.ThreadService.GetActiveRun:input_type -> treadle.v1.GetActiveRunRequest
-	9,  // 9: treadle.v1.ThreadService.SendMessage:output_type -> treadle.v1.SendMessageResponse
-	10, // 10: treadle.v1.ThreadService.QueueMessage:output_type -> treadle.v1.QueueMessageResponse
-	11, // 11: treadle.v1.ThreadService.SendSignal:output_type -> treadle.v1.SendSignalResponse
-	12, // 12: treadle.v1.ThreadService.SendStateSignal:output_type -> treadle.v1.SendStateSignalResponse
-	13, // 13: treadle.v1.ThreadService.SendNotificationSignal:output_type -> treadle.v1.SendNotificationSignalResponse
-	14, // 14: treadle.v1.ThreadService.ListNotifications:output_type -> treadle.v1.ListNotificationsResponse
-	15, // 15: treadle.v1.ThreadService.SubscribeToThread:output_type -> treadle.v1.SubscribeToThreadResponse
-	16, // 16: treadle.v1.ThreadService.AbortRun:output_type -> treadle.v1.AbortRunResponse
-	17, // 17: treadle.v1.ThreadService.GetActiveRun:output_type -> treadle.v1.GetActiveRunResponse
-	9,  // [9:18] is the sub-list for method output_type
-	0,  // [0:9] is the sub-list for method input_type
-	0,  // [0:0] is the sub-list for extension type_name
-	0,  // [0:0] is the sub-list for extension extendee
-	0,  // [0:0] is the sub-list for field type_name
+	17, // 0: treadle.v1.Thread.metadata:type_name -> google.protobuf.Struct
+	18, // 1: treadle.v1.Thread.create_time:type_name -> google.protobuf.Timestamp
+	18, // 2: treadle.v1.Thread.update_time:type_name -> google.protobuf.Timestamp
+	0,  // 3: treadle.v1.Run.status:type_name -> treadle.v1.RunStatus
+	19, // 4: treadle.v1.Run.finish_reason:type_name -> treadle.v1.FinishReason
+	20, // 5: treadle.v1.Run.usage:type_name -> treadle.v1.Usage
+	18, // 6: treadle.v1.Run.start_time:type_name -> google.protobuf.Timestamp
+	18, // 7: treadle.v1.Run.end_time:type_name -> google.protobuf.Timestamp
+	1,  // 8: treadle.v1.CreateThreadRequest.thread:type_name -> treadle.v1.Thread
+	1,  // 9: treadle.v1.CreateThreadResponse.thread:type_name -> treadle.v1.Thread
+	1,  // 10: treadle.v1.GetThreadResponse.thread:type_name -> treadle.v1.Thread
+	1,  // 11: treadle.v1.ListThreadsResponse.threads:type_name -> treadle.v1.Thread
+	1,  // 12: treadle.v1.UpdateThreadRequest.thread:type_name -> treadle.v1.Thread
+	21, // 13: treadle.v1.UpdateThreadRequest.update_mask:type_name -> google.protobuf.FieldMask
+	1,  // 14: treadle.v1.UpdateThreadResponse.thread:type_name -> treadle.v1.Thread
+	22, // 15: treadle.v1.ListMessagesResponse.messages:type_name -> treadle.v1.Message
+	2,  // 16: treadle.v1.ListRunsResponse.runs:type_name -> treadle.v1.Run
+	3,  // 17: treadle.v1.ThreadService.CreateThread:input_type -> treadle.v1.CreateThreadRequest
+	5,  // 18: treadle.v1.ThreadService.GetThread:input_type -> treadle.v1.GetThreadRequest
+	7,  // 19: treadle.v1.ThreadService.ListThreads:input_type -> treadle.v1.ListThreadsRequest
+	9,  // 20: treadle.v1.ThreadService.UpdateThread:input_type -> treadle.v1.UpdateThreadRequest
+	11, // 21: treadle.v1.ThreadService.DeleteThread:input_type -> treadle.v1.DeleteThreadRequest
+	13, // 22: treadle.v1.ThreadService.ListMessages:input_type -> treadle.v1.ListMessagesRequest
+	15, // 23: treadle.v1.ThreadService.ListRuns:input_type -> treadle.v1.ListRunsRequest
+	23, // 24: treadle.v1.ThreadService.SendMessage:input_type -> treadle.v1.SendMessageRequest
+	24, // 25: treadle.v1.ThreadService.QueueMessage:input_type -> treadle.v1.QueueMessageRequest
+	25, // 26: treadle.v1.ThreadService.SendSignal:input_type -> treadle.v1.SendSignalRequest
+	26, // 27: treadle.v1.ThreadService.SendStateSignal:input_type -> treadle.v1.SendStateSignalRequest
+	27, // 28: treadle.v1.ThreadService.SendNotificationSignal:input_type -> treadle.v1.SendNotificationSignalRequest
+	28, // 29: treadle.v1.ThreadService.ListNotifications:input_type -> treadle.v1.ListNotificationsRequest
+	29, // 30: treadle.v1.ThreadService.SubscribeToThread:input_type -> treadle.v1.SubscribeToThreadRequest
+	30, // 31: treadle.v1.ThreadService.AbortRun:input_type -> treadle.v1.AbortRunRequest
+	31, // 32: treadle.v1.ThreadService.GetActiveRun:input_type -> treadle.v1.GetActiveRunRequest
+	4,  // 33: treadle.v1.ThreadService.CreateThread:output_type -> treadle.v1.CreateThreadResponse
+	6,  // 34: treadle.v1.ThreadService.GetThread:output_type -> treadle.v1.GetThreadResponse
+	8,  // 35: treadle.v1.ThreadService.ListThreads:output_type -> treadle.v1.ListThreadsResponse
+	10, // 36: treadle.v1.ThreadService.UpdateThread:output_type -> treadle.v1.UpdateThreadResponse
+	12, // 37: treadle.v1.ThreadService.DeleteThread:output_type -> treadle.v1.DeleteThreadResponse
+	14, // 38: treadle.v1.ThreadService.ListMessages:output_type -> treadle.v1.ListMessagesResponse
+	16, // 39: treadle.v1.ThreadService.ListRuns:output_type -> treadle.v1.ListRunsResponse
+	32, // 40: treadle.v1.ThreadService.SendMessage:output_type -> treadle.v1.SendMessageResponse
+	33, // 41: treadle.v1.ThreadService.QueueMessage:output_type -> treadle.v1.QueueMessageResponse
+	34, // 42: treadle.v1.ThreadService.SendSignal:output_type -> treadle.v1.SendSignalResponse
+	35, // 43: treadle.v1.ThreadService.SendStateSignal:output_type -> treadle.v1.SendStateSignalResponse
+	36, // 44: treadle.v1.ThreadService.SendNotificationSignal:output_type -> treadle.v1.SendNotificationSignalResponse
+	37, // 45: treadle.v1.ThreadService.ListNotifications:output_type -> treadle.v1.ListNotificationsResponse
+	38, // 46: treadle.v1.ThreadService.SubscribeToThread:output_type -> treadle.v1.SubscribeToThreadResponse
+	39, // 47: treadle.v1.ThreadService.AbortRun:output_type -> treadle.v1.AbortRunResponse
+	40, // 48: treadle.v1.ThreadService.GetActiveRun:output_type -> treadle.v1.GetActiveRunResponse
+	33, // [33:49] is the sub-list for method output_type
+	17, // [17:33] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_thread_service_proto_init() }
@@ -89,19 +1289,23 @@ func file_treadle_v1_thread_service_proto_init() {
 	if File_treadle_v1_thread_service_proto != nil {
 		return
 	}
+	file_treadle_v1_chunk_proto_init()
+	file_treadle_v1_message_proto_init()
 	file_treadle_v1_signal_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_treadle_v1_thread_service_proto_rawDesc), len(file_treadle_v1_thread_service_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   0,
+			NumEnums:      1,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_treadle_v1_thread_service_proto_goTypes,
 		DependencyIndexes: file_treadle_v1_thread_service_proto_depIdxs,
+		EnumInfos:         file_treadle_v1_thread_service_proto_enumTypes,
+		MessageInfos:      file_treadle_v1_thread_service_proto_msgTypes,
 	}.Build()
 	File_treadle_v1_thread_service_proto = out.File
 	file_treadle_v1_thread_service_proto_goTypes = nil

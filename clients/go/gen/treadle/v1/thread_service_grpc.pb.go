@@ -19,6 +19,13 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
+	ThreadService_CreateThread_FullMethodName           = "/treadle.v1.ThreadService/CreateThread"
+	ThreadService_GetThread_FullMethodName              = "/treadle.v1.ThreadService/GetThread"
+	ThreadService_ListThreads_FullMethodName            = "/treadle.v1.ThreadService/ListThreads"
+	ThreadService_UpdateThread_FullMethodName           = "/treadle.v1.ThreadService/UpdateThread"
+	ThreadService_DeleteThread_FullMethodName           = "/treadle.v1.ThreadService/DeleteThread"
+	ThreadService_ListMessages_FullMethodName           = "/treadle.v1.ThreadService/ListMessages"
+	ThreadService_ListRuns_FullMethodName               = "/treadle.v1.ThreadService/ListRuns"
 	ThreadService_SendMessage_FullMethodName            = "/treadle.v1.ThreadService/SendMessage"
 	ThreadService_QueueMessage_FullMethodName           = "/treadle.v1.ThreadService/QueueMessage"
 	ThreadService_SendSignal_FullMethodName             = "/treadle.v1.ThreadService/SendSignal"
@@ -34,30 +41,57 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// ThreadService holds memory threads and signals: sending user, state and notification signals
-// to a thread (delivered to a running loop, or waking an idle one), queueing messages, and
-// subscribing to every run on a thread as it happens.
+// ThreadService reads and edits memory threads: a thread is one conversation, owned by one
+// resource (for example a user), holding its messages in order and the runs that wrote them.
 //
-// A typical conversation:
+//  1. A call to `AgentService.Generate` or `Stream` with `options.memory` (`resource` and a
+//     thread) creates the thread on first use, loads its newest messages as history, and stores
+//     what the run adds. `CreateThread` creates one ahead of time.
+//  2. `ListThreads` lists a resource's threads, most recently updated first; `GetThread` reads
+//     one; `UpdateThread` sets its title and metadata; `DeleteThread` deletes it with its
+//     messages and runs.
+//  3. `ListMessages` reads a thread's messages in the stored form, oldest first; `ListRuns` its
+//     runs, newest first.
 //
-//  1. A client calls `SubscribeToThread` with a resource and thread. The first response says
+// Every request names the resource as well as the thread: a thread of another resource fails
+// with PERMISSION_DENIED, an unknown one with NOT_FOUND. Listings are paged; a page is bounded
+// in count and in bytes (one huge message still makes a page of its own), and a
+// `page_token` that is not a `next_page_token` of the same listing fails with INVALID_ARGUMENT.
+//
+// Signals go into threads as they run:
+//
+//  4. A client calls `SubscribeToThread` with a resource and thread. The first response says
 //     which run (if any) is active; then every chunk of every run on the thread follows, as it
 //     happens, with an `active_run` response whenever a run starts or ends.
-//  2. Another client (or the same) calls `SendMessage` with the agent, resource and thread. On an
+//  5. Another client (or the same) calls `SendMessage` with the agent, resource and thread. On an
 //     idle thread a run of that agent starts with the message as its input (SIGNAL_ACTION_WAKE);
 //     on a running thread the run takes the message in at its next step boundary, as its own
 //     turn (SIGNAL_ACTION_DELIVER), and the model's next request contains it. Either way the
 //     signal's `data-user-message` / `data-signal` chunk appears on the run's stream.
-//  3. `SendStateSignal` keeps named state (a browser, an editor) current in the thread;
+//  6. `SendStateSignal` keeps named state (a browser, an editor) current in the thread;
 //     `SendNotificationSignal` files an inbox record that the delivery policy sends now, later,
 //     or in a summary; `ListNotifications` shows the inbox.
-//  4. `QueueMessage` waits for the running run to end and then starts a new run with the message.
-//  5. `AbortRun` stops the active run; `GetActiveRun` tells which run is active.
+//  7. `QueueMessage` waits for the running run to end and then starts a new run with the message.
+//  8. `AbortRun` stops the active run; `GetActiveRun` tells which run is active.
 //
-// At most one run is active per thread at a time. Status codes: INVALID_ARGUMENT when a request
-// is malformed (an unknown signal type, a thread without its resource, a bad attribute name);
-// NOT_FOUND when the agent or the targeted run is unknown.
+// At most one run is active per thread at a time. A signal request that is malformed (an
+// unknown signal type, a thread without its resource, a bad attribute name) fails with
+// INVALID_ARGUMENT; an unknown agent or targeted run with NOT_FOUND.
 type ThreadServiceClient interface {
+	// Creates a thread. Fails with ALREADY_EXISTS when the id is taken.
+	CreateThread(ctx context.Context, in *CreateThreadRequest, opts ...grpc.CallOption) (*CreateThreadResponse, error)
+	// Reads a thread.
+	GetThread(ctx context.Context, in *GetThreadRequest, opts ...grpc.CallOption) (*GetThreadResponse, error)
+	// Lists the threads of a resource, most recently updated first.
+	ListThreads(ctx context.Context, in *ListThreadsRequest, opts ...grpc.CallOption) (*ListThreadsResponse, error)
+	// Sets a thread's title and metadata (the fields named by the mask, or both).
+	UpdateThread(ctx context.Context, in *UpdateThreadRequest, opts ...grpc.CallOption) (*UpdateThreadResponse, error)
+	// Deletes a thread with its messages and runs.
+	DeleteThread(ctx context.Context, in *DeleteThreadRequest, opts ...grpc.CallOption) (*DeleteThreadResponse, error)
+	// Lists a thread's messages in the stored form, oldest first.
+	ListMessages(ctx context.Context, in *ListMessagesRequest, opts ...grpc.CallOption) (*ListMessagesResponse, error)
+	// Lists a thread's runs, newest first.
+	ListRuns(ctx context.Context, in *ListRunsRequest, opts ...grpc.CallOption) (*ListRunsResponse, error)
 	// Sends a user message to a running run or to a thread.
 	SendMessage(ctx context.Context, in *SendMessageRequest, opts ...grpc.CallOption) (*SendMessageResponse, error)
 	// Queues a user message to run after the thread's active run ends (at once when idle).
@@ -84,6 +118,76 @@ type threadServiceClient struct {
 
 func NewThreadServiceClient(cc grpc.ClientConnInterface) ThreadServiceClient {
 	return &threadServiceClient{cc}
+}
+
+func (c *threadServiceClient) CreateThread(ctx context.Context, in *CreateThreadRequest, opts ...grpc.CallOption) (*CreateThreadResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateThreadResponse)
+	err := c.cc.Invoke(ctx, ThreadService_CreateThread_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *threadServiceClient) GetThread(ctx context.Context, in *GetThreadRequest, opts ...grpc.CallOption) (*GetThreadResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetThreadResponse)
+	err := c.cc.Invoke(ctx, ThreadService_GetThread_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *threadServiceClient) ListThreads(ctx context.Context, in *ListThreadsRequest, opts ...grpc.CallOption) (*ListThreadsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListThreadsResponse)
+	err := c.cc.Invoke(ctx, ThreadService_ListThreads_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *threadServiceClient) UpdateThread(ctx context.Context, in *UpdateThreadRequest, opts ...grpc.CallOption) (*UpdateThreadResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateThreadResponse)
+	err := c.cc.Invoke(ctx, ThreadService_UpdateThread_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *threadServiceClient) DeleteThread(ctx context.Context, in *DeleteThreadRequest, opts ...grpc.CallOption) (*DeleteThreadResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteThreadResponse)
+	err := c.cc.Invoke(ctx, ThreadService_DeleteThread_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *threadServiceClient) ListMessages(ctx context.Context, in *ListMessagesRequest, opts ...grpc.CallOption) (*ListMessagesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListMessagesResponse)
+	err := c.cc.Invoke(ctx, ThreadService_ListMessages_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *threadServiceClient) ListRuns(ctx context.Context, in *ListRunsRequest, opts ...grpc.CallOption) (*ListRunsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListRunsResponse)
+	err := c.cc.Invoke(ctx, ThreadService_ListRuns_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (c *threadServiceClient) SendMessage(ctx context.Context, in *SendMessageRequest, opts ...grpc.CallOption) (*SendMessageResponse, error) {
@@ -189,30 +293,57 @@ func (c *threadServiceClient) GetActiveRun(ctx context.Context, in *GetActiveRun
 // All implementations must embed UnimplementedThreadServiceServer
 // for forward compatibility.
 //
-// ThreadService holds memory threads and signals: sending user, state and notification signals
-// to a thread (delivered to a running loop, or waking an idle one), queueing messages, and
-// subscribing to every run on a thread as it happens.
+// ThreadService reads and edits memory threads: a thread is one conversation, owned by one
+// resource (for example a user), holding its messages in order and the runs that wrote them.
 //
-// A typical conversation:
+//  1. A call to `AgentService.Generate` or `Stream` with `options.memory` (`resource` and a
+//     thread) creates the thread on first use, loads its newest messages as history, and stores
+//     what the run adds. `CreateThread` creates one ahead of time.
+//  2. `ListThreads` lists a resource's threads, most recently updated first; `GetThread` reads
+//     one; `UpdateThread` sets its title and metadata; `DeleteThread` deletes it with its
+//     messages and runs.
+//  3. `ListMessages` reads a thread's messages in the stored form, oldest first; `ListRuns` its
+//     runs, newest first.
 //
-//  1. A client calls `SubscribeToThread` with a resource and thread. The first response says
+// Every request names the resource as well as the thread: a thread of another resource fails
+// with PERMISSION_DENIED, an unknown one with NOT_FOUND. Listings are paged; a page is bounded
+// in count and in bytes (one huge message still makes a page of its own), and a
+// `page_token` that is not a `next_page_token` of the same listing fails with INVALID_ARGUMENT.
+//
+// Signals go into threads as they run:
+//
+//  4. A client calls `SubscribeToThread` with a resource and thread. The first response says
 //     which run (if any) is active; then every chunk of every run on the thread follows, as it
 //     happens, with an `active_run` response whenever a run starts or ends.
-//  2. Another client (or the same) calls `SendMessage` with the agent, resource and thread. On an
+//  5. Another client (or the same) calls `SendMessage` with the agent, resource and thread. On an
 //     idle thread a run of that agent starts with the message as its input (SIGNAL_ACTION_WAKE);
 //     on a running thread the run takes the message in at its next step boundary, as its own
 //     turn (SIGNAL_ACTION_DELIVER), and the model's next request contains it. Either way the
 //     signal's `data-user-message` / `data-signal` chunk appears on the run's stream.
-//  3. `SendStateSignal` keeps named state (a browser, an editor) current in the thread;
+//  6. `SendStateSignal` keeps named state (a browser, an editor) current in the thread;
 //     `SendNotificationSignal` files an inbox record that the delivery policy sends now, later,
 //     or in a summary; `ListNotifications` shows the inbox.
-//  4. `QueueMessage` waits for the running run to end and then starts a new run with the message.
-//  5. `AbortRun` stops the active run; `GetActiveRun` tells which run is active.
+//  7. `QueueMessage` waits for the running run to end and then starts a new run with the message.
+//  8. `AbortRun` stops the active run; `GetActiveRun` tells which run is active.
 //
-// At most one run is active per thread at a time. Status codes: INVALID_ARGUMENT when a request
-// is malformed (an unknown signal type, a thread without its resource, a bad attribute name);
-// NOT_FOUND when the agent or the targeted run is unknown.
+// At most one run is active per thread at a time. A signal request that is malformed (an
+// unknown signal type, a thread without its resource, a bad attribute name) fails with
+// INVALID_ARGUMENT; an unknown agent or targeted run with NOT_FOUND.
 type ThreadServiceServer interface {
+	// Creates a thread. Fails with ALREADY_EXISTS when the id is taken.
+	CreateThread(context.Context, *CreateThreadRequest) (*CreateThreadResponse, error)
+	// Reads a thread.
+	GetThread(context.Context, *GetThreadRequest) (*GetThreadResponse, error)
+	// Lists the threads of a resource, most recently updated first.
+	ListThreads(context.Context, *ListThreadsRequest) (*ListThreadsResponse, error)
+	// Sets a thread's title and metadata (the fields named by the mask, or both).
+	UpdateThread(context.Context, *UpdateThreadRequest) (*UpdateThreadResponse, error)
+	// Deletes a thread with its messages and runs.
+	DeleteThread(context.Context, *DeleteThreadRequest) (*DeleteThreadResponse, error)
+	// Lists a thread's messages in the stored form, oldest first.
+	ListMessages(context.Context, *ListMessagesRequest) (*ListMessagesResponse, error)
+	// Lists a thread's runs, newest first.
+	ListRuns(context.Context, *ListRunsRequest) (*ListRunsResponse, error)
 	// Sends a user message to a running run or to a thread.
 	SendMessage(context.Context, *SendMessageRequest) (*SendMessageResponse, error)
 	// Queues a user message to run after the thread's active run ends (at once when idle).
@@ -241,6 +372,27 @@ type ThreadServiceServer interface {
 // pointer dereference when methods are called.
 type UnimplementedThreadServiceServer struct{}
 
+func (UnimplementedThreadServiceServer) CreateThread(context.Context, *CreateThreadRequest) (*CreateThreadResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateThread not implemented")
+}
+func (UnimplementedThreadServiceServer) GetThread(context.Context, *GetThreadRequest) (*GetThreadResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetThread not implemented")
+}
+func (UnimplementedThreadServiceServer) ListThreads(context.Context, *ListThreadsRequest) (*ListThreadsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListThreads not implemented")
+}
+func (UnimplementedThreadServiceServer) UpdateThread(context.Context, *UpdateThreadRequest) (*UpdateThreadResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateThread not implemented")
+}
+func (UnimplementedThreadServiceServer) DeleteThread(context.Context, *DeleteThreadRequest) (*DeleteThreadResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteThread not implemented")
+}
+func (UnimplementedThreadServiceServer) ListMessages(context.Context, *ListMessagesRequest) (*ListMessagesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListMessages not implemented")
+}
+func (UnimplementedThreadServiceServer) ListRuns(context.Context, *ListRunsRequest) (*ListRunsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListRuns not implemented")
+}
 func (UnimplementedThreadServiceServer) SendMessage(context.Context, *SendMessageRequest) (*SendMessageResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SendMessage not implemented")
 }
@@ -287,6 +439,132 @@ func RegisterThreadServiceServer(s grpc.ServiceRegistrar, srv ThreadServiceServe
 		t.testEmbeddedByValue()
 	}
 	s.RegisterService(&ThreadService_ServiceDesc, srv)
+}
+
+func _ThreadService_CreateThread_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateThreadRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ThreadServiceServer).CreateThread(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ThreadService_CreateThread_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ThreadServiceServer).CreateThread(ctx, req.(*CreateThreadRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ThreadService_GetThread_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetThreadRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ThreadServiceServer).GetThread(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ThreadService_GetThread_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ThreadServiceServer).GetThread(ctx, req.(*GetThreadRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ThreadService_ListThreads_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListThreadsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ThreadServiceServer).ListThreads(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ThreadService_ListThreads_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ThreadServiceServer).ListThreads(ctx, req.(*ListThreadsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ThreadService_UpdateThread_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateThreadRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ThreadServiceServer).UpdateThread(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ThreadService_UpdateThread_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ThreadServiceServer).UpdateThread(ctx, req.(*UpdateThreadRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ThreadService_DeleteThread_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteThreadRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ThreadServiceServer).DeleteThread(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ThreadService_DeleteThread_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ThreadServiceServer).DeleteThread(ctx, req.(*DeleteThreadRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ThreadService_ListMessages_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListMessagesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ThreadServiceServer).ListMessages(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ThreadService_ListMessages_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ThreadServiceServer).ListMessages(ctx, req.(*ListMessagesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ThreadService_ListRuns_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListRunsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ThreadServiceServer).ListRuns(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ThreadService_ListRuns_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ThreadServiceServer).ListRuns(ctx, req.(*ListRunsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
 }
 
 func _ThreadService_SendMessage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
@@ -451,6 +729,34 @@ var ThreadService_ServiceDesc = grpc.ServiceDesc{
 	ServiceName: "treadle.v1.ThreadService",
 	HandlerType: (*ThreadServiceServer)(nil),
 	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "CreateThread",
+			Handler:    _ThreadService_CreateThread_Handler,
+		},
+		{
+			MethodName: "GetThread",
+			Handler:    _ThreadService_GetThread_Handler,
+		},
+		{
+			MethodName: "ListThreads",
+			Handler:    _ThreadService_ListThreads_Handler,
+		},
+		{
+			MethodName: "UpdateThread",
+			Handler:    _ThreadService_UpdateThread_Handler,
+		},
+		{
+			MethodName: "DeleteThread",
+			Handler:    _ThreadService_DeleteThread_Handler,
+		},
+		{
+			MethodName: "ListMessages",
+			Handler:    _ThreadService_ListMessages_Handler,
+		},
+		{
+			MethodName: "ListRuns",
+			Handler:    _ThreadService_ListRuns_Handler,
+		},
 		{
 			MethodName: "SendMessage",
 			Handler:    _ThreadService_SendMessage_Handler,

@@ -2,45 +2,709 @@
 // @generated from file treadle/v1/thread_service.proto (package treadle.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { FieldMask, Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_field_mask, file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { FinishReason, Usage } from "./chunk_pb.js";
+import { file_treadle_v1_chunk } from "./chunk_pb.js";
+import type { Message as Message$1 } from "./message_pb.js";
+import { file_treadle_v1_message } from "./message_pb.js";
 import type { AbortRunRequestSchema, AbortRunResponseSchema, GetActiveRunRequestSchema, GetActiveRunResponseSchema, ListNotificationsRequestSchema, ListNotificationsResponseSchema, QueueMessageRequestSchema, QueueMessageResponseSchema, SendMessageRequestSchema, SendMessageResponseSchema, SendNotificationSignalRequestSchema, SendNotificationSignalResponseSchema, SendSignalRequestSchema, SendSignalResponseSchema, SendStateSignalRequestSchema, SendStateSignalResponseSchema, SubscribeToThreadRequestSchema, SubscribeToThreadResponseSchema } from "./signal_pb.js";
 import { file_treadle_v1_signal } from "./signal_pb.js";
+import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file treadle/v1/thread_service.proto.
  */
 export const file_treadle_v1_thread_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch90cmVhZGxlL3YxL3RocmVhZF9zZXJ2aWNlLnByb3RvEgp0cmVhZGxlLnYxMqwGCg1UaHJlYWRTZXJ2aWNlEk4KC1NlbmRNZXNzYWdlEh4udHJlYWRsZS52MS5TZW5kTWVzc2FnZVJlcXVlc3QaHy50cmVhZGxlLnYxLlNlbmRNZXNzYWdlUmVzcG9uc2USUQoMUXVldWVNZXNzYWdlEh8udHJlYWRsZS52MS5RdWV1ZU1lc3NhZ2VSZXF1ZXN0GiAudHJlYWRsZS52MS5RdWV1ZU1lc3NhZ2VSZXNwb25zZRJLCgpTZW5kU2lnbmFsEh0udHJlYWRsZS52MS5TZW5kU2lnbmFsUmVxdWVzdBoeLnRyZWFkbGUudjEuU2VuZFNpZ25hbFJlc3BvbnNlEloKD1NlbmRTdGF0ZVNpZ25hbBIiLnRyZWFkbGUudjEuU2VuZFN0YXRlU2lnbmFsUmVxdWVzdBojLnRyZWFkbGUudjEuU2VuZFN0YXRlU2lnbmFsUmVzcG9uc2USbwoWU2VuZE5vdGlmaWNhdGlvblNpZ25hbBIpLnRyZWFkbGUudjEuU2VuZE5vdGlmaWNhdGlvblNpZ25hbFJlcXVlc3QaKi50cmVhZGxlLnYxLlNlbmROb3RpZmljYXRpb25TaWduYWxSZXNwb25zZRJgChFMaXN0Tm90aWZpY2F0aW9ucxIkLnRyZWFkbGUudjEuTGlzdE5vdGlmaWNhdGlvbnNSZXF1ZXN0GiUudHJlYWRsZS52MS5MaXN0Tm90aWZpY2F0aW9uc1Jlc3BvbnNlEmIKEVN1YnNjcmliZVRvVGhyZWFkEiQudHJlYWRsZS52MS5TdWJzY3JpYmVUb1RocmVhZFJlcXVlc3QaJS50cmVhZGxlLnYxLlN1YnNjcmliZVRvVGhyZWFkUmVzcG9uc2UwARJFCghBYm9ydFJ1bhIbLnRyZWFkbGUudjEuQWJvcnRSdW5SZXF1ZXN0GhwudHJlYWRsZS52MS5BYm9ydFJ1blJlc3BvbnNlElEKDEdldEFjdGl2ZVJ1bhIfLnRyZWFkbGUudjEuR2V0QWN0aXZlUnVuUmVxdWVzdBogLnRyZWFkbGUudjEuR2V0QWN0aXZlUnVuUmVzcG9uc2ViBnByb3RvMw", [file_treadle_v1_signal]);
+  fileDesc("Ch90cmVhZGxlL3YxL3RocmVhZF9zZXJ2aWNlLnByb3RvEgp0cmVhZGxlLnYxIsUBCgZUaHJlYWQSCgoCaWQYASABKAkSEwoLcmVzb3VyY2VfaWQYAiABKAkSDQoFdGl0bGUYAyABKAkSKQoIbWV0YWRhdGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei8KC2NyZWF0ZV90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiowIKA1J1bhIKCgJpZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRIRCgl0aHJlYWRfaWQYAyABKAkSEwoLcmVzb3VyY2VfaWQYBCABKAkSJQoGc3RhdHVzGAUgASgOMhUudHJlYWRsZS52MS5SdW5TdGF0dXMSLwoNZmluaXNoX3JlYXNvbhgGIAEoDjIYLnRyZWFkbGUudjEuRmluaXNoUmVhc29uEiAKBXVzYWdlGAcgASgLMhEudHJlYWRsZS52MS5Vc2FnZRIuCgpzdGFydF90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghlbmRfdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiOQoTQ3JlYXRlVGhyZWFkUmVxdWVzdBIiCgZ0aHJlYWQYASABKAsyEi50cmVhZGxlLnYxLlRocmVhZCI6ChRDcmVhdGVUaHJlYWRSZXNwb25zZRIiCgZ0aHJlYWQYASABKAsyEi50cmVhZGxlLnYxLlRocmVhZCI6ChBHZXRUaHJlYWRSZXF1ZXN0EhMKC3Jlc291cmNlX2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCSI3ChFHZXRUaHJlYWRSZXNwb25zZRIiCgZ0aHJlYWQYASABKAsyEi50cmVhZGxlLnYxLlRocmVhZCJQChJMaXN0VGhyZWFkc1JlcXVlc3QSEwoLcmVzb3VyY2VfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiUwoTTGlzdFRocmVhZHNSZXNwb25zZRIjCgd0aHJlYWRzGAEgAygLMhIudHJlYWRsZS52MS5UaHJlYWQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIn8KE1VwZGF0ZVRocmVhZFJlcXVlc3QSEwoLcmVzb3VyY2VfaWQYASABKAkSIgoGdGhyZWFkGAIgASgLMhIudHJlYWRsZS52MS5UaHJlYWQSLwoLdXBkYXRlX21hc2sYAyABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrIjoKFFVwZGF0ZVRocmVhZFJlc3BvbnNlEiIKBnRocmVhZBgBIAEoCzISLnRyZWFkbGUudjEuVGhyZWFkIj0KE0RlbGV0ZVRocmVhZFJlcXVlc3QSEwoLcmVzb3VyY2VfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJIhYKFERlbGV0ZVRocmVhZFJlc3BvbnNlImQKE0xpc3RNZXNzYWdlc1JlcXVlc3QSEwoLcmVzb3VyY2VfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJIlYKFExpc3RNZXNzYWdlc1Jlc3BvbnNlEiUKCG1lc3NhZ2VzGAEgAygLMhMudHJlYWRsZS52MS5NZXNzYWdlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJgCg9MaXN0UnVuc1JlcXVlc3QSEwoLcmVzb3VyY2VfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJIkoKEExpc3RSdW5zUmVzcG9uc2USHQoEcnVucxgBIAMoCzIPLnRyZWFkbGUudjEuUnVuEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSqHAQoJUnVuU3RhdHVzEhoKFlJVTl9TVEFUVVNfVU5TUEVDSUZJRUQQABIWChJSVU5fU1RBVFVTX1JVTk5JTkcQARIXChNSVU5fU1RBVFVTX0ZJTklTSEVEEAISFQoRUlVOX1NUQVRVU19GQUlMRUQQAxIWChJSVU5fU1RBVFVTX0FCT1JURUQQBDLZCgoNVGhyZWFkU2VydmljZRJRCgxDcmVhdGVUaHJlYWQSHy50cmVhZGxlLnYxLkNyZWF0ZVRocmVhZFJlcXVlc3QaIC50cmVhZGxlLnYxLkNyZWF0ZVRocmVhZFJlc3BvbnNlEkgKCUdldFRocmVhZBIcLnRyZWFkbGUudjEuR2V0VGhyZWFkUmVxdWVzdBodLnRyZWFkbGUudjEuR2V0VGhyZWFkUmVzcG9uc2USTgoLTGlzdFRocmVhZHMSHi50cmVhZGxlLnYxLkxpc3RUaHJlYWRzUmVxdWVzdBofLnRyZWFkbGUudjEuTGlzdFRocmVhZHNSZXNwb25zZRJRCgxVcGRhdGVUaHJlYWQSHy50cmVhZGxlLnYxLlVwZGF0ZVRocmVhZFJlcXVlc3QaIC50cmVhZGxlLnYxLlVwZGF0ZVRocmVhZFJlc3BvbnNlElEKDERlbGV0ZVRocmVhZBIfLnRyZWFkbGUudjEuRGVsZXRlVGhyZWFkUmVxdWVzdBogLnRyZWFkbGUudjEuRGVsZXRlVGhyZWFkUmVzcG9uc2USUQoMTGlzdE1lc3NhZ2VzEh8udHJlYWRsZS52MS5MaXN0TWVzc2FnZXNSZXF1ZXN0GiAudHJlYWRsZS52MS5MaXN0TWVzc2FnZXNSZXNwb25zZRJFCghMaXN0UnVucxIbLnRyZWFkbGUudjEuTGlzdFJ1bnNSZXF1ZXN0GhwudHJlYWRsZS52MS5MaXN0UnVuc1Jlc3BvbnNlEk4KC1NlbmRNZXNzYWdlEh4udHJlYWRsZS52MS5TZW5kTWVzc2FnZVJlcXVlc3QaHy50cmVhZGxlLnYxLlNlbmRNZXNzYWdlUmVzcG9uc2USUQoMUXVldWVNZXNzYWdlEh8udHJlYWRsZS52MS5RdWV1ZU1lc3NhZ2VSZXF1ZXN0GiAudHJlYWRsZS52MS5RdWV1ZU1lc3NhZ2VSZXNwb25zZRJLCgpTZW5kU2lnbmFsEh0udHJlYWRsZS52MS5TZW5kU2lnbmFsUmVxdWVzdBoeLnRyZWFkbGUudjEuU2VuZFNpZ25hbFJlc3BvbnNlEloKD1NlbmRTdGF0ZVNpZ25hbBIiLnRyZWFkbGUudjEuU2VuZFN0YXRlU2lnbmFsUmVxdWVzdBojLnRyZWFkbGUudjEuU2VuZFN0YXRlU2lnbmFsUmVzcG9uc2USbwoWU2VuZE5vdGlmaWNhdGlvblNpZ25hbBIpLnRyZWFkbGUudjEuU2VuZE5vdGlmaWNhdGlvblNpZ25hbFJlcXVlc3QaKi50cmVhZGxlLnYxLlNlbmROb3RpZmljYXRpb25TaWduYWxSZXNwb25zZRJgChFMaXN0Tm90aWZpY2F0aW9ucxIkLnRyZWFkbGUudjEuTGlzdE5vdGlmaWNhdGlvbnNSZXF1ZXN0GiUudHJlYWRsZS52MS5MaXN0Tm90aWZpY2F0aW9uc1Jlc3BvbnNlEmIKEVN1YnNjcmliZVRvVGhyZWFkEiQudHJlYWRsZS52MS5TdWJzY3JpYmVUb1RocmVhZFJlcXVlc3QaJS50cmVhZGxlLnYxLlN1YnNjcmliZVRvVGhyZWFkUmVzcG9uc2UwARJFCghBYm9ydFJ1bhIbLnRyZWFkbGUudjEuQWJvcnRSdW5SZXF1ZXN0GhwudHJlYWRsZS52MS5BYm9ydFJ1blJlc3BvbnNlElEKDEdldEFjdGl2ZVJ1bhIfLnRyZWFkbGUudjEuR2V0QWN0aXZlUnVuUmVxdWVzdBogLnRyZWFkbGUudjEuR2V0QWN0aXZlUnVuUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_field_mask, file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_chunk, file_treadle_v1_message, file_treadle_v1_signal]);
 
 /**
- * ThreadService holds memory threads and signals: sending user, state and notification signals
- * to a thread (delivered to a running loop, or waking an idle one), queueing messages, and
- * subscribing to every run on a thread as it happens.
+ * Thread is one conversation of a resource.
  *
- * A typical conversation:
+ * @generated from message treadle.v1.Thread
+ */
+export type Thread = Message<"treadle.v1.Thread"> & {
+  /**
+   * Unique id of the thread (unique across resources).
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * Id of the resource that owns the thread.
+   *
+   * @generated from field: string resource_id = 2;
+   */
+  resourceId: string;
+
+  /**
+   * Human-readable title; empty when none was given.
+   *
+   * @generated from field: string title = 3;
+   */
+  title: string;
+
+  /**
+   * Free-form metadata.
+   *
+   * @generated from field: google.protobuf.Struct metadata = 4;
+   */
+  metadata?: JsonObject | undefined;
+
+  /**
+   * When the thread was created. Output only.
+   *
+   * @generated from field: google.protobuf.Timestamp create_time = 5;
+   */
+  createTime?: Timestamp | undefined;
+
+  /**
+   * When a message or a field of the thread last changed. Output only.
+   *
+   * @generated from field: google.protobuf.Timestamp update_time = 6;
+   */
+  updateTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.Thread.
+ * Use `create(ThreadSchema)` to create a new message.
+ */
+export const ThreadSchema: GenMessage<Thread> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_thread_service, 0);
+
+/**
+ * Run is the record of one `Generate` or `Stream` call on a thread.
  *
- * 1. A client calls `SubscribeToThread` with a resource and thread. The first response says
+ * @generated from message treadle.v1.Run
+ */
+export type Run = Message<"treadle.v1.Run"> & {
+  /**
+   * Id of the run (the `run_id` of its chunks).
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * Id of the agent that ran.
+   *
+   * @generated from field: string agent_id = 2;
+   */
+  agentId: string;
+
+  /**
+   * Id of the thread.
+   *
+   * @generated from field: string thread_id = 3;
+   */
+  threadId: string;
+
+  /**
+   * Id of the resource that owns the thread.
+   *
+   * @generated from field: string resource_id = 4;
+   */
+  resourceId: string;
+
+  /**
+   * How far the run got.
+   *
+   * @generated from field: treadle.v1.RunStatus status = 5;
+   */
+  status: RunStatus;
+
+  /**
+   * The run's finish reason; unset while it runs.
+   *
+   * @generated from field: treadle.v1.FinishReason finish_reason = 6;
+   */
+  finishReason: FinishReason;
+
+  /**
+   * Tokens the run used.
+   *
+   * @generated from field: treadle.v1.Usage usage = 7;
+   */
+  usage?: Usage | undefined;
+
+  /**
+   * When the run started.
+   *
+   * @generated from field: google.protobuf.Timestamp start_time = 8;
+   */
+  startTime?: Timestamp | undefined;
+
+  /**
+   * When the run ended; unset while it runs.
+   *
+   * @generated from field: google.protobuf.Timestamp end_time = 9;
+   */
+  endTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.Run.
+ * Use `create(RunSchema)` to create a new message.
+ */
+export const RunSchema: GenMessage<Run> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_thread_service, 1);
+
+/**
+ * CreateThreadRequest is the request of `CreateThread`.
+ *
+ * @generated from message treadle.v1.CreateThreadRequest
+ */
+export type CreateThreadRequest = Message<"treadle.v1.CreateThreadRequest"> & {
+  /**
+   * The thread; `id` and `resource_id` MUST be set.
+   *
+   * @generated from field: treadle.v1.Thread thread = 1;
+   */
+  thread?: Thread | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.CreateThreadRequest.
+ * Use `create(CreateThreadRequestSchema)` to create a new message.
+ */
+export const CreateThreadRequestSchema: GenMessage<CreateThreadRequest> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_thread_service, 2);
+
+/**
+ * CreateThreadResponse is the response of `CreateThread`.
+ *
+ * @generated from message treadle.v1.CreateThreadResponse
+ */
+export type CreateThreadResponse = Message<"treadle.v1.CreateThreadResponse"> & {
+  /**
+   * The stored thread.
+   *
+   * @generated from field: treadle.v1.Thread thread = 1;
+   */
+  thread?: Thread | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.CreateThreadResponse.
+ * Use `create(CreateThreadResponseSchema)` to create a new message.
+ */
+export const CreateThreadResponseSchema: GenMessage<CreateThreadResponse> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_thread_service, 3);
+
+/**
+ * GetThreadRequest is the request of `GetThread`.
+ *
+ * @generated from message treadle.v1.GetThreadRequest
+ */
+export type GetThreadRequest = Message<"treadle.v1.GetThreadRequest"> & {
+  /**
+   * Id of the resource that owns the thread.
+   *
+   * @generated from field: string resource_id = 1;
+   */
+  resourceId: string;
+
+  /**
+   * Id of the thread.
+   *
+   * @generated from field: string thread_id = 2;
+   */
+  threadId: string;
+};
+
+/**
+ * Describes the message treadle.v1.GetThreadRequest.
+ * Use `create(GetThreadRequestSchema)` to create a new message.
+ */
+export const GetThreadRequestSchema: GenMessage<GetThreadRequest> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_thread_service, 4);
+
+/**
+ * GetThreadResponse is the response of `GetThread`.
+ *
+ * @generated from message treadle.v1.GetThreadResponse
+ */
+export type GetThreadResponse = Message<"treadle.v1.GetThreadResponse"> & {
+  /**
+   * The thread.
+   *
+   * @generated from field: treadle.v1.Thread thread = 1;
+   */
+  thread?: Thread | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.GetThreadResponse.
+ * Use `create(GetThreadResponseSchema)` to create a new message.
+ */
+export const GetThreadResponseSchema: GenMessage<GetThreadResponse> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_thread_service, 5);
+
+/**
+ * ListThreadsRequest is the request of `ListThreads`.
+ *
+ * @generated from message treadle.v1.ListThreadsRequest
+ */
+export type ListThreadsRequest = Message<"treadle.v1.ListThreadsRequest"> & {
+  /**
+   * Id of the resource whose threads to list.
+   *
+   * @generated from field: string resource_id = 1;
+   */
+  resourceId: string;
+
+  /**
+   * Maximum number of threads to return; 0 lets the server choose. The server MAY return fewer.
+   *
+   * @generated from field: int32 page_size = 2;
+   */
+  pageSize: number;
+
+  /**
+   * `next_page_token` of the previous response, or empty for the first page.
+   *
+   * @generated from field: string page_token = 3;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message treadle.v1.ListThreadsRequest.
+ * Use `create(ListThreadsRequestSchema)` to create a new message.
+ */
+export const ListThreadsRequestSchema: GenMessage<ListThreadsRequest> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_thread_service, 6);
+
+/**
+ * ListThreadsResponse is the response of `ListThreads`.
+ *
+ * @generated from message treadle.v1.ListThreadsResponse
+ */
+export type ListThreadsResponse = Message<"treadle.v1.ListThreadsResponse"> & {
+  /**
+   * The threads of this page, most recently updated first.
+   *
+   * @generated from field: repeated treadle.v1.Thread threads = 1;
+   */
+  threads: Thread[];
+
+  /**
+   * Token for the next page; empty when this is the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message treadle.v1.ListThreadsResponse.
+ * Use `create(ListThreadsResponseSchema)` to create a new message.
+ */
+export const ListThreadsResponseSchema: GenMessage<ListThreadsResponse> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_thread_service, 7);
+
+/**
+ * UpdateThreadRequest is the request of `UpdateThread`.
+ *
+ * @generated from message treadle.v1.UpdateThreadRequest
+ */
+export type UpdateThreadRequest = Message<"treadle.v1.UpdateThreadRequest"> & {
+  /**
+   * Id of the resource that owns the thread.
+   *
+   * @generated from field: string resource_id = 1;
+   */
+  resourceId: string;
+
+  /**
+   * The thread's new fields; `id` names the thread.
+   *
+   * @generated from field: treadle.v1.Thread thread = 2;
+   */
+  thread?: Thread | undefined;
+
+  /**
+   * The fields to set: `title`, `metadata`. When unset, both are set.
+   *
+   * @generated from field: google.protobuf.FieldMask update_mask = 3;
+   */
+  updateMask?: FieldMask | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.UpdateThreadRequest.
+ * Use `create(UpdateThreadRequestSchema)` to create a new message.
+ */
+export const UpdateThreadRequestSchema: GenMessage<UpdateThreadRequest> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_thread_service, 8);
+
+/**
+ * UpdateThreadResponse is the response of `UpdateThread`.
+ *
+ * @generated from message treadle.v1.UpdateThreadResponse
+ */
+export type UpdateThreadResponse = Message<"treadle.v1.UpdateThreadResponse"> & {
+  /**
+   * The updated thread.
+   *
+   * @generated from field: treadle.v1.Thread thread = 1;
+   */
+  thread?: Thread | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.UpdateThreadResponse.
+ * Use `create(UpdateThreadResponseSchema)` to create a new message.
+ */
+export const UpdateThreadResponseSchema: GenMessage<UpdateThreadResponse> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_thread_service, 9);
+
+/**
+ * DeleteThreadRequest is the request of `DeleteThread`.
+ *
+ * @generated from message treadle.v1.DeleteThreadRequest
+ */
+export type DeleteThreadRequest = Message<"treadle.v1.DeleteThreadRequest"> & {
+  /**
+   * Id of the resource that owns the thread.
+   *
+   * @generated from field: string resource_id = 1;
+   */
+  resourceId: string;
+
+  /**
+   * Id of the thread.
+   *
+   * @generated from field: string thread_id = 2;
+   */
+  threadId: string;
+};
+
+/**
+ * Describes the message treadle.v1.DeleteThreadRequest.
+ * Use `create(DeleteThreadRequestSchema)` to create a new message.
+ */
+export const DeleteThreadRequestSchema: GenMessage<DeleteThreadRequest> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_thread_service, 10);
+
+/**
+ * DeleteThreadResponse is the response of `DeleteThread`.
+ *
+ * @generated from message treadle.v1.DeleteThreadResponse
+ */
+export type DeleteThreadResponse = Message<"treadle.v1.DeleteThreadResponse"> & {
+};
+
+/**
+ * Describes the message treadle.v1.DeleteThreadResponse.
+ * Use `create(DeleteThreadResponseSchema)` to create a new message.
+ */
+export const DeleteThreadResponseSchema: GenMessage<DeleteThreadResponse> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_thread_service, 11);
+
+/**
+ * ListMessagesRequest is the request of `ListMessages`.
+ *
+ * @generated from message treadle.v1.ListMessagesRequest
+ */
+export type ListMessagesRequest = Message<"treadle.v1.ListMessagesRequest"> & {
+  /**
+   * Id of the resource that owns the thread.
+   *
+   * @generated from field: string resource_id = 1;
+   */
+  resourceId: string;
+
+  /**
+   * Id of the thread.
+   *
+   * @generated from field: string thread_id = 2;
+   */
+  threadId: string;
+
+  /**
+   * Maximum number of messages to return; 0 lets the server choose. The server MAY return fewer.
+   *
+   * @generated from field: int32 page_size = 3;
+   */
+  pageSize: number;
+
+  /**
+   * `next_page_token` of the previous response, or empty for the first page.
+   *
+   * @generated from field: string page_token = 4;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message treadle.v1.ListMessagesRequest.
+ * Use `create(ListMessagesRequestSchema)` to create a new message.
+ */
+export const ListMessagesRequestSchema: GenMessage<ListMessagesRequest> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_thread_service, 12);
+
+/**
+ * ListMessagesResponse is the response of `ListMessages`.
+ *
+ * @generated from message treadle.v1.ListMessagesResponse
+ */
+export type ListMessagesResponse = Message<"treadle.v1.ListMessagesResponse"> & {
+  /**
+   * The messages of this page, oldest first, in the stored form.
+   *
+   * @generated from field: repeated treadle.v1.Message messages = 1;
+   */
+  messages: Message$1[];
+
+  /**
+   * Token for the next page; empty when this is the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message treadle.v1.ListMessagesResponse.
+ * Use `create(ListMessagesResponseSchema)` to create a new message.
+ */
+export const ListMessagesResponseSchema: GenMessage<ListMessagesResponse> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_thread_service, 13);
+
+/**
+ * ListRunsRequest is the request of `ListRuns`.
+ *
+ * @generated from message treadle.v1.ListRunsRequest
+ */
+export type ListRunsRequest = Message<"treadle.v1.ListRunsRequest"> & {
+  /**
+   * Id of the resource that owns the thread.
+   *
+   * @generated from field: string resource_id = 1;
+   */
+  resourceId: string;
+
+  /**
+   * Id of the thread.
+   *
+   * @generated from field: string thread_id = 2;
+   */
+  threadId: string;
+
+  /**
+   * Maximum number of runs to return; 0 lets the server choose. The server MAY return fewer.
+   *
+   * @generated from field: int32 page_size = 3;
+   */
+  pageSize: number;
+
+  /**
+   * `next_page_token` of the previous response, or empty for the first page.
+   *
+   * @generated from field: string page_token = 4;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message treadle.v1.ListRunsRequest.
+ * Use `create(ListRunsRequestSchema)` to create a new message.
+ */
+export const ListRunsRequestSchema: GenMessage<ListRunsRequest> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_thread_service, 14);
+
+/**
+ * ListRunsResponse is the response of `ListRuns`.
+ *
+ * @generated from message treadle.v1.ListRunsResponse
+ */
+export type ListRunsResponse = Message<"treadle.v1.ListRunsResponse"> & {
+  /**
+   * The runs of this page, newest first.
+   *
+   * @generated from field: repeated treadle.v1.Run runs = 1;
+   */
+  runs: Run[];
+
+  /**
+   * Token for the next page; empty when this is the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message treadle.v1.ListRunsResponse.
+ * Use `create(ListRunsResponseSchema)` to create a new message.
+ */
+export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_thread_service, 15);
+
+/**
+ * RunStatus is how far a recorded run got.
+ *
+ * @generated from enum treadle.v1.RunStatus
+ */
+export enum RunStatus {
+  /**
+   * The status is not set.
+   *
+   * @generated from enum value: RUN_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The run is in progress (or its server stopped before it ended).
+   *
+   * @generated from enum value: RUN_STATUS_RUNNING = 1;
+   */
+  RUNNING = 1,
+
+  /**
+   * The run ended with an answer.
+   *
+   * @generated from enum value: RUN_STATUS_FINISHED = 2;
+   */
+  FINISHED = 2,
+
+  /**
+   * The run ended with an error.
+   *
+   * @generated from enum value: RUN_STATUS_FAILED = 3;
+   */
+  FAILED = 3,
+
+  /**
+   * The run was aborted: by a processor's tripwire, or because its caller went away.
+   *
+   * @generated from enum value: RUN_STATUS_ABORTED = 4;
+   */
+  ABORTED = 4,
+}
+
+/**
+ * Describes the enum treadle.v1.RunStatus.
+ */
+export const RunStatusSchema: GenEnum<RunStatus> = /*@__PURE__*/
+  enumDesc(file_treadle_v1_thread_service, 0);
+
+/**
+ * ThreadService reads and edits memory threads: a thread is one conversation, owned by one
+ * resource (for example a user), holding its messages in order and the runs that wrote them.
+ *
+ * 1. A call to `AgentService.Generate` or `Stream` with `options.memory` (`resource` and a
+ *    thread) creates the thread on first use, loads its newest messages as history, and stores
+ *    what the run adds. `CreateThread` creates one ahead of time.
+ * 2. `ListThreads` lists a resource's threads, most recently updated first; `GetThread` reads
+ *    one; `UpdateThread` sets its title and metadata; `DeleteThread` deletes it with its
+ *    messages and runs.
+ * 3. `ListMessages` reads a thread's messages in the stored form, oldest first; `ListRuns` its
+ *    runs, newest first.
+ *
+ * Every request names the resource as well as the thread: a thread of another resource fails
+ * with PERMISSION_DENIED, an unknown one with NOT_FOUND. Listings are paged; a page is bounded
+ * in count and in bytes (one huge message still makes a page of its own), and a
+ * `page_token` that is not a `next_page_token` of the same listing fails with INVALID_ARGUMENT.
+ *
+ * Signals go into threads as they run:
+ *
+ * 4. A client calls `SubscribeToThread` with a resource and thread. The first response says
  *    which run (if any) is active; then every chunk of every run on the thread follows, as it
  *    happens, with an `active_run` response whenever a run starts or ends.
- * 2. Another client (or the same) calls `SendMessage` with the agent, resource and thread. On an
+ * 5. Another client (or the same) calls `SendMessage` with the agent, resource and thread. On an
  *    idle thread a run of that agent starts with the message as its input (SIGNAL_ACTION_WAKE);
  *    on a running thread the run takes the message in at its next step boundary, as its own
  *    turn (SIGNAL_ACTION_DELIVER), and the model's next request contains it. Either way the
  *    signal's `data-user-message` / `data-signal` chunk appears on the run's stream.
- * 3. `SendStateSignal` keeps named state (a browser, an editor) current in the thread;
+ * 6. `SendStateSignal` keeps named state (a browser, an editor) current in the thread;
  *    `SendNotificationSignal` files an inbox record that the delivery policy sends now, later,
  *    or in a summary; `ListNotifications` shows the inbox.
- * 4. `QueueMessage` waits for the running run to end and then starts a new run with the message.
- * 5. `AbortRun` stops the active run; `GetActiveRun` tells which run is active.
+ * 7. `QueueMessage` waits for the running run to end and then starts a new run with the message.
+ * 8. `AbortRun` stops the active run; `GetActiveRun` tells which run is active.
  *
- * At most one run is active per thread at a time. Status codes: INVALID_ARGUMENT when a request
- * is malformed (an unknown signal type, a thread without its resource, a bad attribute name);
- * NOT_FOUND when the agent or the targeted run is unknown.
+ * At most one run is active per thread at a time. A signal request that is malformed (an
+ * unknown signal type, a thread without its resource, a bad attribute name) fails with
+ * INVALID_ARGUMENT; an unknown agent or targeted run with NOT_FOUND.
  *
  * @generated from service treadle.v1.ThreadService
  */
 export const ThreadService: GenService<{
+  /**
+   * Creates a thread. Fails with ALREADY_EXISTS when the id is taken.
+   *
+   * @generated from rpc treadle.v1.ThreadService.CreateThread
+   */
+  createThread: {
+    methodKind: "unary";
+    input: typeof CreateThreadRequestSchema;
+    output: typeof CreateThreadResponseSchema;
+  },
+  /**
+   * Reads a thread.
+   *
+   * @generated from rpc treadle.v1.ThreadService.GetThread
+   */
+  getThread: {
+    methodKind: "unary";
+    input: typeof GetThreadRequestSchema;
+    output: typeof GetThreadResponseSchema;
+  },
+  /**
+   * Lists the threads of a resource, most recently updated first.
+   *
+   * @generated from rpc treadle.v1.ThreadService.ListThreads
+   */
+  listThreads: {
+    methodKind: "unary";
+    input: typeof ListThreadsRequestSchema;
+    output: typeof ListThreadsResponseSchema;
+  },
+  /**
+   * Sets a thread's title and metadata (the fields named by the mask, or both).
+   *
+   * @generated from rpc treadle.v1.ThreadService.UpdateThread
+   */
+  updateThread: {
+    methodKind: "unary";
+    input: typeof UpdateThreadRequestSchema;
+    output: typeof UpdateThreadResponseSchema;
+  },
+  /**
+   * Deletes a thread with its messages and runs.
+   *
+   * @generated from rpc treadle.v1.ThreadService.DeleteThread
+   */
+  deleteThread: {
+    methodKind: "unary";
+    input: typeof DeleteThreadRequestSchema;
+    output: typeof DeleteThreadResponseSchema;
+  },
+  /**
+   * Lists a thread's messages in the stored form, oldest first.
+   *
+   * @generated from rpc treadle.v1.ThreadService.ListMessages
+   */
+  listMessages: {
+    methodKind: "unary";
+    input: typeof ListMessagesRequestSchema;
+    output: typeof ListMessagesResponseSchema;
+  },
+  /**
+   * Lists a thread's runs, newest first.
+   *
+   * @generated from rpc treadle.v1.ThreadService.ListRuns
+   */
+  listRuns: {
+    methodKind: "unary";
+    input: typeof ListRunsRequestSchema;
+    output: typeof ListRunsResponseSchema;
+  },
   /**
    * Sends a user message to a running run or to a thread.
    *

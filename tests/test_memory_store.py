@@ -1,0 +1,197 @@
+"""The store on both engines: migrations, threads, ordered upserts, paging, runs, agents."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+
+import pytest
+
+from tests.support.databases import Database
+from treadle.chunks import Usage
+from treadle.errors import AlreadyExistsError, NotFoundError, PermissionDeniedError
+from treadle.memory import PageRequest, SqlStore, StoredAgent, Thread, open_store
+from treadle.memory.migrate import current_revision, head
+from treadle.messages import (
+    DataPart,
+    ErrorPart,
+    FilePart,
+    Message,
+    MessageContent,
+    ReasoningPart,
+    SourcePart,
+    StepStartPart,
+    TextPart,
+    ToolInvocationPart,
+)
+
+
+@pytest.fixture
+async def store(database: Database) -> AsyncIterator[SqlStore]:
+    s = await open_store(database.url)
+    yield s
+    await s.close()
+
+
+def every_part() -> list:
+    return [
+        StepStartPart("openai/gpt-4o-mini"),
+        ReasoningPart("thinking", signature="sig", redacted_data=b"\x00\x01"),
+        TextPart("hello", provider_metadata={"openai": {"id": "x"}}),
+        FilePart("image/png", data=b"\x89PNG", filename="a.png"),
+        FilePart("text/plain", url="https://example.com/a.txt"),
+        SourcePart("url", "s1", url="https://example.com", title="Example"),
+        ToolInvocationPart("c1", "lookup", args={"q": 1}, state="result", result={"n": [1, 2]}),
+        ToolInvocationPart("c2", "fail", args={}, state="output-error", is_error=True, error_text="boom"),
+        ErrorPart("APICallError", "bad"),
+        DataPart("data-moderation", data={"level": "warn"}, id="m1"),
+    ]
+
+
+async def test_migrations_run_twice_and_stay_at_head(database: Database) -> None:
+    for _ in range(2):
+        s = await open_store(database.url)
+        assert await current_revision(s.engine) == head()
+        await s.close()
+
+
+def test_two_processes_migrating_one_database_at_once(database: Database) -> None:
+    # Both processes connect, then wait for the same line on stdin, so their upgrades overlap.
+    code = (
+        "import asyncio, sys\n"
+        "from treadle.memory import open_store\n"
+        "from treadle.memory.migrate import current_revision\n"
+        "async def main():\n"
+        "    sys.stdin.readline()\n"
+        "    s = await open_store(sys.argv[1])\n"
+        "    print(await current_revision(s.engine))\n"
+        "    await s.close()\n"
+        "asyncio.run(main())\n"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", code, database.url], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    for p in procs:
+        assert p.stdin is not None
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [err for _, err in outs]
+    assert [out.strip() for out, _ in outs] == [head(), head()]
+
+
+async def test_every_part_round_trips_in_order(store: SqlStore) -> None:
+    await store.open_thread("u1", "t1")
+    message = Message("m1", "assistant", MessageContent(every_part(), metadata={"k": [1, "x"]}))
+    await store.save_messages("t1", "u1", [Message.user("hi", id="m0"), message])
+    [first, second] = await store.load_history("t1", 10)
+    assert first.id == "m0" and first.text == "hi"
+    assert second.content == message.content
+    assert (second.thread_id, second.resource_id, second.role) == ("t1", "u1", "assistant")
+
+
+async def test_upsert_keeps_a_message_in_its_place(store: SqlStore) -> None:
+    await store.open_thread("u1", "t1")
+    a, b = Message.user("a", id="a"), Message.assistant("b", id="b")
+    await store.save_messages("t1", "u1", [a, b])
+    a.content.parts.append(TextPart(" again"))
+    await store.save_messages("t1", "u1", [a, Message.user("c", id="c")])
+    assert [(m.id, m.text) for m in await store.load_history("t1", 10)] == [
+        ("a", "a again"), ("b", "b"), ("c", "c")
+    ]
+    assert [m.id for m in await store.load_history("t1", 2)] == ["b", "c"]
+    assert await store.load_history("t1", 0) == []
+    await store.save_messages("t1", "u1", [], delete_ids=["b"])
+    assert [m.id for m in await store.load_history("t1", 10)] == ["a", "c"]
+
+
+async def test_same_message_id_in_two_threads_are_two_messages(store: SqlStore) -> None:
+    await store.open_thread("u1", "t1")
+    await store.open_thread("u2", "t2")
+    await store.save_messages("t1", "u1", [Message.user("one", id="m")])
+    await store.save_messages("t2", "u2", [Message.user("two", id="m")])
+    assert [m.text for m in await store.load_history("t1", 10)] == ["one"]
+    assert [m.text for m in await store.load_history("t2", 10)] == ["two"]
+
+
+async def test_thread_of_another_resource_is_refused_and_nothing_written(store: SqlStore) -> None:
+    await store.open_thread("u1", "t1", title="mine")
+    with pytest.raises(PermissionDeniedError, match="another resource"):
+        await store.open_thread("u2", "t1", title="theirs")
+    thread = await store.get_thread("t1")
+    assert thread is not None and (thread.resource_id, thread.title) == ("u1", "mine")
+    assert (await store.list_threads("u2", PageRequest(10, 1 << 20))).items == []
+
+
+async def test_open_thread_creates_then_updates_title_and_metadata(store: SqlStore) -> None:
+    created = await store.open_thread("u1", "t1", title="First", metadata={"a": 1})
+    again = await store.open_thread("u1", "t1")  # no title given: kept
+    assert (again.title, again.metadata) == ("First", {"a": 1})
+    updated = await store.open_thread("u1", "t1", title="Second", metadata={"b": 2})
+    assert (updated.title, updated.metadata) == ("Second", {"b": 2})
+    assert updated.created_at == created.created_at and updated.updated_at >= created.updated_at
+    stored = await store.get_thread("t1")
+    assert stored is not None and (stored.title, stored.metadata) == ("Second", {"b": 2})
+
+
+async def test_threads_list_newest_update_first_and_page(store: SqlStore) -> None:
+    for i in range(5):
+        await store.create_thread(Thread(f"t{i}", "u1", title=f"T{i}"))
+    await store.save_messages("t2", "u1", [Message.user("bump")])  # t2 is now the newest
+    seen, cursor = [], None
+    while True:
+        page = await store.list_threads("u1", PageRequest(2, 1 << 20, cursor))
+        seen += [t.id for t in page.items]
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert seen == ["t2", "t4", "t3", "t1", "t0"]
+    with pytest.raises(AlreadyExistsError):
+        await store.create_thread(Thread("t1", "u1"))
+
+
+async def test_message_pages_are_bounded_in_bytes_and_never_empty(store: SqlStore) -> None:
+    await store.open_thread("u1", "t1")
+    huge = "x" * 5000
+    await store.save_messages("t1", "u1", [Message.user(huge, id=f"m{i}") for i in range(4)])
+    page = await store.list_messages("t1", PageRequest(100, 6000))
+    assert [m.id for m in page.items] == ["m0"] and page.next_cursor is not None
+    tiny = await store.list_messages("t1", PageRequest(100, 10, page.next_cursor))
+    assert [m.id for m in tiny.items] == ["m1"]  # one row larger than the budget is still a page
+    rest = await store.list_messages("t1", PageRequest(100, 1 << 20, tiny.next_cursor))
+    assert [m.id for m in rest.items] == ["m2", "m3"] and rest.next_cursor is None
+
+
+async def test_runs_are_recorded_newest_first(store: SqlStore) -> None:
+    await store.open_thread("u1", "t1")
+    await store.start_run("r1", "agent", "t1", "u1")
+    await store.end_run("r1", "finished", "stop", Usage(1, 2, 3))
+    await store.start_run("r2", "agent", "t1", "u1")
+    page = await store.list_runs("t1", PageRequest(10, 1 << 20))
+    assert [(r.id, r.status) for r in page.items] == [("r2", "running"), ("r1", "finished")]
+    r1 = page.items[1]
+    assert r1.finish_reason == "stop" and r1.usage == Usage(1, 2, 3) and r1.ended_at is not None
+
+
+async def test_delete_thread_takes_its_messages_and_runs(store: SqlStore) -> None:
+    await store.open_thread("u1", "t1")
+    await store.save_messages("t1", "u1", [Message.user("hi")])
+    await store.start_run("r1", "agent", "t1", "u1")
+    await store.delete_thread("t1")
+    assert await store.get_thread("t1") is None
+    assert await store.count_messages("t1") == 0
+    assert (await store.list_runs("t1", PageRequest(10, 1 << 20))).items == []
+    with pytest.raises(NotFoundError):
+        await store.delete_thread("t1")
+    await store.open_thread("u2", "t1")  # the id is free again
+
+
+async def test_agents_are_kept(store: SqlStore) -> None:
+    await store.save_agent(StoredAgent("a", {"id": "a", "model": "openai/x"}))
+    await store.save_agent(StoredAgent("a", {"id": "a", "model": "openai/y"}))
+    await store.save_agent(StoredAgent("b", {"id": "b", "model": "openai/z"}))
+    assert [(a.id, a.definition["model"]) for a in await store.list_agents()] == [
+        ("a", "openai/y"), ("b", "openai/z")
+    ]
+    await store.delete_agent("a")
+    assert [a.id for a in await store.list_agents()] == ["b"]
