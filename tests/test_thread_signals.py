@@ -18,6 +18,7 @@ from google.protobuf import json_format
 
 from tests.conftest import RunningApp, StartApp
 from tests.support import OpenAIServer, Turn
+from tests.support.databases import Database
 from treadle.agents import Agent, NotificationPolicy, NotificationRule
 from treadle.messages import SystemMessage
 from treadle.signals import DecideArgs
@@ -110,7 +111,12 @@ class Threads:
 
 
 @pytest.fixture
-async def threads(start_app: StartApp, openai_server: Callable[..., OpenAIServer]) -> AsyncIterator[Callable[..., Any]]:
+async def threads(
+    database: Database, start_app: StartApp, openai_server: Callable[..., OpenAIServer],
+) -> AsyncIterator[Callable[..., Any]]:
+    """``await threads(script, setup=fn, **agent)``: a server (on SQLite, then PostgreSQL) with
+    the agent ``echo`` on a loopback OpenAI server, and a ThreadService client. ``database``
+    comes first so that its schema outlives the app (fixtures end in reverse order)."""
     opened: list[tuple[Threads, grpc.aio.Channel]] = []
 
     async def make(script: list[Any], setup: Callable[[Any], None] | None = None, **agent: Any) -> tuple[Threads, OpenAIServer]:
@@ -123,7 +129,7 @@ async def threads(start_app: StartApp, openai_server: Callable[..., OpenAIServer
             if setup is not None:
                 setup(app)
 
-        running = await start_app(setup=configure)
+        running = await start_app(setup=configure, **database.settings)
         channel = grpc.aio.insecure_channel(running.target)
         t = Threads(running, channel)
         opened.append((t, channel))

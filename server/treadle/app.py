@@ -37,9 +37,10 @@ from .config import AgentFileError, Settings, load_agent_file
 from .errors import InvalidArgumentError
 from .loop import AgentLoop
 from .memory import SqlStore, database_url, open_store
+from .memory.signal_sql import SqlSignalStore
 from .providers.router import ModelRouter
 from .registry import Registry
-from .signals import InMemorySignalStore, NotificationCenter, SignalStore, ThreadRuntime
+from .signals import InMemorySignalStore, NotificationCenter, ThreadRuntime
 from .tools import Tool
 from .tracing import build_meter_provider, build_tracer_provider
 
@@ -122,8 +123,7 @@ class TreadleApp:
         # Memory: threads, messages, runs and API agents, in the store opened by start().
         # Threads also take signals: into running and idle threads, subscriptions, the
         # notification inbox.
-        self.signal_store: SignalStore = InMemorySignalStore()
-        self.threads = ThreadRuntime(self.loop, self.registry.snapshot_agent, self.signal_store,
+        self.threads = ThreadRuntime(self.loop, self.registry.snapshot_agent, InMemorySignalStore(),
                                      options_from_json=options_from_json)
         self.notifications = NotificationCenter(self.threads)
         self.thread_service = ThreadServicer(self.threads, self.notifications)
@@ -193,6 +193,7 @@ class TreadleApp:
             store = await open_store(database_url(self.settings.data_dir, self.settings.database))
             self.store = store
             self.loop.memory = self.agent_service.store = self.thread_service.store = store
+            self.threads.store = SqlSignalStore(store.engine)
         return self.store
 
     async def stop(self, grace: float | None = None) -> None:

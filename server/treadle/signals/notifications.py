@@ -153,6 +153,7 @@ class NotificationCenter:
         self.deciders: dict[str, Callable[[DecideArgs], Any]] = deciders if deciders is not None else {}
         self._kick = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
         self._stream_options: dict[ThreadKey, IfIdle] = {}
         runtime.on_idle.append(self._thread_idle)
 
@@ -249,6 +250,8 @@ class NotificationCenter:
 
     async def _thread_idle(self, key: ThreadKey) -> None:
         """Records waiting for the thread to be idle are delivered, most urgent first."""
+        if self._stopping:
+            return
         waiting = [r for r in await self.runtime.store.list_notifications(key, ("pending", "summarized"))
                    if r.deliver_when_idle]
         for record in sorted(waiting, key=lambda r: (-_rank(r.priority), r.create_time)):
@@ -273,20 +276,23 @@ class NotificationCenter:
             self._task = asyncio.create_task(self._dispatch_forever(), name="notification dispatcher")
 
     async def stop(self) -> None:
+        """Let the dispatcher finish what it is sending (never cut a store call short), then end."""
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            self._stopping = True
+            self._kick.set()
+            await self._task
             self._task = None
 
     async def _dispatch_forever(self) -> None:
-        while True:
+        while not self._stopping:
             self._kick.clear()
             try:
                 wait = await self.dispatch_due()
             except Exception:
                 log.exception("notification dispatcher failed; retrying")
                 wait = 1.0
+            if self._stopping:
+                return
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._kick.wait(), wait)
 

@@ -25,7 +25,7 @@ from ..chunks import AbortPayload, Chunk
 from ..errors import InvalidArgumentError, NotFoundError, ShuttingDownError
 from ..loop import AgentLoop
 from ..loop.inbox import Inbox
-from ..messages import new_id, utcnow
+from ..messages import Message, new_id, utcnow
 from .hub import ActiveRunChanged, Subscription, ThreadHub
 from .signal import Signal, signal_from_message
 from .store import PendingSignal, SignalStore, ThreadKey
@@ -106,6 +106,8 @@ class ThreadRuntime:
         self._idle = asyncio.Event()
         self._idle.set()
         self._stopping = False
+        self._tasks: set[asyncio.Task[None]] = set()
+        """Every run task until it has fully ended (its end also starts the next run)."""
         self.on_idle: list[OnIdle] = []
         """Called (and awaited when async) after a thread's last run ended and nothing follows."""
 
@@ -159,15 +161,15 @@ class ThreadRuntime:
             self._agents(agent_id)  # NOT_FOUND now rather than when the run ends
             signal.with_attributes(if_active.attributes)
             await self.store.add_pending(PendingSignal(
-                key, signal, "queued", agent_id=agent_id, options=if_idle.options_json,
+                key, _stored(key, signal), "queued", agent_id=agent_id, options=if_idle.options_json,
             ))
             return Sent(Accepted("persist"), signal)
 
     async def abort(self, target: Target) -> str:
         """Abort the targeted run; returns its id, or "" when nothing was running."""
         _, run = self._route(target, must_exist=False)
-        if run is None or run.task is None or run.task.done():
-            return ""
+        if run is None or run.task is None or run.inbox.closed:
+            return ""  # not running, or already ending
         run.task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.shield(run.task)
@@ -176,10 +178,11 @@ class ThreadRuntime:
     async def stop(self) -> None:
         """Server shutdown: end every active run; queued and persisted signals stay stored."""
         self._stopping = True
-        tasks = [r.task for r in self._active.values() if r.task is not None]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        for run in list(self._active.values()):
+            if run.task is not None and not run.inbox.closed:
+                run.task.cancel()
+        while self._tasks:  # ending runs may still be storing what they leave behind
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     async def recover(self) -> None:
         """After a restart: start the queued runs that no run took before the server stopped."""
@@ -217,7 +220,7 @@ class ThreadRuntime:
             return Sent(Accepted("deliver", run.run_id), signal)
         if if_active.behavior == "persist":
             signal.to_message()  # the rendering is checked before anything is stored
-            await self.store.add_pending(PendingSignal(key, signal, "persisted", agent_id=run.agent_id))
+            await self.store.add_pending(PendingSignal(key, _stored(key, signal), "persisted", agent_id=run.agent_id))
             return Sent(Accepted("persist"), signal)
         return Sent(Accepted("discard"), signal)
 
@@ -231,7 +234,7 @@ class ThreadRuntime:
             return Sent(Accepted("wake", run_id), signal)
         if if_idle.behavior == "persist":
             signal.to_message()
-            await self.store.add_pending(PendingSignal(key, signal, "persisted", agent_id=target.agent_id))
+            await self.store.add_pending(PendingSignal(key, _stored(key, signal), "persisted", agent_id=target.agent_id))
             return Sent(Accepted("persist"), signal)
         return Sent(Accepted("discard"), signal)
 
@@ -259,7 +262,7 @@ class ThreadRuntime:
             signal.to_message()  # bad attributes raise here, before the thread is reserved
         persisted = [p for p in await self.store.list_pending(key) if p.kind == "persisted"]
         run = ActiveRun(new_id("run"), agent_id, key, options=options, options_json=options_json)
-        for signal in [*(p.signal for p in persisted), *signals]:
+        for signal in [*(signal_from_message(p.message) for p in persisted), *signals]:
             self._deliver(run, signal)
         opts = replace(options or CallOptions(), memory=MemoryOptions(resource=key[0], thread=key[1]))
         request = RunRequest(messages=[], options=opts, run_id=run.run_id, inbox=run.inbox)
@@ -271,9 +274,11 @@ class ThreadRuntime:
             raise
         self._active[key], self._by_run[run.run_id] = run, run
         self._idle.clear()
-        await self.store.remove_pending([p.signal.id for p in persisted] + (taken or []))
+        await self.store.remove_pending([p.message.id for p in persisted] + (taken or []))
         self.hub.publish(key, ActiveRunChanged(run.run_id, agent_id))
         run.task = asyncio.create_task(self._drive(run, stream, first), name=f"run {run.run_id}")
+        self._tasks.add(run.task)
+        run.task.add_done_callback(self._tasks.discard)
         return run.run_id
 
     async def _drive(self, run: ActiveRun, stream: AsyncGenerator[Chunk, None], first: Chunk) -> None:
@@ -305,9 +310,9 @@ class ThreadRuntime:
             except Exception:
                 log.exception("could not start the next run on thread %s", run.key)
                 for signal in signals:
-                    await self.store.add_pending(PendingSignal(run.key, signal, "persisted"))
+                    await self.store.add_pending(PendingSignal(run.key, _stored(run.key, signal), "persisted"))
                 started = False
-        if not started:
+        if not started and not self._stopping:
             for hook in self.on_idle:
                 try:
                     result = hook(run.key)
@@ -322,7 +327,7 @@ class ThreadRuntime:
         """Signals the ended run never took first (one run), then the oldest queued message."""
         if self._stopping:
             for signal in leftovers:
-                await self.store.add_pending(PendingSignal(key, signal, "persisted"))
+                await self.store.add_pending(PendingSignal(key, _stored(key, signal), "persisted"))
             return True
         if leftovers and prev is not None:
             await self._start(key, prev.agent_id, leftovers, prev.options, prev.options_json)
@@ -331,10 +336,14 @@ class ThreadRuntime:
             if pending.kind != "queued":
                 continue
             options = self._options_from_json(pending.options) if pending.options else None
-            await self._start(key, pending.agent_id, [pending.signal], options, pending.options,
-                              taken=[pending.signal.id])
+            await self._start(key, pending.agent_id, [signal_from_message(pending.message)], options,
+                              pending.options, taken=[pending.message.id])
             return True
         return False
+
+
+def _stored(key: ThreadKey, signal: Signal) -> Message:
+    return signal.to_message(thread_id=key[1], resource_id=key[0])
 
 
 __all__ = ["Accepted", "ActiveRun", "IfActive", "IfIdle", "Sent", "Target", "ThreadRuntime"]
