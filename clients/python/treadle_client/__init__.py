@@ -23,6 +23,7 @@ from ._agents import DEFAULT_TARGET, AgentClient
 from ._attach import AttachError, Attachment
 from ._blocking import run_processors, run_tools
 from ._processors import attach
+from ._signals import ThreadSubscription
 from ._tools import serve_tools
 
 __all__ = [
@@ -34,4 +35,5 @@ __all__ = [
     "run_processors",
     "run_tools",
     "serve_tools",
+    "ThreadSubscription",
 ]

@@ -11,6 +11,8 @@ from google.protobuf import field_mask_pb2, json_format
 
 from treadle.v1 import agent_pb2, agent_service_pb2, agent_service_pb2_grpc, chunk_pb2, message_pb2
 
+from ._signals import SignalCalls
+
 DEFAULT_TARGET = "127.0.0.1:50051"
 _MAX_MESSAGE_BYTES = 16 << 20
 
@@ -20,7 +22,7 @@ OptionsLike = agent_pb2.CallOptions | Mapping[str, Any]
 MessageLike = message_pb2.Message | Mapping[str, Any]
 
 
-class AgentClient:
+class AgentClient(SignalCalls):
     """An async client for one Treadle server.
 
     ``channel`` lets you bring your own (TLS, interceptors); the client then leaves closing it
