@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -9,14 +10,19 @@ from typing import Any
 import pytest
 
 from tests.support import databases
+from treadle.config import settings as settings_module
 from tests.support.databases import database  # noqa: F401
 from tests.support.fixtures import anthropic_server, openai_server, wire_server  # noqa: F401
 from treadle.app import TreadleApp
 from treadle.config import Settings
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    databases.start_postgres()
+@pytest.fixture(autouse=True)
+def _a_store_per_test(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """An app a test builds without ``data_dir`` gets a store of its own, not ``./.treadle``
+    (created only when an app opens it)."""
+    monkeypatch.setattr(settings_module, "DEFAULT_DATA_DIR",
+                        tmp_path_factory.getbasetemp() / f"data-{uuid.uuid4().hex[:12]}")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

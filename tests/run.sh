@@ -32,4 +32,17 @@ fi
 
 .ci/lint
 .venv/bin/python -m mypy
+
+# PostgreSQL for the storage and memory tests, which run on SQLite and on PostgreSQL: a throwaway
+# unprivileged cluster (.ci/postgres), stopped on exit. Under CI=true one that cannot start fails
+# the run; by hand the tests then run on SQLite only.
+if [[ -z "${TREADLE_TEST_DATABASE_URL:-}" ]]; then
+  if pg_env="$(.ci/postgres start)"; then
+    while IFS='=' read -r name value; do export "$name=$value"; done <<<"$pg_env"
+    trap '.ci/postgres stop "$TREADLE_PG_DIR"' EXIT
+  elif [[ "${CI:-}" == "true" ]]; then
+    echo "tests/run.sh: PostgreSQL could not start; the storage tests need it" >&2
+    exit 1
+  fi
+fi
 .venv/bin/python -m pytest -q "$@"

@@ -52,7 +52,7 @@ def every_part() -> list:
 async def test_migrations_run_twice_and_stay_at_head(database: Database) -> None:
     for _ in range(2):
         s = await open_store(database.url)
-        assert await current_revision(s.engine) == head()
+        assert await current_revision(s.db) == head()
         await s.close()
 
 
@@ -65,7 +65,7 @@ def test_two_processes_migrating_one_database_at_once(database: Database) -> Non
         "async def main():\n"
         "    sys.stdin.readline()\n"
         "    s = await open_store(sys.argv[1])\n"
-        "    print(await current_revision(s.engine))\n"
+        "    print(await current_revision(s.db))\n"
         "    await s.close()\n"
         "asyncio.run(main())\n"
     )
@@ -195,3 +195,23 @@ async def test_agents_are_kept(store: SqlStore) -> None:
     ]
     await store.delete_agent("a")
     assert [a.id for a in await store.list_agents()] == ["b"]
+
+
+async def test_statement_by_statement_transactions_commit_and_roll_back(store: SqlStore) -> None:
+    from sqlalchemy import select
+
+    from treadle.memory import schema
+    from treadle.memory.engine import reading, writing
+
+    await store.open_thread("u1", "t1")
+    async with writing(store.engine) as conn:
+        await conn.execute(schema.agents.insert().values(id="a", definition="{}", created_at=1, updated_at=1))
+        assert (await conn.execute(select(schema.agents.c.id))).all()[0][0] == "a"
+    with pytest.raises(RuntimeError):
+        async with writing(store.engine) as conn:
+            await conn.execute(schema.agents.insert().values(id="b", definition="{}", created_at=1, updated_at=1))
+            raise RuntimeError("rolled back")
+    async with reading(store.engine) as conn:
+        rows = (await conn.execute(select(schema.agents.c.id).order_by(schema.agents.c.id))).all()
+        assert [r[0] for r in rows] == ["a"]
+        assert (await conn.execute(select(schema.threads.c.resource_id))).first()[0] == "u1"

@@ -1,7 +1,7 @@
 """A processor process for the chaos tests (tests/test_remote_processes.py), attached with the SDK.
 
     python -m tests.remote.chaos_main TARGET [--id ID] [--delivery D] [--block-at N] [--sleep S]
-                                             [--observe] [--with-input]
+                                             [--observe] [--with-input] [--data-parts]
 
 It serves one processor, ``ID`` (default ``chaos``), whose ``process_output_stream``:
 
@@ -19,6 +19,7 @@ It serves one processor, ``ID`` (default ``chaos``), whose ``process_output_stre
 ``--delivery`` is how ``process_output_stream`` invocations come: ``per_chunk`` (lock-step, the
 default), ``pipelined`` (per chunk, up to 4 in flight) or ``windowed`` (up to 4 chunks per
 invocation, 2 in flight). ``--with-input`` adds a ``process_input`` hook (prints ``input {...}``) that changes nothing.
+``--data-parts`` declares ``process_data_parts`` (without it, ``data-*`` chunks must never arrive).
 
 Spans: ``{hook} {ID}`` for every invocation, exported over OTLP/HTTP when the standard
 ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` is set (and nowhere otherwise).
@@ -51,8 +52,9 @@ class Chaos:
     """Counts words in ``state``, says what it handles, and fails on demand."""
 
     def __init__(self, pid: str, *, delivery: str, block_at: int, sleep: float, observe: bool,
-                 with_input: bool) -> None:
+                 with_input: bool, data_parts: bool = False) -> None:
         self.id = pid
+        self.process_data_parts = data_parts
         # Every mode is spelled out: the SDK's default is windowed.
         if delivery == "per_chunk":
             self.stream_delivery, self.max_in_flight = "per_chunk", 1
@@ -107,7 +109,7 @@ def tracer_provider() -> TracerProvider:
 async def serve(opts: argparse.Namespace) -> None:
     provider = tracer_provider()
     processor = Chaos(opts.id, delivery=opts.delivery, block_at=opts.block_at, sleep=opts.sleep,
-                      observe=opts.observe, with_input=opts.with_input)
+                      observe=opts.observe, with_input=opts.with_input, data_parts=opts.data_parts)
     attachment = await attach([processor], opts.target, tracer_provider=provider, backoff=(0.05, 0.5))
     await attachment.ready(timeout=30)
     print("ready", flush=True)
@@ -129,6 +131,7 @@ def main() -> None:
     parser.add_argument("--sleep", type=float, default=0.0, help="seconds to sleep per chunk")
     parser.add_argument("--observe", action="store_true", help="declare the stream hook OBSERVE")
     parser.add_argument("--with-input", action="store_true", help="also serve process_input")
+    parser.add_argument("--data-parts", action="store_true", help="declare process_data_parts")
     asyncio.run(serve(parser.parse_args()))
 
 

@@ -24,12 +24,15 @@ ROOT = Path(__file__).resolve().parents[2]
 ENV = "TREADLE_TEST_DATABASE_URL"
 
 _started: dict[str, str] = {}
+_tried: list[bool] = []
 
 
 def start_postgres() -> None:
-    """Called from ``pytest_configure``: make sure ``TREADLE_TEST_DATABASE_URL`` is set if it can be."""
-    if os.environ.get(ENV):
+    """Make sure ``TREADLE_TEST_DATABASE_URL`` is set if it can be (once, when the first test
+    that takes ``database`` is collected, so other test runs never wait for a cluster)."""
+    if _tried or os.environ.get(ENV):
         return
+    _tried.append(True)
     result = subprocess.run([str(ROOT / ".ci" / "postgres"), "start"], capture_output=True, text=True)
     if result.returncode == 0:
         values = dict(line.split("=", 1) for line in result.stdout.split() if "=" in line)
@@ -44,10 +47,12 @@ def start_postgres() -> None:
 
 def stop_postgres() -> None:
     if "dir" in _started:
-        subprocess.run([str(ROOT / ".ci" / "postgres"), "stop", _started.pop("dir")], check=False)
+        subprocess.run([str(ROOT / ".ci" / "postgres"), "stop", _started.pop("dir")], check=False,
+                       capture_output=True)
 
 
 def engines() -> list[str]:
+    start_postgres()
     return ["sqlite", "postgresql"] if os.environ.get(ENV) else ["sqlite"]
 
 

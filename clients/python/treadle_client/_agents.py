@@ -12,6 +12,7 @@ from google.protobuf import field_mask_pb2, json_format
 from treadle.v1 import agent_pb2, agent_service_pb2, agent_service_pb2_grpc, chunk_pb2, message_pb2
 
 from ._signals import SignalCalls
+from ._threads import ThreadCalls
 
 DEFAULT_TARGET = "127.0.0.1:50051"
 _MAX_MESSAGE_BYTES = 16 << 20
@@ -22,8 +23,9 @@ OptionsLike = agent_pb2.CallOptions | Mapping[str, Any]
 MessageLike = message_pb2.Message | Mapping[str, Any]
 
 
-class AgentClient(SignalCalls):
-    """An async client for one Treadle server.
+class AgentClient(ThreadCalls, SignalCalls):
+    """An async client for one Treadle server: agents, runs, memory threads (``ThreadCalls``) and
+    signals into threads (``SignalCalls``).
 
     ``channel`` lets you bring your own (TLS, interceptors); the client then leaves closing it
     to you. Every call takes an optional ``timeout`` in seconds and ``metadata``.

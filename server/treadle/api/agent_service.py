@@ -149,7 +149,7 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
             merged = _apply_mask(request.update_mask, request.agent, convert.agent_to_proto(current))
         agent = convert.agent_from_proto(merged, source=current.source)
         self.check_models(agent)
-        agent.update_time = utcnow()
+        agent.create_time, agent.update_time = current.create_time, utcnow()
         agent.validate()
         await self._keep(agent)
         self._registry.replace_agent(agent)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,10 @@ DEFAULT_LISTEN = "127.0.0.1:50051"
 DEFAULT_GRACE = 30.0
 DEFAULT_MAX_MESSAGE_BYTES = 16 << 20
 DEFAULT_DATA_DIR = Path(".treadle")
+
+
+def _default_data_dir() -> Path:
+    return DEFAULT_DATA_DIR  # looked up when Settings are made (tests point it elsewhere)
 
 
 @dataclass(frozen=True)
@@ -39,7 +43,7 @@ class Settings:
     """The most any remote processor may ask for (the agent's cap may still be shorter)."""
     processor_attach_wait: float = 0.0
     """Seconds a run waits, once, for a named remote processor that is not attached yet."""
-    data_dir: Path = DEFAULT_DATA_DIR
+    data_dir: Path = field(default_factory=_default_data_dir)
     """Where the SQLite database lives (``treadle.db``), unless ``database`` is given."""
     database: str | None = None
     """A ``postgresql://`` URL: store threads, messages, runs and agents there instead."""
@@ -56,6 +60,8 @@ class Settings:
             raise ValueError("max message size must be positive")
         if self.processor_timeout <= 0 or self.processor_max_timeout <= 0:
             raise ValueError("processor timeouts must be > 0 seconds")
+        if self.database is not None and not self.database.startswith(("postgresql://", "postgres://")):
+            raise ValueError(f"database {self.database!r} must be a postgresql:// URL")
         if self.processor_attach_wait < 0:
             raise ValueError(f"processor attach wait must be >= 0 seconds, got {self.processor_attach_wait}")
 

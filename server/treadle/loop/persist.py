@@ -26,21 +26,24 @@ RunStatus: TypeAlias = Literal["running", "finished", "failed", "aborted"]
 
 
 class ThreadMemory(Protocol):
-    async def open_thread(
-        self, resource_id: str, thread_id: str, *, title: str | None = None,
-        metadata: dict[str, Any] | None = None,
-    ) -> Any: ...
-
-    async def load_history(self, thread_id: str, limit: int) -> list[Message]: ...
+    async def begin_run(
+        self, run_id: str, agent_id: str, resource_id: str, thread_id: str, *, title: str | None,
+        metadata: dict[str, Any] | None, history: int,
+    ) -> list[Message]:
+        """Open the thread (PermissionDeniedError for another resource), record the run, and
+        return the newest ``history`` messages."""
+        ...
 
     async def save_messages(
         self, thread_id: str, resource_id: str, messages: Sequence[Message],
         delete_ids: Sequence[str] = (),
     ) -> None: ...
 
-    async def start_run(self, run_id: str, agent_id: str, thread_id: str, resource_id: str) -> None: ...
-
-    async def end_run(self, run_id: str, status: RunStatus, finish_reason: str, usage: Usage) -> None: ...
+    async def end_run(
+        self, run_id: str, status: RunStatus, finish_reason: str, usage: Usage, *,
+        thread_id: str = "", resource_id: str = "", messages: Sequence[Message] = (),
+        delete_ids: Sequence[str] = (),
+    ) -> None: ...
 
 
 class Persister:
@@ -66,27 +69,44 @@ class Persister:
         the history. Runs before the first chunk, so a refusal is the call's status."""
         if self._memory is None:
             return
-        await self._memory.open_thread(self.resource_id, self.thread_id, title=title, metadata=metadata)
-        self.history = await self._memory.load_history(self.thread_id, last_messages)
-        await self._memory.start_run(run_id, agent_id, self.thread_id, self.resource_id)
+        self.history = await self._memory.begin_run(
+            run_id, agent_id, self.resource_id, self.thread_id, title=title, metadata=metadata,
+            history=last_messages,
+        )
         self._run_id = run_id
 
-    async def save(self, ml: MessageList) -> None:
-        """Write the run's messages as they are now: new or changed ones, and remove those this
-        run wrote that a processor has since removed from the list."""
-        if self._memory is None:
-            return
+    def _changes(self, ml: MessageList) -> tuple[list[Message], list[str]]:
+        """New or changed messages of this run, and those it wrote that a processor removed."""
         current = ml.get_unsaved()
         ids = {m.id for m in current}
-        changed = [m for m in current if self._saved.get(m.id) != m]
-        gone = [i for i in self._saved if i not in ids]
-        if not changed and not gone:
-            return
-        await self._memory.save_messages(self.thread_id, self.resource_id, changed, gone)
+        return [m for m in current if self._saved.get(m.id) != m], [i for i in self._saved if i not in ids]
+
+    def _written(self, changed: list[Message], gone: list[str]) -> None:
         for i in gone:
             del self._saved[i]
         for m in changed:
             self._saved[m.id] = copy.deepcopy(m)
+
+    async def save(self, ml: MessageList) -> None:
+        """Write the run's messages as they are now (only what changed)."""
+        if self._memory is None:
+            return
+        changed, gone = self._changes(ml)
+        if changed or gone:
+            await self._memory.save_messages(self.thread_id, self.resource_id, changed, gone)
+            self._written(changed, gone)
+
+    async def finish(self, ml: MessageList, finish_reason: str, usage: Usage) -> None:
+        """The final state after ``processOutputResult``, and the run's end, in one write."""
+        if self._memory is None or not self._run_id:
+            return
+        changed, gone = self._changes(ml)
+        await self._memory.end_run(
+            self._run_id, "finished", finish_reason, usage, thread_id=self.thread_id,
+            resource_id=self.resource_id, messages=changed, delete_ids=gone,
+        )
+        self._written(changed, gone)
+        self._run_id = ""  # ended
 
     async def drop_response(self, ml: MessageList) -> None:
         """A final answer was rejected: remove what this run wrote of it."""

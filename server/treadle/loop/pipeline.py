@@ -6,6 +6,11 @@ own: the chunk is submitted and the next chunk goes on without waiting for the a
 slow network adds latency, not a throughput ceiling. Answers are applied in chunk order.
 
 With no pipelining processor there are no stages and no tasks: ``put`` runs the chain inline.
+
+The stage tasks outlive a step, so each chunk is handled in the trace context ``put`` was called
+in (a step's, or the run's for the final ``finish``), not the one the tasks were started in: the
+stream span a stage opens belongs to the step of the chunk. (Chunks of one step are flushed
+before the next step puts any.)
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ import contextlib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from opentelemetry import context as otel_context
 
 from ..chunks import Chunk
 from ..message_list import MessageList
@@ -51,6 +58,8 @@ class StreamPipeline:
         self._staged = any(pipelined for _, _, pipelined in self._segments)
         self._queues: list[asyncio.Queue[Any]] = []
         self._tasks: list[asyncio.Task[None]] = []
+        self._context = otel_context.get_current()
+        """The trace context of the latest ``put``: the stages handle chunks in it."""
 
     def _split(self) -> list[tuple[int, list[Any], bool]]:
         """(first index, processors, pipelined) runs; inline processors are grouped."""
@@ -83,6 +92,7 @@ class StreamPipeline:
                 await self.sink(out)
             return
         self._start()
+        self._context = otel_context.get_current()
         await self._queues[0].put(chunk)
 
     async def flush(self) -> None:
@@ -150,6 +160,7 @@ class StreamPipeline:
             if item is None or item is _STOP or (self.failure and not isinstance(item, _Marker)):
                 continue
             if isinstance(item, Chunk):
+                token = otel_context.attach(self._context)
                 try:
                     if pipelined:
                         item = await self.chain.submit_output_stream(
@@ -162,6 +173,8 @@ class StreamPipeline:
                 except Exception as e:
                     self._fail(e)
                     continue
+                finally:
+                    otel_context.detach(token)
             await outbox.put(item)
 
     async def _sink_stage(self, inbox: asyncio.Queue[Any]) -> None:

@@ -104,6 +104,8 @@ class AgentLoop:
                 raise InvalidArgumentError(f"request_context is invalid at {path}: {e.message}") from None
         if opts.memory is not None and not (opts.memory.resource and opts.memory.thread):
             raise InvalidArgumentError("memory needs both resource and thread")
+        if opts.memory is not None and max(len(opts.memory.resource), len(opts.memory.thread)) > 255:
+            raise InvalidArgumentError("memory resource and thread ids must be at most 255 characters")
         max_steps = opts.max_steps if opts.max_steps is not None else DEFAULT_MAX_STEPS
         if max_steps < 1:
             raise InvalidArgumentError(f"max_steps must be at least 1, got {max_steps}")
@@ -264,7 +266,7 @@ class AgentLoop:
             return await self._trip(output, state, result, _tripwire(e))
         except ProcessorError as e:
             return await self._fail(output, state, result, ErrorPayload(str(e), "ProcessorError"))
-        await persist.save(ml)  # the final state, after processOutputResult
+        await persist.finish(ml, final_reason, state.usage)  # the final state, after processOutputResult
 
         self._fill(result, state, text, final_reason)
         finish = Chunk.of(Finish(final_reason, state.usage))

@@ -76,6 +76,13 @@ class MemoryStore(Protocol):
         Raises ``PermissionDeniedError`` (writing nothing) when it belongs to another resource."""
         ...
 
+    async def begin_run(
+        self, run_id: str, agent_id: str, resource_id: str, thread_id: str, *, title: str | None,
+        metadata: dict[str, Any] | None, history: int,
+    ) -> list[Message]:
+        """In one transaction: ``open_thread``, ``start_run`` and ``load_history``."""
+        ...
+
     async def load_history(self, thread_id: str, limit: int) -> list[Message]:
         """The newest ``limit`` messages of the thread, oldest first."""
         ...
@@ -90,7 +97,14 @@ class MemoryStore(Protocol):
 
     async def start_run(self, run_id: str, agent_id: str, thread_id: str, resource_id: str) -> None: ...
 
-    async def end_run(self, run_id: str, status: RunStatus, finish_reason: str, usage: Usage) -> None: ...
+    async def end_run(
+        self, run_id: str, status: RunStatus, finish_reason: str, usage: Usage, *,
+        thread_id: str = "", resource_id: str = "", messages: Sequence[Message] = (),
+        delete_ids: Sequence[str] = (),
+    ) -> None:
+        """Record how the run ended, saving ``messages`` (as ``save_messages``) in the same
+        transaction."""
+        ...
 
     # --- ThreadService ------------------------------------------------------------------------
 

@@ -1,23 +1,39 @@
-"""The engine factory: one SQLAlchemy async engine per store, SQLite or PostgreSQL.
+"""The engine adapters: how a transaction runs on SQLite and on PostgreSQL. Nothing else differs.
 
-SQLite (the default) is a file under the data directory, in WAL mode so readers never wait for a
-writer. Its driver is put in autocommit mode and every write transaction starts with
-``BEGIN IMMEDIATE``: a writer then waits (``busy_timeout``) for the write lock up front instead of
-failing halfway when another connection or process wrote first. PostgreSQL uses psycopg 3.
+The store's SQL is written once, as plain functions of a SQLAlchemy ``Connection``
+(``sql.py``); a ``Database`` runs such a function as one write transaction or one read:
+
+- **SQLite** (the default) is a file under the data directory, in WAL mode so readers never wait
+  for a writer. A whole transaction runs in one hop to a small thread pool, with the standard
+  ``sqlite3`` driver: a transaction is a few microseconds of work, and one hop per transaction
+  instead of one per statement is what makes it cheap next to a run. The driver is in
+  autocommit mode and every write starts with ``BEGIN IMMEDIATE``, so a writer waits for the
+  write lock up front (``busy_timeout``) instead of failing halfway when another connection or
+  process wrote first.
+- **PostgreSQL** uses psycopg 3's asyncio driver; the same function runs through
+  ``AsyncConnection.run_sync``.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import event
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 SQLITE_FILE = "treadle.db"
 BUSY_TIMEOUT_SECONDS = 30.0
+POOL_TIMEOUT_SECONDS = 300.0
+"""How long a run may wait for a free connection when the pool is exhausted (backpressure)."""
+SQLITE_THREADS = 4
+
+T = TypeVar("T")
+Work = Callable[..., T]
 
 
 def database_url(data_dir: Path | str, database: str | None = None) -> str:
@@ -29,26 +45,81 @@ def database_url(data_dir: Path | str, database: str | None = None) -> str:
             raise ValueError(f"database URL {database!r} must look like postgresql://USER@HOST/DB")
         if scheme in ("postgresql", "postgres", "postgresql+psycopg"):
             return f"postgresql+psycopg://{rest}"
-        if scheme in ("sqlite", "sqlite+aiosqlite"):
-            return f"sqlite+aiosqlite://{rest}"
+        if scheme in ("sqlite", "sqlite+pysqlite"):
+            return f"sqlite+pysqlite://{rest}"
         raise ValueError(f"database URL {database!r}: only postgresql:// is supported")
     path = Path(data_dir)
     path.mkdir(parents=True, exist_ok=True)
-    return f"sqlite+aiosqlite:///{(path / SQLITE_FILE).resolve()}"
+    return f"sqlite+pysqlite:///{(path / SQLITE_FILE).resolve()}"
 
 
-def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
-    if url.startswith("sqlite"):
-        engine = create_async_engine(url, connect_args={"timeout": BUSY_TIMEOUT_SECONDS}, **kwargs)
-        event.listen(engine.sync_engine, "connect", _sqlite_on_connect)
-        return engine
-    kwargs.setdefault("pool_size", 10)
-    kwargs.setdefault("max_overflow", 20)
-    return create_async_engine(url, **kwargs)
+class Database:
+    """Runs ``fn(connection, *args)`` as one write transaction (``write``) or a read (``read``)."""
+
+    dialect: str
+
+    async def write(self, fn: Work[T], *args: Any) -> T:
+        raise NotImplementedError
+
+    async def read(self, fn: Work[T], *args: Any) -> T:
+        raise NotImplementedError
+
+    async def run(self, fn: Work[T], *args: Any) -> T:
+        """``fn`` on a connection with no transaction begun (migrations manage their own)."""
+        raise NotImplementedError
+
+    async def dispose(self) -> None:
+        raise NotImplementedError
+
+
+def open_database(url: str) -> Database:
+    return SqliteDatabase(url) if url.startswith("sqlite") else PostgresDatabase(url)
+
+
+class SqliteDatabase(Database):
+    dialect = "sqlite"
+
+    def __init__(self, url: str) -> None:
+        self.engine: Engine = create_engine(
+            url, connect_args={"timeout": BUSY_TIMEOUT_SECONDS, "check_same_thread": False},
+            pool_size=SQLITE_THREADS, pool_timeout=POOL_TIMEOUT_SECONDS, pool_reset_on_return=None,
+        )
+        event.listen(self.engine, "connect", _sqlite_on_connect)
+        self._threads = ThreadPoolExecutor(SQLITE_THREADS, thread_name_prefix="treadle-sqlite")
+
+    async def _in_thread(self, work: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._threads, work)
+
+    async def write(self, fn: Work[T], *args: Any) -> T:
+        def work() -> T:
+            with self.engine.connect() as conn:
+                conn.exec_driver_sql("BEGIN IMMEDIATE")
+                try:
+                    out = fn(conn, *args)
+                except BaseException:
+                    conn.rollback()
+                    raise
+                conn.commit()
+                return out
+
+        return await self._in_thread(work)
+
+    async def read(self, fn: Work[T], *args: Any) -> T:
+        def work() -> T:
+            with self.engine.connect() as conn:
+                return fn(conn, *args)
+
+        return await self._in_thread(work)
+
+    run = read
+
+    async def dispose(self) -> None:
+        await self._in_thread(self.engine.dispose)
+        self._threads.shutdown(wait=True)
 
 
 def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
-    dbapi_connection.isolation_level = None  # transactions are begun explicitly (see writing)
+    dbapi_connection.isolation_level = None  # transactions are begun explicitly (see write)
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
@@ -56,28 +127,111 @@ def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def is_sqlite(engine: AsyncEngine) -> bool:
-    return engine.dialect.name == "sqlite"
+class PostgresDatabase(Database):
+    dialect = "postgresql"
+
+    def __init__(self, url: str) -> None:
+        self.engine: AsyncEngine = create_async_engine(
+            url, pool_size=10, max_overflow=20, pool_timeout=POOL_TIMEOUT_SECONDS,
+        )
+
+    async def write(self, fn: Work[T], *args: Any) -> T:
+        async with self.engine.begin() as conn:
+            return await conn.run_sync(fn, *args)
+
+    async def read(self, fn: Work[T], *args: Any) -> T:
+        async with self.engine.connect() as conn:
+            return await conn.run_sync(fn, *args)
+
+    run = read
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()
+
+
+def is_postgres(conn: Connection) -> bool:
+    return conn.dialect.name == "postgresql"
+
+
+# --- statement by statement ------------------------------------------------------------------------
+# For code that awaits between statements (``async with writing(db) as conn: await
+# conn.execute(...)``): one hop per statement on SQLite, so prefer ``Database.write`` on hot paths.
+
+
+class Buffered:
+    """A statement's result, fetched in full (rows and row count)."""
+
+    def __init__(self, rows: list[Any], rowcount: int) -> None:
+        self._rows, self.rowcount = rows, rowcount
+
+    def all(self) -> list[Any]:
+        return list(self._rows)
+
+    def first(self) -> Any:
+        return self._rows[0] if self._rows else None
+
+    def one(self) -> Any:
+        if len(self._rows) != 1:
+            raise ValueError(f"expected one row, got {len(self._rows)}")
+        return self._rows[0]
+
+    def one_or_none(self) -> Any:
+        return self.one() if self._rows else None
+
+    def scalar(self) -> Any:
+        return self._rows[0][0] if self._rows else None
+
+    def scalar_one(self) -> Any:
+        return self.one()[0]
+
+    def scalars(self) -> list[Any]:
+        return [r[0] for r in self._rows]
+
+
+class _ThreadedConnection:
+    def __init__(self, db: SqliteDatabase, conn: Connection) -> None:
+        self._db, self._conn = db, conn
+
+    async def execute(self, statement: Any, parameters: Any = None) -> Buffered:
+        def work() -> Buffered:
+            result = self._conn.execute(statement, parameters)
+            rows = list(result.all()) if result.returns_rows else []
+            return Buffered(rows, result.rowcount)
+
+        return await self._db._in_thread(work)
 
 
 @asynccontextmanager
-async def writing(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
-    """One write transaction, committed at the end (rolled back on an exception)."""
-    if not is_sqlite(engine):
-        async with engine.begin() as conn:
-            yield conn
+async def writing(db: Database) -> AsyncIterator[Any]:
+    """A write transaction whose ``execute`` is awaited statement by statement."""
+    if isinstance(db, PostgresDatabase):
+        async with db.engine.begin() as aconn:
+            yield aconn
         return
-    async with engine.connect() as conn:
-        await conn.exec_driver_sql("BEGIN IMMEDIATE")
+    assert isinstance(db, SqliteDatabase)
+    conn = await db._in_thread(db.engine.connect)
+    try:
+        await db._in_thread(lambda: conn.exec_driver_sql("BEGIN IMMEDIATE"))
         try:
-            yield conn
+            yield _ThreadedConnection(db, conn)
         except BaseException:
-            await conn.rollback()
+            await db._in_thread(conn.rollback)
             raise
-        await conn.commit()
+        await db._in_thread(conn.commit)
+    finally:
+        await db._in_thread(conn.close)
 
 
 @asynccontextmanager
-async def reading(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
-    async with engine.connect() as conn:
-        yield conn
+async def reading(db: Database) -> AsyncIterator[Any]:
+    """A connection for reads, awaited statement by statement."""
+    if isinstance(db, PostgresDatabase):
+        async with db.engine.connect() as aconn:
+            yield aconn
+        return
+    assert isinstance(db, SqliteDatabase)
+    conn = await db._in_thread(db.engine.connect)
+    try:
+        yield _ThreadedConnection(db, conn)
+    finally:
+        await db._in_thread(conn.close)

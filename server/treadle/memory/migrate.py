@@ -9,18 +9,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, text
-from sqlalchemy.ext.asyncio import AsyncEngine
+
+from .engine import Database
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 ADVISORY_LOCK_KEY = 0x7472_6561_646C  # "treadl"
 
 
-def alembic_config(connection: Connection | None = None) -> Config:
+def alembic_config(connection: Connection | None = None) -> object:
+    from alembic.config import Config  # Alembic is only needed while migrating
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     if connection is not None:
@@ -29,29 +28,33 @@ def alembic_config(connection: Connection | None = None) -> Config:
 
 
 def head() -> str:
-    rev = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    from alembic.script import ScriptDirectory
+
+    rev = ScriptDirectory.from_config(alembic_config()).get_current_head()  # type: ignore[arg-type]
     assert rev is not None
     return rev
 
 
-async def upgrade(engine: AsyncEngine) -> None:
+async def upgrade(db: Database) -> None:
     """Bring the database to the newest schema version."""
-    async with engine.connect() as conn:
-        await conn.run_sync(_upgrade)
+    await db.run(_upgrade)
 
 
-async def current_revision(engine: AsyncEngine) -> str | None:
-    async with engine.connect() as conn:
-        return await conn.run_sync(lambda c: MigrationContext.configure(c).get_current_revision())
+async def current_revision(db: Database) -> str | None:
+    from alembic.runtime.migration import MigrationContext
+
+    return await db.read(lambda c: MigrationContext.configure(c).get_current_revision())
 
 
 def _upgrade(conn: Connection) -> None:
+    from alembic import command
+
     if conn.dialect.name == "sqlite":
         conn.exec_driver_sql("BEGIN EXCLUSIVE")
     else:
         conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": ADVISORY_LOCK_KEY})
     try:
-        command.upgrade(alembic_config(conn), "head")
+        command.upgrade(alembic_config(conn), "head")  # type: ignore[arg-type]
     except BaseException:
         conn.rollback()
         raise

@@ -11,13 +11,14 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, Boolean, Column, Integer, MetaData, String, Table, Text, delete, or_, select
+from sqlalchemy import (
+    BigInteger, Boolean, Column, Connection, Integer, MetaData, String, Table, Text, delete, or_, select,
+)
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from ..messages import Message
 from .codec import content_from_json, content_to_json
-from .engine import reading, writing
+from .engine import Database
 from .signal_records import NotificationRecord, PendingSignal, StateChannel, ThreadKey
 from .sql import from_micros, micros
 
@@ -71,29 +72,29 @@ def _opt_time(value: int | None) -> datetime | None:
 
 
 class SqlSignalStore:
-    def __init__(self, engine: AsyncEngine) -> None:
-        self.engine = engine
-        self._insert = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
+    """Each method is one transaction (``Database.write``) or one read (``Database.read``)."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._insert = postgresql.insert if db.dialect == "postgresql" else sqlite.insert
 
     # --- pending signals ----------------------------------------------------------------------
 
     async def add_pending(self, pending: PendingSignal) -> None:
         m = pending.message
-        async with writing(self.engine) as conn:
-            result = await conn.execute(pending_signals.insert().values(
+        stmt = pending_signals.insert().values(
                 id=m.id, resource_id=pending.key[0], thread_id=pending.key[1], kind=pending.kind,
                 agent_id=pending.agent_id, type=m.type, content=content_to_json(m.content),
                 options=_json(pending.options) if pending.options is not None else None,
                 created_at=micros(m.created_at),
-            ).returning(pending_signals.c.seq))
-            pending.seq = result.scalar_one()
+            ).returning(pending_signals.c.seq)
+        pending.seq = await self.db.write(lambda conn: conn.execute(stmt).scalar_one())
 
     async def list_pending(self, key: ThreadKey | None = None) -> list[PendingSignal]:
         query = select(pending_signals).order_by(pending_signals.c.seq)
         if key is not None:
             query = query.where(pending_signals.c.resource_id == key[0], pending_signals.c.thread_id == key[1])
-        async with reading(self.engine) as conn:
-            rows = (await conn.execute(query)).all()
+        rows = await self.db.read(_rows, query)
         return [PendingSignal(
             (r.resource_id, r.thread_id),
             Message(id=r.id, role="signal", type=r.type, content=content_from_json(r.content),
@@ -104,16 +105,16 @@ class SqlSignalStore:
     async def remove_pending(self, ids: Iterable[str]) -> None:
         wanted = list(ids)
         if wanted:
-            async with writing(self.engine) as conn:
-                await conn.execute(delete(pending_signals).where(pending_signals.c.id.in_(wanted)))
+            stmt = delete(pending_signals).where(pending_signals.c.id.in_(wanted))
+            await self.db.write(lambda conn: conn.execute(stmt))
 
     # --- state channels -----------------------------------------------------------------------
 
     async def get_state(self, key: ThreadKey, channel: str) -> StateChannel | None:
         c = state_channels.c
-        async with reading(self.engine) as conn:
-            row = (await conn.execute(select(state_channels).where(
-                c.resource_id == key[0], c.thread_id == key[1], c.channel == channel))).first()
+        rows = await self.db.read(_rows, select(state_channels).where(
+            c.resource_id == key[0], c.thread_id == key[1], c.channel == channel))
+        row = rows[0] if rows else None
         return StateChannel(row.channel, row.cache_key, row.mode, row.version, row.last_signal_id) if row else None
 
     async def put_state(self, key: ThreadKey, state: StateChannel) -> None:
@@ -121,9 +122,8 @@ class SqlSignalStore:
                   "last_signal_id": state.last_signal_id}
         stmt = self._insert(state_channels).values(
             resource_id=key[0], thread_id=key[1], channel=state.id, **values)
-        async with writing(self.engine) as conn:
-            await conn.execute(stmt.on_conflict_do_update(
-                index_elements=["resource_id", "thread_id", "channel"], set_=values))
+        upsert = stmt.on_conflict_do_update(index_elements=["resource_id", "thread_id", "channel"], set_=values)
+        await self.db.write(lambda conn: conn.execute(upsert))
 
     # --- notifications ------------------------------------------------------------------------
 
@@ -142,9 +142,8 @@ class SqlSignalStore:
             c.resource_id == key[0], c.thread_id == key[1], c.source == source, c.kind == kind,
             _MERGEABLE, or_(*keys),
         ).order_by(c.created_at).limit(1)
-        async with reading(self.engine) as conn:
-            row = (await conn.execute(query)).first()
-        return _record(row) if row else None
+        rows = await self.db.read(_rows, query)
+        return _record(rows[0]) if rows else None
 
     async def save_notification(self, record: NotificationRecord) -> None:
         values = {
@@ -162,8 +161,8 @@ class SqlSignalStore:
             "created_at": micros(record.create_time), "updated_at": micros(record.update_time),
         }
         stmt = self._insert(notifications).values(id=record.id, **values)
-        async with writing(self.engine) as conn:
-            await conn.execute(stmt.on_conflict_do_update(index_elements=["id"], set_=values))
+        upsert = stmt.on_conflict_do_update(index_elements=["id"], set_=values)
+        await self.db.write(lambda conn: conn.execute(upsert))
 
     async def list_notifications(
         self, key: ThreadKey | None = None, statuses: Iterable[str] = ()
@@ -175,9 +174,11 @@ class SqlSignalStore:
         wanted = list(statuses)
         if wanted:
             query = query.where(c.status.in_(wanted))
-        async with reading(self.engine) as conn:
-            rows = (await conn.execute(query)).all()
-        return [_record(r) for r in rows]
+        return [_record(r) for r in await self.db.read(_rows, query)]
+
+
+def _rows(conn: Connection, query: Any) -> list[Any]:
+    return list(conn.execute(query).all())
 
 
 def _record(r: Any) -> NotificationRecord:

@@ -1,8 +1,8 @@
 """``SqlStore``: the one implementation of ``MemoryStore``, for SQLite and PostgreSQL alike.
 
-All SQL of the store is here (SQLAlchemy Core). The only engine differences are the upsert
-construct (both dialects spell it ``ON CONFLICT``) and how a write transaction starts
-(``engine.writing``).
+All SQL of the store is here (SQLAlchemy Core), as functions of a ``Connection`` that a
+``Database`` runs as one transaction. The only engine difference in them is the upsert construct
+(both dialects spell it ``ON CONFLICT``).
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, func, or_, select, tuple_, update
+from sqlalchemy import Connection, Table, and_, bindparam, delete, func, or_, select, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from ..chunks import Usage
 from ..errors import AlreadyExistsError, NotFoundError, PermissionDeniedError
@@ -22,7 +21,7 @@ from ..messages import Message, utcnow
 from . import schema as t
 from .base import Page, PageRequest, RunRecord, RunStatus, StoredAgent, Thread
 from .codec import content_from_json, content_to_json
-from .engine import reading, writing
+from .engine import Database, is_postgres
 
 
 def micros(when: datetime) -> int:
@@ -37,67 +36,124 @@ def _now() -> int:
     return micros(utcnow())
 
 
+def _insert(conn: Connection, table: Table) -> Any:
+    return (postgresql.insert if is_postgres(conn) else sqlite.insert)(table)
+
+
+# The statements of every run, built once (with bound parameters) so that a run pays only for
+# executing them: building and compiling a statement costs more than SQLite running it.
+_THREAD_BY_ID = select(t.threads).where(t.threads.c.id == bindparam("thread_id"))
+_HISTORY = (select(t.messages).where(t.messages.c.thread_id == bindparam("thread_id"))
+            .order_by(t.messages.c.seq.desc()).limit(bindparam("limit")))
+_INSERT_RUN = t.runs.insert()
+_TOUCH_THREAD = (update(t.threads).where(t.threads.c.id == bindparam("thread_id"))
+                 .values(updated_at=bindparam("now")))
+_END_RUN = update(t.runs).where(t.runs.c.id == bindparam("run_id")).values(
+    status=bindparam("status"), finish_reason=bindparam("finish_reason"), usage=bindparam("usage"),
+    ended_at=bindparam("ended_at"),
+)
+_upserts: dict[str, Any] = {}
+
+
+def _message_upsert(conn: Connection) -> Any:
+    """The messages upsert, built once per dialect: building ``excluded`` costs more than
+    running the statement, and a statement built once is compiled once."""
+    stmt = _upserts.get(conn.dialect.name)
+    if stmt is None:
+        insert = _insert(conn, t.messages)
+        stmt = _upserts[conn.dialect.name] = insert.on_conflict_do_update(
+            index_elements=["thread_id", "id"],
+            set_={"content": insert.excluded.content, "role": insert.excluded.role,
+                  "type": insert.excluded.type},
+        )
+    return stmt
+
+
 class SqlStore:
-    def __init__(self, engine: AsyncEngine) -> None:
-        self.engine = engine
-        self._insert = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    @property
+    def engine(self) -> Database:
+        """The engine adapter, for the stores of other features that share this database."""
+        return self.db
 
     async def close(self) -> None:
-        await self.engine.dispose()
+        await self.db.dispose()
 
-    # --- threads ------------------------------------------------------------------------------
+    # --- what a run does ----------------------------------------------------------------------
 
     async def open_thread(
         self, resource_id: str, thread_id: str, *, title: str | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> Thread:
-        async with writing(self.engine) as conn:
-            row = (await conn.execute(select(t.threads).where(t.threads.c.id == thread_id))).first()
-            if row is None:
-                now = _now()
-                await self._ensure_resource(conn, resource_id, now)
-                await conn.execute(self._insert(t.threads).values(
-                    id=thread_id, resource_id=resource_id, title=title or "",
-                    metadata=json.dumps(metadata or {}), created_at=now, updated_at=now,
-                ).on_conflict_do_nothing(index_elements=["id"]))
-                row = (await conn.execute(select(t.threads).where(t.threads.c.id == thread_id))).one()
-            thread = _thread(row)
-            if thread.resource_id != resource_id:
-                raise PermissionDeniedError(
-                    f"thread {thread_id!r} belongs to another resource than {resource_id!r}"
-                )
-            changes: dict[str, Any] = {}
-            if title is not None and title != thread.title:
-                changes["title"] = thread.title = title
-            if metadata is not None and metadata != thread.metadata:
-                thread.metadata = metadata
-                changes["metadata"] = json.dumps(metadata)
-            if changes:
-                changes["updated_at"] = _now()
-                thread.updated_at = from_micros(changes["updated_at"])
-                await conn.execute(update(t.threads).where(t.threads.c.id == thread_id).values(**changes))
-            return thread
+        return await self.db.write(_open_thread, resource_id, thread_id, title, metadata)
 
-    async def _ensure_resource(self, conn: AsyncConnection, resource_id: str, now: int) -> None:
-        await conn.execute(self._insert(t.resources).values(id=resource_id, created_at=now)
-                           .on_conflict_do_nothing(index_elements=["id"]))
+    async def begin_run(
+        self, run_id: str, agent_id: str, resource_id: str, thread_id: str, *, title: str | None,
+        metadata: dict[str, Any] | None, history: int,
+    ) -> list[Message]:
+        """One transaction: open the thread (refused for another resource, writing nothing),
+        record the run, and read the newest ``history`` messages."""
+        def work(conn: Connection) -> list[Message]:
+            _open_thread(conn, resource_id, thread_id, title, metadata)
+            _insert_run(conn, run_id, agent_id, thread_id, resource_id)
+            return _history(conn, thread_id, history)
+
+        return await self.db.write(work)
+
+    async def load_history(self, thread_id: str, limit: int) -> list[Message]:
+        return await self.db.read(_history, thread_id, limit)
+
+    async def save_messages(
+        self, thread_id: str, resource_id: str, messages: Sequence[Message],
+        delete_ids: Sequence[str] = (),
+    ) -> None:
+        if not messages and not delete_ids:
+            return
+        rows = _message_rows(thread_id, resource_id, messages)  # now, while the run waits
+        await self.db.write(_save, thread_id, rows, list(delete_ids))
+
+    async def start_run(self, run_id: str, agent_id: str, thread_id: str, resource_id: str) -> None:
+        await self.db.write(_insert_run, run_id, agent_id, thread_id, resource_id)
+
+    async def end_run(
+        self, run_id: str, status: RunStatus, finish_reason: str, usage: Usage, *,
+        thread_id: str = "", resource_id: str = "", messages: Sequence[Message] = (),
+        delete_ids: Sequence[str] = (),
+    ) -> None:
+        """Record how the run ended, with a last save of messages in the same transaction."""
+        rows = _message_rows(thread_id, resource_id, messages)
+        values = {"run_id": run_id, "status": status, "finish_reason": finish_reason,
+                  "usage": _usage_json(usage), "ended_at": _now()}
+
+        def work(conn: Connection) -> None:
+            if rows or delete_ids:
+                _save(conn, thread_id, rows, list(delete_ids))
+            conn.execute(_END_RUN, values)
+
+        await self.db.write(work)
+
+    # --- ThreadService ------------------------------------------------------------------------
 
     async def create_thread(self, thread: Thread) -> Thread:
-        async with writing(self.engine) as conn:
-            now = _now()
-            await self._ensure_resource(conn, thread.resource_id, now)
-            result = await conn.execute(self._insert(t.threads).values(
+        now = _now()
+
+        def work(conn: Connection) -> None:
+            _ensure_resource(conn, thread.resource_id, now)
+            inserted = conn.execute(_insert(conn, t.threads).values(
                 id=thread.id, resource_id=thread.resource_id, title=thread.title,
                 metadata=json.dumps(thread.metadata), created_at=now, updated_at=now,
-            ).on_conflict_do_nothing(index_elements=["id"]).returning(t.threads.c.id))
-            if result.first() is None:
+            ).on_conflict_do_nothing(index_elements=["id"]).returning(t.threads.c.id)).first()
+            if inserted is None:
                 raise AlreadyExistsError(f"thread {thread.id!r} already exists")
+
+        await self.db.write(work)
         thread.created_at = thread.updated_at = from_micros(now)
         return thread
 
     async def get_thread(self, thread_id: str) -> Thread | None:
-        async with reading(self.engine) as conn:
-            row = (await conn.execute(select(t.threads).where(t.threads.c.id == thread_id))).first()
+        row = await self.db.read(_thread_row, thread_id)
         return _thread(row) if row is not None else None
 
     async def list_threads(self, resource_id: str, page: PageRequest) -> Page:
@@ -106,69 +162,35 @@ class SqlStore:
         if page.cursor is not None:
             query = query.where(tuple_(c.updated_at, c.id) < tuple_(*page.cursor))
         query = query.order_by(c.updated_at.desc(), c.id.desc()).limit(page.size + 1)
-        async with reading(self.engine) as conn:
-            rows = (await conn.execute(query)).all()
-        return _page(rows, page, lambda r: len(r.title) + len(r.metadata),
-                     _thread, lambda r: (r.updated_at, r.id))
+        rows = await self.db.read(_all, query)
+        return _page(rows, page, lambda r: len(r.title) + len(r.metadata), _thread,
+                     lambda r: (r.updated_at, r.id))
 
     async def update_thread(
         self, thread_id: str, *, title: str | None = None, metadata: dict[str, Any] | None = None
     ) -> Thread:
-        async with writing(self.engine) as conn:
-            values: dict[str, Any] = {"updated_at": _now()}
-            if title is not None:
-                values["title"] = title
-            if metadata is not None:
-                values["metadata"] = json.dumps(metadata)
-            result = await conn.execute(update(t.threads).where(t.threads.c.id == thread_id).values(**values))
+        values: dict[str, Any] = {"updated_at": _now()}
+        if title is not None:
+            values["title"] = title
+        if metadata is not None:
+            values["metadata"] = json.dumps(metadata)
+
+        def work(conn: Connection) -> Any:
+            result = conn.execute(update(t.threads).where(t.threads.c.id == thread_id).values(**values))
             if result.rowcount == 0:
                 raise NotFoundError(f"thread {thread_id!r} not found")
-            row = (await conn.execute(select(t.threads).where(t.threads.c.id == thread_id))).one()
-        return _thread(row)
+            return _thread_row(conn, thread_id)
+
+        return _thread(await self.db.write(work))
 
     async def delete_thread(self, thread_id: str) -> None:
-        async with writing(self.engine) as conn:
-            await conn.execute(delete(t.messages).where(t.messages.c.thread_id == thread_id))
-            await conn.execute(delete(t.runs).where(t.runs.c.thread_id == thread_id))
-            result = await conn.execute(delete(t.threads).where(t.threads.c.id == thread_id))
-            if result.rowcount == 0:
+        def work(conn: Connection) -> None:
+            conn.execute(delete(t.messages).where(t.messages.c.thread_id == thread_id))
+            conn.execute(delete(t.runs).where(t.runs.c.thread_id == thread_id))
+            if conn.execute(delete(t.threads).where(t.threads.c.id == thread_id)).rowcount == 0:
                 raise NotFoundError(f"thread {thread_id!r} not found")
 
-    # --- messages -----------------------------------------------------------------------------
-
-    async def load_history(self, thread_id: str, limit: int) -> list[Message]:
-        if limit <= 0:
-            return []
-        c = t.messages.c
-        query = select(t.messages).where(c.thread_id == thread_id).order_by(c.seq.desc()).limit(limit)
-        async with reading(self.engine) as conn:
-            rows = (await conn.execute(query)).all()
-        return [_message(r) for r in reversed(rows)]
-
-    async def save_messages(
-        self, thread_id: str, resource_id: str, messages: Sequence[Message],
-        delete_ids: Sequence[str] = (),
-    ) -> None:
-        if not messages and not delete_ids:
-            return
-        async with writing(self.engine) as conn:
-            if delete_ids:
-                await conn.execute(delete(t.messages).where(
-                    t.messages.c.thread_id == thread_id, t.messages.c.id.in_(list(delete_ids))
-                ))
-            if messages:
-                rows = [{
-                    "thread_id": thread_id, "id": m.id, "resource_id": resource_id, "role": m.role,
-                    "type": m.type, "created_at": micros(m.created_at),
-                    "content": content_to_json(m.content),
-                } for m in messages]
-                stmt = self._insert(t.messages).values(rows)
-                await conn.execute(stmt.on_conflict_do_update(
-                    index_elements=["thread_id", "id"],
-                    set_={"content": stmt.excluded.content, "role": stmt.excluded.role,
-                          "type": stmt.excluded.type},
-                ))
-            await conn.execute(update(t.threads).where(t.threads.c.id == thread_id).values(updated_at=_now()))
+        await self.db.write(work)
 
     async def list_messages(self, thread_id: str, page: PageRequest) -> Page:
         c = t.messages.c
@@ -176,29 +198,12 @@ class SqlStore:
         if page.cursor is not None:
             query = query.where(c.seq > page.cursor[0])
         query = query.order_by(c.seq).limit(page.size + 1)
-        async with reading(self.engine) as conn:
-            rows = (await conn.execute(query)).all()
+        rows = await self.db.read(_all, query)
         return _page(rows, page, lambda r: len(r.content), _message, lambda r: (r.seq,))
 
     async def count_messages(self, thread_id: str) -> int:
-        async with reading(self.engine) as conn:
-            query = select(func.count()).select_from(t.messages).where(t.messages.c.thread_id == thread_id)
-            return int((await conn.execute(query)).scalar_one())
-
-    # --- runs ---------------------------------------------------------------------------------
-
-    async def start_run(self, run_id: str, agent_id: str, thread_id: str, resource_id: str) -> None:
-        async with writing(self.engine) as conn:
-            await conn.execute(t.runs.insert().values(
-                id=run_id, agent_id=agent_id, thread_id=thread_id, resource_id=resource_id,
-                status="running", finish_reason="", usage=_usage_json(Usage()), started_at=_now(),
-            ))
-
-    async def end_run(self, run_id: str, status: RunStatus, finish_reason: str, usage: Usage) -> None:
-        async with writing(self.engine) as conn:
-            await conn.execute(update(t.runs).where(t.runs.c.id == run_id).values(
-                status=status, finish_reason=finish_reason, usage=_usage_json(usage), ended_at=_now(),
-            ))
+        query = select(func.count()).select_from(t.messages).where(t.messages.c.thread_id == thread_id)
+        return int(await self.db.read(lambda conn: conn.execute(query).scalar_one()))
 
     async def list_runs(self, thread_id: str, page: PageRequest) -> Page:
         c = t.runs.c
@@ -207,31 +212,105 @@ class SqlStore:
             s, i = page.cursor
             query = query.where(or_(c.started_at < s, and_(c.started_at == s, c.id < i)))
         query = query.order_by(c.started_at.desc(), c.id.desc()).limit(page.size + 1)
-        async with reading(self.engine) as conn:
-            rows = (await conn.execute(query)).all()
+        rows = await self.db.read(_all, query)
         return _page(rows, page, lambda r: 200, _run, lambda r: (r.started_at, r.id))
 
     # --- agents -------------------------------------------------------------------------------
 
     async def save_agent(self, agent: StoredAgent) -> None:
-        now = _now()
-        async with writing(self.engine) as conn:
-            stmt = self._insert(t.agents).values(
-                id=agent.id, definition=json.dumps(agent.definition), created_at=now, updated_at=now
-            )
-            await conn.execute(stmt.on_conflict_do_update(
+        now, definition = _now(), json.dumps(agent.definition)
+
+        def work(conn: Connection) -> None:
+            stmt = _insert(conn, t.agents).values(id=agent.id, definition=definition,
+                                                  created_at=now, updated_at=now)
+            conn.execute(stmt.on_conflict_do_update(
                 index_elements=["id"],
                 set_={"definition": stmt.excluded.definition, "updated_at": stmt.excluded.updated_at},
             ))
 
+        await self.db.write(work)
+
     async def delete_agent(self, agent_id: str) -> None:
-        async with writing(self.engine) as conn:
-            await conn.execute(delete(t.agents).where(t.agents.c.id == agent_id))
+        await self.db.write(lambda conn: conn.execute(delete(t.agents).where(t.agents.c.id == agent_id)))
 
     async def list_agents(self) -> list[StoredAgent]:
-        async with reading(self.engine) as conn:
-            rows = (await conn.execute(select(t.agents).order_by(t.agents.c.id))).all()
+        rows = await self.db.read(_all, select(t.agents).order_by(t.agents.c.id))
         return [StoredAgent(r.id, json.loads(r.definition)) for r in rows]
+
+
+# --- the SQL, one function per unit of work -----------------------------------------------------
+
+
+def _all(conn: Connection, query: Any) -> list[Any]:
+    return list(conn.execute(query).all())
+
+
+def _thread_row(conn: Connection, thread_id: str) -> Any:
+    return conn.execute(_THREAD_BY_ID, {"thread_id": thread_id}).first()
+
+
+def _ensure_resource(conn: Connection, resource_id: str, now: int) -> None:
+    conn.execute(_insert(conn, t.resources).values(id=resource_id, created_at=now)
+                 .on_conflict_do_nothing(index_elements=["id"]))
+
+
+def _open_thread(
+    conn: Connection, resource_id: str, thread_id: str, title: str | None, metadata: dict[str, Any] | None
+) -> Thread:
+    row = _thread_row(conn, thread_id)
+    if row is None:
+        now = _now()
+        _ensure_resource(conn, resource_id, now)
+        conn.execute(_insert(conn, t.threads).values(
+            id=thread_id, resource_id=resource_id, title=title or "",
+            metadata=json.dumps(metadata or {}), created_at=now, updated_at=now,
+        ).on_conflict_do_nothing(index_elements=["id"]))
+        row = _thread_row(conn, thread_id)
+    thread = _thread(row)
+    if thread.resource_id != resource_id:
+        raise PermissionDeniedError(f"thread {thread_id!r} belongs to another resource than {resource_id!r}")
+    changes: dict[str, Any] = {}
+    if title is not None and title != thread.title:
+        changes["title"] = thread.title = title
+    if metadata is not None and metadata != thread.metadata:
+        thread.metadata = metadata
+        changes["metadata"] = json.dumps(metadata)
+    if changes:
+        changes["updated_at"] = _now()
+        thread.updated_at = from_micros(changes["updated_at"])
+        conn.execute(update(t.threads).where(t.threads.c.id == thread_id).values(**changes))
+    return thread
+
+
+def _history(conn: Connection, thread_id: str, limit: int) -> list[Message]:
+    if limit <= 0:
+        return []
+    rows = conn.execute(_HISTORY, {"thread_id": thread_id, "limit": limit}).all()
+    return [_message(r) for r in reversed(rows)]
+
+
+def _insert_run(conn: Connection, run_id: str, agent_id: str, thread_id: str, resource_id: str) -> None:
+    conn.execute(_INSERT_RUN, {
+        "id": run_id, "agent_id": agent_id, "thread_id": thread_id, "resource_id": resource_id,
+        "status": "running", "finish_reason": "", "usage": _usage_json(Usage()), "started_at": _now(),
+    })
+
+
+def _message_rows(thread_id: str, resource_id: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
+    return [{
+        "thread_id": thread_id, "id": m.id, "resource_id": resource_id, "role": m.role,
+        "type": m.type, "created_at": micros(m.created_at), "content": content_to_json(m.content),
+    } for m in messages]
+
+
+def _save(conn: Connection, thread_id: str, rows: list[dict[str, Any]], delete_ids: list[str]) -> None:
+    """Upsert by (thread, id): a new message goes after the others, a known one keeps its place."""
+    if delete_ids:
+        conn.execute(delete(t.messages).where(t.messages.c.thread_id == thread_id,
+                                              t.messages.c.id.in_(delete_ids)))
+    if rows:
+        conn.execute(_message_upsert(conn), rows)
+    conn.execute(_TOUCH_THREAD, {"thread_id": thread_id, "now": _now()})
 
 
 # --- rows -> domain ------------------------------------------------------------------------------
@@ -250,10 +329,9 @@ def _message(row: Any) -> Message:
 
 
 def _run(row: Any) -> RunRecord:
-    u = json.loads(row.usage)
     return RunRecord(
         id=row.id, agent_id=row.agent_id, thread_id=row.thread_id, resource_id=row.resource_id,
-        status=row.status, finish_reason=row.finish_reason, usage=Usage(**u),
+        status=row.status, finish_reason=row.finish_reason, usage=Usage(**json.loads(row.usage)),
         started_at=from_micros(row.started_at),
         ended_at=from_micros(row.ended_at) if row.ended_at is not None else None,
     )
