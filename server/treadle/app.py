@@ -183,6 +183,7 @@ class TreadleApp:
         self.warn_missing_credentials()
         self.port = await self.server.start(listen or self.settings.listen)
         await self.threads.recover()
+        await self.notifications.recover()
         self.notifications.start()
         return self.port
 

@@ -15,6 +15,7 @@ Requests take the proto's JSON forms as dicts (``if_idle={"streamOptions": {"max
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
@@ -38,13 +39,22 @@ class ThreadSubscription:
         self._client = client
         self._key = (resource_id, thread_id)
         self.active_run_id = ""
+        self._unsubscribed = False
 
     async def _first(self) -> None:
         response = await self._call.read()
         self.active_run_id = response.active_run.run_id
 
     async def __aiter__(self) -> AsyncIterator[chunk_pb2.Chunk]:
-        async for response in self._call:
+        while not self._unsubscribed:
+            try:
+                response = await self._call.read()
+            except asyncio.CancelledError:
+                if self._unsubscribed:  # the iteration ends quietly after unsubscribe()
+                    return
+                raise
+            if response is grpc.aio.EOF:
+                return
             if response.HasField("active_run"):
                 self.active_run_id = response.active_run.run_id
             for chunk in response.chunks:
@@ -55,6 +65,7 @@ class ThreadSubscription:
         return await self._client.abort_run(resource_id=self._key[0], thread_id=self._key[1])
 
     def unsubscribe(self) -> None:
+        self._unsubscribed = True
         self._call.cancel()
 
 

@@ -271,9 +271,17 @@ class NotificationCenter:
     # --- the dispatcher -----------------------------------------------------------------------
 
     def start(self) -> None:
-        """Deliver due records from now on, including those stored before a restart."""
+        """Deliver due records from now on, including those stored before a restart (and those
+        that waited for their thread to be idle when the server stopped)."""
         if self._task is None:
             self._task = asyncio.create_task(self._dispatch_forever(), name="notification dispatcher")
+
+    async def recover(self) -> None:
+        """After a restart: records waiting for an idle thread whose thread is idle now."""
+        waiting = await self.runtime.store.list_notifications(None, ("pending", "summarized"))
+        for key in dict.fromkeys(r.key for r in waiting if r.deliver_when_idle):
+            if self.runtime.active_run(key) is None:
+                await self._thread_idle(key)
 
     async def stop(self) -> None:
         """Let the dispatcher finish what it is sending (never cut a store call short), then end."""
