@@ -11,11 +11,19 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from tests.support import OpenAIServer, Turn
 from tests.test_cli import READY_TIMEOUT
 from tests.test_memory_serve import ECHO, curl, kill, ok, serve_on  # noqa: F401 - serve_on is a fixture
 
 THREAD = {"resourceId": "u1", "threadId": "t1"}
+
+
+@pytest.fixture(autouse=True)
+def patient_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A restarted server has runs to recover besides its start: give it longer to be ready."""
+    monkeypatch.setattr("tests.test_cli.READY_TIMEOUT", 120.0)
 
 
 def until(check: Callable[[], Any], timeout: float = READY_TIMEOUT) -> None:
