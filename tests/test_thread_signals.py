@@ -77,6 +77,7 @@ class Watch:
 class Threads:
     def __init__(self, running: RunningApp, channel: grpc.aio.Channel) -> None:
         self.running = running
+        self.channel = channel
         self.stub = thread_service_pb2_grpc.ThreadServiceStub(channel)
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -436,3 +437,27 @@ async def test_abort_run_and_get_active_run(threads: Any) -> None:
     assert any(c.HasField("abort") for c in watch.chunks)
     assert (await t.call("GetActiveRun", THREAD)) == {"activeRun": {}}
     assert (await t.call("AbortRun", THREAD)) == {}
+
+
+async def test_a_stream_call_on_a_thread_is_its_active_run(threads: Any) -> None:
+    from treadle.v1 import agent_service_pb2, agent_service_pb2_grpc
+
+    gate = threading.Event()
+    t, server = await threads([await gated_turn(gate, Turn.say("one")), Turn.say("two")])
+    watch = await t.subscribe("u1", "t1")
+    stub = agent_service_pb2_grpc.AgentServiceStub(t.channel)
+    request = json_format.ParseDict({"agentId": "echo", "prompt": "hi", "options": {
+        "memory": {"resource": "u1", "threadId": "t1"}}}, agent_service_pb2.StreamRequest())
+    call = stub.Stream(request)
+    await watch.until(lambda w: any(w.runs()))
+    run_id = next(r for r in watch.runs() if r)
+    answer = await t.call("SendMessage", {"agentId": "echo", "resourceId": "u1", "threadId": "t1",
+                                          "message": {"contents": "and this"}})
+    assert answer["accepted"] == {"action": "SIGNAL_ACTION_DELIVER", "runId": run_id}
+    gate.set()
+    chunks = [c for response in [r async for r in call] for c in response.chunks]
+    assert "".join(c.text_delta.text for c in chunks if c.HasField("text_delta")) == "onetwo"
+    assert [c.data.name for c in chunks if c.HasField("data")] == ["data-user-message"]
+    assert user_texts(server.requests[1]) == ["hi", "and this"]
+    await watch.idle_after(run_id)
+    assert watch.text(run_id) == "onetwo"

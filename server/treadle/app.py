@@ -127,6 +127,7 @@ class TreadleApp:
                                      options_from_json=options_from_json)
         self.notifications = NotificationCenter(self.threads)
         self.thread_service = ThreadServicer(self.threads, self.notifications)
+        self.agent_service.threads = self.threads
         self.server.add_service(THREAD_SERVICE, self.thread_service.register)
         self.store: SqlStore | None = None
         self.port: int | None = None

@@ -241,11 +241,12 @@ class NotificationCenter:
                         attributes={"pending": len(records), "priority": top},
                         extra={"notification": {"recordIds": [r.id for r in records]}})
         sent = await self.runtime.send(Target("", "", *key), signal, IfActive("deliver"), IfIdle("persist"))
-        if sent.accepted.action == "persist":  # idle: subscribers see it, the model does not wake
-            self.runtime.hub.publish(key, signal.to_chunk())
         for r in records:
             r.status = "summarized"
             r.summary_signal_id, r.summary_at, r.update_time = signal.id, None, self.clock()
+            await self.runtime.store.save_notification(r)  # stored before anyone is told
+        if sent.accepted.action == "persist":  # idle: subscribers see it, the model does not wake
+            self.runtime.hub.publish(key, signal.to_chunk())
         return sent.signal, sent.accepted
 
     async def _thread_idle(self, key: ThreadKey) -> None:
@@ -318,8 +319,6 @@ class NotificationCenter:
                 summaries.setdefault(r.key, []).append(r)
         for key, batch in summaries.items():
             await self._summarize(key, batch)
-            for r in batch:
-                await self.runtime.store.save_notification(r)
         later = [r.due_at for r in records if r.due_at is not None and r.due_at > now]
         return max(0.0, (min(later) - now).total_seconds()) if later else None
 

@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 from collections import defaultdict
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast
 
@@ -164,6 +164,35 @@ class ThreadRuntime:
                 key, _stored(key, signal), "queued", agent_id=agent_id, options=if_idle.options_json,
             ))
             return Sent(Accepted("persist"), signal)
+
+    async def stream(self, agent: Agent, request: RunRequest) -> AsyncIterator[Chunk]:
+        """A caller's own run on a thread (``AgentService.Stream`` with memory): its chunks go to
+        the caller and to the thread's subscribers, and, when the thread was idle, it is the
+        thread's active run, so signals reach it. On a running thread it runs beside that run."""
+        memory = request.options.merged_over(agent.default_options).memory
+        if memory is None:
+            async for chunk in self.loop.stream(agent, request):
+                yield chunk
+            return
+        key: ThreadKey = (memory.resource, memory.thread)
+        run: ActiveRun | None = None
+        async with self._locks[key]:
+            if key not in self._active and not self._stopping:
+                run = ActiveRun(request.run_id or new_id("run"), agent.id, key, options=request.options)
+                request = replace(request, run_id=run.run_id, inbox=run.inbox)
+                self._active[key], self._by_run[run.run_id] = run, run
+                self._idle.clear()
+        started = False
+        try:
+            async for chunk in self.loop.stream(agent, request):
+                if run is not None and not started:
+                    self.hub.publish(key, ActiveRunChanged(run.run_id, agent.id))
+                started = True
+                self.hub.publish(key, chunk)
+                yield chunk
+        finally:
+            if run is not None:
+                await self._finish(run)
 
     async def abort(self, target: Target) -> str:
         """Abort the targeted run; returns its id, or "" when nothing was running."""
