@@ -3,7 +3,8 @@
     python bench/echo_processor.py MODE TARGET
 
 MODE is ``lockstep`` (one chunk per invocation, one in flight), ``pipelined`` (one chunk per
-invocation, 64 in flight) or ``windowed`` (up to 64 chunks per invocation, 4 in flight).
+invocation, 64 in flight), ``windowed`` (up to 64 chunks per invocation, 4 in flight) or
+``default`` (the SDK's defaults).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ MODES: dict[str, dict[str, Any]] = {
     "lockstep": {"stream_delivery": "per_chunk", "max_in_flight": 1},
     "pipelined": {"stream_delivery": "per_chunk", "max_in_flight": 64},
     "windowed": {"stream_delivery": "windowed", "max_window": 64, "max_in_flight": 4},
+    "default": {},
 }
 
 

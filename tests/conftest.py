@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from tests.support import databases
+from tests.support import ScriptedServer, databases
 from treadle.config import settings as settings_module
 from tests.support.databases import database  # noqa: F401
 from tests.support.fixtures import anthropic_server, openai_server, wire_server  # noqa: F401
@@ -33,6 +33,21 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Tests that take ``database`` run once per storage engine."""
     if "engine" in metafunc.fixturenames:
         metafunc.parametrize("engine", databases.engines())
+
+
+@pytest.fixture(autouse=True)
+def fakes_played_out() -> Iterator[None]:
+    """Fails a test that leaves a provider fake it made with script not played, a scripted
+    callable that raised, or a request the real API would have refused."""
+    first = len(ScriptedServer.created)
+    yield
+    made = ScriptedServer.created[first:]
+    del ScriptedServer.created[first:]
+    problems = [f for s in made for f in s.failures]
+    problems += [f"scripted {s.provider} server: {s.remaining} scripted turn(s) never played" for s in made
+                 if s.remaining]
+    if problems:
+        pytest.fail("\n".join(problems), pytrace=False)
 
 
 @dataclass

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test: the protobuf lint and breaking-change check, the type check, then the whole
-# Python suite.
+# Runs every test: the protobuf lint and breaking-change check, the TypeScript SDK's tests, the
+# type check, then the whole Python suite under coverage (report printed at the end).
 # Sets up what is missing first (idempotent): .venv with the project installed, buf and
 # protoc-gen-es, clients/typescript/node_modules, and the Go plugins in .ci/tools/bin.
 # Usage: bash tests/run.sh [pytest args...]
@@ -13,9 +13,11 @@ if ! command -v go >/dev/null 2>&1 && [[ -x /usr/local/go/bin/go ]]; then
   export PATH="/usr/local/go/bin:$PATH"
 fi
 
-if [[ ! -x .venv/bin/treadle ]] || ! .venv/bin/python -c "import treadle, treadle_client, pytest, grpc_tools, mypy" 2>/dev/null; then
+# Reinstall when pyproject.toml changed since the last install (new dependencies).
+if [[ ! -x .venv/bin/treadle || pyproject.toml -nt .venv/.installed ]]; then
   python3 -m venv .venv
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+  touch .venv/.installed
 fi
 if [[ ! -x .ci/tools/node_modules/.bin/buf || ! -x .ci/tools/node_modules/.bin/protoc-gen-es ]]; then
   npm ci --prefix .ci/tools --no-audit --no-fund
@@ -31,6 +33,8 @@ fi
 .ci/go-tools
 
 .ci/lint
+# The TypeScript SDK's own tests (builds clients/typescript/dist first).
+npm test --prefix "$ts"
 .venv/bin/python -m mypy
 
 # PostgreSQL for the storage and memory tests, which run on SQLite and on PostgreSQL: a throwaway
@@ -45,4 +49,11 @@ if [[ -z "${TREADLE_TEST_DATABASE_URL:-}" ]]; then
     exit 1
   fi
 fi
-.venv/bin/python -m pytest -q "$@"
+# The suite runs under coverage, child processes included ([tool.coverage] in pyproject.toml);
+# the line-coverage report of server/treadle and clients/python follows, pass or fail.
+rm -f .coverage .coverage.*
+status=0
+.venv/bin/python -m coverage run -m pytest -q "$@" || status=$?
+.venv/bin/python -m coverage combine -q
+.venv/bin/python -m coverage report
+exit "$status"

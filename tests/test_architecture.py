@@ -20,9 +20,9 @@ LAYERS: dict[str, int] = {
     "config": 5,
     "api": 6, "testing": 6,
     "app": 7,
-    "cli": 8, "cli_threads": 8,
+    "cli": 8, "cli_threads": 8, "cli_processors": 8,
 }
-EDGE = {"api", "app", "testing", "cli", "cli_threads"}
+EDGE = {"api", "app", "testing", "cli", "cli_threads", "cli_processors"}
 """Only these may touch grpc or the generated code."""
 
 

@@ -111,14 +111,16 @@ async def test_go_word_counter_counts_per_run_and_reports_before_finish(go_env: 
         first = await stream(go_env.target, "talk", "counted")
         kinds = [c.WhichOneof("chunk") for c in first]
         assert kinds[-1] == "finish"
-        # Every chunk passed unchanged, and the count arrived right before the finish chunk.
+        # Every chunk passed unchanged, and the count arrived on the model's finish, which
+        # processors see in its step: right before step-finish (the run's finish comes last).
         assert "".join(c.text_delta.text for c in first if c.HasField("text_delta")) == \
             "Hello brave new world, how are you?"
-        assert word_counts(first) == [(len(first) - 2, 7)]
+        assert kinds[-2] == "step_finish"
+        assert word_counts(first) == [(len(first) - 3, 7)]
 
         # The second run starts from a fresh state: 3, not 10.
         second = await stream(go_env.target, "again", "counted")
-        assert word_counts(second) == [(len(second) - 2, 3)]
+        assert word_counts(second) == [(len(second) - 3, 3)]
         assert second[-1].WhichOneof("chunk") == "finish"
     finally:
         model.close()

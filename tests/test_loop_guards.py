@@ -14,7 +14,7 @@ import pytest
 
 from tests.harness import Harness, harness_factory, of_type  # noqa: F401
 from tests.support import Turn
-from tests.test_loop_semantics import HOOK_ABORTS
+from tests.test_loop_semantics import HOOK_ABORTS, played
 from treadle.errors import TripwireError
 from treadle.loop.step import feedback_message
 from treadle.tools import Tool
@@ -38,8 +38,7 @@ class RaiseIn:
 
 @pytest.mark.parametrize(("hook", "lane"), HOOK_ABORTS)
 async def test_a_tripwire_raised_by_a_processor_names_it(harness_factory, hook: str, lane: str) -> None:
-    first = Turn.fail(400, "bad request") if hook == "process_api_error" else Turn.call("t", {})
-    h: Harness = harness_factory([first, Turn.say("done")])
+    h: Harness = harness_factory(played(hook))
     processor = RaiseIn(hook)
     chunks = await h.stream(h.agent(tools=[Tool("t", lambda a, c: "ok")], **{lane: [processor]}), "go")
     [tripwire] = of_type(chunks, "tripwire")

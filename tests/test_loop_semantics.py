@@ -13,6 +13,7 @@ from treadle.message_list import MessageList
 from treadle.messages import Message, SystemMessage, TextPart
 from treadle.processors import ProcessInputStepResult, ProcessLLMRequestResult
 from treadle.messages import PromptMessage
+from treadle.loop.step import feedback_message
 from treadle.tools import Tool
 
 HOOK_ABORTS = [
@@ -26,6 +27,18 @@ HOOK_ABORTS = [
     ("process_output_result", "output_processors"),
     ("process_api_error", "error_processors"),
 ]
+
+
+def played(hook: str) -> list[Turn]:
+    """The turns a run with an abort in ``hook`` plays: a tool call (or a failed call for
+    ``process_api_error``), then the answer only when the abort comes after it."""
+    if hook in ("process_input", "process_input_step", "process_llm_request", "process_output_stream"):
+        return []  # the model is never called (the stream hook aborts on the step-start chunk)
+    if hook == "process_api_error":
+        return [Turn.fail(400, "bad request")]
+    if hook == "process_output_result":
+        return [Turn.call("t", {}), Turn.say("done")]
+    return [Turn.call("t", {})]
 
 
 class AbortIn:
@@ -44,8 +57,7 @@ class AbortIn:
 
 @pytest.mark.parametrize(("hook", "lane"), HOOK_ABORTS)
 async def test_tripwire_shape_from_every_hook(harness_factory, hook: str, lane: str) -> None:
-    first = Turn.fail(400, "bad request") if hook == "process_api_error" else Turn.call("t", {})
-    h: Harness = harness_factory([first, Turn.say("done")])
+    h: Harness = harness_factory(played(hook))
     processor = AbortIn(hook)
     agent = h.agent(tools=[Tool("t", lambda a, c: "ok")], **{lane: [processor]})
     chunks = await h.stream(agent, "go")
@@ -62,7 +74,7 @@ async def test_tripwire_shape_from_every_hook(harness_factory, hook: str, lane: 
     # onViolation is called on every abort
     assert [v.message for v in processor.violations] == [f"stopped in {hook}"]
 
-    h2: Harness = harness_factory([first, Turn.say("done")])
+    h2: Harness = harness_factory(played(hook))
     agent = h2.agent(tools=[Tool("t", lambda a, c: "ok")], **{lane: [processor]})
     result = await h2.generate(agent, "go")
     assert result.finish_reason == "other"
@@ -84,7 +96,7 @@ async def test_process_input_step_retry_is_honoured(harness_factory) -> None:
     assert result.text == "second try"
     body = h.bodies()[0]
     systems = [m["content"] for m in body["messages"] if m["role"] == "system"]
-    assert any("try a different approach" in s for s in systems)  # feedback as a system message
+    assert systems == ["You are a test agent.", feedback_message("try a different approach")]
 
 
 async def test_chaining_step_overrides(harness_factory) -> None:
@@ -243,7 +255,7 @@ async def test_process_input_error_fails_the_run_before_the_model(harness_factor
         def process_input(self, args):
             raise RuntimeError("cannot parse")
 
-    h: Harness = harness_factory([Turn.say("x")])
+    h: Harness = harness_factory([])
     result = await h.generate(h.agent(input_processors=[Broken()]), "go")
     assert result.error is not None and "broken-input" in result.error.message
     assert result.finish_reason == "error"
@@ -257,7 +269,7 @@ async def test_returning_another_message_list_is_an_error(harness_factory) -> No
         def process_input(self, args):
             return MessageList()
 
-    h: Harness = harness_factory([Turn.say("x")])
+    h: Harness = harness_factory([])
     result = await h.generate(h.agent(input_processors=[Other()]), "go")
     assert result.error is not None and "different MessageList" in result.error.message
 
@@ -307,7 +319,7 @@ async def test_system_messages_result_and_reset_per_step(harness_factory) -> Non
 
 
 async def test_max_steps_defaults_to_five(harness_factory) -> None:
-    h: Harness = harness_factory([Turn.call("t", {"i": i}) for i in range(7)])
+    h: Harness = harness_factory([Turn.call("t", {"i": i}) for i in range(5)])  # a sixth is never asked for
     result = await h.generate(h.agent(tools=[Tool("t", lambda a, c: "again")]), "loop forever")
     assert len(h.bodies()) == 5
     assert len(result.steps) == 5
@@ -321,7 +333,7 @@ async def test_api_error_retry_budget_defaults_to_three(harness_factory) -> None
         def process_api_error(self, args):
             return {"retry": True}
 
-    h: Harness = harness_factory([Turn.fail(400, "nope")] * 5)
+    h: Harness = harness_factory([Turn.fail(400, "nope")] * 4)  # a fifth is never asked for
     result = await h.generate(h.agent(error_processors=[AlwaysRetry()]), "go", max_steps=10)
     assert len(h.bodies()) == 4  # the call and 3 retries
     assert result.finish_reason == "error"
@@ -335,7 +347,7 @@ async def test_max_processor_retries_overrides_api_budget(harness_factory) -> No
         def process_api_error(self, args):
             return {"retry": True}
 
-    h: Harness = harness_factory([Turn.fail(400, "nope")] * 3)
+    h: Harness = harness_factory([Turn.fail(400, "nope")] * 2)
     await h.generate(h.agent(error_processors=[AlwaysRetry()]), "go", max_processor_retries=1)
     assert len(h.bodies()) == 2
 
@@ -461,7 +473,8 @@ async def test_text_streamed_before_a_mid_stream_error_is_kept_with_the_error(ha
     from treadle.messages import ErrorPart
 
     h: Harness = harness_factory([Turn(text=["Hel", "lo "], stream_error=HttpError(500, "boom"))])
-    result = await h.generate(h.agent(), "hi")
+    # Without the default error stack, which would retry the broken stream.
+    result = await h.generate(h.agent(error_processor_defaults=False), "hi")
     assert result.finish_reason == "error"
     [message] = result.messages
     texts = [p.text for p in message.content.parts if isinstance(p, TextPart)]

@@ -207,6 +207,7 @@ async def test_prompt_conversion(router, server) -> None:
                 ReasoningPart("no signature: dropped"),
                 TextPart("Let me check."),
                 ToolCallPart("toolu_9", "lookup", {"q": "png"}),
+                ToolCallPart("toolu_8", "other", {}),
             ],
         ),
         PromptMessage(
@@ -258,6 +259,7 @@ async def test_prompt_conversion(router, server) -> None:
                 {"type": "redacted_thinking", "data": "REDACTED"},
                 {"type": "text", "text": "Let me check."},
                 {"type": "tool_use", "id": "toolu_9", "name": "lookup", "input": {"q": "png"}},
+                {"type": "tool_use", "id": "toolu_8", "name": "other", "input": {}},
             ],
         },
         {

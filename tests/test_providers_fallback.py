@@ -84,7 +84,8 @@ async def test_no_fallback_after_the_first_chunk(router, openai_server) -> None:
     model = router.resolve(config("openai", a, fallbacks=[config("openai", b)]))
     with pytest.raises(APICallError, match="cut"):
         await collect(model, ask())
-    assert b.requests == []
+    assert b.requests == [] and b.remaining == 1
+    b.script.clear()  # played by no one, as it should be
 
 
 async def test_missing_key_falls_back(openai_server) -> None:  # noqa: F811
@@ -194,4 +195,6 @@ async def test_running_out_of_script_is_reported(router, wire_server) -> None:  
         await collect(router.resolve(config(server.provider, server, max_retries=2)), ask())
     assert info.value.status_code == 500 and "script exhausted" in info.value.message
     assert len(server.requests) == 1  # x-should-retry: false stops the SDK retrying
-    assert server.failures and "script exhausted" in server.failures[0]
+    assert server.take_failures() == [
+        f"scripted {server.provider} server: script exhausted: request #1 has no turn (the script has 0)"
+    ]

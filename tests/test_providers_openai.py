@@ -188,6 +188,7 @@ async def test_prompt_conversion(router, server) -> None:
                 ReasoningPart("hidden", signature="s"),
                 TextPart("Let me look."),
                 ToolCallPart("call_9", "lookup", {"q": "png"}),
+                ToolCallPart("call_8", "x", {}),
             ],
         ),
         PromptMessage(
@@ -241,7 +242,8 @@ async def test_prompt_conversion(router, server) -> None:
                     "id": "call_9",
                     "type": "function",
                     "function": {"name": "lookup", "arguments": '{"q": "png"}'},
-                }
+                },
+                {"id": "call_8", "type": "function", "function": {"name": "x", "arguments": "{}"}},
             ],
         },
         {"role": "tool", "tool_call_id": "call_9", "content": '{"found": true}'},

@@ -44,6 +44,6 @@ async def test_a_remote_processor_gets_data_chunks_only_when_it_asks(
         "step-start", "response-metadata", "tool-call-input-streaming-start", "tool-call-delta",
         "tool-call-input-streaming-end",
         "tool-call", *(["data-progress"] if data_parts else []), "tool-result", "step-finish",
-        "step-start", "response-metadata", "text-start", "text-delta", "text-end", "step-finish", "finish",
+        "step-start", "response-metadata", "text-start", "text-delta", "text-end", "finish", "step-finish",
     ]
     assert handled == expected

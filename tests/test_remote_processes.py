@@ -33,6 +33,7 @@ import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -152,14 +153,15 @@ class ClientRun:
 
 
 @pytest.fixture
-async def server() -> AsyncIterator[Callable[[], Awaitable[Server]]]:
+async def server(tmp_path: Path) -> AsyncIterator[Callable[[], Awaitable[Server]]]:
     made: list[Server] = []
 
     async def start() -> Server:
         exporter = InMemorySpanExporter()
         provider = TracerProvider()
         provider.add_span_processor(SimpleSpanProcessor(exporter))
-        app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False), env={}, tracer_provider=provider)
+        app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False, data_dir=tmp_path / f"data{len(made)}"),
+                          env={}, tracer_provider=provider)
         made.append(s := Server(app, exporter))
         await app.start()
         return s
@@ -293,7 +295,8 @@ async def test_a_run_moves_with_its_state_when_the_replica_serving_it_is_killed(
     await survivor.finish()
 
     # The client saw the whole answer once, and the count of all 20 words, from the survivor.
-    assert visible(chunks) == [*HEAD, *deltas(LONG_ANSWER), "text_end", "step_finish", "data:data-word-count",
+    # (It writes the count on the step's model finish: before step-finish.)
+    assert visible(chunks) == [*HEAD, *deltas(LONG_ANSWER), "text_end", "data:data-word-count", "step_finish",
                                "finish:FINISH_REASON_STOP"]
     [count] = [json_format.MessageToDict(c.data.data) for c in chunks if c.WhichOneof("chunk") == "data"]
     assert count == {"words": 20, "pid": survivor.pid}
@@ -301,7 +304,7 @@ async def test_a_run_moves_with_its_state_when_the_replica_serving_it_is_killed(
     # once, with the state of deltas 1..5 (10 words) it had never seen.
     assert serving.deltas() == LONG_ANSWER[:REPLICA_BLOCK_AT]
     assert survivor.deltas() == LONG_ANSWER[REPLICA_BLOCK_AT - 1:]
-    assert [r["type"] for r in survivor.reports("chunk")][-3:] == ["text-end", "step-finish", "finish"]
+    assert [r["type"] for r in survivor.reports("chunk")][-3:] == ["text-end", "finish", "step-finish"]
     assert len({r["run"] for r in serving.reports("chunk") + survivor.reports("chunk")}) == 1
 
 
@@ -400,7 +403,8 @@ async def test_a_processor_never_attached_follows_the_policy_of_an_agent_created
     server: Any, policy: str,
 ) -> None:
     s: Server = await server()
-    model = s.model([Turn.say(["x ", "y"])])
+    # Fail closed, the run ends on the step-start chunk, before the model is called.
+    model = s.model([] if policy == "FAILURE_POLICY_FAIL_CLOSED" else [Turn.say(["x ", "y"])])
     async with AgentClient(s.target) as client:
         await client.create_agent({
             "id": "api-agent", "model": "openai/test-model", "baseUrl": model.base_url,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -208,7 +209,7 @@ class Env:
 
 
 @pytest.fixture
-async def make_env() -> AsyncIterator[Callable[..., Awaitable[Env]]]:
+async def make_env(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[Env]]]:
     made: list[Env] = []
 
     async def make(script: list[Any], **settings: Any) -> Env:
@@ -216,7 +217,8 @@ async def make_env() -> AsyncIterator[Callable[..., Awaitable[Env]]]:
         tracer_provider = TracerProvider()
         tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
         reader = InMemoryMetricReader()
-        app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False, **settings), env={},
+        app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False,
+                                  **{"data_dir": tmp_path / f"data{len(made)}", **settings}), env={},
                          tracer_provider=tracer_provider, meter_provider=MeterProvider(metric_readers=[reader]))
         env = Env(app, 0, OpenAIServer(script), exporter, reader)
         env.port = await app.start()
@@ -451,7 +453,8 @@ def failing_on_b(failure: str) -> Handler:
 
 @pytest.mark.parametrize("failure", FAILURES)
 async def test_fail_closed_ends_the_run_with_an_error_naming_processor_and_hook(make_env: Any, failure: str) -> None:
-    env = await make_env([Turn.say(["a", "b", "c"])])
+    # Never attached: the run fails on the step-start chunk, before the model is called.
+    env = await make_env([] if failure == "never-attached" else [Turn.say(["a", "b", "c"])])
     env.agent(outputs=[ProcessorRef(PID, "fail_closed", timeout=0.2)])
     if failure != "never-attached":
         await env.client(failing_on_b(failure)).attach(decl(PID, hook_decl(pb.HOOK_PROCESS_OUTPUT_STREAM)))
@@ -473,7 +476,7 @@ async def test_fail_open_skips_the_hook_and_the_run_completes(make_env: Any, fai
         await env.client(failing_on_b(failure)).attach(decl(PID, hook_decl(pb.HOOK_PROCESS_OUTPUT_STREAM)))
     assert visible(await env.stream()) == ANSWER  # nothing lost, nothing twice
     skipped = [s for s in env.spans.get_finished_spans() if s.attributes.get("treadle.processor.fail_open_skip")]
-    assert any("processOutputStream" in s.name for s in skipped)
+    assert {s.name for s in skipped} == {f"processOutputStream {PID}"}
     assert all(s.attributes["treadle.processor.id"] == PID for s in skipped)
     reason = {"disconnect": "closed", "timeout": "timed out", "malformed": "malformed", "never-attached": "not attached"}
     reasons = [str(e.attributes["reason"]) for s in skipped for e in s.events if e.name == "treadle.processor.fail_open_skip"]
@@ -487,7 +490,7 @@ async def test_fail_open_skips_the_hook_and_the_run_completes(make_env: Any, fai
 
 
 async def test_fail_closed_for_an_input_hook_that_never_answers(make_env: Any) -> None:
-    env = await make_env([Turn.say("never")])
+    env = await make_env([])  # the model is never called
     env.agent(inputs=[ProcessorRef(PID, timeout=0.2)])
     client = env.client(None)
     await client.attach(decl(PID, hook_decl(pb.HOOK_PROCESS_INPUT)))

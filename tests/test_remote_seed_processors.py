@@ -136,15 +136,20 @@ class RemoteHarness(Harness):
 
 
 @pytest.fixture
-async def harness_factory(request: pytest.FixtureRequest) -> AsyncIterator[Callable[..., Harness]]:
+async def harness_factory(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Callable[..., Harness]]:
     made: list[RemoteHarness] = []
     apps: list[TreadleApp] = []
+    # A module that re-exports these tests may serve the processors from another language.
+    harness_class = getattr(request.module, "HARNESS", RemoteHarness)
     callspec = getattr(request.node, "callspec", None)
     kwargs = dict(callspec.params) if callspec is not None else {}
     name = request.node.originalname
 
     async def start_app() -> tuple[TreadleApp, str]:
-        app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False), env={})
+        app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False,
+                                  data_dir=tmp_path_factory.mktemp("data")), env={})
         apps.append(app)
         return app, f"127.0.0.1:{await app.start()}"
 
@@ -152,7 +157,7 @@ async def harness_factory(request: pytest.FixtureRequest) -> AsyncIterator[Calla
 
     def make(script: list[ScriptStep], provider: str = "openai") -> Harness:
         kind = AnthropicServer if provider == "anthropic" else OpenAIServer
-        harness = RemoteHarness(kind(script), app, target, name, kwargs)
+        harness = harness_class(kind(script), app, target, name, kwargs)
         made.append(harness)
         return harness
 

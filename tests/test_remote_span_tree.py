@@ -6,10 +6,10 @@ are read from its exporter, the processor process's from the OTLP receiver it ex
 every mode:
 
 - every span starts while its parent is open (the same clock: one machine);
-- each step's ``processOutputStream`` span of the server is a child of that step, the one
-  covering the run's final ``finish`` a child of the run;
+- each step's ``processOutputStream`` span of the server (the last step's covers the model's
+  ``finish``) is a child of that step;
 - each span of the processor process is a child of the server's stream span of the step its
-  chunks belong to (``treadle.step.number``), the final ``finish`` under the run's last one.
+  chunks belong to (``treadle.step.number``).
 """
 
 from __future__ import annotations
@@ -48,13 +48,13 @@ async def test_every_stream_span_is_under_the_step_it_belongs_to(
     child: Processor = await processor(s, "--delivery", delivery,
                                        env={"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": otlp.endpoint})
     chunks = await s.stream("forecaster", "weather in Oslo?")
-    assert visible(chunks)[-3:] == ["step_finish", "data:data-word-count", "finish:FINISH_REASON_STOP"]
+    assert visible(chunks)[-4:] == ["text_end", "data:data-word-count", "step_finish", "finish:FINISH_REASON_STOP"]
     await until(lambda: any(sp.name == "invoke_agent forecaster" for sp in s.server_spans()))
     await child.send("flush")
     await child.expect("flushed")
 
     local = s.server_spans()
-    [root] = [sp for sp in local if sp.parent is None]
+    assert [sp.name for sp in local if sp.parent is None] == ["invoke_agent forecaster"]
     steps = {sp.attributes["treadle.step.number"]: sp for sp in local if sp.name.startswith("step ")}
     assert sorted(steps) == [0, 1]
 
@@ -64,14 +64,11 @@ async def test_every_stream_span_is_under_the_step_it_belongs_to(
         if parent is not None:
             assert parent.start_time <= sp.start_time <= parent.end_time, (sp.name, parent.name)
 
-    # One stream span per step, under it; one more for the final finish, under the run.
+    # One stream span per step, under it.
     streams = [sp for sp in local if sp.name == STREAM]
-    assert sorted((_parent_of(sp, local).name, sp.name) for sp in streams) == [  # type: ignore[union-attr]
-        ("invoke_agent forecaster", STREAM), ("step 0", STREAM), ("step 1", STREAM),
-    ]
+    assert sorted(_parent_of(sp, local).name for sp in streams) == ["step 0", "step 1"]  # type: ignore[union-attr]
     by_parent = {_parent_of(sp, local).context.span_id: sp for sp in streams}  # type: ignore[union-attr]
     stream_of_step = {n: by_parent[step.context.span_id] for n, step in steps.items()}
-    final_stream = by_parent[root.context.span_id]
 
     # The processor's spans: each under the server's stream span of its step, opened while it was.
     remote = [sp for sp in otlp.spans() if sp.name == STREAM]
@@ -79,7 +76,7 @@ async def test_every_stream_span_is_under_the_step_it_belongs_to(
     assert "finish" in kinds.values() and list(kinds.values()).count("step-start") == 2
     for sp in remote:
         step = next(a.value.int_value for a in sp.attributes if a.key == "treadle.step.number")
-        parent = final_stream if kinds[_id(sp.span_id)] == "finish" else stream_of_step[step]
+        parent = stream_of_step[step]
         assert _id(sp.parent_span_id) == parent.context.span_id, (kinds[_id(sp.span_id)], step)
         assert parent.start_time <= sp.start_time_unix_nano <= parent.end_time
     assert {kinds[_id(sp.span_id)] for sp in remote} >= {"step-start", "tool-call", "text-delta", "finish"}

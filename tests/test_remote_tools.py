@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -48,14 +49,15 @@ class Server:
 
 
 @pytest.fixture
-async def server() -> AsyncIterator[Any]:
+async def server(tmp_path: Path) -> AsyncIterator[Any]:
     made: list[Server] = []
 
     async def make(script: list[Any], **settings: Any) -> Server:
         exporter = InMemorySpanExporter()
         provider = TracerProvider()
         provider.add_span_processor(SimpleSpanProcessor(exporter))
-        app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False, **settings),
+        app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False,
+                                  **{"data_dir": tmp_path / f"data{len(made)}", **settings}),
                          tracer_provider=provider, env={"OPENAI_API_KEY": "sk-test"})
         s = Server(app, exporter, OpenAIServer(script))
         s.target = f"127.0.0.1:{await app.start()}"
@@ -255,12 +257,12 @@ async def test_processed_result_is_what_memory_would_keep(server) -> None:
     assert [(p.state, p.result) for p in parts] == [("result", REDACTED)]
 
 
-async def test_tool_streams_and_calls_are_counted_in_metrics() -> None:
+async def test_tool_streams_and_calls_are_counted_in_metrics(tmp_path: Path) -> None:
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
     reader = InMemoryMetricReader()
-    app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False), env={},
+    app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False, data_dir=tmp_path), env={},
                      meter_provider=MeterProvider(metric_readers=[reader]))
     model = OpenAIServer([Turn.call("fail", {}), Turn.say("ok")])
     try:

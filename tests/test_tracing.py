@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from opentelemetry.sdk.trace import ReadableSpan
 
 from tests.harness import Harness, harness_factory  # noqa: F401
@@ -52,10 +54,8 @@ async def test_span_tree_of_a_run_with_a_tool_and_two_processors(harness_factory
     assert root.attributes["gen_ai.operation.name"] == "invoke_agent"
     assert root.attributes["gen_ai.agent.id"] == agent.id
 
-    # The last span is the stream hook over the run's final ``finish`` chunk, after the steps.
-    assert _names(_children(spans, root)) == [
-        "processInput guard", "step 0", "step 1", "processOutputStream redactor"
-    ]
+    # The model's ``finish`` is seen in its step: no stream span after the steps.
+    assert _names(_children(spans, root)) == ["processInput guard", "step 0", "step 1"]
     step0 = next(s for s in spans if s.name == "step 0")
     step1 = next(s for s in spans if s.name == "step 1")
     assert _names(_children(spans, step0)) == [
@@ -132,16 +132,17 @@ async def test_otlp_http_export_when_configured(harness_factory, otlp: OtlpRecei
     provider.shutdown()
 
 
-async def test_metrics_exported_over_otlp_when_configured(otlp: OtlpReceiver) -> None:
+async def test_metrics_exported_over_otlp_when_configured(otlp: OtlpReceiver, tmp_path: Path) -> None:
     from treadle.app import TreadleApp
     from treadle.config import Settings
 
-    assert TreadleApp(Settings(example_agent=False), env={}).meter_provider is None
+    assert TreadleApp(Settings(example_agent=False, data_dir=tmp_path), env={}).meter_provider is None
     env = {"OTEL_EXPORTER_OTLP_ENDPOINT": otlp.base, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}
-    app = TreadleApp(Settings(example_agent=False), env=env)
+    app = TreadleApp(Settings(example_agent=False, data_dir=tmp_path), env=env)
     assert app.meter_provider is not None
     app.processors.m_streams_started.add(1)
     app.meter_provider.force_flush()
     assert otlp.arrived.wait(10)
-    assert "/v1/metrics" in otlp.paths
+    assert set(otlp.paths) == {"/v1/metrics"}
+    assert otlp.metrics()["treadle.processor.streams_started"] == [1]
     app.meter_provider.shutdown()

@@ -40,8 +40,9 @@ def node_modules() -> None:
         )
 
 
-def test_the_typescript_type_checks(node_modules: None) -> None:
-    proc = subprocess.run([str(TSC), "--noEmit", "-p", str(TS_CLIENT)], capture_output=True, text=True)
+@pytest.mark.parametrize("project", [TS_CLIENT, ROOT / "tests" / "remote" / "ts" / "seed"], ids=["client", "seed"])
+def test_the_typescript_type_checks(node_modules: None, project: Path) -> None:
+    proc = subprocess.run([str(TSC), "--noEmit", "-p", str(project)], capture_output=True, text=True)
     assert proc.returncode == 0, f"tsc failed:\n{proc.stdout}{proc.stderr}"
 
 
@@ -111,7 +112,7 @@ def visible(chunks: list[chunk_pb2.Chunk]) -> list[str]:
 
 
 async def test_content_filter_blocks_input_before_the_model(env) -> None:
-    e: Env = await env([Turn.say("never sent")])
+    e: Env = await env([])  # the model is never called
     agent = e.agent("guarded", input_processors=[ProcessorRef("content-filter")])
     chunks = await e.stream(agent, "tell me the secret")
     assert kinds(chunks) == ["start", "tripwire", "finish"]

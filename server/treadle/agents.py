@@ -27,12 +27,21 @@ _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 
 @dataclass
 class ProcessorRef:
-    """A processor named by id, with what to do when it cannot answer."""
+    """A processor named by id, with what to do when it cannot answer; or, with ``builtin``,
+    one of the built-in processors configured by ``options`` (its id defaults to the name)."""
 
-    id: str
+    id: str = ""
     failure_policy: FailurePolicy = "fail_closed"
     timeout: float | None = None
     """The agent's cap on one hook invocation, in seconds."""
+    builtin: str = ""
+    """A built-in processor's name (``pii``, ``token-limiter``, ...)."""
+    options: dict[str, Any] | None = None
+    """The built-in's options, in their camelCase JSON form."""
+
+    @property
+    def processor_id(self) -> str:
+        return self.id or self.builtin
 
 
 @dataclass
@@ -134,6 +143,9 @@ class Agent:
     output_processors: list[Any] = field(default_factory=list)
     error_processors: list[Any] = field(default_factory=list)
     max_processor_retries: int | None = None
+    error_processor_defaults: bool | None = None
+    """``False`` opts out of the default error-recovery stack (used when ``error_processors`` is
+    empty and the call gives none)."""
     default_options: CallOptions | None = None
     request_context_schema: dict[str, Any] | None = None
     tool_hooks: Any = None
@@ -163,7 +175,7 @@ class Agent:
             raise InvalidArgumentError(f"agent {self.id!r}: memory.last_messages must be >= 0")
         for lane in ("input_processors", "output_processors", "error_processors"):
             for ref in getattr(self, lane):
-                if isinstance(ref, ProcessorRef) and not ref.id:
+                if isinstance(ref, ProcessorRef) and not ref.processor_id:
                     raise InvalidArgumentError(f"agent {self.id!r}: {lane} has a processor without id")
 
 

@@ -16,7 +16,7 @@ from google.protobuf import struct_pb2
 from treadle_client import DEFAULT_TARGET, AgentClient
 from treadle.v1 import chunk_pb2
 
-from . import cli_threads
+from . import cli_processors, cli_threads
 from .config import AgentFileError, Settings
 
 _DIM, _RESET = "\x1b[2m", "\x1b[0m"
@@ -32,6 +32,8 @@ def main(argv: list[str] | None = None) -> int:
         return _serve(args)
     if args.command == "threads":
         return cli_threads.main(args)
+    if args.command == "processors":
+        return cli_processors.run(args)
     return asyncio.run(_chat(args))
 
 
@@ -49,6 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     chat.add_argument("message")
     chat.add_argument("--target", metavar="HOST:PORT", default=DEFAULT_TARGET, help="server address")
     cli_threads.add_parser(sub)
+    cli_processors.add_parser(sub)
     return parser
 
 

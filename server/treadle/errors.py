@@ -39,6 +39,7 @@ class APICallError(TreadleError):
         status_code: int | None = None,
         body: Any = None,
         is_retryable: bool = False,
+        headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -47,6 +48,8 @@ class APICallError(TreadleError):
         self.status_code = status_code
         self.body = body
         self.is_retryable = is_retryable
+        self.headers: dict[str, str] = headers or {}
+        """The error response's headers, names lower-cased (``retry-after``, ...)."""
 
     def __str__(self) -> str:
         status = f" {self.status_code}" if self.status_code is not None else ""

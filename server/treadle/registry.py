@@ -11,7 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .agents import Agent, ProcessorRef, ToolHooksRef
-from .errors import AlreadyExistsError, FailedPreconditionError, NotFoundError
+from .errors import AlreadyExistsError, FailedPreconditionError, InvalidArgumentError, NotFoundError
+from .processors import builtin
 from .tools import Tool, ToolHooks
 
 
@@ -25,11 +26,14 @@ class Registry:
         """Resolves ids no in-process processor has (remote processors attach by id)."""
         self.remote_tools: Callable[[str], Tool | None] | None = None
         """Resolves tool names no in-process tool has (remote tools attach by name)."""
+        self.builtin_context = builtin.BuiltinContext()
+        """What built-in processors are built with (the loop fills in its router and tracer)."""
 
     # --- agents -------------------------------------------------------------------------------
 
     def add_agent(self, agent: Agent, *, replace: bool = False) -> Agent:
         agent.validate()
+        check_builtins(agent)
         if agent.id in self._agents and not replace:
             raise AlreadyExistsError(f"agent {agent.id!r} already exists")
         self._agents[agent.id] = agent
@@ -51,6 +55,7 @@ class Registry:
                 f"agent {agent.id!r} is defined in Python code and cannot be changed over the API"
             )
         agent.validate()
+        check_builtins(agent)
         agent.source = current.source
         agent.create_time = current.create_time
         self._agents[agent.id] = agent
@@ -87,7 +92,15 @@ class Registry:
         if isinstance(ref, str):
             ref = ProcessorRef(ref)
         if not isinstance(ref, ProcessorRef):
+            bind = getattr(ref, "bind_context", None)
+            if callable(bind):  # a built-in made in Python code: give it the router and tracer
+                bind(self.builtin_context)
             return ref
+        if ref.builtin:
+            try:
+                return builtin.build(ref.builtin, ref.options, id=ref.id, context=self.builtin_context)
+            except builtin.BuiltinError as e:
+                raise InvalidArgumentError(str(e)) from None
         if ref.id in self._processors:
             return self._processors[ref.id]
         if self.remote_processors is not None:
@@ -117,3 +130,15 @@ class Registry:
 
             return ToolHooks(get(ref.before_tool_call), get(ref.after_tool_call))
         raise TypeError(f"cannot resolve tool hooks from {type(ref).__name__}")
+
+
+def check_builtins(agent: Agent) -> None:
+    """``InvalidArgumentError`` naming the first built-in reference with an unknown name or a
+    bad option."""
+    for lane in ("input_processors", "output_processors", "error_processors"):
+        for i, ref in enumerate(getattr(agent, lane)):
+            if isinstance(ref, ProcessorRef) and ref.builtin:
+                try:
+                    builtin.check(ref.builtin, ref.options)
+                except builtin.BuiltinError as e:
+                    raise InvalidArgumentError(f"agent {agent.id!r}: {lane}[{i}]: {e}") from None

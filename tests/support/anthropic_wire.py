@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .script import CONTEXT_LENGTH_EXCEEDED, DEFAULT_ERROR_MESSAGES, HttpError, Turn, next_id
+from . import strict_anthropic
 from .server import ScriptedServer, sse
 
 _FINISH = {
@@ -47,6 +48,9 @@ class AnthropicServer(ScriptedServer):
 
     def response_headers(self) -> dict[str, str]:
         return {"request-id": f"req_{next_id()}"}
+
+    def validate(self, body: dict[str, Any]) -> HttpError | None:
+        return strict_anthropic.validate(body)
 
     def error_body(self, error: HttpError) -> dict[str, Any]:
         return {"type": "error", "error": _error_object(error), "request_id": f"req_{next_id()}"}

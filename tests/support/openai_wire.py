@@ -18,6 +18,7 @@ from .script import (
     Turn,
     next_id,
 )
+from . import strict_openai
 from .server import ScriptedServer, sse
 
 _FINISH = {
@@ -64,6 +65,9 @@ class OpenAIServer(ScriptedServer):
 
     def response_headers(self) -> dict[str, str]:
         return {"x-request-id": f"req_{next_id()}"}
+
+    def validate(self, body: dict[str, Any]) -> HttpError | None:
+        return strict_openai.validate(body)
 
     def error_body(self, error: HttpError) -> dict[str, Any]:
         return {"error": _error_object(error)}

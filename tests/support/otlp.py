@@ -8,6 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 
@@ -21,13 +22,24 @@ class OtlpReceiver:
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-                body = self.rfile.read(int(self.headers["content-length"]))
+                body = self._body()
                 owner.requests.append((self.path, body))
                 owner.arrived.set()
                 self.send_response(200)
                 self.send_header("content-type", "application/x-protobuf")
                 self.send_header("content-length", "0")
                 self.end_headers()
+
+            def _body(self) -> bytes:
+                length = self.headers["content-length"]
+                if length is not None:
+                    return self.rfile.read(int(length))
+                chunks = []  # Transfer-Encoding: chunked (the Node exporters send that)
+                while size := int(self.rfile.readline().strip() or b"0", 16):
+                    chunks.append(self.rfile.read(size))
+                    self.rfile.readline()
+                self.rfile.readline()
+                return b"".join(chunks)
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -56,6 +68,23 @@ class OtlpReceiver:
                 request = ExportTraceServiceRequest()
                 request.ParseFromString(body)
                 out.append(request)
+        return out
+
+    def metrics(self) -> dict[str, list[Any]]:
+        """Every exported metric by name: its data points' values (sums and gauges), in order."""
+        out: dict[str, list[Any]] = {}
+        for path, body in self.requests:
+            if not path.endswith("/v1/metrics"):
+                continue
+            request = ExportMetricsServiceRequest()
+            request.ParseFromString(body)
+            for rm in request.resource_metrics:
+                for sm in rm.scope_metrics:
+                    for metric in sm.metrics:
+                        kind = metric.WhichOneof("data")
+                        points = getattr(metric, kind).data_points if kind in ("sum", "gauge") else []
+                        values = [getattr(p, p.WhichOneof("value")) for p in points]
+                        out.setdefault(metric.name, []).extend(values)
         return out
 
     def spans(self) -> list[Any]:

@@ -75,7 +75,8 @@ class HttpError:
 
     ``type``/``code`` default per provider; ``code="context_length_exceeded"`` produces each
     provider's real context-length message. ``retry_after_ms`` adds the ``retry-after-ms``
-    header that both SDKs honour, which makes SDK retries fast in tests.
+    header that both SDKs honour, which makes SDK retries fast in tests; ``retry_after``
+    adds the standard ``retry-after`` header (seconds).
     """
 
     status: int
@@ -84,6 +85,7 @@ class HttpError:
     code: str | None = None
     param: str | None = None
     retry_after_ms: float | None = None
+    retry_after: float | None = None
 
     @classmethod
     def context_length(cls) -> HttpError:
@@ -127,7 +129,7 @@ class Turn:
     @classmethod
     def fail(cls, status: int, message: str = "", **kw: Any) -> Turn:
         error_fields = {
-            k: kw.pop(k) for k in ("type", "code", "param", "retry_after_ms") if k in kw
+            k: kw.pop(k) for k in ("type", "code", "param", "retry_after_ms", "retry_after") if k in kw
         }
         return cls(error=HttpError(status, message, **error_fields), **kw)
 

@@ -28,13 +28,22 @@ class ScriptedServer:
 
     Every request is recorded in ``recorded`` (``requests`` holds just the JSON bodies). Running
     out of script answers 500 with ``x-should-retry: false`` (so SDKs do not retry it) and adds
-    a message to ``failures``.
+    a message to ``failures``. Every request is first checked as the real API checks it
+    (``validate``): a request the API would refuse gets its 400 error JSON, plays no turn, and
+    adds a message to ``failures`` too.
+
+    The ``fakes_played_out`` fixture (autouse, ``tests/conftest.py``) fails every test that leaves
+    a server it made with ``failures`` or with script not played; a test that provokes them on
+    purpose takes them with ``take_failures()`` / checks ``remaining`` and clears the script.
     """
 
     api_path = ""
     provider = ""
+    created: list[ScriptedServer] = []
+    """Every server made in this process, oldest first (the teardown check reads it)."""
 
     def __init__(self, script: Iterable[ScriptStep] = ()) -> None:
+        ScriptedServer.created.append(self)
         self.script: list[ScriptStep] = list(script)
         self.recorded: list[RecordedRequest] = []
         self.failures: list[str] = []
@@ -74,6 +83,12 @@ class ScriptedServer:
     def remaining(self) -> int:
         return len(self.script) - self._played
 
+    def take_failures(self) -> list[str]:
+        """The failures so far, cleared (for a test that provokes them on purpose)."""
+        with self._lock:
+            taken, self.failures = self.failures, []
+        return taken
+
     def add(self, *steps: ScriptStep) -> None:
         with self._lock:
             self.script.extend(steps)
@@ -92,6 +107,10 @@ class ScriptedServer:
 
     def error_body(self, error: HttpError) -> dict[str, Any]:
         raise NotImplementedError
+
+    def validate(self, body: dict[str, Any]) -> HttpError | None:
+        """The 400 the real API answers to ``body``, or None when it would accept it."""
+        return None
 
     def response_headers(self) -> dict[str, str]:
         return {}
@@ -134,6 +153,14 @@ class ScriptedServer:
         if not isinstance(body, dict) or not body.get("stream"):
             message = "the scripted server answers only streaming requests (stream: true)"
             return self._send_error(h, HttpError(400, message))
+        refused = self.validate(body)
+        if refused is not None:
+            with self._lock:
+                self.failures.append(
+                    f"scripted {self.provider} server: request #{len(self.recorded)} refused as the real API "
+                    f"would: {refused.message}"
+                )
+            return self._send_error(h, refused)
         turn = self._next_turn(body)
         if isinstance(turn, str):
             return self._send_error(h, HttpError(500, turn), {"x-should-retry": "false"})
@@ -165,6 +192,8 @@ class ScriptedServer:
             h.send_header(k, v)
         if error.retry_after_ms is not None:
             h.send_header("retry-after-ms", str(error.retry_after_ms))
+        if error.retry_after is not None:
+            h.send_header("retry-after", f"{error.retry_after:g}")
         h.end_headers()
         h.wfile.write(payload)
         h.wfile.flush()

@@ -18,7 +18,7 @@ from .. import agents as a
 from ..errors import InvalidArgumentError
 from ..loop import GenerateResult
 from ..messages import Message, SystemMessage, utcnow
-from ..processors import StepResult
+from ..processors import StepResult, builtin
 from ..providers.base import ModelConfig, ModelSettings
 from ..tools import Tool, ToolHooks
 from ..v1 import agent_pb2, agent_service_pb2, chunk_pb2
@@ -101,6 +101,7 @@ def agent_from_proto(pb: agent_pb2.Agent, *, source: a.AgentSource, path: str = 
                 f"{path}.request_context_schema is not a valid JSON schema: {e.message}"
             ) from None
     retries = pb.max_processor_retries if pb.HasField("max_processor_retries") else None
+    defaults = pb.error_processor_defaults if pb.HasField("error_processor_defaults") else None
     now = utcnow()
     agent = a.Agent(
         id=pb.id,
@@ -116,6 +117,7 @@ def agent_from_proto(pb: agent_pb2.Agent, *, source: a.AgentSource, path: str = 
         output_processors=_refs(pb.output_processors, f"{path}.output_processors"),
         error_processors=_refs(pb.error_processors, f"{path}.error_processors"),
         max_processor_retries=retries,
+        error_processor_defaults=defaults,
         default_options=(
             call_options_from_proto(pb.default_options, f"{path}.default_options")
             if pb.HasField("default_options")
@@ -153,6 +155,8 @@ def agent_to_proto(agent: a.Agent, out: agent_pb2.Agent | None = None) -> agent_
         _refs_to_proto(getattr(agent, lane), getattr(out, lane))
     if agent.max_processor_retries is not None:
         out.max_processor_retries = agent.max_processor_retries
+    if agent.error_processor_defaults is not None:
+        out.error_processor_defaults = agent.error_processor_defaults
     if agent.default_options is not None:
         call_options_to_proto(agent.default_options, out.default_options)
     if agent.request_context_schema is not None:
@@ -186,22 +190,34 @@ def _names(names: Any, path: str) -> list[Any]:
 def _refs(refs: Any, path: str) -> list[Any]:
     out: list[Any] = []
     for i, r in enumerate(refs):
-        if not r.id:
-            raise InvalidArgumentError(f"{path}[{i}].id is required")
+        if not r.id and not r.builtin:
+            raise InvalidArgumentError(f"{path}[{i}].id is required (or builtin, to name a built-in processor)")
         timeout = r.timeout.ToNanoseconds() / 1e9 if r.HasField("timeout") else None
         if timeout is not None and timeout <= 0:
             raise InvalidArgumentError(f"{path}[{i}].timeout must be positive")
         policy = enum_to_py(_POLICY, r.failure_policy) or "fail_closed"
-        out.append(a.ProcessorRef(r.id, policy, timeout))  # type: ignore[arg-type]
+        options = opt_struct(r, "options")
+        if r.builtin:
+            try:
+                builtin.check(r.builtin, options)
+            except builtin.BuiltinError as e:
+                raise InvalidArgumentError(f"{path}[{i}]: {e}") from None
+        elif options is not None:
+            raise InvalidArgumentError(f"{path}[{i}].options is only for built-in processors (set builtin)")
+        out.append(a.ProcessorRef(r.id, policy, timeout, builtin=r.builtin,  # type: ignore[arg-type]
+                                  options=options))
     return out
 
 
 def _refs_to_proto(items: list[Any], out: Any) -> None:
     for item in items:
         ref = item if isinstance(item, a.ProcessorRef) else a.ProcessorRef(getattr(item, "id", str(item)))
-        pb = out.add(id=ref.id, failure_policy=enum_to_pb(_POLICY, ref.failure_policy))
+        pb = out.add(id=ref.id, failure_policy=enum_to_pb(_POLICY, ref.failure_policy),
+                     builtin=ref.builtin)
         if ref.timeout is not None:
             pb.timeout.FromNanoseconds(int(ref.timeout * 1e9))
+        if ref.options is not None:
+            dict_to_struct(ref.options, pb.options)
 
 
 def _hooks_ref(pb: agent_pb2.ToolHooksRef) -> a.ToolHooksRef:

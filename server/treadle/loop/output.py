@@ -35,7 +35,7 @@ class Output:
     @property
     def pipeline(self) -> StreamPipeline | None:
         if self._pipeline is None and self._bound is not None:
-            self._pipeline = StreamPipeline(*self._bound, sink=self.send)
+            self._pipeline = StreamPipeline(*self._bound, sink=self._deliver)
         return self._pipeline
 
     async def reset(self) -> None:
@@ -62,9 +62,15 @@ class Output:
         chunk.run_id = chunk.run_id or self.run_id
         pipeline = self.pipeline
         if pipeline is None:
-            await self.send(chunk)
+            await self._deliver(chunk)
         else:
             await pipeline.put(chunk)
+
+    async def _deliver(self, chunk: Chunk) -> None:
+        """What comes out of the output processors goes to the client, but for a step's model
+        ``finish``: processors see it, the client gets the run's ``finish`` last (``send``)."""
+        if chunk.type != "finish":
+            await self.send(chunk)
 
     async def flush(self) -> None:
         if self._pipeline is not None:

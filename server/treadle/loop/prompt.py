@@ -10,6 +10,7 @@ from ..messages import (
     PromptMessage,
     PromptPart,
     ReasoningPart,
+    StepStartPart,
     TextPart,
     ToolCallPart,
     ToolInvocationPart,
@@ -35,10 +36,16 @@ def _convert(message: Message) -> list[PromptMessage]:
         return [PromptMessage("user", parts)] if parts else []
     if message.role == "system":
         return [PromptMessage("system", [TextPart(message.text)])]
+    # One assistant message holds every step of a call: each step-start part begins a new turn
+    # (the step's text and tool calls, then their results), as the providers expect them.
+    out: list[PromptMessage] = []
     assistant: list[PromptPart] = []
     results: list[PromptPart] = []
     for part in message.content.parts:
-        if isinstance(part, (TextPart, ReasoningPart, FilePart)):
+        if isinstance(part, StepStartPart):
+            out.extend(_turn(assistant, results))
+            assistant, results = [], []
+        elif isinstance(part, (TextPart, ReasoningPart, FilePart)):
             assistant.append(part)
         elif isinstance(part, ToolInvocationPart):
             # A call without a result (aborted, or still running) is left out: providers reject
@@ -50,6 +57,11 @@ def _convert(message: Message) -> list[PromptMessage]:
             results.append(
                 ToolResultPart(part.tool_call_id, part.tool_name, result, part.state == "output-error")
             )
+    out.extend(_turn(assistant, results))
+    return out
+
+
+def _turn(assistant: list[PromptPart], results: list[PromptPart]) -> list[PromptMessage]:
     out: list[PromptMessage] = []
     if assistant:
         out.append(PromptMessage("assistant", assistant))

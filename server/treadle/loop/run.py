@@ -21,6 +21,7 @@ from ..chunks import Chunk, ErrorPayload, Finish, FinishReason, Start, Tripwire,
 from ..errors import InvalidArgumentError, ProcessorError, TripwireError
 from ..message_list import MessageList
 from ..messages import Message, new_id
+from ..processors.builtin import default_error_stack
 from ..processors.args import OutputResult, ProcessInputArgs, ProcessOutputResultArgs, StepResult
 from ..processors.runner import ChainRunner, RunScope
 from ..providers.base import ModelConfig, ModelSettings
@@ -59,6 +60,9 @@ class AgentLoop:
         self.tracer = tracer
         self.memory = memory
         """Where runs with ``memory`` options load and store their thread; None: no storage."""
+        context = registry.builtin_context
+        context.models = context.models or models
+        context.tracer = context.tracer or tracer
 
     # --- public surface -----------------------------------------------------------------------
 
@@ -132,7 +136,7 @@ class AgentLoop:
             options=opts,
             input_processors=lane(opts.input_processors, agent.input_processors),
             output_processors=lane(opts.output_processors, agent.output_processors),
-            error_processors=lane(opts.error_processors, agent.error_processors),
+            error_processors=self._error_lane(agent, opts.error_processors),
             tools=tools,
             tool_hooks=hooks,
             model=model,
@@ -142,6 +146,14 @@ class AgentLoop:
             instructions=list(agent.instructions),
             tracer=self.tracer,
         )
+
+    def _error_lane(self, agent: Agent, per_call: list[Any] | None) -> list[Any]:
+        """The call's or the agent's error processors; with neither, the default error stack
+        unless the agent opted out (``error_processor_defaults=False``)."""
+        refs = per_call if per_call is not None else agent.error_processors
+        if per_call is None and not refs and agent.error_processor_defaults is not False:
+            return default_error_stack(self.registry.builtin_context)
+        return [self.registry.resolve_processor(r) for r in refs]
 
     # --- the run ------------------------------------------------------------------------------
 
@@ -234,8 +246,8 @@ class AgentLoop:
                     continue
                 case Tripped(tripwire=tripwire):
                     return await self._trip(output, state, result, tripwire)
-                case Failed(error=error):
-                    return await self._fail(output, state, result, error)
+                case Failed(error=error, sent=sent):
+                    return await self._fail(output, state, result, error, sent=sent)
                 case Done():
                     state.completed_steps += 1
                     await persist.save(ml)  # an accepted step, at its boundary
@@ -254,6 +266,8 @@ class AgentLoop:
         out = OutputResult(text=text, usage=state.usage, finish_reason=final_reason,
                            steps=list(state.steps))
         try:
+            if not state.finish_streamed:  # the last step called tools: processors still see a finish
+                await output.emit(Chunk.of(Finish(final_reason, state.usage)))
             await state.chain.run_message_hook(
                 plan.output_processors, "process_output_result", ml,
                 lambda p, c: ProcessOutputResultArgs(
@@ -269,10 +283,9 @@ class AgentLoop:
         await persist.finish(ml, final_reason, state.usage)  # the final state, after processOutputResult
 
         self._fill(result, state, text, final_reason)
-        finish = Chunk.of(Finish(final_reason, state.usage))
-        if not await output.emit(finish):  # a processor may look at finish, not hide it
-            await output.send(Chunk.of(Finish(final_reason, state.usage)))
-        state.chain.end_stream_spans()  # the final finish opened one more stream span
+        state.chain.end_stream_spans()  # a finish after the last step opened one more stream span
+        # Last, after any chunk process_output_result wrote; processors saw a finish already.
+        await output.send(Chunk.of(Finish(final_reason, state.usage)))
 
     # --- endings ------------------------------------------------------------------------------
 
@@ -291,20 +304,23 @@ class AgentLoop:
         await self._stop(output, state, result, Chunk.of(tripwire), "other")
 
     async def _fail(
-        self, output: Output, state: RunState, result: GenerateResult, error: ErrorPayload
+        self, output: Output, state: RunState, result: GenerateResult, error: ErrorPayload,
+        *, sent: bool = False,
     ) -> None:
+        """``sent``: the ``error`` chunk was streamed already, inside the failed step."""
         result.error = error
-        await self._stop(output, state, result, Chunk.of(error), "error")
+        await self._stop(output, state, result, None if sent else Chunk.of(error), "error")
 
     async def _stop(
-        self, output: Output, state: RunState, result: GenerateResult, last: Chunk,
+        self, output: Output, state: RunState, result: GenerateResult, last: Chunk | None,
         reason: FinishReason,
     ) -> None:
         """End the run early: drop what is still in the pipeline, then ``last`` and ``finish``."""
         await output.reset()
         state.chain.end_stream_spans()
         self._fill(result, state, "", reason)
-        await output.send(last)
+        if last is not None:
+            await output.send(last)
         await output.send(Chunk.of(Finish(reason, state.usage)))
 
 

@@ -60,6 +60,10 @@ class RunState:
     step_number: int = 0
     completed_steps: int = 0
     feedback: str | None = None
+    response_id: str = ""
+    """The id of the call's one assistant message (every step adds its parts to it)."""
+    finish_streamed: bool = False
+    """The current step's model ``finish`` went through the output processors."""
 
     @property
     def retry_count(self) -> int:

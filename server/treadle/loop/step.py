@@ -12,7 +12,7 @@ from typing import Any, TypeAlias
 
 from opentelemetry import trace
 
-from ..chunks import Chunk, ErrorPayload, StepFinish, StepStart, Tripwire
+from ..chunks import Chunk, ErrorPayload, Finish, StepFinish, StepStart, Tripwire
 from ..errors import APICallError, ProcessorError, TripwireError
 from ..message_list import Checkpoint
 from ..messages import ErrorPart, Message, MessageContent, StepStartPart, SystemMessage, new_id
@@ -72,6 +72,8 @@ class Tripped:
 @dataclass
 class Failed:
     error: ErrorPayload
+    sent: bool = False
+    """The ``error`` chunk was already streamed (inside the failed step)."""
 
 
 StepOutcome: TypeAlias = Continue | Done | RetryStep | RetryCall | Tripped | Failed
@@ -86,6 +88,8 @@ class _Step:
     result: StepResult
     message: Message | None = None
     collector: StepCollector | None = None
+    first_part: int = 0
+    """Where this step's parts (its step-start first) begin in ``message``."""
 
 
 async def run_step(
@@ -109,6 +113,7 @@ async def _run(
     base_system: list[SystemMessage], step: _Step,
 ) -> StepOutcome:
     ml, chain, n = state.message_list, state.chain, step.number
+    state.finish_streamed = False
 
     # 1. System messages reset to the originals; a rejected step's feedback is added.
     ml.replace_all_system_messages(list(base_system))
@@ -147,9 +152,7 @@ async def _run(
         structured_output=config["structured_output"],
     )
 
-    message = Message(
-        id=new_id(), role="assistant", content=MessageContent(parts=[StepStartPart(model.model_id)])
-    )
+    message = _response_message(state, step, model.model_id)
     step.message, step.collector = message, StepCollector(message)
     output.start_message(message)
     output.on_sent = step.collector.add
@@ -170,11 +173,17 @@ async def _run(
     state.usage = state.usage + finish.usage
     state.steps.append(result)
 
+    # 5b. The model's ``finish`` through the output processors, as the framework does unless the
+    # model called tools; the client gets the run's own ``finish`` last, at the very end.
+    if finish.reason != "tool-calls":
+        await output.emit(Chunk.of(Finish(finish.reason, state.usage)))
+        state.finish_streamed = True
+
     # 6. process_llm_response (input processors), with this step included in ``steps``.
     await chain.process_llm_response(
         plan.input_processors,
         lambda p, c: ProcessLLMResponseArgs(
-            chunks=raw_chunks, model=model.model_id, step_number=n, steps=list(state.steps),
+            chunks=[*raw_chunks, Chunk.of(Finish(finish.reason, finish.usage))], model=model.model_id, step_number=n, steps=list(state.steps),
             from_cache=cached is not None, **c,
         ),
     )
@@ -200,6 +209,19 @@ async def _run(
         step_number=n, is_continued=bool(collector.tool_calls),
     )))
     return Continue() if collector.tool_calls else Done()
+
+
+def _response_message(state: RunState, step: _Step, model_id: str) -> Message:
+    """The call's ONE assistant message, with this step's step-start part appended: the message
+    of the earlier steps as the message list holds it now (after a rollback, its restored copy),
+    or a new one. Its id is the same for every step of the call."""
+    message = next((m for m in state.message_list.get_all() if m.id == state.response_id), None)
+    if message is None:
+        state.response_id = state.response_id or new_id()
+        message = Message(id=state.response_id, role="assistant", content=MessageContent(parts=[]))
+    step.first_part = len(message.content.parts)
+    message.content.parts.append(StepStartPart(model_id))
+    return message
 
 
 async def _call_model(
@@ -281,9 +303,16 @@ async def _api_error(
     )
     step.result.finish_reason = "error"
     state.steps.append(step.result)  # the failed call counts as a step
+    retrying = retry and state.retry_count < plan.retry_budget_for_api_errors()
+    details = {"statusCode": err.status_code, "provider": err.provider, "body": err.body}
+    error = ErrorPayload(str(err), "APICallError", details)
+    if not retrying:  # the error belongs to the failed step: it comes before its step-finish
+        await output.emit(Chunk.of(error))
     await output.emit(Chunk.of(StepFinish(reason="error", message_id=step.message.id if step.message else "",
                                           step_number=n)))
-    if retry and state.retry_count < plan.retry_budget_for_api_errors():
+    if retrying:
+        if step.message is not None:  # the failed call leaves nothing in the call's message
+            del step.message.content.parts[step.first_part:]
         state.count_retry()
         return RetryCall()
     if step.message is not None:
@@ -291,8 +320,7 @@ async def _api_error(
             step.collector.seal()  # what streamed before the error is kept with it
         step.message.content.parts.append(ErrorPart("APICallError", str(err)))
         ml.add(step.message, "response")
-    details = {"statusCode": err.status_code, "provider": err.provider, "body": err.body}
-    return Failed(ErrorPayload(str(err), "APICallError", details))
+    return Failed(error, sent=True)
 
 
 async def _reject(

@@ -34,11 +34,32 @@ def make_abort(processor_id: str) -> AbortFn:
 
 
 class ProcessorStreamWriter:
-    """Emits custom ``data-*`` chunks to the client (``await writer.custom({...})``)."""
+    """Emits custom ``data-*`` chunks to the client (``await writer.custom({...})``).
 
-    def __init__(self, emit: Callable[[Chunk], Awaitable[object]], run_id: str) -> None:
+    In ``process_output_stream`` and ``process_output_result`` of an in-process processor the
+    writer is *direct* (``can_write``): ``await writer.write(chunk)`` sends any chunk straight to
+    the client, ahead of the chunk the hook returns, so a processor that held text back (by
+    dropping deltas) can release it before a ``text-end``.
+    """
+
+    def __init__(
+        self, emit: Callable[[Chunk], Awaitable[object]], run_id: str, *, direct: bool = False
+    ) -> None:
         self._emit = emit
         self._run_id = run_id
+        self._direct = direct
+
+    @property
+    def can_write(self) -> bool:
+        return self._direct
+
+    async def write(self, chunk: Chunk) -> None:
+        """Send ``chunk`` (of any type) to the client as it is; only on a direct writer."""
+        if not self._direct:
+            raise RuntimeError("writer.write() is only available in process_output_stream and "
+                               "process_output_result of an in-process processor")
+        chunk.run_id = chunk.run_id or self._run_id
+        await self._emit(chunk)
 
     async def custom(self, chunk: Chunk | dict[str, Any]) -> None:
         if isinstance(chunk, dict):

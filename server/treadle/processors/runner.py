@@ -139,7 +139,8 @@ class ChainRunner:
         """One writer per emit function and run (a writer holds nothing else)."""
         cached = self._writers.get(id(emit))
         if cached is None or cached[0] is not emit or cached[1] != self.scope.run_id:
-            cached = self._writers[id(emit)] = (emit, self.scope.run_id, ProcessorStreamWriter(emit, self.scope.run_id))
+            writer = ProcessorStreamWriter(emit, self.scope.run_id, direct=emit is self.scope.emit_direct)
+            cached = self._writers[id(emit)] = (emit, self.scope.run_id, writer)
         return cached[2]
 
     async def _invoke(

@@ -51,8 +51,10 @@ def is_retryable_status(status: int | None) -> bool:
 
 
 def status_error(
-    *, provider: str, model_id: str, status: int | None, message: str, body: Any
+    *, provider: str, model_id: str, status: int | None, message: str, body: Any,
+    response: Any = None,
 ) -> APICallError:
+    """``response`` is the failed HTTP response, whose headers (``retry-after``) are kept."""
     return APICallError(
         message,
         provider=provider,
@@ -60,7 +62,15 @@ def status_error(
         status_code=status,
         body=body,
         is_retryable=is_retryable_status(status),
+        headers=response_headers(response),
     )
+
+
+def response_headers(response: Any) -> dict[str, str]:
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return {}
+    return {str(k).lower(): str(v) for k, v in headers.items()}
 
 
 def connection_error(*, provider: str, model_id: str, message: str) -> APICallError:

@@ -147,6 +147,7 @@ class AnthropicModel:
                 status=status,
                 message=message,
                 body=body,
+                response=e.response if e.status_code >= 400 else None,
             )
         if isinstance(e, anthropic.APIConnectionError):
             return _common.connection_error(

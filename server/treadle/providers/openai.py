@@ -144,6 +144,7 @@ class OpenAIChatModel:
                 status=e.status_code,
                 message=_common.error_message(body, e.message),
                 body=body,
+                response=e.response,
             )
         if isinstance(e, openai.APIConnectionError):
             return _common.connection_error(

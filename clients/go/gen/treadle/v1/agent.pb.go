@@ -197,7 +197,8 @@ func (AgentSource) EnumDescriptor() ([]byte, []int) {
 // ProcessorRef names a processor, by id, in one of an agent's processor arrays.
 //
 // The id names a processor registered in the server (Python code) or attached remotely over
-// `ProcessorService`.
+// `ProcessorService`. With `builtin` set, the entry is one of the processors that ship with the
+// server instead, configured by `options`.
 type ProcessorRef struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Id of the processor.
@@ -206,7 +207,16 @@ type ProcessorRef struct {
 	FailurePolicy FailurePolicy `protobuf:"varint,2,opt,name=failure_policy,json=failurePolicy,proto3,enum=treadle.v1.FailurePolicy" json:"failure_policy,omitempty"`
 	// The agent's cap on how long one hook invocation of this processor MAY take. When unset, the
 	// server's default and the processor's own request apply; when set, the shortest wins.
-	Timeout       *durationpb.Duration `protobuf:"bytes,3,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	Timeout *durationpb.Duration `protobuf:"bytes,3,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	// Name of a built-in processor (`prefill-error-handler`, `stream-error-retry`,
+	// `unicode-normalizer`, `token-limiter`, `tool-call-filter`, `batch-parts`, `pii`,
+	// `moderation`, `prompt-injection`). When set, `id` MAY be empty and then defaults to this
+	// name; an unknown name is rejected with INVALID_ARGUMENT.
+	Builtin string `protobuf:"bytes,4,opt,name=builtin,proto3" json:"builtin,omitempty"`
+	// Options of the built-in processor named by `builtin`, in its documented camelCase form. An
+	// unknown or malformed option is rejected with INVALID_ARGUMENT naming it. MUST be empty
+	// without `builtin`.
+	Options       *structpb.Struct `protobuf:"bytes,5,opt,name=options,proto3" json:"options,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -258,6 +268,20 @@ func (x *ProcessorRef) GetFailurePolicy() FailurePolicy {
 func (x *ProcessorRef) GetTimeout() *durationpb.Duration {
 	if x != nil {
 		return x.Timeout
+	}
+	return nil
+}
+
+func (x *ProcessorRef) GetBuiltin() string {
+	if x != nil {
+		return x.Builtin
+	}
+	return ""
+}
+
+func (x *ProcessorRef) GetOptions() *structpb.Struct {
+	if x != nil {
+		return x.Options
 	}
 	return nil
 }
@@ -1167,8 +1191,12 @@ type Agent struct {
 	Memory *MemorySettings `protobuf:"bytes,21,opt,name=memory,proto3" json:"memory,omitempty"`
 	// How the agent's notification signals are delivered (`SendNotificationSignal`).
 	Notifications *NotificationSettings `protobuf:"bytes,22,opt,name=notifications,proto3" json:"notifications,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Whether the agent gets the default error-recovery stack (history repair, prefill repair,
+	// transient retry) when it has no error processors of its own. Unset means true; false opts
+	// out. An agent or call that lists its own error processors gets only those.
+	ErrorProcessorDefaults *bool `protobuf:"varint,23,opt,name=error_processor_defaults,json=errorProcessorDefaults,proto3,oneof" json:"error_processor_defaults,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *Agent) Reset() {
@@ -1366,6 +1394,13 @@ func (x *Agent) GetNotifications() *NotificationSettings {
 	return nil
 }
 
+func (x *Agent) GetErrorProcessorDefaults() bool {
+	if x != nil && x.ErrorProcessorDefaults != nil {
+		return *x.ErrorProcessorDefaults
+	}
+	return false
+}
+
 type isAgent_InstructionsKind interface {
 	isAgent_InstructionsKind()
 }
@@ -1390,11 +1425,13 @@ var File_treadle_v1_agent_proto protoreflect.FileDescriptor
 const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"\x16treadle/v1/agent.proto\x12\n" +
-	"treadle.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18treadle/v1/message.proto\x1a\x1dtreadle/v1/notification.proto\"\x95\x01\n" +
+	"treadle.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18treadle/v1/message.proto\x1a\x1dtreadle/v1/notification.proto\"\xe2\x01\n" +
 	"\fProcessorRef\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12@\n" +
 	"\x0efailure_policy\x18\x02 \x01(\x0e2\x19.treadle.v1.FailurePolicyR\rfailurePolicy\x123\n" +
-	"\atimeout\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\atimeout\"I\n" +
+	"\atimeout\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12\x18\n" +
+	"\abuiltin\x18\x04 \x01(\tR\abuiltin\x121\n" +
+	"\aoptions\x18\x05 \x01(\v2\x17.google.protobuf.StructR\aoptions\"I\n" +
 	"\rProcessorList\x128\n" +
 	"\n" +
 	"processors\x18\x01 \x03(\v2\x18.treadle.v1.ProcessorRefR\n" +
@@ -1471,7 +1508,8 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\rlast_messages\x18\x01 \x01(\x05H\x00R\flastMessages\x88\x01\x01B\x10\n" +
 	"\x0e_last_messages\"G\n" +
 	"\x0eSystemMessages\x125\n" +
-	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"\xae\t\n" +
+	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"\x8a\n" +
+	"\n" +
 	"\x05Agent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -1498,9 +1536,11 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\vupdate_time\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"updateTime\x122\n" +
 	"\x06memory\x18\x15 \x01(\v2\x1a.treadle.v1.MemorySettingsR\x06memory\x12F\n" +
-	"\rnotifications\x18\x16 \x01(\v2 .treadle.v1.NotificationSettingsR\rnotificationsB\x13\n" +
+	"\rnotifications\x18\x16 \x01(\v2 .treadle.v1.NotificationSettingsR\rnotifications\x12=\n" +
+	"\x18error_processor_defaults\x18\x17 \x01(\bH\x02R\x16errorProcessorDefaults\x88\x01\x01B\x13\n" +
 	"\x11instructions_kindB\x18\n" +
-	"\x16_max_processor_retries*m\n" +
+	"\x16_max_processor_retriesB\x1b\n" +
+	"\x19_error_processor_defaults*m\n" +
 	"\rFailurePolicy\x12\x1e\n" +
 	"\x1aFAILURE_POLICY_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aFAILURE_POLICY_FAIL_CLOSED\x10\x01\x12\x1c\n" +
@@ -1556,41 +1596,42 @@ var file_treadle_v1_agent_proto_goTypes = []any{
 var file_treadle_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: treadle.v1.ProcessorRef.failure_policy:type_name -> treadle.v1.FailurePolicy
 	16, // 1: treadle.v1.ProcessorRef.timeout:type_name -> google.protobuf.Duration
-	3,  // 2: treadle.v1.ProcessorList.processors:type_name -> treadle.v1.ProcessorRef
-	1,  // 3: treadle.v1.ToolChoice.mode:type_name -> treadle.v1.ToolChoiceMode
-	17, // 4: treadle.v1.ThreadOptions.metadata:type_name -> google.protobuf.Struct
-	9,  // 5: treadle.v1.MemoryOptions.thread:type_name -> treadle.v1.ThreadOptions
-	17, // 6: treadle.v1.StructuredOutput.schema:type_name -> google.protobuf.Struct
-	4,  // 7: treadle.v1.CallOptions.input_processors:type_name -> treadle.v1.ProcessorList
-	4,  // 8: treadle.v1.CallOptions.output_processors:type_name -> treadle.v1.ProcessorList
-	4,  // 9: treadle.v1.CallOptions.error_processors:type_name -> treadle.v1.ProcessorList
-	7,  // 10: treadle.v1.CallOptions.tool_choice:type_name -> treadle.v1.ToolChoice
-	5,  // 11: treadle.v1.CallOptions.model_settings:type_name -> treadle.v1.ModelSettings
-	17, // 12: treadle.v1.CallOptions.provider_options:type_name -> google.protobuf.Struct
-	10, // 13: treadle.v1.CallOptions.memory:type_name -> treadle.v1.MemoryOptions
-	17, // 14: treadle.v1.CallOptions.request_context:type_name -> google.protobuf.Struct
-	11, // 15: treadle.v1.CallOptions.structured_output:type_name -> treadle.v1.StructuredOutput
-	8,  // 16: treadle.v1.CallOptions.tool_hooks:type_name -> treadle.v1.ToolHooksRef
-	18, // 17: treadle.v1.SystemMessages.messages:type_name -> treadle.v1.SystemMessage
-	17, // 18: treadle.v1.Agent.metadata:type_name -> google.protobuf.Struct
-	14, // 19: treadle.v1.Agent.instruction_messages:type_name -> treadle.v1.SystemMessages
-	6,  // 20: treadle.v1.Agent.fallback_models:type_name -> treadle.v1.FallbackModel
-	3,  // 21: treadle.v1.Agent.input_processors:type_name -> treadle.v1.ProcessorRef
-	3,  // 22: treadle.v1.Agent.output_processors:type_name -> treadle.v1.ProcessorRef
-	3,  // 23: treadle.v1.Agent.error_processors:type_name -> treadle.v1.ProcessorRef
-	12, // 24: treadle.v1.Agent.default_options:type_name -> treadle.v1.CallOptions
-	17, // 25: treadle.v1.Agent.request_context_schema:type_name -> google.protobuf.Struct
-	8,  // 26: treadle.v1.Agent.tool_hooks:type_name -> treadle.v1.ToolHooksRef
-	2,  // 27: treadle.v1.Agent.source:type_name -> treadle.v1.AgentSource
-	19, // 28: treadle.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
-	19, // 29: treadle.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
-	13, // 30: treadle.v1.Agent.memory:type_name -> treadle.v1.MemorySettings
-	20, // 31: treadle.v1.Agent.notifications:type_name -> treadle.v1.NotificationSettings
-	32, // [32:32] is the sub-list for method output_type
-	32, // [32:32] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	17, // 2: treadle.v1.ProcessorRef.options:type_name -> google.protobuf.Struct
+	3,  // 3: treadle.v1.ProcessorList.processors:type_name -> treadle.v1.ProcessorRef
+	1,  // 4: treadle.v1.ToolChoice.mode:type_name -> treadle.v1.ToolChoiceMode
+	17, // 5: treadle.v1.ThreadOptions.metadata:type_name -> google.protobuf.Struct
+	9,  // 6: treadle.v1.MemoryOptions.thread:type_name -> treadle.v1.ThreadOptions
+	17, // 7: treadle.v1.StructuredOutput.schema:type_name -> google.protobuf.Struct
+	4,  // 8: treadle.v1.CallOptions.input_processors:type_name -> treadle.v1.ProcessorList
+	4,  // 9: treadle.v1.CallOptions.output_processors:type_name -> treadle.v1.ProcessorList
+	4,  // 10: treadle.v1.CallOptions.error_processors:type_name -> treadle.v1.ProcessorList
+	7,  // 11: treadle.v1.CallOptions.tool_choice:type_name -> treadle.v1.ToolChoice
+	5,  // 12: treadle.v1.CallOptions.model_settings:type_name -> treadle.v1.ModelSettings
+	17, // 13: treadle.v1.CallOptions.provider_options:type_name -> google.protobuf.Struct
+	10, // 14: treadle.v1.CallOptions.memory:type_name -> treadle.v1.MemoryOptions
+	17, // 15: treadle.v1.CallOptions.request_context:type_name -> google.protobuf.Struct
+	11, // 16: treadle.v1.CallOptions.structured_output:type_name -> treadle.v1.StructuredOutput
+	8,  // 17: treadle.v1.CallOptions.tool_hooks:type_name -> treadle.v1.ToolHooksRef
+	18, // 18: treadle.v1.SystemMessages.messages:type_name -> treadle.v1.SystemMessage
+	17, // 19: treadle.v1.Agent.metadata:type_name -> google.protobuf.Struct
+	14, // 20: treadle.v1.Agent.instruction_messages:type_name -> treadle.v1.SystemMessages
+	6,  // 21: treadle.v1.Agent.fallback_models:type_name -> treadle.v1.FallbackModel
+	3,  // 22: treadle.v1.Agent.input_processors:type_name -> treadle.v1.ProcessorRef
+	3,  // 23: treadle.v1.Agent.output_processors:type_name -> treadle.v1.ProcessorRef
+	3,  // 24: treadle.v1.Agent.error_processors:type_name -> treadle.v1.ProcessorRef
+	12, // 25: treadle.v1.Agent.default_options:type_name -> treadle.v1.CallOptions
+	17, // 26: treadle.v1.Agent.request_context_schema:type_name -> google.protobuf.Struct
+	8,  // 27: treadle.v1.Agent.tool_hooks:type_name -> treadle.v1.ToolHooksRef
+	2,  // 28: treadle.v1.Agent.source:type_name -> treadle.v1.AgentSource
+	19, // 29: treadle.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
+	19, // 30: treadle.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
+	13, // 31: treadle.v1.Agent.memory:type_name -> treadle.v1.MemorySettings
+	20, // 32: treadle.v1.Agent.notifications:type_name -> treadle.v1.NotificationSettings
+	33, // [33:33] is the sub-list for method output_type
+	33, // [33:33] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_agent_proto_init() }

@@ -1,0 +1,244 @@
+// `@treadle/client/processors`: the Mastra Processor interface, served remotely.
+//
+// A processor is an object with an `id` and the hook methods it implements; `attach()` declares
+// exactly those hooks to the server and runs them when the server invokes them. Each hook gets
+// the same arguments as in the framework: `abort()` throws, `state` persists across the hooks of
+// one call, `writer.custom()` emits a `data-*` chunk.
+import type { AbortOptions } from "./errors.js";
+import type { CoreSystemMessage, MastraDBMessage, MessageList } from "./memory.js";
+import type { HookName } from "./internal/hooks.js";
+import type { ChunkType, FinishReason, ToolCall, Usage } from "./stream.js";
+
+export { attach, type AttachOptions, type ProcessorHandle } from "./internal/processor_host.js";
+export { HOOKS, type HookName } from "./internal/hooks.js";
+export { AttachError } from "./internal/link.js";
+export { TripWire } from "./errors.js";
+export { MessageList } from "./memory.js";
+export { RequestContext } from "./internal/request_context.js";
+import type { RequestContext } from "./internal/request_context.js";
+
+/** Throws a `TripWire`: the run stops with a `tripwire` chunk (or, with `retry`, redoes the step). */
+export type AbortFn<TTripwireMetadata = unknown> = (reason?: string, options?: AbortOptions<TTripwireMetadata>) => never;
+
+/** The processor's span: a child of the server span of the hook. */
+export interface TracingContext {
+  currentSpan?: unknown;
+}
+
+/** Emits custom `data-*` chunks; they reach the stream before the hook's outcome is applied. */
+export interface ProcessorStreamWriter {
+  custom(chunk: { type: `data-${string}` | string; data?: unknown; transient?: boolean; id?: string; [k: string]: unknown }): Promise<void>;
+}
+
+/** Results of a completed step. */
+export interface StepResult {
+  stepNumber?: number;
+  text?: string;
+  reasoningText?: string;
+  toolCalls?: ToolCall[];
+  toolResults?: { toolCallId: string; toolName: string; args?: unknown; result?: unknown; isError?: boolean }[];
+  finishReason?: FinishReason;
+  usage?: Usage;
+  tripwire?: { reason: string; retry?: boolean; metadata?: unknown; processorId?: string };
+  modelId?: string;
+}
+
+interface ProcessorArgsBase<TTripwireMetadata = unknown> {
+  abort: AbortFn<TTripwireMetadata>;
+  /** Retries processors have triggered in this call so far. */
+  retryCount: number;
+  /** This processor's state for this call, shared by all its hooks. */
+  state: Record<string, any>;
+  requestContext: RequestContext;
+  tracingContext: TracingContext;
+  writer: ProcessorStreamWriter;
+  /** Aborted when the server stops waiting (deadline passed, run cancelled, stream gone). */
+  abortSignal: AbortSignal;
+  /** Which run this is. */
+  runId: string;
+  agentId: string;
+  threadId?: string;
+  resourceId?: string;
+  processorIndex: number;
+}
+
+interface MessagesArgs {
+  messages: MastraDBMessage[];
+  messageList: MessageList;
+}
+
+export interface ProcessInputArgs<TTripwireMetadata = unknown> extends ProcessorArgsBase<TTripwireMetadata>, MessagesArgs {
+  systemMessages: CoreSystemMessage[];
+}
+
+export type ToolChoice = "auto" | "none" | "required" | { type: "tool"; toolName: string };
+
+export interface ToolDefinition {
+  name: string;
+  description?: string;
+  inputSchema?: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+}
+
+export interface ProcessInputStepArgs<TTripwireMetadata = unknown> extends ProcessorArgsBase<TTripwireMetadata>, MessagesArgs {
+  stepNumber: number;
+  steps: StepResult[];
+  systemMessages: CoreSystemMessage[];
+  /** `provider/model`. */
+  model: string;
+  toolChoice?: ToolChoice;
+  activeTools: string[];
+  tools: Record<string, ToolDefinition>;
+  providerOptions: Record<string, any>;
+  modelSettings: Record<string, any>;
+  structuredOutput?: Record<string, any>;
+}
+
+export interface ProcessInputStepResult {
+  model?: string;
+  toolChoice?: ToolChoice;
+  activeTools?: string[];
+  messages?: MastraDBMessage[];
+  messageList?: MessageList;
+  systemMessages?: (CoreSystemMessage | string)[];
+  providerOptions?: Record<string, any>;
+  modelSettings?: Record<string, any>;
+  structuredOutput?: Record<string, any>;
+}
+
+/** One message of the provider prompt (`LanguageModelV2Prompt` item). */
+export type PromptMessage = Record<string, any>;
+
+export interface ProcessLLMRequestArgs<TTripwireMetadata = unknown> extends ProcessorArgsBase<TTripwireMetadata> {
+  prompt: PromptMessage[];
+  model: string;
+  stepNumber: number;
+  steps: StepResult[];
+}
+
+export type ProcessLLMRequestResult = { prompt?: PromptMessage[]; response?: ChunkType[] } | undefined | void;
+
+export interface ProcessLLMResponseArgs<TTripwireMetadata = unknown> extends ProcessorArgsBase<TTripwireMetadata> {
+  chunks: ChunkType[];
+  model: string;
+  stepNumber: number;
+  steps: StepResult[];
+  fromCache: boolean;
+}
+
+export type ProcessLLMResponseResult = undefined | void;
+
+export interface ProcessAPIErrorArgs<TTripwireMetadata = unknown> extends ProcessorArgsBase<TTripwireMetadata>, MessagesArgs {
+  /** An `APICallError` (`APICallError.isInstance(error)`). */
+  error: unknown;
+  stepNumber: number;
+  steps: StepResult[];
+}
+
+export interface ProcessAPIErrorResult {
+  retry?: boolean;
+}
+
+export interface ProcessOutputStreamArgs<TTripwireMetadata = unknown> extends ProcessorArgsBase<TTripwireMetadata> {
+  part: ChunkType;
+  /** Every chunk of the stream so far, this one included. */
+  streamParts: ChunkType[];
+  messageList: MessageList;
+}
+
+export interface ProcessOutputStepArgs<TTripwireMetadata = unknown> extends ProcessorArgsBase<TTripwireMetadata>, MessagesArgs {
+  stepNumber: number;
+  finishReason: FinishReason;
+  toolCalls: ToolCall[];
+  text: string;
+  usage: Usage;
+  systemMessages: CoreSystemMessage[];
+  steps: StepResult[];
+  providerMetadata?: Record<string, any>;
+}
+
+export interface ProcessToolResultArgs<TTripwireMetadata = unknown> extends ProcessorArgsBase<TTripwireMetadata>, MessagesArgs {
+  stepNumber: number;
+  toolName: string;
+  toolCallId: string;
+  args: unknown;
+  result: unknown;
+  providerExecuted?: boolean;
+  systemMessages: CoreSystemMessage[];
+  steps: StepResult[];
+}
+
+export interface OutputResult {
+  text: string;
+  usage?: Usage;
+  finishReason?: FinishReason;
+  steps: StepResult[];
+}
+
+export interface ProcessOutputResultArgs<TTripwireMetadata = unknown> extends ProcessorArgsBase<TTripwireMetadata>, MessagesArgs {
+  result: OutputResult;
+}
+
+export type MessagesResult =
+  | MastraDBMessage[]
+  | MessageList
+  | { messages?: MastraDBMessage[]; systemMessages?: (CoreSystemMessage | string)[] };
+
+export type ProcessInputResult = MessagesResult;
+export type ProcessorMessageResult = Promise<MessagesResult | void | undefined> | MessagesResult | void | undefined;
+
+type Awaitable<T> = T | Promise<T>;
+
+export interface Processor<TId extends string = string, TTripwireMetadata = unknown> {
+  readonly id: TId;
+  readonly name?: string;
+  readonly description?: string;
+  processorIndex?: number;
+  /** When true, processOutputStream also receives `data-*` chunks. */
+  processDataParts?: boolean;
+
+  processInput?(args: ProcessInputArgs<TTripwireMetadata>): Awaitable<ProcessInputResult | void | undefined>;
+  processInputStep?(
+    args: ProcessInputStepArgs<TTripwireMetadata>,
+  ): Awaitable<ProcessInputStepResult | MessageList | MastraDBMessage[] | void | undefined>;
+  processLLMRequest?(args: ProcessLLMRequestArgs<TTripwireMetadata>): Awaitable<ProcessLLMRequestResult>;
+  processLLMResponse?(args: ProcessLLMResponseArgs<TTripwireMetadata>): Awaitable<ProcessLLMResponseResult>;
+  processAPIError?(args: ProcessAPIErrorArgs<TTripwireMetadata>): Awaitable<ProcessAPIErrorResult | void>;
+  processOutputStream?(args: ProcessOutputStreamArgs<TTripwireMetadata>): Promise<ChunkType | null | undefined>;
+  processOutputStep?(args: ProcessOutputStepArgs<TTripwireMetadata>): ProcessorMessageResult;
+  processToolResult?(args: ProcessToolResultArgs<TTripwireMetadata>): ProcessorMessageResult;
+  processOutputResult?(args: ProcessOutputResultArgs<TTripwireMetadata>): ProcessorMessageResult;
+}
+
+/** Must implement processInput, processInputStep, processLLMRequest or processLLMResponse. */
+export type InputProcessor = Processor &
+  (
+    | { processInput: NonNullable<Processor["processInput"]> }
+    | { processInputStep: NonNullable<Processor["processInputStep"]> }
+    | { processLLMRequest: NonNullable<Processor["processLLMRequest"]> }
+    | { processLLMResponse: NonNullable<Processor["processLLMResponse"]> }
+  );
+
+/** Must implement processOutputStream, processOutputStep or processOutputResult. */
+export type OutputProcessor = Processor &
+  (
+    | { processOutputStream: NonNullable<Processor["processOutputStream"]> }
+    | { processOutputStep: NonNullable<Processor["processOutputStep"]> }
+    | { processOutputResult: NonNullable<Processor["processOutputResult"]> }
+  );
+
+/** Must implement processAPIError. */
+export type ErrorProcessor = Processor & { processAPIError: NonNullable<Processor["processAPIError"]> };
+
+/** How a remote processor wants to be invoked; every field is optional (see `attach`). */
+export interface RemoteOptions {
+  /** Hooks to run fire-and-forget: the run never waits, and their answers are ignored. */
+  observe?: HookName[];
+  /** The timeout, in milliseconds, to ask for per hook. */
+  timeouts?: Partial<Record<HookName, number>>;
+  /** `processOutputStream`: one chunk per invocation, or every chunk ready (default). */
+  streamDelivery?: "per-chunk" | "windowed";
+  maxWindow?: number;
+  /** `processOutputStream`: invocations of one run in flight at once (default 4). */
+  maxInFlight?: number;
+}
