@@ -235,7 +235,7 @@ async def test_bad_targets_and_attribute_names_are_refused(threads: Any) -> None
 
 
 async def test_subscribe_then_send_message_with_if_idle_stream_options_max_steps(threads: Any) -> None:
-    calls = [Turn.call("lookup", {"n": i}) for i in range(5)]
+    calls = [Turn.call("lookup", {"n": i}) for i in range(3)]  # a 4th would be never asked for
     lookup = Tool("lookup", lambda args, ctx: {"found": args["n"]})
     t, server = await threads(calls, setup=lambda app: app.add_tool(lookup), tools=["lookup"])
     watch = await t.subscribe()
@@ -423,11 +423,18 @@ async def test_low_priority_summary_at_policy(threads: Any) -> None:
 
 
 async def test_abort_run_and_get_active_run(threads: Any) -> None:
-    gate = threading.Event()
-    t, server = await threads([await gated_turn(gate, Turn.say("never"))])
+    gate, asked = threading.Event(), threading.Event()
+
+    def held(_: dict[str, Any]) -> Turn:
+        asked.set()
+        assert gate.wait(10)
+        return Turn.say("never")
+
+    t, server = await threads([held])
     watch = await t.subscribe()
     woke = await t.call("SendMessage", {"agentId": "echo", **THREAD, "message": {"contents": "go"}})
     run_id = woke["accepted"]["runId"]
+    assert await asyncio.to_thread(asked.wait, 10)  # the model call is in flight
     active = await t.call("GetActiveRun", THREAD)
     assert active == {"activeRun": {"runId": run_id, "agentId": "echo"}}
     aborted = await t.call("AbortRun", THREAD)
