@@ -112,6 +112,25 @@ class CallOptions:
 
 
 @dataclass
+class NotificationRule:
+    """One decision of a delivery policy: an action, sent after ``delay`` seconds."""
+
+    action: Literal["deliver", "summarize", "defer", "discard"]
+    delay: float = 0.0
+
+
+@dataclass
+class NotificationPolicy:
+    """Overrides of the built-in priority policy, checked decide → sources → priorities → default."""
+
+    default: NotificationRule | None = None
+    priorities: dict[str, NotificationRule] = field(default_factory=dict)
+    sources: dict[str, NotificationRule] = field(default_factory=dict)
+    decide: Any = None
+    """A callable, or the name of a decide function registered with the server."""
+
+
+@dataclass
 class Agent:
     id: str
     name: str = ""
@@ -137,6 +156,7 @@ class Agent:
     request_context_schema: dict[str, Any] | None = None
     tool_hooks: Any = None
     memory: MemorySettings = field(default_factory=MemorySettings)
+    notification_policy: NotificationPolicy | None = None
     source: AgentSource = "code"
     create_time: datetime = field(default_factory=utcnow)
     update_time: datetime = field(default_factory=utcnow)
@@ -172,3 +192,5 @@ class RunRequest:
     messages: list[Message]
     options: CallOptions = field(default_factory=CallOptions)
     run_id: str = ""
+    inbox: Any = None
+    """A ``loop.inbox.Inbox`` of signals the run takes in at each step boundary (threads only)."""

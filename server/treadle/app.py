@@ -32,10 +32,11 @@ from .api.tool_service import SERVICE_NAME as TOOL_SERVICE, ToolServicer
 from .api.processor_hub import Ejection, ProcessorHub
 from .api.processor_service import SERVICE_NAME as PROCESSOR_SERVICE, ProcessorServicer
 from .api.remote_processor import RemoteProcessor
-from .api.thread_service import SERVICE_NAME as THREAD_SERVICE, ThreadServicer
 from .api.convert import agent_from_dict
 from .api.gate import Gate
 from .api.server import TlsFiles
+from .api.signal_convert import options_from_json
+from .api.thread_signals import SERVICE_NAME as THREAD_SERVICE, ThreadServicer
 from .config import AgentFileError, Settings, load_agent_file
 from .config.security import Security, load_security
 from .config.settings import DEFAULT_LISTEN
@@ -43,8 +44,10 @@ from .errors import InvalidArgumentError, NotFoundError
 from .loop import AgentLoop
 from .memory import SqlStore, database_url, open_store
 from .providers.local import DEFAULT_LOCAL_MODEL, unavailable as local_unavailable
+from .memory.signal_sql import SqlSignalStore
 from .providers.router import ModelRouter
 from .registry import Registry
+from .signals import InMemorySignalStore, NotificationCenter, ThreadRuntime
 from .tools import Tool
 from .tracing import build_meter_provider, build_tracer_provider
 
@@ -145,7 +148,13 @@ class TreadleApp:
         self.registry.remote_processors = lambda ref: RemoteProcessor(ref, self.processors)
         self.server.add_service(PROCESSOR_SERVICE, ProcessorServicer(self.processors).register)
         # Memory: threads, messages, runs and API agents, in the store opened by start().
-        self.thread_service = ThreadServicer()
+        # Threads also take signals: into running and idle threads, subscriptions, the
+        # notification inbox.
+        self.threads = ThreadRuntime(self.loop, self.registry.snapshot_agent, InMemorySignalStore(),
+                                     options_from_json=options_from_json)
+        self.notifications = NotificationCenter(self.threads)
+        self.thread_service = ThreadServicer(self.threads, self.notifications)
+        self.agent_service.threads = self.threads
         self.server.add_service(THREAD_SERVICE, self.thread_service.register)
         self.store: SqlStore | None = None
         self.port: int | None = None
@@ -166,6 +175,10 @@ class TreadleApp:
 
     def add_tool_hook(self, name: str, hook: Callable[..., Any]) -> None:
         self.registry.add_tool_hook(name, hook)
+
+    def add_notification_decider(self, name: str, decide: Callable[..., Any]) -> None:
+        """A ``decide`` function that agents' delivery policies name (``decide: NAME``)."""
+        self.notifications.deciders[name] = decide
 
     def load_agents(self, path: Path) -> list[Agent]:
         """Load an agent file (all or nothing); errors name the file and the agent index."""
@@ -202,6 +215,9 @@ class TreadleApp:
         self.warn_unregistered()
         self.port = await self.server.start(listen, tls)
         self.models.preload(a.model for a in self.registry.list_agents())
+        await self.threads.recover()
+        await self.notifications.recover()
+        self.notifications.start()
         return self.port
 
     def configure_security(self, security: Security, listen: str) -> TlsFiles | None:
@@ -243,6 +259,7 @@ class TreadleApp:
             store = await open_store(database_url(self.settings.data_dir, self.settings.database))
             self.store = store
             self.loop.memory = self.agent_service.store = self.thread_service.store = store
+            self.threads.store = SqlSignalStore(store.engine)
         return self.store
 
     async def stop(self, grace: float | None = None) -> None:
@@ -250,7 +267,9 @@ class TreadleApp:
         # Attached processors hear of the shutdown at once, with the grace the runs get.
         self.processors.announce_drain(self.settings.grace if grace is None else grace)
         attached = asyncio.create_task(self._drain_attached())
+        await self.notifications.stop()
         await self.server.stop(grace)
+        await self.threads.stop()
         await attached
         await self.models.aclose()
         if self.store is not None:

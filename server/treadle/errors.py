@@ -101,3 +101,7 @@ class PermissionDeniedError(TreadleError):
 
 class ResourceExhaustedError(TreadleError):
     """A configured limit is reached; the message names the limit."""
+
+
+class ShuttingDownError(TreadleError):
+    """Refused because the server is draining."""

@@ -25,6 +25,7 @@ from ._blocking import run_processors, run_tools
 from ._connect import TOKEN_ENV, TLSConfig
 from ._processors import attach
 from ._text_gate import TextGate
+from ._signals import ThreadSubscription
 from ._tools import serve_tools
 
 __all__ = [
@@ -40,4 +41,5 @@ __all__ = [
     "serve_tools",
     "TLSConfig",
     "TOKEN_ENV",
+    "ThreadSubscription",
 ]

@@ -13,6 +13,7 @@ from google.protobuf import field_mask_pb2, json_format
 from treadle.v1 import agent_pb2, agent_service_pb2, agent_service_pb2_grpc, chunk_pb2, message_pb2
 
 from ._connect import Connect, TLSConfig
+from ._signals import SignalCalls
 from ._threads import ThreadCalls
 
 DEFAULT_TARGET = "127.0.0.1:50051"
@@ -31,8 +32,9 @@ OptionsLike = agent_pb2.CallOptions | Mapping[str, Any]
 MessageLike = message_pb2.Message | Mapping[str, Any]
 
 
-class AgentClient(ThreadCalls):
-    """An async client for one Treadle server: agents, runs, and memory threads (``ThreadCalls``).
+class AgentClient(ThreadCalls, SignalCalls):
+    """An async client for one Treadle server: agents, runs, memory threads (``ThreadCalls``) and
+    signals into threads (``SignalCalls``).
 
     ``token`` (default: ``TREADLE_TOKEN``) is sent as a bearer token; ``tls`` connects over TLS.
     ``channel`` lets you bring your own (interceptors); the client then leaves closing it to

@@ -63,6 +63,9 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
         self._draining = False
         self.max_list_page_bytes = MAX_LIST_PAGE_BYTES
         self.store: MemoryStore | None = None
+        self.threads: Any = None
+        """The thread runtime: a ``Stream`` on a thread is one of its runs (subscribers see it,
+        signals reach it)."""
         """Where agents created over the API are kept across restarts (set by the app)."""
 
     # --- agents -------------------------------------------------------------------------------
@@ -242,7 +245,8 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
     async def _produce(self, agent: Agent, run: RunRequest, pipe: _Pipe) -> None:
         run_id, error = run.run_id, ""
         try:
-            stream = cast(AsyncGenerator[Chunk, None], self._loop.stream(agent, run))
+            source = self.threads.stream if self.threads is not None and run.options.memory else self._loop.stream
+            stream = cast(AsyncGenerator[Chunk, None], source(agent, run))
             async with contextlib.aclosing(stream) as chunks:
                 async for chunk in chunks:
                     run_id = run_id or chunk.run_id

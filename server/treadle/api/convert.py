@@ -23,6 +23,7 @@ from ..providers.trust import check_base_url
 from ..tools import Tool, ToolHooks
 from ..v1 import agent_pb2, agent_service_pb2, chunk_pb2
 from . import validate
+from .notification_convert import policy_from_proto, policy_to_proto
 from .convert_data import (
     chunk_from_proto,
     chunk_to_proto,
@@ -127,6 +128,7 @@ def agent_from_proto(pb: agent_pb2.Agent, *, source: a.AgentSource, path: str = 
         request_context_schema=schema,
         tool_hooks=_hooks_ref(pb.tool_hooks) if pb.HasField("tool_hooks") else None,
         memory=_memory_settings(pb.memory, f"{path}.memory"),
+        notification_policy=policy_from_proto(pb.notifications, f"{path}.notifications"),
         source=source,
         create_time=now,
         update_time=now,
@@ -167,6 +169,7 @@ def agent_to_proto(agent: a.Agent, out: agent_pb2.Agent | None = None) -> agent_
         _hooks_to_proto(agent.tool_hooks, out.tool_hooks)
     if agent.memory != a.MemorySettings():
         out.memory.last_messages = agent.memory.last_messages
+    policy_to_proto(agent.notification_policy, out.notifications)
     out.source = enum_to_pb(_SOURCE, agent.source)
     datetime_to_ts(agent.create_time, out.create_time)
     datetime_to_ts(agent.update_time, out.update_time)

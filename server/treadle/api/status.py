@@ -18,6 +18,7 @@ from ..errors import (
     ResourceExhaustedError,
     UnauthenticatedError,
 )
+from ..errors import ShuttingDownError as Draining
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,7 @@ _CODES: tuple[tuple[type[Exception], grpc.StatusCode], ...] = (
     (ShuttingDownError, grpc.StatusCode.UNAVAILABLE),
     (UnauthenticatedError, grpc.StatusCode.UNAUTHENTICATED),
     (ResourceExhaustedError, grpc.StatusCode.RESOURCE_EXHAUSTED),
+    (Draining, grpc.StatusCode.UNAVAILABLE),
 )
 
 

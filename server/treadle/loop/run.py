@@ -101,7 +101,7 @@ class AgentLoop:
     def plan(self, agent: Agent, request: RunRequest) -> RunPlan:
         """Resolve everything the run needs; raises InvalidArgumentError / NotFoundError."""
         opts = request.options.merged_over(agent.default_options)
-        if not request.messages:
+        if not request.messages and not (request.inbox is not None and request.inbox.pending):
             raise InvalidArgumentError("the request has no input: give a prompt or messages")
         if agent.request_context_schema:
             try:
@@ -221,6 +221,7 @@ class AgentLoop:
         state = RunState(ml, scope, ChainRunner(scope))
         output.bind(state.chain, plan.output_processors, ml)
         await output.send(Chunk.of(Start(plan.agent.id, "")))
+        await _take_signals(request, ml, output)  # signals that woke the run are its input
 
         try:
             await state.chain.run_message_hook(
@@ -243,6 +244,8 @@ class AgentLoop:
         base_system = list(ml.system_messages)
 
         while True:
+            if state.step_number:
+                await _take_signals(request, ml, output)  # the step boundary
             scope.step_number = state.step_number
             with step_span(self.tracer, state.step_number):
                 outcome = await run_step(plan, state, output, self.models.resolve, base_system)
@@ -260,7 +263,10 @@ class AgentLoop:
                 case Done():
                     state.completed_steps += 1
                     await persist.save(ml)  # an accepted step, at its boundary
-                    break
+                    if request.inbox is None or not request.inbox.pending:
+                        break
+                    if state.completed_steps >= plan.max_steps:
+                        break  # what is left in the inbox goes to the next run
                 case Continue() | RetryCall():
                     state.completed_steps += 1
                     await persist.save(ml)
@@ -342,6 +348,15 @@ def _skipped(plan: RunPlan) -> list[SkippedProcessor]:
             seen.add(id(p))
             out.extend(report())
     return out
+
+
+async def _take_signals(request: RunRequest, ml: MessageList, output: Output) -> None:
+    """Each delivered signal joins the message list as its own turn, its chunk to the stream."""
+    if request.inbox is None:
+        return
+    for delivery in request.inbox.take():
+        ml.add(delivery.message, "input")
+        await output.send(delivery.chunk)
 
 
 def _end_run(plan: RunPlan) -> None:

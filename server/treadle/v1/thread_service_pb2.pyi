@@ -5,6 +5,7 @@ from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from treadle.v1 import chunk_pb2 as _chunk_pb2
 from treadle.v1 import message_pb2 as _message_pb2
+from treadle.v1 import signal_pb2 as _signal_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor

@@ -3,6 +3,7 @@
 import grpc
 import warnings
 
+from treadle.v1 import signal_pb2 as treadle_dot_v1_dot_signal__pb2
 from treadle.v1 import thread_service_pb2 as treadle_dot_v1_dot_thread__service__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
@@ -42,6 +43,26 @@ class ThreadServiceStub:
     with PERMISSION_DENIED, an unknown one with NOT_FOUND. Listings are paged; a page is bounded
     in count and in bytes (one huge message still makes a page of its own), and a
     `page_token` that is not a `next_page_token` of the same listing fails with INVALID_ARGUMENT.
+
+    Signals go into threads as they run:
+
+    4. A client calls `SubscribeToThread` with a resource and thread. The first response says
+    which run (if any) is active; then every chunk of every run on the thread follows, as it
+    happens, with an `active_run` response whenever a run starts or ends.
+    5. Another client (or the same) calls `SendMessage` with the agent, resource and thread. On an
+    idle thread a run of that agent starts with the message as its input (SIGNAL_ACTION_WAKE);
+    on a running thread the run takes the message in at its next step boundary, as its own
+    turn (SIGNAL_ACTION_DELIVER), and the model's next request contains it. Either way the
+    signal's `data-user-message` / `data-signal` chunk appears on the run's stream.
+    6. `SendStateSignal` keeps named state (a browser, an editor) current in the thread;
+    `SendNotificationSignal` files an inbox record that the delivery policy sends now, later,
+    or in a summary; `ListNotifications` shows the inbox.
+    7. `QueueMessage` waits for the running run to end and then starts a new run with the message.
+    8. `AbortRun` stops the active run; `GetActiveRun` tells which run is active.
+
+    At most one run is active per thread at a time. A signal request that is malformed (an
+    unknown signal type, a thread without its resource, a bad attribute name) fails with
+    INVALID_ARGUMENT; an unknown agent or targeted run with NOT_FOUND.
     """
 
     def __init__(self, channel):
@@ -85,6 +106,51 @@ class ThreadServiceStub:
                 request_serializer=treadle_dot_v1_dot_thread__service__pb2.ListRunsRequest.SerializeToString,
                 response_deserializer=treadle_dot_v1_dot_thread__service__pb2.ListRunsResponse.FromString,
                 _registered_method=True)
+        self.SendMessage = channel.unary_unary(
+                '/treadle.v1.ThreadService/SendMessage',
+                request_serializer=treadle_dot_v1_dot_signal__pb2.SendMessageRequest.SerializeToString,
+                response_deserializer=treadle_dot_v1_dot_signal__pb2.SendMessageResponse.FromString,
+                _registered_method=True)
+        self.QueueMessage = channel.unary_unary(
+                '/treadle.v1.ThreadService/QueueMessage',
+                request_serializer=treadle_dot_v1_dot_signal__pb2.QueueMessageRequest.SerializeToString,
+                response_deserializer=treadle_dot_v1_dot_signal__pb2.QueueMessageResponse.FromString,
+                _registered_method=True)
+        self.SendSignal = channel.unary_unary(
+                '/treadle.v1.ThreadService/SendSignal',
+                request_serializer=treadle_dot_v1_dot_signal__pb2.SendSignalRequest.SerializeToString,
+                response_deserializer=treadle_dot_v1_dot_signal__pb2.SendSignalResponse.FromString,
+                _registered_method=True)
+        self.SendStateSignal = channel.unary_unary(
+                '/treadle.v1.ThreadService/SendStateSignal',
+                request_serializer=treadle_dot_v1_dot_signal__pb2.SendStateSignalRequest.SerializeToString,
+                response_deserializer=treadle_dot_v1_dot_signal__pb2.SendStateSignalResponse.FromString,
+                _registered_method=True)
+        self.SendNotificationSignal = channel.unary_unary(
+                '/treadle.v1.ThreadService/SendNotificationSignal',
+                request_serializer=treadle_dot_v1_dot_signal__pb2.SendNotificationSignalRequest.SerializeToString,
+                response_deserializer=treadle_dot_v1_dot_signal__pb2.SendNotificationSignalResponse.FromString,
+                _registered_method=True)
+        self.ListNotifications = channel.unary_unary(
+                '/treadle.v1.ThreadService/ListNotifications',
+                request_serializer=treadle_dot_v1_dot_signal__pb2.ListNotificationsRequest.SerializeToString,
+                response_deserializer=treadle_dot_v1_dot_signal__pb2.ListNotificationsResponse.FromString,
+                _registered_method=True)
+        self.SubscribeToThread = channel.unary_stream(
+                '/treadle.v1.ThreadService/SubscribeToThread',
+                request_serializer=treadle_dot_v1_dot_signal__pb2.SubscribeToThreadRequest.SerializeToString,
+                response_deserializer=treadle_dot_v1_dot_signal__pb2.SubscribeToThreadResponse.FromString,
+                _registered_method=True)
+        self.AbortRun = channel.unary_unary(
+                '/treadle.v1.ThreadService/AbortRun',
+                request_serializer=treadle_dot_v1_dot_signal__pb2.AbortRunRequest.SerializeToString,
+                response_deserializer=treadle_dot_v1_dot_signal__pb2.AbortRunResponse.FromString,
+                _registered_method=True)
+        self.GetActiveRun = channel.unary_unary(
+                '/treadle.v1.ThreadService/GetActiveRun',
+                request_serializer=treadle_dot_v1_dot_signal__pb2.GetActiveRunRequest.SerializeToString,
+                response_deserializer=treadle_dot_v1_dot_signal__pb2.GetActiveRunResponse.FromString,
+                _registered_method=True)
 
 
 class ThreadServiceServicer:
@@ -104,6 +170,26 @@ class ThreadServiceServicer:
     with PERMISSION_DENIED, an unknown one with NOT_FOUND. Listings are paged; a page is bounded
     in count and in bytes (one huge message still makes a page of its own), and a
     `page_token` that is not a `next_page_token` of the same listing fails with INVALID_ARGUMENT.
+
+    Signals go into threads as they run:
+
+    4. A client calls `SubscribeToThread` with a resource and thread. The first response says
+    which run (if any) is active; then every chunk of every run on the thread follows, as it
+    happens, with an `active_run` response whenever a run starts or ends.
+    5. Another client (or the same) calls `SendMessage` with the agent, resource and thread. On an
+    idle thread a run of that agent starts with the message as its input (SIGNAL_ACTION_WAKE);
+    on a running thread the run takes the message in at its next step boundary, as its own
+    turn (SIGNAL_ACTION_DELIVER), and the model's next request contains it. Either way the
+    signal's `data-user-message` / `data-signal` chunk appears on the run's stream.
+    6. `SendStateSignal` keeps named state (a browser, an editor) current in the thread;
+    `SendNotificationSignal` files an inbox record that the delivery policy sends now, later,
+    or in a summary; `ListNotifications` shows the inbox.
+    7. `QueueMessage` waits for the running run to end and then starts a new run with the message.
+    8. `AbortRun` stops the active run; `GetActiveRun` tells which run is active.
+
+    At most one run is active per thread at a time. A signal request that is malformed (an
+    unknown signal type, a thread without its resource, a bad attribute name) fails with
+    INVALID_ARGUMENT; an unknown agent or targeted run with NOT_FOUND.
     """
 
     def CreateThread(self, request, context):
@@ -155,6 +241,69 @@ class ThreadServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SendMessage(self, request, context):
+        """Sends a user message to a running run or to a thread.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def QueueMessage(self, request, context):
+        """Queues a user message to run after the thread's active run ends (at once when idle).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SendSignal(self, request, context):
+        """Sends a signal (user, state, reactive or notification) to a running run or to a thread.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SendStateSignal(self, request, context):
+        """Sends named thread state; skipped when the same cache key and mode are already current.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SendNotificationSignal(self, request, context):
+        """Creates or merges an inbox record and applies the agent's delivery policy.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListNotifications(self, request, context):
+        """Lists a thread's inbox records.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SubscribeToThread(self, request, context):
+        """Streams every chunk of every run on a thread from now on, and its active run changes.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AbortRun(self, request, context):
+        """Aborts a run, named by id or as the active run of a thread.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetActiveRun(self, request, context):
+        """Returns the active run of a thread.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ThreadServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -193,6 +342,51 @@ def add_ThreadServiceServicer_to_server(servicer, server):
                     request_deserializer=treadle_dot_v1_dot_thread__service__pb2.ListRunsRequest.FromString,
                     response_serializer=treadle_dot_v1_dot_thread__service__pb2.ListRunsResponse.SerializeToString,
             ),
+            'SendMessage': grpc.unary_unary_rpc_method_handler(
+                    servicer.SendMessage,
+                    request_deserializer=treadle_dot_v1_dot_signal__pb2.SendMessageRequest.FromString,
+                    response_serializer=treadle_dot_v1_dot_signal__pb2.SendMessageResponse.SerializeToString,
+            ),
+            'QueueMessage': grpc.unary_unary_rpc_method_handler(
+                    servicer.QueueMessage,
+                    request_deserializer=treadle_dot_v1_dot_signal__pb2.QueueMessageRequest.FromString,
+                    response_serializer=treadle_dot_v1_dot_signal__pb2.QueueMessageResponse.SerializeToString,
+            ),
+            'SendSignal': grpc.unary_unary_rpc_method_handler(
+                    servicer.SendSignal,
+                    request_deserializer=treadle_dot_v1_dot_signal__pb2.SendSignalRequest.FromString,
+                    response_serializer=treadle_dot_v1_dot_signal__pb2.SendSignalResponse.SerializeToString,
+            ),
+            'SendStateSignal': grpc.unary_unary_rpc_method_handler(
+                    servicer.SendStateSignal,
+                    request_deserializer=treadle_dot_v1_dot_signal__pb2.SendStateSignalRequest.FromString,
+                    response_serializer=treadle_dot_v1_dot_signal__pb2.SendStateSignalResponse.SerializeToString,
+            ),
+            'SendNotificationSignal': grpc.unary_unary_rpc_method_handler(
+                    servicer.SendNotificationSignal,
+                    request_deserializer=treadle_dot_v1_dot_signal__pb2.SendNotificationSignalRequest.FromString,
+                    response_serializer=treadle_dot_v1_dot_signal__pb2.SendNotificationSignalResponse.SerializeToString,
+            ),
+            'ListNotifications': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListNotifications,
+                    request_deserializer=treadle_dot_v1_dot_signal__pb2.ListNotificationsRequest.FromString,
+                    response_serializer=treadle_dot_v1_dot_signal__pb2.ListNotificationsResponse.SerializeToString,
+            ),
+            'SubscribeToThread': grpc.unary_stream_rpc_method_handler(
+                    servicer.SubscribeToThread,
+                    request_deserializer=treadle_dot_v1_dot_signal__pb2.SubscribeToThreadRequest.FromString,
+                    response_serializer=treadle_dot_v1_dot_signal__pb2.SubscribeToThreadResponse.SerializeToString,
+            ),
+            'AbortRun': grpc.unary_unary_rpc_method_handler(
+                    servicer.AbortRun,
+                    request_deserializer=treadle_dot_v1_dot_signal__pb2.AbortRunRequest.FromString,
+                    response_serializer=treadle_dot_v1_dot_signal__pb2.AbortRunResponse.SerializeToString,
+            ),
+            'GetActiveRun': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetActiveRun,
+                    request_deserializer=treadle_dot_v1_dot_signal__pb2.GetActiveRunRequest.FromString,
+                    response_serializer=treadle_dot_v1_dot_signal__pb2.GetActiveRunResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'treadle.v1.ThreadService', rpc_method_handlers)
@@ -218,6 +412,26 @@ class ThreadService:
     with PERMISSION_DENIED, an unknown one with NOT_FOUND. Listings are paged; a page is bounded
     in count and in bytes (one huge message still makes a page of its own), and a
     `page_token` that is not a `next_page_token` of the same listing fails with INVALID_ARGUMENT.
+
+    Signals go into threads as they run:
+
+    4. A client calls `SubscribeToThread` with a resource and thread. The first response says
+    which run (if any) is active; then every chunk of every run on the thread follows, as it
+    happens, with an `active_run` response whenever a run starts or ends.
+    5. Another client (or the same) calls `SendMessage` with the agent, resource and thread. On an
+    idle thread a run of that agent starts with the message as its input (SIGNAL_ACTION_WAKE);
+    on a running thread the run takes the message in at its next step boundary, as its own
+    turn (SIGNAL_ACTION_DELIVER), and the model's next request contains it. Either way the
+    signal's `data-user-message` / `data-signal` chunk appears on the run's stream.
+    6. `SendStateSignal` keeps named state (a browser, an editor) current in the thread;
+    `SendNotificationSignal` files an inbox record that the delivery policy sends now, later,
+    or in a summary; `ListNotifications` shows the inbox.
+    7. `QueueMessage` waits for the running run to end and then starts a new run with the message.
+    8. `AbortRun` stops the active run; `GetActiveRun` tells which run is active.
+
+    At most one run is active per thread at a time. A signal request that is malformed (an
+    unknown signal type, a thread without its resource, a bad attribute name) fails with
+    INVALID_ARGUMENT; an unknown agent or targeted run with NOT_FOUND.
     """
 
     @staticmethod
@@ -399,6 +613,249 @@ class ThreadService:
             '/treadle.v1.ThreadService/ListRuns',
             treadle_dot_v1_dot_thread__service__pb2.ListRunsRequest.SerializeToString,
             treadle_dot_v1_dot_thread__service__pb2.ListRunsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SendMessage(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/treadle.v1.ThreadService/SendMessage',
+            treadle_dot_v1_dot_signal__pb2.SendMessageRequest.SerializeToString,
+            treadle_dot_v1_dot_signal__pb2.SendMessageResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def QueueMessage(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/treadle.v1.ThreadService/QueueMessage',
+            treadle_dot_v1_dot_signal__pb2.QueueMessageRequest.SerializeToString,
+            treadle_dot_v1_dot_signal__pb2.QueueMessageResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SendSignal(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/treadle.v1.ThreadService/SendSignal',
+            treadle_dot_v1_dot_signal__pb2.SendSignalRequest.SerializeToString,
+            treadle_dot_v1_dot_signal__pb2.SendSignalResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SendStateSignal(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/treadle.v1.ThreadService/SendStateSignal',
+            treadle_dot_v1_dot_signal__pb2.SendStateSignalRequest.SerializeToString,
+            treadle_dot_v1_dot_signal__pb2.SendStateSignalResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SendNotificationSignal(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/treadle.v1.ThreadService/SendNotificationSignal',
+            treadle_dot_v1_dot_signal__pb2.SendNotificationSignalRequest.SerializeToString,
+            treadle_dot_v1_dot_signal__pb2.SendNotificationSignalResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListNotifications(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/treadle.v1.ThreadService/ListNotifications',
+            treadle_dot_v1_dot_signal__pb2.ListNotificationsRequest.SerializeToString,
+            treadle_dot_v1_dot_signal__pb2.ListNotificationsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SubscribeToThread(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/treadle.v1.ThreadService/SubscribeToThread',
+            treadle_dot_v1_dot_signal__pb2.SubscribeToThreadRequest.SerializeToString,
+            treadle_dot_v1_dot_signal__pb2.SubscribeToThreadResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AbortRun(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/treadle.v1.ThreadService/AbortRun',
+            treadle_dot_v1_dot_signal__pb2.AbortRunRequest.SerializeToString,
+            treadle_dot_v1_dot_signal__pb2.AbortRunResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetActiveRun(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/treadle.v1.ThreadService/GetActiveRun',
+            treadle_dot_v1_dot_signal__pb2.GetActiveRunRequest.SerializeToString,
+            treadle_dot_v1_dot_signal__pb2.GetActiveRunResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1229,6 +1229,8 @@ type Agent struct {
 	ProviderCredential string `protobuf:"bytes,24,opt,name=provider_credential,json=providerCredential,proto3" json:"provider_credential,omitempty"`
 	// How the agent uses the memory thread of a call (`CallOptions.memory`).
 	Memory *MemorySettings `protobuf:"bytes,21,opt,name=memory,proto3" json:"memory,omitempty"`
+	// How the agent's notification signals are delivered (`SendNotificationSignal`).
+	Notifications *NotificationSettings `protobuf:"bytes,22,opt,name=notifications,proto3" json:"notifications,omitempty"`
 	// Whether the agent gets the default error-recovery stack (history repair, prefill repair,
 	// transient retry) when it has no error processors of its own. Unset means true; false opts
 	// out. An agent or call that lists its own error processors gets only those.
@@ -1432,6 +1434,13 @@ func (x *Agent) GetMemory() *MemorySettings {
 	return nil
 }
 
+func (x *Agent) GetNotifications() *NotificationSettings {
+	if x != nil {
+		return x.Notifications
+	}
+	return nil
+}
+
 func (x *Agent) GetErrorProcessorDefaults() bool {
 	if x != nil && x.ErrorProcessorDefaults != nil {
 		return *x.ErrorProcessorDefaults
@@ -1463,7 +1472,7 @@ var File_treadle_v1_agent_proto protoreflect.FileDescriptor
 const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"\x16treadle/v1/agent.proto\x12\n" +
-	"treadle.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18treadle/v1/message.proto\"\xa8\x02\n" +
+	"treadle.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18treadle/v1/message.proto\x1a\x1dtreadle/v1/notification.proto\"\xa8\x02\n" +
 	"\fProcessorRef\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12@\n" +
 	"\x0efailure_policy\x18\x02 \x01(\x0e2\x19.treadle.v1.FailurePolicyR\rfailurePolicy\x123\n" +
@@ -1550,7 +1559,8 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\rlast_messages\x18\x01 \x01(\x05H\x00R\flastMessages\x88\x01\x01B\x10\n" +
 	"\x0e_last_messages\"G\n" +
 	"\x0eSystemMessages\x125\n" +
-	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"\xf3\t\n" +
+	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"\xbb\n" +
+	"\n" +
 	"\x05Agent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -1577,7 +1587,8 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\vupdate_time\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"updateTime\x12/\n" +
 	"\x13provider_credential\x18\x18 \x01(\tR\x12providerCredential\x122\n" +
-	"\x06memory\x18\x15 \x01(\v2\x1a.treadle.v1.MemorySettingsR\x06memory\x12=\n" +
+	"\x06memory\x18\x15 \x01(\v2\x1a.treadle.v1.MemorySettingsR\x06memory\x12F\n" +
+	"\rnotifications\x18\x16 \x01(\v2 .treadle.v1.NotificationSettingsR\rnotifications\x12=\n" +
 	"\x18error_processor_defaults\x18\x17 \x01(\bH\x02R\x16errorProcessorDefaults\x88\x01\x01B\x13\n" +
 	"\x11instructions_kindB\x18\n" +
 	"\x16_max_processor_retriesB\x1b\n" +
@@ -1634,6 +1645,7 @@ var file_treadle_v1_agent_proto_goTypes = []any{
 	(*structpb.Struct)(nil),       // 17: google.protobuf.Struct
 	(*SystemMessage)(nil),         // 18: treadle.v1.SystemMessage
 	(*timestamppb.Timestamp)(nil), // 19: google.protobuf.Timestamp
+	(*NotificationSettings)(nil),  // 20: treadle.v1.NotificationSettings
 }
 var file_treadle_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: treadle.v1.ProcessorRef.failure_policy:type_name -> treadle.v1.FailurePolicy
@@ -1668,11 +1680,12 @@ var file_treadle_v1_agent_proto_depIdxs = []int32{
 	19, // 29: treadle.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
 	19, // 30: treadle.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
 	13, // 31: treadle.v1.Agent.memory:type_name -> treadle.v1.MemorySettings
-	32, // [32:32] is the sub-list for method output_type
-	32, // [32:32] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	20, // 32: treadle.v1.Agent.notifications:type_name -> treadle.v1.NotificationSettings
+	33, // [33:33] is the sub-list for method output_type
+	33, // [33:33] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_agent_proto_init() }
@@ -1681,6 +1694,7 @@ func file_treadle_v1_agent_proto_init() {
 		return
 	}
 	file_treadle_v1_message_proto_init()
+	file_treadle_v1_notification_proto_init()
 	file_treadle_v1_agent_proto_msgTypes[2].OneofWrappers = []any{}
 	file_treadle_v1_agent_proto_msgTypes[3].OneofWrappers = []any{}
 	file_treadle_v1_agent_proto_msgTypes[4].OneofWrappers = []any{

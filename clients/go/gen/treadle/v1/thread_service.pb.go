@@ -1069,7 +1069,7 @@ var File_treadle_v1_thread_service_proto protoreflect.FileDescriptor
 const file_treadle_v1_thread_service_proto_rawDesc = "" +
 	"\n" +
 	"\x1ftreadle/v1/thread_service.proto\x12\n" +
-	"treadle.v1\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16treadle/v1/chunk.proto\x1a\x18treadle/v1/message.proto\"\xfe\x01\n" +
+	"treadle.v1\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16treadle/v1/chunk.proto\x1a\x18treadle/v1/message.proto\x1a\x17treadle/v1/signal.proto\"\xfe\x01\n" +
 	"\x06Thread\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1f\n" +
 	"\vresource_id\x18\x02 \x01(\tR\n" +
@@ -1149,7 +1149,8 @@ const file_treadle_v1_thread_service_proto_rawDesc = "" +
 	"\x12RUN_STATUS_RUNNING\x10\x01\x12\x17\n" +
 	"\x13RUN_STATUS_FINISHED\x10\x02\x12\x15\n" +
 	"\x11RUN_STATUS_FAILED\x10\x03\x12\x16\n" +
-	"\x12RUN_STATUS_ABORTED\x10\x042\xbc\x04\n" +
+	"\x12RUN_STATUS_ABORTED\x10\x042\xd9\n" +
+	"\n" +
 	"\rThreadService\x12Q\n" +
 	"\fCreateThread\x12\x1f.treadle.v1.CreateThreadRequest\x1a .treadle.v1.CreateThreadResponse\x12H\n" +
 	"\tGetThread\x12\x1c.treadle.v1.GetThreadRequest\x1a\x1d.treadle.v1.GetThreadResponse\x12N\n" +
@@ -1157,7 +1158,17 @@ const file_treadle_v1_thread_service_proto_rawDesc = "" +
 	"\fUpdateThread\x12\x1f.treadle.v1.UpdateThreadRequest\x1a .treadle.v1.UpdateThreadResponse\x12Q\n" +
 	"\fDeleteThread\x12\x1f.treadle.v1.DeleteThreadRequest\x1a .treadle.v1.DeleteThreadResponse\x12Q\n" +
 	"\fListMessages\x12\x1f.treadle.v1.ListMessagesRequest\x1a .treadle.v1.ListMessagesResponse\x12E\n" +
-	"\bListRuns\x12\x1b.treadle.v1.ListRunsRequest\x1a\x1c.treadle.v1.ListRunsResponseBc\n" +
+	"\bListRuns\x12\x1b.treadle.v1.ListRunsRequest\x1a\x1c.treadle.v1.ListRunsResponse\x12N\n" +
+	"\vSendMessage\x12\x1e.treadle.v1.SendMessageRequest\x1a\x1f.treadle.v1.SendMessageResponse\x12Q\n" +
+	"\fQueueMessage\x12\x1f.treadle.v1.QueueMessageRequest\x1a .treadle.v1.QueueMessageResponse\x12K\n" +
+	"\n" +
+	"SendSignal\x12\x1d.treadle.v1.SendSignalRequest\x1a\x1e.treadle.v1.SendSignalResponse\x12Z\n" +
+	"\x0fSendStateSignal\x12\".treadle.v1.SendStateSignalRequest\x1a#.treadle.v1.SendStateSignalResponse\x12o\n" +
+	"\x16SendNotificationSignal\x12).treadle.v1.SendNotificationSignalRequest\x1a*.treadle.v1.SendNotificationSignalResponse\x12`\n" +
+	"\x11ListNotifications\x12$.treadle.v1.ListNotificationsRequest\x1a%.treadle.v1.ListNotificationsResponse\x12b\n" +
+	"\x11SubscribeToThread\x12$.treadle.v1.SubscribeToThreadRequest\x1a%.treadle.v1.SubscribeToThreadResponse0\x01\x12E\n" +
+	"\bAbortRun\x12\x1b.treadle.v1.AbortRunRequest\x1a\x1c.treadle.v1.AbortRunResponse\x12Q\n" +
+	"\fGetActiveRun\x12\x1f.treadle.v1.GetActiveRunRequest\x1a .treadle.v1.GetActiveRunResponseBc\n" +
 	"\x0edev.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\n" +
 	"Treadle.V1b\x06proto3"
 
@@ -1176,29 +1187,47 @@ func file_treadle_v1_thread_service_proto_rawDescGZIP() []byte {
 var file_treadle_v1_thread_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_treadle_v1_thread_service_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_treadle_v1_thread_service_proto_goTypes = []any{
-	(RunStatus)(0),                // 0: treadle.v1.RunStatus
-	(*Thread)(nil),                // 1: treadle.v1.Thread
-	(*Run)(nil),                   // 2: treadle.v1.Run
-	(*CreateThreadRequest)(nil),   // 3: treadle.v1.CreateThreadRequest
-	(*CreateThreadResponse)(nil),  // 4: treadle.v1.CreateThreadResponse
-	(*GetThreadRequest)(nil),      // 5: treadle.v1.GetThreadRequest
-	(*GetThreadResponse)(nil),     // 6: treadle.v1.GetThreadResponse
-	(*ListThreadsRequest)(nil),    // 7: treadle.v1.ListThreadsRequest
-	(*ListThreadsResponse)(nil),   // 8: treadle.v1.ListThreadsResponse
-	(*UpdateThreadRequest)(nil),   // 9: treadle.v1.UpdateThreadRequest
-	(*UpdateThreadResponse)(nil),  // 10: treadle.v1.UpdateThreadResponse
-	(*DeleteThreadRequest)(nil),   // 11: treadle.v1.DeleteThreadRequest
-	(*DeleteThreadResponse)(nil),  // 12: treadle.v1.DeleteThreadResponse
-	(*ListMessagesRequest)(nil),   // 13: treadle.v1.ListMessagesRequest
-	(*ListMessagesResponse)(nil),  // 14: treadle.v1.ListMessagesResponse
-	(*ListRunsRequest)(nil),       // 15: treadle.v1.ListRunsRequest
-	(*ListRunsResponse)(nil),      // 16: treadle.v1.ListRunsResponse
-	(*structpb.Struct)(nil),       // 17: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
-	(FinishReason)(0),             // 19: treadle.v1.FinishReason
-	(*Usage)(nil),                 // 20: treadle.v1.Usage
-	(*fieldmaskpb.FieldMask)(nil), // 21: google.protobuf.FieldMask
-	(*Message)(nil),               // 22: treadle.v1.Message
+	(RunStatus)(0),                         // 0: treadle.v1.RunStatus
+	(*Thread)(nil),                         // 1: treadle.v1.Thread
+	(*Run)(nil),                            // 2: treadle.v1.Run
+	(*CreateThreadRequest)(nil),            // 3: treadle.v1.CreateThreadRequest
+	(*CreateThreadResponse)(nil),           // 4: treadle.v1.CreateThreadResponse
+	(*GetThreadRequest)(nil),               // 5: treadle.v1.GetThreadRequest
+	(*GetThreadResponse)(nil),              // 6: treadle.v1.GetThreadResponse
+	(*ListThreadsRequest)(nil),             // 7: treadle.v1.ListThreadsRequest
+	(*ListThreadsResponse)(nil),            // 8: treadle.v1.ListThreadsResponse
+	(*UpdateThreadRequest)(nil),            // 9: treadle.v1.UpdateThreadRequest
+	(*UpdateThreadResponse)(nil),           // 10: treadle.v1.UpdateThreadResponse
+	(*DeleteThreadRequest)(nil),            // 11: treadle.v1.DeleteThreadRequest
+	(*DeleteThreadResponse)(nil),           // 12: treadle.v1.DeleteThreadResponse
+	(*ListMessagesRequest)(nil),            // 13: treadle.v1.ListMessagesRequest
+	(*ListMessagesResponse)(nil),           // 14: treadle.v1.ListMessagesResponse
+	(*ListRunsRequest)(nil),                // 15: treadle.v1.ListRunsRequest
+	(*ListRunsResponse)(nil),               // 16: treadle.v1.ListRunsResponse
+	(*structpb.Struct)(nil),                // 17: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),          // 18: google.protobuf.Timestamp
+	(FinishReason)(0),                      // 19: treadle.v1.FinishReason
+	(*Usage)(nil),                          // 20: treadle.v1.Usage
+	(*fieldmaskpb.FieldMask)(nil),          // 21: google.protobuf.FieldMask
+	(*Message)(nil),                        // 22: treadle.v1.Message
+	(*SendMessageRequest)(nil),             // 23: treadle.v1.SendMessageRequest
+	(*QueueMessageRequest)(nil),            // 24: treadle.v1.QueueMessageRequest
+	(*SendSignalRequest)(nil),              // 25: treadle.v1.SendSignalRequest
+	(*SendStateSignalRequest)(nil),         // 26: treadle.v1.SendStateSignalRequest
+	(*SendNotificationSignalRequest)(nil),  // 27: treadle.v1.SendNotificationSignalRequest
+	(*ListNotificationsRequest)(nil),       // 28: treadle.v1.ListNotificationsRequest
+	(*SubscribeToThreadRequest)(nil),       // 29: treadle.v1.SubscribeToThreadRequest
+	(*AbortRunRequest)(nil),                // 30: treadle.v1.AbortRunRequest
+	(*GetActiveRunRequest)(nil),            // 31: treadle.v1.GetActiveRunRequest
+	(*SendMessageResponse)(nil),            // 32: treadle.v1.SendMessageResponse
+	(*QueueMessageResponse)(nil),           // 33: treadle.v1.QueueMessageResponse
+	(*SendSignalResponse)(nil),             // 34: treadle.v1.SendSignalResponse
+	(*SendStateSignalResponse)(nil),        // 35: treadle.v1.SendStateSignalResponse
+	(*SendNotificationSignalResponse)(nil), // 36: treadle.v1.SendNotificationSignalResponse
+	(*ListNotificationsResponse)(nil),      // 37: treadle.v1.ListNotificationsResponse
+	(*SubscribeToThreadResponse)(nil),      // 38: treadle.v1.SubscribeToThreadResponse
+	(*AbortRunResponse)(nil),               // 39: treadle.v1.AbortRunResponse
+	(*GetActiveRunResponse)(nil),           // 40: treadle.v1.GetActiveRunResponse
 }
 var file_treadle_v1_thread_service_proto_depIdxs = []int32{
 	17, // 0: treadle.v1.Thread.metadata:type_name -> google.protobuf.Struct
@@ -1225,15 +1254,33 @@ var file_treadle_v1_thread_service_proto_depIdxs = []int32{
 	11, // 21: treadle.v1.ThreadService.DeleteThread:input_type -> treadle.v1.DeleteThreadRequest
 	13, // 22: treadle.v1.ThreadService.ListMessages:input_type -> treadle.v1.ListMessagesRequest
 	15, // 23: treadle.v1.ThreadService.ListRuns:input_type -> treadle.v1.ListRunsRequest
-	4,  // 24: treadle.v1.ThreadService.CreateThread:output_type -> treadle.v1.CreateThreadResponse
-	6,  // 25: treadle.v1.ThreadService.GetThread:output_type -> treadle.v1.GetThreadResponse
-	8,  // 26: treadle.v1.ThreadService.ListThreads:output_type -> treadle.v1.ListThreadsResponse
-	10, // 27: treadle.v1.ThreadService.UpdateThread:output_type -> treadle.v1.UpdateThreadResponse
-	12, // 28: treadle.v1.ThreadService.DeleteThread:output_type -> treadle.v1.DeleteThreadResponse
-	14, // 29: treadle.v1.ThreadService.ListMessages:output_type -> treadle.v1.ListMessagesResponse
-	16, // 30: treadle.v1.ThreadService.ListRuns:output_type -> treadle.v1.ListRunsResponse
-	24, // [24:31] is the sub-list for method output_type
-	17, // [17:24] is the sub-list for method input_type
+	23, // 24: treadle.v1.ThreadService.SendMessage:input_type -> treadle.v1.SendMessageRequest
+	24, // 25: treadle.v1.ThreadService.QueueMessage:input_type -> treadle.v1.QueueMessageRequest
+	25, // 26: treadle.v1.ThreadService.SendSignal:input_type -> treadle.v1.SendSignalRequest
+	26, // 27: treadle.v1.ThreadService.SendStateSignal:input_type -> treadle.v1.SendStateSignalRequest
+	27, // 28: treadle.v1.ThreadService.SendNotificationSignal:input_type -> treadle.v1.SendNotificationSignalRequest
+	28, // 29: treadle.v1.ThreadService.ListNotifications:input_type -> treadle.v1.ListNotificationsRequest
+	29, // 30: treadle.v1.ThreadService.SubscribeToThread:input_type -> treadle.v1.SubscribeToThreadRequest
+	30, // 31: treadle.v1.ThreadService.AbortRun:input_type -> treadle.v1.AbortRunRequest
+	31, // 32: treadle.v1.ThreadService.GetActiveRun:input_type -> treadle.v1.GetActiveRunRequest
+	4,  // 33: treadle.v1.ThreadService.CreateThread:output_type -> treadle.v1.CreateThreadResponse
+	6,  // 34: treadle.v1.ThreadService.GetThread:output_type -> treadle.v1.GetThreadResponse
+	8,  // 35: treadle.v1.ThreadService.ListThreads:output_type -> treadle.v1.ListThreadsResponse
+	10, // 36: treadle.v1.ThreadService.UpdateThread:output_type -> treadle.v1.UpdateThreadResponse
+	12, // 37: treadle.v1.ThreadService.DeleteThread:output_type -> treadle.v1.DeleteThreadResponse
+	14, // 38: treadle.v1.ThreadService.ListMessages:output_type -> treadle.v1.ListMessagesResponse
+	16, // 39: treadle.v1.ThreadService.ListRuns:output_type -> treadle.v1.ListRunsResponse
+	32, // 40: treadle.v1.ThreadService.SendMessage:output_type -> treadle.v1.SendMessageResponse
+	33, // 41: treadle.v1.ThreadService.QueueMessage:output_type -> treadle.v1.QueueMessageResponse
+	34, // 42: treadle.v1.ThreadService.SendSignal:output_type -> treadle.v1.SendSignalResponse
+	35, // 43: treadle.v1.ThreadService.SendStateSignal:output_type -> treadle.v1.SendStateSignalResponse
+	36, // 44: treadle.v1.ThreadService.SendNotificationSignal:output_type -> treadle.v1.SendNotificationSignalResponse
+	37, // 45: treadle.v1.ThreadService.ListNotifications:output_type -> treadle.v1.ListNotificationsResponse
+	38, // 46: treadle.v1.ThreadService.SubscribeToThread:output_type -> treadle.v1.SubscribeToThreadResponse
+	39, // 47: treadle.v1.ThreadService.AbortRun:output_type -> treadle.v1.AbortRunResponse
+	40, // 48: treadle.v1.ThreadService.GetActiveRun:output_type -> treadle.v1.GetActiveRunResponse
+	33, // [33:49] is the sub-list for method output_type
+	17, // [17:33] is the sub-list for method input_type
 	17, // [17:17] is the sub-list for extension type_name
 	17, // [17:17] is the sub-list for extension extendee
 	0,  // [0:17] is the sub-list for field type_name
@@ -1246,6 +1293,7 @@ func file_treadle_v1_thread_service_proto_init() {
 	}
 	file_treadle_v1_chunk_proto_init()
 	file_treadle_v1_message_proto_init()
+	file_treadle_v1_signal_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

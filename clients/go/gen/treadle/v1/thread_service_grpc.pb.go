@@ -19,13 +19,22 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ThreadService_CreateThread_FullMethodName = "/treadle.v1.ThreadService/CreateThread"
-	ThreadService_GetThread_FullMethodName    = "/treadle.v1.ThreadService/GetThread"
-	ThreadService_ListThreads_FullMethodName  = "/treadle.v1.ThreadService/ListThreads"
-	ThreadService_UpdateThread_FullMethodName = "/treadle.v1.ThreadService/UpdateThread"
-	ThreadService_DeleteThread_FullMethodName = "/treadle.v1.ThreadService/DeleteThread"
-	ThreadService_ListMessages_FullMethodName = "/treadle.v1.ThreadService/ListMessages"
-	ThreadService_ListRuns_FullMethodName     = "/treadle.v1.ThreadService/ListRuns"
+	ThreadService_CreateThread_FullMethodName           = "/treadle.v1.ThreadService/CreateThread"
+	ThreadService_GetThread_FullMethodName              = "/treadle.v1.ThreadService/GetThread"
+	ThreadService_ListThreads_FullMethodName            = "/treadle.v1.ThreadService/ListThreads"
+	ThreadService_UpdateThread_FullMethodName           = "/treadle.v1.ThreadService/UpdateThread"
+	ThreadService_DeleteThread_FullMethodName           = "/treadle.v1.ThreadService/DeleteThread"
+	ThreadService_ListMessages_FullMethodName           = "/treadle.v1.ThreadService/ListMessages"
+	ThreadService_ListRuns_FullMethodName               = "/treadle.v1.ThreadService/ListRuns"
+	ThreadService_SendMessage_FullMethodName            = "/treadle.v1.ThreadService/SendMessage"
+	ThreadService_QueueMessage_FullMethodName           = "/treadle.v1.ThreadService/QueueMessage"
+	ThreadService_SendSignal_FullMethodName             = "/treadle.v1.ThreadService/SendSignal"
+	ThreadService_SendStateSignal_FullMethodName        = "/treadle.v1.ThreadService/SendStateSignal"
+	ThreadService_SendNotificationSignal_FullMethodName = "/treadle.v1.ThreadService/SendNotificationSignal"
+	ThreadService_ListNotifications_FullMethodName      = "/treadle.v1.ThreadService/ListNotifications"
+	ThreadService_SubscribeToThread_FullMethodName      = "/treadle.v1.ThreadService/SubscribeToThread"
+	ThreadService_AbortRun_FullMethodName               = "/treadle.v1.ThreadService/AbortRun"
+	ThreadService_GetActiveRun_FullMethodName           = "/treadle.v1.ThreadService/GetActiveRun"
 )
 
 // ThreadServiceClient is the client API for ThreadService service.
@@ -48,6 +57,26 @@ const (
 // with PERMISSION_DENIED, an unknown one with NOT_FOUND. Listings are paged; a page is bounded
 // in count and in bytes (one huge message still makes a page of its own), and a
 // `page_token` that is not a `next_page_token` of the same listing fails with INVALID_ARGUMENT.
+//
+// Signals go into threads as they run:
+//
+//  4. A client calls `SubscribeToThread` with a resource and thread. The first response says
+//     which run (if any) is active; then every chunk of every run on the thread follows, as it
+//     happens, with an `active_run` response whenever a run starts or ends.
+//  5. Another client (or the same) calls `SendMessage` with the agent, resource and thread. On an
+//     idle thread a run of that agent starts with the message as its input (SIGNAL_ACTION_WAKE);
+//     on a running thread the run takes the message in at its next step boundary, as its own
+//     turn (SIGNAL_ACTION_DELIVER), and the model's next request contains it. Either way the
+//     signal's `data-user-message` / `data-signal` chunk appears on the run's stream.
+//  6. `SendStateSignal` keeps named state (a browser, an editor) current in the thread;
+//     `SendNotificationSignal` files an inbox record that the delivery policy sends now, later,
+//     or in a summary; `ListNotifications` shows the inbox.
+//  7. `QueueMessage` waits for the running run to end and then starts a new run with the message.
+//  8. `AbortRun` stops the active run; `GetActiveRun` tells which run is active.
+//
+// At most one run is active per thread at a time. A signal request that is malformed (an
+// unknown signal type, a thread without its resource, a bad attribute name) fails with
+// INVALID_ARGUMENT; an unknown agent or targeted run with NOT_FOUND.
 type ThreadServiceClient interface {
 	// Creates a thread. Fails with ALREADY_EXISTS when the id is taken.
 	CreateThread(ctx context.Context, in *CreateThreadRequest, opts ...grpc.CallOption) (*CreateThreadResponse, error)
@@ -63,6 +92,24 @@ type ThreadServiceClient interface {
 	ListMessages(ctx context.Context, in *ListMessagesRequest, opts ...grpc.CallOption) (*ListMessagesResponse, error)
 	// Lists a thread's runs, newest first.
 	ListRuns(ctx context.Context, in *ListRunsRequest, opts ...grpc.CallOption) (*ListRunsResponse, error)
+	// Sends a user message to a running run or to a thread.
+	SendMessage(ctx context.Context, in *SendMessageRequest, opts ...grpc.CallOption) (*SendMessageResponse, error)
+	// Queues a user message to run after the thread's active run ends (at once when idle).
+	QueueMessage(ctx context.Context, in *QueueMessageRequest, opts ...grpc.CallOption) (*QueueMessageResponse, error)
+	// Sends a signal (user, state, reactive or notification) to a running run or to a thread.
+	SendSignal(ctx context.Context, in *SendSignalRequest, opts ...grpc.CallOption) (*SendSignalResponse, error)
+	// Sends named thread state; skipped when the same cache key and mode are already current.
+	SendStateSignal(ctx context.Context, in *SendStateSignalRequest, opts ...grpc.CallOption) (*SendStateSignalResponse, error)
+	// Creates or merges an inbox record and applies the agent's delivery policy.
+	SendNotificationSignal(ctx context.Context, in *SendNotificationSignalRequest, opts ...grpc.CallOption) (*SendNotificationSignalResponse, error)
+	// Lists a thread's inbox records.
+	ListNotifications(ctx context.Context, in *ListNotificationsRequest, opts ...grpc.CallOption) (*ListNotificationsResponse, error)
+	// Streams every chunk of every run on a thread from now on, and its active run changes.
+	SubscribeToThread(ctx context.Context, in *SubscribeToThreadRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SubscribeToThreadResponse], error)
+	// Aborts a run, named by id or as the active run of a thread.
+	AbortRun(ctx context.Context, in *AbortRunRequest, opts ...grpc.CallOption) (*AbortRunResponse, error)
+	// Returns the active run of a thread.
+	GetActiveRun(ctx context.Context, in *GetActiveRunRequest, opts ...grpc.CallOption) (*GetActiveRunResponse, error)
 }
 
 type threadServiceClient struct {
@@ -143,6 +190,105 @@ func (c *threadServiceClient) ListRuns(ctx context.Context, in *ListRunsRequest,
 	return out, nil
 }
 
+func (c *threadServiceClient) SendMessage(ctx context.Context, in *SendMessageRequest, opts ...grpc.CallOption) (*SendMessageResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SendMessageResponse)
+	err := c.cc.Invoke(ctx, ThreadService_SendMessage_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *threadServiceClient) QueueMessage(ctx context.Context, in *QueueMessageRequest, opts ...grpc.CallOption) (*QueueMessageResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(QueueMessageResponse)
+	err := c.cc.Invoke(ctx, ThreadService_QueueMessage_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *threadServiceClient) SendSignal(ctx context.Context, in *SendSignalRequest, opts ...grpc.CallOption) (*SendSignalResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SendSignalResponse)
+	err := c.cc.Invoke(ctx, ThreadService_SendSignal_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *threadServiceClient) SendStateSignal(ctx context.Context, in *SendStateSignalRequest, opts ...grpc.CallOption) (*SendStateSignalResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SendStateSignalResponse)
+	err := c.cc.Invoke(ctx, ThreadService_SendStateSignal_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *threadServiceClient) SendNotificationSignal(ctx context.Context, in *SendNotificationSignalRequest, opts ...grpc.CallOption) (*SendNotificationSignalResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SendNotificationSignalResponse)
+	err := c.cc.Invoke(ctx, ThreadService_SendNotificationSignal_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *threadServiceClient) ListNotifications(ctx context.Context, in *ListNotificationsRequest, opts ...grpc.CallOption) (*ListNotificationsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListNotificationsResponse)
+	err := c.cc.Invoke(ctx, ThreadService_ListNotifications_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *threadServiceClient) SubscribeToThread(ctx context.Context, in *SubscribeToThreadRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SubscribeToThreadResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ThreadService_ServiceDesc.Streams[0], ThreadService_SubscribeToThread_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[SubscribeToThreadRequest, SubscribeToThreadResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ThreadService_SubscribeToThreadClient = grpc.ServerStreamingClient[SubscribeToThreadResponse]
+
+func (c *threadServiceClient) AbortRun(ctx context.Context, in *AbortRunRequest, opts ...grpc.CallOption) (*AbortRunResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AbortRunResponse)
+	err := c.cc.Invoke(ctx, ThreadService_AbortRun_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *threadServiceClient) GetActiveRun(ctx context.Context, in *GetActiveRunRequest, opts ...grpc.CallOption) (*GetActiveRunResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetActiveRunResponse)
+	err := c.cc.Invoke(ctx, ThreadService_GetActiveRun_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ThreadServiceServer is the server API for ThreadService service.
 // All implementations must embed UnimplementedThreadServiceServer
 // for forward compatibility.
@@ -163,6 +309,26 @@ func (c *threadServiceClient) ListRuns(ctx context.Context, in *ListRunsRequest,
 // with PERMISSION_DENIED, an unknown one with NOT_FOUND. Listings are paged; a page is bounded
 // in count and in bytes (one huge message still makes a page of its own), and a
 // `page_token` that is not a `next_page_token` of the same listing fails with INVALID_ARGUMENT.
+//
+// Signals go into threads as they run:
+//
+//  4. A client calls `SubscribeToThread` with a resource and thread. The first response says
+//     which run (if any) is active; then every chunk of every run on the thread follows, as it
+//     happens, with an `active_run` response whenever a run starts or ends.
+//  5. Another client (or the same) calls `SendMessage` with the agent, resource and thread. On an
+//     idle thread a run of that agent starts with the message as its input (SIGNAL_ACTION_WAKE);
+//     on a running thread the run takes the message in at its next step boundary, as its own
+//     turn (SIGNAL_ACTION_DELIVER), and the model's next request contains it. Either way the
+//     signal's `data-user-message` / `data-signal` chunk appears on the run's stream.
+//  6. `SendStateSignal` keeps named state (a browser, an editor) current in the thread;
+//     `SendNotificationSignal` files an inbox record that the delivery policy sends now, later,
+//     or in a summary; `ListNotifications` shows the inbox.
+//  7. `QueueMessage` waits for the running run to end and then starts a new run with the message.
+//  8. `AbortRun` stops the active run; `GetActiveRun` tells which run is active.
+//
+// At most one run is active per thread at a time. A signal request that is malformed (an
+// unknown signal type, a thread without its resource, a bad attribute name) fails with
+// INVALID_ARGUMENT; an unknown agent or targeted run with NOT_FOUND.
 type ThreadServiceServer interface {
 	// Creates a thread. Fails with ALREADY_EXISTS when the id is taken.
 	CreateThread(context.Context, *CreateThreadRequest) (*CreateThreadResponse, error)
@@ -178,6 +344,24 @@ type ThreadServiceServer interface {
 	ListMessages(context.Context, *ListMessagesRequest) (*ListMessagesResponse, error)
 	// Lists a thread's runs, newest first.
 	ListRuns(context.Context, *ListRunsRequest) (*ListRunsResponse, error)
+	// Sends a user message to a running run or to a thread.
+	SendMessage(context.Context, *SendMessageRequest) (*SendMessageResponse, error)
+	// Queues a user message to run after the thread's active run ends (at once when idle).
+	QueueMessage(context.Context, *QueueMessageRequest) (*QueueMessageResponse, error)
+	// Sends a signal (user, state, reactive or notification) to a running run or to a thread.
+	SendSignal(context.Context, *SendSignalRequest) (*SendSignalResponse, error)
+	// Sends named thread state; skipped when the same cache key and mode are already current.
+	SendStateSignal(context.Context, *SendStateSignalRequest) (*SendStateSignalResponse, error)
+	// Creates or merges an inbox record and applies the agent's delivery policy.
+	SendNotificationSignal(context.Context, *SendNotificationSignalRequest) (*SendNotificationSignalResponse, error)
+	// Lists a thread's inbox records.
+	ListNotifications(context.Context, *ListNotificationsRequest) (*ListNotificationsResponse, error)
+	// Streams every chunk of every run on a thread from now on, and its active run changes.
+	SubscribeToThread(*SubscribeToThreadRequest, grpc.ServerStreamingServer[SubscribeToThreadResponse]) error
+	// Aborts a run, named by id or as the active run of a thread.
+	AbortRun(context.Context, *AbortRunRequest) (*AbortRunResponse, error)
+	// Returns the active run of a thread.
+	GetActiveRun(context.Context, *GetActiveRunRequest) (*GetActiveRunResponse, error)
 	mustEmbedUnimplementedThreadServiceServer()
 }
 
@@ -208,6 +392,33 @@ func (UnimplementedThreadServiceServer) ListMessages(context.Context, *ListMessa
 }
 func (UnimplementedThreadServiceServer) ListRuns(context.Context, *ListRunsRequest) (*ListRunsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListRuns not implemented")
+}
+func (UnimplementedThreadServiceServer) SendMessage(context.Context, *SendMessageRequest) (*SendMessageResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SendMessage not implemented")
+}
+func (UnimplementedThreadServiceServer) QueueMessage(context.Context, *QueueMessageRequest) (*QueueMessageResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method QueueMessage not implemented")
+}
+func (UnimplementedThreadServiceServer) SendSignal(context.Context, *SendSignalRequest) (*SendSignalResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SendSignal not implemented")
+}
+func (UnimplementedThreadServiceServer) SendStateSignal(context.Context, *SendStateSignalRequest) (*SendStateSignalResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SendStateSignal not implemented")
+}
+func (UnimplementedThreadServiceServer) SendNotificationSignal(context.Context, *SendNotificationSignalRequest) (*SendNotificationSignalResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SendNotificationSignal not implemented")
+}
+func (UnimplementedThreadServiceServer) ListNotifications(context.Context, *ListNotificationsRequest) (*ListNotificationsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListNotifications not implemented")
+}
+func (UnimplementedThreadServiceServer) SubscribeToThread(*SubscribeToThreadRequest, grpc.ServerStreamingServer[SubscribeToThreadResponse]) error {
+	return status.Error(codes.Unimplemented, "method SubscribeToThread not implemented")
+}
+func (UnimplementedThreadServiceServer) AbortRun(context.Context, *AbortRunRequest) (*AbortRunResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AbortRun not implemented")
+}
+func (UnimplementedThreadServiceServer) GetActiveRun(context.Context, *GetActiveRunRequest) (*GetActiveRunResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetActiveRun not implemented")
 }
 func (UnimplementedThreadServiceServer) mustEmbedUnimplementedThreadServiceServer() {}
 func (UnimplementedThreadServiceServer) testEmbeddedByValue()                       {}
@@ -356,6 +567,161 @@ func _ThreadService_ListRuns_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ThreadService_SendMessage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SendMessageRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ThreadServiceServer).SendMessage(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ThreadService_SendMessage_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ThreadServiceServer).SendMessage(ctx, req.(*SendMessageRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ThreadService_QueueMessage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(QueueMessageRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ThreadServiceServer).QueueMessage(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ThreadService_QueueMessage_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ThreadServiceServer).QueueMessage(ctx, req.(*QueueMessageRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ThreadService_SendSignal_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SendSignalRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ThreadServiceServer).SendSignal(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ThreadService_SendSignal_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ThreadServiceServer).SendSignal(ctx, req.(*SendSignalRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ThreadService_SendStateSignal_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SendStateSignalRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ThreadServiceServer).SendStateSignal(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ThreadService_SendStateSignal_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ThreadServiceServer).SendStateSignal(ctx, req.(*SendStateSignalRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ThreadService_SendNotificationSignal_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SendNotificationSignalRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ThreadServiceServer).SendNotificationSignal(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ThreadService_SendNotificationSignal_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ThreadServiceServer).SendNotificationSignal(ctx, req.(*SendNotificationSignalRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ThreadService_ListNotifications_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListNotificationsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ThreadServiceServer).ListNotifications(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ThreadService_ListNotifications_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ThreadServiceServer).ListNotifications(ctx, req.(*ListNotificationsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ThreadService_SubscribeToThread_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(SubscribeToThreadRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ThreadServiceServer).SubscribeToThread(m, &grpc.GenericServerStream[SubscribeToThreadRequest, SubscribeToThreadResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ThreadService_SubscribeToThreadServer = grpc.ServerStreamingServer[SubscribeToThreadResponse]
+
+func _ThreadService_AbortRun_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AbortRunRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ThreadServiceServer).AbortRun(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ThreadService_AbortRun_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ThreadServiceServer).AbortRun(ctx, req.(*AbortRunRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ThreadService_GetActiveRun_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetActiveRunRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ThreadServiceServer).GetActiveRun(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ThreadService_GetActiveRun_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ThreadServiceServer).GetActiveRun(ctx, req.(*GetActiveRunRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ThreadService_ServiceDesc is the grpc.ServiceDesc for ThreadService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -391,7 +757,45 @@ var ThreadService_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "ListRuns",
 			Handler:    _ThreadService_ListRuns_Handler,
 		},
+		{
+			MethodName: "SendMessage",
+			Handler:    _ThreadService_SendMessage_Handler,
+		},
+		{
+			MethodName: "QueueMessage",
+			Handler:    _ThreadService_QueueMessage_Handler,
+		},
+		{
+			MethodName: "SendSignal",
+			Handler:    _ThreadService_SendSignal_Handler,
+		},
+		{
+			MethodName: "SendStateSignal",
+			Handler:    _ThreadService_SendStateSignal_Handler,
+		},
+		{
+			MethodName: "SendNotificationSignal",
+			Handler:    _ThreadService_SendNotificationSignal_Handler,
+		},
+		{
+			MethodName: "ListNotifications",
+			Handler:    _ThreadService_ListNotifications_Handler,
+		},
+		{
+			MethodName: "AbortRun",
+			Handler:    _ThreadService_AbortRun_Handler,
+		},
+		{
+			MethodName: "GetActiveRun",
+			Handler:    _ThreadService_GetActiveRun_Handler,
+		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "SubscribeToThread",
+			Handler:       _ThreadService_SubscribeToThread_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "treadle/v1/thread_service.proto",
 }

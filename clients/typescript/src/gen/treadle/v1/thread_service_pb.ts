@@ -10,13 +10,15 @@ import type { FinishReason, Usage } from "./chunk_pb.js";
 import { file_treadle_v1_chunk } from "./chunk_pb.js";
 import type { Message as Message$1 } from "./message_pb.js";
 import { file_treadle_v1_message } from "./message_pb.js";
+import type { AbortRunRequestSchema, AbortRunResponseSchema, GetActiveRunRequestSchema, GetActiveRunResponseSchema, ListNotificationsRequestSchema, ListNotificationsResponseSchema, QueueMessageRequestSchema, QueueMessageResponseSchema, SendMessageRequestSchema, SendMessageResponseSchema, SendNotificationSignalRequestSchema, SendNotificationSignalResponseSchema, SendSignalRequestSchema, SendSignalResponseSchema, SendStateSignalRequestSchema, SendStateSignalResponseSchema, SubscribeToThreadRequestSchema, SubscribeToThreadResponseSchema } from "./signal_pb.js";
+import { file_treadle_v1_signal } from "./signal_pb.js";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file treadle/v1/thread_service.proto.
  */
 export const file_treadle_v1_thread_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch90cmVhZGxlL3YxL3RocmVhZF9zZXJ2aWNlLnByb3RvEgp0cmVhZGxlLnYxIsUBCgZUaHJlYWQSCgoCaWQYASABKAkSEwoLcmVzb3VyY2VfaWQYAiABKAkSDQoFdGl0bGUYAyABKAkSKQoIbWV0YWRhdGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei8KC2NyZWF0ZV90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiowIKA1J1bhIKCgJpZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRIRCgl0aHJlYWRfaWQYAyABKAkSEwoLcmVzb3VyY2VfaWQYBCABKAkSJQoGc3RhdHVzGAUgASgOMhUudHJlYWRsZS52MS5SdW5TdGF0dXMSLwoNZmluaXNoX3JlYXNvbhgGIAEoDjIYLnRyZWFkbGUudjEuRmluaXNoUmVhc29uEiAKBXVzYWdlGAcgASgLMhEudHJlYWRsZS52MS5Vc2FnZRIuCgpzdGFydF90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghlbmRfdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiOQoTQ3JlYXRlVGhyZWFkUmVxdWVzdBIiCgZ0aHJlYWQYASABKAsyEi50cmVhZGxlLnYxLlRocmVhZCI6ChRDcmVhdGVUaHJlYWRSZXNwb25zZRIiCgZ0aHJlYWQYASABKAsyEi50cmVhZGxlLnYxLlRocmVhZCI6ChBHZXRUaHJlYWRSZXF1ZXN0EhMKC3Jlc291cmNlX2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCSI3ChFHZXRUaHJlYWRSZXNwb25zZRIiCgZ0aHJlYWQYASABKAsyEi50cmVhZGxlLnYxLlRocmVhZCJQChJMaXN0VGhyZWFkc1JlcXVlc3QSEwoLcmVzb3VyY2VfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiUwoTTGlzdFRocmVhZHNSZXNwb25zZRIjCgd0aHJlYWRzGAEgAygLMhIudHJlYWRsZS52MS5UaHJlYWQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIn8KE1VwZGF0ZVRocmVhZFJlcXVlc3QSEwoLcmVzb3VyY2VfaWQYASABKAkSIgoGdGhyZWFkGAIgASgLMhIudHJlYWRsZS52MS5UaHJlYWQSLwoLdXBkYXRlX21hc2sYAyABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrIjoKFFVwZGF0ZVRocmVhZFJlc3BvbnNlEiIKBnRocmVhZBgBIAEoCzISLnRyZWFkbGUudjEuVGhyZWFkIj0KE0RlbGV0ZVRocmVhZFJlcXVlc3QSEwoLcmVzb3VyY2VfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJIhYKFERlbGV0ZVRocmVhZFJlc3BvbnNlImQKE0xpc3RNZXNzYWdlc1JlcXVlc3QSEwoLcmVzb3VyY2VfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJIlYKFExpc3RNZXNzYWdlc1Jlc3BvbnNlEiUKCG1lc3NhZ2VzGAEgAygLMhMudHJlYWRsZS52MS5NZXNzYWdlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJgCg9MaXN0UnVuc1JlcXVlc3QSEwoLcmVzb3VyY2VfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJIkoKEExpc3RSdW5zUmVzcG9uc2USHQoEcnVucxgBIAMoCzIPLnRyZWFkbGUudjEuUnVuEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSqHAQoJUnVuU3RhdHVzEhoKFlJVTl9TVEFUVVNfVU5TUEVDSUZJRUQQABIWChJSVU5fU1RBVFVTX1JVTk5JTkcQARIXChNSVU5fU1RBVFVTX0ZJTklTSEVEEAISFQoRUlVOX1NUQVRVU19GQUlMRUQQAxIWChJSVU5fU1RBVFVTX0FCT1JURUQQBDK8BAoNVGhyZWFkU2VydmljZRJRCgxDcmVhdGVUaHJlYWQSHy50cmVhZGxlLnYxLkNyZWF0ZVRocmVhZFJlcXVlc3QaIC50cmVhZGxlLnYxLkNyZWF0ZVRocmVhZFJlc3BvbnNlEkgKCUdldFRocmVhZBIcLnRyZWFkbGUudjEuR2V0VGhyZWFkUmVxdWVzdBodLnRyZWFkbGUudjEuR2V0VGhyZWFkUmVzcG9uc2USTgoLTGlzdFRocmVhZHMSHi50cmVhZGxlLnYxLkxpc3RUaHJlYWRzUmVxdWVzdBofLnRyZWFkbGUudjEuTGlzdFRocmVhZHNSZXNwb25zZRJRCgxVcGRhdGVUaHJlYWQSHy50cmVhZGxlLnYxLlVwZGF0ZVRocmVhZFJlcXVlc3QaIC50cmVhZGxlLnYxLlVwZGF0ZVRocmVhZFJlc3BvbnNlElEKDERlbGV0ZVRocmVhZBIfLnRyZWFkbGUudjEuRGVsZXRlVGhyZWFkUmVxdWVzdBogLnRyZWFkbGUudjEuRGVsZXRlVGhyZWFkUmVzcG9uc2USUQoMTGlzdE1lc3NhZ2VzEh8udHJlYWRsZS52MS5MaXN0TWVzc2FnZXNSZXF1ZXN0GiAudHJlYWRsZS52MS5MaXN0TWVzc2FnZXNSZXNwb25zZRJFCghMaXN0UnVucxIbLnRyZWFkbGUudjEuTGlzdFJ1bnNSZXF1ZXN0GhwudHJlYWRsZS52MS5MaXN0UnVuc1Jlc3BvbnNlQmMKDmRldi50cmVhZGxlLnYxUAFaQmdpdGh1Yi5jb20vdHJlYWRsZS1kZXYvdHJlYWRsZS9jbGllbnRzL2dvL2dlbi90cmVhZGxlL3YxO3RyZWFkbGV2MaoCClRyZWFkbGUuVjFiBnByb3RvMw", [file_google_protobuf_field_mask, file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_chunk, file_treadle_v1_message]);
+  fileDesc("Ch90cmVhZGxlL3YxL3RocmVhZF9zZXJ2aWNlLnByb3RvEgp0cmVhZGxlLnYxIsUBCgZUaHJlYWQSCgoCaWQYASABKAkSEwoLcmVzb3VyY2VfaWQYAiABKAkSDQoFdGl0bGUYAyABKAkSKQoIbWV0YWRhdGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei8KC2NyZWF0ZV90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiowIKA1J1bhIKCgJpZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRIRCgl0aHJlYWRfaWQYAyABKAkSEwoLcmVzb3VyY2VfaWQYBCABKAkSJQoGc3RhdHVzGAUgASgOMhUudHJlYWRsZS52MS5SdW5TdGF0dXMSLwoNZmluaXNoX3JlYXNvbhgGIAEoDjIYLnRyZWFkbGUudjEuRmluaXNoUmVhc29uEiAKBXVzYWdlGAcgASgLMhEudHJlYWRsZS52MS5Vc2FnZRIuCgpzdGFydF90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghlbmRfdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiOQoTQ3JlYXRlVGhyZWFkUmVxdWVzdBIiCgZ0aHJlYWQYASABKAsyEi50cmVhZGxlLnYxLlRocmVhZCI6ChRDcmVhdGVUaHJlYWRSZXNwb25zZRIiCgZ0aHJlYWQYASABKAsyEi50cmVhZGxlLnYxLlRocmVhZCI6ChBHZXRUaHJlYWRSZXF1ZXN0EhMKC3Jlc291cmNlX2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCSI3ChFHZXRUaHJlYWRSZXNwb25zZRIiCgZ0aHJlYWQYASABKAsyEi50cmVhZGxlLnYxLlRocmVhZCJQChJMaXN0VGhyZWFkc1JlcXVlc3QSEwoLcmVzb3VyY2VfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiUwoTTGlzdFRocmVhZHNSZXNwb25zZRIjCgd0aHJlYWRzGAEgAygLMhIudHJlYWRsZS52MS5UaHJlYWQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIn8KE1VwZGF0ZVRocmVhZFJlcXVlc3QSEwoLcmVzb3VyY2VfaWQYASABKAkSIgoGdGhyZWFkGAIgASgLMhIudHJlYWRsZS52MS5UaHJlYWQSLwoLdXBkYXRlX21hc2sYAyABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrIjoKFFVwZGF0ZVRocmVhZFJlc3BvbnNlEiIKBnRocmVhZBgBIAEoCzISLnRyZWFkbGUudjEuVGhyZWFkIj0KE0RlbGV0ZVRocmVhZFJlcXVlc3QSEwoLcmVzb3VyY2VfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJIhYKFERlbGV0ZVRocmVhZFJlc3BvbnNlImQKE0xpc3RNZXNzYWdlc1JlcXVlc3QSEwoLcmVzb3VyY2VfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJIlYKFExpc3RNZXNzYWdlc1Jlc3BvbnNlEiUKCG1lc3NhZ2VzGAEgAygLMhMudHJlYWRsZS52MS5NZXNzYWdlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJgCg9MaXN0UnVuc1JlcXVlc3QSEwoLcmVzb3VyY2VfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJIkoKEExpc3RSdW5zUmVzcG9uc2USHQoEcnVucxgBIAMoCzIPLnRyZWFkbGUudjEuUnVuEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSqHAQoJUnVuU3RhdHVzEhoKFlJVTl9TVEFUVVNfVU5TUEVDSUZJRUQQABIWChJSVU5fU1RBVFVTX1JVTk5JTkcQARIXChNSVU5fU1RBVFVTX0ZJTklTSEVEEAISFQoRUlVOX1NUQVRVU19GQUlMRUQQAxIWChJSVU5fU1RBVFVTX0FCT1JURUQQBDLZCgoNVGhyZWFkU2VydmljZRJRCgxDcmVhdGVUaHJlYWQSHy50cmVhZGxlLnYxLkNyZWF0ZVRocmVhZFJlcXVlc3QaIC50cmVhZGxlLnYxLkNyZWF0ZVRocmVhZFJlc3BvbnNlEkgKCUdldFRocmVhZBIcLnRyZWFkbGUudjEuR2V0VGhyZWFkUmVxdWVzdBodLnRyZWFkbGUudjEuR2V0VGhyZWFkUmVzcG9uc2USTgoLTGlzdFRocmVhZHMSHi50cmVhZGxlLnYxLkxpc3RUaHJlYWRzUmVxdWVzdBofLnRyZWFkbGUudjEuTGlzdFRocmVhZHNSZXNwb25zZRJRCgxVcGRhdGVUaHJlYWQSHy50cmVhZGxlLnYxLlVwZGF0ZVRocmVhZFJlcXVlc3QaIC50cmVhZGxlLnYxLlVwZGF0ZVRocmVhZFJlc3BvbnNlElEKDERlbGV0ZVRocmVhZBIfLnRyZWFkbGUudjEuRGVsZXRlVGhyZWFkUmVxdWVzdBogLnRyZWFkbGUudjEuRGVsZXRlVGhyZWFkUmVzcG9uc2USUQoMTGlzdE1lc3NhZ2VzEh8udHJlYWRsZS52MS5MaXN0TWVzc2FnZXNSZXF1ZXN0GiAudHJlYWRsZS52MS5MaXN0TWVzc2FnZXNSZXNwb25zZRJFCghMaXN0UnVucxIbLnRyZWFkbGUudjEuTGlzdFJ1bnNSZXF1ZXN0GhwudHJlYWRsZS52MS5MaXN0UnVuc1Jlc3BvbnNlEk4KC1NlbmRNZXNzYWdlEh4udHJlYWRsZS52MS5TZW5kTWVzc2FnZVJlcXVlc3QaHy50cmVhZGxlLnYxLlNlbmRNZXNzYWdlUmVzcG9uc2USUQoMUXVldWVNZXNzYWdlEh8udHJlYWRsZS52MS5RdWV1ZU1lc3NhZ2VSZXF1ZXN0GiAudHJlYWRsZS52MS5RdWV1ZU1lc3NhZ2VSZXNwb25zZRJLCgpTZW5kU2lnbmFsEh0udHJlYWRsZS52MS5TZW5kU2lnbmFsUmVxdWVzdBoeLnRyZWFkbGUudjEuU2VuZFNpZ25hbFJlc3BvbnNlEloKD1NlbmRTdGF0ZVNpZ25hbBIiLnRyZWFkbGUudjEuU2VuZFN0YXRlU2lnbmFsUmVxdWVzdBojLnRyZWFkbGUudjEuU2VuZFN0YXRlU2lnbmFsUmVzcG9uc2USbwoWU2VuZE5vdGlmaWNhdGlvblNpZ25hbBIpLnRyZWFkbGUudjEuU2VuZE5vdGlmaWNhdGlvblNpZ25hbFJlcXVlc3QaKi50cmVhZGxlLnYxLlNlbmROb3RpZmljYXRpb25TaWduYWxSZXNwb25zZRJgChFMaXN0Tm90aWZpY2F0aW9ucxIkLnRyZWFkbGUudjEuTGlzdE5vdGlmaWNhdGlvbnNSZXF1ZXN0GiUudHJlYWRsZS52MS5MaXN0Tm90aWZpY2F0aW9uc1Jlc3BvbnNlEmIKEVN1YnNjcmliZVRvVGhyZWFkEiQudHJlYWRsZS52MS5TdWJzY3JpYmVUb1RocmVhZFJlcXVlc3QaJS50cmVhZGxlLnYxLlN1YnNjcmliZVRvVGhyZWFkUmVzcG9uc2UwARJFCghBYm9ydFJ1bhIbLnRyZWFkbGUudjEuQWJvcnRSdW5SZXF1ZXN0GhwudHJlYWRsZS52MS5BYm9ydFJ1blJlc3BvbnNlElEKDEdldEFjdGl2ZVJ1bhIfLnRyZWFkbGUudjEuR2V0QWN0aXZlUnVuUmVxdWVzdBogLnRyZWFkbGUudjEuR2V0QWN0aXZlUnVuUmVzcG9uc2VCYwoOZGV2LnRyZWFkbGUudjFQAVpCZ2l0aHViLmNvbS90cmVhZGxlLWRldi90cmVhZGxlL2NsaWVudHMvZ28vZ2VuL3RyZWFkbGUvdjE7dHJlYWRsZXYxqgIKVHJlYWRsZS5WMWIGcHJvdG8z", [file_google_protobuf_field_mask, file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_chunk, file_treadle_v1_message, file_treadle_v1_signal]);
 
 /**
  * Thread is one conversation of a resource.
@@ -610,6 +612,26 @@ export const RunStatusSchema: GenEnum<RunStatus> = /*@__PURE__*/
  * in count and in bytes (one huge message still makes a page of its own), and a
  * `page_token` that is not a `next_page_token` of the same listing fails with INVALID_ARGUMENT.
  *
+ * Signals go into threads as they run:
+ *
+ * 4. A client calls `SubscribeToThread` with a resource and thread. The first response says
+ *    which run (if any) is active; then every chunk of every run on the thread follows, as it
+ *    happens, with an `active_run` response whenever a run starts or ends.
+ * 5. Another client (or the same) calls `SendMessage` with the agent, resource and thread. On an
+ *    idle thread a run of that agent starts with the message as its input (SIGNAL_ACTION_WAKE);
+ *    on a running thread the run takes the message in at its next step boundary, as its own
+ *    turn (SIGNAL_ACTION_DELIVER), and the model's next request contains it. Either way the
+ *    signal's `data-user-message` / `data-signal` chunk appears on the run's stream.
+ * 6. `SendStateSignal` keeps named state (a browser, an editor) current in the thread;
+ *    `SendNotificationSignal` files an inbox record that the delivery policy sends now, later,
+ *    or in a summary; `ListNotifications` shows the inbox.
+ * 7. `QueueMessage` waits for the running run to end and then starts a new run with the message.
+ * 8. `AbortRun` stops the active run; `GetActiveRun` tells which run is active.
+ *
+ * At most one run is active per thread at a time. A signal request that is malformed (an
+ * unknown signal type, a thread without its resource, a bad attribute name) fails with
+ * INVALID_ARGUMENT; an unknown agent or targeted run with NOT_FOUND.
+ *
  * @generated from service treadle.v1.ThreadService
  */
 export const ThreadService: GenService<{
@@ -682,6 +704,96 @@ export const ThreadService: GenService<{
     methodKind: "unary";
     input: typeof ListRunsRequestSchema;
     output: typeof ListRunsResponseSchema;
+  },
+  /**
+   * Sends a user message to a running run or to a thread.
+   *
+   * @generated from rpc treadle.v1.ThreadService.SendMessage
+   */
+  sendMessage: {
+    methodKind: "unary";
+    input: typeof SendMessageRequestSchema;
+    output: typeof SendMessageResponseSchema;
+  },
+  /**
+   * Queues a user message to run after the thread's active run ends (at once when idle).
+   *
+   * @generated from rpc treadle.v1.ThreadService.QueueMessage
+   */
+  queueMessage: {
+    methodKind: "unary";
+    input: typeof QueueMessageRequestSchema;
+    output: typeof QueueMessageResponseSchema;
+  },
+  /**
+   * Sends a signal (user, state, reactive or notification) to a running run or to a thread.
+   *
+   * @generated from rpc treadle.v1.ThreadService.SendSignal
+   */
+  sendSignal: {
+    methodKind: "unary";
+    input: typeof SendSignalRequestSchema;
+    output: typeof SendSignalResponseSchema;
+  },
+  /**
+   * Sends named thread state; skipped when the same cache key and mode are already current.
+   *
+   * @generated from rpc treadle.v1.ThreadService.SendStateSignal
+   */
+  sendStateSignal: {
+    methodKind: "unary";
+    input: typeof SendStateSignalRequestSchema;
+    output: typeof SendStateSignalResponseSchema;
+  },
+  /**
+   * Creates or merges an inbox record and applies the agent's delivery policy.
+   *
+   * @generated from rpc treadle.v1.ThreadService.SendNotificationSignal
+   */
+  sendNotificationSignal: {
+    methodKind: "unary";
+    input: typeof SendNotificationSignalRequestSchema;
+    output: typeof SendNotificationSignalResponseSchema;
+  },
+  /**
+   * Lists a thread's inbox records.
+   *
+   * @generated from rpc treadle.v1.ThreadService.ListNotifications
+   */
+  listNotifications: {
+    methodKind: "unary";
+    input: typeof ListNotificationsRequestSchema;
+    output: typeof ListNotificationsResponseSchema;
+  },
+  /**
+   * Streams every chunk of every run on a thread from now on, and its active run changes.
+   *
+   * @generated from rpc treadle.v1.ThreadService.SubscribeToThread
+   */
+  subscribeToThread: {
+    methodKind: "server_streaming";
+    input: typeof SubscribeToThreadRequestSchema;
+    output: typeof SubscribeToThreadResponseSchema;
+  },
+  /**
+   * Aborts a run, named by id or as the active run of a thread.
+   *
+   * @generated from rpc treadle.v1.ThreadService.AbortRun
+   */
+  abortRun: {
+    methodKind: "unary";
+    input: typeof AbortRunRequestSchema;
+    output: typeof AbortRunResponseSchema;
+  },
+  /**
+   * Returns the active run of a thread.
+   *
+   * @generated from rpc treadle.v1.ThreadService.GetActiveRun
+   */
+  getActiveRun: {
+    methodKind: "unary";
+    input: typeof GetActiveRunRequestSchema;
+    output: typeof GetActiveRunResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_treadle_v1_thread_service, 0);

@@ -1,0 +1,201 @@
+"""The signal half of ``ThreadService``: sending into threads, subscriptions, runs.
+
+``SignalRpcs`` holds the handlers; the servicer registered for ``ThreadService`` combines it with
+the memory read RPCs. Conversion is in ``signal_convert``; the work is in ``treadle.signals``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import grpc
+
+from ..chunks import Chunk
+from ..errors import InvalidArgumentError
+from ..signals import ActiveRunChanged, NotificationCenter, Sent, ThreadRuntime, send_state
+from ..signals.runtime import Target
+from ..v1 import signal_pb2
+from . import signal_convert as sc
+from .convert_data import chunk_to_proto
+from .status import abort_with, unary
+from .thread_service import SERVICE_NAME
+from .thread_service import ThreadServicer as MemoryRpcs
+
+MAX_CHUNKS_PER_RESPONSE = 256
+
+
+def _sent(sent: Sent, out: signal_pb2.SendSignalResponse | signal_pb2.SendMessageResponse
+          | signal_pb2.QueueMessageResponse | signal_pb2.SendStateSignalResponse) -> None:
+    sc.accepted_to_proto(sent.accepted, out.accepted)
+    sc.created_to_proto(sent.signal, out.signal)
+
+
+def _thread(resource_id: str, thread_id: str) -> tuple[str, str]:
+    if not thread_id:
+        raise InvalidArgumentError("thread_id is required")
+    if not resource_id:
+        raise InvalidArgumentError("resource_id is required with thread_id (a thread belongs to a resource)")
+    return resource_id, thread_id
+
+
+class SignalRpcs:
+    def __init__(self, runtime: ThreadRuntime, notifications: NotificationCenter) -> None:
+        self._runtime = runtime
+        self._notifications = notifications
+
+    @unary
+    async def SendMessage(
+        self, request: signal_pb2.SendMessageRequest, context: grpc.aio.ServicerContext
+    ) -> signal_pb2.SendMessageResponse:
+        sent = await self._runtime.send(
+            sc.target_from_proto(request), sc.message_signal_from_proto(request.message),
+            sc.if_active_from_proto(request.if_active), sc.if_idle_from_proto(request.if_idle),
+        )
+        out = signal_pb2.SendMessageResponse()
+        _sent(sent, out)
+        return out
+
+    @unary
+    async def QueueMessage(
+        self, request: signal_pb2.QueueMessageRequest, context: grpc.aio.ServicerContext
+    ) -> signal_pb2.QueueMessageResponse:
+        sent = await self._runtime.queue(
+            sc.target_from_proto(request), sc.message_signal_from_proto(request.message),
+            sc.if_active_from_proto(request.if_active), sc.if_idle_from_proto(request.if_idle),
+        )
+        out = signal_pb2.QueueMessageResponse()
+        _sent(sent, out)
+        return out
+
+    @unary
+    async def SendSignal(
+        self, request: signal_pb2.SendSignalRequest, context: grpc.aio.ServicerContext
+    ) -> signal_pb2.SendSignalResponse:
+        sent = await self._runtime.send(
+            sc.target_from_proto(request), sc.signal_from_proto(request.signal),
+            sc.if_active_from_proto(request.if_active), sc.if_idle_from_proto(request.if_idle),
+        )
+        out = signal_pb2.SendSignalResponse()
+        _sent(sent, out)
+        return out
+
+    @unary
+    async def SendStateSignal(
+        self, request: signal_pb2.SendStateSignalRequest, context: grpc.aio.ServicerContext
+    ) -> signal_pb2.SendStateSignalResponse:
+        result = await send_state(
+            self._runtime, sc.target_from_proto(request), sc.state_from_proto(request.state),
+            sc.if_active_from_proto(request.if_active), sc.if_idle_from_proto(request.if_idle),
+        )
+        out = signal_pb2.SendStateSignalResponse(version=result.version)
+        if result.skipped:
+            out.skipped, out.reason = True, result.reason
+        elif result.sent is not None:
+            _sent(result.sent, out)
+        return out
+
+    @unary
+    async def SendNotificationSignal(
+        self, request: signal_pb2.SendNotificationSignalRequest, context: grpc.aio.ServicerContext
+    ) -> signal_pb2.SendNotificationSignalResponse:
+        target = Target(request.agent_id, "", *_thread(request.resource_id, request.thread_id))
+        result = await self._notifications.send(
+            target, sc.notification_from_proto(request.notification),
+            sc.if_idle_from_proto(request.if_idle) if request.HasField("if_idle") else None,
+        )
+        out = signal_pb2.SendNotificationSignalResponse()
+        sc.record_to_proto(result.record, out.record)
+        sc.decision_to_proto(result.decision, out.decision)
+        if result.signal is not None:
+            sc.created_to_proto(result.signal, out.signal)
+        if result.accepted is not None:
+            sc.accepted_to_proto(result.accepted, out.accepted)
+            out.run_id = out.accepted.run_id
+        return out
+
+    @unary
+    async def ListNotifications(
+        self, request: signal_pb2.ListNotificationsRequest, context: grpc.aio.ServicerContext
+    ) -> signal_pb2.ListNotificationsResponse:
+        key = _thread(request.resource_id, request.thread_id)
+        records = await self._notifications.records(key, sc.statuses_from_proto(request.statuses))
+        out = signal_pb2.ListNotificationsResponse()
+        for r in records:
+            sc.record_to_proto(r, out.notifications.add())
+        return out
+
+    async def SubscribeToThread(
+        self, request: signal_pb2.SubscribeToThreadRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[signal_pb2.SubscribeToThreadResponse]:
+        try:
+            key = _thread(request.resource_id, request.thread_id)
+        except Exception as e:
+            await abort_with(context, e)
+        sub = self._runtime.subscribe(key)
+        try:
+            first = signal_pb2.SubscribeToThreadResponse()
+            first.active_run.SetInParent()
+            if (run := self._runtime.active_run(key)) is not None:
+                first.active_run.run_id, first.active_run.agent_id = run.run_id, run.agent_id
+            yield first
+            async for event in sub.events():
+                for response in _responses([event, *sub.batch()]):
+                    yield response
+        finally:
+            sub.close()
+
+    @unary
+    async def AbortRun(
+        self, request: signal_pb2.AbortRunRequest, context: grpc.aio.ServicerContext
+    ) -> signal_pb2.AbortRunResponse:
+        if not request.run_id:
+            _thread(request.resource_id, request.thread_id)
+        run_id = await self._runtime.abort(sc.target_from_proto(_AbortTarget(request)))
+        return signal_pb2.AbortRunResponse(aborted=bool(run_id), run_id=run_id)
+
+    @unary
+    async def GetActiveRun(
+        self, request: signal_pb2.GetActiveRunRequest, context: grpc.aio.ServicerContext
+    ) -> signal_pb2.GetActiveRunResponse:
+        key = _thread(request.resource_id, request.thread_id)
+        out = signal_pb2.GetActiveRunResponse()
+        out.active_run.SetInParent()
+        if (run := self._runtime.active_run(key)) is not None:
+            out.active_run.run_id, out.active_run.agent_id = run.run_id, run.agent_id
+        return out
+
+
+class _AbortTarget:
+    def __init__(self, pb: signal_pb2.AbortRunRequest) -> None:
+        self.agent_id, self.run_id = "", pb.run_id
+        self.resource_id, self.thread_id = pb.resource_id, pb.thread_id
+
+
+def _responses(events: list[Chunk | ActiveRunChanged]) -> list[signal_pb2.SubscribeToThreadResponse]:
+    """Chunks in order, batched; an active-run change is a response of its own."""
+    out: list[signal_pb2.SubscribeToThreadResponse] = []
+    current: signal_pb2.SubscribeToThreadResponse | None = None
+    for event in events:
+        if isinstance(event, ActiveRunChanged):
+            change = signal_pb2.SubscribeToThreadResponse()
+            change.active_run.run_id, change.active_run.agent_id = event.run_id, event.agent_id
+            change.active_run.SetInParent()
+            out.append(change)
+            current = None
+            continue
+        if current is None or len(current.chunks) >= MAX_CHUNKS_PER_RESPONSE:
+            current = signal_pb2.SubscribeToThreadResponse()
+            out.append(current)
+        chunk_to_proto(event, current.chunks.add())
+    return out
+
+
+class ThreadServicer(SignalRpcs, MemoryRpcs):
+    """``ThreadService``: the memory reads and edits, and the signal RPCs."""
+
+    def __init__(self, runtime: ThreadRuntime, notifications: NotificationCenter) -> None:
+        MemoryRpcs.__init__(self)
+        SignalRpcs.__init__(self, runtime, notifications)
+
+
+__all__ = ["SERVICE_NAME", "SignalRpcs", "ThreadServicer"]

@@ -1,0 +1,179 @@
+"""What the thread runtime keeps: signals waiting for a run, state channels, the notification
+inbox, and thread leases. One protocol (``SignalStore``); ``InMemorySignalStore`` here for tests
+and storeless use, ``SqlSignalStore`` for SQLite and PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any, Literal, Protocol, TypeAlias
+
+from ..messages import Message, new_id, utcnow
+
+ThreadKey: TypeAlias = tuple[str, str]
+"""(resource id, thread id)."""
+
+PendingKind: TypeAlias = Literal["persisted", "queued"]
+Priority: TypeAlias = Literal["low", "medium", "high", "urgent"]
+PRIORITIES: tuple[Priority, ...] = ("low", "medium", "high", "urgent")
+NotificationStatus: TypeAlias = Literal["pending", "delivered", "summarized", "discarded", "failed"]
+
+
+@dataclass
+class PendingSignal:
+    """A signal stored to be taken by a later run: ``persisted`` ones join the next run on the
+    thread; ``queued`` ones each start their own run, in order."""
+
+    key: ThreadKey
+    message: Message
+    """The signal as its stored ``signal`` message (its metadata holds the signal)."""
+    kind: PendingKind
+    agent_id: str = ""
+    options: dict[str, Any] | None = None
+    """The run options (``if_idle.stream_options``) in their proto JSON form."""
+    seq: int = 0
+
+
+@dataclass
+class StateChannel:
+    id: str
+    cache_key: str
+    mode: str
+    version: int
+    last_signal_id: str
+
+
+@dataclass
+class NotificationRecord:
+    key: ThreadKey
+    source: str
+    kind: str
+    summary: str
+    priority: Priority = "medium"
+    status: NotificationStatus = "pending"
+    payload: Any = None
+    dedupe_key: str = ""
+    coalesce_key: str = ""
+    coalesced_count: int = 0
+    deliver_at: datetime | None = None
+    summary_at: datetime | None = None
+    deliver_when_idle: bool = False
+    delivery_attempts: int = 0
+    delivered_signal_id: str = ""
+    summary_signal_id: str = ""
+    attributes: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] | None = None
+    agent_id: str = ""
+    id: str = field(default_factory=lambda: new_id("ntf"))
+    create_time: datetime = field(default_factory=utcnow)
+    update_time: datetime = field(default_factory=utcnow)
+
+    @property
+    def mergeable(self) -> bool:
+        """Still waiting to be sent in full: later notifications with its keys merge into it."""
+        return self.status == "pending" or (
+            self.status == "summarized" and (self.deliver_when_idle or self.deliver_at is not None)
+        )
+
+    @property
+    def due_at(self) -> datetime | None:
+        times = [t for t in (self.deliver_at, self.summary_at) if t is not None]
+        return min(times) if times else None
+
+
+class SignalStore(Protocol):
+    """Every method is atomic on its own; the runtime orders them."""
+
+    async def add_pending(self, pending: PendingSignal) -> None: ...
+
+    async def list_pending(self, key: ThreadKey | None = None) -> list[PendingSignal]:
+        """Oldest first; every thread's when ``key`` is None (recovery after a restart)."""
+        ...
+
+    async def remove_pending(self, ids: Iterable[str]) -> None:
+        """The signals were taken by a run."""
+        ...
+
+    async def get_state(self, key: ThreadKey, channel: str) -> StateChannel | None: ...
+
+    async def put_state(self, key: ThreadKey, state: StateChannel) -> None: ...
+
+    async def find_mergeable(
+        self, key: ThreadKey, source: str, kind: str, dedupe_key: str, coalesce_key: str
+    ) -> NotificationRecord | None:
+        """A ``mergeable`` record of the same thread, source and kind sharing a dedupe or
+        coalesce key."""
+        ...
+
+    async def save_notification(self, record: NotificationRecord) -> None: ...
+
+    async def list_notifications(
+        self, key: ThreadKey | None = None, statuses: Iterable[str] = ()
+    ) -> list[NotificationRecord]:
+        """Oldest first."""
+        ...
+
+
+class InMemorySignalStore:
+    """For tests and single-process use without persistence."""
+
+    def __init__(self) -> None:
+        self._pending: dict[str, PendingSignal] = {}
+        self._states: dict[tuple[ThreadKey, str], StateChannel] = {}
+        self._notifications: dict[str, NotificationRecord] = {}
+        self._seq = 0
+        self._lock = asyncio.Lock()
+
+    async def add_pending(self, pending: PendingSignal) -> None:
+        self._seq += 1
+        pending.seq = self._seq
+        self._pending[pending.message.id] = pending
+
+    async def list_pending(self, key: ThreadKey | None = None) -> list[PendingSignal]:
+        out = [p for p in self._pending.values() if key is None or p.key == key]
+        return sorted(out, key=lambda p: p.seq)
+
+    async def remove_pending(self, ids: Iterable[str]) -> None:
+        for i in ids:
+            self._pending.pop(i, None)
+
+    async def get_state(self, key: ThreadKey, channel: str) -> StateChannel | None:
+        state = self._states.get((key, channel))
+        return replace(state) if state else None
+
+    async def put_state(self, key: ThreadKey, state: StateChannel) -> None:
+        self._states[(key, state.id)] = replace(state)
+
+    async def find_mergeable(
+        self, key: ThreadKey, source: str, kind: str, dedupe_key: str, coalesce_key: str
+    ) -> NotificationRecord | None:
+        for r in self._notifications.values():
+            if r.key != key or r.source != source or r.kind != kind or not r.mergeable:
+                continue
+            if (dedupe_key and r.dedupe_key == dedupe_key) or (
+                coalesce_key and r.coalesce_key == coalesce_key
+            ):
+                return replace(r)
+        return None
+
+    async def save_notification(self, record: NotificationRecord) -> None:
+        self._notifications[record.id] = replace(record)
+
+    async def list_notifications(
+        self, key: ThreadKey | None = None, statuses: Iterable[str] = ()
+    ) -> list[NotificationRecord]:
+        wanted = set(statuses)
+        out = [
+            replace(r) for r in self._notifications.values()
+            if (key is None or r.key == key) and (not wanted or r.status in wanted)
+        ]
+        return sorted(out, key=lambda r: r.create_time)
+
+
+__all__ = [
+    "PRIORITIES", "InMemorySignalStore", "NotificationRecord", "NotificationStatus",
+    "PendingKind", "PendingSignal", "Priority", "SignalStore", "StateChannel", "ThreadKey",
+]

@@ -1,0 +1,198 @@
+"""``SqlSignalStore``: the ``SignalStore`` protocol on SQLite and PostgreSQL (SQLAlchemy Core).
+
+Tables come from migration ``0002_signals``. Times are integer microseconds, JSON is text, as in
+the memory store.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger, Boolean, Column, Connection, Integer, MetaData, String, Table, Text, delete, or_, select,
+)
+from sqlalchemy.dialects import postgresql, sqlite
+
+from ..messages import Message
+from .codec import content_from_json, content_to_json
+from .engine import Database
+from .signal_records import NotificationRecord, PendingSignal, StateChannel, ThreadKey
+from .sql import from_micros, micros
+
+_md = MetaData()
+ID = String(255)
+
+pending_signals = Table(
+    "pending_signals", _md,
+    Column("seq", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("id", ID, nullable=False), Column("resource_id", ID, nullable=False),
+    Column("thread_id", ID, nullable=False), Column("kind", String(16), nullable=False),
+    Column("agent_id", ID, nullable=False), Column("type", String(255), nullable=False),
+    Column("content", Text, nullable=False), Column("options", Text, nullable=True),
+    Column("created_at", BigInteger, nullable=False),
+)
+state_channels = Table(
+    "state_channels", _md,
+    Column("resource_id", ID, primary_key=True), Column("thread_id", ID, primary_key=True),
+    Column("channel", ID, primary_key=True), Column("cache_key", Text, nullable=False),
+    Column("mode", String(16), nullable=False), Column("version", BigInteger, nullable=False),
+    Column("last_signal_id", ID, nullable=False),
+)
+notifications = Table(
+    "notifications", _md,
+    Column("id", ID, primary_key=True), Column("resource_id", ID), Column("thread_id", ID),
+    Column("agent_id", ID), Column("source", ID), Column("kind", ID), Column("priority", String(16)),
+    Column("status", String(16)), Column("summary", Text), Column("payload", Text),
+    Column("dedupe_key", Text), Column("coalesce_key", Text), Column("coalesced_count", Integer),
+    Column("deliver_at", BigInteger), Column("summary_at", BigInteger),
+    Column("deliver_when_idle", Boolean), Column("delivery_attempts", Integer),
+    Column("delivered_signal_id", ID), Column("summary_signal_id", ID), Column("attributes", Text),
+    Column("metadata", Text), Column("created_at", BigInteger), Column("updated_at", BigInteger),
+)
+_MERGEABLE = or_(
+    notifications.c.status == "pending",
+    (notifications.c.status == "summarized")
+    & (notifications.c.deliver_when_idle.is_(True) | notifications.c.deliver_at.is_not(None)),
+)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _opt_micros(when: datetime | None) -> int | None:
+    return micros(when) if when is not None else None
+
+
+def _opt_time(value: int | None) -> datetime | None:
+    return from_micros(value) if value is not None else None
+
+
+class SqlSignalStore:
+    """Each method is one transaction (``Database.write``) or one read (``Database.read``)."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._insert = postgresql.insert if db.dialect == "postgresql" else sqlite.insert
+
+    # --- pending signals ----------------------------------------------------------------------
+
+    async def add_pending(self, pending: PendingSignal) -> None:
+        m = pending.message
+        stmt = pending_signals.insert().values(
+                id=m.id, resource_id=pending.key[0], thread_id=pending.key[1], kind=pending.kind,
+                agent_id=pending.agent_id, type=m.type, content=content_to_json(m.content),
+                options=_json(pending.options) if pending.options is not None else None,
+                created_at=micros(m.created_at),
+            ).returning(pending_signals.c.seq)
+        pending.seq = await self.db.write(lambda conn: conn.execute(stmt).scalar_one())
+
+    async def list_pending(self, key: ThreadKey | None = None) -> list[PendingSignal]:
+        query = select(pending_signals).order_by(pending_signals.c.seq)
+        if key is not None:
+            query = query.where(pending_signals.c.resource_id == key[0], pending_signals.c.thread_id == key[1])
+        rows = await self.db.read(_rows, query)
+        return [PendingSignal(
+            (r.resource_id, r.thread_id),
+            Message(id=r.id, role="signal", type=r.type, content=content_from_json(r.content),
+                    created_at=from_micros(r.created_at), thread_id=r.thread_id, resource_id=r.resource_id),
+            r.kind, agent_id=r.agent_id, options=json.loads(r.options) if r.options else None, seq=r.seq,
+        ) for r in rows]
+
+    async def remove_pending(self, ids: Iterable[str]) -> None:
+        wanted = list(ids)
+        if wanted:
+            stmt = delete(pending_signals).where(pending_signals.c.id.in_(wanted))
+            await self.db.write(lambda conn: conn.execute(stmt))
+
+    # --- state channels -----------------------------------------------------------------------
+
+    async def get_state(self, key: ThreadKey, channel: str) -> StateChannel | None:
+        c = state_channels.c
+        rows = await self.db.read(_rows, select(state_channels).where(
+            c.resource_id == key[0], c.thread_id == key[1], c.channel == channel))
+        row = rows[0] if rows else None
+        return StateChannel(row.channel, row.cache_key, row.mode, row.version, row.last_signal_id) if row else None
+
+    async def put_state(self, key: ThreadKey, state: StateChannel) -> None:
+        values = {"cache_key": state.cache_key, "mode": state.mode, "version": state.version,
+                  "last_signal_id": state.last_signal_id}
+        stmt = self._insert(state_channels).values(
+            resource_id=key[0], thread_id=key[1], channel=state.id, **values)
+        upsert = stmt.on_conflict_do_update(index_elements=["resource_id", "thread_id", "channel"], set_=values)
+        await self.db.write(lambda conn: conn.execute(upsert))
+
+    # --- notifications ------------------------------------------------------------------------
+
+    async def find_mergeable(
+        self, key: ThreadKey, source: str, kind: str, dedupe_key: str, coalesce_key: str
+    ) -> NotificationRecord | None:
+        keys = []
+        if dedupe_key:
+            keys.append(notifications.c.dedupe_key == dedupe_key)
+        if coalesce_key:
+            keys.append(notifications.c.coalesce_key == coalesce_key)
+        if not keys:
+            return None
+        c = notifications.c
+        query = select(notifications).where(
+            c.resource_id == key[0], c.thread_id == key[1], c.source == source, c.kind == kind,
+            _MERGEABLE, or_(*keys),
+        ).order_by(c.created_at).limit(1)
+        rows = await self.db.read(_rows, query)
+        return _record(rows[0]) if rows else None
+
+    async def save_notification(self, record: NotificationRecord) -> None:
+        values = {
+            "resource_id": record.key[0], "thread_id": record.key[1], "agent_id": record.agent_id,
+            "source": record.source, "kind": record.kind, "priority": record.priority,
+            "status": record.status, "summary": record.summary,
+            "payload": _json(record.payload) if record.payload is not None else None,
+            "dedupe_key": record.dedupe_key, "coalesce_key": record.coalesce_key,
+            "coalesced_count": record.coalesced_count, "deliver_at": _opt_micros(record.deliver_at),
+            "summary_at": _opt_micros(record.summary_at), "deliver_when_idle": record.deliver_when_idle,
+            "delivery_attempts": record.delivery_attempts,
+            "delivered_signal_id": record.delivered_signal_id, "summary_signal_id": record.summary_signal_id,
+            "attributes": _json(record.attributes),
+            "metadata": _json(record.metadata) if record.metadata is not None else None,
+            "created_at": micros(record.create_time), "updated_at": micros(record.update_time),
+        }
+        stmt = self._insert(notifications).values(id=record.id, **values)
+        upsert = stmt.on_conflict_do_update(index_elements=["id"], set_=values)
+        await self.db.write(lambda conn: conn.execute(upsert))
+
+    async def list_notifications(
+        self, key: ThreadKey | None = None, statuses: Iterable[str] = ()
+    ) -> list[NotificationRecord]:
+        c = notifications.c
+        query = select(notifications).order_by(c.created_at, c.id)
+        if key is not None:
+            query = query.where(c.resource_id == key[0], c.thread_id == key[1])
+        wanted = list(statuses)
+        if wanted:
+            query = query.where(c.status.in_(wanted))
+        return [_record(r) for r in await self.db.read(_rows, query)]
+
+
+def _rows(conn: Connection, query: Any) -> list[Any]:
+    return list(conn.execute(query).all())
+
+
+def _record(r: Any) -> NotificationRecord:
+    return NotificationRecord(
+        (r.resource_id, r.thread_id), r.source, r.kind, r.summary, priority=r.priority,
+        status=r.status, payload=json.loads(r.payload) if r.payload is not None else None,
+        dedupe_key=r.dedupe_key, coalesce_key=r.coalesce_key, coalesced_count=r.coalesced_count,
+        deliver_at=_opt_time(r.deliver_at), summary_at=_opt_time(r.summary_at),
+        deliver_when_idle=bool(r.deliver_when_idle), delivery_attempts=r.delivery_attempts,
+        delivered_signal_id=r.delivered_signal_id, summary_signal_id=r.summary_signal_id,
+        attributes=json.loads(r.attributes), metadata=json.loads(r.metadata) if r.metadata else None,
+        agent_id=r.agent_id, id=r.id, create_time=from_micros(r.created_at),
+        update_time=from_micros(r.updated_at),
+    )
+
+
+__all__ = ["SqlSignalStore"]

@@ -1,0 +1,79 @@
+"""Thread subscriptions: every chunk of every run on a thread, and its active-run changes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from ..chunks import Chunk
+from .store import ThreadKey
+
+
+@dataclass(frozen=True)
+class ActiveRunChanged:
+    """A run started (``run_id`` set) or ended (``run_id`` empty) on the thread."""
+
+    run_id: str = ""
+    agent_id: str = ""
+
+
+Event: TypeAlias = Chunk | ActiveRunChanged
+
+
+class Subscription:
+    """One subscriber's events, from the moment it subscribed; ``close`` unsubscribes."""
+
+    def __init__(self, hub: ThreadHub, key: ThreadKey) -> None:
+        self._hub = hub
+        self.key = key
+        self.queue: asyncio.Queue[Event | None] = asyncio.Queue()
+
+    async def events(self) -> AsyncIterator[Event]:
+        while (event := await self.queue.get()) is not None:
+            yield event
+
+    def batch(self) -> list[Event]:
+        """Whatever else is already queued (to send several chunks in one response)."""
+        out: list[Event] = []
+        while not self.queue.empty():
+            event = self.queue.get_nowait()
+            if event is None:
+                self.queue.put_nowait(None)
+                break
+            out.append(event)
+        return out
+
+    def close(self) -> None:
+        self._hub._drop(self)
+        self.queue.put_nowait(None)
+
+
+class ThreadHub:
+    """In-process fan-out. Queues are unbounded: a subscriber never slows a run down."""
+
+    def __init__(self) -> None:
+        self._subs: dict[ThreadKey, set[Subscription]] = {}
+
+    def subscribe(self, key: ThreadKey) -> Subscription:
+        sub = Subscription(self, key)
+        self._subs.setdefault(key, set()).add(sub)
+        return sub
+
+    def publish(self, key: ThreadKey, event: Event) -> None:
+        for sub in self._subs.get(key, ()):
+            sub.queue.put_nowait(event)
+
+    def subscribers(self, key: ThreadKey) -> int:
+        return len(self._subs.get(key, ()))
+
+    def _drop(self, sub: Subscription) -> None:
+        subs = self._subs.get(sub.key)
+        if subs is not None:
+            subs.discard(sub)
+            if not subs:
+                del self._subs[sub.key]
+
+
+__all__ = ["ActiveRunChanged", "Event", "Subscription", "ThreadHub"]

@@ -1,0 +1,329 @@
+"""Notification signals: an inbox per thread, a delivery policy, and a dispatcher for what is due.
+
+Built-in policy (priority defaults to medium):
+
+=========  ==========================================  =================
+priority   thread running                              thread idle
+=========  ==========================================  =================
+urgent     deliver                                     deliver
+high       summary now; the full record once idle      deliver
+medium     summary now                                 deliver
+low        summary after ``LOW_SUMMARY_DELAY``          same
+=========  ==========================================  =================
+
+An agent's ``notification_policy`` overrides it, checked ``decide`` → ``sources`` →
+``priorities`` → ``default`` → built-in. A summary reaches a running loop as a signal; on an
+idle thread it is stored for the next run and shown to subscribers without waking the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from ..agents import NotificationPolicy, NotificationRule
+from ..errors import InvalidArgumentError
+from ..messages import utcnow
+from .runtime import Accepted, IfActive, IfIdle, Target, ThreadRuntime
+from .signal import Signal
+from .store import PRIORITIES, NotificationRecord, Priority, ThreadKey
+
+log = logging.getLogger(__name__)
+
+LOW_SUMMARY_DELAY = timedelta(seconds=60)
+"""How long low-priority notifications are batched before their summary is sent."""
+MAX_DELIVERY_ATTEMPTS = 5
+
+ActionName = Literal["deliver", "summarize", "defer", "discard"]
+
+
+@dataclass
+class NotificationInput:
+    source: str
+    kind: str
+    summary: str
+    priority: Priority = "medium"
+    payload: Any = None
+    dedupe_key: str = ""
+    coalesce_key: str = ""
+    attributes: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] | None = None
+
+
+@dataclass
+class Decision:
+    action: ActionName
+    deliver_at: datetime | None = None
+    summary_at: datetime | None = None
+    rule: str = "built-in"
+    deliver_when_idle: bool = False
+    """After a summary now, the full record follows once the thread is idle (high priority)."""
+
+
+@dataclass
+class DecideArgs:
+    """What a ``decide`` function gets."""
+
+    record: NotificationRecord
+    active: bool
+    now: datetime
+
+
+@dataclass
+class NotificationResult:
+    record: NotificationRecord
+    decision: Decision
+    signal: Signal | None = None
+    accepted: Accepted | None = None
+
+
+def builtin_decision(record: NotificationRecord, active: bool, now: datetime) -> Decision:
+    if record.priority == "urgent":
+        return Decision("deliver")
+    if record.priority == "low":
+        return Decision("summarize", summary_at=now + LOW_SUMMARY_DELAY)
+    if not active:
+        return Decision("deliver")
+    return Decision("summarize", deliver_when_idle=record.priority == "high")
+
+
+async def decide(
+    policy: NotificationPolicy | None, record: NotificationRecord, active: bool, now: datetime,
+    deciders: Mapping[str, Callable[[DecideArgs], Any]],
+) -> Decision:
+    if policy is not None:
+        if policy.decide:
+            fn = policy.decide if callable(policy.decide) else deciders.get(policy.decide)
+            if fn is None:
+                raise InvalidArgumentError(f"notification decide function {policy.decide!r} is not registered")
+            answer = fn(DecideArgs(record, active, now))
+            if asyncio.iscoroutine(answer):
+                answer = await answer
+            if answer is not None:
+                return _coerce(answer, now)
+        for rule, name in ((policy.sources.get(record.source), "source"),
+                           (policy.priorities.get(record.priority), "priority"),
+                           (policy.default, "default")):
+            if rule is not None:
+                return _from_rule(rule, now, name)
+    return builtin_decision(record, active, now)
+
+
+def _from_rule(rule: NotificationRule, now: datetime, name: str) -> Decision:
+    at = now + timedelta(seconds=rule.delay) if rule.delay > 0 else None
+    if rule.action == "summarize":
+        return Decision("summarize", summary_at=at, rule=name)
+    return Decision(rule.action, deliver_at=at if rule.action == "deliver" else None, rule=name)
+
+
+def _coerce(answer: Any, now: datetime) -> Decision:
+    """A ``Decision``, a ``NotificationRule`` or a dict such as
+    ``{"action": "summarize", "summaryAt": datetime}``."""
+    if isinstance(answer, Decision):
+        answer.rule = "decide"
+        return answer
+    if isinstance(answer, NotificationRule):
+        return _from_rule(answer, now, "decide")
+    if isinstance(answer, Mapping):
+        action = answer.get("action")
+        if action not in ("deliver", "summarize", "defer", "discard"):
+            raise InvalidArgumentError(f"decide returned an unknown action {action!r}")
+        return Decision(action, deliver_at=answer.get("deliverAt") or answer.get("deliver_at"),
+                        summary_at=answer.get("summaryAt") or answer.get("summary_at"), rule="decide")
+    raise InvalidArgumentError(f"decide returned {answer!r}; return a decision, a dict or None")
+
+
+def _rank(priority: str) -> int:
+    return PRIORITIES.index(priority) if priority in PRIORITIES else 1  # type: ignore[arg-type]
+
+
+class NotificationCenter:
+    def __init__(
+        self, runtime: ThreadRuntime, *, clock: Callable[[], datetime] = utcnow,
+        deciders: dict[str, Callable[[DecideArgs], Any]] | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self.clock = clock
+        self.deciders: dict[str, Callable[[DecideArgs], Any]] = deciders if deciders is not None else {}
+        self._kick = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = False
+        self._stream_options: dict[ThreadKey, IfIdle] = {}
+        runtime.on_idle.append(self._thread_idle)
+
+    # --- calls --------------------------------------------------------------------------------
+
+    async def send(self, target: Target, n: NotificationInput, if_idle: IfIdle | None = None) -> NotificationResult:
+        for name in ("source", "kind", "summary"):
+            if not getattr(n, name):
+                raise InvalidArgumentError(f"notification.{name} is required")
+        if not target.resource_id or not target.thread_id:
+            raise InvalidArgumentError("notifications need resource_id and thread_id")
+        policy = self.runtime.agent(target.agent_id).notification_policy if target.agent_id else None
+        key = (target.resource_id, target.thread_id)
+        now = self.clock()
+        record = await self.runtime.store.find_mergeable(key, n.source, n.kind, n.dedupe_key, n.coalesce_key)
+        if record is not None:
+            record.summary, record.payload = n.summary, n.payload if n.payload is not None else record.payload
+            record.coalesced_count += 1
+            record.attributes = {**record.attributes, **n.attributes}
+            record.metadata = n.metadata if n.metadata is not None else record.metadata
+            if _rank(n.priority) > _rank(record.priority):
+                record.priority = n.priority
+            record.update_time = now
+        else:
+            record = NotificationRecord(
+                key, n.source, n.kind, n.summary, priority=n.priority, payload=n.payload,
+                dedupe_key=n.dedupe_key, coalesce_key=n.coalesce_key, attributes=dict(n.attributes),
+                metadata=n.metadata, agent_id=target.agent_id, create_time=now, update_time=now,
+            )
+        record.agent_id = target.agent_id or record.agent_id
+        if if_idle is not None and if_idle.stream_options is not None:
+            self._stream_options[key] = if_idle
+        active = self.runtime.active_run(key) is not None
+        decision = await decide(policy, record, active, now, self.deciders)
+        result = NotificationResult(record, decision)
+        if decision.action == "discard":
+            record.status = "discarded"
+        elif decision.action == "defer":
+            record.deliver_when_idle = True
+        elif decision.action == "deliver" and decision.deliver_at is not None and decision.deliver_at > now:
+            record.deliver_at = decision.deliver_at
+        elif decision.action == "summarize" and decision.summary_at is not None and decision.summary_at > now:
+            record.summary_at = decision.summary_at
+        elif decision.action == "deliver":
+            await self.runtime.store.save_notification(record)
+            result.signal, result.accepted = await self._deliver(record, if_idle)
+        else:
+            record.deliver_when_idle = decision.deliver_when_idle
+            await self.runtime.store.save_notification(record)
+            result.signal, result.accepted = await self._summarize(key, [record])
+        await self.runtime.store.save_notification(record)
+        self._kick.set()
+        if decision.action == "defer" and not active:
+            await self._thread_idle(key)
+        return result
+
+    async def records(self, key: ThreadKey, statuses: Iterable[str] = ()) -> list[NotificationRecord]:
+        return await self.runtime.store.list_notifications(key, statuses)
+
+    # --- sending ------------------------------------------------------------------------------
+
+    async def _deliver(self, record: NotificationRecord, if_idle: IfIdle | None) -> tuple[Signal, Accepted]:
+        attributes = {"id": record.id, "source": record.source, "type": record.kind,
+                      "kind": record.kind, "priority": record.priority, "status": "delivered",
+                      **record.attributes}
+        signal = Signal(type="notification", tag_name="notification", contents=record.summary,
+                        attributes=attributes, metadata=record.metadata,
+                        extra={"notification": {"recordId": record.id}})
+        idle = if_idle or self._stream_options.get(record.key) or IfIdle()
+        target = Target(record.agent_id, "", *record.key)
+        record.delivery_attempts += 1
+        sent = await self.runtime.send(target, signal, IfActive("deliver"), IfIdle(
+            "wake" if record.agent_id else "persist", None, idle.stream_options, idle.options_json,
+        ))
+        record.status, record.delivered_signal_id = "delivered", signal.id
+        record.deliver_at, record.summary_at, record.deliver_when_idle = None, None, False
+        record.update_time = self.clock()
+        return sent.signal, sent.accepted
+
+    async def _summarize(self, key: ThreadKey, records: list[NotificationRecord]) -> tuple[Signal, Accepted]:
+        counts = Counter(r.source for r in records)
+        top = max((r.priority for r in records), key=_rank)
+        signal = Signal(type="notification", tag_name="notification-summary",
+                        contents=", ".join(f"{s}: {n}" for s, n in counts.items()),
+                        attributes={"pending": len(records), "priority": top},
+                        extra={"notification": {"recordIds": [r.id for r in records]}})
+        sent = await self.runtime.send(Target("", "", *key), signal, IfActive("deliver"), IfIdle("persist"))
+        for r in records:
+            r.status = "summarized"
+            r.summary_signal_id, r.summary_at, r.update_time = signal.id, None, self.clock()
+            await self.runtime.store.save_notification(r)  # stored before anyone is told
+        if sent.accepted.action == "persist":  # idle: subscribers see it, the model does not wake
+            self.runtime.hub.publish(key, signal.to_chunk())
+        return sent.signal, sent.accepted
+
+    async def _thread_idle(self, key: ThreadKey) -> None:
+        """Records waiting for the thread to be idle are delivered, most urgent first."""
+        if self._stopping:
+            return
+        waiting = [r for r in await self.runtime.store.list_notifications(key, ("pending", "summarized"))
+                   if r.deliver_when_idle]
+        for record in sorted(waiting, key=lambda r: (-_rank(r.priority), r.create_time)):
+            if self.runtime.active_run(key) is not None:
+                return  # a delivery woke the thread; the rest follow when it is idle again
+            await self._attempt(record)
+
+    async def _attempt(self, record: NotificationRecord) -> None:
+        try:
+            await self._deliver(record, None)
+        except Exception:
+            log.exception("delivering notification %s failed", record.id)
+            if record.delivery_attempts >= MAX_DELIVERY_ATTEMPTS:
+                record.status = "failed"
+        await self.runtime.store.save_notification(record)
+
+    # --- the dispatcher -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Deliver due records from now on, including those stored before a restart (and those
+        that waited for their thread to be idle when the server stopped)."""
+        if self._task is None:
+            self._task = asyncio.create_task(self._dispatch_forever(), name="notification dispatcher")
+
+    async def recover(self) -> None:
+        """After a restart: records waiting for an idle thread whose thread is idle now."""
+        waiting = await self.runtime.store.list_notifications(None, ("pending", "summarized"))
+        for key in dict.fromkeys(r.key for r in waiting if r.deliver_when_idle):
+            if self.runtime.active_run(key) is None:
+                await self._thread_idle(key)
+
+    async def stop(self) -> None:
+        """Let the dispatcher finish what it is sending (never cut a store call short), then end."""
+        if self._task is not None:
+            self._stopping = True
+            self._kick.set()
+            await self._task
+            self._task = None
+
+    async def _dispatch_forever(self) -> None:
+        while not self._stopping:
+            self._kick.clear()
+            try:
+                wait = await self.dispatch_due()
+            except Exception:
+                log.exception("notification dispatcher failed; retrying")
+                wait = 1.0
+            if self._stopping:
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._kick.wait(), wait)
+
+    async def dispatch_due(self) -> float | None:
+        """Send what is due; returns the seconds until the next record is due (None: nothing)."""
+        now = self.clock()
+        records = await self.runtime.store.list_notifications(None, ("pending", "summarized"))
+        due = sorted((r for r in records if r.due_at is not None and r.due_at <= now),
+                     key=lambda r: (-_rank(r.priority), r.create_time))
+        summaries: dict[ThreadKey, list[NotificationRecord]] = {}
+        for r in due:
+            if r.deliver_at is not None and r.deliver_at <= now:
+                await self._attempt(r)
+            elif r.status == "pending":
+                summaries.setdefault(r.key, []).append(r)
+        for key, batch in summaries.items():
+            await self._summarize(key, batch)
+        later = [r.due_at for r in records if r.due_at is not None and r.due_at > now]
+        return max(0.0, (min(later) - now).total_seconds()) if later else None
+
+
+__all__ = [
+    "LOW_SUMMARY_DELAY", "DecideArgs", "Decision", "NotificationCenter", "NotificationInput",
+    "NotificationResult", "builtin_decision", "decide",
+]

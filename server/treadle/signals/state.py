@@ -1,0 +1,73 @@
+"""State signals: named, versioned thread state, skipped when unchanged."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..errors import InvalidArgumentError
+from .runtime import IfActive, IfIdle, Sent, Target, ThreadRuntime
+from .signal import Signal, normalise_type
+from .store import StateChannel
+
+
+@dataclass
+class StateInput:
+    id: str
+    cache_key: str
+    mode: Literal["snapshot", "delta"] = "snapshot"
+    value: Any = None
+    delta: Any = None
+    contents: str = ""
+    attributes: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] | None = None
+    tag_name: str = ""
+
+
+@dataclass
+class StateResult:
+    sent: Sent | None
+    version: int
+    skipped: bool = False
+    reason: str = ""
+
+
+async def send_state(
+    runtime: ThreadRuntime, target: Target, state: StateInput,
+    if_active: IfActive | None = None, if_idle: IfIdle | None = None,
+) -> StateResult:
+    """A new version of channel ``state.id``, or ``skipped`` when its cache key and mode are the
+    channel's current ones."""
+    if not state.id:
+        raise InvalidArgumentError("state.id is required (the state channel, e.g. 'browser')")
+    if not state.cache_key:
+        raise InvalidArgumentError("state.cache_key is required")
+    if not target.resource_id or not target.thread_id:
+        if target.run_id and (run := runtime.active_run_by_id(target.run_id)) is not None:
+            target = Target(target.agent_id or run.agent_id, "", *run.key)
+        else:
+            raise InvalidArgumentError("state signals need resource_id and thread_id: state lives in a thread")
+    key = (target.resource_id, target.thread_id)
+    current = await runtime.store.get_state(key, state.id)
+    if current is not None and current.cache_key == state.cache_key and current.mode == state.mode:
+        return StateResult(None, current.version, skipped=True, reason="unchanged")
+    version = (current.version if current else 0) + 1
+    _, tag = normalise_type("state", state.tag_name or "state")
+    info: dict[str, Any] = {
+        "state": {"id": state.id, "threadId": target.thread_id, "cacheKey": state.cache_key,
+                  "version": version, "mode": state.mode},
+    }
+    if state.mode == "snapshot" and state.value is not None:
+        info["state"]["value"] = state.value
+    if state.mode == "delta" and state.delta is not None:
+        info["state"]["delta"] = state.delta
+    signal = Signal(type="state", tag_name=tag, contents=state.contents,
+                    attributes=dict(state.attributes), metadata=state.metadata, extra=info)
+    sent = await runtime.send(target, signal, if_active, if_idle)
+    await runtime.store.put_state(
+        key, StateChannel(state.id, state.cache_key, state.mode, version, signal.id)
+    )
+    return StateResult(sent, version)
+
+
+__all__ = ["StateInput", "StateResult", "send_state"]

@@ -1,0 +1,19 @@
+"""The store protocol the thread runtime sees (defined with the other storage in ``memory``)."""
+
+from ..memory.signal_records import (
+    PRIORITIES,
+    InMemorySignalStore,
+    NotificationRecord,
+    NotificationStatus,
+    PendingKind,
+    PendingSignal,
+    Priority,
+    SignalStore,
+    StateChannel,
+    ThreadKey,
+)
+
+__all__ = [
+    "PRIORITIES", "InMemorySignalStore", "NotificationRecord", "NotificationStatus",
+    "PendingKind", "PendingSignal", "Priority", "SignalStore", "StateChannel", "ThreadKey",
+]

@@ -1,0 +1,68 @@
+"""docs/signals.md's examples run as written."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import StartApp
+from tests.support import Turn
+from treadle.agents import Agent
+from treadle.api.convert import agent_from_dict
+from treadle.config import load_agent_file
+from treadle.signals import DecideArgs, NotificationRecord
+
+DOC = (Path(__file__).resolve().parent.parent / "docs" / "signals.md").read_text()
+
+
+def blocks(lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", DOC, re.S)
+
+
+async def test_the_client_example_subscribes_sends_and_watches(
+    start_app: StartApp, openai_server: Any, capsys: Any
+) -> None:
+    server = openai_server([Turn.say(["Yes", ": fewer calls."])])
+
+    def setup(app: Any) -> None:
+        app.add_agent(Agent(id="assistant", model="openai/gpt-4o-mini", base_url=server.base_url))
+
+    running = await start_app(setup)
+    code = blocks("python")[0].replace("127.0.0.1:50051", running.target)
+    namespace: dict[str, Any] = {}
+    exec("async def example():\n" + textwrap.indent(code, "    "), namespace)
+    await namespace["example"]()
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("run run_") and " took sig_" in out[0]
+    assert out[1:] == ["Yes", ": fewer calls."]
+    [message] = [m for m in server.requests[0]["messages"] if m["role"] == "user"]
+    assert message["content"] == '<user name="Devin" from="slack">Can we simplify the API surface?</user>'
+
+
+def test_the_delivery_policy_example_loads_and_the_decider_answers(tmp_path: Path) -> None:
+    path = tmp_path / "agents.yaml"
+    path.write_text(blocks("yaml")[0])
+    [agent] = [agent_from_dict(d, source="config") for d in load_agent_file(path)]
+    policy = agent.notification_policy
+    assert policy is not None and policy.decide == "support"
+    assert policy.priorities["urgent"].action == "deliver"
+    assert (policy.sources["email"].action, policy.sources["email"].delay) == ("summarize", 1800.0)
+
+    registered: dict[str, Any] = {}
+
+    class App:
+        def add_notification_decider(self, name: str, fn: Any) -> None:
+            registered[name] = fn
+
+    namespace: dict[str, Any] = {"app": App()}
+    exec(blocks("python")[1], namespace)
+    record = NotificationRecord(("u", "t"), "github", "star", "New star", priority="low")
+    from treadle.messages import utcnow
+
+    now = utcnow()
+    decision = registered["support"](DecideArgs(record, False, now))
+    assert decision["action"] == "summarize" and (decision["summaryAt"] - now).total_seconds() == 1800
+    record.priority = "high"
+    assert registered["support"](DecideArgs(record, False, now)) is None
