@@ -48,7 +48,7 @@ class Output:
     @property
     def pipeline(self) -> StreamPipeline | None:
         if self._pipeline is None and self._bound is not None:
-            self._pipeline = StreamPipeline(*self._bound, sink=self._deliver)
+            self._pipeline = StreamPipeline(*self._bound, sink=self._from_processors)
         return self._pipeline
 
     def hold(self, guards: list[asyncio.Task[None]]) -> None:
@@ -131,11 +131,11 @@ class Output:
         chunk.run_id = chunk.run_id or self.run_id
         pipeline = self.pipeline
         if pipeline is None:
-            await self._deliver(chunk)
+            await self._from_processors(chunk)
         else:
             await pipeline.put(chunk)
 
-    async def _deliver(self, chunk: Chunk) -> None:
+    async def _from_processors(self, chunk: Chunk) -> None:
         """What comes out of the output processors goes to the client, but for a step's model
         ``finish``: processors see it, the client gets the run's ``finish`` last (``send``)."""
         if chunk.type != "finish":
