@@ -13,10 +13,8 @@ import (
 // fakeServer is an in-process ProcessorService: each Attach stream is handed to the test.
 type fakeServer struct {
 	treadlev1.UnimplementedProcessorServiceServer
-	treadlev1.UnimplementedAgentServiceServer
 	streams chan *fakeStream
 	refuse  error
-	agent   func(*treadlev1.GenerateRequest) *treadlev1.GenerateResponse
 }
 
 type fakeStream struct {
@@ -61,7 +59,6 @@ func startFake(t *testing.T, f *fakeServer) string {
 	}
 	g := grpc.NewServer()
 	treadlev1.RegisterProcessorServiceServer(g, f)
-	treadlev1.RegisterAgentServiceServer(g, f)
 	go func() { _ = g.Serve(lis) }()
 	t.Cleanup(g.Stop)
 	return lis.Addr().String()
