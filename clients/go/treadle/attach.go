@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	treadlev1 "github.com/treadle-dev/treadle/clients/go/gen/treadle/v1"
 	"google.golang.org/grpc"
@@ -111,6 +112,7 @@ type runState struct {
 	version uint64
 	parts   []*treadlev1.Chunk
 	tail    chan struct{} // closed when the last queued invocation of this run is done
+	touched time.Time
 }
 
 type runKey struct{ run, processor string }
@@ -122,8 +124,10 @@ type host struct {
 	observe      map[string]map[treadlev1.Hook]bool
 	o            options
 
-	mu   sync.Mutex
-	runs map[runKey]*runState
+	mu    sync.Mutex
+	runs  map[runKey]*runState
+	now   func() time.Time
+	swept time.Time
 }
 
 // Attach serves processors to the server at target (HOST:PORT) over one long-lived stream,
@@ -134,7 +138,7 @@ func Attach(ctx context.Context, target string, processors []Processor, opts ...
 		return nil, errors.New("give at least one processor")
 	}
 	h := &host{processors: map[string]Processor{}, observe: map[string]map[treadlev1.Hook]bool{},
-		o: buildOptions(opts), runs: map[runKey]*runState{}}
+		o: buildOptions(opts), runs: map[runKey]*runState{}, now: time.Now}
 	for _, p := range processors {
 		d, err := Declaration(p)
 		if err != nil {
@@ -242,6 +246,7 @@ type queued struct {
 func (h *host) queue(inv *treadlev1.Invocation) (<-chan struct{}, queued) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.sweep()
 	k := runKey{inv.RunId, inv.ProcessorId}
 	rs := h.runs[k]
 	if rs == nil {
@@ -255,7 +260,27 @@ func (h *host) queue(inv *treadlev1.Invocation) (<-chan struct{}, queued) {
 		prev = c
 	}
 	rs.tail = make(chan struct{})
+	rs.touched = h.now()
 	return prev, queued{run: rs, tail: rs.tail}
+}
+
+// sweep forgets runs idle for longer than the state TTL (a server that died mid-run sends no
+// run_ended); a run with an invocation in flight is kept. Called with h.mu held.
+func (h *host) sweep() {
+	now := h.now()
+	if now.Sub(h.swept) < h.o.stateTTL/10 {
+		return
+	}
+	h.swept = now
+	for k, rs := range h.runs {
+		select {
+		case <-rs.tail:
+			if now.Sub(rs.touched) > h.o.stateTTL {
+				delete(h.runs, k)
+			}
+		default:
+		}
+	}
 }
 
 func (h *host) forget(k runKey, rs *runState) {

@@ -3,6 +3,7 @@ package treadle
 import (
 	"context"
 	"testing"
+	"time"
 
 	treadlev1 "github.com/treadle-dev/treadle/clients/go/gen/treadle/v1"
 )
@@ -57,4 +58,21 @@ func TestDrainThenCloseReconnects(t *testing.T) {
 	if a.StreamsOpened() != 2 {
 		t.Fatalf("%d streams", a.StreamsOpened())
 	}
+}
+
+func TestIdleRunsAreForgottenAfterTheStateTTL(t *testing.T) {
+	clock := time.Unix(1000, 0)
+	h := &host{o: buildOptions([]Option{WithStateTTL(time.Minute)}), runs: map[runKey]*runState{}, now: func() time.Time { return clock }}
+	_, q := h.queue(input("1", "idle"))
+	close(q.tail)
+	_, busy := h.queue(input("2", "busy")) // still in flight
+	clock = clock.Add(2 * time.Minute)
+	h.queue(input("3", "new"))
+	if _, ok := h.runs[runKey{"idle", "guard"}]; ok {
+		t.Fatal("idle run kept past its TTL")
+	}
+	if _, ok := h.runs[runKey{"busy", "guard"}]; !ok {
+		t.Fatal("a run with an invocation in flight was forgotten")
+	}
+	close(busy.tail)
 }

@@ -42,6 +42,7 @@ type options struct {
 	backoffMin, backoffMax time.Duration
 	logger                 *slog.Logger
 	dial                   []grpc.DialOption
+	stateTTL               time.Duration
 }
 
 func buildOptions(opts []Option) options {
@@ -49,7 +50,7 @@ func buildOptions(opts []Option) options {
 	o := options{
 		instanceID: fmt.Sprintf("%s:%d", host, os.Getpid()),
 		backoffMin: 100 * time.Millisecond, backoffMax: 5 * time.Second,
-		logger: slog.Default(),
+		logger: slog.Default(), stateTTL: 10 * time.Minute,
 	}
 	for _, f := range opts {
 		f(&o)
@@ -64,6 +65,10 @@ func WithInstanceID(id string) Option { return func(o *options) { o.instanceID =
 func WithBackoff(initial, maximum time.Duration) Option {
 	return func(o *options) { o.backoffMin, o.backoffMax = initial, maximum }
 }
+
+// WithStateTTL sets how long a run's state is kept after its last invocation when neither
+// run_ended nor its processOutputResult ends it (default 10 minutes).
+func WithStateTTL(d time.Duration) Option { return func(o *options) { o.stateTTL = d } }
 
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
