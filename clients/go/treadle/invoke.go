@@ -24,8 +24,8 @@ func (h *host) invoke(ctx context.Context, inv *treadlev1.Invocation, rs *runSta
 	if p == nil {
 		return errorResult(id, fmt.Errorf("processor %q is not served here", inv.ProcessorId))
 	}
-	// The server numbers nothing: it echoes the newest version it holds. Take its state when it
-	// is at least as new as ours; a change made here gets the next version.
+	// Both sides number one sequence (starting empty at version 0): take the server's state
+	// unless it is older than ours; a change made here is sent as the version held plus one.
 	if s := inv.GetState(); s != nil && s.Version >= rs.version {
 		rs.state = State(s.GetValue().AsMap())
 		rs.version = s.Version
