@@ -1,6 +1,6 @@
 """The Go SDK's tool server and agent client against a real server, in one Go process.
 
-``clients/go/internal/seedtools`` (built once per session with ``go build``) serves the
+``clients/go/internal/toolsclient`` (built once per session with ``go build``) serves the
 ``go-weather`` tool with ``treadle.ServeTools``, then streams and generates with ``treadle.Dial``;
 the model is the wire-level OpenAI fake. The processor SDK is exercised by
 ``tests/test_go_processor.py``; its protocol details by ``go test ./...`` in ``clients/go``.
@@ -24,18 +24,18 @@ from treadle.config import Settings
 
 
 @pytest.fixture(scope="session")
-def seedtools(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def toolsclient(tmp_path_factory: pytest.TempPathFactory) -> Path:
     go = shutil.which("go")
     if go is None:
         pytest.fail("the `go` command is not on PATH: install Go 1.26+")
-    out = tmp_path_factory.mktemp("go") / "seedtools"
-    proc = subprocess.run([go, "build", "-o", str(out), "./internal/seedtools"],
+    out = tmp_path_factory.mktemp("go") / "toolsclient"
+    proc = subprocess.run([go, "build", "-o", str(out), "./internal/toolsclient"],
                           cwd=ROOT / "clients" / "go", capture_output=True, text=True)
     assert proc.returncode == 0, f"go build failed:\n{proc.stdout}{proc.stderr}"
     return out
 
 
-async def test_go_tool_and_go_client_in_one_run(seedtools: Path) -> None:
+async def test_go_tool_and_go_client_in_one_run(toolsclient: Path) -> None:
     model = OpenAIServer([Turn.call("go-weather", {"city": "Oslo"}), Turn.say("Clear in Oslo."),
                           Turn.say("Still clear.")])
     app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False), env={})
@@ -44,7 +44,7 @@ async def test_go_tool_and_go_client_in_one_run(seedtools: Path) -> None:
         app.add_agent(Agent(id="weather", name="Weather", model="openai/test-model",
                             base_url=model.base_url, tools=["go-weather"]))
         proc = await asyncio.create_subprocess_exec(
-            str(seedtools), f"127.0.0.1:{port}", "weather", stdin=asyncio.subprocess.DEVNULL,
+            str(toolsclient), f"127.0.0.1:{port}", "weather", stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         stdout, stderr = await asyncio.wait_for(proc.communicate(), 60)
         assert proc.returncode == 0, stderr.decode()

@@ -1,9 +1,9 @@
-// Command seedtools serves a Go tool and calls an agent with the Go SDK's client, for the
+// Command toolsclient serves a Go tool and calls an agent with the Go SDK's client, for the
 // end-to-end test tests/test_go_sdk.py: it serves `go-weather`, waits for the server's welcome,
 // streams the agent's answer to "weather?", then calls Generate once, and prints one JSON line
 // {"stream_text", "tool_results", "progress", "generate_text"}.
 //
-// Usage: seedtools HOST:PORT AGENT_ID
+// Usage: toolsclient HOST:PORT AGENT_ID
 package main
 
 import (
@@ -19,11 +19,11 @@ import (
 
 func main() {
 	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: seedtools HOST:PORT AGENT_ID")
+		fmt.Fprintln(os.Stderr, "usage: toolsclient HOST:PORT AGENT_ID")
 		os.Exit(2)
 	}
 	if err := run(os.Args[1], os.Args[2]); err != nil {
-		fmt.Fprintln(os.Stderr, "seedtools:", err)
+		fmt.Fprintln(os.Stderr, "toolsclient:", err)
 		os.Exit(1)
 	}
 }
