@@ -37,6 +37,8 @@ fi
 .ci/lint
 # The TypeScript SDK's own tests (builds clients/typescript/dist first).
 npm test --prefix "$ts"
+# The Go SDK's own tests (in-process fake servers; modules download on the first run).
+(cd clients/go && go vet ./... && go test ./...)
 .venv/bin/python -m mypy
 
 # PostgreSQL for the storage and memory tests, which run on SQLite and on PostgreSQL: a throwaway

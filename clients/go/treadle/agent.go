@@ -1,0 +1,95 @@
+package treadle
+
+import (
+	"context"
+	"errors"
+	"io"
+	"iter"
+
+	treadlev1 "github.com/treadle-dev/treadle/clients/go/gen/treadle/v1"
+	"google.golang.org/grpc"
+)
+
+// Client calls agents on a Treadle server.
+type Client struct {
+	conn *grpc.ClientConn
+	// Agents is the generated AgentService client, for the calls Client does not wrap (CRUD).
+	Agents treadlev1.AgentServiceClient
+}
+
+// Dial connects to the server at target (HOST:PORT); the connection is made lazily.
+func Dial(target string, opts ...Option) (*Client, error) {
+	o := buildOptions(opts)
+	conn, err := grpc.NewClient(target, o.dialOptions()...)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{conn: conn, Agents: treadlev1.NewAgentServiceClient(conn)}, nil
+}
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.conn.Close() }
+
+// Generate runs the agent on prompt and returns the whole result (text, steps, tripwire, ...).
+func (c *Client) Generate(ctx context.Context, agentID, prompt string, options ...CallOption) (*treadlev1.GenerateResponse, error) {
+	req := &treadlev1.GenerateRequest{AgentId: agentID, Prompt: prompt}
+	for _, o := range options {
+		o(&callRequest{messages: &req.Messages, options: &req.Options, runID: &req.RunId})
+	}
+	return c.Agents.Generate(ctx, req)
+}
+
+// Stream runs the agent on prompt and yields its chunks as they come; a failed call yields
+// one final error.
+func (c *Client) Stream(ctx context.Context, agentID, prompt string, options ...CallOption) iter.Seq2[*treadlev1.Chunk, error] {
+	return func(yield func(*treadlev1.Chunk, error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		req := &treadlev1.StreamRequest{AgentId: agentID, Prompt: prompt}
+		for _, o := range options {
+			o(&callRequest{messages: &req.Messages, options: &req.Options, runID: &req.RunId})
+		}
+		st, err := c.Agents.Stream(ctx, req)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		for {
+			m, err := st.Recv()
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for _, ch := range m.Chunks {
+				if !yield(ch, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+type callRequest struct {
+	messages *[]*treadlev1.Message
+	options  **treadlev1.CallOptions
+	runID    *string
+}
+
+// CallOption tunes one Generate or Stream call.
+type CallOption func(*callRequest)
+
+// WithMessages sends messages instead of (or after) the prompt.
+func WithMessages(m ...*treadlev1.Message) CallOption {
+	return func(r *callRequest) { *r.messages = append(*r.messages, m...) }
+}
+
+// WithCallOptions sets the call's options (memory thread, max steps, ...).
+func WithCallOptions(o *treadlev1.CallOptions) CallOption {
+	return func(r *callRequest) { *r.options = o }
+}
+
+// WithRunID sets the run's id (default: the server makes one).
+func WithRunID(id string) CallOption { return func(r *callRequest) { *r.runID = id } }

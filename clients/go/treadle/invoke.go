@@ -1,0 +1,152 @@
+package treadle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	treadlev1 "github.com/treadle-dev/treadle/clients/go/gen/treadle/v1"
+	"google.golang.org/protobuf/proto"
+)
+
+// invoke runs one invocation and returns its answer; it never panics and always answers.
+func (h *host) invoke(ctx context.Context, inv *treadlev1.Invocation, rs *runState) (res *treadlev1.InvocationResult) {
+	id := inv.InvocationId
+	defer func() {
+		if r := recover(); r != nil {
+			res = errorResult(id, fmt.Errorf("hook panicked: %v", r))
+		}
+	}()
+	if err := ctx.Err(); err != nil {
+		return errorResult(id, err)
+	}
+	p := h.processors[inv.ProcessorId]
+	if p == nil {
+		return errorResult(id, fmt.Errorf("processor %q is not served here", inv.ProcessorId))
+	}
+	// Both sides number one sequence (starting empty at version 0): take the server's state
+	// unless it is older than ours; a change made here is sent as the version held plus one.
+	if s := inv.GetState(); s != nil && s.Version >= rs.version {
+		rs.state = State(s.GetValue().AsMap())
+		rs.version = s.Version
+	}
+	before, _ := stateStruct(rs.state)
+	w := &Writer{}
+	call := Call{ProcessorID: inv.ProcessorId, RunID: inv.RunId, AgentID: inv.AgentId,
+		ThreadID: inv.ThreadId, ResourceID: inv.ResourceId, StepNumber: inv.StepNumber,
+		RetryCount: inv.RetryCount, ProcessorIndex: inv.ProcessorIndex,
+		RequestContext: inv.RequestContext, State: rs.state, Writer: w}
+	res = h.dispatch(ctx, p, inv, call, rs)
+	res.InvocationId = id
+	after, err := stateStruct(rs.state)
+	if err != nil {
+		return errorResult(id, fmt.Errorf("state is not a JSON object: %w", err))
+	}
+	if !proto.Equal(before, after) {
+		rs.version++
+		res.State = &treadlev1.ProcessorState{Value: after, Version: rs.version}
+	}
+	res.CustomChunks = w.chunks
+	return res
+}
+
+func (h *host) dispatch(ctx context.Context, p Processor, inv *treadlev1.Invocation, c Call, rs *runState) *treadlev1.InvocationResult {
+	missing := func() *treadlev1.InvocationResult {
+		return errorResult("", fmt.Errorf("processor %q does not serve %s", inv.ProcessorId, inv.Hook))
+	}
+	switch inv.Hook {
+	case treadlev1.Hook_HOOK_PROCESS_INPUT:
+		if x, ok := p.(ProcessInput); ok {
+			return replaceResult(x.ProcessInput(ctx, &ProcessInputArgs{c, inv.GetProcessInput().GetMessageList()}))
+		}
+	case treadlev1.Hook_HOOK_PROCESS_INPUT_STEP:
+		if x, ok := p.(ProcessInputStep); ok {
+			return replaceResult(x.ProcessInputStep(ctx, &ProcessInputStepArgs{c, inv.GetProcessInputStep()}))
+		}
+	case treadlev1.Hook_HOOK_PROCESS_LLM_REQUEST:
+		if x, ok := p.(ProcessLLMRequest); ok {
+			return replaceResult(x.ProcessLLMRequest(ctx, &ProcessLLMRequestArgs{c, inv.GetProcessLlmRequest()}))
+		}
+	case treadlev1.Hook_HOOK_PROCESS_LLM_RESPONSE:
+		if x, ok := p.(ProcessLLMResponse); ok {
+			return replaceResult(nil, x.ProcessLLMResponse(ctx, &ProcessLLMResponseArgs{c, inv.GetProcessLlmResponse()}))
+		}
+	case treadlev1.Hook_HOOK_PROCESS_API_ERROR:
+		if x, ok := p.(ProcessAPIError); ok {
+			d, err := x.ProcessAPIError(ctx, &ProcessAPIErrorArgs{c, inv.GetProcessApiError()})
+			if err != nil || d == nil || !d.Retry {
+				var r *Replace
+				if d != nil && d.Messages != nil {
+					r = &Replace{Messages: d.Messages}
+				}
+				return replaceResult(r, err)
+			}
+			return &treadlev1.InvocationResult{Outcome: &treadlev1.InvocationResult_Retry{Retry: &treadlev1.RetryOutcome{Messages: d.Messages}}}
+		}
+	case treadlev1.Hook_HOOK_PROCESS_OUTPUT_STREAM:
+		if x, ok := p.(ProcessOutputStream); ok {
+			return streamResult(ctx, x, inv.GetProcessOutputStream().GetParts(), c, rs)
+		}
+	case treadlev1.Hook_HOOK_PROCESS_OUTPUT_STEP:
+		if x, ok := p.(ProcessOutputStep); ok {
+			return replaceResult(x.ProcessOutputStep(ctx, &ProcessOutputStepArgs{c, inv.GetProcessOutputStep()}))
+		}
+	case treadlev1.Hook_HOOK_PROCESS_TOOL_RESULT:
+		if x, ok := p.(ProcessToolResult); ok {
+			return replaceResult(x.ProcessToolResult(ctx, &ProcessToolResultArgs{c, inv.GetProcessToolResult()}))
+		}
+	case treadlev1.Hook_HOOK_PROCESS_OUTPUT_RESULT:
+		if x, ok := p.(ProcessOutputResult); ok {
+			return replaceResult(x.ProcessOutputResult(ctx, &ProcessOutputResultArgs{c, inv.GetProcessOutputResult()}))
+		}
+	}
+	return missing()
+}
+
+// streamResult calls the hook once per part, in order, and answers one outcome per part.
+func streamResult(ctx context.Context, x ProcessOutputStream, parts []*treadlev1.Chunk, c Call, rs *runState) *treadlev1.InvocationResult {
+	out := &treadlev1.StreamOutcomes{}
+	for _, part := range parts {
+		rs.parts = append(rs.parts, part)
+		chunks, err := x.ProcessOutputStream(ctx, &ProcessOutputStreamArgs{Call: c, Part: part, StreamParts: rs.parts})
+		var abort *AbortError
+		switch {
+		case errors.As(err, &abort):
+			out.Chunks = append(out.Chunks, &treadlev1.ChunkOutcome{Outcome: &treadlev1.ChunkOutcome_Abort{Abort: abort.outcome()}})
+			return streamOutcomes(out)
+		case err != nil:
+			out.Chunks = append(out.Chunks, &treadlev1.ChunkOutcome{Outcome: &treadlev1.ChunkOutcome_Error{Error: &treadlev1.ErrorOutcome{Message: err.Error()}}})
+		case len(chunks) == 0:
+			out.Chunks = append(out.Chunks, &treadlev1.ChunkOutcome{Outcome: &treadlev1.ChunkOutcome_Drop{Drop: &treadlev1.DropOutcome{}}})
+		case len(chunks) > 1:
+			out.Chunks = append(out.Chunks, &treadlev1.ChunkOutcome{Outcome: &treadlev1.ChunkOutcome_Error{Error: &treadlev1.ErrorOutcome{
+				Message: fmt.Sprintf("returned %d chunks; protocol version %d carries one per stream chunk", len(chunks), ProtocolVersion)}}})
+		case chunks[0] == part || proto.Equal(chunks[0], part):
+			out.Chunks = append(out.Chunks, &treadlev1.ChunkOutcome{Outcome: &treadlev1.ChunkOutcome_Unchanged{Unchanged: &treadlev1.UnchangedOutcome{}}})
+		default:
+			out.Chunks = append(out.Chunks, &treadlev1.ChunkOutcome{Outcome: &treadlev1.ChunkOutcome_Replace{Replace: chunks[0]}})
+		}
+	}
+	return streamOutcomes(out)
+}
+
+func streamOutcomes(o *treadlev1.StreamOutcomes) *treadlev1.InvocationResult {
+	return &treadlev1.InvocationResult{Outcome: &treadlev1.InvocationResult_Stream{Stream: o}}
+}
+
+func replaceResult(r *Replace, err error) *treadlev1.InvocationResult {
+	var abort *AbortError
+	switch {
+	case errors.As(err, &abort):
+		return &treadlev1.InvocationResult{Outcome: &treadlev1.InvocationResult_Abort{Abort: abort.outcome()}}
+	case err != nil:
+		return errorResult("", err)
+	case r == nil:
+		return &treadlev1.InvocationResult{Outcome: &treadlev1.InvocationResult_Unchanged{Unchanged: &treadlev1.UnchangedOutcome{}}}
+	}
+	return &treadlev1.InvocationResult{Outcome: &treadlev1.InvocationResult_Replace{Replace: r}}
+}
+
+func errorResult(id string, err error) *treadlev1.InvocationResult {
+	return &treadlev1.InvocationResult{InvocationId: id, Outcome: &treadlev1.InvocationResult_Error{Error: &treadlev1.ErrorOutcome{Message: err.Error()}}}
+}

@@ -1,0 +1,215 @@
+package treadle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+)
+
+// ProtocolVersion is the protocol version this SDK speaks.
+const ProtocolVersion = 1
+
+// A handshake refused with one of these codes would be refused again: the SDK does not retry.
+var fatal = map[codes.Code]bool{
+	codes.InvalidArgument: true, codes.FailedPrecondition: true, codes.PermissionDenied: true,
+	codes.Unauthenticated: true, codes.Unimplemented: true,
+}
+
+// AttachError is a handshake the server refused; the SDK does not retry it.
+type AttachError struct {
+	Target  string
+	Code    codes.Code
+	Details string
+}
+
+func (e *AttachError) Error() string { return fmt.Sprintf("%s: %s: %s", e.Target, e.Code, e.Details) }
+
+// Option configures Attach, ServeTools and Dial.
+type Option func(*options)
+
+type options struct {
+	instanceID             string
+	backoffMin, backoffMax time.Duration
+	logger                 *slog.Logger
+	dial                   []grpc.DialOption
+	stateTTL               time.Duration
+}
+
+func buildOptions(opts []Option) options {
+	host, _ := os.Hostname()
+	o := options{
+		instanceID: fmt.Sprintf("%s:%d", host, os.Getpid()),
+		backoffMin: 100 * time.Millisecond, backoffMax: 5 * time.Second,
+		logger: slog.Default(), stateTTL: 10 * time.Minute,
+	}
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
+// WithInstanceID names this process in the server's logs (default host:pid).
+func WithInstanceID(id string) Option { return func(o *options) { o.instanceID = id } }
+
+// WithBackoff sets the first and the longest wait between reconnects (default 100ms, 5s).
+func WithBackoff(initial, maximum time.Duration) Option {
+	return func(o *options) { o.backoffMin, o.backoffMax = initial, maximum }
+}
+
+// WithStateTTL sets how long a run's state is kept after its last invocation when neither
+// run_ended nor its processOutputResult ends it (default 10 minutes).
+func WithStateTTL(d time.Duration) Option { return func(o *options) { o.stateTTL = d } }
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithDialOptions adds gRPC dial options (e.g. TLS credentials; the default is plaintext).
+func WithDialOptions(d ...grpc.DialOption) Option {
+	return func(o *options) { o.dial = append(o.dial, d...) }
+}
+
+func (o options) dialOptions() []grpc.DialOption {
+	d := []grpc.DialOption{
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(16<<20), grpc.MaxCallSendMsgSize(16<<20)),
+	}
+	return append(d, o.dial...)
+}
+
+// streamOnce runs one stream: it returns whether the server welcomed it, and why it ended.
+type streamOnce func(ctx context.Context, conn *grpc.ClientConn, welcomed func()) error
+
+// Attachment is a live attachment to one server; Close detaches.
+type Attachment struct {
+	target string
+	cancel context.CancelFunc
+	done   chan struct{}
+	ready  chan struct{}
+
+	mu       sync.Mutex
+	err      error
+	attached bool
+	opened   int
+	readyOne sync.Once
+}
+
+func start(ctx context.Context, target string, o options, label string, once streamOnce) (*Attachment, error) {
+	if o.backoffMin <= 0 || o.backoffMax < o.backoffMin {
+		return nil, fmt.Errorf("backoff must be initial > 0 and maximum >= initial, got %v, %v", o.backoffMin, o.backoffMax)
+	}
+	conn, err := grpc.NewClient(target, o.dialOptions()...)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	a := &Attachment{target: target, cancel: cancel, done: make(chan struct{}), ready: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		defer conn.Close()
+		a.run(ctx, conn, o, label, once)
+	}()
+	return a, nil
+}
+
+func (a *Attachment) run(ctx context.Context, conn *grpc.ClientConn, o options, label string, once streamOnce) {
+	delay := o.backoffMin
+	for ctx.Err() == nil {
+		welcomed := false
+		a.mu.Lock()
+		a.opened++
+		a.mu.Unlock()
+		err := once(ctx, conn, func() {
+			welcomed = true
+			a.mu.Lock()
+			a.attached = true
+			a.mu.Unlock()
+			a.readyOne.Do(func() { close(a.ready) })
+			o.logger.Info(label+" attached", "target", a.target)
+		})
+		a.mu.Lock()
+		a.attached = false
+		a.mu.Unlock()
+		if ctx.Err() != nil {
+			return
+		}
+		if st, ok := status.FromError(err); ok && err != nil && fatal[st.Code()] {
+			a.mu.Lock()
+			a.err = &AttachError{Target: a.target, Code: st.Code(), Details: st.Message()}
+			a.mu.Unlock()
+			o.logger.Error(label+": attach refused", "error", a.err)
+			a.readyOne.Do(func() { close(a.ready) })
+			return
+		}
+		if welcomed {
+			delay = o.backoffMin
+		}
+		// Full jitter keeps a fleet of processes from reconnecting in lock-step.
+		wait := delay/2 + time.Duration(rand.Int64N(int64(delay/2)+1))
+		o.logger.Warn(label+": stream ended; retrying", "target", a.target, "error", err, "in", wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		delay = min(delay*2, o.backoffMax)
+	}
+}
+
+// Ready waits for the server's first welcome; it returns the *AttachError of a refused handshake.
+func (a *Attachment) Ready(ctx context.Context) error {
+	select {
+	case <-a.ready:
+		return a.Err()
+	case <-a.done:
+		if err := a.Err(); err != nil {
+			return err
+		}
+		return errors.New("attachment closed")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Err is the refusal that ended the attachment, or nil.
+func (a *Attachment) Err() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.err == nil {
+		return nil
+	}
+	return a.err
+}
+
+// Attached reports whether a welcomed stream is open now.
+func (a *Attachment) Attached() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.attached
+}
+
+// StreamsOpened counts the streams opened so far (reconnects included).
+func (a *Attachment) StreamsOpened() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.opened
+}
+
+// Done is closed once the attachment has stopped (closed, or refused).
+func (a *Attachment) Done() <-chan struct{} { return a.done }
+
+// Close detaches: the stream is closed and in-flight invocations are cancelled.
+func (a *Attachment) Close() error {
+	a.cancel()
+	<-a.done
+	return nil
+}

@@ -1,0 +1,202 @@
+// Package treadle is the Go SDK for Treadle: remote processors (Attach), remote tools
+// (ServeTools) and an agent client (Dial). A processor is a value with an ID and the hook
+// methods of the Mastra Processor API it implements; the SDK declares exactly those hooks and
+// does the protocol's work (handshake, answer order, state versions, deadlines, cancel, drain,
+// run_ended, reconnect with backoff and jitter).
+package treadle
+
+import (
+	"context"
+
+	treadlev1 "github.com/treadle-dev/treadle/clients/go/gen/treadle/v1"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// Processor is anything with an id; it also implements one or more of the hook interfaces below.
+type Processor interface {
+	ID() string
+}
+
+// Call is what every hook's args carry: the run's identity, the per-run State and the writer.
+type Call struct {
+	ProcessorID    string
+	RunID          string
+	AgentID        string
+	ThreadID       string
+	ResourceID     string
+	StepNumber     int32
+	RetryCount     int32
+	ProcessorIndex int32
+	RequestContext *structpb.Struct
+	// State is the processor's state for this run, shared by all its hooks and steps. Changes
+	// made by a hook are sent to the server (with a new version) in the hook's answer.
+	State State
+	// Writer emits custom `data-*` chunks; they travel in the hook's answer.
+	Writer *Writer
+}
+
+// ProcessInputArgs are the arguments of ProcessInput.
+type ProcessInputArgs struct {
+	Call
+	MessageList *treadlev1.MessageListSnapshot
+}
+
+// ProcessInputStepArgs are the arguments of ProcessInputStep.
+type ProcessInputStepArgs struct {
+	Call
+	*treadlev1.ProcessInputStepArgs
+}
+
+// ProcessLLMRequestArgs are the arguments of ProcessLLMRequest.
+type ProcessLLMRequestArgs struct {
+	Call
+	*treadlev1.ProcessLLMRequestArgs
+}
+
+// ProcessLLMResponseArgs are the arguments of ProcessLLMResponse.
+type ProcessLLMResponseArgs struct {
+	Call
+	*treadlev1.ProcessLLMResponseArgs
+}
+
+// ProcessAPIErrorArgs are the arguments of ProcessAPIError.
+type ProcessAPIErrorArgs struct {
+	Call
+	*treadlev1.ProcessAPIErrorArgs
+}
+
+// ProcessOutputStreamArgs are the arguments of ProcessOutputStream: one chunk, and every chunk
+// of the run before it (the Mastra `streamParts`), kept by the SDK.
+type ProcessOutputStreamArgs struct {
+	Call
+	Part        *treadlev1.Chunk
+	StreamParts []*treadlev1.Chunk
+}
+
+// ProcessOutputStepArgs are the arguments of ProcessOutputStep.
+type ProcessOutputStepArgs struct {
+	Call
+	*treadlev1.ProcessOutputStepArgs
+}
+
+// ProcessToolResultArgs are the arguments of ProcessToolResult.
+type ProcessToolResultArgs struct {
+	Call
+	*treadlev1.ProcessToolResultArgs
+}
+
+// ProcessOutputResultArgs are the arguments of ProcessOutputResult.
+type ProcessOutputResultArgs struct {
+	Call
+	*treadlev1.ProcessOutputResultArgs
+}
+
+// Replace is a hook's replacements; a nil *Replace means unchanged.
+type Replace = treadlev1.ReplaceOutcome
+
+// APIErrorDecision is what ProcessAPIError decided; nil means do not retry, change nothing.
+type APIErrorDecision struct {
+	// Retry the failed provider call.
+	Retry bool
+	// The message list after the processor's edits; nil keeps it.
+	Messages *treadlev1.MessageListReplacement
+}
+
+// ProcessInput runs once per call, before the loop.
+type ProcessInput interface {
+	ProcessInput(ctx context.Context, args *ProcessInputArgs) (*Replace, error)
+}
+
+// ProcessInputStep runs at every step, before the provider call.
+type ProcessInputStep interface {
+	ProcessInputStep(ctx context.Context, args *ProcessInputStepArgs) (*Replace, error)
+}
+
+// ProcessLLMRequest runs on the provider prompt, before the call.
+type ProcessLLMRequest interface {
+	ProcessLLMRequest(ctx context.Context, args *ProcessLLMRequestArgs) (*Replace, error)
+}
+
+// ProcessLLMResponse runs after a step's provider response; it may only abort or fail.
+type ProcessLLMResponse interface {
+	ProcessLLMResponse(ctx context.Context, args *ProcessLLMResponseArgs) error
+}
+
+// ProcessAPIError runs when the provider call failed.
+type ProcessAPIError interface {
+	ProcessAPIError(ctx context.Context, args *ProcessAPIErrorArgs) (*APIErrorDecision, error)
+}
+
+// ProcessOutputStream runs on every stream chunk. It returns the chunks that take the part's
+// place: []*Chunk{args.Part} passes it unchanged, nil drops it, another chunk replaces it.
+// Protocol version 1 carries at most one chunk per outcome; more is answered as an error.
+type ProcessOutputStream interface {
+	ProcessOutputStream(ctx context.Context, args *ProcessOutputStreamArgs) ([]*treadlev1.Chunk, error)
+}
+
+// ProcessOutputStep runs after each step, before tools run.
+type ProcessOutputStep interface {
+	ProcessOutputStep(ctx context.Context, args *ProcessOutputStepArgs) (*Replace, error)
+}
+
+// ProcessToolResult runs on each tool result.
+type ProcessToolResult interface {
+	ProcessToolResult(ctx context.Context, args *ProcessToolResultArgs) (*Replace, error)
+}
+
+// ProcessOutputResult runs once at the end of the call.
+type ProcessOutputResult interface {
+	ProcessOutputResult(ctx context.Context, args *ProcessOutputResultArgs) (*Replace, error)
+}
+
+// Settings tune a processor's declaration; a processor that has a Settings() Settings method
+// uses them.
+type Settings struct {
+	Name, Description string
+	// Hooks run in OBSERVE mode (fire and forget: the run never waits and no answer is sent).
+	Observe []treadlev1.Hook
+	// The timeout to ask for, per hook.
+	Timeouts map[treadlev1.Hook]Duration
+	// processOutputStream: per-chunk or windowed delivery (default windowed), the most chunks
+	// per invocation, invocations in flight (default 4), and whether data-* chunks are sent.
+	Delivery         treadlev1.StreamDelivery
+	MaxWindow        uint32
+	MaxInFlight      uint32
+	ProcessDataParts bool
+}
+
+// Configured is a processor with Settings.
+type Configured interface {
+	Settings() Settings
+}
+
+// State is a processor's per-run state, a JSON object.
+type State map[string]any
+
+// Writer collects custom chunks written by one invocation.
+type Writer struct {
+	chunks []*treadlev1.DataChunk
+}
+
+// Custom emits a `data-*` chunk (name must start with "data-") with a JSON-compatible payload.
+func (w *Writer) Custom(name string, data any, opts ...CustomOption) error {
+	v, err := structpb.NewValue(normalise(data))
+	if err != nil {
+		return err
+	}
+	c := &treadlev1.DataChunk{Name: name, Data: v}
+	for _, o := range opts {
+		o(c)
+	}
+	w.chunks = append(w.chunks, c)
+	return nil
+}
+
+// CustomOption tunes a custom chunk.
+type CustomOption func(*treadlev1.DataChunk)
+
+// Transient marks a custom chunk as streamed only, never stored.
+func Transient() CustomOption { return func(c *treadlev1.DataChunk) { c.Transient = true } }
+
+// ChunkID gives a custom chunk an id (a later chunk with the same name and id replaces it).
+func ChunkID(id string) CustomOption { return func(c *treadlev1.DataChunk) { c.Id = id } }
