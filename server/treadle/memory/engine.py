@@ -14,9 +14,7 @@ The store's SQL is written once, as plain functions of a SQLAlchemy ``Connection
   and back, which costs more than the write; when the write lock is taken (another write of
   this process in a thread, or another process) it is rolled back and run in the pool instead.
 - **PostgreSQL** uses psycopg 3's asyncio driver; the same function runs through
-  ``AsyncConnection.run_sync``. A transaction that reads none of its results (``write_only``:
-  the saves of a run) runs in psycopg's pipeline mode, so its statements and the commit go out
-  together instead of one round trip each.
+  ``AsyncConnection.run_sync``.
 """
 
 from __future__ import annotations
@@ -31,7 +29,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine, event
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 SQLITE_FILE = "treadle.db"
@@ -71,11 +69,6 @@ class Database:
 
     async def read(self, fn: Work[T], *args: Any) -> T:
         raise NotImplementedError
-
-    async def write_only(self, fn: Work[None], *args: Any) -> None:
-        """``write`` for a transaction that reads no result of its statements (no rows, no row
-        counts): PostgreSQL sends them, and the commit, in one round trip."""
-        await self.write(fn, *args)
 
     async def run(self, fn: Work[T], *args: Any) -> T:
         """``fn`` on a connection with no transaction begun (migrations manage their own)."""
@@ -190,22 +183,6 @@ class PostgresDatabase(Database):
     async def write(self, fn: Work[T], *args: Any) -> T:
         async with self.engine.begin() as conn:
             return await conn.run_sync(fn, *args)
-
-    async def write_only(self, fn: Work[None], *args: Any) -> None:
-        async with self.engine.connect() as conn:
-            raw = (await conn.get_raw_connection()).driver_connection
-            assert raw is not None
-            try:
-                async with raw.pipeline():  # results arrive at the commit; fn reads none of them
-                    await conn.run_sync(fn, *args)
-                    await conn.commit()
-                return
-            except DBAPIError:
-                await raw.rollback()  # the pipeline left the transaction aborted, not ended
-                await conn.rollback()
-        # In a pipeline the error may surface on a later statement ("transaction is aborted"):
-        # run it again (nothing of it was written) one statement at a time for the real error.
-        await self.write(fn, *args)
 
     async def read(self, fn: Work[T], *args: Any) -> T:
         async with self.engine.connect() as conn:

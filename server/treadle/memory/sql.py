@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Table, and_, bindparam, delete, func, or_, select, text, tuple_, update
+from sqlalchemy import Connection, Table, and_, bindparam, delete, func, or_, select, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from ..chunks import Usage
@@ -52,14 +52,21 @@ _END_RUN = update(t.runs).where(t.runs.c.id == bindparam("run_id")).values(
     status=bindparam("status"), finish_reason=bindparam("finish_reason"), usage=bindparam("usage"),
     ended_at=bindparam("ended_at"),
 )
-_UPSERT_MESSAGES = text(
-    "INSERT INTO messages (thread_id, id, resource_id, role, type, created_at, content)"
-    " VALUES (:thread_id, :id, :resource_id, :role, :type, :created_at, :content)"
-    " ON CONFLICT (thread_id, id) DO UPDATE"
-    " SET content = excluded.content, role = excluded.role, type = excluded.type"
-)
-"""The messages upsert, as text: the same on both engines, and as a plain statement it asks
-for no generated key back, so a save reads no result (``Database.write_only``)."""
+_upserts: dict[str, Any] = {}
+
+
+def _message_upsert(conn: Connection) -> Any:
+    """The messages upsert, built once per dialect: building ``excluded`` costs more than
+    running the statement, and a statement built once is compiled once."""
+    stmt = _upserts.get(conn.dialect.name)
+    if stmt is None:
+        insert = _insert(conn, t.messages)
+        stmt = _upserts[conn.dialect.name] = insert.on_conflict_do_update(
+            index_elements=["thread_id", "id"],
+            set_={"content": insert.excluded.content, "role": insert.excluded.role,
+                  "type": insert.excluded.type},
+        )
+    return stmt
 
 
 class SqlStore:
@@ -105,7 +112,7 @@ class SqlStore:
         if not messages and not delete_ids:
             return
         rows = _message_rows(thread_id, resource_id, messages)  # now, while the run waits
-        await self.db.write_only(_save, thread_id, rows, list(delete_ids))
+        await self.db.write(_save, thread_id, rows, list(delete_ids))
 
     async def start_run(self, run_id: str, agent_id: str, thread_id: str, resource_id: str) -> None:
         await self.db.write(_insert_run, run_id, agent_id, thread_id, resource_id)
@@ -125,7 +132,7 @@ class SqlStore:
                 _save(conn, thread_id, rows, list(delete_ids))
             conn.execute(_END_RUN, values)
 
-        await self.db.write_only(work)
+        await self.db.write(work)
 
     # --- ThreadService ------------------------------------------------------------------------
 
@@ -302,7 +309,7 @@ def _save(conn: Connection, thread_id: str, rows: list[dict[str, Any]], delete_i
         conn.execute(delete(t.messages).where(t.messages.c.thread_id == thread_id,
                                               t.messages.c.id.in_(delete_ids)))
     if rows:
-        conn.execute(_UPSERT_MESSAGES, rows)
+        conn.execute(_message_upsert(conn), rows)
     conn.execute(_TOUCH_THREAD, {"thread_id": thread_id, "now": _now()})
 
 
