@@ -251,3 +251,16 @@ def test_copy_message_is_a_deep_copy_of_every_part() -> None:
     assert original.content.parts[6].args == {"q": 1}
     assert original.content.metadata == {"a": [1, {"b": 2}]}
     assert len(original.content.parts) == len(every_part())
+
+
+async def test_a_failed_save_writes_nothing_and_the_next_save_works(store: SqlStore) -> None:
+    from sqlalchemy.exc import IntegrityError
+
+    await store.open_thread("u1", "t1")
+    # A failed save writes nothing and leaves no connection of the pool unfit for the next one.
+    for _ in range(12):  # more than the pool holds
+        with pytest.raises(IntegrityError):
+            await store.save_messages("missing", "u1", [Message.user("lost")])
+    await store.save_messages("t1", "u1", [Message.user("kept")])
+    assert [m.text for m in await store.load_history("t1", 10)] == ["kept"]
+    assert await store.count_messages("missing") == 0
