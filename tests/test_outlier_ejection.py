@@ -75,7 +75,7 @@ async def ejecting(tmp_path: Any) -> AsyncIterator[tuple[Server, InMemoryMetricR
 
 def full(answer: list[str]) -> list[str]:
     """The whole run as the client sees it (the chaos processor adds its word count at finish)."""
-    return [*HEAD, *deltas(answer), *TAIL[:-1], "data:data-word-count", TAIL[-1]]
+    return [*HEAD, *deltas(answer), "text_end", "data:data-word-count", "step_finish", TAIL[-1]]
 
 
 def stream_of(s: Server, child: Processor) -> Connection:

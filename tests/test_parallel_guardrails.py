@@ -79,7 +79,7 @@ async def test_three_validators_run_at_once(harness_factory: Any) -> None:
 
 
 async def test_the_first_abort_cancels_the_others_and_trips_the_run(harness_factory: Any) -> None:
-    h: Harness = harness_factory([Turn.say("never")])
+    h: Harness = harness_factory([])
     fast = Validator("fast", 0.0, block=True)
     slow = [Validator("slow1", 30), Validator("slow2", 30)]
     register(h, fast, *slow)
@@ -98,7 +98,7 @@ class Mutator:
 
 
 async def test_a_member_that_changes_the_input_fails_the_run(harness_factory: Any) -> None:
-    h: Harness = harness_factory([Turn.say("never")])
+    h: Harness = harness_factory([])
     register(h, Mutator(), Validator("v", 0))
     result = await h.generate(h.agent(input_processors=group("mutator", "v")), "hi")
     assert result.error is not None and "may abort or continue, not change anything" in result.error.message

@@ -220,8 +220,7 @@ async def make_env(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Ca
         tracer_provider = TracerProvider()
         tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
         reader = InMemoryMetricReader()
-        app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False,
-                                  **{"data_dir": tmp_path / f"data{len(made)}", **settings}), env={},
+        app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False, **settings), env={},
                          tracer_provider=tracer_provider, meter_provider=MeterProvider(metric_readers=[reader]))
         env = Env(app, 0, OpenAIServer(script), exporter, reader)
         env.port = await app.start()
@@ -479,7 +478,9 @@ async def test_fail_open_skips_the_hook_and_the_run_completes(make_env: Any, fai
         await env.client(failing_on_b(failure)).attach(decl(PID, hook_decl(pb.HOOK_PROCESS_OUTPUT_STREAM)))
     assert visible(await env.stream()) == ANSWER  # nothing lost, nothing twice
     skipped = [s for s in env.spans.get_finished_spans() if s.attributes.get("treadle.processor.fail_open_skip")]
-    assert {s.name for s in skipped} == {f"processOutputStream {PID}"}
+    # A processor that never attached declared nothing, so each of its lane's hooks is skipped.
+    hooks = ["processOutputStream"] + (["processOutputStep", "processOutputResult"] if failure == "never-attached" else [])
+    assert {s.name for s in skipped} == {f"{hook} {PID}" for hook in hooks}
     assert all(s.attributes["treadle.processor.id"] == PID for s in skipped)
     reason = {"disconnect": "closed", "timeout": "timed out", "malformed": "malformed", "never-attached": "not attached"}
     reasons = [str(e.attributes["reason"]) for s in skipped for e in s.events if e.name == "treadle.processor.fail_open_skip"]

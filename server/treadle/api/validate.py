@@ -124,9 +124,9 @@ def check_attachable(agent: a.Agent, where: str = "agent") -> None:
     """Processor ids and tool names an agent names must be ones that could attach."""
     for lane in ("input_processors", "output_processors", "error_processors"):
         for i, ref in enumerate(getattr(agent, lane)):
-            if isinstance(ref, a.ProcessorRef) and not PROCESSOR_ID.match(ref.id):
+            if isinstance(ref, a.ProcessorRef) and not PROCESSOR_ID.match(ref.processor_id):
                 raise InvalidArgumentError(
-                    f"{where}.{lane}[{i}].id {ref.id!r} could never attach: use 1-128 letters, digits, "
+                    f"{where}.{lane}[{i}].id {ref.processor_id!r} could never attach: use 1-128 letters, digits, "
                     "'_', '.', ':' or '-', starting with a letter or digit"
                 )
     for i, name in enumerate(agent.tools):
