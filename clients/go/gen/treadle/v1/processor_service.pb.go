@@ -700,7 +700,7 @@ type HookDeclaration struct {
 	Mode HookMode `protobuf:"varint,2,opt,name=mode,proto3,enum=treadle.v1.HookMode" json:"mode,omitempty"`
 	// The timeout the processor asks for; the server's maximum and the agent's cap still apply.
 	Timeout *durationpb.Duration `protobuf:"bytes,3,opt,name=timeout,proto3" json:"timeout,omitempty"`
-	// `processOutputStream` only: also receive `data-*` chunks (the seed's `processDataParts`).
+	// `processOutputStream` only: also receive `data-*` chunks (the Mastra Processor API's `processDataParts`).
 	ProcessDataParts bool `protobuf:"varint,4,opt,name=process_data_parts,json=processDataParts,proto3" json:"process_data_parts,omitempty"`
 	// `processOutputStream` only: per-chunk or windowed delivery.
 	Delivery StreamDelivery `protobuf:"varint,5,opt,name=delivery,proto3,enum=treadle.v1.StreamDelivery" json:"delivery,omitempty"`
@@ -1016,7 +1016,7 @@ type Invocation struct {
 	// How long the server waits for the answer, counted from when it sent the invocation. Unlike
 	// `deadline` it does not depend on the two clocks agreeing; processes SHOULD use it.
 	Timeout *durationpb.Duration `protobuf:"bytes,15,opt,name=timeout,proto3" json:"timeout,omitempty"`
-	// What the seed passes to this hook; exactly the branch matching `hook` is set.
+	// What the Mastra framework passes to this hook; exactly the branch matching `hook` is set.
 	//
 	// Types that are valid to be assigned to Args:
 	//
@@ -1887,7 +1887,7 @@ func (x *ProcessAPIErrorArgs) GetSteps() []*StepResult {
 // ProcessOutputStreamArgs are the arguments of `processOutputStream`. Reply: `stream` with
 // exactly one outcome per part, in order, or `unchanged` for all parts.
 //
-// Unlike the other hooks it carries no message list: it would be sent once per chunk. The seed's
+// Unlike the other hooks it carries no message list: it would be sent once per chunk. The Mastra framework's
 // `streamParts` (every chunk seen so far) is for the process to keep, per run; it sees every
 // chunk of a run, in order, over one stream. When several invocations are in flight
 // (`max_in_flight`), the server applies their answers, state changes included, in chunk order,
@@ -2590,7 +2590,7 @@ type InvocationResult_Retry struct {
 }
 
 type InvocationResult_Error struct {
-	// The hook failed with something other than an abort; handled as SPEC §3 says per hook.
+	// The hook failed with something other than an abort; handled per hook as README.md's behaviour notes say.
 	Error *ErrorOutcome `protobuf:"bytes,6,opt,name=error,proto3,oneof"`
 }
 
@@ -2789,7 +2789,7 @@ type MessageListReplacement struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The messages, oldest first.
 	Messages []*Message `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
-	// Where each message came from, parallel to `messages` (the seed's `messageList.add(m, source)`;
+	// Where each message came from, parallel to `messages` (the Mastra framework's `messageList.add(m, source)`;
 	// `context` messages are never saved to memory). A missing or unspecified entry keeps the
 	// source of a message already in the list; a new message becomes `response` when its role is
 	// assistant and `input` otherwise.
@@ -3073,7 +3073,7 @@ func (x *StepOverrides) GetStructuredOutput() *StructuredOutput {
 	return nil
 }
 
-// AbortOutcome is the seed's `abort(reason, {retry, metadata})`.
+// AbortOutcome is the Mastra Processor API's `abort(reason, {retry, metadata})`.
 type AbortOutcome struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Why, for the tripwire chunk and, with `retry`, as feedback to the model.
@@ -3400,7 +3400,7 @@ type ChunkOutcome_Replace struct {
 }
 
 type ChunkOutcome_Drop struct {
-	// The chunk is dropped (the seed's `return null`).
+	// The chunk is dropped (the Mastra Processor API's `return null`).
 	Drop *DropOutcome `protobuf:"bytes,3,opt,name=drop,proto3,oneof"`
 }
 

@@ -39,7 +39,7 @@ const (
 //     with INVALID_ARGUMENT (malformed id, duplicate hook, unknown hook), FAILED_PRECONDITION (no
 //     common protocol version) or PERMISSION_DENIED, with a message saying what is wrong.
 //  3. The server sends `invocation`s. Hooks a processor did not declare are never sent. Each
-//     invocation carries exactly what the seed passes to that hook, the run's identity, the
+//     invocation carries exactly what the Mastra framework passes to that hook, the run's identity, the
 //     processor's `state` for this call and the W3C trace context of the hook's span.
 //  4. For every invocation of a MUTATE hook the process MUST send exactly one `result` with the
 //     same `invocation_id`, in any order (several invocations MAY be in flight). Answers to
@@ -107,7 +107,7 @@ type ProcessorService_AttachClient = grpc.BidiStreamingClient[ProcessorServiceAt
 //     with INVALID_ARGUMENT (malformed id, duplicate hook, unknown hook), FAILED_PRECONDITION (no
 //     common protocol version) or PERMISSION_DENIED, with a message saying what is wrong.
 //  3. The server sends `invocation`s. Hooks a processor did not declare are never sent. Each
-//     invocation carries exactly what the seed passes to that hook, the run's identity, the
+//     invocation carries exactly what the Mastra framework passes to that hook, the run's identity, the
 //     processor's `state` for this call and the W3C trace context of the hook's span.
 //  4. For every invocation of a MUTATE hook the process MUST send exactly one `result` with the
 //     same `invocation_id`, in any order (several invocations MAY be in flight). Answers to

@@ -83,7 +83,7 @@ func (PromptRole) EnumDescriptor() ([]byte, []int) {
 	return file_treadle_v1_prompt_proto_rawDescGZIP(), []int{0}
 }
 
-// PromptMessage is one message of a provider prompt (the seed's `LanguageModelV2Prompt`).
+// PromptMessage is one message of a provider prompt (the Mastra framework's `LanguageModelV2Prompt`).
 //
 // The prompt is derived from the message list for one provider call; changes made to it are
 // never persisted.

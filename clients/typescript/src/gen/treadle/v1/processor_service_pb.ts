@@ -250,7 +250,7 @@ export type HookDeclaration = Message<"treadle.v1.HookDeclaration"> & {
   timeout?: Duration | undefined;
 
   /**
-   * `processOutputStream` only: also receive `data-*` chunks (the seed's `processDataParts`).
+   * `processOutputStream` only: also receive `data-*` chunks (the Mastra Processor API's `processDataParts`).
    *
    * @generated from field: bool process_data_parts = 4;
    */
@@ -504,7 +504,7 @@ export type Invocation = Message<"treadle.v1.Invocation"> & {
   timeout?: Duration | undefined;
 
   /**
-   * What the seed passes to this hook; exactly the branch matching `hook` is set.
+   * What the Mastra framework passes to this hook; exactly the branch matching `hook` is set.
    *
    * @generated from oneof treadle.v1.Invocation.args
    */
@@ -919,7 +919,7 @@ export const ProcessAPIErrorArgsSchema: GenMessage<ProcessAPIErrorArgs> = /*@__P
  * ProcessOutputStreamArgs are the arguments of `processOutputStream`. Reply: `stream` with
  * exactly one outcome per part, in order, or `unchanged` for all parts.
  *
- * Unlike the other hooks it carries no message list: it would be sent once per chunk. The seed's
+ * Unlike the other hooks it carries no message list: it would be sent once per chunk. The Mastra framework's
  * `streamParts` (every chunk seen so far) is for the process to keep, per run; it sees every
  * chunk of a run, in order, over one stream. When several invocations are in flight
  * (`max_in_flight`), the server applies their answers, state changes included, in chunk order,
@@ -1282,7 +1282,7 @@ export type InvocationResult = Message<"treadle.v1.InvocationResult"> & {
     case: "retry";
   } | {
     /**
-     * The hook failed with something other than an abort; handled as SPEC §3 says per hook.
+     * The hook failed with something other than an abort; handled per hook as README.md's behaviour notes say.
      *
      * @generated from field: treadle.v1.ErrorOutcome error = 6;
      */
@@ -1429,7 +1429,7 @@ export type MessageListReplacement = Message<"treadle.v1.MessageListReplacement"
   messages: Message$1[];
 
   /**
-   * Where each message came from, parallel to `messages` (the seed's `messageList.add(m, source)`;
+   * Where each message came from, parallel to `messages` (the Mastra framework's `messageList.add(m, source)`;
    * `context` messages are never saved to memory). A missing or unspecified entry keeps the
    * source of a message already in the list; a new message becomes `response` when its role is
    * assistant and `input` otherwise.
@@ -1568,7 +1568,7 @@ export const StepOverridesSchema: GenMessage<StepOverrides> = /*@__PURE__*/
   messageDesc(file_treadle_v1_processor_service, 32);
 
 /**
- * AbortOutcome is the seed's `abort(reason, {retry, metadata})`.
+ * AbortOutcome is the Mastra Processor API's `abort(reason, {retry, metadata})`.
  *
  * @generated from message treadle.v1.AbortOutcome
  */
@@ -1695,7 +1695,7 @@ export type ChunkOutcome = Message<"treadle.v1.ChunkOutcome"> & {
     case: "replace";
   } | {
     /**
-     * The chunk is dropped (the seed's `return null`).
+     * The chunk is dropped (the Mastra Processor API's `return null`).
      *
      * @generated from field: treadle.v1.DropOutcome drop = 3;
      */
@@ -2002,7 +2002,7 @@ export const MessageSourceSchema: GenEnum<MessageSource> = /*@__PURE__*/
  *    with INVALID_ARGUMENT (malformed id, duplicate hook, unknown hook), FAILED_PRECONDITION (no
  *    common protocol version) or PERMISSION_DENIED, with a message saying what is wrong.
  * 3. The server sends `invocation`s. Hooks a processor did not declare are never sent. Each
- *    invocation carries exactly what the seed passes to that hook, the run's identity, the
+ *    invocation carries exactly what the Mastra framework passes to that hook, the run's identity, the
  *    processor's `state` for this call and the W3C trace context of the hook's span.
  * 4. For every invocation of a MUTATE hook the process MUST send exactly one `result` with the
  *    same `invocation_id`, in any order (several invocations MAY be in flight). Answers to
