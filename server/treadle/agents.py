@@ -20,7 +20,7 @@ AgentSource: TypeAlias = Literal["config", "code", "api"]
 
 DEFAULT_MAX_STEPS = 5
 DEFAULT_API_ERROR_RETRIES = 3
-"""Error-processor retry budget when ``max_processor_retries`` is unset (SPEC §3a.9)."""
+"""Error-processor retry budget when ``max_processor_retries`` is unset."""
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 
@@ -77,7 +77,7 @@ class MemorySettings:
 
 @dataclass
 class CallOptions:
-    """Per-call overrides (SPEC §2). ``None`` means "not set": the agent's value applies."""
+    """Per-call overrides. ``None`` means "not set": the agent's value applies."""
 
     input_processors: list[Any] | None = None
     output_processors: list[Any] | None = None
@@ -95,7 +95,7 @@ class CallOptions:
     """``ToolHooks`` (Python) or ``ToolHooksRef``; overrides the agent's matching hooks."""
     model: str | None = None
     prepare_step: Any = None
-    """A callable run as the last ``process_input_step`` (the seed's ``prepareStep``)."""
+    """A callable run as the last ``process_input_step`` (the Mastra framework's ``prepareStep``)."""
 
     def merged_over(self, defaults: CallOptions | None) -> CallOptions:
         """These options with unset fields taken from ``defaults``."""

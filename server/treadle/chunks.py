@@ -1,8 +1,8 @@
-"""Stream chunks (SPEC §4).
+"""Stream chunks.
 
 A ``Chunk`` is an envelope (``type``, ``run_id``, ``from_``, ``metadata``) around a typed
-``payload``; custom ``data-*`` chunks carry ``data`` and ``transient`` instead, as in the seed
-(``part.type == "text-delta"`` / ``part.payload.text``, ``part.data``).
+``payload``; custom ``data-*`` chunks carry ``data`` and ``transient`` instead, as in the Mastra
+framework (``part.type == "text-delta"`` / ``part.payload.text``, ``part.data``).
 """
 
 from __future__ import annotations

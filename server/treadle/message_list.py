@@ -1,4 +1,4 @@
-"""The live message list of one run (the seed's ``MessageList``).
+"""The live message list of one run (the Mastra framework's ``MessageList``).
 
 Every processor of a run shares one instance; it is the source of truth for what the model sees
 next and what memory stores. Domain only: imports nothing but ``messages``.

@@ -1,4 +1,4 @@
-"""Stored messages and their parts (SPEC §5), and the provider prompt built from them.
+"""Stored messages and their parts, and the provider prompt built from them.
 
 Domain types only: this module imports nothing from the rest of the package.
 """
@@ -124,7 +124,7 @@ class MessageContent:
 
 @dataclass
 class Message:
-    """A stored message (the seed's ``MastraDBMessage``)."""
+    """A stored message (the Mastra framework's ``MastraDBMessage``)."""
 
     id: str
     role: Role
@@ -152,14 +152,14 @@ class Message:
 
 @dataclass
 class SystemMessage:
-    """A system instruction (the seed's ``CoreMessage`` with role ``system``)."""
+    """A system instruction (the Mastra framework's ``CoreMessage`` with role ``system``)."""
 
     content: str
     provider_options: dict[str, Any] | None = None
     role: Literal["system"] = "system"
 
 
-# --- the provider prompt (the seed's LanguageModelV2Prompt) -----------------------------------
+# --- the provider prompt (the Mastra framework's LanguageModelV2Prompt) -----------------------------------
 
 
 @dataclass

@@ -10,7 +10,7 @@
 Responses are the generated ``treadle.v1`` messages; failures raise ``grpc.aio.AioRpcError``
 with the server's status code and message.
 
-Remote processors are classes with the seed's hook methods, attached to running servers::
+Remote processors are classes with the Mastra framework's hook methods, attached to running servers::
 
     attachment = await attach([ContentFilter(["secret"])], "127.0.0.1:50051")
     await attachment.ready()

@@ -83,7 +83,7 @@ _DELIVERY = {"per_chunk": pb.STREAM_DELIVERY_PER_CHUNK, "windowed": pb.STREAM_DE
 
 
 def hooks_of(processor: Any) -> list[str]:
-    """The hooks a processor implements: the hook methods it has, in the seed's order."""
+    """The hooks a processor implements: the hook methods it has, in the Mastra framework's order."""
     return [h for h in (*HOOKS, *TOOL_HOOKS) if callable(getattr(processor, h, None))]
 
 

@@ -454,7 +454,7 @@ async def apply_result(hook: str, decoded: DecodedResult, args: Any) -> Any:
         return {"proceed": False, "output": decoded.tool_output} if decoded.outcome == "skip_tool" else None
     if hook == "after_tool_call":
         return None
-    return ml if decoded.messages is not None else None  # edited in place, as the seed allows
+    return ml if decoded.messages is not None else None  # edited in place, as the Mastra framework allows
 
 
 def stream_outcomes(decoded: DecodedResult, parts: Sequence[Chunk]) -> list[StreamResult | BaseException]:

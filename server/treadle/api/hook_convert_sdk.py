@@ -404,7 +404,7 @@ def encode_stream_result(
     """One outcome per chunk: ``returns[i]`` is what the hook returned for ``parts[i]``, or the
     exception it raised.
 
-    A returned chunk that ``is`` the part means unchanged; ``None`` drops the chunk (the seed's
+    A returned chunk that ``is`` the part means unchanged; ``None`` drops the chunk (the Mastra framework's
     ``return null``); a list of chunks replaces it by those (protocol ``version`` 2; on a
     version-1 stream only lists of at most one chunk can be sent); a ``TripwireError`` aborts
     (later chunks are not answered); any other exception is an error for that chunk (it passes

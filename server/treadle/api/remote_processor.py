@@ -6,7 +6,7 @@ has. One instance serves one ``ProcessorRef`` (id, failure policy, timeout cap) 
 Failures (not attached, timeout, disconnect with no other replica, malformed answer) follow the
 ref's policy: ``fail_closed`` raises ``ProcessorUnavailableError`` naming processor and hook;
 ``fail_open`` returns "unchanged" for that hook and records the skip on the hook's span and in
-metrics. An ``ErrorOutcome`` is an ordinary hook failure (SPEC §3 applies per hook).
+metrics. An ``ErrorOutcome`` is an ordinary hook failure (the per-hook rules apply).
 """
 
 from __future__ import annotations
@@ -442,7 +442,7 @@ class _StreamPipe:
             if isinstance(result, TripwireError):
                 self.tripwire = result
                 _set(future, error=result)
-            elif isinstance(result, RemoteHookError):  # SPEC §3: logged, the chunk passes
+            elif isinstance(result, RemoteHookError):  # logged, the chunk passes
                 log.warning("processOutputStream of %s failed: %s; chunk passes", p.id, result)
                 _set(future, value=args.part)
             else:

@@ -1,4 +1,4 @@
-"""The message list as a provider prompt (the seed's ``LanguageModelV2Prompt``)."""
+"""The message list as a provider prompt (the Mastra framework's ``LanguageModelV2Prompt``)."""
 
 from __future__ import annotations
 

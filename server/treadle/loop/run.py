@@ -1,4 +1,4 @@
-"""The agent loop's orchestration: plan a run, run its steps, end it (SPEC §3).
+"""The agent loop's orchestration: plan a run, run its steps, end it.
 
 ``stream`` is the one path; ``generate`` consumes it. The loop knows nothing of gRPC, config
 files or storage engines.

@@ -1,4 +1,4 @@
-"""One step of the loop: input-step hooks, the provider call, output hooks, tools (SPEC §3.2).
+"""One step of the loop: input-step hooks, the provider call, output hooks, tools.
 
 ``run_step`` returns a tagged ``StepOutcome`` that the orchestrator matches on.
 """

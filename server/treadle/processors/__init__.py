@@ -1,4 +1,4 @@
-"""Processors: the one extension mechanism of the agent loop (SPEC §3).
+"""Processors: the one extension mechanism of the agent loop.
 
 A processor is any object with an ``id`` and one or more of the hook methods named in
 ``HOOKS``; each hook takes one ``*Args`` dataclass and may be sync or async.

@@ -17,7 +17,7 @@ HOOKS: tuple[str, ...] = (
     "process_tool_result",
     "process_output_result",
 )
-"""Hook method names, in the seed's order (``processInput`` -> ``process_input`` ...)."""
+"""Hook method names, in the Mastra framework's order (``processInput`` -> ``process_input`` ...)."""
 
 TOOL_HOOKS: tuple[str, ...] = ("before_tool_call", "after_tool_call")
 """The agent's tool hooks, which a processor may also serve (a remote one: in any language).

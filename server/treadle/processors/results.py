@@ -1,7 +1,7 @@
 """What hooks may return, besides ``None`` (no change), the same ``MessageList`` (edited in
 place) and a ``list[Message]`` (applied as a diff by id).
 
-An empty list means *no change* (SPEC §3a.1): delete messages with ``message_list.remove_by_ids``.
+An empty list means *no change*: delete messages with ``message_list.remove_by_ids``.
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def apply_messages_returned(returned: Any, message_list: MessageList, shown: lis
         returned = MessagesResult(messages=returned)
     if not isinstance(returned, MessagesResult):
         raise ValueError(f"returned an unsupported {type(returned).__name__}")
-    if returned.messages:  # an empty array means "no change" (SPEC §3a.1)
+    if returned.messages:  # an empty array means "no change"
         bad = [m for m in returned.messages if not isinstance(m, Message)]
         if bad:
             raise ValueError(f"returned a list holding {type(bad[0]).__name__}, expected Message")

@@ -1,4 +1,4 @@
-"""The one chain runner: invokes hooks in order and applies what they return (SPEC §3).
+"""The one chain runner: invokes hooks in order and applies what they return.
 
 Every hook invocation goes through ``ChainRunner._invoke``, which owns the span, ``abort``,
 ``on_violation`` and error wrapping; the per-hook methods only say how results chain.
@@ -107,7 +107,7 @@ async def _notify_violation(processor: Any, error: TripwireError, hook: str) -> 
         )
         if inspect.isawaitable(result):
             await result
-    except Exception:  # the seed: errors from on_violation are swallowed
+    except Exception:  # errors from on_violation are swallowed (documented)
         log.debug("on_violation of %s raised", error.processor_id, exc_info=True)
 
 
@@ -384,7 +384,7 @@ class ChainRunner:
             except ProcessorUnavailableError:
                 raise
             except ProcessorError:
-                # SPEC §3: an error here is logged and the chunk passes unchanged.
+                # An error here is logged and the chunk passes unchanged.
                 log.warning("processOutputStream of %s failed; chunk passes", p.id, exc_info=True)
                 continue
             result = stream.count(current, result)

@@ -1,4 +1,4 @@
-"""A tool: name, description, JSON schemas and an executor (SPEC §7)."""
+"""A tool: name, description, JSON schemas and an executor."""
 
 from __future__ import annotations
 

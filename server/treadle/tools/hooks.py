@@ -64,7 +64,7 @@ async def call_hook(hook: Callable[[Any], Any] | None, ctx: Any) -> Any:
 
 
 def as_before_result(value: Any) -> ToolBeforeHookResult | None:
-    """Accept ``ToolBeforeHookResult`` or the seed's ``{"proceed": False, "output": ...}``."""
+    """Accept ``ToolBeforeHookResult`` or the Mastra framework's ``{"proceed": False, "output": ...}``."""
     if value is None or isinstance(value, ToolBeforeHookResult):
         return value
     if isinstance(value, dict) and "proceed" in value:
