@@ -12,9 +12,11 @@ through ``TREADLE_TARGET``, since tests run beside other servers on this machine
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -120,7 +122,11 @@ class Terminal:
     def __init__(self, **env: str) -> None:
         self.port = free_port()
         self.target = f"127.0.0.1:{self.port}"
-        self.env = clean_env(TREADLE_LISTEN=self.target, TREADLE_TARGET=self.target, **env)
+        # A store of its own: servers started from the repository would otherwise share
+        # ./.treadle, and an agent one test creates would show up in the next one's server.
+        self._data = data = tempfile.mkdtemp(prefix="treadle-data-")
+        self.env = clean_env(TREADLE_LISTEN=self.target, TREADLE_TARGET=self.target,
+                             **({"TREADLE_DATA_DIR": data} | env))
         self._started: list[Process] = []
 
     def start(self, command: Sequence[str] | str, cwd: Path = ROOT, **env: str) -> Process:
@@ -145,6 +151,7 @@ class Terminal:
     def close(self) -> None:
         for proc in reversed(self._started):
             proc.kill()
+        shutil.rmtree(self._data, ignore_errors=True)
 
 
 @pytest.fixture
