@@ -20,6 +20,7 @@ from treadle.app import TreadleApp
 from treadle.messages import TextPart
 from treadle.tools import Tool
 from treadle.v1 import (
+    signal_pb2 as spb,
     thread_service_pb2 as tpb,
     agent_pb2,
     agent_service_pb2,
@@ -98,6 +99,10 @@ OUT_OF_SCOPE = {
                                    "resource 'tenant-b/x'"),
     **{f"ThreadService.{m}": (getattr(tpb, f"{m}Request")(resource_id="tenant-b/x"), "resource 'tenant-b/x'")
        for m in ("GetThread", "ListThreads", "UpdateThread", "DeleteThread", "ListMessages", "ListRuns")},
+    **{f"ThreadService.{m}": (getattr(spb, f"{m}Request")(resource_id="tenant-b/x", thread_id="t"),
+                              "resource 'tenant-b/x'")
+       for m in ("SendMessage", "QueueMessage", "SendSignal", "SendStateSignal", "SendNotificationSignal",
+                 "ListNotifications", "SubscribeToThread", "AbortRun", "GetActiveRun")},
 }
 
 
