@@ -135,7 +135,7 @@ class SignalRpcs:
         try:
             first = signal_pb2.SubscribeToThreadResponse()
             first.active_run.SetInParent()
-            if (run := self._runtime.active_run(key)) is not None:
+            if (run := await self._runtime.current_run(key)) is not None:
                 first.active_run.run_id, first.active_run.agent_id = run.run_id, run.agent_id
             yield first
             async for event in sub.events():
@@ -160,7 +160,7 @@ class SignalRpcs:
         key = _thread(request.resource_id, request.thread_id)
         out = signal_pb2.GetActiveRunResponse()
         out.active_run.SetInParent()
-        if (run := self._runtime.active_run(key)) is not None:
+        if (run := await self._runtime.current_run(key)) is not None:
             out.active_run.run_id, out.active_run.agent_id = run.run_id, run.agent_id
         return out
 

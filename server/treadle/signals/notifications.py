@@ -186,7 +186,7 @@ class NotificationCenter:
         record.agent_id = target.agent_id or record.agent_id
         if if_idle is not None and if_idle.stream_options is not None:
             self._stream_options[key] = if_idle
-        active = self.runtime.active_run(key) is not None
+        active = await self.runtime.current_run(key) is not None
         decision = await decide(policy, record, active, now, self.deciders)
         result = NotificationResult(record, decision)
         if decision.action == "discard":
@@ -256,7 +256,7 @@ class NotificationCenter:
         waiting = [r for r in await self.runtime.store.list_notifications(key, ("pending", "summarized"))
                    if r.deliver_when_idle]
         for record in sorted(waiting, key=lambda r: (-_rank(r.priority), r.create_time)):
-            if self.runtime.active_run(key) is not None:
+            if await self.runtime.current_run(key) is not None:
                 return  # a delivery woke the thread; the rest follow when it is idle again
             await self._attempt(record)
 
@@ -281,7 +281,7 @@ class NotificationCenter:
         """After a restart: records waiting for an idle thread whose thread is idle now."""
         waiting = await self.runtime.store.list_notifications(None, ("pending", "summarized"))
         for key in dict.fromkeys(r.key for r in waiting if r.deliver_when_idle):
-            if self.runtime.active_run(key) is None:
+            if await self.runtime.current_run(key) is None:
                 await self._thread_idle(key)
 
     async def stop(self) -> None:
