@@ -11,7 +11,9 @@ Three messages, JSON, each from one replica (``o``) to all:
   transaction, which PostgreSQL delivers whole and in order; the receiver joins them.
 - ``signal``: "a signal for your run ``run`` is stored as pending ``id``" to the lease's owner
   ``to``. The signal itself is in the store (it may be large, and it must survive the owner
-  dying): the owner takes it (once: the store removes it as it hands it over) and delivers it.
+  dying): the owner takes it (once: the store removes it as it hands it over), puts it in the
+  run's inbox, and answers ``ack``; the sender's call returns then, as it does for a run of its
+  own once the signal is in the inbox.
 
 Sending is batched: whatever is queued while a batch is in flight goes in the next one.
 """
@@ -75,6 +77,11 @@ class Forwarded:
     """Empty: no signal, but queued work is stored for the thread (look at it when idle)."""
 
 
+@dataclass
+class Acked:
+    pending_id: str
+
+
 Received = RunStarted | RunEnded | RemoteChunk | Forwarded
 
 
@@ -89,6 +96,7 @@ class Relay:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._parts: dict[str, list[str]] = {}
+        self._acks: dict[str, asyncio.Future[None]] = {}
 
     async def start(self) -> None:
         await self.channel.start(self._received)
@@ -121,8 +129,19 @@ class Relay:
     def chunk(self, key: ThreadKey, chunk: Chunk) -> None:
         self._send({"t": "chunk", "k": key, "c": base64.b64encode(self._encode(chunk)).decode()})
 
-    def forwarded(self, key: ThreadKey, to: str, run_id: str, pending_id: str) -> None:
+    def forwarded(self, key: ThreadKey, to: str, run_id: str, pending_id: str) -> asyncio.Future[None]:
+        """Tell ``to``; the future is done when it answers that the signal is in its run."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if pending_id:
+            self._acks[pending_id] = done
+            done.add_done_callback(lambda _: self._acks.pop(pending_id, None))
+        else:
+            done.set_result(None)
         self._send({"t": "signal", "k": key, "to": to, "run": run_id, "id": pending_id})
+        return done
+
+    def ack(self, key: ThreadKey, to: str, pending_id: str) -> None:
+        self._send({"t": "ack", "k": key, "to": to, "id": pending_id})
 
     def event(self, key: ThreadKey, event: Chunk | ActiveRunChanged, expires_at: datetime | None) -> None:
         if isinstance(event, ActiveRunChanged):
@@ -184,6 +203,10 @@ class Relay:
             return RunEnded(key, origin, bool(m.get("handoff")))
         if m["t"] == "chunk":
             return RemoteChunk(key, origin, self._decode(base64.b64decode(m["c"])))
+        if m["t"] == "ack":
+            if m["to"] == self.replica and (done := self._acks.get(m["id"])) is not None and not done.done():
+                done.set_result(None)
+            return None
         if m["t"] == "signal":
             if m["to"] != self.replica:
                 return None
@@ -191,4 +214,4 @@ class Relay:
         return None
 
 
-__all__ = ["ChunkCodec", "Forwarded", "Received", "Relay", "RemoteChunk", "RunEnded", "RunStarted"]
+__all__ = ["Acked", "ChunkCodec", "Forwarded", "Received", "Relay", "RemoteChunk", "RunEnded", "RunStarted"]

@@ -427,10 +427,11 @@ class ThreadRuntime:
                             return
         await self._idle_hooks(key)
 
-    def _tell(self, lease: Lease, pending_id: str) -> None:
-        if self.relay is not None:
-            self.relay.forwarded(lease.key, lease.owner, lease.run_id, pending_id)
+    def _tell(self, lease: Lease, pending_id: str) -> asyncio.Future[None] | None:
         self._watch(lease.key, lease.expires_at)
+        if self.relay is None:
+            return None
+        return self.relay.forwarded(lease.key, lease.owner, lease.run_id, pending_id)
 
     async def _take_forwarded(self, message: Forwarded) -> None:
         """Another replica stored a signal for our run (or queued a message on our thread)."""
@@ -446,10 +447,16 @@ class ThreadRuntime:
             else:
                 for pending in await self.store.take_pending([message.pending_id]):
                     self._deliver(run, signal_from_message(pending.message))
+                self._ack(message)
                 return
         # The run ended meanwhile: the signal starts the next one (as one sent here would).
         for pending in await self.store.take_pending([message.pending_id]):
             await self.send(Target(pending.agent_id or agent_id, "", *key), signal_from_message(pending.message))
+        self._ack(message)
+
+    def _ack(self, message: Forwarded) -> None:
+        if self.relay is not None:
+            self.relay.ack(message.key, message.origin, message.pending_id)
 
     # --- routing ------------------------------------------------------------------------------
 
@@ -499,7 +506,12 @@ class ThreadRuntime:
         if if_active.behavior == "persist":
             self._watch(key, lease.expires_at)
             return Sent(Accepted("persist"), signal)
-        self._tell(lease, signal.id)
+        told = self._tell(lease, signal.id)
+        if told is not None:
+            # Answer once it is in the run's inbox, as for a run here; a replica that does not
+            # answer (dead) leaves the signal stored, and whoever takes the thread over runs it.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(told), self.lease_ttl)
         return Sent(Accepted("deliver", lease.run_id), signal)
 
     async def _idle_path(self, key: ThreadKey, target: Target, signal: Signal, if_idle: IfIdle) -> Sent:
