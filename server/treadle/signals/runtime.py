@@ -33,7 +33,7 @@ from typing import Any, Literal, cast
 from ..agents import Agent, CallOptions, MemoryOptions, RunRequest
 from ..chunks import AbortPayload, Chunk
 from ..errors import InvalidArgumentError, NotFoundError, ShuttingDownError
-from ..loop import AgentLoop
+from ..loop import AgentLoop, GenerateResult
 from ..loop.inbox import Inbox
 from ..messages import Message, new_id, utcnow
 from .hub import ActiveRunChanged, Event, Subscription, ThreadHub
@@ -261,32 +261,62 @@ class ThreadRuntime:
         """A caller's own run on a thread (``AgentService.Stream`` with memory): its chunks go to
         the caller and to the thread's subscribers, and, when the thread was idle, it is the
         thread's active run, so signals reach it. On a running thread it runs beside that run."""
-        memory = request.options.merged_over(agent.default_options).memory
-        if memory is None:
+        key = self._memory_key(agent, request)
+        if key is None:
             async for chunk in self.loop.stream(agent, request):
                 yield chunk
             return
-        key: ThreadKey = (memory.resource, memory.thread)
-        run: ActiveRun | None = None
-        async with self._locks[key]:
-            if key not in self._active and not self._stopping:
-                candidate = ActiveRun(request.run_id or new_id("run"), agent.id, key, options=request.options)
-                with contextlib.suppress(_HeldElsewhere):  # then it runs beside the other replica's
-                    candidate.lease = await self._acquire(key, candidate.run_id, agent.id)
-                    run = candidate
-                    request = replace(request, run_id=run.run_id, inbox=run.inbox)
-                    self._activate(run)
-        started = False
+        run, request = await self._reserve(agent, request, key)
+        publish = self._publisher(key, run)
         try:
             async for chunk in self.loop.stream(agent, request):
-                if run is not None and not started:
-                    self.hub.publish(key, ActiveRunChanged(run.run_id, agent.id))
-                started = True
-                self.hub.publish(key, chunk)
+                publish(chunk)
                 yield chunk
         finally:
             if run is not None:
                 await self._finish(run)
+
+    async def generate(self, agent: Agent, request: RunRequest) -> GenerateResult:
+        """``AgentService.Generate`` with memory: as ``stream``, the thread's active run when it
+        was idle (signals sent meanwhile are delivered to it), its chunks to the subscribers."""
+        key = self._memory_key(agent, request)
+        if key is None:
+            return await self.loop.generate(agent, request)
+        run, request = await self._reserve(agent, request, key)
+        try:
+            return await self.loop.generate(agent, request, on_chunk=self._publisher(key, run))
+        finally:
+            if run is not None:
+                await self._finish(run)
+
+    def _memory_key(self, agent: Agent, request: RunRequest) -> ThreadKey | None:
+        memory = request.options.merged_over(agent.default_options).memory
+        return (memory.resource, memory.thread) if memory is not None else None
+
+    async def _reserve(self, agent: Agent, request: RunRequest, key: ThreadKey) -> tuple[ActiveRun | None, RunRequest]:
+        """Make a caller's run the thread's active run when the thread is idle everywhere."""
+        async with self._locks[key]:
+            if key in self._active or self._stopping:
+                return None, request
+            run = ActiveRun(request.run_id or new_id("run"), agent.id, key, options=request.options)
+            try:
+                run.lease = await self._acquire(key, run.run_id, agent.id)
+            except _HeldElsewhere:  # then it runs beside the other replica's
+                return None, request
+            self._activate(run)
+            return run, replace(request, run_id=run.run_id, inbox=run.inbox)
+
+    def _publisher(self, key: ThreadKey, run: ActiveRun | None) -> Callable[[Chunk], None]:
+        started = False
+
+        def publish(chunk: Chunk) -> None:
+            nonlocal started
+            if run is not None and not started:
+                self.hub.publish(key, ActiveRunChanged(run.run_id, run.agent_id))
+            started = True
+            self.hub.publish(key, chunk)
+
+        return publish
 
     async def abort(self, target: Target) -> str:
         """Abort the targeted run; returns its id, or "" when nothing was running."""
