@@ -141,6 +141,9 @@ async def test_bad_signal_input_is_invalid_argument_and_stores_nothing(
             client.list_notifications(RES, ""),
             client.get_active_run("", THR),
             client.send_state_signal("echo", {"id": "browser", "mode": "STATE_MODE_DELTA"}, **thread),
+            client.send_message("echo", "x", resource_id=RES, thread_id="t" * 256),  # the store keeps 255
+            client.send_notification_signal("echo", {"source": "github", "kind": "ci", "summary": "s"},
+                                            resource_id="u" * 256, thread_id=THR),
         ]
         for call in calls:
             with pytest.raises(grpc.aio.AioRpcError) as info:

@@ -30,7 +30,7 @@ from typing import Any, Literal
 from ..agents import NotificationPolicy, NotificationRule
 from ..errors import InvalidArgumentError
 from ..messages import utcnow
-from .runtime import Accepted, IfActive, IfIdle, Target, ThreadRuntime
+from .runtime import MAX_ID, Accepted, IfActive, IfIdle, Target, ThreadRuntime
 from .signal import Signal
 from .store import PRIORITIES, NotificationRecord, Priority, ThreadKey
 
@@ -165,6 +165,8 @@ class NotificationCenter:
                 raise InvalidArgumentError(f"notification.{name} is required")
         if not target.resource_id or not target.thread_id:
             raise InvalidArgumentError("notifications need resource_id and thread_id")
+        if max(len(target.resource_id), len(target.thread_id)) > MAX_ID:
+            raise InvalidArgumentError(f"resource_id and thread_id must be at most {MAX_ID} characters")
         policy = self.runtime.agent(target.agent_id).notification_policy if target.agent_id else None
         key = (target.resource_id, target.thread_id)
         now = self.clock()

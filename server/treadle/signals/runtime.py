@@ -44,6 +44,8 @@ from .store import Lease, PendingSignal, SignalStore, ThreadKey
 log = logging.getLogger(__name__)
 
 Action = Literal["wake", "deliver", "persist", "discard"]
+MAX_ID = 255
+"""The longest resource or thread id the store keeps."""
 
 
 @dataclass
@@ -295,6 +297,7 @@ class ThreadRuntime:
 
     async def _reserve(self, agent: Agent, request: RunRequest, key: ThreadKey) -> tuple[ActiveRun | None, RunRequest]:
         """Make a caller's run the thread's active run when the thread is idle everywhere."""
+        self.loop.plan(agent, request)  # a bad request raises before the thread is reserved
         async with self._locks[key]:
             if key in self._active or self._stopping:
                 return None, request
@@ -505,6 +508,8 @@ class ThreadRuntime:
             raise InvalidArgumentError(
                 "give run_id, or resource_id and thread_id together (a thread belongs to a resource)"
             )
+        if max(len(target.resource_id), len(target.thread_id)) > MAX_ID:
+            raise InvalidArgumentError(f"resource_id and thread_id must be at most {MAX_ID} characters")
         key = (target.resource_id, target.thread_id)
         return key, self._active.get(key)
 
