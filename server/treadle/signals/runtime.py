@@ -441,24 +441,31 @@ class ThreadRuntime:
 
     async def take_over(self, key: ThreadKey, dead: Lease | None = None) -> None:
         """The thread's runner is gone: run what is queued for it (persisted signals join the
-        run), or, when nothing is, deliver what waited for the thread to be idle."""
-        if dead is not None and dead.owner != self.replica:
-            self.hub.publish_local(key, ActiveRunChanged())
-            log.info("thread %s: the lease of run %s (replica %s) expired; taking the thread over",
-                     key, dead.run_id, dead.owner)
-        if await self._resume(key) or self._stopping:
+        run), or, when nothing is, deliver what waited for the thread to be idle. The takeover
+        holds the lease itself, so of several watching replicas exactly one does it."""
+        try:
+            token = await self._acquire(key, new_id("takeover"), "")
+        except _HeldElsewhere as e:  # another replica took it over (or a run started)
+            self._watch(key, e.lease.expires_at)
             return
-        # Signals accepted for delivery into the dead run, that it never took: they start a run.
-        orphans = [p for p in await self.store.list_pending(key)
-                   if p.kind == "persisted" and p.agent_id
-                   and (p.message.content.metadata or {}).get("signal", {}).get("acceptedAt")]
-        if orphans:
-            async with self._locks[key]:
-                if key not in self._active:
-                    with contextlib.suppress(_HeldElsewhere):
-                        if await self._start(key, orphans[0].agent_id, [], None, None):
-                            return
-        await self._idle_hooks(key)
+        try:
+            if dead is not None and dead.owner != self.replica:
+                self.hub.publish(key, ActiveRunChanged())
+                log.info("thread %s: the lease of run %s (replica %s) expired; taking the thread over",
+                         key, dead.run_id, dead.owner)
+            if await self._resume(key) or self._stopping:
+                return
+            # Signals accepted for delivery into the dead run, that it never took: they start a run.
+            orphans = [p for p in await self.store.list_pending(key)
+                       if p.kind == "persisted" and p.agent_id
+                       and (p.message.content.metadata or {}).get("signal", {}).get("acceptedAt")]
+            if orphans:
+                async with self._locks[key]:
+                    if key not in self._active and await self._start(key, orphans[0].agent_id, [], None, None):
+                        return
+            await self._idle_hooks(key)
+        finally:
+            await self.store.release_lease(token)  # unless a run has taken it meanwhile
 
     def _tell(self, lease: Lease, pending_id: str) -> asyncio.Future[None] | None:
         self._watch(lease.key, lease.expires_at)
