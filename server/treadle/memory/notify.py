@@ -127,9 +127,22 @@ class PostgresChannel:
     async def publish(self, payloads: list[str]) -> None:
         if not payloads or self._send is None:
             return
+        import psycopg
+
+        rows = [(self.name, p) for p in payloads]
         async with self._send_lock:
-            async with self._send.transaction(), self._send.cursor() as cur:
-                await cur.executemany("SELECT pg_notify(%s, %s)", [(self.name, p) for p in payloads])
+            try:
+                await self._notify(rows)
+            except psycopg.OperationalError as e:  # the connection was lost: one new one, once
+                log.warning("replica channel: sending failed (%s); reconnecting", e)
+                with contextlib.suppress(Exception):
+                    await self._send.close()
+                self._send = await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True)
+                await self._notify(rows)
+
+    async def _notify(self, rows: list[tuple[str, str]]) -> None:
+        async with self._send.transaction(), self._send.cursor() as cur:
+            await cur.executemany("SELECT pg_notify(%s, %s)", rows)
 
     async def close(self) -> None:
         if self._task is not None:
