@@ -187,7 +187,8 @@ def test_a_replica_killed_mid_run_its_thread_is_taken_over_and_each_signal_deliv
     replicas: Any, openai_server: Any
 ) -> None:
     entered, release = threading.Event(), threading.Event()
-    server: OpenAIServer = openai_server([held_turn(entered, release, Turn.say("never seen")), Turn.say("took over")])
+    server: OpenAIServer = openai_server([held_turn(entered, release, Turn.say("never seen")), Turn.say("took over"),
+                                          Turn.say("looking at CI")])
     a, b = replicas(server), replicas(server)
     watch = b.subscribe()
     try:
@@ -199,20 +200,32 @@ def test_a_replica_killed_mid_run_its_thread_is_taken_over_and_each_signal_deliv
         assert persisted["accepted"] == {"action": "SIGNAL_ACTION_PERSIST"}
         queued = a.call("QueueMessage", {"agentId": "echo", **THREAD, "message": {"contents": "queued one"}})
         assert queued["accepted"] == {"action": "SIGNAL_ACTION_PERSIST"}
+        note = b.call("SendNotificationSignal", {"agentId": "echo", **THREAD, "notification": {
+            "source": "github", "kind": "ci-status", "priority": "NOTIFICATION_PRIORITY_HIGH",
+            "summary": "CI failed on main.", "dedupeKey": "ci"}})
+        assert note["decision"]["action"] == "NOTIFICATION_ACTION_SUMMARIZE"  # the full record once idle
         kill(a.proc)
+        # Sent before A's lease expired: accepted for A's run, which never takes it in.
+        late = b.call("SendMessage", {"agentId": "echo", **THREAD, "message": {"contents": "after the kill"}})
+        assert late["accepted"] == {"action": "SIGNAL_ACTION_DELIVER", "runId": run_id}
     finally:
         release.set()
     # B hears no end of A's run: A's lease expires, B takes the thread over and runs the queued
     # message with the persisted one before it.
-    watch.until(lambda w: len([r for r in w.runs() if r]) == 2 and w.runs()[-1] == "")
-    taken = [r for r in watch.runs() if r][-1]
+    # Then, the thread idle, B delivers the notification that waited for it: one more run.
+    watch.until(lambda w: len([r for r in w.runs() if r]) == 3 and w.runs()[-1] == "")
+    taken = [r for r in watch.runs() if r][1]
     assert taken != run_id and watch.text(taken) == "took over"
-    assert user_texts(server.requests[1])[-2:] == ["persisted one", "queued one"]
+    assert user_texts(server.requests[1])[-3:] == ["persisted one", "after the kill", "queued one"]
+    assert user_texts(server.requests[2])[-1].endswith(">CI failed on main.</notification>")
+    records = b.call("ListNotifications", THREAD)["notifications"]
+    assert [r["status"] for r in records] == ["NOTIFICATION_STATUS_DELIVERED"]
     messages = b.call("ListMessages", THREAD)
     contents = [json.dumps(m) for m in messages["messages"]]
-    assert sum("persisted one" in c for c in contents) == 1 and sum("queued one" in c for c in contents) == 1
+    for text in ("persisted one", "after the kill", "queued one"):
+        assert sum(text in c for c in contents) == 1, text
     assert b.active() == ""
     c = replicas(server)  # a further replica finds nothing left to run
     until(lambda: c.active() == "" and b.active() == "")
-    assert len(server.requests) == 2
+    assert len(server.requests) == 3
     watch.close()
