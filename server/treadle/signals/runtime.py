@@ -176,7 +176,13 @@ class ThreadRuntime:
             self._spawn(self._take_forwarded(message), f"forwarded signal for {message.key}")
 
     def _spawn(self, work: Any, name: str) -> None:
-        task: asyncio.Task[None] = asyncio.create_task(work, name=name)
+        async def logged() -> None:
+            try:
+                await work
+            except Exception:
+                log.exception("%s failed", name)
+
+        task: asyncio.Task[None] = asyncio.create_task(logged(), name=name)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
