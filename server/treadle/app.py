@@ -40,7 +40,7 @@ from .api.thread_signals import SERVICE_NAME as THREAD_SERVICE, ThreadServicer
 from .config import AgentFileError, Settings, load_agent_file
 from .config.security import Security, load_security
 from .config.settings import DEFAULT_LISTEN
-from .errors import InvalidArgumentError, NotFoundError
+from .core.errors import InvalidArgumentError, NotFoundError
 from .loop import AgentLoop
 from .memory import SqlStore, database_url, open_store
 from .providers.local import DEFAULT_LOCAL_MODEL, unavailable as local_unavailable

@@ -33,9 +33,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, cast
 
-from ..chunks import Chunk, FinishReason, ResponseMetadata, TextDelta, TextEnd, TextStart, Usage
-from ..errors import APICallError, InvalidArgumentError
-from ..messages import PromptMessage, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from ..core.chunks import Chunk, FinishReason, ResponseMetadata, TextDelta, TextEnd, TextStart, Usage
+from ..core.errors import APICallError, InvalidArgumentError
+from ..core.messages import PromptMessage, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from . import _common
 from .base import ModelFinish, ModelRequest
 

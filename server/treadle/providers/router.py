@@ -15,8 +15,8 @@ import os
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
-from ..chunks import Chunk
-from ..errors import APICallError, FailedPreconditionError, InvalidArgumentError
+from ..core.chunks import Chunk
+from ..core.errors import APICallError, FailedPreconditionError, InvalidArgumentError
 from .base import LanguageModel, ModelConfig, ModelRequest
 from .fallback import FallbackModel
 from .local import LocalModels, preload_ids, validate_model_id
