@@ -99,7 +99,7 @@ def _boundary(boundary: Any) -> Callable[[str], int]:
         return _hold_word
     if boundary == "sentence":
         return _hold_sentence
-    if isinstance(boundary, (str, re.Pattern)) or type(boundary).__module__.startswith("regex"):
+    if isinstance(boundary, (str, re.Pattern)) or (hasattr(boundary, "pattern") and hasattr(boundary, "search")):
         regex = _regex()
         if isinstance(boundary, str):
             return _hold_pattern(regex.compile(boundary))
