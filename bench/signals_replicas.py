@@ -127,7 +127,7 @@ async def run(sends: int, database: str) -> None:
 
 async def _fan_out(a: TreadleApp, b: TreadleApp, stub_a: Any, stub_b: Any, n: int) -> tuple[float, float]:
     """A custom chunk published on A's hub (as a run's chunk is), timed to both subscribers."""
-    from treadle.chunks import Chunk
+    from treadle.core.chunks import Chunk
 
     key = (THREAD["resource_id"], THREAD["thread_id"])
     calls = [stub.SubscribeToThread(signal_pb2.SubscribeToThreadRequest(**THREAD)) for stub in (stub_a, stub_b)]

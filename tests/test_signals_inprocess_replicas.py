@@ -16,8 +16,8 @@ import pytest
 from opentelemetry.trace import NoOpTracer
 
 from treadle.agents import Agent
-from treadle.api.convert_data import chunk_from_proto, chunk_to_proto
-from treadle.chunks import Chunk
+from treadle.wire.data import chunk_from_proto, chunk_to_proto
+from treadle.core.chunks import Chunk
 from treadle.loop import AgentLoop
 from treadle.memory import database_url, open_store
 from treadle.memory.notify import LocalChannel, LocalGroup

@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..chunks import Chunk
+from ..core.chunks import Chunk
 from ..memory.notify import MAX_PAYLOAD, NotifyChannel
 from ..memory.sql import from_micros, micros
-from ..messages import new_id
+from ..core.messages import new_id
 from .hub import ActiveRunChanged
 from .store import ThreadKey
 

@@ -31,11 +31,11 @@ from datetime import datetime, timedelta
 from typing import Any, Literal, cast
 
 from ..agents import Agent, CallOptions, MemoryOptions, RunRequest
-from ..chunks import AbortPayload, Chunk
-from ..errors import InvalidArgumentError, NotFoundError, ShuttingDownError
+from ..core.chunks import AbortPayload, Chunk
+from ..core.errors import InvalidArgumentError, NotFoundError, ShuttingDownError
 from ..loop import AgentLoop, GenerateResult
 from ..loop.inbox import Inbox
-from ..messages import Message, new_id, utcnow
+from ..core.messages import Message, new_id, utcnow
 from .hub import ActiveRunChanged, Event, Subscription, ThreadHub
 from .relay import Forwarded, Received, Relay, RemoteChunk, RunEnded, RunStarted
 from .signal import Signal, signal_from_message
