@@ -167,7 +167,7 @@ class TreadleApp:
                                      lease_ttl=self.settings.thread_lease_ttl)
         self.relay: Relay | None = None
         """The other replicas on the store (PostgreSQL LISTEN/NOTIFY), opened with the store."""
-        self.notifications = NotificationCenter(self.threads)
+        self.notifications = NotificationCenter(self.threads, tools=self.registry.resolve_tool)
         self.thread_service = ThreadServicer(self.threads, self.notifications)
         self.agent_service.threads = self.threads
         self.server.add_service(THREAD_SERVICE, self.thread_service.register)
