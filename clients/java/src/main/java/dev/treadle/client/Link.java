@@ -162,6 +162,8 @@ final class Link<Req, Resp> implements Attachment {
     Status status;
     try {
       status = ended.get();
+    } catch (InterruptedException e) {
+      status = Status.CANCELLED; // closed
     } catch (Exception e) {
       status = Status.fromThrowable(e);
     } finally {
