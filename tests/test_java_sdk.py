@@ -1,0 +1,85 @@
+"""The Java SDK (``clients/java``) against a real server: the README's example programs, run as
+separate Java processes, as the agent client (stream, tripwire, thread subscription), a
+processor and a tool.
+
+The programs are ``clients/java/src/test/java/dev/treadle/examples``; the README shows them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from tests.conftest import StartApp
+from tests.java_build import JAVA_CLIENT, java, java_build  # noqa: F401
+from tests.support import OpenAIServer, Turn
+from treadle.agents import Agent, ProcessorRef, RunRequest
+from treadle.messages import Message, SystemMessage
+
+EXAMPLES = JAVA_CLIENT / "src" / "test" / "java" / "dev" / "treadle" / "examples"
+
+
+def agent(server: OpenAIServer, agent_id: str = "assistant", **kw: Any) -> Agent:
+    return Agent(id=agent_id, name=agent_id, model="openai/test-model", base_url=server.base_url,
+                 instructions=[SystemMessage("You are terse.")], **kw)
+
+
+def test_each_readme_example_is_a_program_the_tests_run() -> None:
+    blocks = re.findall(r"```java\n(.*?)```", (JAVA_CLIENT / "README.md").read_text(), re.S)
+    files = {p.name: p.read_text() for p in sorted(EXAMPLES.glob("*Example.java"))}
+    assert sorted(files) == ["AgentExample.java", "ProcessorExample.java", "ThreadExample.java",
+                             "ToolExample.java", "TracingExample.java"]
+    bodies = [re.sub(r"^package .*?\n\n(import .*?\n)*\n", "", f, flags=re.S) for f in files.values()]
+    assert sorted(b.strip() for b in blocks) == sorted(b.strip() for b in bodies)
+
+
+async def test_agent_client_streams_an_answer_and_reads_a_tripwire(start_app: StartApp, java) -> None:
+    model = OpenAIServer([Turn.say(["Hello ", "from ", "Treadle"])])
+    try:
+        running = await start_app()
+        running.app.add_agent(agent(model, input_processors=[ProcessorRef("content-filter")]))
+        processor = await java("dev.treadle.examples.ProcessorExample", running.target)
+        await processor.expect("ready")
+        assert await running.app.processors.wait_attached("content-filter", 30)
+        out = await (await java("dev.treadle.examples.AgentExample", running.target)).output()
+        assert out.splitlines() == [
+            "Hello from Treadle",
+            "blocked by content-filter: Blocked content detected in input",
+        ]
+        assert len(model.recorded) == 1  # the blocked prompt never reached the model
+    finally:
+        model.close()
+
+
+async def test_agent_client_sees_the_run_a_sent_message_wakes(start_app: StartApp, java) -> None:
+    model = OpenAIServer([Turn.say(["Hi ", "there"])])
+    try:
+        running = await start_app()
+        running.app.add_agent(agent(model))
+        out = await (await java("dev.treadle.examples.ThreadExample", running.target)).output()
+        assert out.splitlines() == ["SIGNAL_ACTION_WAKE", "Hi there"]
+        user = [m for m in model.recorded[0].body["messages"] if m["role"] == "user"]
+        assert "hello" in json.dumps(user)
+    finally:
+        model.close()
+
+
+async def test_a_java_tool_is_called_by_an_agent(start_app: StartApp, java) -> None:
+    model = OpenAIServer([Turn.call("weather", {"city": "Lisbon"}), Turn.say("Sunny in Lisbon")])
+    try:
+        running = await start_app()
+        weather_agent = agent(model, tools=["weather"])
+        running.app.add_agent(weather_agent)
+        tool = await java("dev.treadle.examples.ToolExample", running.target)
+        await tool.expect("ready")
+        await running.app.tool_hub.wait_attached("weather", timeout=30)
+        result = await running.app.loop.generate(weather_agent, RunRequest([Message.user("weather?")]))
+        assert result.text == "Sunny in Lisbon"
+        offered = model.recorded[0].body["tools"][0]["function"]
+        assert (offered["name"], offered["description"]) == ("weather", "The weather in a city")
+        assert offered["parameters"]["required"] == ["city"]
+        tool_message = [m for m in model.recorded[1].body["messages"] if m["role"] == "tool"][0]
+        assert json.loads(tool_message["content"]) == {"city": "Lisbon", "forecast": "sunny", "celsius": 21}
+    finally:
+        model.close()
