@@ -15,7 +15,7 @@ import java.util.List;
 /** A pass-through processor whose invocation spans join the server's trace; printed as they end. */
 public final class TracingExample {
   static final class TracedEcho implements Processor {
-    public String id() { return "traced-echo"; }
+    public String id() { return "java-traced-echo"; }
 
     @Override
     public List<Chunk> processOutputStream(ProcessOutputStreamArgs args) { return List.of(args.part()); }
