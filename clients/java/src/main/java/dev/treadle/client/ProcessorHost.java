@@ -31,11 +31,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -65,7 +63,8 @@ final class ProcessorHost {
     Map<String, Object> state = new LinkedHashMap<>();
     long version;
     final List<Chunk> parts = new ArrayList<>();
-    CompletableFuture<Void> tail = CompletableFuture.completedFuture(null);
+    final java.util.ArrayDeque<Runnable> queue = new java.util.ArrayDeque<>();
+    boolean draining;
     long touched = System.nanoTime();
   }
 
@@ -116,11 +115,17 @@ final class ProcessorHost {
     long ttl = settings.stateTtl.toNanos();
     if (now - swept > ttl / 10) {
       swept = now;
-      runs.values().removeIf(rs -> now - rs.touched > ttl && rs.tail.isDone());
+      runs.values().removeIf(rs -> now - rs.touched > ttl && idle(rs));
     }
     RunState rs = runs.computeIfAbsent(inv.getRunId() + "\u0000" + inv.getProcessorId(), k -> new RunState());
     rs.touched = now;
     return rs;
+  }
+
+  private static boolean idle(RunState rs) {
+    synchronized (rs) {
+      return !rs.draining && rs.queue.isEmpty();
+    }
   }
 
   private synchronized void endRun(String runId) {
@@ -188,14 +193,9 @@ final class ProcessorHost {
 
     private void start(Invocation inv) {
       // One (run, processor) answers its invocations one at a time, in arrival order: its state
-      // is a sequence. Different runs go concurrently.
+      // is a sequence. Different runs go concurrently. A run's queue is drained by one task, so
+      // consecutive invocations of a stream cost no thread hand-off.
       RunState rs = queue(inv);
-      CompletableFuture<Void> previous;
-      CompletableFuture<Void> mine = new CompletableFuture<>();
-      synchronized (rs) {
-        previous = rs.tail;
-        rs.tail = mine;
-      }
       Running r = new Running();
       running.put(inv.getInvocationId(), r);
       if (inv.hasDeadline()) {
@@ -203,29 +203,53 @@ final class ProcessorHost {
             - System.currentTimeMillis();
         r.timer = timers.schedule(r::cancel, Math.max(0, millis), TimeUnit.MILLISECONDS);
       }
-      r.future = executor.submit(() -> {
-        try {
-          previous.join();
-          if (r.cancelled.get()) {
+      Runnable work = () -> run(inv, rs, r);
+      boolean drain;
+      synchronized (rs) {
+        rs.queue.add(work);
+        drain = !rs.draining;
+        rs.draining = true;
+      }
+      if (drain) {
+        executor.execute(() -> drain(rs));
+      }
+    }
+
+    private void drain(RunState rs) {
+      while (true) {
+        Runnable next;
+        synchronized (rs) {
+          next = rs.queue.poll();
+          if (next == null) {
+            rs.draining = false;
             return;
           }
-          InvocationResult result = invoke(inv, rs, r);
-          if (!r.cancelled.get() && !observe.get(inv.getProcessorId()).contains(inv.getHook())) {
-            send.accept(ProcessorServiceAttachRequest.newBuilder().setResult(result).build());
-          }
-          if (inv.getHook() == Hook.HOOK_PROCESS_OUTPUT_RESULT) {
-            forget(inv, rs);
-          }
-        } catch (RuntimeException e) {
-          LOG.log(Level.SEVERE, "invocation " + inv.getInvocationId() + " failed", e);
-        } finally {
-          running.remove(inv.getInvocationId());
-          if (r.timer != null) {
-            r.timer.cancel(false);
-          }
-          mine.complete(null);
         }
-      });
+        next.run();
+      }
+    }
+
+    private void run(Invocation inv, RunState rs, Running r) {
+      try {
+        if (!r.begin()) {
+          return; // cancelled while queued
+        }
+        InvocationResult result = invoke(inv, rs, r);
+        if (!r.cancelled.get() && !observe.get(inv.getProcessorId()).contains(inv.getHook())) {
+          send.accept(ProcessorServiceAttachRequest.newBuilder().setResult(result).build());
+        }
+        if (inv.getHook() == Hook.HOOK_PROCESS_OUTPUT_RESULT) {
+          forget(inv, rs);
+        }
+      } catch (RuntimeException e) {
+        LOG.log(Level.SEVERE, "invocation " + inv.getInvocationId() + " failed", e);
+      } finally {
+        r.end();
+        running.remove(inv.getInvocationId());
+        if (r.timer != null) {
+          r.timer.cancel(false);
+        }
+      }
     }
 
     private InvocationResult invoke(Invocation inv, RunState rs, Running r) {
@@ -370,12 +394,26 @@ final class ProcessorHost {
   /** One invocation at work: cancelled by the server's cancel, its deadline or the stream's end. */
   private static final class Running {
     final AtomicBoolean cancelled = new AtomicBoolean();
-    volatile Future<?> future;
+    private Thread thread;
     volatile ScheduledFuture<?> timer;
 
-    void cancel() {
-      if (cancelled.compareAndSet(false, true) && future != null) {
-        future.cancel(true);
+    /** Called on the thread that runs the hook; false when already cancelled. */
+    synchronized boolean begin() {
+      if (cancelled.get()) {
+        return false;
+      }
+      thread = Thread.currentThread();
+      return true;
+    }
+
+    synchronized void end() {
+      thread = null;
+      Thread.interrupted(); // a cancel that came late must not reach the run's next invocation
+    }
+
+    synchronized void cancel() {
+      if (cancelled.compareAndSet(false, true) && thread != null) {
+        thread.interrupt();
       }
     }
   }
