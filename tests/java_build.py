@@ -96,8 +96,9 @@ async def java(java_build: str) -> AsyncIterator[Callable[..., Awaitable[JavaPro
     started: list[JavaProcess] = []
 
     async def start(main_class: str, target: str, *args: str, **env: str) -> JavaProcess:
+        base = {k: v for k, v in os.environ.items() if k != "TREADLE_TOKEN" and not k.startswith("OTEL_")}
         proc = await asyncio.create_subprocess_exec(
-            *java_command(main_class, *args), env={**os.environ, "TREADLE_TARGET": target, **env},
+            *java_command(main_class, *args), env={**base, "TREADLE_TARGET": target, **env},
             stdin=subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
         )
         started.append(JavaProcess(proc))

@@ -1,6 +1,6 @@
 """The Java SDK (``clients/java``) against a real server: the README's example programs, run as
 separate Java processes, as the agent client (stream, tripwire, thread subscription), a
-processor and a tool.
+processor and a tool, and with the bearer token of ``TREADLE_TOKEN`` against a server with auth.
 
 The programs are ``clients/java/src/test/java/dev/treadle/examples``; the README shows them.
 """
@@ -13,6 +13,7 @@ from typing import Any
 
 from tests.conftest import StartApp
 from tests.java_build import JAVA_CLIENT, java, java_build  # noqa: F401
+from tests.security_env import TOKENS, secured  # noqa: F401
 from tests.support import OpenAIServer, Turn
 from treadle.agents import Agent, ProcessorRef, RunRequest
 from treadle.messages import Message, SystemMessage
@@ -83,3 +84,24 @@ async def test_a_java_tool_is_called_by_an_agent(start_app: StartApp, java) -> N
         assert json.loads(tool_message["content"]) == {"city": "Lisbon", "forecast": "sunny", "celsius": 21}
     finally:
         model.close()
+
+
+async def test_tokens_from_treadle_token_for_processors_and_the_agent_client(secured, java) -> None:  # noqa: F811
+    running, model = await secured([Turn.say("hello")])
+    # Without a token the handshake is refused, reported, and not retried.
+    refused = await (await java("dev.treadle.interop.Secured", running.target, "guard", running.target,
+                                "pii-guard")).output()
+    assert refused.split() == ["refused", "UNAUTHENTICATED", "1"]
+    guard = await java("dev.treadle.interop.Secured", running.target, "guard", running.target, "pii-guard",
+                       TREADLE_TOKEN=TOKENS["guard-team"])
+    await guard.expect("ready")
+    assert await running.app.processors.wait_attached("pii-guard", 30)
+
+    async def call(prompt: str, **env: str) -> str:
+        program = await java("dev.treadle.interop.Secured", running.target, "call", running.target, "guarded",
+                             prompt, **env)
+        return (await program.output()).strip()
+
+    assert await call("my secret is 42", TREADLE_TOKEN=TOKENS["web-app"]) == "blocked by pii-guard: no secrets"
+    assert await call("hi", TREADLE_TOKEN=TOKENS["web-app"]) == "hello"
+    assert await call("hi") == "UNAUTHENTICATED"
