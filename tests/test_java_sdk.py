@@ -1,6 +1,6 @@
 """The Java SDK (``clients/java``) against a real server: the README's example programs, run as
 separate Java processes, as the agent client (stream, tripwire, thread subscription), a
-processor and a tool, and with the bearer token of ``TREADLE_TOKEN`` against a server with auth.
+processor and a tool, and with the bearer token of ``TREADLE_TOKEN`` and mutual TLS against a server with auth.
 
 The programs are ``clients/java/src/test/java/dev/treadle/examples``; the README shows them.
 """
@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 from tests.conftest import StartApp
 from tests.java_build import JAVA_CLIENT, java, java_build  # noqa: F401
 from tests.security_env import TOKENS, secured  # noqa: F401
 from tests.support import OpenAIServer, Turn
+from tests.support.certs import TestCA
 from treadle.agents import Agent, ProcessorRef, RunRequest
 from treadle.messages import Message, SystemMessage
 
@@ -105,3 +107,23 @@ async def test_tokens_from_treadle_token_for_processors_and_the_agent_client(sec
     assert await call("my secret is 42", TREADLE_TOKEN=TOKENS["web-app"]) == "blocked by pii-guard: no secrets"
     assert await call("hi", TREADLE_TOKEN=TOKENS["web-app"]) == "hello"
     assert await call("hi") == "UNAUTHENTICATED"
+
+
+async def test_the_java_sdk_over_mutual_tls_with_a_token(secured, java, tmp_path: Path) -> None:  # noqa: F811
+    ca = TestCA(tmp_path)
+    server, guard_pair, client_pair = ca.issue("localhost", server=True), ca.issue("guard-host"), ca.issue("web-app")
+    running, model = await secured([Turn.say("over mtls")], tls_cert=server.cert, tls_key=server.key,
+                                   tls_client_ca=ca.cert)
+    target = f"localhost:{running.port}"
+    guard = await java("dev.treadle.interop.Secured", target, "guard", target, "pii-guard",
+                       str(ca.cert), str(guard_pair.cert), str(guard_pair.key), TREADLE_TOKEN=TOKENS["guard-team"])
+    await guard.expect("ready")
+    assert await running.app.processors.wait_attached("pii-guard", 30)
+    call = await java("dev.treadle.interop.Secured", target, "call", target, "guarded", "hi",
+                      str(ca.cert), str(client_pair.cert), str(client_pair.key), TREADLE_TOKEN=TOKENS["web-app"])
+    assert (await call.output()).strip() == "over mtls"
+    # Without TLS the server is not reachable at all.
+    plain = await java("dev.treadle.interop.Secured", target, "call", target, "guarded", "hi",
+                       TREADLE_TOKEN=TOKENS["web-app"])
+    assert (await plain.output()).strip() == "UNAVAILABLE"
+    assert len(model.requests) == 1
