@@ -127,3 +127,17 @@ async def test_the_java_sdk_over_mutual_tls_with_a_token(secured, java, tmp_path
                        TREADLE_TOKEN=TOKENS["web-app"])
     assert (await plain.output()).strip() == "UNAVAILABLE"
     assert len(model.requests) == 1
+
+
+async def test_agent_client_crud(start_app: StartApp, java) -> None:
+    running = await start_app()
+    out = await (await java("dev.treadle.interop.AgentCrud", running.target, running.target)).output()
+    assert json.loads(out) == {
+        "createdFromApi": True,
+        "listed": ["echo", "more-0", "more-1", "more-2"],
+        "updated": ["Echo v2", "openai/gpt-4o-mini"],
+        "fetched": "Echo v2",
+        "missing": "NOT_FOUND",
+        "bad": "INVALID_ARGUMENT",  # the server says what is wrong, and stores nothing:
+        "after": ["more-0", "more-1", "more-2"],
+    }

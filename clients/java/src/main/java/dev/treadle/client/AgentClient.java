@@ -131,10 +131,16 @@ public final class AgentClient implements AutoCloseable {
 
   /** Every agent (all pages). */
   public List<Agent> listAgents() {
+    return listAgents(0);
+  }
+
+  /** Every agent, fetched {@code pageSize} at a time (0: the server's page size). */
+  public List<Agent> listAgents(int pageSize) {
     List<Agent> out = new ArrayList<>();
     String token = "";
     do {
-      ListAgentsResponse page = agents.listAgents(ListAgentsRequest.newBuilder().setPageToken(token).build());
+      ListAgentsResponse page = agents.listAgents(ListAgentsRequest.newBuilder().setPageSize(pageSize)
+          .setPageToken(token).build());
       out.addAll(page.getAgentsList());
       token = page.getNextPageToken();
     } while (!token.isEmpty());
