@@ -151,7 +151,12 @@ final class Link<Req, Resp> implements Attachment {
       }
     };
     opened.incrementAndGet();
-    open.apply(channel, responses);
+    try {
+      open.apply(channel, responses);
+    } catch (RuntimeException e) {
+      session[0].close();
+      return Status.fromThrowable(e);
+    }
     current = call[0];
     synchronized (sendLock) {
       call[0].onNext(session[0].handshake());

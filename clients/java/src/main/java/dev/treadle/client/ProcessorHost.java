@@ -198,10 +198,17 @@ final class ProcessorHost {
       RunState rs = queue(inv);
       Running r = new Running();
       running.put(inv.getInvocationId(), r);
-      if (inv.hasDeadline()) {
-        long millis = inv.getDeadline().getSeconds() * 1000 + inv.getDeadline().getNanos() / 1_000_000
+      // The server stops waiting after `timeout` from sending (no clocks to agree on); `deadline`
+      // is the same instant on the server's clock, used when no timeout is given.
+      long millis = -1;
+      if (inv.hasTimeout()) {
+        millis = inv.getTimeout().getSeconds() * 1000 + inv.getTimeout().getNanos() / 1_000_000;
+      } else if (inv.hasDeadline()) {
+        millis = inv.getDeadline().getSeconds() * 1000 + inv.getDeadline().getNanos() / 1_000_000
             - System.currentTimeMillis();
-        r.timer = timers.schedule(r::cancel, Math.max(0, millis), TimeUnit.MILLISECONDS);
+      }
+      if (millis >= 0) {
+        r.timer = timers.schedule(r::cancel, millis, TimeUnit.MILLISECONDS);
       }
       Runnable work = () -> run(inv, rs, r);
       boolean drain;

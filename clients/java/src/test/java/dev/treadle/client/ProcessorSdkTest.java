@@ -321,6 +321,38 @@ class ProcessorSdkTest {
   }
 
   @Test
+  void aHookPastItsTimeoutIsInterruptedAndNotAnswered() throws Exception {
+    CountDownLatch interrupted = new CountDownLatch(1);
+    Processor slow = new Processor() {
+      @Override
+      public String id() {
+        return "slow";
+      }
+
+      @Override
+      public ReplaceOutcome processInput(dev.treadle.client.ProcessInputArgs args) {
+        try {
+          new CountDownLatch(1).await();
+        } catch (InterruptedException e) {
+          assertTrue(args.isCancelled());
+          interrupted.countDown();
+        }
+        return null;
+      }
+    };
+    try (Attachment a = Treadle.attach(server.target(), List.of(slow))) {
+      FakeServer.Stream s = server.nextStream();
+      s.next();
+      s.welcome(2);
+      s.send(invocation(Invocation.newBuilder().setInvocationId("i1").setProcessorId("slow").setRunId("r1")
+          .setHook(Hook.HOOK_PROCESS_INPUT).setProcessInput(ProcessInputArgs.getDefaultInstance())
+          .setTimeout(com.google.protobuf.Duration.newBuilder().setNanos(50_000_000))));
+      assertTrue(interrupted.await(10, TimeUnit.SECONDS));
+      assertEquals(null, s.received.poll(200, TimeUnit.MILLISECONDS)); // and never answered
+    }
+  }
+
+  @Test
   void messageListEditsTravelAsTheWholeList() {
     dev.treadle.v1.MessageListSnapshot.Builder snap = dev.treadle.v1.MessageListSnapshot.newBuilder();
     for (String id : List.of("m1", "m2", "m3")) {
