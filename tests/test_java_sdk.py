@@ -1,6 +1,6 @@
 """The Java SDK (``clients/java``) against a real server: the README's example programs, run as
 separate Java processes, as the agent client (stream, tripwire, thread subscription), a
-processor and a tool, and with the bearer token of ``TREADLE_TOKEN`` and mutual TLS against a server with auth.
+processor (also a PII guard holding and releasing text with ``TextGate``) and a tool, and with the bearer token of ``TREADLE_TOKEN`` and mutual TLS against a server with auth.
 
 The programs are ``clients/java/src/test/java/dev/treadle/examples``; the README shows them.
 """
@@ -12,7 +12,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import StartApp
+from tests.test_hold_release import ADDRESS, answer_with_address, assert_text_parts_consistent, client_text
+from tests.test_remote_processes import Server, server  # noqa: F401
 from tests.java_build import JAVA_CLIENT, java, java_build  # noqa: F401
 from tests.security_env import TOKENS, secured  # noqa: F401
 from tests.support import OpenAIServer, Turn
@@ -141,3 +145,19 @@ async def test_agent_client_crud(start_app: StartApp, java) -> None:
         "bad": "INVALID_ARGUMENT",  # the server says what is wrong, and stores nothing:
         "after": ["more-0", "more-1", "more-2"],
     }
+
+
+@pytest.mark.parametrize("delivery", ["per_chunk", "windowed"])
+async def test_the_java_pii_guard_holds_and_releases_text(server: Any, java, delivery: str) -> None:  # noqa: F811
+    s: Server = await server()
+    answers = [answer_with_address(n) for n in (2, 3, 10)]
+    s.agent("support", [Turn.say(a) for a in answers], output_processors=[ProcessorRef("pii-guard")])
+    guard = await java("dev.treadle.interop.PiiGuard", s.target, s.target, delivery)
+    await guard.expect("ready")
+    assert await s.app.processors.wait_attached("pii-guard", 30)
+    assert [c.version for c in s.app.processors.connections()] == [2]  # the SDK offers 1 and 2
+    for _ in answers:
+        chunks = await s.stream("support")
+        assert client_text(chunks) == "Write to [email] or call. Thanks!"
+        assert_text_parts_consistent(chunks)
+        assert not any(ADDRESS[:5] in c.text_delta.text for c in chunks if c.WhichOneof("chunk") == "text_delta")
