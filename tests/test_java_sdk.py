@@ -1,8 +1,8 @@
-"""The Java SDK (``clients/java``) against a real server: the README's example programs, run as
-separate Java processes, as the agent client (stream, tripwire, thread subscription), a
-processor (also a PII guard holding and releasing text with ``TextGate``) and a tool, and with the bearer token of ``TREADLE_TOKEN`` and mutual TLS against a server with auth.
-
-The programs are ``clients/java/src/test/java/dev/treadle/examples``; the README shows them.
+"""The Java SDK (``clients/java``) against a real server, as separate Java processes: the README's
+example programs (``clients/java/src/test/java/dev/treadle/examples``) as the agent client
+(stream, tripwire, thread subscription), a processor and a tool; the agent client's CRUD; a PII
+guard holding and releasing text with ``TextGate``; the bearer token of ``TREADLE_TOKEN`` and
+mutual TLS against a server with auth (programs under ``dev/treadle/interop``).
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 
 from tests.conftest import StartApp
-from tests.test_hold_release import ADDRESS, answer_with_address, assert_text_parts_consistent, client_text
-from tests.test_remote_processes import Server, server  # noqa: F401
 from tests.java_build import JAVA_CLIENT, java, java_build  # noqa: F401
 from tests.security_env import TOKENS, secured  # noqa: F401
 from tests.support import OpenAIServer, Turn
 from tests.support.certs import TestCA
+from tests.test_hold_release import ADDRESS, answer_with_address, assert_text_parts_consistent, client_text
+from tests.test_remote_processes import Server, server  # noqa: F401
 from treadle.agents import Agent, ProcessorRef, RunRequest
 from treadle.messages import Message, SystemMessage
 
