@@ -1,7 +1,7 @@
 """The Java SDK (``clients/java``) built once per test session, for tests that run Java processes.
 
-``mvn -q test-compile`` compiles the SDK and its test programs (``src/test/java``: the seed
-processors, a tool, an agent client, ...) and writes their dependency classpath; when
+``mvn -q test-compile`` compiles the SDK and its test programs (``src/test/java``: the Mastra
+example processors, a tool, an agent client, ...) and writes their dependency classpath; when
 ``tests/run.sh`` has just run ``mvn verify``, this is an up-to-date check. Needs ``mvn`` and a JDK
 17+.
 """

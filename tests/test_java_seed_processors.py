@@ -1,9 +1,9 @@
-"""The seed tests of the framework's processor examples, with the processors written in Java on
+"""The tests of the Mastra framework's processor examples, with the processors written in Java on
 the Java SDK (``clients/java``) and running in a Java process.
 
-``clients/java/src/test/java/dev/treadle/seed`` holds ``LowercaseProcessor``, ``ContentFilter``,
+``clients/java/src/test/java/dev/treadle/mastra`` holds ``LowercaseProcessor``, ``ContentFilter``,
 ``WordCounter``, ``QualityGuardrail``, ``RedactToolResult``, ``ScanToolResult``,
-``ModerationCollector`` and ``ErrorRecoveryProcessor`` written as Java classes; ``SeedMain``
+``ModerationCollector`` and ``ErrorRecoveryProcessor`` written as Java classes; ``ExamplesMain``
 attaches the ones a test gives its agent. The test bodies are those of
 ``tests/test_seed_processors.py``, run through the same harness as the TypeScript set
 (``tests/test_typescript_seed_processors.py``): each Java processor must give the same results
@@ -26,13 +26,13 @@ globals()["test_retry_without_budget_is_an_abort"] = test_retry_without_budget_i
 
 
 class JavaHarness(TypeScriptHarness):
-    """Serves the test's processors from ``dev.treadle.seed.SeedMain``; syncs as the TypeScript one."""
+    """Serves the test's processors from ``dev.treadle.mastra.ExamplesMain``; syncs as the TypeScript one."""
 
     async def _ensure_attached(self) -> None:
         if self.child is not None or not self.local:
             return
         proc = await asyncio.create_subprocess_exec(
-            *java_command("dev.treadle.seed.SeedMain", self.target, "--seed-test", self._test),
+            *java_command("dev.treadle.mastra.ExamplesMain", self.target, "--test", self._test),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         )
         self.child = Child(proc)

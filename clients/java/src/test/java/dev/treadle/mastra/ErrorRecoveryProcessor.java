@@ -1,4 +1,4 @@
-package dev.treadle.seed;
+package dev.treadle.mastra;
 
 import dev.treadle.client.APIErrorDecision;
 import dev.treadle.client.ProcessAPIErrorArgs;

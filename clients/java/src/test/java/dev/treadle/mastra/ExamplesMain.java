@@ -1,4 +1,4 @@
-package dev.treadle.seed;
+package dev.treadle.mastra;
 
 import dev.treadle.client.Attachment;
 import dev.treadle.client.Json;
@@ -30,18 +30,18 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 /**
- * The seed processors written in Java, attached to a server as the processors of one test of
- * tests/test_seed_processors.py.
+ * The Mastra framework's example processors written in Java, attached to a server as the
+ * processors of one test of tests/test_seed_processors.py.
  *
- * <pre>java -cp ... dev.treadle.seed.SeedMain TARGET --seed-test TEST</pre>
+ * <pre>java -cp ... dev.treadle.mastra.ExamplesMain TARGET --test TEST</pre>
  *
  * Prints {@code ready} after the welcome. On stdin, {@code sync} prints {@code sync {json}}: how
  * many invocations each id handled (counted from the SDK's invocation spans) and, per processor
  * in the test's order, what it recorded, named as the Python twin names it. Exits when stdin
  * closes.
  */
-public final class SeedMain {
-  private SeedMain() {}
+public final class ExamplesMain {
+  private ExamplesMain() {}
 
   /** The quality score the Python twins' tests use: detailed answers pass. */
   static double evaluateResponseQuality(String text) {
@@ -108,7 +108,7 @@ public final class SeedMain {
       case "test_quality_guardrail_retries_with_feedback_then_accepts",
           "test_quality_guardrail_aborts_after_three_retries",
           "test_retry_without_budget_is_an_abort" ->
-          Setup.plain(new QualityGuardrail(SeedMain::evaluateResponseQuality));
+          Setup.plain(new QualityGuardrail(ExamplesMain::evaluateResponseQuality));
       case "test_redact_tool_result_reaches_stream_and_next_step" -> Setup.plain(new RedactToolResult());
       case "test_scan_tool_result_blocks_prompt_injection" -> Setup.plain(new ScanToolResult());
       case "test_error_recovery_trims_and_retries_context_length" -> Setup.plain(new ErrorRecoveryProcessor());
@@ -151,9 +151,9 @@ public final class SeedMain {
   }
 
   public static void main(String[] argv) throws Exception {
-    Setup setup = argv.length == 3 && argv[1].equals("--seed-test") ? setup(argv[2]) : null;
+    Setup setup = argv.length == 3 && argv[1].equals("--test") ? setup(argv[2]) : null;
     if (setup == null) {
-      System.err.println("usage: SeedMain TARGET --seed-test TEST");
+      System.err.println("usage: ExamplesMain TARGET --test TEST");
       System.exit(2);
     }
     Counter counter = new Counter();
