@@ -3,21 +3,28 @@
 - A Go tool (``clients/go/internal/toolsclient``, which also drives the run with the Go agent
   client), a TypeScript tool (``clients/typescript/examples/tool.ts``) and a Java tool
   (``dev.treadle.interop.JavaWeather``) are called by one agent in one run.
-- A TypeScript and a Java processor (``clients/typescript/examples/tracing.ts``,
-  ``dev.treadle.examples.TracingExample``) on one agent's stream: their invocation spans are
-  children of the server's hook spans, so the run is one trace across the three processes.
+- A TypeScript, a Go and a Java processor (``clients/typescript/examples/tracing.ts``,
+  ``clients/go/internal/tracedecho``, ``dev.treadle.examples.TracingExample``) on one agent's
+  stream: the TypeScript and Java invocation spans are children of the server's hook spans, and
+  the Go processor (on the raw protocol) reports the same trace context in each invocation, so the
+  run is one trace across the four processes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import shutil
+import subprocess
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import StartApp
 from tests.java_build import java, java_build  # noqa: F401
+from tests.remote.procs import Child
 from tests.support import OpenAIServer, Turn
 from tests.support.otlp import OtlpReceiver, otlp  # noqa: F401
 from tests.support.script import ScriptedToolCall
@@ -27,6 +34,19 @@ from treadle.agents import ProcessorRef, RunRequest
 from treadle.messages import Message
 
 canonical = partial(json.dumps, sort_keys=True)
+GO_MODULE = Path(__file__).resolve().parent.parent / "clients" / "go"
+
+
+@pytest.fixture(scope="session")
+def tracedecho(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    go = shutil.which("go")
+    if go is None:
+        pytest.fail("the `go` command is not on PATH: install Go 1.26+")
+    out = tmp_path_factory.mktemp("go") / "tracedecho"
+    proc = subprocess.run([go, "build", "-o", str(out), "./internal/tracedecho"], cwd=GO_MODULE,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, f"go build failed:\n{proc.stdout}{proc.stderr}"
+    return out
 
 
 async def test_a_go_a_typescript_and_a_java_tool_in_one_run(
@@ -77,24 +97,32 @@ def _java_spans(lines: list[str]) -> list[dict[str, Any]]:
     return [json.loads(line.removeprefix("span ")) for line in lines if line.startswith("span ")]
 
 
-async def test_one_trace_across_the_server_and_typescript_and_java_processors(
-    start_app: StartApp, node, java, otlp: OtlpReceiver,  # noqa: F811
+async def test_one_trace_across_the_server_and_typescript_go_and_java_processors(
+    start_app: StartApp, node, java, otlp: OtlpReceiver, tracedecho: Path,  # noqa: F811
 ) -> None:
     model = OpenAIServer([Turn.say(["traced ", "answer"])])
     try:
         running = await start_app(env={"OTEL_EXPORTER_OTLP_ENDPOINT": otlp.base,
                                        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"})
-        traced = agent(model, output_processors=[ProcessorRef("traced-echo"), ProcessorRef("java-traced-echo")])
+        processors = ("traced-echo", "go-traced-echo", "java-traced-echo")
+        traced = agent(model, output_processors=[ProcessorRef(p) for p in processors])
         running.app.add_agent(traced)
         ts = await node("tracing.ts", running.target, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=otlp.endpoint)
         jv = await java("dev.treadle.examples.TracingExample", running.target)
         await jv.expect("ready")
-        for pid in ("traced-echo", "java-traced-echo"):
+        go = Child(await asyncio.create_subprocess_exec(str(tracedecho), running.target,
+                                                        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE))
+        await go.expect("ready")
+        for pid in processors:
             assert await running.app.processors.wait_attached(pid, 30)
         result = await running.app.loop.generate(traced, RunRequest([Message.user("hi")]))
         assert result.text == "traced answer"
         assert await ts.stop() == 0  # shutting the provider down exports its spans
         await jv.stop()
+        go.proc.terminate()
+        assert go.proc.stdout is not None
+        go.lines.extend((await go.proc.stdout.read()).decode().splitlines())
+        await go.close()
         assert running.app.tracer_provider is not None
         running.app.tracer_provider.force_flush()
         by_scope: dict[str, list[Any]] = {}
@@ -110,9 +138,13 @@ async def test_one_trace_across_the_server_and_typescript_and_java_processors(
         trace_id = typescript[0].trace_id
         assert {s.trace_id for s in typescript + server} == {trace_id}  # one trace ...
         assert {s["traceId"] for s in java_spans} == {trace_id.hex()}  # ... the Java spans too
+        go_invocations = [json.loads(line.removeprefix("invocation ")) for line in go.lines
+                          if line.startswith("invocation ")]
+        assert go_invocations and {i["traceId"] for i in go_invocations} == {trace_id.hex()}  # ... and Go's
         hook_spans = {name: {s.span_id.hex() for s in server if s.name == f"processOutputStream {name}"}
-                      for name in ("traced-echo", "java-traced-echo")}
+                      for name in processors}
         assert all(s.parent_span_id.hex() in hook_spans["traced-echo"] for s in typescript)
         assert all(s["parentSpanId"] in hook_spans["java-traced-echo"] for s in java_spans)
+        assert all(i["parentSpanId"] in hook_spans["go-traced-echo"] for i in go_invocations)
     finally:
         model.close()
