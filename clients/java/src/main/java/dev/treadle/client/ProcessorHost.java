@@ -241,15 +241,19 @@ final class ProcessorHost {
         if (!r.begin()) {
           return; // cancelled while queued
         }
-        InvocationResult result = invoke(inv, rs, r);
-        if (!r.cancelled.get() && !observe.get(inv.getProcessorId()).contains(inv.getHook())) {
+        InvocationResult result;
+        try {
+          result = invoke(inv, rs, r);
+        } catch (RuntimeException e) { // a bug here, not in the hook: still answer, never leave it hanging
+          LOG.log(Level.SEVERE, "invocation " + inv.getInvocationId() + " failed", e);
+          result = error(inv, message(e));
+        }
+        if (!r.cancelled.get() && !observe.getOrDefault(inv.getProcessorId(), Set.of()).contains(inv.getHook())) {
           send.accept(ProcessorServiceAttachRequest.newBuilder().setResult(result).build());
         }
         if (inv.getHook() == Hook.HOOK_PROCESS_OUTPUT_RESULT) {
           forget(inv, rs);
         }
-      } catch (RuntimeException e) {
-        LOG.log(Level.SEVERE, "invocation " + inv.getInvocationId() + " failed", e);
       } finally {
         r.end();
         running.remove(inv.getInvocationId());

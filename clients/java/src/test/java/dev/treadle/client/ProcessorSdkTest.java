@@ -200,6 +200,12 @@ class ProcessorSdkTest {
       assertEquals("too short", r.getAbort().getReason());
       assertTrue(r.getAbort().getRetry());
       assertEquals(0.2, r.getAbort().getMetadata().getStructValue().getFieldsOrThrow("score").getNumberValue());
+      // An invocation for a processor this process does not serve is answered with an error.
+      s.send(invocation(Invocation.newBuilder().setInvocationId("i2").setProcessorId("other").setRunId("r")
+          .setHook(Hook.HOOK_PROCESS_OUTPUT_STEP).setProcessOutputStep(ProcessOutputStepArgs.getDefaultInstance())));
+      InvocationResult other = s.next().getResult();
+      assertEquals("i2", other.getInvocationId());
+      assertTrue(other.getError().getMessage().contains("other"), other.getError().getMessage());
     }
   }
 
