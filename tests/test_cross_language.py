@@ -31,7 +31,7 @@ from tests.support.script import ScriptedToolCall
 from tests.test_go_sdk import toolsclient  # noqa: F401
 from tests.test_typescript_sdk import agent, node  # noqa: F401
 from treadle.agents import ProcessorRef, RunRequest
-from treadle.messages import Message
+from treadle.core.messages import Message
 
 canonical = partial(json.dumps, sort_keys=True)
 GO_MODULE = Path(__file__).resolve().parent.parent / "clients" / "go"

@@ -22,7 +22,7 @@ from tests.support.certs import TestCA
 from tests.test_hold_release import ADDRESS, answer_with_address, assert_text_parts_consistent, client_text
 from tests.test_remote_processes import Server, server  # noqa: F401
 from treadle.agents import Agent, ProcessorRef, RunRequest
-from treadle.messages import Message, SystemMessage
+from treadle.core.messages import Message, SystemMessage
 
 EXAMPLES = JAVA_CLIENT / "src" / "test" / "java" / "dev" / "treadle" / "examples"
 
