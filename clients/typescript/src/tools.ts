@@ -12,7 +12,7 @@ import {
   type ToolServiceAttachResponse,
 } from "./gen/treadle/v1/tool_service_pb.js";
 import { dataChunkToProto } from "./internal/convert.js";
-import { Handle, PROTOCOL_VERSION, type Session, defaultInstanceId } from "./internal/link.js";
+import { Handle, TOOL_PROTOCOL_VERSIONS, type Session, defaultInstanceId } from "./internal/link.js";
 import { jsToValue, valueToJs } from "./internal/plain.js";
 import { RequestContext } from "./internal/request_context.js";
 import { loadTracing, makeTracer, type Tracer } from "./internal/tracing.js";
@@ -79,7 +79,7 @@ class ToolSession implements Session<ToolServiceAttachRequest, ToolServiceAttach
       message: {
         case: "handshake",
         value: {
-          protocolVersions: [PROTOCOL_VERSION], instanceId: this.instanceId,
+          protocolVersions: TOOL_PROTOCOL_VERSIONS, instanceId: this.instanceId,
           tools: [...this.tools.values()].map((t) => ({
             name: t.name, description: t.description ?? "", inputSchema: t.inputSchema, outputSchema: t.outputSchema,
           })),

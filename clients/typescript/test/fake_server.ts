@@ -112,6 +112,7 @@ export class FakeServer {
   }
 }
 
-export function welcome(): ProcessorServiceAttachResponse {
-  return create(ProcessorServiceAttachResponseSchema, { message: { case: "welcome", value: { protocolVersion: 1, serverId: "fake" } } });
+/** The server's welcome, choosing `protocolVersion` (default 1). */
+export function welcome(protocolVersion = 1): ProcessorServiceAttachResponse {
+  return create(ProcessorServiceAttachResponseSchema, { message: { case: "welcome", value: { protocolVersion, serverId: "fake" } } });
 }

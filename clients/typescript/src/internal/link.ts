@@ -9,7 +9,8 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import type { Transport } from "@connectrpc/connect";
 import { hostname } from "node:os";
 
-export const PROTOCOL_VERSION = 1;
+/** `ToolService.Attach` speaks version 1. */
+export const TOOL_PROTOCOL_VERSIONS = [1];
 
 const FATAL = new Set([Code.InvalidArgument, Code.FailedPrecondition, Code.PermissionDenied, Code.Unauthenticated, Code.Unimplemented]);
 
