@@ -11,6 +11,7 @@ import {
   ToolServiceAttachRequestSchema,
   type ToolServiceAttachResponse,
 } from "./gen/treadle/v1/tool_service_pb.js";
+import type { ConnectOptions } from "./internal/connect.js";
 import { dataChunkToProto } from "./internal/convert.js";
 import { Handle, TOOL_PROTOCOL_VERSIONS, type Session, defaultInstanceId } from "./internal/link.js";
 import { jsToValue, valueToJs } from "./internal/plain.js";
@@ -56,7 +57,7 @@ function check(tool: Tool): void {
   }
 }
 
-export interface ServeToolsOptions {
+export interface ServeToolsOptions extends ConnectOptions {
   target: string | string[];
   tools: Tool[];
   instanceId?: string;
@@ -154,6 +155,6 @@ export function serveTools(options: ServeToolsOptions): ToolHandle {
   const tracer = makeTracer(options.tracerProvider);
   const iid = options.instanceId ?? defaultInstanceId();
   return new Handle(options.target, open, () => new ToolSession(byName, iid, tracer, log), {
-    backoff: options.backoff, beforeFirst: loadTracing, log,
+    backoff: options.backoff, beforeFirst: loadTracing, log, tls: options.tls, token: options.token,
   });
 }

@@ -42,6 +42,7 @@ import {
   encodeResult,
   errorResult,
 } from "./hooks.js";
+import type { ConnectOptions } from "./connect.js";
 import { Handle, type Session, defaultInstanceId } from "./link.js";
 import { RequestContext } from "./request_context.js";
 import { loadTracing, makeTracer, type Span, type Tracer } from "./tracing.js";
@@ -56,7 +57,7 @@ const DEFAULT_MAX_IN_FLIGHT = 4;
  * `processOutputResult` ends it (a server that died mid-run sends neither). */
 const DEFAULT_STATE_TTL_MS = 600_000;
 
-export interface AttachOptions {
+export interface AttachOptions extends ConnectOptions {
   /** `host:port` of one server, or several. */
   target: string | string[];
   processors: object[];
@@ -394,6 +395,6 @@ export function attach(options: AttachOptions): ProcessorHandle {
   const host = new Host(byId, declarations, options.instanceId ?? defaultInstanceId(), makeTracer(options.tracerProvider),
     options.stateTtlMs ?? DEFAULT_STATE_TTL_MS);
   return new Handle(options.target, open, () => new ProcessorSession(host, log), {
-    backoff: options.backoff, beforeFirst: loadTracing, log,
+    backoff: options.backoff, beforeFirst: loadTracing, log, tls: options.tls, token: options.token,
   });
 }
