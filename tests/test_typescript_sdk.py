@@ -5,9 +5,8 @@ and TLS.
 Each ``ts`` block of ``clients/typescript/README.md`` is one file under
 ``clients/typescript/examples``; the tests run those files with tsx and check what a user would
 see: the streamed text and the tripwire the agent client prints, a subscribed thread's woken run,
-the tool's output reaching the
-model, one trace across the server and the TypeScript processor, the processes reattaching after
-the server restarts. Scripts under ``tests/remote/ts`` cover agent CRUD and a refused handshake.
+the tool's output reaching the model, one trace across the server and the TypeScript processor,
+the processes reattaching after the server restarts. Scripts under ``tests/remote/ts`` cover agent CRUD and a refused handshake.
 """
 
 from __future__ import annotations
