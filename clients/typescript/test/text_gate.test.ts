@@ -78,6 +78,20 @@ describe("partial matching", () => {
     assert.equal(rewrite("a(?=b)"), "(?:a|$)(?:(?=b)|$)");
   });
 
+  test("every prefix of an address is held from where the address starts, whatever the flags and groups", () => {
+    const patterns = [EMAIL, /(?<user>[a-z.]+)@(?<host>[a-z]+(?:\.[a-z]+)+)/i, /\b[\w.]+@\w+\.(?:com|org)\b/u];
+    for (const pattern of patterns) {
+      const search = partialMatcher(pattern);
+      for (let k = 1; k <= "Jane.Doe@example.com".length; k++) {
+        const text = `Write to ${"Jane.Doe@example.com".slice(0, k)}`;
+        const m = search(text, 0);
+        assert.equal(m?.start, 9, `${pattern} on ${JSON.stringify(text)}`);
+        assert.equal(m?.end, text.length);
+      }
+      assert.deepEqual(search("Write to Jane.Doe@example.com now", 0), { start: 9, end: 29, partial: false });
+    }
+  });
+
   test("complete, partial and no matches", () => {
     const search = partialMatcher(EMAIL);
     assert.deepEqual(search("mail jo@ex.com now", 0), { start: 5, end: 14, partial: false });
