@@ -1,6 +1,7 @@
 // Remote tools over `ToolService.Attach`: a tool is a name, a description, a JSON-schema input
 // and a function; `serveTools` serves tools to running servers until the handle is closed.
 import { create, type JsonObject } from "@bufbuild/protobuf";
+import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { createClient, type Transport } from "@connectrpc/connect";
 import type { TracerProvider } from "@opentelemetry/api";
 import type { DataChunk } from "./gen/treadle/v1/chunk_pb.js";
@@ -28,7 +29,8 @@ export interface ToolExecutionContext {
   requestContext: RequestContext;
   /** `writer.custom({ type: "data-...", data })`: emitted before the tool's result. */
   writer: ProcessorStreamWriter;
-  /** Aborted when the server stops waiting (deadline passed, run cancelled, stream gone). */
+  /** Aborted when the server stops waiting (the call's deadline passed, run cancelled, stream
+   * gone); no answer is sent then. */
   abortSignal: AbortSignal;
 }
 
@@ -106,6 +108,8 @@ class ToolSession implements Session<ToolServiceAttachRequest, ToolServiceAttach
   private async run(call: ToolInvocation, send: (m: ToolServiceAttachRequest) => void): Promise<void> {
     const controller = new AbortController();
     this.running.set(call.invocationId, controller);
+    const timer = call.deadline === undefined ? undefined
+      : setTimeout(() => controller.abort(new Error("the call's deadline passed")), Math.max(0, timestampMs(call.deadline) - Date.now()));
     const written: DataChunk[] = [];
     const context: ToolExecutionContext = {
       toolCallId: call.toolCallId, runId: call.runId, agentId: call.agentId,
@@ -129,6 +133,7 @@ class ToolSession implements Session<ToolServiceAttachRequest, ToolServiceAttach
         return { case: "error" as const, value: e instanceof Error ? e.message || e.name : String(e) };
       }
     });
+    clearTimeout(timer);
     this.running.delete(call.invocationId);
     if (this.closed || controller.signal.aborted) return;
     send(create(ToolServiceAttachRequestSchema, {
