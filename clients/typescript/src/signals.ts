@@ -9,6 +9,7 @@
 // enums are the framework's strings (`"wake"`, `"deliver"`, `"high"`), timestamps are Dates. A
 // woken run is watched through `subscribeToThread`, not through an `output` stream.
 import { fromJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { CallOptionsSchema, type CallOptions } from "./gen/treadle/v1/agent_pb.js";
 import type { Chunk } from "./gen/treadle/v1/chunk_pb.js";
 import {
@@ -18,13 +19,14 @@ import {
   NotificationDecisionSchema,
   NotificationRecordSchema,
   NotificationSchema,
+  NotificationStatusSchema,
   type SignalAccepted,
+  SignalActionSchema,
   SignalMessageSchema,
   SignalSchema,
   StateSignalSchema,
   type SubscribeToThreadResponse,
 } from "./gen/treadle/v1/signal_pb.js";
-import { SignalActionSchema, NotificationStatusSchema } from "./gen/treadle/v1/signal_pb.js";
 import type { Part } from "./gen/treadle/v1/message_pb.js";
 import { partToProto } from "./internal/convert.js";
 import { enumFromString, enumToString, fromPlain, toPlain, type Plain } from "./internal/plain.js";
@@ -353,7 +355,7 @@ function acceptedOf(a: SignalAccepted): SendAgentSignalAccepted {
 }
 
 function createdSignal(s: CreatedSignal): CreatedAgentSignal {
-  return { id: s.id, type: s.type, tagName: s.tagName, createdAt: s.createdAt ? new Date(Number(s.createdAt.seconds) * 1000 + s.createdAt.nanos / 1e6) : undefined, attributes: s.attributes ?? {} };
+  return { id: s.id, type: s.type, tagName: s.tagName, createdAt: s.createdAt && timestampDate(s.createdAt), attributes: s.attributes ?? {} };
 }
 
 function signalResult(r: { accepted?: SignalAccepted; signal?: CreatedSignal }): SendAgentSignalResult {
