@@ -290,8 +290,8 @@ const file_treadle_v1_notification_proto_rawDesc = "" +
 	"\x1bNOTIFICATION_ACTION_DELIVER\x10\x01\x12!\n" +
 	"\x1dNOTIFICATION_ACTION_SUMMARIZE\x10\x02\x12\x1d\n" +
 	"\x19NOTIFICATION_ACTION_DEFER\x10\x03\x12\x1f\n" +
-	"\x1bNOTIFICATION_ACTION_DISCARD\x10\x04Bc\n" +
-	"\x0edev.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\n" +
+	"\x1bNOTIFICATION_ACTION_DISCARD\x10\x04Bv\n" +
+	"\x0edev.treadle.v1B\x11NotificationProtoP\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\n" +
 	"Treadle.V1b\x06proto3"
 
 var (
