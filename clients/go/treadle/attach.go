@@ -180,10 +180,11 @@ func (h *host) stream(ctx context.Context, conn *grpc.ClientConn, welcomed func(
 		_ = st.Send(m) // a failed send surfaces as the stream's end in Recv
 	}
 	send(&treadlev1.ProcessorServiceAttachRequest{Message: &treadlev1.ProcessorServiceAttachRequest_Handshake{
-		Handshake: &treadlev1.ProcessorHandshake{ProtocolVersions: []uint32{ProtocolVersion},
+		Handshake: &treadlev1.ProcessorHandshake{ProtocolVersions: ProtocolVersions,
 			Processors: h.declarations, InstanceId: h.o.instanceID}}})
 	var runMu sync.Mutex
 	running := map[string]context.CancelFunc{}
+	version := uint32(1) // the welcome's choice; read only by this goroutine and the ones it starts after
 	for {
 		m, err := st.Recv()
 		if err == io.EOF {
@@ -194,6 +195,9 @@ func (h *host) stream(ctx context.Context, conn *grpc.ClientConn, welcomed func(
 		}
 		switch msg := m.Message.(type) {
 		case *treadlev1.ProcessorServiceAttachResponse_Welcome:
+			if v := msg.Welcome.GetProtocolVersion(); v != 0 {
+				version = v
+			}
 			welcomed()
 		case *treadlev1.ProcessorServiceAttachResponse_Invocation:
 			inv := msg.Invocation
@@ -203,6 +207,7 @@ func (h *host) stream(ctx context.Context, conn *grpc.ClientConn, welcomed func(
 			runMu.Unlock()
 			prev, rs := h.queue(inv)
 			wg.Add(1)
+			version := version
 			go func() {
 				defer wg.Done()
 				defer close(rs.tail)
@@ -215,7 +220,7 @@ func (h *host) stream(ctx context.Context, conn *grpc.ClientConn, welcomed func(
 				// One (run, processor) answers its invocations one at a time, in arrival order:
 				// its state is a sequence. Different runs go concurrently.
 				<-prev
-				res := h.invoke(ictx, inv, rs.run)
+				res := h.invoke(ictx, inv, rs.run, version)
 				if !h.observe[inv.ProcessorId][inv.Hook] {
 					send(&treadlev1.ProcessorServiceAttachRequest{Message: &treadlev1.ProcessorServiceAttachRequest_Result{Result: res}})
 				}
@@ -302,8 +307,13 @@ func (h *host) endRun(run string) {
 	}
 }
 
-// invocationContext ends at the invocation's deadline, on cancel, or when the stream ends.
+// invocationContext ends when the server stops waiting, on cancel, or when the stream ends.
+// `timeout` (counted from now, as the invocation just arrived) is preferred to `deadline`,
+// which is on the server's clock.
 func invocationContext(ctx context.Context, inv *treadlev1.Invocation) (context.Context, context.CancelFunc) {
+	if t := inv.GetTimeout(); t != nil && t.AsDuration() > 0 {
+		return context.WithTimeout(ctx, t.AsDuration())
+	}
 	if d := inv.GetDeadline(); d != nil {
 		return context.WithDeadline(ctx, d.AsTime())
 	}

@@ -10,14 +10,23 @@ import (
 	"sync"
 	"time"
 
+	treadlev1 "github.com/treadle-dev/treadle/clients/go/gen/treadle/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 )
 
-// ProtocolVersion is the protocol version this SDK speaks.
-const ProtocolVersion = 1
+// ProtocolVersion is the highest processor protocol version this SDK speaks; the handshake
+// offers ProtocolVersions and the server's welcome picks one. Version 2 lets ProcessOutputStream
+// replace a chunk by several (hold and release, see TextGate).
+const ProtocolVersion = 2
+
+// ProtocolVersions are the processor protocol versions offered in the handshake.
+var ProtocolVersions = []uint32{1, 2}
+
+// toolProtocolVersion is the tool protocol's version (it has one).
+const toolProtocolVersion = 1
 
 // A handshake refused with one of these codes would be refused again: the SDK does not retry.
 var fatal = map[codes.Code]bool{
@@ -43,6 +52,7 @@ type options struct {
 	logger                 *slog.Logger
 	dial                   []grpc.DialOption
 	stateTTL               time.Duration
+	onInvocation           func(processorID string, hook treadlev1.Hook)
 }
 
 func buildOptions(opts []Option) options {
@@ -69,6 +79,12 @@ func WithBackoff(initial, maximum time.Duration) Option {
 // WithStateTTL sets how long a run's state is kept after its last invocation when neither
 // run_ended nor its processOutputResult ends it (default 10 minutes).
 func WithStateTTL(d time.Duration) Option { return func(o *options) { o.stateTTL = d } }
+
+// WithInvocationObserver calls f before each processor invocation runs (metrics, logs); it
+// must not block.
+func WithInvocationObserver(f func(processorID string, hook treadlev1.Hook)) Option {
+	return func(o *options) { o.onInvocation = f }
+}
 
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }

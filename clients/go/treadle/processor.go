@@ -129,7 +129,10 @@ type ProcessAPIError interface {
 
 // ProcessOutputStream runs on every stream chunk. It returns the chunks that take the part's
 // place: []*Chunk{args.Part} passes it unchanged, nil drops it, another chunk replaces it.
-// Protocol version 1 carries at most one chunk per outcome; more is answered as an error.
+// With protocol version 2 (the server's welcome picks it) several chunks replace it, in order,
+// and an empty non-nil slice holds it back, to be released with a later chunk (see TextGate);
+// released text deltas may leave their id empty. On a version-1 stream more than one chunk is
+// answered as an error.
 type ProcessOutputStream interface {
 	ProcessOutputStream(ctx context.Context, args *ProcessOutputStreamArgs) ([]*treadlev1.Chunk, error)
 }

@@ -94,7 +94,7 @@ func serveToolStream(ctx context.Context, conn *grpc.ClientConn, welcomed func()
 		_ = st.Send(m)
 	}
 	send(&treadlev1.ToolServiceAttachRequest{Message: &treadlev1.ToolServiceAttachRequest_Handshake{
-		Handshake: &treadlev1.ToolHandshake{ProtocolVersions: []uint32{ProtocolVersion}, Tools: defs, InstanceId: o.instanceID}}})
+		Handshake: &treadlev1.ToolHandshake{ProtocolVersions: []uint32{toolProtocolVersion}, Tools: defs, InstanceId: o.instanceID}}})
 	var mu sync.Mutex
 	running := map[string]context.CancelFunc{}
 	for {
