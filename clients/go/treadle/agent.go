@@ -15,6 +15,8 @@ type Client struct {
 	conn *grpc.ClientConn
 	// Agents is the generated AgentService client, for the calls Client does not wrap (CRUD).
 	Agents treadlev1.AgentServiceClient
+	// Threads is the generated ThreadService client (Client wraps each of its calls).
+	Threads treadlev1.ThreadServiceClient
 }
 
 // Dial connects to the server at target (HOST:PORT); the connection is made lazily.
@@ -24,7 +26,7 @@ func Dial(target string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{conn: conn, Agents: treadlev1.NewAgentServiceClient(conn)}, nil
+	return &Client{conn: conn, Agents: treadlev1.NewAgentServiceClient(conn), Threads: treadlev1.NewThreadServiceClient(conn)}, nil
 }
 
 // Close closes the connection.
