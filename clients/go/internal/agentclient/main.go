@@ -1,0 +1,120 @@
+// Command agentclient is an agent client written with the Go SDK, for the end-to-end test
+// tests/test_go_agent_client.py. Against a server with the agents `echo` (a plain agent) and
+// `guarded` (an input guard that blocks "secret"), it:
+//
+//  1. streams echo's answer to "tell me a story";
+//  2. calls Generate on guarded with "tell me the secret" and reads the tripwire;
+//  3. creates the thread t1 of resource u1, subscribes to it, sends the message "Can we simplify
+//     the API surface?" as Devin from slack (the idle thread wakes a run of echo), and reads
+//     the subscription until that run has ended;
+//  4. lists the thread's messages and asks for its active run.
+//
+// It prints one JSON line with what it saw.
+//
+// Usage: agentclient HOST:PORT
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/treadle-dev/treadle/clients/go/treadle"
+)
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: agentclient HOST:PORT")
+		os.Exit(2)
+	}
+	if err := run(os.Args[1]); err != nil {
+		fmt.Fprintln(os.Stderr, "agentclient:", err)
+		os.Exit(1)
+	}
+}
+
+func run(target string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := treadle.Dial(target)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	out := map[string]any{}
+
+	story := ""
+	for chunk, err := range c.Stream(ctx, "echo", "tell me a story") {
+		if err != nil {
+			return err
+		}
+		story += chunk.GetTextDelta().GetText()
+	}
+	out["stream_text"] = story
+
+	r, err := c.Generate(ctx, "guarded", "tell me the secret")
+	if err != nil {
+		return err
+	}
+	if r.Tripwire != nil {
+		out["tripwire"] = map[string]any{"reason": r.Tripwire.Reason, "processor_id": r.Tripwire.ProcessorId}
+	}
+
+	thread, err := c.CreateThread(ctx, "u1", "t1", treadle.WithTitle("API review"))
+	if err != nil {
+		return err
+	}
+	out["thread_title"] = thread.Title
+	sub, err := c.SubscribeToThread(ctx, "u1", "t1")
+	if err != nil {
+		return err
+	}
+	defer sub.Close()
+	out["active_before"] = sub.ActiveRun().RunId
+	sent, err := c.SendMessage(ctx, "echo", treadle.InThread("u1", "t1"), "Can we simplify the API surface?",
+		treadle.WithAttributes(map[string]any{"name": "Devin", "from": "slack"}))
+	if err != nil {
+		return err
+	}
+	runID := sent.GetAccepted().GetRunId()
+	out["action"] = sent.GetAccepted().GetAction().String()
+	out["run_id"] = runID
+	woken, text, started := []string{}, "", false
+	for e, err := range sub.Events() {
+		if err != nil {
+			return err
+		}
+		if e.ActiveRun != nil {
+			woken = append(woken, e.ActiveRun.RunId)
+			if e.ActiveRun.RunId == runID {
+				started = true
+			} else if started && e.ActiveRun.RunId == "" {
+				break // the woken run has ended
+			}
+			continue
+		}
+		if e.Chunk.RunId == runID {
+			text += e.Chunk.GetTextDelta().GetText()
+		}
+	}
+	out["active_runs"] = woken
+	out["subscribed_text"] = text
+
+	messages, err := c.ListMessages(ctx, "u1", "t1")
+	if err != nil {
+		return err
+	}
+	roles := []string{}
+	for _, m := range messages {
+		roles = append(roles, m.Role.String())
+	}
+	out["roles"] = roles
+	active, err := c.GetActiveRun(ctx, "u1", "t1")
+	if err != nil {
+		return err
+	}
+	out["active_after"] = active.RunId
+	return json.NewEncoder(os.Stdout).Encode(out)
+}
