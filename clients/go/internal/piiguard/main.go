@@ -1,0 +1,73 @@
+// Command piiguard is a PII guard written with the Go SDK: it redacts e-mail addresses from the
+// answer as it streams, with treadle.TextGate, even when an address arrives split across deltas
+// ("jo", "hn@exa", "mple.com"). Text that cannot be part of an address streams through unheld.
+//
+// Usage: piiguard HOST:PORT [per_chunk|windowed]   (prints "ready" once the server welcomed it;
+// runs until stdin closes or a signal)
+//
+// It lives under internal/ so it never becomes part of the SDK's public surface; the Python
+// test tests/test_go_text_gate.py builds and runs it.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"regexp"
+	"syscall"
+
+	treadlev1 "github.com/treadle-dev/treadle/clients/go/gen/treadle/v1"
+	"github.com/treadle-dev/treadle/clients/go/treadle"
+)
+
+var email = regexp.MustCompile(`[\w.+-]+@[\w-]+(?:\.[\w-]+)+`)
+
+// PIIGuard redacts e-mail addresses from the streamed answer.
+type PIIGuard struct {
+	delivery treadlev1.StreamDelivery
+	gate     *treadle.TextGate
+}
+
+func (PIIGuard) ID() string { return "pii-guard" }
+
+func (g PIIGuard) Settings() treadle.Settings { return treadle.Settings{Delivery: g.delivery} }
+
+func (g PIIGuard) ProcessOutputStream(ctx context.Context, a *treadle.ProcessOutputStreamArgs) ([]*treadlev1.Chunk, error) {
+	return g.gate.Process(ctx, a)
+}
+
+func redact(_ context.Context, text string) (string, error) {
+	return email.ReplaceAllString(text, "[email]"), nil
+}
+
+func main() {
+	if len(os.Args) < 2 || len(os.Args) > 3 {
+		fmt.Fprintln(os.Stderr, "usage: piiguard HOST:PORT [per_chunk|windowed]")
+		os.Exit(2)
+	}
+	guard := PIIGuard{delivery: treadlev1.StreamDelivery_STREAM_DELIVERY_WINDOWED, gate: treadle.NewTextGate(redact, treadle.PatternBoundary(email))}
+	if len(os.Args) == 3 && os.Args[2] == "per_chunk" {
+		guard.delivery = treadlev1.StreamDelivery_STREAM_DELIVERY_PER_CHUNK
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	a, err := treadle.Attach(ctx, os.Args[1], []treadle.Processor{guard})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "piiguard:", err)
+		os.Exit(2)
+	}
+	defer a.Close()
+	if err := a.Ready(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "piiguard:", err)
+		os.Exit(1)
+	}
+	fmt.Println("ready")
+	stdin := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, os.Stdin); close(stdin) }()
+	select {
+	case <-ctx.Done():
+	case <-stdin:
+	}
+}
