@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,7 +41,16 @@ def command(sdk: str, mode: str, target: str) -> tuple[list[str], Path]:
     return ["node", "--import", "tsx", str(ROOT / "bench" / "echo_processor.mts"), mode, target], TS_CLIENT
 
 
+Command = Callable[[str, str, str], tuple[list[str], Path]]
+"""(sdk, mode, target) -> the echo processor's argv and working directory."""
+
+
 async def main(runs: int, n_chunks: int, modes: list[str]) -> None:
+    await compare("ts", "typescript", command, runs, n_chunks, modes)
+
+
+async def compare(label: str, sdk: str, command: Command, runs: int, n_chunks: int, modes: list[str]) -> None:
+    """Prints, per mode, the Python SDK's and ``sdk``'s cost per chunk and their ratio."""
     floor = await bidi_round_trip_us()
     deltas = [f"w{i} " for i in range(n_chunks)]
     model = ScriptedModel()
@@ -74,11 +84,12 @@ async def main(runs: int, n_chunks: int, modes: list[str]) -> None:
         base, count = await _time_runs(app, agent([]), model, runs, deltas)
         print(f"floor: bare gRPC bidi round trip {floor:.1f} µs")
         print(f"baseline: {base * 1e3:.1f} ms per run of {count} chunks without a processor")
-        print(f"{'mode':<10} {'python µs/chunk':>16} {'x floor':>8} {'ts µs/chunk':>12} {'x floor':>8} {'ts/python':>10}")
+        print(f"{'mode':<10} {'python µs/chunk':>16} {'x floor':>8} {label + ' µs/chunk':>12} {'x floor':>8} "
+              f"{label + '/python':>10}")
         for mode in modes:
             py = await added_us("python", mode, base, count)
-            ts = await added_us("typescript", mode, base, count)
-            print(f"{mode:<10} {py:>16.1f} {py / floor:>8.2f} {ts:>12.1f} {ts / floor:>8.2f} {ts / py:>10.2f}")
+            other = await added_us(sdk, mode, base, count)
+            print(f"{mode:<10} {py:>16.1f} {py / floor:>8.2f} {other:>12.1f} {other / floor:>8.2f} {other / py:>10.2f}")
     finally:
         await app.stop(0)
 
