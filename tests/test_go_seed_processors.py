@@ -1,5 +1,5 @@
-"""The seed tests of the framework's processor examples, with the processors written in Go on
-the Go SDK (``clients/go/internal/seedprocessors``) and running in a Go process.
+"""The tests of the framework's processor examples (``tests/test_seed_processors.py``), with the
+processors written in Go on the Go SDK (``clients/go/internal/seedprocessors``), in a Go process.
 
 The test bodies are the very ones of ``tests/test_seed_processors.py``, run through the remote
 harness of ``tests/test_remote_seed_processors.py`` as ``tests/test_typescript_seed_processors.py``

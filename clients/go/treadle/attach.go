@@ -9,6 +9,7 @@ import (
 	"time"
 
 	treadlev1 "github.com/treadle-dev/treadle/clients/go/gen/treadle/v1"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/durationpb"
 )
@@ -123,6 +124,7 @@ type host struct {
 	declarations []*treadlev1.ProcessorDeclaration
 	observe      map[string]map[treadlev1.Hook]bool
 	o            options
+	tracer       trace.Tracer
 
 	mu    sync.Mutex
 	runs  map[runKey]*runState
@@ -139,6 +141,7 @@ func Attach(ctx context.Context, target string, processors []Processor, opts ...
 	}
 	h := &host{processors: map[string]Processor{}, observe: map[string]map[treadlev1.Hook]bool{},
 		o: buildOptions(opts), runs: map[runKey]*runState{}, now: time.Now}
+	h.tracer = h.o.tracer()
 	for _, p := range processors {
 		d, err := Declaration(p)
 		if err != nil {

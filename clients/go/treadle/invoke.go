@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	treadlev1 "github.com/treadle-dev/treadle/clients/go/gen/treadle/v1"
+	"go.opentelemetry.io/otel/attribute"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -39,7 +40,21 @@ func (h *host) invoke(ctx context.Context, inv *treadlev1.Invocation, rs *runSta
 	if h.o.onInvocation != nil {
 		h.o.onInvocation(inv.ProcessorId, inv.Hook)
 	}
+	ctx, span := startSpan(ctx, h.tracer, hookNames[inv.Hook]+" "+inv.ProcessorId, inv.TraceContext,
+		attribute.String("treadle.processor.id", inv.ProcessorId), attribute.String("treadle.processor.hook", hookNames[inv.Hook]),
+		attribute.String("treadle.run.id", inv.RunId), attribute.Int("treadle.step.number", int(inv.StepNumber)),
+		attribute.Int("treadle.processor.retry_count", int(inv.RetryCount)))
+	defer span.End()
 	res = h.dispatch(ctx, p, inv, call, rs, version)
+	if e := res.GetError(); e != nil {
+		markError(span, errors.New(e.Message))
+	}
+	if o := res.ProtoReflect().WhichOneof(res.ProtoReflect().Descriptor().Oneofs().ByName("outcome")); o != nil {
+		span.SetAttributes(attribute.String("treadle.processor.outcome", string(o.Name())))
+	}
+	if parts := inv.GetProcessOutputStream().GetParts(); parts != nil {
+		span.SetAttributes(attribute.Int("treadle.processor.chunk_count", len(parts)))
+	}
 	res.InvocationId = id
 	after, err := stateStruct(rs.state)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	treadlev1 "github.com/treadle-dev/treadle/clients/go/gen/treadle/v1"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -56,6 +57,7 @@ type options struct {
 	dial                   []grpc.DialOption
 	stateTTL               time.Duration
 	onInvocation           func(processorID string, hook treadlev1.Hook)
+	tracerProvider         trace.TracerProvider
 	tls                    *tls.Config
 	token                  *string // nil: TREADLE_TOKEN
 }

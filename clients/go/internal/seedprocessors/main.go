@@ -45,7 +45,7 @@ func main() {
 	if len(args) == 1 {
 		err = serveReporting(ctx, args[0])
 	} else {
-		err = serveSeedTest(ctx, args[0], args[2])
+		err = serveTest(ctx, args[0], args[2])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "seedprocessors:", err)
@@ -86,7 +86,7 @@ func serveReporting(ctx context.Context, target string) error {
 	}
 }
 
-// recorder is what a processor of a seed test recorded, by the Python twin's container name.
+// recorder is what a processor of one of those tests recorded, by the Python twin's container name.
 type recorder struct {
 	mu   sync.Mutex
 	seen map[string][]any
@@ -108,7 +108,7 @@ func (r *recorder) mirror() map[string]any {
 	return out
 }
 
-// setup is one seed test's processors, in the order it gives them to its agent, each with its
+// setup is one test's processors, in the order it gives them to its agent, each with its
 // recorder; served lists them as attached (processors sharing an id are one).
 type setup struct {
 	recorders []*recorder
@@ -159,7 +159,7 @@ func setupOf(test string) (setup, bool) {
 	return setup{}, false
 }
 
-func serveSeedTest(ctx context.Context, target, test string) error {
+func serveTest(ctx context.Context, target, test string) error {
 	s, ok := setupOf(test)
 	if !ok {
 		return fmt.Errorf("no Go processors for %s", test)
