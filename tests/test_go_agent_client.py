@@ -3,8 +3,8 @@
 ``clients/go/internal/agentclient`` (built once per session) streams an answer, reads a
 tripwire from ``Generate``, creates a thread, subscribes to it and sends a message into it with
 ``SendMessage``: the idle thread wakes a run, the subscription sees it start, stream and end,
-and the model's request carries the message as ``<user name="Devin" from="slack">``. The model
-is the wire-level OpenAI fake.
+and the model's request carries the message as ``<user name="Devin" from="slack">``; then it
+makes, changes and deletes an agent. The model is the wire-level OpenAI fake.
 """
 
 from __future__ import annotations
@@ -50,6 +50,9 @@ async def test_go_agent_client_streams_trips_and_wakes_a_thread(
     assert out["subscribed_text"] == "Hi Devin"
     assert out["roles"] == ["MESSAGE_ROLE_SIGNAL", "MESSAGE_ROLE_ASSISTANT"]
     assert out["active_after"] == ""
+    assert out["updated"] == {"name": "Made in Go", "description": "from Go"}
+    assert sorted(out["agents"]) == ["echo", "guarded", "made-in-go"]
+    assert out["after_delete"] == "NotFound"
     # Two model calls (the guarded agent never reached the model); the second is the woken run's.
     assert len(model.requests) == 2
     users = [m["content"] for m in model.requests[1]["messages"] if m["role"] == "user"]

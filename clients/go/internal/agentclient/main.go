@@ -7,7 +7,8 @@
 //  3. creates the thread t1 of resource u1, subscribes to it, sends the message "Can we simplify
 //     the API surface?" as Devin from slack (the idle thread wakes a run of echo), and reads
 //     the subscription until that run has ended;
-//  4. lists the thread's messages and asks for its active run.
+//  4. lists the thread's messages and asks for its active run;
+//  5. creates, updates, lists, gets and deletes the agent made-in-go.
 //
 // It prints one JSON line with what it saw.
 //
@@ -21,6 +22,9 @@ import (
 	"os"
 	"time"
 
+	"google.golang.org/grpc/status"
+
+	treadlev1 "github.com/treadle-dev/treadle/clients/go/gen/treadle/v1"
 	"github.com/treadle-dev/treadle/clients/go/treadle"
 )
 
@@ -116,5 +120,28 @@ func run(target string) error {
 		return err
 	}
 	out["active_after"] = active.RunId
+
+	if _, err := c.CreateAgent(ctx, &treadlev1.Agent{Id: "made-in-go", Name: "Made in Go", Model: "openai/gpt-4o-mini"}); err != nil {
+		return err
+	}
+	updated, err := c.UpdateAgent(ctx, &treadlev1.Agent{Id: "made-in-go", Description: "from Go"}, "description")
+	if err != nil {
+		return err
+	}
+	out["updated"] = map[string]string{"name": updated.Name, "description": updated.Description}
+	agents, err := c.ListAgents(ctx)
+	if err != nil {
+		return err
+	}
+	ids := []string{}
+	for _, a := range agents {
+		ids = append(ids, a.Id)
+	}
+	out["agents"] = ids
+	if err := c.DeleteAgent(ctx, "made-in-go"); err != nil {
+		return err
+	}
+	_, err = c.GetAgent(ctx, "made-in-go")
+	out["after_delete"] = status.Code(err).String()
 	return json.NewEncoder(os.Stdout).Encode(out)
 }
