@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -21,6 +22,10 @@ const (
 	DefaultDelivery    = treadlev1.StreamDelivery_STREAM_DELIVERY_WINDOWED
 	DefaultMaxInFlight = 4
 )
+
+// toolFiltered are the hooks a tool-name filter applies to.
+var toolFiltered = map[treadlev1.Hook]bool{treadlev1.Hook_HOOK_BEFORE_TOOL_CALL: true,
+	treadlev1.Hook_HOOK_AFTER_TOOL_CALL: true, treadlev1.Hook_HOOK_PROCESS_TOOL_RESULT: true}
 
 // hooksOf lists the hooks p implements, in the Processor API's order.
 func hooksOf(p Processor) []treadlev1.Hook {
@@ -48,6 +53,10 @@ func hooksOf(p Processor) []treadlev1.Hook {
 	add(ok, treadlev1.Hook_HOOK_PROCESS_TOOL_RESULT)
 	_, ok = p.(ProcessOutputResult)
 	add(ok, treadlev1.Hook_HOOK_PROCESS_OUTPUT_RESULT)
+	_, ok = p.(BeforeToolCall)
+	add(ok, treadlev1.Hook_HOOK_BEFORE_TOOL_CALL)
+	_, ok = p.(AfterToolCall)
+	add(ok, treadlev1.Hook_HOOK_AFTER_TOOL_CALL)
 	return hooks
 }
 
@@ -81,6 +90,11 @@ func Declaration(p Processor) (*treadlev1.ProcessorDeclaration, error) {
 			return nil, fmt.Errorf("processor %q: Timeouts names %s, which it does not implement", id, h)
 		}
 	}
+	for h := range s.ToolNames {
+		if !has[h] || !toolFiltered[h] {
+			return nil, fmt.Errorf("processor %q: ToolNames names %s, which it does not implement or which takes no tool filter", id, h)
+		}
+	}
 	d := &treadlev1.ProcessorDeclaration{Id: id, Name: s.Name, Description: s.Description}
 	for _, h := range hooks {
 		hd := &treadlev1.HookDeclaration{Hook: h, Mode: treadlev1.HookMode_HOOK_MODE_MUTATE}
@@ -89,6 +103,9 @@ func Declaration(p Processor) (*treadlev1.ProcessorDeclaration, error) {
 		}
 		if t, ok := s.Timeouts[h]; ok {
 			hd.Timeout = durationpb.New(t)
+		}
+		if toolFiltered[h] {
+			hd.ToolNames = slices.Sorted(slices.Values(s.ToolNames[h]))
 		}
 		if h == treadlev1.Hook_HOOK_PROCESS_OUTPUT_STREAM {
 			hd.ProcessDataParts = s.ProcessDataParts

@@ -8,6 +8,7 @@ import (
 	treadlev1 "github.com/treadle-dev/treadle/clients/go/gen/treadle/v1"
 	"go.opentelemetry.io/otel/attribute"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // invoke runs one invocation and returns its answer; it never panics and always answers.
@@ -116,6 +117,26 @@ func (h *host) dispatch(ctx context.Context, p Processor, inv *treadlev1.Invocat
 	case treadlev1.Hook_HOOK_PROCESS_OUTPUT_RESULT:
 		if x, ok := p.(ProcessOutputResult); ok {
 			return replaceResult(x.ProcessOutputResult(ctx, &ProcessOutputResultArgs{c, inv.GetProcessOutputResult()}))
+		}
+	case treadlev1.Hook_HOOK_BEFORE_TOOL_CALL:
+		if x, ok := p.(BeforeToolCall); ok {
+			skip, err := x.BeforeToolCall(ctx, &BeforeToolCallArgs{c, inv.GetBeforeToolCall()})
+			if err != nil || skip == nil {
+				return replaceResult(nil, err)
+			}
+			out := &treadlev1.SkipToolOutcome{}
+			if skip.Output != nil {
+				v, err := structpb.NewValue(normalise(skip.Output))
+				if err != nil {
+					return errorResult("", fmt.Errorf("SkipTool.Output is not JSON: %w", err))
+				}
+				out.Output = v
+			}
+			return &treadlev1.InvocationResult{Outcome: &treadlev1.InvocationResult_SkipTool{SkipTool: out}}
+		}
+	case treadlev1.Hook_HOOK_AFTER_TOOL_CALL:
+		if x, ok := p.(AfterToolCall); ok {
+			return replaceResult(nil, x.AfterToolCall(ctx, &AfterToolCallArgs{c, inv.GetAfterToolCall()}))
 		}
 	}
 	return missing()

@@ -91,6 +91,24 @@ type ProcessOutputResultArgs struct {
 	*treadlev1.ProcessOutputResultArgs
 }
 
+// BeforeToolCallArgs are the arguments of BeforeToolCall.
+type BeforeToolCallArgs struct {
+	Call
+	*treadlev1.BeforeToolCallArgs
+}
+
+// AfterToolCallArgs are the arguments of AfterToolCall.
+type AfterToolCallArgs struct {
+	Call
+	*treadlev1.AfterToolCallArgs
+}
+
+// SkipTool is BeforeToolCall's refusal: the tool does not run and Output (JSON-compatible)
+// stands for its result. A nil *SkipTool lets the tool run.
+type SkipTool struct {
+	Output any
+}
+
 // Replace is a hook's replacements; a nil *Replace means unchanged.
 type Replace = treadlev1.ReplaceOutcome
 
@@ -152,6 +170,18 @@ type ProcessOutputResult interface {
 	ProcessOutputResult(ctx context.Context, args *ProcessOutputResultArgs) (*Replace, error)
 }
 
+// BeforeToolCall runs before each tool call of the agents that list the processor (the agent's
+// own tool hooks run first); it may refuse the call.
+type BeforeToolCall interface {
+	BeforeToolCall(ctx context.Context, args *BeforeToolCallArgs) (*SkipTool, error)
+}
+
+// AfterToolCall runs after each tool call (not after a refused one) and sees its output or
+// error; it may only abort or fail.
+type AfterToolCall interface {
+	AfterToolCall(ctx context.Context, args *AfterToolCallArgs) error
+}
+
 // Settings tune a processor's declaration; a processor that has a Settings() Settings method
 // uses them.
 type Settings struct {
@@ -160,6 +190,9 @@ type Settings struct {
 	Observe []treadlev1.Hook
 	// The timeout to ask for, per hook.
 	Timeouts map[treadlev1.Hook]Duration
+	// BeforeToolCall, AfterToolCall and ProcessToolResult: the tools (by name) the hook is
+	// invoked for, per hook; none means every tool.
+	ToolNames map[treadlev1.Hook][]string
 	// processOutputStream: per-chunk or windowed delivery (default windowed), the most chunks
 	// per invocation, invocations in flight (default 4), and whether data-* chunks are sent.
 	Delivery         treadlev1.StreamDelivery

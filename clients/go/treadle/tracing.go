@@ -60,4 +60,6 @@ var hookNames = map[treadlev1.Hook]string{
 	treadlev1.Hook_HOOK_PROCESS_OUTPUT_STEP:   "processOutputStep",
 	treadlev1.Hook_HOOK_PROCESS_TOOL_RESULT:   "processToolResult",
 	treadlev1.Hook_HOOK_PROCESS_OUTPUT_RESULT: "processOutputResult",
+	treadlev1.Hook_HOOK_BEFORE_TOOL_CALL:      "beforeToolCall",
+	treadlev1.Hook_HOOK_AFTER_TOOL_CALL:       "afterToolCall",
 }
