@@ -4,7 +4,8 @@
 tripwire from ``Generate``, creates a thread, subscribes to it and sends a message into it with
 ``SendMessage``: the idle thread wakes a run, the subscription sees it start, stream and end,
 and the model's request carries the message as ``<user name="Devin" from="slack">``; then it
-makes, changes and deletes an agent. The model is the wire-level OpenAI fake.
+reads the thread back, sends state and a notification that wake nothing, and makes, changes and
+deletes an agent. The model is the wire-level OpenAI fake.
 """
 
 from __future__ import annotations
@@ -50,6 +51,11 @@ async def test_go_agent_client_streams_trips_and_wakes_a_thread(
     assert out["subscribed_text"] == "Hi Devin"
     assert out["roles"] == ["MESSAGE_ROLE_SIGNAL", "MESSAGE_ROLE_ASSISTANT"]
     assert out["active_after"] == ""
+    assert out["runs"] == ["RUN_STATUS_FINISHED"]
+    assert out["titles"] == ["API review, round 2"]
+    assert out["state"] == ["SIGNAL_ACTION_PERSIST", True, "unchanged"]
+    assert out["notification"] == "NOTIFICATION_ACTION_SUMMARIZE" and out["pending"] == ["ci-status"]
+    assert out["aborted"] is False
     assert out["updated"] == {"name": "Made in Go", "description": "from Go"}
     assert sorted(out["agents"]) == ["echo", "guarded", "made-in-go"]
     assert out["after_delete"] == "NotFound"

@@ -7,7 +7,10 @@
 //  3. creates the thread t1 of resource u1, subscribes to it, sends the message "Can we simplify
 //     the API surface?" as Devin from slack (the idle thread wakes a run of echo), and reads
 //     the subscription until that run has ended;
-//  4. lists the thread's messages and asks for its active run;
+//  4. lists the thread's messages and runs and asks for its active run; renames the thread and
+//     lists the resource's threads; sends state (stored, twice: the second is skipped), a
+//     low-priority notification (summarized later, nothing wakes), lists the notifications,
+//     and aborts the idle thread's run (there is none);
 //  5. creates, updates, lists, gets and deletes the agent made-in-go.
 //
 // It prints one JSON line with what it saw.
@@ -120,6 +123,58 @@ func run(target string) error {
 		return err
 	}
 	out["active_after"] = active.RunId
+	runs, err := c.ListRuns(ctx, "u1", "t1")
+	if err != nil {
+		return err
+	}
+	statuses := []string{}
+	for _, r := range runs {
+		statuses = append(statuses, r.Status.String())
+	}
+	out["runs"] = statuses
+	if _, err := c.UpdateThread(ctx, "u1", "t1", treadle.WithTitle("API review, round 2")); err != nil {
+		return err
+	}
+	threads, err := c.ListThreads(ctx, "u1")
+	if err != nil {
+		return err
+	}
+	titles := []string{}
+	for _, t := range threads {
+		titles = append(titles, t.Title)
+	}
+	out["titles"] = titles
+	state := &treadlev1.StateSignal{Id: "browser", CacheKey: "k1", Mode: treadlev1.StateMode_STATE_MODE_SNAPSHOT, Contents: "on the docs page"}
+	persist := treadle.IfIdle(treadlev1.IdleBehavior_IDLE_BEHAVIOR_PERSIST, nil)
+	stored, err := c.SendStateSignal(ctx, "echo", treadle.InThread("u1", "t1"), state, persist)
+	if err != nil {
+		return err
+	}
+	again, err := c.SendStateSignal(ctx, "echo", treadle.InThread("u1", "t1"), state, persist)
+	if err != nil {
+		return err
+	}
+	out["state"] = []any{stored.GetAccepted().GetAction().String(), again.Skipped, again.Reason}
+	note, err := c.SendNotificationSignal(ctx, "echo", "u1", "t1", &treadlev1.Notification{Source: "github", Kind: "ci-status",
+		Summary: "CI passed.", Priority: treadlev1.NotificationPriority_NOTIFICATION_PRIORITY_LOW})
+	if err != nil {
+		return err
+	}
+	out["notification"] = note.GetDecision().GetAction().String()
+	records, err := c.ListNotifications(ctx, "u1", "t1", treadlev1.NotificationStatus_NOTIFICATION_STATUS_PENDING)
+	if err != nil {
+		return err
+	}
+	kinds := []string{}
+	for _, r := range records {
+		kinds = append(kinds, r.Kind)
+	}
+	out["pending"] = kinds
+	aborted, err := c.AbortRun(ctx, treadle.InThread("u1", "t1"))
+	if err != nil {
+		return err
+	}
+	out["aborted"] = aborted
 
 	if _, err := c.CreateAgent(ctx, &treadlev1.Agent{Id: "made-in-go", Name: "Made in Go", Model: "openai/gpt-4o-mini"}); err != nil {
 		return err
