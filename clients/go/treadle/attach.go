@@ -204,7 +204,7 @@ func (h *host) stream(ctx context.Context, conn *grpc.ClientConn, welcomed func(
 			Processors: h.declarations, InstanceId: h.o.instanceID}}})
 	var runMu sync.Mutex
 	running := map[string]context.CancelFunc{}
-	version := uint32(1) // the welcome's choice; read only by this goroutine and the ones it starts after
+	version := uint32(1) // the welcome's choice; each invocation's goroutine takes a copy
 	for {
 		m, err := st.Recv()
 		if err == io.EOF {
