@@ -54,6 +54,7 @@ async def test_go_agent_client_streams_trips_and_wakes_a_thread(
     assert out["runs"] == ["RUN_STATUS_FINISHED"]
     assert out["titles"] == ["API review, round 2"]
     assert out["state"] == ["SIGNAL_ACTION_PERSIST", True, "unchanged"]
+    assert out["signal"] == "SIGNAL_ACTION_PERSIST"
     assert out["notification"] == "NOTIFICATION_ACTION_SUMMARIZE" and out["pending"] == ["ci-status"]
     assert out["aborted"] is False
     assert out["updated"] == {"name": "Made in Go", "description": "from Go"}

@@ -8,7 +8,8 @@
 //     the API surface?" as Devin from slack (the idle thread wakes a run of echo), and reads
 //     the subscription until that run has ended;
 //  4. lists the thread's messages and runs and asks for its active run; renames the thread and
-//     lists the resource's threads; sends state (stored, twice: the second is skipped), a
+//     lists the resource's threads; sends state (stored, twice: the second is skipped) and a
+//     github-review signal (stored for the next run), a
 //     low-priority notification (summarized later, nothing wakes), lists the notifications,
 //     and aborts the idle thread's run (there is none);
 //  5. creates, updates, lists, gets and deletes the agent made-in-go.
@@ -155,6 +156,12 @@ func run(target string) error {
 		return err
 	}
 	out["state"] = []any{stored.GetAccepted().GetAction().String(), again.Skipped, again.Reason}
+	review, err := c.SendSignal(ctx, "echo", treadle.InThread("u1", "t1"),
+		&treadlev1.Signal{Type: "notification", TagName: "github-review", Contents: "LGTM"}, persist)
+	if err != nil {
+		return err
+	}
+	out["signal"] = review.GetAccepted().GetAction().String()
 	note, err := c.SendNotificationSignal(ctx, "echo", "u1", "t1", &treadlev1.Notification{Source: "github", Kind: "ci-status",
 		Summary: "CI passed.", Priority: treadlev1.NotificationPriority_NOTIFICATION_PRIORITY_LOW})
 	if err != nil {
