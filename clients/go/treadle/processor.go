@@ -1,8 +1,10 @@
 // Package treadle is the Go SDK for Treadle: remote processors (Attach), remote tools
-// (ServeTools) and an agent client (Dial). A processor is a value with an ID and the hook
-// methods of the Mastra Processor API it implements; the SDK declares exactly those hooks and
-// does the protocol's work (handshake, answer order, state versions, deadlines, cancel, drain,
-// run_ended, reconnect with backoff and jitter).
+// (ServeTools) and an agent client (Dial) for agents and their memory threads. A processor is a
+// value with an ID and the hook methods of the Mastra Processor API it implements; the SDK
+// declares exactly those hooks and does the protocol's work (handshake, protocol versions 1 and
+// 2, answer order, state versions, deadlines, cancel, drain, run_ended, reconnect with backoff
+// and jitter); TextGate holds streamed text for a guard. WithTLS, WithToken and
+// WithTracerProvider apply to all three.
 package treadle
 
 import (
