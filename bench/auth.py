@@ -40,7 +40,7 @@ from treadle.agents import Agent, ProcessorRef, RunRequest  # noqa: E402
 from treadle.app import TreadleApp  # noqa: E402
 from treadle.config import Settings  # noqa: E402
 from treadle.config.auth import token_sha256  # noqa: E402
-from treadle.messages import Message, SystemMessage  # noqa: E402
+from treadle.core.messages import Message, SystemMessage  # noqa: E402
 from treadle.testing import ScriptedModel, ScriptedModels, text_response  # noqa: E402
 from treadle.v1 import agent_service_pb2  # noqa: E402
 from treadle_client import AgentClient  # noqa: E402

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 from treadle.agents import Agent, ProcessorRef, RunRequest  # noqa: E402
 from treadle.app import TreadleApp  # noqa: E402
 from treadle.config import Settings  # noqa: E402
-from treadle.messages import Message, SystemMessage  # noqa: E402
+from treadle.core.messages import Message, SystemMessage  # noqa: E402
 from treadle.processors.builtin import PII  # noqa: E402
 from treadle.testing import ScriptedModel, ScriptedModels, text_response  # noqa: E402
 

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 from treadle.agents import Agent  # noqa: E402
 from treadle.app import TreadleApp  # noqa: E402
 from treadle.config import Settings  # noqa: E402
-from treadle.messages import SystemMessage  # noqa: E402
+from treadle.core.messages import SystemMessage  # noqa: E402
 from treadle.providers.local import load_llama, model_path  # noqa: E402
 from treadle_client import AgentClient  # noqa: E402
 

@@ -32,7 +32,7 @@ from opentelemetry.trace import NoOpTracer  # noqa: E402
 from treadle.agents import Agent, CallOptions, MemoryOptions, RunRequest  # noqa: E402
 from treadle.loop import AgentLoop  # noqa: E402
 from treadle.memory import SqlStore, database_url, open_store  # noqa: E402
-from treadle.messages import Message, SystemMessage  # noqa: E402
+from treadle.core.messages import Message, SystemMessage  # noqa: E402
 from treadle.registry import Registry  # noqa: E402
 from treadle.testing import ScriptedModel, ScriptedModels, text_response  # noqa: E402
 

@@ -24,8 +24,8 @@ sys.path.insert(0, str(ROOT))
 from opentelemetry import trace  # noqa: E402
 
 from treadle.agents import Agent, RunRequest  # noqa: E402
-from treadle.chunks import Chunk  # noqa: E402
-from treadle.messages import Message, SystemMessage  # noqa: E402
+from treadle.core.chunks import Chunk  # noqa: E402
+from treadle.core.messages import Message, SystemMessage  # noqa: E402
 from treadle.processors.parallel import ParallelGroup  # noqa: E402
 from treadle.providers.base import ModelRequest  # noqa: E402
 from treadle.registry import Registry  # noqa: E402

@@ -27,7 +27,7 @@ from bench.grpc_floor import bidi_round_trip_us  # noqa: E402
 from treadle.agents import Agent, ProcessorRef, RunRequest  # noqa: E402
 from treadle.app import TreadleApp  # noqa: E402
 from treadle.config import Settings  # noqa: E402
-from treadle.messages import Message, SystemMessage  # noqa: E402
+from treadle.core.messages import Message, SystemMessage  # noqa: E402
 from treadle.testing import ScriptedModel, ScriptedModels, text_response  # noqa: E402
 
 

@@ -28,7 +28,7 @@ from bench.remote_processor_stream import MODES, _time_runs  # noqa: E402
 from treadle.agents import Agent, ProcessorRef  # noqa: E402
 from treadle.app import TreadleApp  # noqa: E402
 from treadle.config import Settings  # noqa: E402
-from treadle.messages import SystemMessage  # noqa: E402
+from treadle.core.messages import SystemMessage  # noqa: E402
 from treadle.testing import ScriptedModel, ScriptedModels  # noqa: E402
 
 TS_CLIENT = ROOT / "clients" / "typescript"

@@ -10,7 +10,7 @@ the same as an in-process one (examples/server_with_processor.py).
 
 import sys
 
-from treadle.messages import TextPart
+from treadle.core.messages import TextPart
 from treadle_client import DEFAULT_TARGET, run_processors
 
 

@@ -11,8 +11,7 @@ embedded model is too small to call tools: use a provider's model for this one, 
 import sys
 from datetime import datetime, timezone
 
-from treadle.tools import Tool
-from treadle_client import DEFAULT_TARGET, run_tools
+from treadle_client import DEFAULT_TARGET, Tool, run_tools
 
 
 def current_time(args, ctx):

@@ -19,7 +19,7 @@ import os
 
 from treadle.agents import Agent
 from treadle.app import TreadleApp
-from treadle.messages import SystemMessage, TextPart
+from treadle.core.messages import SystemMessage, TextPart
 
 
 class NoSecrets:

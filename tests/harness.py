@@ -12,9 +12,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from tests.support import LOOPBACK_TRUST, AnthropicServer, OpenAIServer, ScriptedServer, ScriptStep
 from treadle.agents import Agent, CallOptions, RunRequest
-from treadle.chunks import Chunk
+from treadle.core.chunks import Chunk
 from treadle.loop import AgentLoop, GenerateResult
-from treadle.messages import Message, SystemMessage
+from treadle.core.messages import Message, SystemMessage
 from treadle.providers.router import ModelRouter
 from treadle.registry import Registry
 

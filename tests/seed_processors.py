@@ -11,9 +11,9 @@ import json
 import re
 from typing import Any
 
-from treadle.chunks import Chunk
-from treadle.errors import APICallError
-from treadle.messages import Message, MessageContent, ReasoningPart, TextPart, ToolInvocationPart
+from treadle.core.chunks import Chunk
+from treadle.core.errors import APICallError
+from treadle.core.messages import Message, MessageContent, ReasoningPart, TextPart, ToolInvocationPart
 from treadle.processors import (
     ProcessAPIErrorArgs,
     ProcessAPIErrorResult,

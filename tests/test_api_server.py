@@ -21,7 +21,7 @@ from tests.conftest import RunningApp, StartApp
 from tests.support import OpenAIServer, Turn
 from treadle.agents import Agent, ProcessorRef
 from treadle.config import AgentFileError
-from treadle.messages import SystemMessage
+from treadle.core.messages import SystemMessage
 from treadle.tools import Tool
 from treadle.v1 import agent_pb2, agent_service_pb2, agent_service_pb2_grpc, chunk_pb2, message_pb2
 
@@ -518,7 +518,7 @@ class _Named:
 
 async def test_stream_batches_chunks_that_are_already_queued_and_never_waits_for_more() -> None:
     from treadle.api.agent_service import _Pipe
-    from treadle.chunks import Chunk, TextDelta
+    from treadle.core.chunks import Chunk, TextDelta
 
     pipe = _Pipe()
     for text in "abc":

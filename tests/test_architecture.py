@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1] / "server" / "treadle"
+REPO = Path(__file__).resolve().parents[1]
+ROOT = REPO / "server" / "treadle"
+"""The server's part of the ``treadle`` namespace package."""
+CORE = REPO / "clients" / "python" / "treadle"
+"""The shared part (``treadle.v1``, ``treadle.core``, ``treadle.wire``), shipped with the client."""
+CLIENT = REPO / "clients" / "python" / "treadle_client"
 
 # Layer of each top-level module or package; a module may import its own layer or lower ones.
 LAYERS: dict[str, int] = {
-    "v1": 0,
-    "messages": 0, "chunks": 0, "errors": 0, "message_list": 0, "agents": 0,
+    "v1": 0, "core": 0,
+    "wire": 1,
+    "agents": 0,
     "tracing": 1,
     "processors": 2, "providers": 2, "tools": 2, "memory": 2, "registry": 2,
     "loop": 3,
@@ -22,23 +29,29 @@ LAYERS: dict[str, int] = {
     "app": 7,
     "cli": 8, "cli_chat": 8, "cli_agents": 8, "cli_threads": 8, "cli_processors": 8, "cli_security": 8,
 }
-EDGE = {"api", "app", "testing", "cli", "cli_chat", "cli_agents", "cli_threads", "cli_processors"}
+EDGE = {"wire", "api", "app", "testing", "cli", "cli_chat", "cli_agents", "cli_threads", "cli_processors"}
 """Only these may touch grpc or the generated code."""
+SHARED = {"v1", "core", "wire"}
+"""What the client distribution ships of the ``treadle`` namespace."""
 
 
 def _modules() -> list[Path]:
-    return [p for p in ROOT.rglob("*.py") if "v1" not in p.relative_to(ROOT).parts]
+    return [p for root in (ROOT, CORE) for p in root.rglob("*.py") if "v1" not in p.relative_to(root).parts]
+
+
+def _root_of(path: Path) -> Path:
+    return CORE if path.is_relative_to(CORE) else CLIENT if path.is_relative_to(CLIENT) else ROOT
 
 
 def _top(path: Path) -> str:
-    rel = path.relative_to(ROOT)
+    rel = path.relative_to(_root_of(path))
     return rel.parts[0].removesuffix(".py") if rel.parts[0] != "__init__.py" else ""
 
 
 def _internal_imports(path: Path) -> list[tuple[str, int]]:
     """(top-level treadle module, line) for every import of the package from ``path``."""
     tree = ast.parse(path.read_text())
-    package = path.relative_to(ROOT.parent).with_suffix("").parts[:-1]
+    package = path.relative_to(_root_of(path).parent).with_suffix("").parts[:-1]
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
@@ -51,7 +64,7 @@ def _internal_imports(path: Path) -> list[tuple[str, int]]:
                 target = node.module.split(".")
             else:
                 continue
-            if len(target) > 1:
+            if len(target) > 1 and target[0] == "treadle":
                 out.append((target[1], node.lineno))
         elif isinstance(node, ast.Import):
             for alias in node.names:
@@ -72,7 +85,7 @@ def _third_party(path: Path) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(REPO)))
 def test_imports_point_inward(path: Path) -> None:
     top = _top(path)
     if not top:
@@ -83,12 +96,31 @@ def test_imports_point_inward(path: Path) -> None:
             continue
         assert target in LAYERS, f"{path.name}:{line} imports unknown module {target}"
         assert LAYERS[target] <= LAYERS[top], (
-            f"{path.relative_to(ROOT)}:{line} ({top}) imports {target}, a layer further out"
+            f"{path.relative_to(REPO)}:{line} ({top}) imports {target}, a layer further out"
         )
         if target == "v1":
-            assert top in EDGE, f"{path.relative_to(ROOT)}:{line} uses generated code outside the edge"
+            assert top in EDGE, f"{path.relative_to(REPO)}:{line} uses generated code outside the edge"
+        if top in SHARED:
+            assert target in SHARED, f"{path.relative_to(REPO)}:{line} (shared) imports the server's {target}"
     if top not in EDGE:
-        assert "grpc" not in _third_party(path), f"{path.relative_to(ROOT)} imports grpc"
+        assert "grpc" not in _third_party(path), f"{path.relative_to(REPO)} imports grpc"
+
+
+CLIENT_THIRD_PARTY = {"grpc", "google", "opentelemetry"}
+"""All that ``treadle-client`` depends on (its pyproject.toml): grpcio, protobuf, opentelemetry-api."""
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for root in (CLIENT, CORE) for p in root.rglob("*.py") if "v1" not in p.parts],
+    ids=lambda p: str(p.relative_to(REPO)),
+)
+def test_the_client_distribution_imports_nothing_of_the_server(path: Path) -> None:
+    for target, line in _internal_imports(path):
+        assert target in SHARED, f"{path.relative_to(REPO)}:{line} imports treadle.{target}, a server module"
+    extras = {"regex"} if path.name == "_text_gate.py" else set()  # the `text-gate` extra, imported lazily
+    foreign = _third_party(path) - CLIENT_THIRD_PARTY - extras - set(sys.stdlib_module_names) - {"treadle", "treadle_client"}
+    assert not foreign, f"{path.relative_to(REPO)} imports {sorted(foreign)}, which treadle-client does not depend on"
 
 
 def test_the_loop_never_sees_protobuf_config_or_storage() -> None:

@@ -10,7 +10,7 @@ from tests.harness import Harness, harness_factory, of_type, text_of, types  # n
 from tests.support import Turn
 from tests.test_builtin_processors import user_texts
 from treadle.agents import ProcessorRef
-from treadle.messages import Message, MessageContent, TextPart
+from treadle.core.messages import Message, MessageContent, TextPart
 from treadle.processors.builtin import PII, BatchParts, TokenLimiter, ToolCallFilter, UnicodeNormalizer
 from treadle.tools import Tool
 
@@ -112,7 +112,7 @@ async def test_token_limiter_cuts_a_long_tool_result(harness_factory) -> None:
 
 
 async def test_tool_call_filter_hides_earlier_calls_of_the_named_tools(harness_factory) -> None:
-    from treadle.messages import ToolInvocationPart
+    from treadle.core.messages import ToolInvocationPart
 
     earlier = Message(id="a1", role="assistant", content=MessageContent(parts=[
         ToolInvocationPart("c1", "secret-lookup", {}, state="result", result="s3cr3t"),

@@ -11,7 +11,7 @@ from tests.support import Turn
 from tests.support.databases import Database
 from treadle.agents import MemoryOptions
 from treadle.memory import PageRequest, SqlStore, open_store
-from treadle.messages import Message
+from treadle.core.messages import Message
 from treadle.processors.builtin import PII
 
 U1T1 = {"memory": MemoryOptions("u1", "t1")}

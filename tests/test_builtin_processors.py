@@ -12,8 +12,8 @@ from tests.harness import Harness, harness_factory  # noqa: F401
 from tests.support import HttpError, Turn
 from treadle.agents import ProcessorRef
 from treadle.api.convert import agent_from_dict
-from treadle.errors import InvalidArgumentError
-from treadle.messages import Message, MessageContent, ReasoningPart, TextPart
+from treadle.core.errors import InvalidArgumentError
+from treadle.core.messages import Message, MessageContent, ReasoningPart, TextPart
 from treadle.processors.builtin import PII, FakeClock, PrefillErrorHandler, StreamErrorRetry
 from treadle.providers.base import ModelSettings
 

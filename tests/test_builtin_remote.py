@@ -16,7 +16,7 @@ from tests.support.otlp import otlp  # noqa: F401
 from tests.support import Turn
 from tests.test_cli import clean_env, serve  # noqa: F401
 from treadle.agents import Agent, ProcessorRef
-from treadle.messages import SystemMessage
+from treadle.core.messages import SystemMessage
 from treadle.tools import Tool
 from treadle_client import AgentClient
 
@@ -156,7 +156,7 @@ async def test_other_builtins_served_remotely_match_in_process(
 async def test_prompt_shaping_builtins_served_remotely_match_in_process(
     start_app: StartApp, openai_server, processes, name: str, options: dict[str, Any]
 ) -> None:
-    from treadle.messages import Message, MessageContent, TextPart, ToolInvocationPart
+    from treadle.core.messages import Message, MessageContent, TextPart, ToolInvocationPart
 
     server = openai_server([Turn.say("ok")] * 2)
 
@@ -184,7 +184,7 @@ async def test_prompt_shaping_builtins_served_remotely_match_in_process(
 async def test_error_builtins_served_remotely_recover_like_in_process(
     start_app: StartApp, openai_server, processes, name: str
 ) -> None:
-    from treadle.messages import Message
+    from treadle.core.messages import Message
     from treadle.providers.base import ModelSettings
 
     failure = (Turn.fail(400, PREFILL_400) if name == "prefill-error-handler"

@@ -27,7 +27,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from tests.conftest import StartApp
 from tests.support import OpenAIServer, Turn
 from treadle.agents import Agent
-from treadle.messages import SystemMessage
+from treadle.core.messages import SystemMessage
 from treadle.cli_chat import ChunkPrinter
 from treadle.tools import Tool
 from treadle.v1 import chunk_pb2

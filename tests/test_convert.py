@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 from google.protobuf import json_format
 
-from treadle import chunks as ch
-from treadle import messages as m
+from treadle.core import chunks as ch
+from treadle.core import messages as m
 from treadle.agents import CallOptions, MemoryOptions, ProcessorRef, ToolHooksRef
 from treadle.api import convert
-from treadle.errors import InvalidArgumentError
+from treadle.core.errors import InvalidArgumentError
 from treadle.loop import GenerateResult
 from treadle.processors import StepResult
 from treadle.providers.base import ModelConfig, ModelSettings

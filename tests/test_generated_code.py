@@ -1,4 +1,4 @@
-"""The generated code (server/treadle/v1/, clients/typescript/src/gen/, clients/go/gen/) is
+"""The generated code (clients/python/treadle/v1/, clients/typescript/src/gen/, clients/go/gen/) is
 current, and the API's JSON contracts hold.
 
 Regenerating needs buf and protoc-gen-es from `.ci/tools/node_modules` (CI runs
@@ -21,7 +21,7 @@ from treadle.v1 import agent_service_pb2, chunk_pb2
 ROOT = Path(__file__).resolve().parent.parent
 BUF = ROOT / ".ci" / "tools" / "node_modules" / ".bin" / "buf"
 # Every directory buf.gen.yaml writes, relative to the repository (and to `buf generate -o`).
-GENERATED_DIRS = ["server/treadle/v1", "clients/typescript/src/gen"]
+GENERATED_DIRS = ["clients/python/treadle/v1", "clients/typescript/src/gen"]
 # Go has its own template (managed mode) and plugins, installed by .ci/go-tools.
 GO_TEMPLATE = ".ci/buf.gen.go.yaml"
 GO_PLUGINS = [ROOT / ".ci" / "tools" / "bin" / n for n in ("protoc-gen-go", "protoc-gen-go-grpc")]

@@ -29,7 +29,7 @@ from treadle.agents import Agent, ProcessorRef
 from treadle.app import TreadleApp
 from treadle.config import Settings
 from treadle.loop import AgentLoop
-from treadle.messages import SystemMessage, ToolInvocationPart
+from treadle.core.messages import SystemMessage, ToolInvocationPart
 from treadle.v1 import agent_service_pb2, agent_service_pb2_grpc, chunk_pb2
 
 @pytest.fixture(scope="session")

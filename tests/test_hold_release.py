@@ -28,7 +28,7 @@ from tests.test_remote_processes import Server, server  # noqa: F401
 from tests.test_remote_processor_protocol import decl, hook_decl, make_env, shout  # noqa: F401
 from treadle.v1 import processor_service_pb2 as pb
 from treadle.agents import ProcessorRef
-from treadle.chunks import Chunk, TextDelta
+from treadle.core.chunks import Chunk, TextDelta
 from treadle.v1 import chunk_pb2
 from treadle_client import AgentClient, TextGate
 
@@ -194,7 +194,7 @@ async def test_text_gate_word_and_sentence_boundaries_guard_whole_spans() -> Non
 
 
 async def test_a_version_1_stream_cannot_answer_with_several_chunks() -> None:
-    from treadle.api.hook_convert import MalformedResultError, decode_result
+    from treadle.wire.server_hooks import MalformedResultError, decode_result
     from treadle.v1 import processor_service_pb2 as pb
 
     result = pb.InvocationResult(invocation_id="1")
@@ -280,7 +280,7 @@ async def test_the_stored_message_holds_the_redacted_text(tmp_path: Path) -> Non
     from treadle.agents import Agent
     from treadle.app import TreadleApp
     from treadle.config import Settings
-    from treadle.messages import SystemMessage
+    from treadle.core.messages import SystemMessage
 
     app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False, data_dir=tmp_path), env={})
     model = OpenAIServer([Turn.say(answer_with_address(10))])

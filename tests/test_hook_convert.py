@@ -16,28 +16,30 @@ import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 
-from treadle.api.hook_convert import (
-    MalformedResultError,
-    RemoteHookError,
-    apply_result,
+from treadle.wire.sdk_hooks import (
     build_args,
-    decode_result,
     encode_abort,
     encode_error,
-    encode_invocation,
     encode_result,
-    encode_stream_invocation,
     encode_stream_result,
     extract_trace_context,
     iter_stream_args,
     snapshot_before,
+)
+from treadle.wire.server_hooks import (
+    MalformedResultError,
+    RemoteHookError,
+    apply_result,
+    decode_result,
+    encode_invocation,
+    encode_stream_invocation,
     stream_outcomes,
 )
 
-from treadle.chunks import Chunk, TextDelta, ToolCall, Usage
-from treadle.errors import APICallError, TripwireError
-from treadle.message_list import MessageList
-from treadle.messages import (
+from treadle.core.chunks import Chunk, TextDelta, ToolCall, Usage
+from treadle.core.errors import APICallError, TripwireError
+from treadle.core.message_list import MessageList
+from treadle.core.messages import (
     Message,
     MessageContent,
     PromptMessage,
@@ -45,8 +47,8 @@ from treadle.messages import (
     TextPart,
     ToolInvocationPart,
 )
-from treadle.processors import args as a
-from treadle.processors.results import (
+from treadle.core import args as a
+from treadle.core.results import (
     ProcessAPIErrorResult,
     ProcessInputStepResult,
     ProcessLLMRequestResult,

@@ -19,9 +19,9 @@ import pytest
 
 from tests.conftest import StartApp
 from treadle.agents import Agent, ProcessorRef
-from treadle.chunks import Chunk
-from treadle.errors import APICallError, InvalidArgumentError
-from treadle.messages import PromptMessage, SystemMessage, TextPart
+from treadle.core.chunks import Chunk
+from treadle.core.errors import APICallError, InvalidArgumentError
+from treadle.core.messages import PromptMessage, SystemMessage, TextPart
 from treadle.providers.base import ModelConfig, ModelRequest, ModelSettings
 from treadle.providers.local import BUILTIN, BuiltinModel, LocalModels, model_path
 from treadle.providers.router import ModelRouter

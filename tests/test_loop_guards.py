@@ -15,7 +15,7 @@ import pytest
 from tests.harness import Harness, harness_factory, of_type  # noqa: F401
 from tests.support import Turn
 from tests.test_loop_semantics import HOOK_ABORTS, played
-from treadle.errors import TripwireError
+from treadle.core.errors import TripwireError
 from treadle.loop.step import feedback_message
 from treadle.tools import Tool
 

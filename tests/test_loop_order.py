@@ -8,7 +8,7 @@ from typing import Any
 
 from tests.harness import Harness, harness_factory, of_type, types  # noqa: F401
 from tests.support import Turn
-from treadle.chunks import Chunk
+from treadle.core.chunks import Chunk
 from treadle.tools import Tool
 
 HEAD = ["start", "step-start", "response-metadata", "text-start"]

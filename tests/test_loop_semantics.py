@@ -8,11 +8,11 @@ import pytest
 
 from tests.harness import Harness, harness_factory, of_type, text_of, types  # noqa: F401
 from tests.support import Turn
-from treadle.chunks import Chunk, TextDelta
-from treadle.message_list import MessageList
-from treadle.messages import Message, SystemMessage, TextPart
+from treadle.core.chunks import Chunk, TextDelta
+from treadle.core.message_list import MessageList
+from treadle.core.messages import Message, SystemMessage, TextPart
 from treadle.processors import ProcessInputStepResult, ProcessLLMRequestResult
-from treadle.messages import PromptMessage
+from treadle.core.messages import PromptMessage
 from treadle.loop.step import feedback_message
 from treadle.tools import Tool
 
@@ -437,7 +437,7 @@ async def test_fallback_model_answers_when_the_primary_fails(harness_factory) ->
 
 
 async def test_request_context_is_validated_against_the_agents_schema(harness_factory) -> None:
-    from treadle.errors import InvalidArgumentError
+    from treadle.core.errors import InvalidArgumentError
 
     h: Harness = harness_factory([Turn.say("ok")])
     agent = h.agent(request_context_schema={
@@ -470,7 +470,7 @@ async def test_structured_output_reaches_the_provider(harness_factory) -> None:
 
 async def test_text_streamed_before_a_mid_stream_error_is_kept_with_the_error(harness_factory) -> None:
     from tests.support import HttpError
-    from treadle.messages import ErrorPart
+    from treadle.core.messages import ErrorPart
 
     h: Harness = harness_factory([Turn(text=["Hel", "lo "], stream_error=HttpError(500, "boom"))])
     # Without the default error stack, which would retry the broken stream.

@@ -17,10 +17,10 @@ from tests.seed_processors import ModerationEmitter, QualityGuardrail, RedactToo
 from tests.support import Turn
 from tests.support.databases import Database
 from treadle.agents import MemoryOptions, MemorySettings
-from treadle.errors import PermissionDeniedError
+from treadle.core.errors import PermissionDeniedError
 from treadle.memory import PageRequest, SqlStore, open_store
 from treadle.memory.codec import content_to_json
-from treadle.messages import DataPart, Message, TextPart, ToolInvocationPart
+from treadle.core.messages import DataPart, Message, TextPart, ToolInvocationPart
 from treadle.tools import Tool
 
 U1T1 = {"memory": MemoryOptions("u1", "t1")}

@@ -11,11 +11,11 @@ from collections.abc import AsyncIterator
 import pytest
 
 from tests.support.databases import Database
-from treadle.chunks import Usage
-from treadle.errors import AlreadyExistsError, NotFoundError, PermissionDeniedError
+from treadle.core.chunks import Usage
+from treadle.core.errors import AlreadyExistsError, NotFoundError, PermissionDeniedError
 from treadle.memory import PageRequest, SqlStore, StoredAgent, Thread, database_url, open_store
 from treadle.memory.migrate import current_revision, head
-from treadle.messages import (
+from treadle.core.messages import (
     DataPart,
     ErrorPart,
     FilePart,

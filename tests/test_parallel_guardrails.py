@@ -21,7 +21,7 @@ from tests.test_remote_processor_protocol import decl, hook_decl, make_env, unch
 from tests.test_remote_processor_protocol import visible as remote_visible
 from treadle.agents import ProcessorRef
 from treadle.api.convert import agent_from_proto
-from treadle.errors import InvalidArgumentError
+from treadle.core.errors import InvalidArgumentError
 from treadle.v1 import agent_pb2
 from treadle.v1 import processor_service_pb2 as pb
 

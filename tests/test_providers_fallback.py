@@ -6,9 +6,9 @@ import os
 from collections.abc import AsyncIterator
 
 import pytest
-from treadle.chunks import Chunk, TextDelta
-from treadle.errors import APICallError, InvalidArgumentError
-from treadle.messages import PromptMessage, TextPart
+from treadle.core.chunks import Chunk, TextDelta
+from treadle.core.errors import APICallError, InvalidArgumentError
+from treadle.core.messages import PromptMessage, TextPart
 from treadle.providers.base import LanguageModel, ModelConfig, ModelFinish, ModelRequest
 from treadle.providers.fallback import FallbackModel
 from treadle.providers.router import ModelRouter

@@ -7,9 +7,9 @@ import json
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
-from treadle.chunks import Chunk, Usage
-from treadle.errors import APICallError
-from treadle.messages import (
+from treadle.core.chunks import Chunk, Usage
+from treadle.core.errors import APICallError
+from treadle.core.messages import (
     FilePart,
     PromptMessage,
     ReasoningPart,

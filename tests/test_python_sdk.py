@@ -20,9 +20,9 @@ from tests.remote.procs import children
 from tests.support import OpenAIServer, Turn
 from treadle.agents import Agent, CallOptions, ProcessorRef, RunRequest
 from treadle.app import TreadleApp
-from treadle.chunks import Chunk
+from treadle.core.chunks import Chunk
 from treadle.config import Settings
-from treadle.messages import Message, SystemMessage
+from treadle.core.messages import Message, SystemMessage
 from treadle.v1 import processor_service_pb2 as pb
 from treadle_client import AttachError, attach, serve_tools
 from treadle_client._processors import declaration

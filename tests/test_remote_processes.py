@@ -48,7 +48,7 @@ from tests.support import OpenAIServer, Turn
 from treadle.agents import Agent, ProcessorRef
 from treadle.app import TreadleApp
 from treadle.config import Settings
-from treadle.messages import SystemMessage
+from treadle.core.messages import SystemMessage
 from treadle.v1 import chunk_pb2
 from treadle_client import AgentClient
 

@@ -27,11 +27,11 @@ from tests.support import OpenAIServer, Turn
 from treadle.agents import Agent, ProcessorRef
 from treadle.api.remote_processor import RemoteProcessor
 from treadle.app import TreadleApp
-from treadle.chunks import Chunk, TextDelta
+from treadle.core.chunks import Chunk, TextDelta
 from treadle.config import Settings
-from treadle.messages import SystemMessage
-from treadle.processors.args import ProcessOutputStreamArgs, RunInfo
-from treadle.message_list import MessageList
+from treadle.core.messages import SystemMessage
+from treadle.core.args import ProcessOutputStreamArgs, RunInfo
+from treadle.core.message_list import MessageList
 from treadle.v1 import (
     agent_service_pb2,
     agent_service_pb2_grpc,
@@ -411,7 +411,7 @@ async def test_state_is_carried_across_a_runs_hooks_and_fresh_for_another_run(ma
     seen: list[tuple[str, int, bool]] = []
 
     async def count(_: RawProcessor, inv: pb.Invocation) -> pb.InvocationResult:
-        from treadle.api.convert_data import dict_to_struct, struct_to_dict
+        from treadle.wire.data import dict_to_struct, struct_to_dict
 
         state, version = local.get(inv.run_id, ({}, 0))
         if inv.HasField("state"):
@@ -545,7 +545,7 @@ async def test_replicas_keep_a_run_on_one_and_move_it_with_its_state_when_it_die
 
     def counting(n_replica: int) -> Handler:
         async def handler(client: RawProcessor, inv: pb.Invocation) -> pb.InvocationResult | None:
-            from treadle.api.convert_data import struct_to_dict
+            from treadle.wire.data import struct_to_dict
 
             if not serving:
                 serving.append(client)

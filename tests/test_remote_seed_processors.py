@@ -31,11 +31,11 @@ from tests.remote.procs import Child, spawn
 from tests.support import AnthropicServer, OpenAIServer, ScriptStep
 from treadle.agents import Agent, ProcessorRef
 from treadle.app import TreadleApp
-from treadle.chunks import Chunk
+from treadle.core.chunks import Chunk
 from treadle.config import Settings
 from treadle.loop import AgentLoop, GenerateResult
-from treadle.messages import Message
-from treadle.processors.base import HOOKS
+from treadle.core.messages import Message
+from treadle.core.processor import HOOKS
 
 LANES = ("input_processors", "output_processors", "error_processors")
 

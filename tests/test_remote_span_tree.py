@@ -23,7 +23,7 @@ from tests.support import Turn
 from tests.support.otlp import OtlpReceiver, otlp  # noqa: F401
 from tests.test_remote_processes import PID, Processor, Server, Spawn, _id, processor, server, until, visible  # noqa: F401
 from treadle.agents import Agent, ProcessorRef
-from treadle.messages import SystemMessage
+from treadle.core.messages import SystemMessage
 from treadle.tools import Tool
 
 STREAM = f"processOutputStream {PID}"

@@ -19,9 +19,9 @@ from tests.seed_processors import RedactToolResult
 from tests.support import OpenAIServer, Turn
 from treadle.agents import Agent, CallOptions, MemoryOptions, RunRequest
 from treadle.app import TreadleApp
-from treadle.chunks import Chunk
+from treadle.core.chunks import Chunk
 from treadle.config import Settings
-from treadle.messages import Message, SystemMessage, ToolInvocationPart
+from treadle.core.messages import Message, SystemMessage, ToolInvocationPart
 from treadle.tools import ToolHooks
 from treadle.v1 import prompt_pb2, tool_service_pb2, tool_service_pb2_grpc
 

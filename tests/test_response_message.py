@@ -11,7 +11,7 @@ import pytest
 
 from tests.harness import Harness, harness_factory, of_type  # noqa: F401
 from tests.support import Turn
-from treadle.messages import Message
+from treadle.core.messages import Message
 from treadle.tools import Tool
 
 

@@ -10,10 +10,10 @@ from opentelemetry import trace
 
 from treadle.agents import Agent, CallOptions, RunRequest
 from treadle.app import TreadleApp
-from treadle.chunks import Usage
+from treadle.core.chunks import Usage
 from treadle.config import Settings
 from treadle.loop import AgentLoop
-from treadle.messages import Message, SystemMessage, ToolResultPart
+from treadle.core.messages import Message, SystemMessage, ToolResultPart
 from treadle.providers.base import ModelRequest
 from treadle.registry import Registry
 from treadle.testing import ScriptedModel, ScriptedModels, text_response, tool_call_response

@@ -17,7 +17,7 @@ from tests.conftest import StartApp
 from tests.security_env import TOKENS, agent_stub, channel_for, md, secured  # noqa: F401
 from tests.support import OpenAIServer, Turn
 from treadle.app import TreadleApp
-from treadle.messages import TextPart
+from treadle.core.messages import TextPart
 from treadle.tools import Tool
 from treadle.v1 import (
     signal_pb2 as spb,
@@ -284,7 +284,7 @@ async def test_an_agent_whose_default_memory_is_another_tenant_is_refused(secure
 def test_require_resource_is_what_thread_servicers_call() -> None:
     from treadle.api import auth
     from treadle.config.auth import Credential
-    from treadle.errors import PermissionDeniedError
+    from treadle.core.errors import PermissionDeniedError
 
     auth.require_resource("anything")  # auth off: allowed
     token = auth.set_caller(Credential("web-app", resources=("tenant-a/*",)))

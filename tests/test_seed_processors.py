@@ -24,7 +24,7 @@ from tests.seed_processors import (
     WordCounter,
 )
 from tests.support import Turn
-from treadle.messages import DataPart, Message, TextPart, ToolInvocationPart
+from treadle.core.messages import DataPart, Message, TextPart, ToolInvocationPart
 from treadle.tools import Tool, ToolHooks
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from treadle.errors import InvalidArgumentError
+from treadle.core.errors import InvalidArgumentError
 from treadle.signals import Signal, normalise_type, render_signal, render_summary
 
 

@@ -59,7 +59,7 @@ def test_the_delivery_policy_example_loads_and_the_decider_answers(tmp_path: Pat
     namespace: dict[str, Any] = {"app": App()}
     exec(blocks("python")[1], namespace)
     record = NotificationRecord(("u", "t"), "github", "star", "New star", priority="low")
-    from treadle.messages import utcnow
+    from treadle.core.messages import utcnow
 
     now = utcnow()
     decision = registered["support"](DecideArgs(record, False, now))

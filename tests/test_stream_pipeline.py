@@ -8,8 +8,8 @@ from typing import Any
 
 from tests.harness import Harness, harness_factory, of_type, text_of, types  # noqa: F401
 from tests.support import Turn
-from treadle.chunks import Chunk, TextDelta
-from treadle.errors import TripwireError
+from treadle.core.chunks import Chunk, TextDelta
+from treadle.core.errors import TripwireError
 
 
 class HeldAnswers:
@@ -117,7 +117,7 @@ async def test_closing_the_pipeline_while_answers_are_pending_returns() -> None:
     """A rejected step resets the pipeline while a pipelined answer is still owed: the stage
     awaiting it must end, not swallow its cancellation and wait forever."""
     from treadle.loop.pipeline import StreamPipeline
-    from treadle.message_list import MessageList
+    from treadle.core.message_list import MessageList
     from treadle.processors.runner import ChainRunner, RunScope
     from opentelemetry.trace import NoOpTracer
 

@@ -13,7 +13,7 @@ from tests.conftest import StartApp
 from tests.support import OpenAIServer, Turn
 from tests.support.databases import Database
 from treadle.agents import Agent
-from treadle.messages import SystemMessage
+from treadle.core.messages import SystemMessage
 from treadle.v1 import message_pb2, thread_service_pb2 as pb
 from treadle_client import AgentClient
 

@@ -20,7 +20,7 @@ from tests.conftest import RunningApp, StartApp
 from tests.support import OpenAIServer, Turn
 from tests.support.databases import Database
 from treadle.agents import Agent, NotificationPolicy, NotificationRule
-from treadle.messages import SystemMessage
+from treadle.core.messages import SystemMessage
 from treadle.signals import DecideArgs
 from treadle.tools import Tool
 from treadle.v1 import signal_pb2, thread_service_pb2_grpc

@@ -21,7 +21,7 @@ from tests.conftest import RunningApp, StartApp
 from tests.remote.procs import Child
 from tests.support import OpenAIServer, Turn
 from treadle.agents import Agent, ProcessorRef
-from treadle.messages import SystemMessage
+from treadle.core.messages import SystemMessage
 from treadle.v1 import agent_service_pb2, agent_service_pb2_grpc, chunk_pb2
 
 ROOT = Path(__file__).resolve().parent.parent

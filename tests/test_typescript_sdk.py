@@ -26,7 +26,7 @@ from tests.conftest import StartApp
 from tests.support import OpenAIServer, Turn
 from tests.support.otlp import OtlpReceiver, otlp  # noqa: F401
 from treadle.agents import Agent, ProcessorRef, RunRequest
-from treadle.messages import Message, SystemMessage
+from treadle.core.messages import Message, SystemMessage
 
 ROOT = Path(__file__).resolve().parent.parent
 TS_CLIENT = ROOT / "clients" / "typescript"

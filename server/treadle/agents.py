@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, TypeAlias
 
-from .errors import InvalidArgumentError
-from .messages import Message, SystemMessage, utcnow
+from .core.errors import InvalidArgumentError
+from .core.messages import Message, SystemMessage, utcnow
 
 FailurePolicy: TypeAlias = Literal["fail_closed", "fail_open"]
 AgentSource: TypeAlias = Literal["config", "code", "api"]

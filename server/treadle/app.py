@@ -40,7 +40,7 @@ from .api.thread_signals import SERVICE_NAME as THREAD_SERVICE, ThreadServicer
 from .config import AgentFileError, Settings, load_agent_file
 from .config.security import Security, load_security
 from .config.settings import DEFAULT_LISTEN
-from .errors import InvalidArgumentError, NotFoundError
+from .core.errors import InvalidArgumentError, NotFoundError
 from .loop import AgentLoop
 from .memory import SqlStore, database_url, open_store
 from .providers.local import DEFAULT_LOCAL_MODEL, unavailable as local_unavailable
@@ -213,8 +213,8 @@ class TreadleApp:
         await self.agent_service.load_stored_agents()
         self.warn_missing_credentials()
         self.warn_unregistered()
+        await self.models.preload(a.model for a in self.registry.list_agents())
         self.port = await self.server.start(listen, tls)
-        self.models.preload(a.model for a in self.registry.list_agents())
         await self.threads.recover()
         await self.notifications.recover()
         self.notifications.start()

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .agents import Agent, ProcessorRef, ToolHooksRef
-from .errors import AlreadyExistsError, FailedPreconditionError, InvalidArgumentError, NotFoundError
+from .core.errors import AlreadyExistsError, FailedPreconditionError, InvalidArgumentError, NotFoundError
 from .processors import builtin
 from .tools import Tool, ToolHooks
 

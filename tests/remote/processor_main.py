@@ -30,7 +30,7 @@ from typing import Any
 from opentelemetry.sdk.trace import TracerProvider
 
 from tests import seed_processors as sp
-from treadle.processors.base import HOOKS
+from treadle.core.processor import HOOKS
 from treadle_client import attach, run_processors
 
 NAMED: dict[str, Any] = {

@@ -15,9 +15,12 @@ Remote processors are classes with the Mastra framework's hook methods, attached
     attachment = await attach([ContentFilter(["secret"])], "127.0.0.1:50051")
     await attachment.ready()
 
-and remote tools are ``treadle.tools.Tool`` objects served with ``serve_tools``. ``run_processors``
+and remote tools are ``Tool`` objects (``treadle_client.Tool``, or functions decorated with
+``treadle_client.tool``) served with ``serve_tools``. ``run_processors``
 and ``run_tools`` do the same for scripts, until SIGTERM or Ctrl-C. See ``clients/python/README.md``.
 """
+
+from treadle.core.tool import Tool, ToolContext, tool
 
 from ._agents import DEFAULT_TARGET, AgentClient, default_target
 from ._attach import AttachError, Attachment
@@ -42,4 +45,7 @@ __all__ = [
     "TLSConfig",
     "TOKEN_ENV",
     "ThreadSubscription",
+    "Tool",
+    "ToolContext",
+    "tool",
 ]

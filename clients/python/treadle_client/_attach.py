@@ -20,10 +20,10 @@ from typing import Any, Protocol
 
 import grpc
 
-from treadle.chunks import Chunk
+from treadle.core.chunks import Chunk
 
 from ._connect import Connect
-from treadle.processors.args import ProcessorStreamWriter
+from treadle.core.args import ProcessorStreamWriter
 
 log = logging.getLogger("treadle_client")
 

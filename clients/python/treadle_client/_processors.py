@@ -1,7 +1,7 @@
 """Remote processors over ``ProcessorService.Attach``: the same classes as in-process ones.
 
 A processor is an object with an ``id`` and the hook methods it implements (``process_input``,
-``process_output_stream``, ...), each taking the args dataclass from ``treadle.processors.args``:
+``process_output_stream``, ...), each taking the args dataclass from ``treadle.core.args``:
 ``args.abort()`` raises, ``args.state`` is a dict, ``await args.writer.custom({...})`` emits a
 chunk. The SDK declares exactly the hooks whose methods are present. Optional class attributes
 tune the declaration:
@@ -32,15 +32,16 @@ import grpc
 from opentelemetry import trace
 from opentelemetry.trace import TracerProvider
 
-from treadle.api import hook_convert as hc
-from treadle.api.hook_convert_sdk import check_state_depth
-from treadle.api.convert_data import chunk_to_proto, dict_to_struct, struct_to_dict
-from treadle.api.hook_convert_sdk import snapshot_before
-from treadle.chunks import Chunk
-from treadle.errors import TripwireError
-from treadle.message_list import MessageList
-from treadle.processors.args import make_abort
-from treadle.processors.base import HOOKS, SEED_NAMES, TOOL_HOOKS
+from treadle.wire import sdk_hooks as hc
+from treadle.wire.hook_names import HOOK_ENUM, HOOK_NAME
+from treadle.wire.sdk_hooks import check_state_depth
+from treadle.wire.data import chunk_to_proto, dict_to_struct, struct_to_dict
+from treadle.wire.sdk_hooks import snapshot_before
+from treadle.core.chunks import Chunk
+from treadle.core.errors import TripwireError
+from treadle.core.message_list import MessageList
+from treadle.core.args import make_abort
+from treadle.core.processor import HOOKS, SEED_NAMES, TOOL_HOOKS
 from treadle.v1 import processor_service_pb2 as pb
 from treadle.v1 import processor_service_pb2_grpc
 
@@ -110,7 +111,7 @@ def declaration(processor: Any) -> pb.ProcessorDeclaration:
     )
     for hook in hooks:
         h = out.hooks.add(
-            hook=hc.HOOK_ENUM[hook],
+            hook=HOOK_ENUM[hook],
             mode=pb.HOOK_MODE_OBSERVE if hook in observe else pb.HOOK_MODE_MUTATE,
         )
         if hook in timeouts:
@@ -148,7 +149,7 @@ class _Host:
         self.hooks = {pid: frozenset(hooks_of(p)) for pid, p in processors.items()}
         self.aborts = {pid: make_abort(pid) for pid in processors}
         self.parents = ParentContexts()
-        self.observe = {d.id: {hc.HOOK_NAME[h.hook] for h in d.hooks if h.mode == pb.HOOK_MODE_OBSERVE}
+        self.observe = {d.id: {HOOK_NAME[h.hook] for h in d.hooks if h.mode == pb.HOOK_MODE_OBSERVE}
                         for d in declarations}
         self.instance_id = instance_id
         self.tracer = tracer
@@ -227,7 +228,7 @@ class _ProcessorSession:
         except Exception as e:  # a bug here, not in the hook: still answer, never leave it hanging
             log.exception("invocation %s failed", inv.invocation_id)
             result = hc.encode_error(inv.invocation_id, e)
-        hook = hc.HOOK_NAME.get(inv.hook, "")
+        hook = HOOK_NAME.get(inv.hook, "")
         if result is not None and hook not in self._host.observe.get(inv.processor_id, ()):
             self._send(pb.ProcessorServiceAttachRequest(result=result))
         if hook == "process_output_result":
@@ -236,7 +237,7 @@ class _ProcessorSession:
     async def _invoke(self, inv: pb.Invocation, rs: _RunState, signal: asyncio.Event) -> pb.InvocationResult:
         pid = inv.processor_id
         processor = self._host.processors.get(pid)
-        hook = hc.HOOK_NAME.get(inv.hook, "")
+        hook = HOOK_NAME.get(inv.hook, "")
         if processor is None or hook not in self._host.hooks[pid]:
             return hc.encode_error(inv.invocation_id, LookupError(f"processor {pid!r} does not serve {hook or inv.hook}"))
         if inv.HasField("state") and inv.state.version >= rs.version:

@@ -30,14 +30,12 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import regex
-
-from treadle.chunks import Chunk, TextDelta
+from treadle.core.chunks import Chunk, TextDelta
 
 Guard = Callable[[str], "str | Awaitable[str]"]
 """Called on each complete span; returns the text to release (e.g. redacted)."""
 
-_SENTENCE_END = regex.compile(r"[.!?…](?=\s)|\n")
+_SENTENCE_END = re.compile(r"[.!?…](?=\s)|\n")
 
 
 class TextGate:
@@ -101,13 +99,29 @@ def _boundary(boundary: Any) -> Callable[[str], int]:
         return _hold_word
     if boundary == "sentence":
         return _hold_sentence
-    if isinstance(boundary, str):
-        return _hold_pattern(regex.compile(boundary))
-    if isinstance(boundary, re.Pattern):
-        return _hold_pattern(regex.compile(boundary.pattern, _flags(boundary.flags)))
-    if isinstance(boundary, regex.Pattern):
+    if isinstance(boundary, (str, re.Pattern)) or (hasattr(boundary, "pattern") and hasattr(boundary, "search")):
+        regex = _regex()
+        if isinstance(boundary, str):
+            return _hold_pattern(regex.compile(boundary))
+        if isinstance(boundary, re.Pattern):
+            return _hold_pattern(regex.compile(boundary.pattern, _flags(boundary.flags)))
         return _hold_pattern(boundary)
     raise ValueError(f"boundary must be 'word', 'sentence' or a pattern, got {boundary!r}")
+
+
+def _regex() -> Any:
+    """The ``regex`` module: a pattern boundary needs its partial matching, which ``re`` lacks.
+
+    It is the ``text-gate`` extra of treadle-client (``pip install 'treadle-client[text-gate]'``);
+    the server's install has it.
+    """
+    try:
+        import regex
+    except ImportError as e:  # pragma: no cover - depends on the install
+        raise ImportError(
+            "a TextGate pattern boundary needs the regex package: pip install 'treadle-client[text-gate]'"
+        ) from e
+    return regex
 
 
 def _flags(flags: int) -> int:

@@ -1,6 +1,6 @@
 """Serving tools to Treadle servers over ``ToolService.Attach``.
 
-A tool is a ``treadle.tools.Tool`` (or a function decorated with ``treadle.tools.tool``): the
+A tool is a ``treadle_client.Tool`` (or a function decorated with ``treadle_client.tool``): the
 same object an in-process tool is. ``execute(args, ctx)`` gets a ``ToolContext`` whose ``writer``
 collects custom ``data-*`` chunks, which the server emits before the tool's result.
 """
@@ -15,8 +15,8 @@ from typing import Any
 import grpc
 from opentelemetry.trace import TracerProvider
 
-from treadle.api.convert_data import chunk_to_proto, dict_to_struct, py_to_value, struct_to_dict, value_to_py
-from treadle.tools import Tool, ToolContext
+from treadle.wire.data import chunk_to_proto, dict_to_struct, py_to_value, struct_to_dict, value_to_py
+from treadle.core.tool import Tool, ToolContext
 from treadle.v1 import prompt_pb2, tool_service_pb2, tool_service_pb2_grpc
 
 from ._attach import (

@@ -21,11 +21,11 @@ import grpc
 from google.protobuf import field_mask_pb2, json_format
 
 from ..agents import Agent, RunRequest
-from ..chunks import Chunk
-from ..errors import InvalidArgumentError
+from ..core.chunks import Chunk
+from ..core.errors import InvalidArgumentError
 from ..loop import AgentLoop
 from ..memory import MemoryStore, StoredAgent
-from ..messages import utcnow
+from ..core.messages import utcnow
 from ..registry import Registry
 from ..v1 import agent_pb2, agent_service_pb2, agent_service_pb2_grpc, chunk_pb2
 from . import auth, convert

@@ -17,7 +17,7 @@ from __future__ import annotations
 from contextvars import ContextVar
 
 from ..config.auth import Credential, Scope
-from ..errors import PermissionDeniedError
+from ..core.errors import PermissionDeniedError
 
 _CALLER: ContextVar[Credential | None] = ContextVar("treadle_caller", default=None)
 

@@ -2,7 +2,7 @@
 
 Everything from a client is checked here, before anything is stored or run: a failure raises
 ``InvalidArgumentError`` whose message starts with the field path (``agent.fallback_models[1].model
-...``), so the caller sees what to fix. Messages and chunks live in ``convert_data``.
+...``), so the caller sees what to fix. Messages and chunks live in ``treadle.wire.data``.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any
 from google.protobuf import json_format, timestamp_pb2
 
 from .. import agents as a
-from ..errors import InvalidArgumentError
+from ..core.errors import InvalidArgumentError
 from ..loop import GenerateResult
-from ..messages import Message, SystemMessage, utcnow
+from ..core.messages import Message, SystemMessage, utcnow
 from ..processors import StepResult, builtin
 from ..providers.base import ModelConfig, ModelSettings
 from ..providers.trust import check_base_url
@@ -24,7 +24,14 @@ from ..tools import Tool, ToolHooks
 from ..v1 import agent_pb2, agent_service_pb2, chunk_pb2
 from . import validate
 from .notification_convert import policy_from_proto, policy_to_proto
-from .convert_data import (
+from ..wire.settings import (
+    model_settings_from_proto,
+    model_settings_to_proto,
+    structured_output_from_proto,
+    structured_output_to_proto,
+    tool_choice_to_proto,
+)
+from ..wire.data import (
     chunk_from_proto,
     chunk_to_proto,
     datetime_to_ts,
@@ -317,51 +324,6 @@ def call_options_to_proto(opts: a.CallOptions, out: agent_pb2.CallOptions) -> No
     if opts.tool_hooks is not None:
         _hooks_to_proto(opts.tool_hooks, out.tool_hooks)
     out.model = opts.model or ""
-
-
-_OPTIONAL_SETTINGS = (
-    "temperature", "max_output_tokens", "top_p", "seed", "presence_penalty", "frequency_penalty", "max_retries"
-)
-
-
-def model_settings_from_proto(pb: agent_pb2.ModelSettings, path: str) -> ModelSettings:
-    values = {name: getattr(pb, name) for name in _OPTIONAL_SETTINGS if pb.HasField(name)}
-    for name in ("max_output_tokens", "max_retries"):
-        if values.get(name, 0) < 0:
-            raise InvalidArgumentError(f"{path}.{name} must be >= 0")
-    return ModelSettings(stop_sequences=list(pb.stop_sequences), **values)
-
-
-def model_settings_to_proto(settings: Any, out: agent_pb2.ModelSettings) -> None:
-    """Sets ``out`` only for a ``ModelSettings`` (a processor may have put anything there)."""
-    if not isinstance(settings, ModelSettings):
-        return
-    out.SetInParent()
-    for name in _OPTIONAL_SETTINGS:
-        value = getattr(settings, name)
-        if value is not None:
-            setattr(out, name, value)
-    out.stop_sequences.extend(settings.stop_sequences)
-
-
-def tool_choice_to_proto(choice: Any, out: agent_pb2.ToolChoice) -> None:
-    """A mode name or ``{"tool_name": ...}``; anything else leaves ``out`` unset."""
-    if isinstance(choice, str):
-        out.mode = enum_to_pb(_TOOL_MODE, choice)
-    elif isinstance(choice, Mapping):
-        out.tool_name = str(choice.get("tool_name") or choice.get("toolName") or "")
-
-
-def structured_output_to_proto(value: Mapping[str, Any] | None, out: agent_pb2.StructuredOutput) -> None:
-    if value is None:
-        return
-    out.SetInParent()
-    dict_to_struct(value.get("schema") or {}, out.schema)
-    out.name = str(value.get("name") or "")
-
-
-def structured_output_from_proto(msg: agent_pb2.StructuredOutput) -> dict[str, Any]:
-    return {"schema": struct_to_dict(msg.schema), "name": msg.name}
 
 
 def _memory_from_proto(pb: agent_pb2.MemoryOptions, path: str) -> a.MemoryOptions:

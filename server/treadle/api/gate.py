@@ -29,7 +29,7 @@ import grpc
 from google.protobuf.message import DecodeError, Message
 
 from ..config.auth import AuthConfig, Credential, Limits
-from ..errors import InvalidArgumentError, PermissionDeniedError, ResourceExhaustedError, UnauthenticatedError
+from ..core.errors import InvalidArgumentError, PermissionDeniedError, ResourceExhaustedError, UnauthenticatedError
 from . import auth, validate
 from .status import status_for
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..config.auth import Scope
-from ..errors import PermissionDeniedError
+from ..core.errors import PermissionDeniedError
 from . import auth
 
 

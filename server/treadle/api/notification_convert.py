@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from .. import agents as a
-from ..errors import InvalidArgumentError
+from ..core.errors import InvalidArgumentError
 from ..v1 import notification_pb2
-from .convert_data import enum_to_pb, enum_to_py
+from ..wire.data import enum_to_pb, enum_to_py
 
 _NACTION = notification_pb2.NotificationAction.DESCRIPTOR
 

@@ -34,10 +34,10 @@ from typing import Any, Literal
 from opentelemetry import metrics
 from opentelemetry.metrics import Meter
 
-from ..processors.base import SEED_NAMES
+from ..core.processor import SEED_NAMES
 from ..v1 import processor_service_pb2 as pb
 from ..v1 import remote_pb2
-from .convert_data import dict_to_struct
+from ..wire.data import dict_to_struct
 
 log = logging.getLogger(__name__)
 

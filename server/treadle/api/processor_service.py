@@ -15,13 +15,13 @@ from typing import Any, Literal
 
 import grpc
 
-from ..processors.base import SEED_NAMES
+from ..core.processor import SEED_NAMES
 from ..v1 import processor_service_pb2 as pb
 from ..v1 import processor_service_pb2_grpc
-from ..errors import PermissionDeniedError
+from ..core.errors import PermissionDeniedError
 from .handshake import PROCESSOR_PROTOCOL_VERSIONS as PROTOCOL_VERSIONS
 from .handshake import HandshakeError, negotiate_version
-from .hook_convert import HOOK_NAME
+from ..wire.hook_names import HOOK_NAME
 from .identity import Owners
 from .processor_hub import Connection, Declaration, HookSettings, ProcessorHub
 

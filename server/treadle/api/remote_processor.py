@@ -21,11 +21,11 @@ from typing import Any
 from opentelemetry import trace
 
 from ..agents import ProcessorRef
-from ..chunks import SkippedProcessor, StreamResult
-from ..errors import ProcessorUnavailableError, TripwireError
-from ..processors.args import ProcessOutputStreamArgs
-from ..processors.base import SEED_NAMES
-from .hook_convert import (
+from ..core.chunks import SkippedProcessor, StreamResult
+from ..core.errors import ProcessorUnavailableError, TripwireError
+from ..core.args import ProcessOutputStreamArgs
+from ..core.processor import SEED_NAMES
+from ..wire.server_hooks import (
     DecodedResult,
     MalformedResultError,
     RemoteHookError,

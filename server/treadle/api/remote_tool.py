@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..chunks import Chunk
+from ..core.chunks import Chunk
 from ..tools import Tool, ToolContext
 from ..tracing import inject_context
 from ..v1 import tool_service_pb2
-from .convert_data import dict_to_struct, py_to_value, struct_to_dict, value_to_py
+from ..wire.data import dict_to_struct, py_to_value, struct_to_dict, value_to_py
 from .tool_hub import ToolCallError, ToolHub
 
 

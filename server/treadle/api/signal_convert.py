@@ -11,8 +11,8 @@ from typing import Any
 from google.protobuf import json_format
 
 from .. import agents as a
-from ..errors import InvalidArgumentError
-from ..messages import FilePart, TextPart
+from ..core.errors import InvalidArgumentError
+from ..core.messages import FilePart, TextPart
 from ..signals import IfActive, IfIdle, NotificationInput, NotificationRecord, Signal, StateInput, Target
 from ..signals.notifications import Decision
 from ..signals.render import check_attributes
@@ -20,7 +20,7 @@ from ..signals.runtime import Accepted
 from ..signals.signal import normalise_type
 from ..v1 import notification_pb2, signal_pb2
 from .convert import call_options_from_proto
-from .convert_data import (
+from ..wire.data import (
     _part_from_proto,
     datetime_to_ts,
     dict_to_struct,

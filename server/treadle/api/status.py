@@ -9,7 +9,7 @@ from typing import Any, NoReturn, TypeVar
 
 import grpc
 
-from ..errors import (
+from ..core.errors import (
     AlreadyExistsError,
     FailedPreconditionError,
     InvalidArgumentError,
@@ -18,7 +18,7 @@ from ..errors import (
     ResourceExhaustedError,
     UnauthenticatedError,
 )
-from ..errors import ShuttingDownError as Draining
+from ..core.errors import ShuttingDownError as Draining
 
 log = logging.getLogger(__name__)
 

@@ -14,11 +14,11 @@ from typing import Any
 
 import grpc
 
-from ..errors import InvalidArgumentError, NotFoundError, PermissionDeniedError
+from ..core.errors import InvalidArgumentError, NotFoundError, PermissionDeniedError
 from ..memory import MemoryStore, PageRequest, RunRecord, Thread
 from ..v1 import chunk_pb2, thread_service_pb2 as pb, thread_service_pb2_grpc
 from .auth import require_resource
-from .convert_data import (
+from ..wire.data import (
     datetime_to_ts,
     dict_to_struct,
     enum_to_pb,

@@ -10,13 +10,13 @@ from collections.abc import AsyncIterator
 
 import grpc
 
-from ..chunks import Chunk
-from ..errors import InvalidArgumentError
+from ..core.chunks import Chunk
+from ..core.errors import InvalidArgumentError
 from ..signals import ActiveRunChanged, NotificationCenter, Sent, ThreadRuntime, send_state
 from ..signals.runtime import Target
 from ..v1 import signal_pb2
 from . import signal_convert as sc
-from .convert_data import chunk_to_proto
+from ..wire.data import chunk_to_proto
 from .status import abort_with, unary
 from .thread_service import SERVICE_NAME
 from .thread_service import ThreadServicer as MemoryRpcs

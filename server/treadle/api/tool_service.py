@@ -18,8 +18,8 @@ from typing import Any
 import grpc
 
 from ..v1 import tool_service_pb2, tool_service_pb2_grpc
-from .convert_data import struct_to_dict
-from ..errors import InvalidArgumentError, PermissionDeniedError
+from ..wire.data import struct_to_dict
+from ..core.errors import InvalidArgumentError, PermissionDeniedError
 from .handshake import HandshakeError, negotiate_version
 from .identity import Owners
 from .validate import check_schema

@@ -15,7 +15,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from .. import agents as a
-from ..errors import InvalidArgumentError
+from ..core.errors import InvalidArgumentError
 
 PROCESSOR_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 """What ``ProcessorService.Attach`` accepts; an agent naming anything else could never run."""

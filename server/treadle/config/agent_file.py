@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from ..errors import TreadleError
+from ..core.errors import TreadleError
 
 
 class AgentFileError(TreadleError):

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any, Literal
 
-from ..errors import TreadleError
+from ..core.errors import TreadleError
 
 Scope = Literal["agents", "resources", "processors", "tools"]
 SCOPES: tuple[Scope, ...] = ("agents", "resources", "processors", "tools")

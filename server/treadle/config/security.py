@@ -26,7 +26,7 @@ from typing import Any
 
 from ..providers.router import SUPPORTED_PROVIDERS
 from ..providers.trust import ProviderCredential, ProviderTrust, check_base_url
-from ..errors import InvalidArgumentError
+from ..core.errors import InvalidArgumentError
 from .agent_file import AgentFileError, read_config_file
 from .auth import AuthConfig, AuthConfigError, Limits, parse_auth, parse_limits
 

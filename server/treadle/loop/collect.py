@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..chunks import Chunk, ToolCall, ToolCallPayload
-from ..messages import Message, ReasoningPart, SourcePart, TextPart, ToolInvocationPart
+from ..core.chunks import Chunk, ToolCall, ToolCallPayload
+from ..core.messages import Message, ReasoningPart, SourcePart, TextPart, ToolInvocationPart
 
 
 class StepCollector:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..chunks import Chunk
-from ..messages import Message
+from ..core.chunks import Chunk
+from ..core.messages import Message
 
 
 @dataclass

@@ -12,9 +12,9 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..chunks import Chunk, TextEnd, TextStart
-from ..message_list import MessageList
-from ..messages import DataPart, Message, new_id
+from ..core.chunks import Chunk, TextEnd, TextStart
+from ..core.message_list import MessageList
+from ..core.messages import DataPart, Message, new_id
 from ..processors.runner import ChainRunner
 from .pipeline import StreamPipeline
 

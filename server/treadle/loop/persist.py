@@ -15,9 +15,9 @@ import logging
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol, TypeAlias
 
-from ..chunks import Usage
-from ..message_list import MessageList
-from ..messages import Message, copy_message
+from ..core.chunks import Usage
+from ..core.message_list import MessageList
+from ..core.messages import Message, copy_message
 
 log = logging.getLogger(__name__)
 

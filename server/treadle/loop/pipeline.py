@@ -26,8 +26,8 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 
-from ..chunks import Chunk, as_chunks
-from ..message_list import MessageList
+from ..core.chunks import Chunk, as_chunks
+from ..core.message_list import MessageList
 from ..processors.runner import ChainRunner
 
 Sink = Callable[[Chunk], Awaitable[None]]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..message_list import MessageList
-from ..messages import (
+from ..core.message_list import MessageList
+from ..core.messages import (
     FilePart,
     Message,
     Prompt,

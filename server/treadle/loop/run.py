@@ -17,12 +17,12 @@ import jsonschema
 from opentelemetry.trace import Tracer
 
 from ..agents import DEFAULT_MAX_STEPS, Agent, RunRequest
-from ..chunks import Chunk, ErrorPayload, Finish, FinishReason, SkippedProcessor, Start, Tripwire, Usage
-from ..errors import InvalidArgumentError, ProcessorError, TripwireError
-from ..message_list import MessageList
-from ..messages import Message, new_id
+from ..core.chunks import Chunk, ErrorPayload, Finish, FinishReason, SkippedProcessor, Start, Tripwire, Usage
+from ..core.errors import InvalidArgumentError, ProcessorError, TripwireError
+from ..core.message_list import MessageList
+from ..core.messages import Message, new_id
 from ..processors.builtin import default_error_stack
-from ..processors.args import OutputResult, ProcessInputArgs, ProcessOutputResultArgs, StepResult
+from ..core.args import OutputResult, ProcessInputArgs, ProcessOutputResultArgs, StepResult
 from ..processors.parallel import group_refs
 from ..processors.runner import ChainRunner, RunScope
 from ..providers.base import ModelConfig, ModelSettings

@@ -8,10 +8,10 @@ from typing import Any
 from opentelemetry.trace import Tracer
 
 from ..agents import Agent, CallOptions
-from ..chunks import Usage
-from ..message_list import MessageList
-from ..messages import SystemMessage
-from ..processors.args import StepResult
+from ..core.chunks import Usage
+from ..core.message_list import MessageList
+from ..core.messages import SystemMessage
+from ..core.args import StepResult
 from ..processors.runner import ChainRunner, RunScope
 from ..providers.base import ModelConfig, ModelSettings
 from ..tools import Tool, ToolHooks

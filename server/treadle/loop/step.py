@@ -12,11 +12,11 @@ from typing import Any, TypeAlias
 
 from opentelemetry import trace
 
-from ..chunks import Chunk, ErrorPayload, Finish, StepFinish, StepStart, Tripwire
-from ..errors import APICallError, ProcessorError, TripwireError
-from ..message_list import Checkpoint
-from ..messages import ErrorPart, Message, MessageContent, StepStartPart, SystemMessage, new_id
-from ..processors.args import (
+from ..core.chunks import Chunk, ErrorPayload, Finish, StepFinish, StepStart, Tripwire
+from ..core.errors import APICallError, ProcessorError, TripwireError
+from ..core.message_list import Checkpoint
+from ..core.messages import ErrorPart, Message, MessageContent, StepStartPart, SystemMessage, new_id
+from ..core.args import (
     ProcessAPIErrorArgs,
     ProcessInputStepArgs,
     ProcessLLMRequestArgs,

@@ -14,15 +14,15 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from ..chunks import Chunk, ToolCallPayload, ToolErrorPayload, ToolResult, ToolResultPayload
-from ..processors.args import (
+from ..core.chunks import Chunk, ToolCallPayload, ToolErrorPayload, ToolResult, ToolResultPayload
+from ..core.args import (
     AfterToolCallArgs,
     BeforeToolCallArgs,
     ProcessorStreamWriter,
     ProcessToolResultArgs,
     StepResult,
 )
-from ..processors.base import wants_tool
+from ..core.processor import wants_tool
 from ..tools import ToolAfterHookContext, ToolContext, ToolHookContext
 from ..tools.hooks import as_before_result, call_hook
 from ..tracing.spans import ATTR, tool_span

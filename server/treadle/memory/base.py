@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol, TypeAlias
 
-from ..chunks import Usage
-from ..messages import Message, utcnow
+from ..core.chunks import Usage
+from ..core.messages import Message, utcnow
 
 RunStatus: TypeAlias = Literal["running", "finished", "failed", "aborted"]
 

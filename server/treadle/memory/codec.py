@@ -11,7 +11,7 @@ import base64
 import json
 from typing import Any
 
-from ..messages import (
+from ..core.messages import (
     DataPart,
     ErrorPart,
     FilePart,

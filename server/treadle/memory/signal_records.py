@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal, Protocol, TypeAlias
 
-from ..messages import Message, new_id, utcnow
+from ..core.messages import Message, new_id, utcnow
 
 ThreadKey: TypeAlias = tuple[str, str]
 """(resource id, thread id)."""

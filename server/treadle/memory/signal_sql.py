@@ -16,7 +16,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql, sqlite
 
-from ..messages import Message
+from ..core.messages import Message
 from .codec import content_from_json, content_to_json
 from .engine import Database
 from .signal_records import NotificationRecord, PendingSignal, StateChannel, ThreadKey

@@ -15,9 +15,9 @@ from typing import Any
 from sqlalchemy import Connection, Table, and_, bindparam, delete, func, or_, select, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from ..chunks import Usage
-from ..errors import AlreadyExistsError, NotFoundError, PermissionDeniedError
-from ..messages import Message, utcnow
+from ..core.chunks import Usage
+from ..core.errors import AlreadyExistsError, NotFoundError, PermissionDeniedError
+from ..core.messages import Message, utcnow
 from . import schema as t
 from .base import Page, PageRequest, RunRecord, RunStatus, StoredAgent, Thread
 from .codec import content_from_json, content_to_json

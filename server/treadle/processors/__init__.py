@@ -4,7 +4,7 @@ A processor is any object with an ``id`` and one or more of the hook methods nam
 ``HOOKS``; each hook takes one ``*Args`` dataclass and may be sync or async.
 """
 
-from .args import (
+from ..core.args import (
     AfterToolCallArgs,
     BeforeToolCallArgs,
     OutputResult,
@@ -21,8 +21,8 @@ from .args import (
     RunInfo,
     StepResult,
 )
-from .base import HOOKS, TOOL_HOOKS, Processor, ProcessorViolation, implements, wants_tool
-from .results import (
+from ..core.processor import HOOKS, TOOL_HOOKS, Processor, ProcessorViolation, implements, wants_tool
+from ..core.results import (
     MessagesResult,
     ProcessAPIErrorResult,
     ProcessInputStepResult,

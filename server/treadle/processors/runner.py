@@ -18,15 +18,15 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode, Tracer
 
-from ..chunks import Chunk, StreamResult, as_chunks, one_or_many
-from ..errors import ProcessorError, ProcessorUnavailableError, TripwireError
-from ..message_list import MessageList
-from ..messages import Message, Prompt
+from ..core.chunks import Chunk, StreamResult, as_chunks, one_or_many
+from ..core.errors import ProcessorError, ProcessorUnavailableError, TripwireError
+from ..core.message_list import MessageList
+from ..core.messages import Message, Prompt
 from ..tracing.spans import ATTR, processor_span
-from .args import AbortFn, ProcessorStreamWriter, ProcessOutputStreamArgs, RunInfo, make_abort
-from .base import SEED_NAMES, ProcessorViolation, implements, wants_tool
+from ..core.args import AbortFn, ProcessorStreamWriter, ProcessOutputStreamArgs, RunInfo, make_abort
+from ..core.processor import SEED_NAMES, ProcessorViolation, implements, wants_tool
 from .parallel import GROUP_HOOKS, ParallelGroup
-from .results import (
+from ..core.results import (
     MessagesResult,
     ProcessInputStepResult,
     apply_messages_returned,

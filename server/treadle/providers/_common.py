@@ -7,9 +7,9 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol
 
-from ..chunks import Chunk
-from ..errors import APICallError
-from ..messages import TextPart, new_id
+from ..core.chunks import Chunk
+from ..core.errors import APICallError
+from ..core.messages import TextPart, new_id
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 

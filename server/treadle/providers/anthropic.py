@@ -20,7 +20,7 @@ from typing import Any
 
 import anthropic
 
-from ..chunks import (
+from ..core.chunks import (
     Chunk,
     FinishReason,
     ReasoningDelta,
@@ -36,8 +36,8 @@ from ..chunks import (
     ToolCallPayload,
     Usage,
 )
-from ..errors import APICallError
-from ..messages import (
+from ..core.errors import APICallError
+from ..core.messages import (
     FilePart,
     PromptMessage,
     ReasoningPart,

@@ -14,36 +14,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias
 
-from ..chunks import Chunk, FinishReason, Usage
-from ..messages import Prompt
-
-
-@dataclass
-class ToolSpec:
-    """A tool as the model sees it."""
-
-    name: str
-    description: str = ""
-    input_schema: dict[str, Any] = field(
-        default_factory=lambda: {"type": "object", "properties": {}}
-    )
-
-
-ToolChoice: TypeAlias = Literal["auto", "none", "required"] | dict[str, str]
-"""``"auto" | "none" | "required"`` or ``{"type": "tool", "tool_name": NAME}``."""
-
-
-@dataclass
-class ModelSettings:
-    temperature: float | None = None
-    max_output_tokens: int | None = None
-    top_p: float | None = None
-    seed: int | None = None
-    stop_sequences: list[str] = field(default_factory=list)
-    presence_penalty: float | None = None
-    frequency_penalty: float | None = None
-    max_retries: int | None = None
-    """Retries the provider SDK makes on its own (429, 5xx, connection errors); SDK default 2."""
+from ..core.chunks import Chunk, FinishReason, Usage
+from ..core.specs import ModelSettings, ToolChoice, ToolSpec
+from ..core.messages import Prompt
 
 
 @dataclass

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
 
-from ..chunks import Chunk
-from ..errors import APICallError
+from ..core.chunks import Chunk
+from ..core.errors import APICallError
 from .base import LanguageModel, ModelRequest
 
 

@@ -27,15 +27,15 @@ import os
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any, cast
 
-from ..chunks import Chunk, FinishReason, ResponseMetadata, TextDelta, TextEnd, TextStart, Usage
-from ..errors import APICallError, InvalidArgumentError
-from ..messages import PromptMessage, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from ..core.chunks import Chunk, FinishReason, ResponseMetadata, TextDelta, TextEnd, TextStart, Usage
+from ..core.errors import APICallError, InvalidArgumentError
+from ..core.messages import PromptMessage, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from . import _common
 from .base import ModelFinish, ModelRequest
 
@@ -137,10 +137,10 @@ class LocalModels:
                 engine = self._engines[model_id] = _Engine(model_id, self._loader)
             return engine
 
-    def preload(self, model_id: str) -> None:
+    def preload(self, model_id: str) -> Future[None]:
         """Start loading in the model's thread, so that the first run does not wait for it;
-        a model that cannot load says why in its first run."""
-        self.engine(model_id).preload()
+        a model that cannot load says why in its first run. Done when the load is over."""
+        return self.engine(model_id).preload()
 
     def close(self) -> None:
         with self._lock:
@@ -257,8 +257,8 @@ class _Engine:
         # One worker: its queue is FIFO, so generations start in the order they were submitted.
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="treadle-local")
 
-    def preload(self) -> None:
-        self._thread.submit(self._load_quietly)
+    def preload(self) -> Future[None]:
+        return self._thread.submit(self._load_quietly)
 
     def submit(self, messages: list[dict[str, str]], args: dict[str, Any]) -> _Job:
         job = _Job(asyncio.get_running_loop())

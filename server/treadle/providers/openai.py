@@ -14,7 +14,7 @@ from typing import Any
 
 import openai
 
-from ..chunks import (
+from ..core.chunks import (
     Chunk,
     FinishReason,
     ReasoningDelta,
@@ -30,8 +30,8 @@ from ..chunks import (
     ToolCallPayload,
     Usage,
 )
-from ..errors import APICallError
-from ..messages import (
+from ..core.errors import APICallError
+from ..core.messages import (
     FilePart,
     PromptMessage,
     TextPart,

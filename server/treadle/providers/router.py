@@ -11,12 +11,14 @@ The server's keys go only to trusted base URLs (``trust``); see ``providers/trus
 
 from __future__ import annotations
 
+import asyncio
+
 import os
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
-from ..chunks import Chunk
-from ..errors import APICallError, FailedPreconditionError, InvalidArgumentError
+from ..core.chunks import Chunk
+from ..core.errors import APICallError, FailedPreconditionError, InvalidArgumentError
 from .base import LanguageModel, ModelConfig, ModelRequest
 from .fallback import FallbackModel
 from .local import LocalModels, preload_ids, validate_model_id
@@ -79,10 +81,15 @@ class ModelRouter:
             return primary
         return FallbackModel([primary, *(self.resolve(f) for f in config.fallbacks)])
 
-    def preload(self, models: Iterable[str]) -> None:
-        """Start loading the local models among ``models`` in the background."""
-        for model_id in preload_ids(models):
-            self.local.preload(model_id)
+    async def preload(self, models: Iterable[str]) -> None:
+        """Load the local models among ``models``, each in its own thread.
+
+        llama.cpp silences a model load by pointing the process's stdout and stderr at
+        /dev/null while it lasts, so nothing else may print meanwhile: the server loads before it
+        serves and prints its start lines (a model loaded later, for an agent created over the
+        API, silences the process the same way for a moment).
+        """
+        await asyncio.gather(*(asyncio.wrap_future(self.local.preload(m)) for m in preload_ids(models)))
 
     async def aclose(self) -> None:
         clients, self._clients = list(self._clients.values()), {}

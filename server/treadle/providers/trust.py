@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from urllib.parse import urlsplit
 
-from ..errors import InvalidArgumentError
+from ..core.errors import InvalidArgumentError
 
 SDK_DEFAULT_BASE_URLS = {
     "openai": "https://api.openai.com/v1",

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from ..chunks import Chunk
+from ..core.chunks import Chunk
 from .store import ThreadKey
 
 

@@ -28,8 +28,8 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from ..agents import NotificationPolicy, NotificationRule
-from ..errors import InvalidArgumentError
-from ..messages import utcnow
+from ..core.errors import InvalidArgumentError
+from ..core.messages import utcnow
 from .runtime import Accepted, IfActive, IfIdle, Target, ThreadRuntime
 from .signal import Signal
 from .store import PRIORITIES, NotificationRecord, Priority, ThreadKey

@@ -21,11 +21,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast
 
 from ..agents import Agent, CallOptions, MemoryOptions, RunRequest
-from ..chunks import AbortPayload, Chunk
-from ..errors import InvalidArgumentError, NotFoundError, ShuttingDownError
+from ..core.chunks import AbortPayload, Chunk
+from ..core.errors import InvalidArgumentError, NotFoundError, ShuttingDownError
 from ..loop import AgentLoop
 from ..loop.inbox import Inbox
-from ..messages import Message, new_id, utcnow
+from ..core.messages import Message, new_id, utcnow
 from .hub import ActiveRunChanged, Subscription, ThreadHub
 from .signal import Signal, signal_from_message
 from .store import PendingSignal, SignalStore, ThreadKey

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, TypeAlias
 
-from ..chunks import Chunk
-from ..errors import InvalidArgumentError
-from ..messages import FilePart, Message, MessageContent, Part, TextPart, new_id, utcnow
+from ..core.chunks import Chunk
+from ..core.errors import InvalidArgumentError
+from ..core.messages import FilePart, Message, MessageContent, Part, TextPart, new_id, utcnow
 from .render import check_attributes, render_signal
 
 SignalType: TypeAlias = Literal["user", "state", "reactive", "notification"]

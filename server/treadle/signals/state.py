@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..errors import InvalidArgumentError
+from ..core.errors import InvalidArgumentError
 from .runtime import IfActive, IfIdle, Sent, Target, ThreadRuntime
 from .signal import Signal, normalise_type
 from .store import StateChannel

@@ -6,7 +6,7 @@ import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from ..chunks import (
+from ..core.chunks import (
     Chunk,
     TextDelta,
     TextEnd,

@@ -1,6 +1,6 @@
 """Tools: the protocol, tool hooks and execution."""
 
-from .base import Tool, ToolContext, tool
+from ..core.tool import Tool, ToolContext, tool
 from .hooks import ToolAfterHookContext, ToolBeforeHookResult, ToolHookContext, ToolHooks
 
 __all__ = [

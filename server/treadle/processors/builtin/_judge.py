@@ -17,7 +17,7 @@ from typing import Any, Literal
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode, Tracer
 
-from ...messages import Message, PromptMessage, TextPart
+from ...core.messages import Message, PromptMessage, TextPart
 from ...providers.base import ModelConfig, ModelRequest, ModelSettings
 from ...tracing.spans import ATTR, chat_span
 from ._options import require

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ...chunks import Chunk, TextDelta
-from ..args import ProcessOutputStreamArgs
+from ...core.chunks import Chunk, TextDelta
+from ...core.args import ProcessOutputStreamArgs
 from ._options import require
 
 

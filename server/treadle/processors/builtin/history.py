@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ...errors import APICallError
-from ...messages import ReasoningPart, ToolInvocationPart
-from ..args import ProcessAPIErrorArgs
+from ...core.errors import APICallError
+from ...core.messages import ReasoningPart, ToolInvocationPart
+from ...core.args import ProcessAPIErrorArgs
 
 _ORPHAN_CALL = re.compile(
     r"tool_use.{0,40}without.{0,20}tool_result|corresponding .?tool_result|"

@@ -7,9 +7,9 @@ import logging
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from ...chunks import Chunk, ReasoningDelta, TextDelta
-from ...messages import Message, TextPart, ToolInvocationPart
-from ..args import (
+from ...core.chunks import Chunk, ReasoningDelta, TextDelta
+from ...core.messages import Message, TextPart, ToolInvocationPart
+from ...core.args import (
     ProcessInputArgs,
     ProcessOutputStreamArgs,
     ProcessToolResultArgs,

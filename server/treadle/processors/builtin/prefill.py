@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ...errors import APICallError
-from ...messages import Message, MessageContent, TextPart, new_id
-from ..args import ProcessAPIErrorArgs
+from ...core.errors import APICallError
+from ...core.messages import Message, MessageContent, TextPart, new_id
+from ...core.args import ProcessAPIErrorArgs
 from ._options import require
 
 _PREFILL = re.compile(

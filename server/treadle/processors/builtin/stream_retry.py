@@ -8,8 +8,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ...errors import APICallError
-from ..args import ProcessAPIErrorArgs
+from ...core.errors import APICallError
+from ...core.args import ProcessAPIErrorArgs
 from ._options import require
 from .clock import Clock, SystemClock
 

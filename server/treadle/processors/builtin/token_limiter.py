@@ -7,9 +7,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ...messages import Prompt, PromptMessage, TextPart, ToolInvocationPart
-from ..args import ProcessLLMRequestArgs, ProcessToolResultArgs
-from ..results import ProcessLLMRequestResult
+from ...core.messages import Prompt, PromptMessage, TextPart, ToolInvocationPart
+from ...core.args import ProcessLLMRequestArgs, ProcessToolResultArgs
+from ...core.results import ProcessLLMRequestResult
 from ._options import require
 
 CHARS_PER_TOKEN = 4

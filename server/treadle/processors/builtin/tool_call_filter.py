@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...messages import PromptMessage, ToolCallPart, ToolResultPart
-from ..args import ProcessLLMRequestArgs
-from ..results import ProcessLLMRequestResult
+from ...core.messages import PromptMessage, ToolCallPart, ToolResultPart
+from ...core.args import ProcessLLMRequestArgs
+from ...core.results import ProcessLLMRequestResult
 
 
 @dataclass(frozen=True)

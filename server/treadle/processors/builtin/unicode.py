@@ -8,8 +8,8 @@ import unicodedata
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from ...messages import Message, TextPart
-from ..args import ProcessInputArgs
+from ...core.messages import Message, TextPart
+from ...core.args import ProcessInputArgs
 
 Form = Literal["NFC", "NFKC", "NFD", "NFKD"]
 

@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ..chunks import Chunk
-from ..message_list import MessageList
-from ..messages import Message, Prompt, SystemMessage
+from .chunks import Chunk
+from .message_list import MessageList
+from .messages import Message, Prompt, SystemMessage
 
 
 class _Unset:

@@ -1,7 +1,7 @@
 """Proto <-> domain for the values hook arguments carry: message-list snapshots, prompts, steps,
-tool choice and tool specs, API errors. ``hook_convert`` assembles them per hook.
+tool choice and tool specs, API errors. ``server_hooks`` and ``sdk_hooks`` assemble them per hook.
 
-Messages, chunks, JSON values and enums go through ``convert_data`` (one converter for each);
+Messages, chunks, JSON values and enums go through ``data`` (one converter for each);
 model settings, tool choice and structured output through ``convert``, as in call options.
 """
 
@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..chunks import Chunk
-from ..errors import APICallError, InvalidArgumentError
-from ..message_list import MessageList, Source
-from ..messages import (
+from ..core.chunks import Chunk
+from ..core.errors import APICallError, InvalidArgumentError
+from ..core.message_list import MessageList, Source
+from ..core.messages import (
     FilePart,
     Message,
     Prompt,
@@ -24,10 +24,10 @@ from ..messages import (
     ToolCallPart,
     ToolResultPart,
 )
-from ..processors.args import OutputResult, StepResult
-from ..providers.base import ToolSpec
+from ..core.args import OutputResult, StepResult
+from ..core.specs import ToolSpec
 from ..v1 import agent_pb2, chunk_pb2, processor_service_pb2, prompt_pb2
-from .convert_data import (
+from .data import (
     build,
     chunk_from_proto,
     chunk_to_proto,
@@ -207,7 +207,7 @@ def output_result_to_proto(result: OutputResult, out: pb.OutputResult) -> None:
 
 
 def output_result_from_proto(msg: pb.OutputResult) -> OutputResult:
-    from ..chunks import Usage
+    from ..core.chunks import Usage
 
     return OutputResult(
         text=msg.text,

@@ -23,9 +23,9 @@ from google.protobuf import struct_pb2, timestamp_pb2
 from google.protobuf.descriptor import EnumDescriptor, FieldDescriptor
 from google.protobuf.message import Message as PbMessage
 
-from .. import chunks as ch
-from .. import messages as m
-from ..errors import InvalidArgumentError
+from ..core import chunks as ch
+from ..core import messages as m
+from ..core.errors import InvalidArgumentError
 from ..v1 import chunk_pb2, message_pb2
 
 # --- JSON values -------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..providers.base import ToolSpec
+from .specs import ToolSpec
 
 
 @dataclass

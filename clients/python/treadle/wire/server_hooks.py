@@ -2,8 +2,8 @@
 ``InvocationResult`` -> what an in-process processor would have done.
 
 The processor SDK's direction (``Invocation`` -> args over a local ``MessageList``, and the
-hook's return value -> ``InvocationResult``) lives in ``hook_convert_sdk`` and is re-exported
-here, so one module is the whole surface.
+hook's return value -> ``InvocationResult``) lives in ``sdk_hooks``; the hook names both use
+are in ``hook_names``, below both.
 
 A replacement message list is the hook's *whole* list after its edits: the server makes its
 live list hold exactly that (in that order, keeping the objects of unchanged messages), which is
@@ -20,22 +20,23 @@ from opentelemetry import propagate
 from opentelemetry.context import Context
 from opentelemetry.propagators.textmap import TextMapPropagator
 
-from ..chunks import Chunk, StreamResult
-from ..errors import InvalidArgumentError, TripwireError
-from ..message_list import Source
-from ..messages import Message, Prompt, SystemMessage
-from ..processors import args as a
-from ..processors.results import ProcessAPIErrorResult, ProcessInputStepResult, ProcessLLMRequestResult
+from ..core.chunks import Chunk, StreamResult
+from ..core.errors import InvalidArgumentError, TripwireError
+from ..core.message_list import Source
+from ..core.messages import Message, Prompt, SystemMessage
+from ..core import args as a
+from ..core.results import ProcessAPIErrorResult, ProcessInputStepResult, ProcessLLMRequestResult
 from ..v1 import chunk_pb2
 from ..v1 import processor_service_pb2 as pb
-from .convert import (
+from .settings import (
     model_settings_from_proto,
     model_settings_to_proto,
     structured_output_from_proto,
     structured_output_to_proto,
     tool_choice_to_proto,
 )
-from .convert_data import (
+from .hook_names import HOOK_ENUM, HOOK_NAME
+from .data import (
     chunk_from_proto,
     dict_to_struct,
     enum_to_pb,
@@ -45,7 +46,7 @@ from .convert_data import (
     system_messages_from_proto,
     value_to_py,
 )
-from .hook_values import (
+from .values import (
     api_error_to_proto,
     apply_replacement,
     chunks_from_proto,
@@ -59,23 +60,6 @@ from .hook_values import (
     tool_choice_from_proto,
     tools_to_proto,
 )
-
-HOOK_ENUM: dict[str, int] = {
-    "process_input": pb.HOOK_PROCESS_INPUT,
-    "process_input_step": pb.HOOK_PROCESS_INPUT_STEP,
-    "process_llm_request": pb.HOOK_PROCESS_LLM_REQUEST,
-    "process_llm_response": pb.HOOK_PROCESS_LLM_RESPONSE,
-    "process_api_error": pb.HOOK_PROCESS_API_ERROR,
-    "process_output_stream": pb.HOOK_PROCESS_OUTPUT_STREAM,
-    "process_output_step": pb.HOOK_PROCESS_OUTPUT_STEP,
-    "process_tool_result": pb.HOOK_PROCESS_TOOL_RESULT,
-    "process_output_result": pb.HOOK_PROCESS_OUTPUT_RESULT,
-    "before_tool_call": pb.HOOK_BEFORE_TOOL_CALL,
-    "after_tool_call": pb.HOOK_AFTER_TOOL_CALL,
-}
-"""Python hook name -> ``Hook`` enum value; the ``Invocation.args`` branch has the same name."""
-HOOK_NAME: dict[int, str] = {v: k for k, v in HOOK_ENUM.items()}
-
 
 class MalformedResultError(Exception):
     """An answer the server cannot apply (wrong outcome for the hook, wrong count of stream
@@ -480,17 +464,6 @@ def stream_outcomes(decoded: DecodedResult, parts: Sequence[Chunk]) -> list[Stre
     return out
 
 
-from .hook_convert_sdk import (  # noqa: E402  (the SDK half of the surface)
-    build_args,
-    encode_abort,
-    encode_error,
-    encode_result,
-    encode_stream_result,
-    extract_trace_context,
-    iter_stream_args,
-    snapshot_before,
-)
-
 __all__ = [
     "HOOK_ENUM",
     "HOOK_NAME",
@@ -499,17 +472,9 @@ __all__ = [
     "MalformedResultError",
     "RemoteHookError",
     "apply_result",
-    "build_args",
     "decode_result",
     "emit_custom_chunks",
-    "encode_abort",
-    "encode_error",
     "encode_invocation",
-    "encode_result",
     "encode_stream_invocation",
-    "encode_stream_result",
-    "extract_trace_context",
-    "iter_stream_args",
-    "snapshot_before",
     "stream_outcomes",
 ]

@@ -29,11 +29,11 @@ from typing import Any
 from opentelemetry import propagate
 from opentelemetry.context import Context
 
-from ..chunks import Chunk, ToolCall, Usage
-from ..errors import TripwireError
-from ..message_list import MessageList
-from ..processors import args as a
-from ..processors.results import (
+from ..core.chunks import Chunk, ToolCall, Usage
+from ..core.errors import TripwireError
+from ..core.message_list import MessageList
+from ..core import args as a
+from ..core.results import (
     MessagesResult,
     ProcessInputStepResult,
     apply_messages_returned,
@@ -41,17 +41,18 @@ from ..processors.results import (
     as_llm_request_result,
     wants_retry,
 )
-from ..providers.base import ModelSettings
+from ..core.specs import ModelSettings
 from ..v1 import chunk_pb2
 from ..v1 import processor_service_pb2 as pb
-from .convert import (
+from .settings import (
     model_settings_from_proto,
     model_settings_to_proto,
     structured_output_from_proto,
     structured_output_to_proto,
     tool_choice_to_proto,
 )
-from .convert_data import (
+from .hook_names import HOOK_NAME
+from .data import (
     build,
     chunk_to_proto,
     dict_to_struct,
@@ -62,7 +63,7 @@ from .convert_data import (
     system_messages_to_proto,
     value_to_py,
 )
-from .hook_values import (
+from .values import (
     api_error_from_proto,
     chunks_from_proto,
     chunks_to_proto,
@@ -81,8 +82,6 @@ _FINISH = chunk_pb2.FinishReason.DESCRIPTOR
 
 
 def _hook_of(inv: pb.Invocation) -> str:
-    from .hook_convert import HOOK_NAME
-
     hook = HOOK_NAME.get(inv.hook)
     if hook is None or inv.WhichOneof("args") != hook:
         raise ValueError(f"invocation {inv.invocation_id!r}: hook {inv.hook} does not match its args")

@@ -11,10 +11,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, Protocol
 
-from ..chunks import Chunk, FinishReason, ToolCall, ToolResult, Tripwire, Usage
-from ..errors import TripwireError
-from ..message_list import MessageList
-from ..messages import Message, Prompt, SystemMessage
+from .chunks import Chunk, FinishReason, ToolCall, ToolResult, Tripwire, Usage
+from .errors import TripwireError
+from .message_list import MessageList
+from .messages import Message, Prompt, SystemMessage
 
 
 class AbortFn(Protocol):

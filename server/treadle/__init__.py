@@ -1,1 +1,0 @@
-"""Treadle: an agent runtime served over gRPC."""
