@@ -19,7 +19,7 @@ from tests.seed_processors import ContentFilter
 from tests.support import OpenAIServer, Turn
 from tests.support.go import GoBuild
 from treadle.agents import Agent
-from treadle.messages import SystemMessage
+from treadle.core.messages import SystemMessage
 
 
 async def test_go_agent_client_streams_trips_and_wakes_a_thread(
