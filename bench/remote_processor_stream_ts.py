@@ -62,11 +62,14 @@ async def compare(label: str, sdk: str, command: Command, runs: int, n_chunks: i
         return Agent(id="bench", model="scripted/bench", instructions=[SystemMessage("bench")],
                      output_processors=processors)
 
+    versions: dict[str, set[int]] = {}
+
     async def added_us(sdk: str, mode: str, base: float, count: int) -> float:
         argv, cwd = command(sdk, mode, target)
         proc = await asyncio.create_subprocess_exec(*argv, cwd=cwd, stdout=subprocess.DEVNULL)
         try:
             assert await app.processors.wait_attached("bench-echo", 60)
+            versions.setdefault(sdk, set()).update(c.version for c in app.processors.connections())
             t, _ = await _time_runs(app, agent([ProcessorRef("bench-echo")]), model, runs, deltas)
             return (t - base) / count * 1e6
         finally:
@@ -90,6 +93,7 @@ async def compare(label: str, sdk: str, command: Command, runs: int, n_chunks: i
             py = await added_us("python", mode, base, count)
             other = await added_us(sdk, mode, base, count)
             print(f"{mode:<10} {py:>16.1f} {py / floor:>8.2f} {other:>12.1f} {other / floor:>8.2f} {other / py:>10.2f}")
+        print("protocol versions the server chose: " + ", ".join(f"{k} {sorted(v)}" for k, v in versions.items()))
     finally:
         await app.stop(0)
 

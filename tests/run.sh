@@ -39,6 +39,10 @@ fi
 npm test --prefix "$ts"
 # The Go SDK's own tests (in-process fake servers; modules download on the first run).
 (cd clients/go && go vet ./... && go test ./...)
+# The Java SDK's own tests (JUnit 5; dev.treadle.v1 is generated from proto/ in the build, protoc
+# and the gRPC plugin come as Maven artifacts). It also compiles the Java test programs the
+# Python suite runs (tests/java_build.py then only checks they are up to date).
+(cd clients/java && mvn -q -B verify)
 .venv/bin/python -m mypy
 
 # PostgreSQL for the storage and memory tests, which run on SQLite and on PostgreSQL: a throwaway

@@ -30,7 +30,7 @@ from treadle.agents import Agent
 from treadle.core.messages import SystemMessage
 from treadle.cli_chat import ChunkPrinter
 from treadle.tools import Tool
-from treadle.v1 import chunk_pb2
+from treadle.v1 import chunk_pb2, signal_pb2
 from treadle_client import AgentClient
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -307,6 +307,67 @@ def test_chunk_printer_renders_reasoning_and_tool_errors() -> None:
         printer.show(chunk)
     assert out.getvalue() == "thinking: hmm\nHi\n← rm: error: denied\n"
     assert not printer.failed and err.getvalue() == ""
+
+
+def test_chunk_printer_shows_signals_taken_into_the_run_as_dim_lines() -> None:
+    from google.protobuf import json_format, struct_pb2
+
+    def data(name: str, value: dict[str, Any]) -> chunk_pb2.Chunk:
+        return chunk_pb2.Chunk(data=chunk_pb2.DataChunk(name=name, data=json_format.ParseDict(value, struct_pb2.Value())))
+
+    out, err = io.StringIO(), io.StringIO()
+    printer = ChunkPrinter(out, err)
+    for chunk in [
+        chunk_pb2.Chunk(text_delta=chunk_pb2.TextDeltaChunk(id="t", text="Working")),
+        data("data-user-message", {"type": "user", "contents": "Can we\nsimplify?",
+                                   "attributes": {"name": "Devin", "from": "slack"}}),
+        data("data-user-message", {"type": "user", "contents": "and tests"}),
+        data("data-signal", {"type": "notification", "tagName": "notification", "contents": "CI failed",
+                             "attributes": {"source": "github", "priority": "high"}}),
+        data("data-signal", {"type": "state", "tagName": "state", "contents": "tab open"}),
+        chunk_pb2.Chunk(text_delta=chunk_pb2.TextDeltaChunk(id="t", text="Done.")),
+    ]:
+        printer.show(chunk)
+    assert out.getvalue().splitlines() == [
+        "Working", "↳ Devin (slack): Can we simplify?", "↳ user: and tests",
+        "↳ notification (github, high): CI failed", "↳ state: tab open", "Done.",
+    ]
+    colored = io.StringIO()
+    ChunkPrinter(colored, err, color=True).show(data("data-user-message", {"type": "user", "contents": "hi"}))
+    assert colored.getvalue() == "\x1b[2m↳ user: hi\x1b[0m\n"
+
+
+async def test_chat_shows_a_message_sent_into_its_run(start_app: StartApp, openai_server: Any, tmp_path: Path) -> None:
+    entered, release = threading.Event(), threading.Event()
+
+    def held(_: Any) -> Turn:
+        entered.set()
+        assert release.wait(READY_TIMEOUT)
+        return Turn.say("Looking.")
+
+    server = openai_server([held, Turn.say("Noted, Devin.")])
+    running = await start_app(setup=lambda app: app.add_agent(
+        Agent(id="helper", model="openai/test", base_url=server.base_url)), data_dir=tmp_path / "data")
+    proc = await asyncio.create_subprocess_exec(
+        *TREADLE, "chat", "helper", "--target", running.target, "--thread", "t1", "--resource", "u1",
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env=clean_env(),
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(b"check the build\n")
+    await proc.stdin.drain()
+    try:
+        assert await asyncio.to_thread(entered.wait, READY_TIMEOUT)
+        async with AgentClient(running.target) as client:
+            sent = await client.send_message("helper", "also the docs", resource_id="u1", thread_id="t1",
+                                             attributes={"name": "Devin", "from": "slack"})
+        assert sent.accepted.action == signal_pb2.SIGNAL_ACTION_DELIVER  # into the chat's run
+    finally:
+        release.set()
+    proc.stdin.close()
+    out, err = await asyncio.wait_for(proc.communicate(), READY_TIMEOUT)
+    assert proc.returncode == 0, err
+    assert out.decode().splitlines() == ["Looking.", "↳ Devin (slack): also the docs", "Noted, Devin."]
 
 
 def test_openai_base_url_alone_is_enough(serve: Any, openai_server: Any) -> None:

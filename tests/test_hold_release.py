@@ -8,7 +8,7 @@
 3. ``TextGate`` releases at once what cannot be part of a match (no added latency there).
 4. A version-1 stream may not answer with several chunks (the answer is malformed), and a
    version-1 processor keeps working unchanged.
-5. The same guard written in TypeScript against the raw protocol (``tests/remote/ts/pii_guard.ts``).
+5. The same guard in TypeScript, on the TypeScript SDK's ``TextGate`` (``tests/remote/ts/pii_guard.ts``).
 6. The SDK page's ``TextGate`` example, run.
 7. With memory, the stored message holds the redacted text too.
 """
@@ -215,7 +215,7 @@ async def test_the_sdk_negotiates_version_2(server: Any) -> None:
     assert client_text(chunks) == "Write to [email] or call. Thanks!"
 
 
-# --- 5. the same guard in TypeScript, speaking the raw protocol ------------------------------------
+# --- 5. the same guard in TypeScript, on the TypeScript SDK -----------------------------------------
 
 TS_GUARD = Path(__file__).resolve().parent / "remote" / "ts" / "pii_guard.ts"
 

@@ -270,6 +270,55 @@ async def test_a_thread_of_another_tenant_is_refused(secured, channel_for) -> No
     assert model.requests == []
 
 
+async def test_a_signal_routed_by_run_id_to_another_tenants_run_is_refused_and_stores_nothing(
+    secured, channel_for
+) -> None:
+    import threading
+
+    from treadle.v1 import thread_service_pb2_grpc
+
+    entered, release = threading.Event(), threading.Event()
+
+    def held(_: Any) -> Turn:
+        entered.set()
+        assert release.wait(30)
+        return Turn.say("done")
+
+    running, model = await secured([held])
+    stub = thread_service_pb2_grpc.ThreadServiceStub(channel_for(running))
+    theirs = {"resource_id": "tenant-b/alice", "thread_id": "t1"}
+    woke = await stub.SendMessage(spb.SendMessageRequest(
+        agent_id="echo", **theirs, message=spb.SignalMessage(contents="start")), metadata=md("ops"))
+    run_id = woke.accepted.run_id
+    try:
+        assert await asyncio.to_thread(entered.wait, 30)
+        message = spb.SignalMessage(contents="injected")
+        calls = [
+            stub.SendMessage(spb.SendMessageRequest(run_id=run_id, message=message), metadata=md("web-app")),
+            # naming a resource of its own does not make another tenant's run its own
+            stub.SendMessage(spb.SendMessageRequest(run_id=run_id, resource_id="tenant-a/bob", thread_id="t1",
+                                                    message=message), metadata=md("web-app")),
+            stub.QueueMessage(spb.QueueMessageRequest(run_id=run_id, message=message), metadata=md("web-app")),
+            stub.SendSignal(spb.SendSignalRequest(run_id=run_id, signal=spb.Signal(type="user", contents="injected")),
+                            metadata=md("web-app")),
+            stub.SendStateSignal(spb.SendStateSignalRequest(run_id=run_id, state=spb.StateSignal(
+                id="browser", contents="injected")), metadata=md("web-app")),
+            stub.AbortRun(spb.AbortRunRequest(run_id=run_id), metadata=md("web-app")),
+        ]
+        for call in calls:
+            code, text = await status_of(call)
+            assert code == Code.PERMISSION_DENIED and "resource 'tenant-b/alice'" in text, (code, text)
+        active = await stub.GetActiveRun(spb.GetActiveRunRequest(**theirs), metadata=md("ops"))
+        assert active.active_run.run_id == run_id, "the run was not aborted"
+    finally:
+        release.set()
+    await running.app.threads.wait_idle()
+    assert len(model.requests) == 1, "nothing was delivered into the run"
+    listed = await stub.ListMessages(tpb.ListMessagesRequest(**theirs), metadata=md("ops"))
+    assert "injected" not in str(listed)
+    assert await running.app.threads.store.list_pending() == []
+
+
 async def test_an_agent_whose_default_memory_is_another_tenant_is_refused(secured, channel_for) -> None:
     from tests.security_env import CREDENTIALS
 

@@ -66,3 +66,31 @@ def test_the_delivery_policy_example_loads_and_the_decider_answers(tmp_path: Pat
     assert decision["action"] == "summarize" and (decision["summaryAt"] - now).total_seconds() == 1800
     record.priority = "high"
     assert registered["support"](DecideArgs(record, False, now)) is None
+
+
+async def test_the_decide_tool_example_answers_from_its_own_process(start_app: StartApp, tmp_path: Path) -> None:
+    import asyncio
+    import sys
+
+    from treadle.agents import NotificationPolicy
+    from treadle.v1 import notification_pb2
+    from treadle_client import AgentClient
+
+    running = await start_app(setup=lambda app: app.add_agent(
+        Agent(id="support", model="openai/gpt-4o-mini", notification_policy=NotificationPolicy(decide="support"))))
+    script = tmp_path / "decide_tool.py"
+    script.write_text(blocks("python")[2].replace("127.0.0.1:50051", running.target))
+    proc = await asyncio.create_subprocess_exec(sys.executable, str(script), stderr=asyncio.subprocess.PIPE)
+    try:
+        assert proc.stderr is not None
+        while b"attached" not in (line := await asyncio.wait_for(proc.stderr.readline(), 60)):
+            assert line, "the example exited before attaching"
+        async with AgentClient(running.target) as client:
+            answer = await client.send_notification_signal(
+                "support", {"source": "github", "kind": "star", "summary": "New star",
+                            "priority": "NOTIFICATION_PRIORITY_LOW"}, resource_id="u", thread_id="t")
+    finally:
+        proc.terminate()
+        await proc.wait()
+    assert (answer.decision.action, answer.decision.rule) == (notification_pb2.NOTIFICATION_ACTION_SUMMARIZE, "decide")
+    assert answer.decision.summary_at.ToJsonString() == "2030-01-01T09:00:00Z"

@@ -468,3 +468,27 @@ async def test_a_stream_call_on_a_thread_is_its_active_run(threads: Any) -> None
     assert user_texts(server.requests[1]) == ["hi", "and this"]
     await watch.idle_after(run_id)
     assert watch.text(run_id) == "onetwo"
+
+
+async def test_a_generate_call_on_a_thread_is_its_active_run(threads: Any) -> None:
+    from treadle.v1 import agent_service_pb2, agent_service_pb2_grpc
+
+    gate = threading.Event()
+    t, server = await threads([await gated_turn(gate, Turn.say("one")), Turn.say("two")])
+    watch = await t.subscribe("u1", "t1")
+    stub = agent_service_pb2_grpc.AgentServiceStub(t.channel)
+    request = json_format.ParseDict({"agentId": "echo", "prompt": "hi", "options": {
+        "memory": {"resource": "u1", "threadId": "t1"}}}, agent_service_pb2.GenerateRequest())
+    call = stub.Generate(request)
+    await watch.until(lambda w: any(w.runs()))
+    run_id = next(r for r in watch.runs() if r)
+    assert (await t.call("GetActiveRun", {"resourceId": "u1", "threadId": "t1"}))["activeRun"]["runId"] == run_id
+    answer = await t.call("SendMessage", {"agentId": "echo", "resourceId": "u1", "threadId": "t1",
+                                          "message": {"contents": "and this"}})
+    assert answer["accepted"] == {"action": "SIGNAL_ACTION_DELIVER", "runId": run_id}
+    gate.set()
+    result = await call
+    assert result.text == "onetwo" and result.run_id == run_id
+    assert user_texts(server.requests[1]) == ["hi", "and this"]
+    await watch.idle_after(run_id)
+    assert watch.text(run_id) == "onetwo", "subscribers see a Generate run's chunks too"

@@ -1,11 +1,12 @@
 """The TypeScript SDK (``clients/typescript``) against a real server: the README's examples, run
-as separate Node processes, as the agent client, a processor, a tool and tracing.
+as separate Node processes, as the agent client, its thread calls, a processor, a tool, tracing
+and TLS.
 
 Each ``ts`` block of ``clients/typescript/README.md`` is one file under
 ``clients/typescript/examples``; the tests run those files with tsx and check what a user would
-see: the streamed text and the tripwire the agent client prints, the tool's output reaching the
-model, one trace across the server and the TypeScript processor, the processes reattaching after
-the server restarts. Scripts under ``tests/remote/ts`` cover agent CRUD and a refused handshake.
+see: the streamed text and the tripwire the agent client prints, a subscribed thread's woken run,
+the tool's output reaching the model, one trace across the server and the TypeScript processor,
+the processes reattaching after the server restarts. Scripts under ``tests/remote/ts`` cover agent CRUD and a refused handshake.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from typing import Any
 import pytest
 
 from tests.conftest import StartApp
+from tests.security_env import TOKENS, secured  # noqa: F401
 from tests.support import OpenAIServer, Turn
+from tests.support.certs import TestCA
 from tests.support.otlp import OtlpReceiver, otlp  # noqa: F401
 from treadle.agents import Agent, ProcessorRef, RunRequest
 from treadle.core.messages import Message, SystemMessage
@@ -39,7 +42,7 @@ NODE_TSX = ("node", "--import", "tsx")
 def test_each_readme_example_is_a_file_the_tests_run() -> None:
     blocks = re.findall(r"```ts\n(.*?)```", (TS_CLIENT / "README.md").read_text(), re.S)
     files = {p.name: p.read_text() for p in sorted(EXAMPLES.glob("*.ts"))}
-    assert sorted(files) == ["agent.ts", "processor.ts", "tool.ts", "tracing.ts"]
+    assert sorted(files) == ["agent.ts", "processor.ts", "threads.ts", "tls.ts", "tool.ts", "tracing.ts"]
     assert sorted(blocks) == sorted(files.values())
     assert all(len([line for line in b.splitlines() if line.strip()]) <= 12 for b in blocks)  # short
 
@@ -159,6 +162,31 @@ async def test_one_trace_across_the_server_and_the_typescript_processor(
         assert all(s.parent_span_id in server_hook_spans for s in ours)  # children of the hook spans
     finally:
         model.close()
+
+
+async def test_agent_client_subscribes_to_a_thread_and_sends_a_message(start_app: StartApp, node) -> None:
+    model = OpenAIServer([Turn.say(["Hi ", "Devin"])])
+    try:
+        running = await start_app()
+        running.app.add_agent(agent(model, "support"))
+        out = await (await node("threads.ts", running.target)).output()
+        assert out == "Hi Devin"  # the woken run's text, read from the subscription
+        user = [m["content"] for m in model.recorded[0].body["messages"] if m["role"] == "user"]
+        assert user == ['<user name="Devin" from="slack">hello</user>']
+    finally:
+        model.close()
+
+
+async def test_processor_and_agent_client_over_mutual_tls_with_tokens(secured, node, tmp_path: Path) -> None:
+    ca = TestCA(tmp_path)
+    server, client = ca.issue("localhost", server=True), ca.issue("ts-host")
+    running, model = await secured([Turn.say("guarded")], tls_cert=server.cert, tls_key=server.key,
+                                   tls_client_ca=ca.cert)
+    out = await (await node("tls.ts", f"localhost:{running.port}", TREADLE_CA=str(ca.cert), TREADLE_CERT=str(client.cert),
+                            TREADLE_KEY=str(client.key), GUARD_TOKEN=TOKENS["guard-team"],
+                            TREADLE_TOKEN=TOKENS["web-app"])).output()
+    assert out.splitlines() == ["guarded"]
+    assert len(model.requests) == 1
 
 
 async def test_agent_client_crud(start_app: StartApp) -> None:

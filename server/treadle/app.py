@@ -33,6 +33,7 @@ from .api.processor_hub import Ejection, ProcessorHub
 from .api.processor_service import SERVICE_NAME as PROCESSOR_SERVICE, ProcessorServicer
 from .api.remote_processor import RemoteProcessor
 from .api.convert import agent_from_dict
+from .wire.data import chunk_from_proto, chunk_to_proto
 from .api.gate import Gate
 from .api.server import TlsFiles
 from .api.signal_convert import options_from_json
@@ -44,10 +45,13 @@ from .core.errors import InvalidArgumentError, NotFoundError
 from .loop import AgentLoop
 from .memory import SqlStore, database_url, open_store
 from .providers.local import DEFAULT_LOCAL_MODEL, unavailable as local_unavailable
+from .memory.notify import LocalChannel, NotifyChannel, PostgresChannel
 from .memory.signal_sql import SqlSignalStore
 from .providers.router import ModelRouter
 from .registry import Registry
 from .signals import InMemorySignalStore, NotificationCenter, ThreadRuntime
+from .signals.relay import Relay
+from .v1 import chunk_pb2
 from .tools import Tool
 from .tracing import build_meter_provider, build_tracer_provider
 
@@ -81,6 +85,14 @@ _CREDENTIALS: dict[str, tuple[tuple[str, ...], str]] = {
         "export ANTHROPIC_API_KEY=sk-ant-... (or ANTHROPIC_BASE_URL for a compatible server)",
     ),
 }
+
+
+def _encode_chunk(chunk: Any) -> bytes:
+    return chunk_to_proto(chunk).SerializeToString()
+
+
+def _decode_chunk(data: bytes) -> Any:
+    return chunk_from_proto(chunk_pb2.Chunk.FromString(data))
 
 
 def is_loopback(listen: str) -> bool:
@@ -151,8 +163,11 @@ class TreadleApp:
         # Threads also take signals: into running and idle threads, subscriptions, the
         # notification inbox.
         self.threads = ThreadRuntime(self.loop, self.registry.snapshot_agent, InMemorySignalStore(),
-                                     options_from_json=options_from_json)
-        self.notifications = NotificationCenter(self.threads)
+                                     options_from_json=options_from_json,
+                                     lease_ttl=self.settings.thread_lease_ttl)
+        self.relay: Relay | None = None
+        """The other replicas on the store (PostgreSQL LISTEN/NOTIFY), opened with the store."""
+        self.notifications = NotificationCenter(self.threads, tools=self.registry.resolve_tool)
         self.thread_service = ThreadServicer(self.threads, self.notifications)
         self.agent_service.threads = self.threads
         self.server.add_service(THREAD_SERVICE, self.thread_service.register)
@@ -256,10 +271,15 @@ class TreadleApp:
         """The store of ``settings.database`` (or SQLite under ``settings.data_dir``), migrated
         to the newest schema; opened once."""
         if self.store is None:
-            store = await open_store(database_url(self.settings.data_dir, self.settings.database))
+            url = database_url(self.settings.data_dir, self.settings.database)
+            store = await open_store(url)
             self.store = store
             self.loop.memory = self.agent_service.store = self.thread_service.store = store
             self.threads.store = SqlSignalStore(store.engine)
+            channel: NotifyChannel = PostgresChannel(url) if store.engine.dialect == "postgresql" else LocalChannel()
+            self.relay = Relay(channel, self.threads.replica, (_encode_chunk, _decode_chunk), self.threads.received)
+            await self.relay.start()
+            self.threads.attach(self.relay)
         return self.store
 
     async def stop(self, grace: float | None = None) -> None:
@@ -270,6 +290,9 @@ class TreadleApp:
         await self.notifications.stop()
         await self.server.stop(grace)
         await self.threads.stop()
+        if self.relay is not None:
+            await self.relay.close()
+            self.relay = None
         await attached
         await self.models.aclose()
         if self.store is not None:

@@ -67,6 +67,10 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                        help="where the SQLite store lives (TREADLE_DATA_DIR; default ./.treadle)")
     serve.add_argument("--database", metavar="URL",
                        help="store in PostgreSQL instead: postgresql://USER@HOST/DB (TREADLE_DATABASE_URL)")
+    serve.add_argument("--thread-lease-ttl", metavar="SECONDS", type=float,
+                       help="how long a replica's lease on a running thread lasts unless renewed; "
+                            "another replica takes a dead replica's threads over after it "
+                            "(TREADLE_THREAD_LEASE_TTL; default 30)")
     cli_security.add_serve_arguments(serve)
     serve.set_defaults(run=_serve)
 
@@ -78,6 +82,7 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         settings = Settings.from_env(listen=args.listen, config_file=args.config, grace=args.grace,
                                      data_dir=args.data_dir, database=args.database,
+                                     thread_lease_ttl=args.thread_lease_ttl,
                                      **cli_security.serve_overrides(args))
     except ValueError as e:
         print(f"treadle serve: {e}", file=sys.stderr)

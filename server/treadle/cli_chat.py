@@ -155,6 +155,8 @@ class ChunkPrinter:
             self._line(f"← {r.tool_name}: {'error: ' if r.is_error else ''}{_json(r.result)}")
         elif kind == "tool_error":
             self._line(f"← {chunk.tool_error.tool_name}: error: {chunk.tool_error.error}")
+        elif kind == "data" and chunk.data.name in _SIGNAL_CHUNKS:
+            self._line(self._dim(_signal_line(_py(chunk.data.data))))
         elif kind == "data":
             self._line(self._dim(f"◆ {chunk.data.name} {_short(_json(chunk.data.data))}"))
         elif kind == "tripwire":
@@ -190,6 +192,22 @@ class ChunkPrinter:
 
 
 _SHORT = 120
+_SIGNAL_CHUNKS = frozenset({"data-user-message", "data-signal"})
+
+
+def _signal_line(signal: Any) -> str:
+    """A signal taken into the run, as a person reads it: ``↳ Devin (slack): text`` for a user
+    message, ``↳ notification (github, high): text`` for the others."""
+    signal = signal if isinstance(signal, dict) else {}
+    attributes = signal.get("attributes") if isinstance(signal.get("attributes"), dict) else {}
+    contents = " ".join(str(signal.get("contents") or "").split())
+    if signal.get("type", "user") == "user":
+        who = str(attributes.get("name") or "user")
+        where = attributes.get("from") or attributes.get("source")
+    else:
+        who = str(signal.get("tagName") or signal.get("type") or "signal")
+        where = ", ".join(str(attributes[k]) for k in ("source", "priority") if attributes.get(k))
+    return f"↳ {who}{f' ({where})' if where else ''}: {_short(contents)}"
 
 
 def _short(text: str) -> str:

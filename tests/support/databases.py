@@ -86,6 +86,20 @@ def database(engine: str, tmp_path: Path) -> Iterator[Database]:
     if engine == "sqlite":
         yield Database("sqlite", tmp_path / "data", None)
         return
+    yield from postgres_database(tmp_path)
+
+
+@pytest.fixture
+def postgres(tmp_path: Path) -> Iterator[Database]:
+    """A fresh schema on PostgreSQL, for what only PostgreSQL does (several server processes
+    on one store): started like ``database``'s, and a failure without one."""
+    start_postgres()
+    if not os.environ.get(ENV):
+        pytest.fail("this test needs PostgreSQL (.ci/postgres start)")
+    yield from postgres_database(tmp_path)
+
+
+def postgres_database(tmp_path: Path) -> Iterator[Database]:
     import psycopg
 
     base = os.environ[ENV]

@@ -1,11 +1,11 @@
-// `AgentClient`: run agents and manage them over `treadle.v1.AgentService`.
+// `AgentClient`: run agents and manage them over `treadle.v1.AgentService`, with the thread and
+// signal calls of `treadle.v1.ThreadService` (threads.ts, signals.ts).
 //
 // Responses are the generated messages; failures reject with a `ConnectError` carrying the
-// server's status code and message. Thread calls (`subscribeToThread`, `sendMessage`, ...) join
-// this class as the server's ThreadService grows them.
+// server's status code and message. `client.agent(id)` is one agent's view, whose calls read as
+// the Mastra Agent API's (`agent.sendMessage(message, { resourceId, threadId })`).
 import { type MessageInitShape, fromJson, type JsonObject } from "@bufbuild/protobuf";
-import { type CallOptions as RpcOptions, type Client, createClient, type Transport } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import { type Client, createClient, type Transport } from "@connectrpc/connect";
 import { type Agent, AgentSchema, type CallOptions, CallOptionsSchema } from "./gen/treadle/v1/agent_pb.js";
 import {
   AgentService,
@@ -14,12 +14,26 @@ import {
 } from "./gen/treadle/v1/agent_service_pb.js";
 import type { Chunk } from "./gen/treadle/v1/chunk_pb.js";
 import { type Message, MessageSchema } from "./gen/treadle/v1/message_pb.js";
-import { baseUrl } from "./internal/link.js";
+import { type ConnectOptions, transportFor } from "./internal/connect.js";
+import {
+  type AgentSignal,
+  type MessageInput,
+  type NotificationInput,
+  type NotificationOptions,
+  type SendNotificationSignalResult,
+  type SendStateSignalResult,
+  SignalCalls,
+  type SignalOptions,
+  type SignalSend,
+  type StateSignalInput,
+  type ThreadSubscription,
+} from "./signals.js";
+import type { CallControl } from "./threads.js";
 
 export const DEFAULT_TARGET = "127.0.0.1:50051";
 
-export interface AgentClientOptions {
-  /** Bring your own transport (TLS, interceptors); `target` is then ignored. */
+export interface AgentClientOptions extends ConnectOptions {
+  /** Bring your own transport (interceptors, ...); `target`, `tls` and `token` are then ignored. */
   transport?: Transport;
   /** Headers sent with every call. */
   headers?: Record<string, string>;
@@ -57,19 +71,19 @@ function runRequest(agentId: string, prompt: string | undefined, o: RunOptions):
   };
 }
 
-/** A client for one Treadle server. */
-export class AgentClient {
+/** A client for one Treadle server: agents, runs, threads and signals. */
+export class AgentClient extends SignalCalls {
   private readonly client: Client<typeof AgentService>;
-  private readonly headers: Record<string, string>;
 
   constructor(target: string = DEFAULT_TARGET, options: AgentClientOptions = {}) {
-    const transport = options.transport ?? createGrpcTransport({ baseUrl: baseUrl(target), readMaxBytes: 16 << 20, writeMaxBytes: 16 << 20 });
+    const transport = options.transport ?? transportFor(target, options);
+    super(transport, options.headers ?? {});
     this.client = createClient(AgentService, transport);
-    this.headers = options.headers ?? {};
   }
 
-  private rpc(o: { timeoutMs?: number; signal?: AbortSignal } = {}): RpcOptions {
-    return { headers: this.headers, timeoutMs: o.timeoutMs, signal: o.signal };
+  /** One agent's calls, without repeating its id. */
+  agent(agentId: string): AgentRef {
+    return new AgentRef(this, agentId);
   }
 
   // --- runs -----------------------------------------------------------------------------------
@@ -127,7 +141,41 @@ export class AgentClient {
   async deleteAgent(id: string, o: { timeoutMs?: number } = {}): Promise<void> {
     await this.client.deleteAgent({ id }, this.rpc(o));
   }
+}
 
-  // --- threads --------------------------------------------------------------------------------
-  // ThreadService calls (subscribeToThread, sendMessage, ...) go here, as the server gains them.
+/** One agent of a client (`client.agent("support")`): the Mastra Agent API's run and signal calls. */
+export class AgentRef {
+  constructor(private readonly client: AgentClient, readonly id: string) {}
+
+  generate(prompt?: string, options: RunOptions = {}): Promise<GenerateResponse> {
+    return this.client.generate(this.id, prompt, options);
+  }
+
+  stream(prompt?: string, options: RunOptions = {}): AsyncGenerator<Chunk, void, undefined> {
+    return this.client.stream(this.id, prompt, options);
+  }
+
+  subscribeToThread(o: { resourceId?: string; threadId: string } & CallControl): Promise<ThreadSubscription> {
+    return this.client.subscribeToThread(o);
+  }
+
+  sendMessage(message: MessageInput, options: SignalOptions = {}): SignalSend {
+    return this.client.sendMessage(this.id, message, options);
+  }
+
+  queueMessage(message: MessageInput, options: SignalOptions = {}): SignalSend {
+    return this.client.queueMessage(this.id, message, options);
+  }
+
+  sendSignal(signal: AgentSignal, options: SignalOptions = {}): SignalSend {
+    return this.client.sendSignal(this.id, signal, options);
+  }
+
+  sendStateSignal(state: StateSignalInput, options: SignalOptions): Promise<SendStateSignalResult> {
+    return this.client.sendStateSignal(this.id, state, options);
+  }
+
+  sendNotificationSignal(notification: NotificationInput, options: NotificationOptions): Promise<SendNotificationSignalResult> {
+    return this.client.sendNotificationSignal(this.id, notification, options);
+  }
 }

@@ -3,7 +3,15 @@
 // The processor interface lives in `@treadle/client/processors` (with `@treadle/client/memory`,
 // `@treadle/client/stream` and `@treadle/client/errors` for the types it uses), named and shaped
 // as in the Mastra Processor API, so processors written for it port by changing imports.
-export { AgentClient, type AgentClientOptions, type CallOptionsLike, type RunOptions } from "./agents.js";
+export { AgentClient, AgentRef, type AgentClientOptions, type CallOptionsLike, type RunOptions } from "./agents.js";
+export { ThreadCalls, type CallControl, type CreateThreadOptions, type PageOptions, type ThreadKey, type UpdateThreadOptions } from "./threads.js";
+export {
+  SignalCalls, ThreadSubscription, type AgentSignal, type Attributes, type CreatedAgentSignal, type IfActive, type IfIdle,
+  type ListNotificationsOptions, type MessageInput, type NotificationDeliveryDecision, type NotificationInput, type NotificationOptions,
+  type NotificationRecord, type SendAgentSignalAccepted, type SendAgentSignalResult, type SendNotificationSignalResult,
+  type SendStateSignalResult, type SignalContents, type SignalOptions, type SignalSend, type StateSignalInput, type StreamOptions,
+} from "./signals.js";
+export { TOKEN_ENV, type ConnectOptions, type Pem, type TlsOptions } from "./internal/connect.js";
 export { attach, AttachError, type AttachOptions, type ProcessorHandle } from "./processors.js";
 export { serveTools, createTool, type Tool, type ToolExecutionContext, type ServeToolsOptions, type ToolHandle } from "./tools.js";
 
@@ -16,7 +24,10 @@ export * from "./gen/treadle/v1/agent_pb.js";
 export * from "./gen/treadle/v1/agent_service_pb.js";
 export * from "./gen/treadle/v1/chunk_pb.js";
 export * from "./gen/treadle/v1/message_pb.js";
+export * from "./gen/treadle/v1/notification_pb.js";
 export * from "./gen/treadle/v1/processor_service_pb.js";
 export * from "./gen/treadle/v1/prompt_pb.js";
 export * from "./gen/treadle/v1/remote_pb.js";
+export * from "./gen/treadle/v1/signal_pb.js";
+export * from "./gen/treadle/v1/thread_service_pb.js";
 export * from "./gen/treadle/v1/tool_service_pb.js";

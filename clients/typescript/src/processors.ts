@@ -204,7 +204,8 @@ export interface Processor<TId extends string = string, TTripwireMetadata = unkn
   processLLMRequest?(args: ProcessLLMRequestArgs<TTripwireMetadata>): Awaitable<ProcessLLMRequestResult>;
   processLLMResponse?(args: ProcessLLMResponseArgs<TTripwireMetadata>): Awaitable<ProcessLLMResponseResult>;
   processAPIError?(args: ProcessAPIErrorArgs<TTripwireMetadata>): Awaitable<ProcessAPIErrorResult | void>;
-  processOutputStream?(args: ProcessOutputStreamArgs<TTripwireMetadata>): Promise<ChunkType | null | undefined>;
+  /** The chunk (unchanged or a replacement), `null` to drop it, or (protocol version 2) an array of chunks in its place. */
+  processOutputStream?(args: ProcessOutputStreamArgs<TTripwireMetadata>): Promise<ChunkType | ChunkType[] | null | undefined>;
   processOutputStep?(args: ProcessOutputStepArgs<TTripwireMetadata>): ProcessorMessageResult;
   processToolResult?(args: ProcessToolResultArgs<TTripwireMetadata>): ProcessorMessageResult;
   processOutputResult?(args: ProcessOutputResultArgs<TTripwireMetadata>): ProcessorMessageResult;
@@ -242,3 +243,4 @@ export interface RemoteOptions {
   /** `processOutputStream`: invocations of one run in flight at once (default 4). */
   maxInFlight?: number;
 }
+export { TextGate, type Boundary, type GateArgs, type Guard, type TextGateOptions } from "./text_gate.js";

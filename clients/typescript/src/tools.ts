@@ -1,6 +1,7 @@
 // Remote tools over `ToolService.Attach`: a tool is a name, a description, a JSON-schema input
 // and a function; `serveTools` serves tools to running servers until the handle is closed.
 import { create, type JsonObject } from "@bufbuild/protobuf";
+import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { createClient, type Transport } from "@connectrpc/connect";
 import type { TracerProvider } from "@opentelemetry/api";
 import type { DataChunk } from "./gen/treadle/v1/chunk_pb.js";
@@ -11,8 +12,9 @@ import {
   ToolServiceAttachRequestSchema,
   type ToolServiceAttachResponse,
 } from "./gen/treadle/v1/tool_service_pb.js";
+import type { ConnectOptions } from "./internal/connect.js";
 import { dataChunkToProto } from "./internal/convert.js";
-import { Handle, PROTOCOL_VERSION, type Session, defaultInstanceId } from "./internal/link.js";
+import { Handle, TOOL_PROTOCOL_VERSIONS, type Session, defaultInstanceId } from "./internal/link.js";
 import { jsToValue, valueToJs } from "./internal/plain.js";
 import { RequestContext } from "./internal/request_context.js";
 import { loadTracing, makeTracer, type Tracer } from "./internal/tracing.js";
@@ -27,7 +29,8 @@ export interface ToolExecutionContext {
   requestContext: RequestContext;
   /** `writer.custom({ type: "data-...", data })`: emitted before the tool's result. */
   writer: ProcessorStreamWriter;
-  /** Aborted when the server stops waiting (deadline passed, run cancelled, stream gone). */
+  /** Aborted when the server stops waiting (the call's deadline passed, run cancelled, stream
+   * gone); no answer is sent then. */
   abortSignal: AbortSignal;
 }
 
@@ -56,7 +59,7 @@ function check(tool: Tool): void {
   }
 }
 
-export interface ServeToolsOptions {
+export interface ServeToolsOptions extends ConnectOptions {
   target: string | string[];
   tools: Tool[];
   instanceId?: string;
@@ -79,7 +82,7 @@ class ToolSession implements Session<ToolServiceAttachRequest, ToolServiceAttach
       message: {
         case: "handshake",
         value: {
-          protocolVersions: [PROTOCOL_VERSION], instanceId: this.instanceId,
+          protocolVersions: TOOL_PROTOCOL_VERSIONS, instanceId: this.instanceId,
           tools: [...this.tools.values()].map((t) => ({
             name: t.name, description: t.description ?? "", inputSchema: t.inputSchema, outputSchema: t.outputSchema,
           })),
@@ -105,6 +108,8 @@ class ToolSession implements Session<ToolServiceAttachRequest, ToolServiceAttach
   private async run(call: ToolInvocation, send: (m: ToolServiceAttachRequest) => void): Promise<void> {
     const controller = new AbortController();
     this.running.set(call.invocationId, controller);
+    const timer = call.deadline === undefined ? undefined
+      : setTimeout(() => controller.abort(new Error("the call's deadline passed")), Math.max(0, timestampMs(call.deadline) - Date.now()));
     const written: DataChunk[] = [];
     const context: ToolExecutionContext = {
       toolCallId: call.toolCallId, runId: call.runId, agentId: call.agentId,
@@ -128,6 +133,7 @@ class ToolSession implements Session<ToolServiceAttachRequest, ToolServiceAttach
         return { case: "error" as const, value: e instanceof Error ? e.message || e.name : String(e) };
       }
     });
+    clearTimeout(timer);
     this.running.delete(call.invocationId);
     if (this.closed || controller.signal.aborted) return;
     send(create(ToolServiceAttachRequestSchema, {
@@ -154,6 +160,6 @@ export function serveTools(options: ServeToolsOptions): ToolHandle {
   const tracer = makeTracer(options.tracerProvider);
   const iid = options.instanceId ?? defaultInstanceId();
   return new Handle(options.target, open, () => new ToolSession(byName, iid, tracer, log), {
-    backoff: options.backoff, beforeFirst: loadTracing, log,
+    backoff: options.backoff, beforeFirst: loadTracing, log, tls: options.tls, token: options.token,
   });
 }

@@ -19,11 +19,11 @@ test("each subpath exports its names from dist/", () => {
     console.log(JSON.stringify(names));`;
   const out = JSON.parse(execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: root, encoding: "utf8" }));
   assert.match(out.resolved, /\/dist\/processors\.js$/);
-  for (const name of ["attach", "AttachError", "TripWire", "MessageList", "RequestContext", "HOOKS"]) {
+  for (const name of ["attach", "AttachError", "TripWire", "MessageList", "RequestContext", "HOOKS", "TextGate"]) {
     assert.ok(out["/processors"].includes(name), name);
   }
   assert.deepEqual(out["/memory"], ["MessageList"]); // MastraDBMessage is a type
   assert.deepEqual(out["/errors"], ["APICallError", "TripWire"]);
   assert.deepEqual(out["/tools"], ["createTool", "serveTools"]);
-  for (const name of ["AgentClient", "attach", "serveTools", "createTool", "createClient"]) assert.ok(out["."].includes(name), name);
+  for (const name of ["AgentClient", "AgentRef", "ThreadSubscription", "attach", "serveTools", "createTool", "createClient"]) assert.ok(out["."].includes(name), name);
 });

@@ -1,9 +1,10 @@
 // An in-process gRPC server speaking ProcessorService and ToolService, driven by the test: each
-// stream is a `Conn` whose requests the test reads and whose responses it pushes.
+// stream is a `Conn` whose requests the test reads and whose responses it pushes. ThreadService
+// answers with the handlers the test sets.
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
+import { Code, ConnectError, type ConnectRouter, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import {
   ProcessorService,
@@ -12,6 +13,7 @@ import {
   ProcessorServiceAttachResponseSchema,
 } from "../src/gen/treadle/v1/processor_service_pb.js";
 import { ToolService, type ToolServiceAttachRequest, type ToolServiceAttachResponse } from "../src/gen/treadle/v1/tool_service_pb.js";
+import { ThreadService } from "../src/gen/treadle/v1/thread_service_pb.js";
 
 /** An async queue: `next()` waits for the next item; `end(error?)` finishes it. */
 export class Queue<T> implements AsyncIterable<T> {
@@ -72,6 +74,10 @@ export type ToolConn = Conn<ToolServiceAttachRequest, ToolServiceAttachResponse>
 export class FakeServer {
   readonly processorConns = new Queue<ProcessorConn>();
   readonly toolConns = new Queue<ToolConn>();
+  /** ThreadService, as the test implements it (what it leaves out is UNIMPLEMENTED). */
+  threads: Partial<ServiceImpl<typeof ThreadService>> = {};
+  /** The request headers of every ThreadService call. */
+  readonly headers: Headers[] = [];
   private server!: http2.Http2Server;
   private readonly sessions = new Set<http2.ServerHttp2Session>();
   target = "";
@@ -94,6 +100,21 @@ export class FakeServer {
     const routes = (router: ConnectRouter) => {
       router.service(ProcessorService, { attach: serve(this.processorConns) });
       router.service(ToolService, { attach: serve(this.toolConns) });
+      // Each method looks its handler up when called, so tests can swap `threads`.
+      const impl: Record<string, unknown> = {};
+      for (const name of Object.keys(ThreadService.method)) {
+        const kind = ThreadService.method[name as keyof typeof ThreadService.method].methodKind;
+        const call = (req: unknown, ctx: HandlerContext) => {
+          this.headers.push(ctx.requestHeader);
+          const h = (this.threads as Record<string, ((r: unknown, c: HandlerContext) => unknown) | undefined>)[name];
+          if (!h) throw new ConnectError(`${name} is not implemented by this test`, Code.Unimplemented);
+          return h(req, ctx);
+        };
+        impl[name] = kind === "server_streaming"
+          ? async function* (req: unknown, ctx: HandlerContext) { yield* call(req, ctx) as AsyncIterable<unknown>; }
+          : call;
+      }
+      router.service(ThreadService, impl as ServiceImpl<typeof ThreadService>);
     };
     this.server = http2.createServer(connectNodeAdapter({ routes }));
     this.server.on("session", (s) => {
@@ -112,6 +133,7 @@ export class FakeServer {
   }
 }
 
-export function welcome(): ProcessorServiceAttachResponse {
-  return create(ProcessorServiceAttachResponseSchema, { message: { case: "welcome", value: { protocolVersion: 1, serverId: "fake" } } });
+/** The server's welcome, choosing `protocolVersion` (default 1). */
+export function welcome(protocolVersion = 1): ProcessorServiceAttachResponse {
+  return create(ProcessorServiceAttachResponseSchema, { message: { case: "welcome", value: { protocolVersion, serverId: "fake" } } });
 }

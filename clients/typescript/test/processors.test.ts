@@ -44,16 +44,44 @@ before(async () => {
 });
 after(() => server.stop());
 
-/** Attach `processors`, welcome the handshake; returns the stream and the handshake. */
-async function attached(processors: object[]) {
+/** Attach `processors`, welcome the handshake with `version`; returns the stream and the handshake. */
+async function attached(processors: object[], version = 1) {
   const handle = attach({ target: server.target, processors, backoff: [10, 50] });
   const conn = await server.processorConns.next();
   const hello = await conn.requests.next();
   assert.equal(hello.message.case, "handshake");
-  conn.responses.push(welcome());
+  conn.responses.push(welcome(version));
   await handle.ready(5000);
   return { handle, conn, handshake: hello.message.value };
 }
+
+/** A stream processor whose answer depends on the delta's text. */
+const editing = () => ({
+  id: "p",
+  async processOutputStream({ part, abort, writer }: ProcessOutputStreamArgs) {
+    if (part.type !== "text-delta") return part;
+    if (part.payload.text === "drop") return null;
+    if (part.payload.text === "none") return [];
+    if (part.payload.text === "two") return [part, part];
+    if (part.payload.text === "shout") return { ...part, payload: { ...part.payload, text: "SHOUT" } };
+    if (part.payload.text === "edit") {
+      part.payload.text = "edited"; // in place: still a replacement
+      return part;
+    }
+    if (part.payload.text === "stop") abort("stopped");
+    if (part.payload.text === "boom") throw new Error("boom");
+    await writer.custom({ type: "data-seen", data: { text: part.payload.text } });
+    return part;
+  },
+});
+
+const streamInvocation = (texts: string[]) => invocation({
+  invocationId: "w", processorId: "p", hook: Hook.PROCESS_OUTPUT_STREAM, runId: "r",
+  args: { case: "processOutputStream", value: { parts: texts.map(textDelta) } },
+});
+
+const outcomesOf = (r: InvocationResult) =>
+  (r.outcome.value as { chunks: { outcome: { case: string; value: unknown } }[] }).chunks.map((c) => c.outcome);
 
 describe("handshake", () => {
   test("declares exactly the hooks the object has, and the stream defaults", async () => {
@@ -68,7 +96,7 @@ describe("handshake", () => {
       }
     }
     const { handle, handshake } = await attached([new Both()]);
-    assert.deepEqual(handshake.protocolVersions, [1]);
+    assert.deepEqual(handshake.protocolVersions, [1, 2]);
     const [d] = handshake.processors;
     assert.equal(d!.id, "both");
     assert.equal(d!.description, "input and stream");
@@ -221,37 +249,28 @@ describe("invocations", () => {
   });
 
   test("a windowed invocation gets one outcome per chunk; writer.custom chunks travel with them", async () => {
-    const { handle, conn } = await attached([{
-      id: "p",
-      async processOutputStream({ part, abort, writer }: ProcessOutputStreamArgs) {
-        if (part.type !== "text-delta") return part;
-        if (part.payload.text === "drop") return null;
-        if (part.payload.text === "none") return [];
-        if (part.payload.text === "two") return [part, part];
-        if (part.payload.text === "shout") return { ...part, payload: { ...part.payload, text: "SHOUT" } };
-        if (part.payload.text === "edit") {
-          part.payload.text = "edited"; // in place: still a replacement
-          return part;
-        }
-        if (part.payload.text === "stop") abort("stopped");
-        if (part.payload.text === "boom") throw new Error("boom");
-        await writer.custom({ type: "data-seen", data: { text: part.payload.text } });
-        return part;
-      },
-    }]);
-    conn.responses.push(invocation({
-      invocationId: "w", processorId: "p", hook: Hook.PROCESS_OUTPUT_STREAM, runId: "r",
-      args: { case: "processOutputStream", value: { parts: ["keep", "drop", "none", "two", "shout", "edit", "boom", "stop", "never"].map(textDelta) } },
-    }));
+    const { handle, conn } = await attached([editing()]);
+    conn.responses.push(streamInvocation(["keep", "drop", "none", "two", "shout", "edit", "boom", "stop", "never"]));
     const r = await result(conn);
     assert.equal(r.outcome.case, "stream");
-    const outcomes = (r.outcome.value as { chunks: { outcome: { case: string; value: unknown } }[] }).chunks.map((c) => c.outcome);
+    const outcomes = outcomesOf(r);
     assert.deepEqual(outcomes.map((o) => o.case), ["unchanged", "drop", "drop", "error", "replace", "replace", "error", "abort"]);
     assert.match((outcomes[3]!.value as { message: string }).message, /protocol version 1 replaces a chunk by one chunk, not 2/);
     const replaced = outcomes[4]!.value as { chunk: { value: { text: string } } };
     assert.equal(replaced.chunk.value.text, "SHOUT");
     assert.equal((outcomes[5]!.value as { chunk: { value: { text: string } } }).chunk.value.text, "edited");
     assert.deepEqual(r.customChunks.map((c) => [c.name, valueToJs(c.data)]), [["data-seen", { text: "keep" }]]);
+    await handle.close();
+  });
+
+  test("with protocol version 2 an array replaces the chunk by its chunks: none holds it, several release", async () => {
+    const { handle, conn } = await attached([editing()], 2);
+    conn.responses.push(streamInvocation(["keep", "none", "two", "shout", "drop"]));
+    const outcomes = outcomesOf(await result(conn));
+    assert.deepEqual(outcomes.map((o) => o.case), ["unchanged", "chunks", "chunks", "replace", "drop"]);
+    const texts = (o: { value: unknown }) => (o.value as { chunks: { chunk: { value: { text: string } } }[] }).chunks.map((c) => c.chunk.value.text);
+    assert.deepEqual(texts(outcomes[1]!), []);
+    assert.deepEqual(texts(outcomes[2]!), ["two", "two"]);
     await handle.close();
   });
 
@@ -298,6 +317,28 @@ describe("invocations", () => {
       args: { case: "processOutputResult", value: { messageList: {} } },
     }));
     assert.equal((await result(conn)).invocationId, "next");
+    await handle.close();
+  });
+
+  test("the invocation's timeout wins over its deadline (the two clocks may disagree)", async () => {
+    const { handle, conn } = await attached([{
+      id: "p",
+      async processInput({ abortSignal }: { abortSignal: AbortSignal }) {
+        await new Promise((resolve) => abortSignal.addEventListener("abort", resolve));
+        return [];
+      },
+      async processOutputResult() {},
+    }], 2);
+    conn.responses.push(invocation({
+      invocationId: "late", processorId: "p", hook: Hook.PROCESS_INPUT, runId: "r1",
+      deadline: timestampFromMs(Date.now() + 3_600_000), timeout: { seconds: 0n, nanos: 20_000_000 },
+      args: { case: "processInput", value: { messageList: {} } },
+    }));
+    conn.responses.push(invocation({
+      invocationId: "next", processorId: "p", hook: Hook.PROCESS_OUTPUT_RESULT, runId: "r1",
+      args: { case: "processOutputResult", value: { messageList: {} } },
+    }));
+    assert.equal((await result(conn)).invocationId, "next"); // "late" gave up after 20 ms, unanswered
     await handle.close();
   });
 });

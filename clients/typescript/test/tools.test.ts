@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { create } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { ToolServiceAttachResponseSchema, type ToolCallResult } from "../src/gen/treadle/v1/tool_service_pb.js";
 import { jsToValue, valueToJs } from "../src/internal/plain.js";
 import { createTool, serveTools } from "../src/tools.js";
@@ -54,4 +55,30 @@ test("a tool declares its schema; its output, its error and its custom chunks go
 
 test("a tool without an object input schema is refused", () => {
   assert.throws(() => createTool({ name: "t", description: "", inputSchema: { type: "string" }, execute: () => 1 }), /type "object"/);
+});
+
+test("a passed deadline fires the tool's abortSignal and no answer is sent", async () => {
+  let stopped!: () => void;
+  const stop = new Promise<void>((resolve) => (stopped = resolve));
+  const slow = createTool({
+    name: "slow", description: "Waits until told to stop", inputSchema: { type: "object" },
+    execute: (_: unknown, { abortSignal }) => new Promise((resolve) => abortSignal.addEventListener("abort", () => {
+      stopped();
+      resolve("late");
+    })),
+  });
+  const quick = createTool({ name: "quick", description: "Answers", inputSchema: { type: "object" }, execute: () => "now" });
+  const handle = serveTools({ target: server.target, tools: [slow, quick], backoff: [10, 50] });
+  const conn = await server.toolConns.next();
+  await conn.requests.next();
+  conn.responses.push(create(ToolServiceAttachResponseSchema, { message: { case: "welcome", value: { protocolVersion: 1 } } }));
+  await handle.ready(5000);
+  const late = call("late", "slow", {});
+  (late.message.value as { deadline?: unknown }).deadline = timestampFromMs(Date.now() + 20);
+  conn.responses.push(late);
+  await stop; // the deadline passed: the tool was told to stop, and returned
+  conn.responses.push(call("next", "quick", {}));
+  const r = (await conn.requests.next()).message.value as ToolCallResult;
+  assert.equal(r.invocationId, "next"); // "late" was never answered
+  await handle.close();
 });

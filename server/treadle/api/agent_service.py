@@ -193,7 +193,9 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
     ) -> agent_service_pb2.GenerateResponse:
         agent, run = self._prepare(request)
         stop = asyncio.Event()
-        task = asyncio.create_task(self._loop.generate(agent, run))
+        # On a thread, the run is the thread's active run (signals sent meanwhile reach it).
+        generate = self.threads.generate if self.threads is not None and run.options.memory else self._loop.generate
+        task = asyncio.create_task(generate(agent, run))
         waiter = asyncio.create_task(stop.wait())
         with self._track(stop.set):
             try:

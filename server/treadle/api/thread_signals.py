@@ -7,6 +7,7 @@ the memory read RPCs. Conversion is in ``signal_convert``; the work is in ``trea
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
 
@@ -17,6 +18,7 @@ from ..signals.runtime import Target
 from ..v1 import signal_pb2
 from . import signal_convert as sc
 from ..wire.data import chunk_to_proto
+from . import auth
 from .status import abort_with, unary
 from .thread_service import SERVICE_NAME
 from .thread_service import ThreadServicer as MemoryRpcs
@@ -43,12 +45,20 @@ class SignalRpcs:
         self._runtime = runtime
         self._notifications = notifications
 
+    async def _target(self, request: Any) -> Target:
+        """The request's target; a run named by ``run_id`` must be on a resource the caller
+        holds (the gate checked only the resource the request names, if any)."""
+        target = sc.target_from_proto(request)
+        if target.run_id and (key := await self._runtime.run_thread(target.run_id)) is not None:
+            auth.require_resource(key[0])
+        return target
+
     @unary
     async def SendMessage(
         self, request: signal_pb2.SendMessageRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.SendMessageResponse:
         sent = await self._runtime.send(
-            sc.target_from_proto(request), sc.message_signal_from_proto(request.message),
+            await self._target(request), sc.message_signal_from_proto(request.message),
             sc.if_active_from_proto(request.if_active), sc.if_idle_from_proto(request.if_idle),
         )
         out = signal_pb2.SendMessageResponse()
@@ -60,7 +70,7 @@ class SignalRpcs:
         self, request: signal_pb2.QueueMessageRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.QueueMessageResponse:
         sent = await self._runtime.queue(
-            sc.target_from_proto(request), sc.message_signal_from_proto(request.message),
+            await self._target(request), sc.message_signal_from_proto(request.message),
             sc.if_active_from_proto(request.if_active), sc.if_idle_from_proto(request.if_idle),
         )
         out = signal_pb2.QueueMessageResponse()
@@ -72,7 +82,7 @@ class SignalRpcs:
         self, request: signal_pb2.SendSignalRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.SendSignalResponse:
         sent = await self._runtime.send(
-            sc.target_from_proto(request), sc.signal_from_proto(request.signal),
+            await self._target(request), sc.signal_from_proto(request.signal),
             sc.if_active_from_proto(request.if_active), sc.if_idle_from_proto(request.if_idle),
         )
         out = signal_pb2.SendSignalResponse()
@@ -84,7 +94,7 @@ class SignalRpcs:
         self, request: signal_pb2.SendStateSignalRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.SendStateSignalResponse:
         result = await send_state(
-            self._runtime, sc.target_from_proto(request), sc.state_from_proto(request.state),
+            self._runtime, await self._target(request), sc.state_from_proto(request.state),
             sc.if_active_from_proto(request.if_active), sc.if_idle_from_proto(request.if_idle),
         )
         out = signal_pb2.SendStateSignalResponse(version=result.version)
@@ -135,7 +145,7 @@ class SignalRpcs:
         try:
             first = signal_pb2.SubscribeToThreadResponse()
             first.active_run.SetInParent()
-            if (run := self._runtime.active_run(key)) is not None:
+            if (run := await self._runtime.current_run(key)) is not None:
                 first.active_run.run_id, first.active_run.agent_id = run.run_id, run.agent_id
             yield first
             async for event in sub.events():
@@ -150,7 +160,7 @@ class SignalRpcs:
     ) -> signal_pb2.AbortRunResponse:
         if not request.run_id:
             _thread(request.resource_id, request.thread_id)
-        run_id = await self._runtime.abort(sc.target_from_proto(_AbortTarget(request)))
+        run_id = await self._runtime.abort(await self._target(_AbortTarget(request)))
         return signal_pb2.AbortRunResponse(aborted=bool(run_id), run_id=run_id)
 
     @unary
@@ -160,7 +170,7 @@ class SignalRpcs:
         key = _thread(request.resource_id, request.thread_id)
         out = signal_pb2.GetActiveRunResponse()
         out.active_run.SetInParent()
-        if (run := self._runtime.active_run(key)) is not None:
+        if (run := await self._runtime.current_run(key)) is not None:
             out.active_run.run_id, out.active_run.agent_id = run.run_id, run.agent_id
         return out
 

@@ -5,7 +5,7 @@ Environment: ``TREADLE_LISTEN``, ``TREADLE_CONFIG``, ``TREADLE_GRACE``,
 ``TREADLE_PROCESSOR_MAX_TIMEOUT``, ``TREADLE_PROCESSOR_ATTACH_WAIT``,
 ``TREADLE_PROCESSOR_EJECTION_THRESHOLD``, ``TREADLE_PROCESSOR_EJECTION_TIME``, ``TREADLE_DATA_DIR``,
 ``TREADLE_DATABASE_URL``, ``TREADLE_AUTH_FILE``, ``TREADLE_TLS_CERT``, ``TREADLE_TLS_KEY``,
-``TREADLE_TLS_CLIENT_CA``.
+``TREADLE_TLS_CLIENT_CA``, ``TREADLE_THREAD_LEASE_TTL``.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ DEFAULT_LISTEN = "127.0.0.1:50051"
 DEFAULT_GRACE = 30.0
 DEFAULT_MAX_MESSAGE_BYTES = 16 << 20
 DEFAULT_DATA_DIR = Path(".treadle")
+DEFAULT_THREAD_LEASE_TTL = 30.0
 
 
 def _default_data_dir() -> Path:
@@ -62,6 +63,9 @@ class Settings:
     tls_key: Path | None = None
     tls_client_ca: Path | None = None
     """When set, clients must present a certificate signed by this CA (mutual TLS)."""
+    thread_lease_ttl: float = DEFAULT_THREAD_LEASE_TTL
+    """Seconds a replica's lease on a running thread lasts unless renewed (it is renewed while the
+    run runs): how long a thread waits for another replica after its runner died."""
 
     def __post_init__(self) -> None:
         host, sep, port = self.listen.rpartition(":")
@@ -83,6 +87,8 @@ class Settings:
             raise ValueError("TLS needs both a certificate and a key (--tls-cert and --tls-key)")
         if self.tls_client_ca is not None and self.tls_cert is None:
             raise ValueError("--tls-client-ca needs --tls-cert and --tls-key")
+        if self.thread_lease_ttl <= 0:
+            raise ValueError(f"thread lease TTL must be > 0 seconds, got {self.thread_lease_ttl}")
         if self.processor_attach_wait < 0:
             raise ValueError(f"processor attach wait must be >= 0 seconds, got {self.processor_attach_wait}")
 
@@ -112,6 +118,7 @@ class Settings:
             ("TREADLE_PROCESSOR_ATTACH_WAIT", "processor_attach_wait", float),
             ("TREADLE_PROCESSOR_EJECTION_THRESHOLD", "processor_ejection_threshold", int),
             ("TREADLE_PROCESSOR_EJECTION_TIME", "processor_ejection_time", float),
+            ("TREADLE_THREAD_LEASE_TTL", "thread_lease_ttl", float),
         ):
             if env.get(var):
                 try:

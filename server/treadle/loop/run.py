@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,12 +76,16 @@ class AgentLoop:
         async for chunk in self._stream(plan, request, GenerateResult(plan.run_id), persist):
             yield chunk
 
-    async def generate(self, agent: Agent, request: RunRequest) -> GenerateResult:
+    async def generate(
+        self, agent: Agent, request: RunRequest, on_chunk: Callable[[Chunk], None] | None = None
+    ) -> GenerateResult:
+        """The run's result; ``on_chunk`` sees its chunks as they come (a thread's subscribers)."""
         plan = self.plan(agent, request)
         persist = await self._open_memory(plan)
         result = GenerateResult(plan.run_id)
-        async for _ in self._stream(plan, request, result, persist):
-            pass
+        async for chunk in self._stream(plan, request, result, persist):
+            if on_chunk is not None:
+                on_chunk(chunk)
         return result
 
     async def _open_memory(self, plan: RunPlan) -> Persister:

@@ -47,6 +47,20 @@ class StateChannel:
 
 
 @dataclass
+class Lease:
+    """A replica's claim on a thread: at most one run per thread, across every replica on the
+    store. ``expires_at`` moves on while the run renews it; after it, another replica may take
+    the thread over."""
+
+    key: ThreadKey
+    owner: str
+    """The replica (server process) holding it."""
+    run_id: str
+    agent_id: str
+    expires_at: datetime
+
+
+@dataclass
 class NotificationRecord:
     key: ThreadKey
     source: str
@@ -97,6 +111,28 @@ class SignalStore(Protocol):
         """The signals were taken by a run."""
         ...
 
+    async def take_pending(self, ids: Iterable[str]) -> list[PendingSignal]:
+        """Remove and return those of ``ids`` still stored (a signal taken once, by one taker)."""
+        ...
+
+    async def acquire_lease(self, lease: Lease, now: datetime) -> Lease:
+        """Take the thread for ``lease.run_id`` when it has no lease, an expired one, or one of
+        the same owner (in one statement: two replicas never both get it). Returns the lease
+        that holds the thread afterwards: ``lease`` itself, or the other replica's."""
+        ...
+
+    async def renew_lease(self, lease: Lease) -> bool:
+        """Move ``expires_at`` on; False when the lease is no longer this owner's and run's."""
+        ...
+
+    async def release_lease(self, lease: Lease) -> None:
+        """The run ended (a lease since re-taken for another run is left alone)."""
+        ...
+
+    async def get_lease(self, key: ThreadKey | None = None, run_id: str = "") -> Lease | None:
+        """The thread's lease, or the one of run ``run_id``, expired or not."""
+        ...
+
     async def get_state(self, key: ThreadKey, channel: str) -> StateChannel | None: ...
 
     async def put_state(self, key: ThreadKey, state: StateChannel) -> None: ...
@@ -124,6 +160,7 @@ class InMemorySignalStore:
         self._pending: dict[str, PendingSignal] = {}
         self._states: dict[tuple[ThreadKey, str], StateChannel] = {}
         self._notifications: dict[str, NotificationRecord] = {}
+        self._leases: dict[ThreadKey, Lease] = {}
         self._seq = 0
         self._lock = asyncio.Lock()
 
@@ -139,6 +176,34 @@ class InMemorySignalStore:
     async def remove_pending(self, ids: Iterable[str]) -> None:
         for i in ids:
             self._pending.pop(i, None)
+
+    async def take_pending(self, ids: Iterable[str]) -> list[PendingSignal]:
+        return [p for i in ids if (p := self._pending.pop(i, None)) is not None]
+
+    async def acquire_lease(self, lease: Lease, now: datetime) -> Lease:
+        held = self._leases.get(lease.key)
+        if held is None or held.expires_at < now or held.owner == lease.owner:
+            self._leases[lease.key] = replace(lease)
+            return replace(lease)
+        return replace(held)
+
+    async def renew_lease(self, lease: Lease) -> bool:
+        held = self._leases.get(lease.key)
+        if held is None or (held.owner, held.run_id) != (lease.owner, lease.run_id):
+            return False
+        held.expires_at = lease.expires_at
+        return True
+
+    async def release_lease(self, lease: Lease) -> None:
+        held = self._leases.get(lease.key)
+        if held is not None and (held.owner, held.run_id) == (lease.owner, lease.run_id):
+            del self._leases[lease.key]
+
+    async def get_lease(self, key: ThreadKey | None = None, run_id: str = "") -> Lease | None:
+        for held in self._leases.values():
+            if (key is None or held.key == key) and (not run_id or held.run_id == run_id):
+                return replace(held)
+        return None
 
     async def get_state(self, key: ThreadKey, channel: str) -> StateChannel | None:
         state = self._states.get((key, channel))
@@ -174,6 +239,6 @@ class InMemorySignalStore:
 
 
 __all__ = [
-    "PRIORITIES", "InMemorySignalStore", "NotificationRecord", "NotificationStatus",
+    "PRIORITIES", "InMemorySignalStore", "Lease", "NotificationRecord", "NotificationStatus",
     "PendingKind", "PendingSignal", "Priority", "SignalStore", "StateChannel", "ThreadKey",
 ]

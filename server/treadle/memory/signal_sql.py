@@ -1,6 +1,6 @@
 """``SqlSignalStore``: the ``SignalStore`` protocol on SQLite and PostgreSQL (SQLAlchemy Core).
 
-Tables come from migration ``0002_signals``. Times are integer microseconds, JSON is text, as in
+Tables come from migrations ``0002_signals`` and ``0003_thread_leases``. Times are integer microseconds, JSON is text, as in
 the memory store.
 """
 
@@ -19,7 +19,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from ..core.messages import Message
 from .codec import content_from_json, content_to_json
 from .engine import Database
-from .signal_records import NotificationRecord, PendingSignal, StateChannel, ThreadKey
+from .signal_records import Lease, NotificationRecord, PendingSignal, StateChannel, ThreadKey
 from .sql import from_micros, micros
 
 _md = MetaData()
@@ -51,6 +51,12 @@ notifications = Table(
     Column("deliver_when_idle", Boolean), Column("delivery_attempts", Integer),
     Column("delivered_signal_id", ID), Column("summary_signal_id", ID), Column("attributes", Text),
     Column("metadata", Text), Column("created_at", BigInteger), Column("updated_at", BigInteger),
+)
+thread_leases = Table(
+    "thread_leases", _md,
+    Column("resource_id", ID, primary_key=True), Column("thread_id", ID, primary_key=True),
+    Column("owner", ID, nullable=False), Column("run_id", ID, nullable=False),
+    Column("agent_id", ID, nullable=False), Column("expires_at", BigInteger, nullable=False),
 )
 _MERGEABLE = or_(
     notifications.c.status == "pending",
@@ -94,19 +100,68 @@ class SqlSignalStore:
         query = select(pending_signals).order_by(pending_signals.c.seq)
         if key is not None:
             query = query.where(pending_signals.c.resource_id == key[0], pending_signals.c.thread_id == key[1])
-        rows = await self.db.read(_rows, query)
-        return [PendingSignal(
-            (r.resource_id, r.thread_id),
-            Message(id=r.id, role="signal", type=r.type, content=content_from_json(r.content),
-                    created_at=from_micros(r.created_at), thread_id=r.thread_id, resource_id=r.resource_id),
-            r.kind, agent_id=r.agent_id, options=json.loads(r.options) if r.options else None, seq=r.seq,
-        ) for r in rows]
+        return [_pending(r) for r in await self.db.read(_rows, query)]
 
     async def remove_pending(self, ids: Iterable[str]) -> None:
         wanted = list(ids)
         if wanted:
             stmt = delete(pending_signals).where(pending_signals.c.id.in_(wanted))
             await self.db.write(lambda conn: conn.execute(stmt))
+
+    async def take_pending(self, ids: Iterable[str]) -> list[PendingSignal]:
+        wanted = list(ids)
+        if not wanted:
+            return []
+        c = pending_signals.c
+        stmt = delete(pending_signals).where(c.id.in_(wanted)).returning(*pending_signals.c)
+        rows = await self.db.write(lambda conn: list(conn.execute(stmt).all()))
+        return [_pending(r) for r in sorted(rows, key=lambda r: r.seq)]
+
+    # --- thread leases ------------------------------------------------------------------------
+
+    async def acquire_lease(self, lease: Lease, now: datetime) -> Lease:
+        c = thread_leases.c
+        values = {"owner": lease.owner, "run_id": lease.run_id, "agent_id": lease.agent_id,
+                  "expires_at": micros(lease.expires_at)}
+        stmt = self._insert(thread_leases).values(resource_id=lease.key[0], thread_id=lease.key[1], **values)
+        upsert = stmt.on_conflict_do_update(
+            index_elements=["resource_id", "thread_id"], set_=values,
+            where=(c.expires_at < micros(now)) | (c.owner == lease.owner),
+        ).returning(c.owner)
+        held = select(thread_leases).where(c.resource_id == lease.key[0], c.thread_id == lease.key[1])
+
+        def take(conn: Connection) -> Lease:
+            if conn.execute(upsert).first() is not None:
+                return lease
+            return _lease(conn.execute(held).one())
+
+        return await self.db.write(take)
+
+    async def renew_lease(self, lease: Lease) -> bool:
+        c = thread_leases.c
+        stmt = thread_leases.update().where(
+            c.resource_id == lease.key[0], c.thread_id == lease.key[1], c.owner == lease.owner,
+            c.run_id == lease.run_id,
+        ).values(expires_at=micros(lease.expires_at))
+        return bool(await self.db.write(lambda conn: conn.execute(stmt).rowcount))
+
+    async def release_lease(self, lease: Lease) -> None:
+        c = thread_leases.c
+        stmt = delete(thread_leases).where(
+            c.resource_id == lease.key[0], c.thread_id == lease.key[1], c.owner == lease.owner,
+            c.run_id == lease.run_id,
+        )
+        await self.db.write(lambda conn: conn.execute(stmt))
+
+    async def get_lease(self, key: ThreadKey | None = None, run_id: str = "") -> Lease | None:
+        c = thread_leases.c
+        query = select(thread_leases)
+        if key is not None:
+            query = query.where(c.resource_id == key[0], c.thread_id == key[1])
+        if run_id:
+            query = query.where(c.run_id == run_id)
+        rows = await self.db.read(_rows, query.limit(1))
+        return _lease(rows[0]) if rows else None
 
     # --- state channels -----------------------------------------------------------------------
 
@@ -179,6 +234,19 @@ class SqlSignalStore:
 
 def _rows(conn: Connection, query: Any) -> list[Any]:
     return list(conn.execute(query).all())
+
+
+def _pending(r: Any) -> PendingSignal:
+    return PendingSignal(
+        (r.resource_id, r.thread_id),
+        Message(id=r.id, role="signal", type=r.type, content=content_from_json(r.content),
+                created_at=from_micros(r.created_at), thread_id=r.thread_id, resource_id=r.resource_id),
+        r.kind, agent_id=r.agent_id, options=json.loads(r.options) if r.options else None, seq=r.seq,
+    )
+
+
+def _lease(r: Any) -> Lease:
+    return Lease((r.resource_id, r.thread_id), r.owner, r.run_id, r.agent_id, from_micros(r.expires_at))
 
 
 def _record(r: Any) -> NotificationRecord:

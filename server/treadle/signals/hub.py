@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TypeAlias
 
@@ -51,10 +51,12 @@ class Subscription:
 
 
 class ThreadHub:
-    """In-process fan-out. Queues are unbounded: a subscriber never slows a run down."""
+    """In-process fan-out. Queues are unbounded: a subscriber never slows a run down.
+    ``forward``, when set, also gets every event published here (for the other replicas)."""
 
     def __init__(self) -> None:
         self._subs: dict[ThreadKey, set[Subscription]] = {}
+        self.forward: Callable[[ThreadKey, Event], None] | None = None
 
     def subscribe(self, key: ThreadKey) -> Subscription:
         sub = Subscription(self, key)
@@ -62,6 +64,12 @@ class ThreadHub:
         return sub
 
     def publish(self, key: ThreadKey, event: Event) -> None:
+        if self.forward is not None:
+            self.forward(key, event)
+        self.publish_local(key, event)
+
+    def publish_local(self, key: ThreadKey, event: Event) -> None:
+        """An event to this process's subscribers only (one another replica published)."""
         for sub in self._subs.get(key, ()):
             sub.queue.put_nowait(event)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -28,9 +29,10 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from ..agents import NotificationPolicy, NotificationRule
-from ..core.errors import InvalidArgumentError
+from ..core.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
 from ..core.messages import utcnow
-from .runtime import Accepted, IfActive, IfIdle, Target, ThreadRuntime
+from ..core.tool import Tool, ToolContext
+from .runtime import MAX_ID, Accepted, IfActive, IfIdle, Target, ThreadRuntime
 from .signal import Signal
 from .store import PRIORITIES, NotificationRecord, Priority, ThreadKey
 
@@ -93,18 +95,26 @@ def builtin_decision(record: NotificationRecord, active: bool, now: datetime) ->
     return Decision("summarize", deliver_when_idle=record.priority == "high")
 
 
+ToolLookup = Callable[[str], Tool]
+"""The server's tool lookup (in-process tools, then attached remote ones): raises when unknown."""
+
+
 async def decide(
     policy: NotificationPolicy | None, record: NotificationRecord, active: bool, now: datetime,
-    deciders: Mapping[str, Callable[[DecideArgs], Any]],
+    deciders: Mapping[str, Callable[[DecideArgs], Any]], tools: ToolLookup | None = None,
 ) -> Decision:
     if policy is not None:
         if policy.decide:
+            args = DecideArgs(record, active, now)
             fn = policy.decide if callable(policy.decide) else deciders.get(policy.decide)
-            if fn is None:
+            if fn is not None:
+                answer = fn(args)
+                if asyncio.iscoroutine(answer):
+                    answer = await answer
+            elif tools is not None:
+                answer = await _decide_by_tool(tools, str(policy.decide), args)
+            else:
                 raise InvalidArgumentError(f"notification decide function {policy.decide!r} is not registered")
-            answer = fn(DecideArgs(record, active, now))
-            if asyncio.iscoroutine(answer):
-                answer = await answer
             if answer is not None:
                 return _coerce(answer, now)
         for rule, name in ((policy.sources.get(record.source), "source"),
@@ -113,6 +123,58 @@ async def decide(
             if rule is not None:
                 return _from_rule(rule, now, name)
     return builtin_decision(record, active, now)
+
+
+async def _decide_by_tool(tools: ToolLookup, name: str, args: DecideArgs) -> Any:
+    """``decide: NAME`` with no decide function of that name: the tool ``NAME`` answers, in this
+    server or attached from another process in any language (see docs/signals.md). Its input is
+    the record, whether the thread runs and the time, as JSON; its output the same answer a
+    function gives (null, or ``{"action": ..., "summaryAt": ISO time}``)."""
+    try:
+        tool = tools(name)
+    except NotFoundError:
+        raise InvalidArgumentError(
+            f"notification decide function {name!r} is not registered (no decide function or tool of that name)"
+        ) from None
+    r = args.record
+    payload = {
+        "record": {
+            "id": r.id, "resourceId": r.key[0], "threadId": r.key[1], "agentId": r.agent_id,
+            "source": r.source, "kind": r.kind, "priority": r.priority, "summary": r.summary,
+            "payload": r.payload, "dedupeKey": r.dedupe_key, "coalesceKey": r.coalesce_key,
+            "coalescedCount": r.coalesced_count, "attributes": r.attributes, "metadata": r.metadata,
+            "createTime": _iso(r.create_time), "updateTime": _iso(r.update_time),
+        },
+        "active": args.active,
+        "now": _iso(args.now),
+    }
+    ctx = ToolContext(tool_call_id=f"decide-{r.id}", run_id="", agent_id=r.agent_id,
+                      thread_id=r.key[1], resource_id=r.key[0])
+    try:
+        answer = tool.execute(payload, ctx)
+        if inspect.isawaitable(answer):
+            answer = await answer
+    except Exception as e:  # noqa: BLE001 - the sender learns why, and nothing is stored
+        raise FailedPreconditionError(f"notification decide tool {name!r} failed: {e}") from e
+    if isinstance(answer, Mapping):
+        answer = {k: _parse_time(v) if k in _TIME_KEYS else v for k, v in answer.items()}
+    return answer
+
+
+_TIME_KEYS = ("deliverAt", "deliver_at", "summaryAt", "summary_at")
+
+
+def _iso(t: datetime) -> str:
+    return t.isoformat().replace("+00:00", "Z")
+
+
+def _parse_time(value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidArgumentError(f"decide returned a time that is not ISO 8601: {value!r}") from None
 
 
 def _from_rule(rule: NotificationRule, now: datetime, name: str) -> Decision:
@@ -146,11 +208,12 @@ def _rank(priority: str) -> int:
 class NotificationCenter:
     def __init__(
         self, runtime: ThreadRuntime, *, clock: Callable[[], datetime] = utcnow,
-        deciders: dict[str, Callable[[DecideArgs], Any]] | None = None,
+        deciders: dict[str, Callable[[DecideArgs], Any]] | None = None, tools: ToolLookup | None = None,
     ) -> None:
         self.runtime = runtime
         self.clock = clock
         self.deciders: dict[str, Callable[[DecideArgs], Any]] = deciders if deciders is not None else {}
+        self.tools = tools
         self._kick = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
@@ -165,6 +228,8 @@ class NotificationCenter:
                 raise InvalidArgumentError(f"notification.{name} is required")
         if not target.resource_id or not target.thread_id:
             raise InvalidArgumentError("notifications need resource_id and thread_id")
+        if max(len(target.resource_id), len(target.thread_id)) > MAX_ID:
+            raise InvalidArgumentError(f"resource_id and thread_id must be at most {MAX_ID} characters")
         policy = self.runtime.agent(target.agent_id).notification_policy if target.agent_id else None
         key = (target.resource_id, target.thread_id)
         now = self.clock()
@@ -186,8 +251,8 @@ class NotificationCenter:
         record.agent_id = target.agent_id or record.agent_id
         if if_idle is not None and if_idle.stream_options is not None:
             self._stream_options[key] = if_idle
-        active = self.runtime.active_run(key) is not None
-        decision = await decide(policy, record, active, now, self.deciders)
+        active = await self.runtime.current_run(key) is not None
+        decision = await decide(policy, record, active, now, self.deciders, self.tools)
         result = NotificationResult(record, decision)
         if decision.action == "discard":
             record.status = "discarded"
@@ -256,7 +321,7 @@ class NotificationCenter:
         waiting = [r for r in await self.runtime.store.list_notifications(key, ("pending", "summarized"))
                    if r.deliver_when_idle]
         for record in sorted(waiting, key=lambda r: (-_rank(r.priority), r.create_time)):
-            if self.runtime.active_run(key) is not None:
+            if await self.runtime.current_run(key) is not None:
                 return  # a delivery woke the thread; the rest follow when it is idle again
             await self._attempt(record)
 
@@ -281,7 +346,7 @@ class NotificationCenter:
         """After a restart: records waiting for an idle thread whose thread is idle now."""
         waiting = await self.runtime.store.list_notifications(None, ("pending", "summarized"))
         for key in dict.fromkeys(r.key for r in waiting if r.deliver_when_idle):
-            if self.runtime.active_run(key) is None:
+            if await self.runtime.current_run(key) is None:
                 await self._thread_idle(key)
 
     async def stop(self) -> None:

@@ -8,6 +8,15 @@ every run is published to the thread's subscribers.
 
 State changes of a thread (reserving it for a run, ending a run and starting the next one) hold
 the thread's lock; delivering to an open inbox needs none, since it cannot wait.
+
+Across replicas (server processes on one store), a run holds the thread's lease in the store
+(``SignalStore.acquire_lease``: one statement, so two replicas never both hold it), renewed
+while it runs and released when it ends. A signal for a thread whose lease another replica holds
+is stored and that replica is told (``Relay``): it takes the signal and delivers it, and the
+answer is ``deliver`` with that run's id. A replica that learns of another's run watches its
+lease with a timer at its expiry: a lease that was not renewed means its replica died, and the
+watcher takes the thread over (queued messages run, persisted signals join them, notifications
+waiting for the thread to be idle are delivered).
 """
 
 from __future__ import annotations
@@ -18,21 +27,25 @@ import logging
 from collections import defaultdict
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from typing import Any, Literal, cast
 
 from ..agents import Agent, CallOptions, MemoryOptions, RunRequest
 from ..core.chunks import AbortPayload, Chunk
 from ..core.errors import InvalidArgumentError, NotFoundError, ShuttingDownError
-from ..loop import AgentLoop
+from ..loop import AgentLoop, GenerateResult
 from ..loop.inbox import Inbox
 from ..core.messages import Message, new_id, utcnow
-from .hub import ActiveRunChanged, Subscription, ThreadHub
+from .hub import ActiveRunChanged, Event, Subscription, ThreadHub
+from .relay import Forwarded, Received, Relay, RemoteChunk, RunEnded, RunStarted
 from .signal import Signal, signal_from_message
-from .store import PendingSignal, SignalStore, ThreadKey
+from .store import Lease, PendingSignal, SignalStore, ThreadKey
 
 log = logging.getLogger(__name__)
 
 Action = Literal["wake", "deliver", "persist", "discard"]
+MAX_ID = 255
+"""The longest resource or thread id the store keeps."""
 
 
 @dataclass
@@ -81,6 +94,23 @@ class ActiveRun:
     options: CallOptions | None = None
     options_json: dict[str, Any] | None = None
     task: asyncio.Task[None] | None = None
+    lease: Lease | None = None
+    renewer: asyncio.Task[None] | None = None
+
+
+@dataclass
+class RunInfo:
+    """The thread's active run, on this replica or another."""
+
+    run_id: str
+    agent_id: str
+    key: ThreadKey
+    local: bool
+
+
+class _HeldElsewhere(Exception):
+    def __init__(self, lease: Lease) -> None:
+        self.lease = lease
 
 
 OnIdle = Callable[[ThreadKey], Any]
@@ -94,8 +124,16 @@ class ThreadRuntime:
         store: SignalStore,
         *,
         options_from_json: Callable[[dict[str, Any]], CallOptions] | None = None,
+        replica: str = "", lease_ttl: float = 30.0, clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self.loop = loop
+        self.replica = replica or new_id("replica")
+        """This server process, as the owner of the leases it takes."""
+        self.lease_ttl = lease_ttl
+        self.clock = clock
+        self.relay: Relay | None = None
+        """The other replicas (set by ``attach``); None: this process is alone on its store."""
+        self._watches: dict[ThreadKey, asyncio.TimerHandle] = {}
         self.store = store
         self.hub = ThreadHub()
         self._agents = agents
@@ -111,6 +149,43 @@ class ThreadRuntime:
         self.on_idle: list[OnIdle] = []
         """Called (and awaited when async) after a thread's last run ended and nothing follows."""
 
+    def attach(self, relay: Relay) -> None:
+        """Tell the other replicas about runs and chunks from now on, and hear theirs."""
+        self.relay = relay
+        self.hub.forward = self._forward
+
+    def _forward(self, key: ThreadKey, event: Event) -> None:
+        if self.relay is not None:
+            run = self._active.get(key)
+            expires = run.lease.expires_at if run is not None and run.lease is not None else None
+            self.relay.event(key, event, expires)
+
+    def received(self, message: Received) -> None:
+        """A message from another replica (the relay's callback)."""
+        if isinstance(message, RemoteChunk):
+            self.hub.publish_local(message.key, message.chunk)
+        elif isinstance(message, RunStarted):
+            self.hub.publish_local(message.key, ActiveRunChanged(message.run_id, message.agent_id))
+            self._watch(message.key, message.expires_at or self.clock() + timedelta(seconds=self.lease_ttl))
+        elif isinstance(message, RunEnded):
+            self.hub.publish_local(message.key, ActiveRunChanged())
+            self._unwatch(message.key)
+            if message.handoff:
+                self._watch(message.key, self.clock())
+        elif isinstance(message, Forwarded):
+            self._spawn(self._take_forwarded(message), f"forwarded signal for {message.key}")
+
+    def _spawn(self, work: Any, name: str) -> None:
+        async def logged() -> None:
+            try:
+                await work
+            except Exception:
+                log.exception("%s failed", name)
+
+        task: asyncio.Task[None] = asyncio.create_task(logged(), name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
     # --- queries ------------------------------------------------------------------------------
 
     def active_run(self, key: ThreadKey) -> ActiveRun | None:
@@ -122,6 +197,20 @@ class ThreadRuntime:
 
     def active_run_by_id(self, run_id: str) -> ActiveRun | None:
         return self._by_run.get(run_id)
+
+    async def current_run(self, key: ThreadKey) -> RunInfo | None:
+        """The thread's active run, wherever it runs (a live lease of another replica)."""
+        if (run := self._active.get(key)) is not None:
+            return RunInfo(run.run_id, run.agent_id, key, True)
+        lease = await self._held_elsewhere(key)
+        return RunInfo(lease.run_id, lease.agent_id, key, False) if lease is not None else None
+
+    async def run_thread(self, run_id: str) -> ThreadKey | None:
+        """The thread of the active run ``run_id`` (on any replica), None when not active."""
+        if (run := self._by_run.get(run_id)) is not None:
+            return run.key
+        lease = await self.store.get_lease(run_id=run_id)
+        return lease.key if lease is not None and lease.expires_at > self.clock() else None
 
     def subscribe(self, key: ThreadKey) -> Subscription:
         return self.hub.subscribe(key)
@@ -138,12 +227,17 @@ class ThreadRuntime:
     ) -> Sent:
         """Route ``signal``; bad input raises before anything is stored or run."""
         if_active, if_idle = if_active or IfActive(), if_idle or IfIdle()
-        key, run = self._route(target)
+        key, run = await self._route(target)
         if run is None or run.inbox.closed:
             async with self._locks[key]:
                 run = self._active.get(key)
                 if run is None:
-                    return await self._idle_path(key, target, signal, if_idle)
+                    if (held := await self._held_elsewhere(key)) is not None:
+                        return await self._remote_path(key, held, target, signal, if_active)
+                    try:
+                        return await self._idle_path(key, target, signal, if_idle)
+                    except _HeldElsewhere as e:  # another replica woke it first
+                        return await self._remote_path(key, e.lease, target, signal, if_active)
         return await self._active_path(key, run, target, signal, if_active)
 
     async def queue(
@@ -152,51 +246,90 @@ class ThreadRuntime:
     ) -> Sent:
         """Run ``signal`` as its own run after the active one ends; at once when idle."""
         if_active, if_idle = if_active or IfActive(), if_idle or IfIdle()
-        key, _ = self._route(target)
+        key, _ = await self._route(target)
         async with self._locks[key]:
             run = self._active.get(key)
-            if run is None:
-                return await self._idle_path(key, target, signal, replace(if_idle, behavior="wake"))
-            agent_id = target.agent_id or run.agent_id
+            held = await self._held_elsewhere(key) if run is None else None
+            if run is None and held is None:
+                try:
+                    return await self._idle_path(key, target, signal, replace(if_idle, behavior="wake"))
+                except _HeldElsewhere as e:
+                    held = e.lease
+            agent_id = target.agent_id or (run.agent_id if run is not None else held.agent_id if held else "")
             self._agents(agent_id)  # NOT_FOUND now rather than when the run ends
             signal.with_attributes(if_active.attributes)
             await self.store.add_pending(PendingSignal(
                 key, _stored(key, signal), "queued", agent_id=agent_id, options=if_idle.options_json,
             ))
+            if held is not None:
+                self._tell(held, "")  # in case its run is just ending: it looks at the queue
             return Sent(Accepted("persist"), signal)
 
     async def stream(self, agent: Agent, request: RunRequest) -> AsyncIterator[Chunk]:
         """A caller's own run on a thread (``AgentService.Stream`` with memory): its chunks go to
         the caller and to the thread's subscribers, and, when the thread was idle, it is the
         thread's active run, so signals reach it. On a running thread it runs beside that run."""
-        memory = request.options.merged_over(agent.default_options).memory
-        if memory is None:
+        key = self._memory_key(agent, request)
+        if key is None:
             async for chunk in self.loop.stream(agent, request):
                 yield chunk
             return
-        key: ThreadKey = (memory.resource, memory.thread)
-        run: ActiveRun | None = None
-        async with self._locks[key]:
-            if key not in self._active and not self._stopping:
-                run = ActiveRun(request.run_id or new_id("run"), agent.id, key, options=request.options)
-                request = replace(request, run_id=run.run_id, inbox=run.inbox)
-                self._active[key], self._by_run[run.run_id] = run, run
-                self._idle.clear()
-        started = False
+        run, request = await self._reserve(agent, request, key)
+        publish = self._publisher(key, run)
         try:
             async for chunk in self.loop.stream(agent, request):
-                if run is not None and not started:
-                    self.hub.publish(key, ActiveRunChanged(run.run_id, agent.id))
-                started = True
-                self.hub.publish(key, chunk)
+                publish(chunk)
                 yield chunk
         finally:
             if run is not None:
                 await self._finish(run)
 
+    async def generate(self, agent: Agent, request: RunRequest) -> GenerateResult:
+        """``AgentService.Generate`` with memory: as ``stream``, the thread's active run when it
+        was idle (signals sent meanwhile are delivered to it), its chunks to the subscribers."""
+        key = self._memory_key(agent, request)
+        if key is None:
+            return await self.loop.generate(agent, request)
+        run, request = await self._reserve(agent, request, key)
+        try:
+            return await self.loop.generate(agent, request, on_chunk=self._publisher(key, run))
+        finally:
+            if run is not None:
+                await self._finish(run)
+
+    def _memory_key(self, agent: Agent, request: RunRequest) -> ThreadKey | None:
+        memory = request.options.merged_over(agent.default_options).memory
+        return (memory.resource, memory.thread) if memory is not None else None
+
+    async def _reserve(self, agent: Agent, request: RunRequest, key: ThreadKey) -> tuple[ActiveRun | None, RunRequest]:
+        """Make a caller's run the thread's active run when the thread is idle everywhere."""
+        self.loop.plan(agent, request)  # a bad request raises before the thread is reserved
+        async with self._locks[key]:
+            if key in self._active or self._stopping:
+                return None, request
+            run = ActiveRun(request.run_id or new_id("run"), agent.id, key, options=request.options)
+            try:
+                run.lease = await self._acquire(key, run.run_id, agent.id)
+            except _HeldElsewhere:  # then it runs beside the other replica's
+                return None, request
+            self._activate(run)
+            return run, replace(request, run_id=run.run_id, inbox=run.inbox)
+
+    def _publisher(self, key: ThreadKey, run: ActiveRun | None) -> Callable[[Chunk], None]:
+        started = False
+
+        def publish(chunk: Chunk) -> None:
+            nonlocal started
+            if run is not None and not started:
+                self.hub.publish(key, ActiveRunChanged(run.run_id, run.agent_id))
+            started = True
+            self.hub.publish(key, chunk)
+
+        return publish
+
     async def abort(self, target: Target) -> str:
         """Abort the targeted run; returns its id, or "" when nothing was running."""
-        _, run = self._route(target, must_exist=False)
+        _, run = await self._route(target, must_exist=False)
         if run is None or run.task is None or run.inbox.closed:
             return ""  # not running, or already ending
         run.task.cancel()
@@ -207,6 +340,9 @@ class ThreadRuntime:
     async def stop(self) -> None:
         """Server shutdown: end every active run; queued and persisted signals stay stored."""
         self._stopping = True
+        for handle in self._watches.values():
+            handle.cancel()
+        self._watches.clear()
         for run in list(self._active.values()):
             if run.task is not None and not run.inbox.closed:
                 run.task.cancel()
@@ -214,29 +350,179 @@ class ThreadRuntime:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     async def recover(self) -> None:
-        """After a restart: start the queued runs that no run took before the server stopped."""
+        """After a restart: start the queued runs that no run took before the server stopped
+        (a thread another replica runs is watched, and taken over if that replica dies)."""
         seen: set[ThreadKey] = set()
         for pending in await self.store.list_pending():
             if pending.kind == "queued" and pending.key not in seen:
                 seen.add(pending.key)
-                async with self._locks[pending.key]:
-                    if pending.key not in self._active:
-                        await self._start_next(pending.key, None, [])
+                await self._resume(pending.key)
+
+    async def _resume(self, key: ThreadKey) -> bool:
+        """Start the thread's next queued run unless it runs (here or elsewhere); True when a run
+        started or runs."""
+        async with self._locks[key]:
+            if key in self._active or self._stopping:
+                return key in self._active
+            try:
+                return await self._start_next(key, None, [])
+            except _HeldElsewhere as e:
+                self._watch(key, e.lease.expires_at)
+                return True
+
+    # --- leases -------------------------------------------------------------------------------
+
+    async def _held_elsewhere(self, key: ThreadKey) -> Lease | None:
+        """Another replica's live lease on the thread."""
+        lease = await self.store.get_lease(key)
+        if lease is None or lease.owner == self.replica or lease.expires_at <= self.clock():
+            return None
+        return lease
+
+    async def _acquire(self, key: ThreadKey, run_id: str, agent_id: str) -> Lease:
+        now = self.clock()
+        lease = Lease(key, self.replica, run_id, agent_id, now + timedelta(seconds=self.lease_ttl))
+        held = await self.store.acquire_lease(lease, now)
+        if held.owner != self.replica:
+            raise _HeldElsewhere(held)
+        self._unwatch(key)
+        return held
+
+    def _activate(self, run: ActiveRun) -> None:
+        self._active[run.key], self._by_run[run.run_id] = run, run
+        self._idle.clear()
+        run.renewer = asyncio.create_task(self._renew(run), name=f"lease of {run.run_id}")
+
+    async def _renew(self, run: ActiveRun) -> None:
+        """Renew the run's lease at a third of its TTL; a lease lost (this process stalled past
+        its TTL and another replica took the thread) ends the run: one runner per thread."""
+        while run.lease is not None:
+            await asyncio.sleep(self.lease_ttl / 3)
+            lease = replace(run.lease, expires_at=self.clock() + timedelta(seconds=self.lease_ttl))
+            try:
+                renewed = await self.store.renew_lease(lease)
+            except Exception:
+                log.exception("renewing the lease of run %s failed", run.run_id)
+                continue
+            if not renewed:
+                log.warning("run %s lost its lease on thread %s to another replica: ending it", run.run_id, run.key)
+                if run.task is not None:
+                    run.task.cancel()
+                return
+            run.lease = lease
+
+    async def _release(self, run: ActiveRun) -> None:
+        if run.renewer is not None:
+            run.renewer.cancel()
+            run.renewer = None
+        if run.lease is not None:
+            lease, run.lease = run.lease, None
+            try:
+                await self.store.release_lease(lease)
+            except Exception:
+                log.exception("releasing the lease of run %s failed (it expires)", run.run_id)
+
+    def _watch(self, key: ThreadKey, expires_at: datetime) -> None:
+        """Look at the thread's lease when it expires: renewed, look again then; not, take over."""
+        if self._stopping or key in self._active:
+            return
+        self._unwatch(key)
+        delay = max(0.0, (expires_at - self.clock()).total_seconds())
+        loop = asyncio.get_running_loop()
+        self._watches[key] = loop.call_later(
+            delay, lambda: self._spawn(self._check_lease(key), f"lease check {key}"))
+
+    def _unwatch(self, key: ThreadKey) -> None:
+        handle = self._watches.pop(key, None)
+        if handle is not None:
+            handle.cancel()
+
+    async def _check_lease(self, key: ThreadKey) -> None:
+        self._watches.pop(key, None)
+        lease = await self.store.get_lease(key)
+        if lease is not None and lease.owner != self.replica and lease.expires_at > self.clock():
+            self._watch(key, lease.expires_at)  # renewed: its replica is alive
+            return
+        await self.take_over(key, lease)
+
+    async def take_over(self, key: ThreadKey, dead: Lease | None = None) -> None:
+        """The thread's runner is gone: run what is queued for it (persisted signals join the
+        run), or, when nothing is, deliver what waited for the thread to be idle. The takeover
+        holds the lease itself, so of several watching replicas exactly one does it."""
+        try:
+            token = await self._acquire(key, new_id("takeover"), "")
+        except _HeldElsewhere as e:  # another replica took it over (or a run started)
+            self._watch(key, e.lease.expires_at)
+            return
+        try:
+            if dead is not None and dead.owner != self.replica:
+                self.hub.publish(key, ActiveRunChanged())
+                log.info("thread %s: the lease of run %s (replica %s) expired; taking the thread over",
+                         key, dead.run_id, dead.owner)
+            if await self._resume(key) or self._stopping:
+                return
+            # Signals accepted for delivery into the dead run, that it never took: they start a run.
+            orphans = [p for p in await self.store.list_pending(key)
+                       if p.kind == "persisted" and p.agent_id
+                       and (p.message.content.metadata or {}).get("signal", {}).get("acceptedAt")]
+            if orphans:
+                async with self._locks[key]:
+                    if key not in self._active and await self._start(key, orphans[0].agent_id, [], None, None):
+                        return
+            await self._idle_hooks(key)
+        finally:
+            await self.store.release_lease(token)  # unless a run has taken it meanwhile
+
+    def _tell(self, lease: Lease, pending_id: str) -> asyncio.Future[None] | None:
+        self._watch(lease.key, lease.expires_at)
+        if self.relay is None:
+            return None
+        return self.relay.forwarded(lease.key, lease.owner, lease.run_id, pending_id)
+
+    async def _take_forwarded(self, message: Forwarded) -> None:
+        """Another replica stored a signal for our run (or queued a message on our thread)."""
+        key = message.key
+        if not message.pending_id:
+            await self._resume(key)
+            return
+        agent_id = ""
+        async with self._locks[key]:
+            run = self._active.get(key)
+            if run is None or run.inbox.closed:
+                agent_id = run.agent_id if run is not None else ""
+            else:
+                for pending in await self.store.take_pending([message.pending_id]):
+                    self._deliver(run, signal_from_message(pending.message))
+                self._ack(message)
+                return
+        # The run ended meanwhile: the signal starts the next one (as one sent here would).
+        for pending in await self.store.take_pending([message.pending_id]):
+            await self.send(Target(pending.agent_id or agent_id, "", *key), signal_from_message(pending.message))
+        self._ack(message)
+
+    def _ack(self, message: Forwarded) -> None:
+        if self.relay is not None:
+            self.relay.ack(message.key, message.origin, message.pending_id)
 
     # --- routing ------------------------------------------------------------------------------
 
-    def _route(self, target: Target, *, must_exist: bool = True) -> tuple[ThreadKey, ActiveRun | None]:
+    async def _route(self, target: Target, *, must_exist: bool = True) -> tuple[ThreadKey, ActiveRun | None]:
         if target.run_id:
             run = self._by_run.get(target.run_id)
             if run is None:
+                key = None if self._stopping else await self.run_thread(target.run_id)
+                if key is not None:  # another replica runs it
+                    return key, None
                 if must_exist:
-                    raise NotFoundError(f"run {target.run_id!r} is not active on this server")
+                    raise NotFoundError(f"run {target.run_id!r} is not active")
                 return ("", ""), None
             return run.key, run
         if not target.resource_id or not target.thread_id:
             raise InvalidArgumentError(
                 "give run_id, or resource_id and thread_id together (a thread belongs to a resource)"
             )
+        if max(len(target.resource_id), len(target.thread_id)) > MAX_ID:
+            raise InvalidArgumentError(f"resource_id and thread_id must be at most {MAX_ID} characters")
         key = (target.resource_id, target.thread_id)
         return key, self._active.get(key)
 
@@ -253,13 +539,42 @@ class ThreadRuntime:
             return Sent(Accepted("persist"), signal)
         return Sent(Accepted("discard"), signal)
 
+    async def _remote_path(
+        self, key: ThreadKey, lease: Lease, target: Target, signal: Signal, if_active: IfActive
+    ) -> Sent:
+        """The thread runs on another replica (called with the thread's lock held)."""
+        signal.with_attributes(if_active.attributes)
+        if if_active.behavior == "discard":
+            return Sent(Accepted("discard"), signal)
+        signal.to_message()  # the rendering is checked before anything is stored
+        if if_active.behavior == "deliver":
+            signal.accepted_at = utcnow()
+        agent_id = lease.agent_id or target.agent_id
+        await self.store.add_pending(PendingSignal(key, _stored(key, signal), "persisted", agent_id=agent_id))
+        if if_active.behavior == "persist":
+            self._watch(key, lease.expires_at)
+            return Sent(Accepted("persist"), signal)
+        told = self._tell(lease, signal.id)
+        if told is not None:
+            # Answer once it is in the run's inbox, as for a run here; a replica that does not
+            # answer (dead) leaves the signal stored, and whoever takes the thread over runs it.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(told), self.lease_ttl)
+        return Sent(Accepted("deliver", lease.run_id), signal)
+
     async def _idle_path(self, key: ThreadKey, target: Target, signal: Signal, if_idle: IfIdle) -> Sent:
-        """Called with the thread's lock held."""
+        """Called with the thread's lock held; raises ``_HeldElsewhere`` (the signal unchanged)
+        when another replica woke the thread first."""
+        before = dict(signal.attributes)
         signal.with_attributes(if_idle.attributes)
         if if_idle.behavior == "wake":
-            run_id = await self._start(
-                key, target.agent_id, [signal], if_idle.stream_options, if_idle.options_json
-            )
+            try:
+                run_id = await self._start(
+                    key, target.agent_id, [signal], if_idle.stream_options, if_idle.options_json
+                )
+            except _HeldElsewhere:
+                signal.attributes = before
+                raise
             return Sent(Accepted("wake", run_id), signal)
         if if_idle.behavior == "persist":
             signal.to_message()
@@ -289,20 +604,27 @@ class ThreadRuntime:
         agent = self._agents(agent_id)
         for signal in signals:
             signal.to_message()  # bad attributes raise here, before the thread is reserved
-        persisted = [p for p in await self.store.list_pending(key) if p.kind == "persisted"]
         run = ActiveRun(new_id("run"), agent_id, key, options=options, options_json=options_json)
-        for signal in [*(signal_from_message(p.message) for p in persisted), *signals]:
-            self._deliver(run, signal)
-        opts = replace(options or CallOptions(), memory=MemoryOptions(resource=key[0], thread=key[1]))
-        request = RunRequest(messages=[], options=opts, run_id=run.run_id, inbox=run.inbox)
-        stream = cast(AsyncGenerator[Chunk, None], self.loop.stream(agent, request))
+        run.lease = await self._acquire(key, run.run_id, agent_id)  # or _HeldElsewhere
         try:
-            first = await stream.__anext__()  # the plan is checked before the first chunk
+            persisted = [p for p in await self.store.list_pending(key) if p.kind == "persisted"]
+            for signal in [*(signal_from_message(p.message) for p in persisted), *signals]:
+                self._deliver(run, signal)
+            if not run.inbox.pending:
+                await self._release(run)  # nothing to run (a takeover that found nothing)
+                return ""
+            opts = replace(options or CallOptions(), memory=MemoryOptions(resource=key[0], thread=key[1]))
+            request = RunRequest(messages=[], options=opts, run_id=run.run_id, inbox=run.inbox)
+            stream = cast(AsyncGenerator[Chunk, None], self.loop.stream(agent, request))
+            try:
+                first = await stream.__anext__()  # the plan is checked before the first chunk
+            except BaseException:
+                await stream.aclose()
+                raise
         except BaseException:
-            await stream.aclose()
+            await self._release(run)
             raise
-        self._active[key], self._by_run[run.run_id] = run, run
-        self._idle.clear()
+        self._activate(run)
         await self.store.remove_pending([p.message.id for p in persisted] + (taken or []))
         self.hub.publish(key, ActiveRunChanged(run.run_id, agent_id))
         run.task = asyncio.create_task(self._drive(run, stream, first), name=f"run {run.run_id}")
@@ -332,6 +654,8 @@ class ThreadRuntime:
         async with self._locks[run.key]:
             self._active.pop(run.key, None)
             self._by_run.pop(run.run_id, None)
+            if run.renewer is not None:
+                run.renewer.cancel()
             self.hub.publish(run.key, ActiveRunChanged())
             signals = [signal_from_message(d.message) for d in leftovers]
             try:
@@ -341,16 +665,22 @@ class ThreadRuntime:
                 for signal in signals:
                     await self.store.add_pending(PendingSignal(run.key, _stored(run.key, signal), "persisted"))
                 started = False
+            await self._release(run)  # a next run holds a lease of its own (same owner, its run id)
+            if self._stopping and self.relay is not None:
+                self.relay.run_ended(run.key, handoff=True)  # another replica may take it now
         if not started and not self._stopping:
-            for hook in self.on_idle:
-                try:
-                    result = hook(run.key)
-                    if asyncio.iscoroutine(result):
-                        await result
-                except Exception:
-                    log.exception("on_idle hook failed for thread %s", run.key)
+            await self._idle_hooks(run.key)
         if not self._active:
             self._idle.set()
+
+    async def _idle_hooks(self, key: ThreadKey) -> None:
+        for hook in self.on_idle:
+            try:
+                result = hook(key)
+                if asyncio.iscoroutine(result):
+                    await result
+            except Exception:
+                log.exception("on_idle hook failed for thread %s", key)
 
     async def _start_next(self, key: ThreadKey, prev: ActiveRun | None, leftovers: list[Signal]) -> bool:
         """Signals the ended run never took first (one run), then the oldest queued message."""
@@ -359,15 +689,13 @@ class ThreadRuntime:
                 await self.store.add_pending(PendingSignal(key, _stored(key, signal), "persisted"))
             return True
         if leftovers and prev is not None:
-            await self._start(key, prev.agent_id, leftovers, prev.options, prev.options_json)
-            return True
+            return bool(await self._start(key, prev.agent_id, leftovers, prev.options, prev.options_json))
         for pending in await self.store.list_pending(key):
             if pending.kind != "queued":
                 continue
             options = self._options_from_json(pending.options) if pending.options else None
-            await self._start(key, pending.agent_id, [signal_from_message(pending.message)], options,
-                              pending.options, taken=[pending.message.id])
-            return True
+            return bool(await self._start(key, pending.agent_id, [signal_from_message(pending.message)], options,
+                                          pending.options, taken=[pending.message.id]))
         return False
 
 
@@ -375,4 +703,4 @@ def _stored(key: ThreadKey, signal: Signal) -> Message:
     return signal.to_message(thread_id=key[1], resource_id=key[0])
 
 
-__all__ = ["Accepted", "ActiveRun", "IfActive", "IfIdle", "Sent", "Target", "ThreadRuntime"]
+__all__ = ["Accepted", "ActiveRun", "IfActive", "IfIdle", "RunInfo", "Sent", "Target", "ThreadRuntime"]

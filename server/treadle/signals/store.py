@@ -3,6 +3,7 @@
 from ..memory.signal_records import (
     PRIORITIES,
     InMemorySignalStore,
+    Lease,
     NotificationRecord,
     NotificationStatus,
     PendingKind,
@@ -14,6 +15,6 @@ from ..memory.signal_records import (
 )
 
 __all__ = [
-    "PRIORITIES", "InMemorySignalStore", "NotificationRecord", "NotificationStatus",
+    "PRIORITIES", "InMemorySignalStore", "Lease", "NotificationRecord", "NotificationStatus",
     "PendingKind", "PendingSignal", "Priority", "SignalStore", "StateChannel", "ThreadKey",
 ]

@@ -150,7 +150,7 @@ function partFromProto(p: Part): MastraMessagePart {
   }
 }
 
-function partToProto(p: MastraMessagePart): Part {
+export function partToProto(p: MastraMessagePart): Part {
   const providerMetadata = p.providerMetadata;
   const part = ((): Part["part"] => {
     switch (p.type) {

@@ -274,11 +274,12 @@ export function encodeResult(hook: HookName, inv: Invocation, returned: unknown,
 
 // --- stream outcomes ----------------------------------------------------------------------------
 
-/** What happens to one stream chunk. `replace` holds a list: protocol version 1 carries exactly
- * one chunk per outcome, a later version may carry zero or more (hold and release). */
+/** What happens to one stream chunk. `replace` holds a list (`list`: the hook returned an
+ * array): protocol version 1 carries exactly one chunk per outcome, version 2 zero or more (hold
+ * and release). */
 export type ChunkDecision =
   | { kind: "unchanged" }
-  | { kind: "replace"; chunks: ChunkType[] }
+  | { kind: "replace"; chunks: ChunkType[]; list?: boolean }
   | { kind: "drop" }
   | { kind: "abort"; error: TripWire }
   | { kind: "error"; message: string };
@@ -292,7 +293,7 @@ export function decide(part: ChunkType, before: string, returned: unknown, throw
   }
   if (returned === null || returned === undefined) return { kind: "drop" };
   // A list replaces the chunk by its chunks (zero or more: hold and release); see chunkOutcome.
-  if (Array.isArray(returned)) return { kind: "replace", chunks: returned as ChunkType[] };
+  if (Array.isArray(returned)) return { kind: "replace", chunks: returned as ChunkType[], list: true };
   if (returned === part && JSON.stringify(part) === before) return { kind: "unchanged" };
   return { kind: "replace", chunks: [returned as ChunkType] };
 }
@@ -308,9 +309,15 @@ export function chunkOutcome(d: ChunkDecision, protocolVersion: number): ChunkOu
     case "error":
       return create(ChunkOutcomeSchema, { outcome: { case: "error", value: { message: d.message } } });
     case "replace":
-      // Protocol version 1 carries one chunk per outcome: no chunks is a drop, several an error.
+      // Version 2 carries a list (zero or more chunks: hold and release); version 1 exactly one
+      // chunk per outcome, so there no chunks is a drop and several an error.
+      if (protocolVersion >= 2 && d.list) {
+        return create(ChunkOutcomeSchema, { outcome: { case: "chunks", value: { chunks: d.chunks.map(chunkToProto) } } });
+      }
       if (d.chunks.length === 0) return create(ChunkOutcomeSchema, { outcome: { case: "drop", value: {} } });
-      if (d.chunks.length > 1) throw new TypeError(`protocol version ${protocolVersion} replaces a chunk by one chunk, not ${d.chunks.length}`);
+      if (d.chunks.length > 1) {
+        throw new TypeError(`protocol version ${protocolVersion} replaces a chunk by one chunk, not ${d.chunks.length} (the server speaks only version 1)`);
+      }
       return create(ChunkOutcomeSchema, { outcome: { case: "replace", value: chunkToProto(d.chunks[0]!) } });
   }
 }

@@ -5,11 +5,12 @@
 // it) and a new stream, with a new handshake, is opened after a backoff. A handshake the server
 // refused (a status in FATAL) is never retried: it would be refused again.
 import { Code, ConnectError } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
 import type { Transport } from "@connectrpc/connect";
 import { hostname } from "node:os";
+import { type ConnectOptions, transportFor } from "./connect.js";
 
-export const PROTOCOL_VERSION = 1;
+/** `ToolService.Attach` speaks version 1. */
+export const TOOL_PROTOCOL_VERSIONS = [1];
 
 const FATAL = new Set([Code.InvalidArgument, Code.FailedPrecondition, Code.PermissionDenied, Code.Unauthenticated, Code.Unimplemented]);
 
@@ -31,7 +32,7 @@ export interface Session<Req, Res> {
 
 export type OpenStream<Req, Res> = (transport: Transport, requests: AsyncIterable<Req>, signal: AbortSignal) => AsyncIterable<Res>;
 
-export interface LinkOptions {
+export interface LinkOptions extends ConnectOptions {
   /** Initial and maximum delay between reconnects, in milliseconds. */
   backoff?: [number, number];
   /** Called before the first stream opens (e.g. to load OpenTelemetry). */
@@ -41,10 +42,6 @@ export interface LinkOptions {
 
 export function defaultInstanceId(): string {
   return `${hostname()}:${process.pid}`;
-}
-
-export function baseUrl(target: string): string {
-  return /^https?:\/\//.test(target) ? target : `http://${target}`;
 }
 
 /** The request side of a stream: messages are pushed, the transport pulls them. */
@@ -150,7 +147,7 @@ export class Link<Req, Res> {
     outbox.push(session.handshake());
     let welcomed = false;
     try {
-      const transport = createGrpcTransport({ baseUrl: baseUrl(this.target), readMaxBytes: 16 << 20, writeMaxBytes: 16 << 20 });
+      const transport = transportFor(this.target, this.options);
       this.streamsOpened++;
       for await (const message of this.open(transport, outbox, abort.signal)) {
         if (session.onMessage(message, send)) {

@@ -42,9 +42,14 @@ import {
   encodeResult,
   errorResult,
 } from "./hooks.js";
-import { Handle, PROTOCOL_VERSION, type Session, defaultInstanceId } from "./link.js";
+import type { ConnectOptions } from "./connect.js";
+import { Handle, type Session, defaultInstanceId } from "./link.js";
 import { RequestContext } from "./request_context.js";
 import { loadTracing, makeTracer, type Span, type Tracer } from "./tracing.js";
+
+/** The `ProcessorService.Attach` versions this SDK speaks; the server's welcome picks one (2 lets
+ * `processOutputStream` replace a chunk by zero or more chunks). */
+export const PROTOCOL_VERSIONS = [1, 2];
 
 /** Stream defaults: chunks ready together travel together, a few invocations in flight. */
 const DEFAULT_MAX_IN_FLIGHT = 4;
@@ -52,7 +57,7 @@ const DEFAULT_MAX_IN_FLIGHT = 4;
  * `processOutputResult` ends it (a server that died mid-run sends neither). */
 const DEFAULT_STATE_TTL_MS = 600_000;
 
-export interface AttachOptions {
+export interface AttachOptions extends ConnectOptions {
   /** `host:port` of one server, or several. */
   target: string | string[];
   processors: object[];
@@ -171,7 +176,8 @@ const abortFn = (reason?: string, options?: { retry?: boolean; metadata?: unknow
 class ProcessorSession implements Session<ProcessorServiceAttachRequest, ProcessorServiceAttachResponse> {
   private readonly running = new Map<string, AbortController>();
   private closed = false;
-  private version = PROTOCOL_VERSION;
+  /** The protocol version the server chose (its welcome). */
+  private version = 1;
 
   constructor(private readonly host: Host, private readonly log: (m: string) => void) {}
 
@@ -179,7 +185,7 @@ class ProcessorSession implements Session<ProcessorServiceAttachRequest, Process
     return create(ProcessorServiceAttachRequestSchema, {
       message: {
         case: "handshake",
-        value: { protocolVersions: [PROTOCOL_VERSION], processors: this.host.declarations, instanceId: this.host.instanceId },
+        value: { protocolVersions: PROTOCOL_VERSIONS, processors: this.host.declarations, instanceId: this.host.instanceId },
       },
     });
   }
@@ -188,7 +194,7 @@ class ProcessorSession implements Session<ProcessorServiceAttachRequest, Process
     const m = message.message;
     switch (m.case) {
       case "welcome":
-        this.version = m.value.protocolVersion || PROTOCOL_VERSION;
+        this.version = m.value.protocolVersion || 1;
         return true;
       case "invocation":
         this.start(m.value, send);
@@ -218,8 +224,8 @@ class ProcessorSession implements Session<ProcessorServiceAttachRequest, Process
     const controller = new AbortController();
     this.running.set(inv.invocationId, controller);
     let timer: NodeJS.Timeout | undefined;
-    if (inv.deadline) {
-      const left = timestampMs(inv.deadline) - Date.now();
+    const left = waitMs(inv);
+    if (left !== undefined) {
       timer = setTimeout(() => controller.abort(new Error("the invocation's deadline passed")), Math.max(0, left));
     }
     rs.tail = rs.tail.then(async () => {
@@ -350,6 +356,18 @@ class ProcessorSession implements Session<ProcessorServiceAttachRequest, Process
 }
 
 
+/** How long the server waits for this answer, in milliseconds from now: `timeout` (counted from
+ * when the server sent it, so it does not depend on two clocks agreeing), else `deadline`. */
+export function waitMs(inv: Invocation): number | undefined {
+  if (inv.timeout) return durationMs(inv.timeout);
+  if (inv.deadline) return timestampMs(inv.deadline) - Date.now();
+  return undefined;
+}
+
+function durationMs(d: { seconds: bigint; nanos: number }): number {
+  return Number(d.seconds) * 1000 + d.nanos / 1e6;
+}
+
 function requestContext(inv: Invocation): RequestContext {
   return new RequestContext({ ...(inv.requestContext ?? {}), threadId: inv.threadId, resourceId: inv.resourceId });
 }
@@ -377,6 +395,6 @@ export function attach(options: AttachOptions): ProcessorHandle {
   const host = new Host(byId, declarations, options.instanceId ?? defaultInstanceId(), makeTracer(options.tracerProvider),
     options.stateTtlMs ?? DEFAULT_STATE_TTL_MS);
   return new Handle(options.target, open, () => new ProcessorSession(host, log), {
-    backoff: options.backoff, beforeFirst: loadTracing, log,
+    backoff: options.backoff, beforeFirst: loadTracing, log, tls: options.tls, token: options.token,
   });
 }

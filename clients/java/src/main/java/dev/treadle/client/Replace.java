@@ -1,0 +1,38 @@
+package dev.treadle.client;
+
+import dev.treadle.v1.Message;
+import dev.treadle.v1.MessageListReplacement;
+import dev.treadle.v1.PromptMessage;
+import dev.treadle.v1.PromptReplacement;
+import dev.treadle.v1.ReplaceOutcome;
+import dev.treadle.v1.StepOverrides;
+import dev.treadle.v1.SystemMessage;
+import dev.treadle.v1.SystemMessages;
+import java.util.List;
+
+/** What a hook may return instead of {@code null} (unchanged). */
+public final class Replace {
+  private Replace() {}
+
+  /** The run's whole message list after the hook's edits (missing ids are removed). */
+  public static ReplaceOutcome messages(List<Message> messages) {
+    return ReplaceOutcome.newBuilder()
+        .setMessages(MessageListReplacement.newBuilder().addAllMessages(messages)).build();
+  }
+
+  /** Replaces the untagged system messages. */
+  public static ReplaceOutcome systemMessages(List<SystemMessage> messages) {
+    return ReplaceOutcome.newBuilder()
+        .setSystemMessages(SystemMessages.newBuilder().addAllMessages(messages)).build();
+  }
+
+  /** {@code processLLMRequest}: the prompt for this provider call only. */
+  public static ReplaceOutcome prompt(List<PromptMessage> prompt) {
+    return ReplaceOutcome.newBuilder().setPrompt(PromptReplacement.newBuilder().addAllMessages(prompt)).build();
+  }
+
+  /** {@code processInputStep}: overrides for this step (model, tool choice, active tools, ...). */
+  public static ReplaceOutcome stepOverrides(StepOverrides overrides) {
+    return ReplaceOutcome.newBuilder().setStepOverrides(overrides).build();
+  }
+}

@@ -1,0 +1,22 @@
+package dev.treadle.examples;
+
+import dev.treadle.client.AgentClient;
+import dev.treadle.client.Treadle;
+import dev.treadle.v1.Chunk;
+
+/** Subscribes to a thread, sends it a message and prints the run that message wakes. */
+public final class ThreadExample {
+  public static void main(String[] args) {
+    try (AgentClient client = Treadle.connect(System.getenv("TREADLE_TARGET"));
+        AgentClient.Subscription thread = client.subscribeToThread("u1", "t1")) {
+      var sent = client.sendMessage("assistant", "u1", "t1", "hello");
+      System.out.println(sent.getAccepted().getAction()); // SIGNAL_ACTION_WAKE: a run started
+      while (thread.hasNext()) {
+        Chunk c = thread.next();
+        if (c.hasTextDelta()) System.out.print(c.getTextDelta().getText());
+        if (c.hasFinish()) break;
+      }
+      System.out.println();
+    }
+  }
+}

@@ -1,0 +1,217 @@
+"""What replicas tell each other about threads, over the store's notify channel.
+
+Three messages, JSON, each from one replica (``o``) to all:
+
+- ``run``: a run started (``run`` and ``agent`` set, with the lease's expiry ``exp``) or ended on
+  a thread; other replicas show it to their subscribers and watch the lease (a replica that dies
+  never says "ended": its lease expires, and the watchers take the thread over).
+- ``chunk``: a chunk of a run, for subscribers on other replicas. Chunks go as they are (proto
+  bytes, base64), not through the store: a run streams many small chunks, and storing each would
+  cost a write per token. A message longer than one payload is split into parts sent in the same
+  transaction, which PostgreSQL delivers whole and in order; the receiver joins them.
+- ``signal``: "a signal for your run ``run`` is stored as pending ``id``" to the lease's owner
+  ``to``. The signal itself is in the store (it may be large, and it must survive the owner
+  dying): the owner takes it (once: the store removes it as it hands it over), puts it in the
+  run's inbox, and answers ``ack``; the sender's call returns then, as it does for a run of its
+  own once the signal is in the inbox.
+
+Sending is batched: whatever is queued while a batch is in flight goes in the next one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from ..core.chunks import Chunk
+from ..memory.notify import MAX_PAYLOAD, NotifyChannel
+from ..memory.sql import from_micros, micros
+from ..core.messages import new_id
+from .hub import ActiveRunChanged
+from .store import ThreadKey
+
+log = logging.getLogger(__name__)
+
+ChunkCodec = tuple[Callable[[Chunk], bytes], Callable[[bytes], Chunk]]
+"""(encode, decode) of a chunk: the proto form, given by the edge that knows it."""
+
+
+@dataclass
+class RunStarted:
+    key: ThreadKey
+    origin: str
+    run_id: str
+    agent_id: str
+    expires_at: datetime | None
+
+
+@dataclass
+class RunEnded:
+    key: ThreadKey
+    origin: str
+    handoff: bool
+    """The replica let the thread go without a successor (it is stopping): others may take it."""
+
+
+@dataclass
+class RemoteChunk:
+    key: ThreadKey
+    origin: str
+    chunk: Chunk
+
+
+@dataclass
+class Forwarded:
+    key: ThreadKey
+    origin: str
+    to: str
+    run_id: str
+    pending_id: str
+    """Empty: no signal, but queued work is stored for the thread (look at it when idle)."""
+
+
+@dataclass
+class Acked:
+    pending_id: str
+
+
+Received = RunStarted | RunEnded | RemoteChunk | Forwarded
+
+
+class Relay:
+    def __init__(self, channel: NotifyChannel, replica: str, codec: ChunkCodec,
+                 on_message: Callable[[Received], Any]) -> None:
+        self.channel = channel
+        self.replica = replica
+        self._encode, self._decode = codec
+        self._on_message = on_message
+        self._queue: list[str] = []
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._parts: dict[str, list[str]] = {}
+        self._acks: dict[str, asyncio.Future[None]] = {}
+
+    async def start(self) -> None:
+        await self.channel.start(self._received)
+        self._task = asyncio.create_task(self._send_forever(), name="replica relay")
+
+    async def close(self) -> None:
+        await self.flush()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(BaseException):
+                await self._task
+            self._task = None
+        await self.channel.close()
+
+    async def flush(self) -> None:
+        """Send what is queued now (shutdown, and tests that need it sent)."""
+        batch, self._queue = self._queue, []
+        if batch:
+            await self.channel.publish(batch)
+
+    # --- sending ------------------------------------------------------------------------------
+
+    def run_started(self, key: ThreadKey, run_id: str, agent_id: str, expires_at: datetime | None) -> None:
+        self._send({"t": "run", "k": key, "run": run_id, "agent": agent_id,
+                    "exp": micros(expires_at) if expires_at is not None else None})
+
+    def run_ended(self, key: ThreadKey, handoff: bool = False) -> None:
+        self._send({"t": "run", "k": key, "run": "", "handoff": handoff})
+
+    def chunk(self, key: ThreadKey, chunk: Chunk) -> None:
+        self._send({"t": "chunk", "k": key, "c": base64.b64encode(self._encode(chunk)).decode()})
+
+    def forwarded(self, key: ThreadKey, to: str, run_id: str, pending_id: str) -> asyncio.Future[None]:
+        """Tell ``to``; the future is done when it answers that the signal is in its run."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if pending_id:
+            self._acks[pending_id] = done
+            done.add_done_callback(lambda _: self._acks.pop(pending_id, None))
+        else:
+            done.set_result(None)
+        self._send({"t": "signal", "k": key, "to": to, "run": run_id, "id": pending_id})
+        return done
+
+    def ack(self, key: ThreadKey, to: str, pending_id: str) -> None:
+        self._send({"t": "ack", "k": key, "to": to, "id": pending_id})
+
+    def event(self, key: ThreadKey, event: Chunk | ActiveRunChanged, expires_at: datetime | None) -> None:
+        if isinstance(event, ActiveRunChanged):
+            if event.run_id:
+                self.run_started(key, event.run_id, event.agent_id, expires_at)
+            else:
+                self.run_ended(key)
+        else:
+            self.chunk(key, event)
+
+    def _send(self, message: dict[str, Any]) -> None:
+        message["o"] = self.replica
+        text = json.dumps(message, separators=(",", ":"))  # ASCII: a character is a byte
+        if len(text) + 1 <= MAX_PAYLOAD:
+            self._queue.append("=" + text)
+        else:
+            mid, size = new_id("m"), MAX_PAYLOAD - 64
+            parts = [text[i:i + size] for i in range(0, len(text), size)]
+            self._queue.extend(f"+{mid} {i} {len(parts)} {p}" for i, p in enumerate(parts))
+        self._wake.set()
+
+    async def _send_forever(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            try:
+                await self.flush()
+            except Exception:
+                log.exception("sending to the other replicas failed")
+
+    # --- receiving ----------------------------------------------------------------------------
+
+    def _received(self, payload: str) -> None:
+        if payload.startswith("+"):
+            head, _, body = payload.partition(" ")
+            index, count, part = body.split(" ", 2)
+            parts = self._parts.setdefault(head[1:], [""] * int(count))
+            parts[int(index)] = part
+            if any(p == "" for p in parts):
+                return
+            del self._parts[head[1:]]
+            text = "".join(parts)
+        else:
+            text = payload[1:]
+        message = json.loads(text)
+        if message.get("o") == self.replica:
+            return
+        received = self._parse(message)
+        if received is not None:
+            self._on_message(received)
+
+    def _parse(self, m: dict[str, Any]) -> Received | None:
+        key: ThreadKey = (m["k"][0], m["k"][1])
+        origin = m["o"]
+        if m["t"] == "run":
+            if m["run"]:
+                exp = from_micros(m["exp"]) if m.get("exp") is not None else None
+                return RunStarted(key, origin, m["run"], m.get("agent", ""), exp)
+            return RunEnded(key, origin, bool(m.get("handoff")))
+        if m["t"] == "chunk":
+            return RemoteChunk(key, origin, self._decode(base64.b64decode(m["c"])))
+        if m["t"] == "ack":
+            if m["to"] == self.replica and (done := self._acks.get(m["id"])) is not None and not done.done():
+                done.set_result(None)
+            return None
+        if m["t"] == "signal":
+            if m["to"] != self.replica:
+                return None
+            return Forwarded(key, origin, m["to"], m["run"], m["id"])
+        return None
+
+
+__all__ = ["Acked", "ChunkCodec", "Forwarded", "Received", "Relay", "RemoteChunk", "RunEnded", "RunStarted"]
