@@ -13,6 +13,7 @@ from tests.support import ScriptedServer, databases
 from treadle.config import settings as settings_module
 from tests.support.databases import database, postgres  # noqa: F401
 from tests.support.fixtures import anthropic_server, openai_server, wire_server  # noqa: F401
+from tests.support.go import go_build  # noqa: F401
 from tests.support.terminal import terminal  # noqa: F401
 from treadle.app import TreadleApp
 from treadle.config import Settings

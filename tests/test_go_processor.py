@@ -1,4 +1,4 @@
-"""A remote processor process written in Go, on the raw protocol with the generated Go code.
+"""A remote processor process written in Go with the Go SDK (package ``treadle``).
 
 ``clients/go/internal/seedprocessors`` (built once per session with ``go build``) attaches two of
 the seed's processors over ``ProcessorService.Attach``: ``word-counter`` (processOutputStream,
@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
-import subprocess
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -23,8 +21,9 @@ import grpc
 import pytest
 
 from tests.harness import Harness, of_type
-from tests.remote.procs import ROOT, Child
+from tests.remote.procs import Child
 from tests.support import OpenAIServer, Turn
+from tests.support.go import GoBuild
 from tests.test_seed_processors import echo_tool
 from treadle.agents import Agent, ProcessorRef
 from treadle.app import TreadleApp
@@ -33,20 +32,9 @@ from treadle.loop import AgentLoop
 from treadle.core.messages import SystemMessage, ToolInvocationPart
 from treadle.v1 import agent_service_pb2, agent_service_pb2_grpc, chunk_pb2
 
-GO_MODULE = ROOT / "clients" / "go"
-
-
 @pytest.fixture(scope="session")
-def go_binary(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    go = shutil.which("go")
-    if go is None:
-        pytest.fail("the `go` command is not on PATH: install Go 1.26+ to build "
-                    "clients/go/internal/seedprocessors (tests/run.sh and .ci/run need it too)")
-    out = tmp_path_factory.mktemp("go") / "seedprocessors"
-    proc = subprocess.run([go, "build", "-o", str(out), "./internal/seedprocessors"],
-                          cwd=GO_MODULE, capture_output=True, text=True)
-    assert proc.returncode == 0, f"go build failed:\n{proc.stdout}{proc.stderr}"
-    return out
+def go_binary(go_build: GoBuild) -> Path:
+    return go_build("seedprocessors")
 
 
 class GoEnv:

@@ -10,29 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.remote.procs import ROOT
 from tests.support import OpenAIServer, Turn
+from tests.support.go import GoBuild
 from treadle.agents import Agent
 from treadle.app import TreadleApp
 from treadle.config import Settings
 
 
 @pytest.fixture(scope="session")
-def toolsclient(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    go = shutil.which("go")
-    if go is None:
-        pytest.fail("the `go` command is not on PATH: install Go 1.26+")
-    out = tmp_path_factory.mktemp("go") / "toolsclient"
-    proc = subprocess.run([go, "build", "-o", str(out), "./internal/toolsclient"],
-                          cwd=ROOT / "clients" / "go", capture_output=True, text=True)
-    assert proc.returncode == 0, f"go build failed:\n{proc.stdout}{proc.stderr}"
-    return out
+def toolsclient(go_build: GoBuild) -> Path:
+    return go_build("toolsclient")
 
 
 async def test_go_tool_and_go_client_in_one_run(toolsclient: Path) -> None:

@@ -1,5 +1,6 @@
 """Remote tool hooks: ``beforeToolCall`` / ``afterToolCall`` served by a processor in another
-process (``clients/python/examples/tool_guard.py``, with the SDK), with a tool-name filter.
+process (``clients/python/examples/tool_guard.py`` with the Python SDK, and its Go twin
+``clients/go/internal/toolguard``), with a tool-name filter.
 
 The guard blocks ``deleteRecord`` (the tool never runs; its output is the guard's), lets
 ``lookup`` run without a ``beforeToolCall`` round trip (it is not in the filter), and sees
@@ -8,11 +9,15 @@ The guard blocks ``deleteRecord`` (the tool never runs; its output is the guard'
 
 from __future__ import annotations
 
+import asyncio
 import json
+from contextlib import AsyncExitStack
 from typing import Any
 
+import pytest
+
 from tests.harness import Harness, harness_factory, of_type  # noqa: F401
-from tests.remote.procs import children
+from tests.remote.procs import Child, children
 from tests.support import Turn
 from tests.support.script import ScriptedToolCall
 from tests.test_remote_processes import Server, server  # noqa: F401
@@ -29,7 +34,10 @@ def recording_tool(name: str, value: Any, calls: list[Any]) -> Tool:
     return Tool(name=name, execute=execute, description=f"the {name} tool")
 
 
-async def test_a_remote_before_tool_call_blocks_delete_record(server: Any) -> None:
+@pytest.mark.parametrize("language", ["python", "go"])
+async def test_a_remote_before_tool_call_blocks_delete_record(
+    server: Any, language: str, request: pytest.FixtureRequest,
+) -> None:
     s: Server = await server()
     deleted: list[Any] = []
     looked_up: list[Any] = []
@@ -39,8 +47,15 @@ async def test_a_remote_before_tool_call_blocks_delete_record(server: Any) -> No
                             ScriptedToolCall("lookup", {"id": 7}, id="c2")])
     s.agent("records", [turn, Turn.say("done")], input_processors=[ProcessorRef("tool-guard")],
             tools=["deleteRecord", "lookup"])  # type: ignore[arg-type]
-    async with children() as start:
-        guard = await start("clients.python.examples.tool_guard", s.target)
+    async with children() as start, AsyncExitStack() as stack:
+        if language == "go":  # clients/go/internal/toolguard, the same guard on the Go SDK
+            binary = request.getfixturevalue("go_build")("toolguard")
+            guard = Child(await asyncio.create_subprocess_exec(
+                str(binary), s.target, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE))
+            stack.push_async_callback(guard.close)
+            await guard.expect("ready")
+        else:
+            guard = await start("clients.python.examples.tool_guard", s.target)
         declared = s.app.processors.declaration("tool-guard")
         assert declared is not None and set(declared.hooks) == {"before_tool_call", "after_tool_call"}
         assert declared.hooks["before_tool_call"].tool_names == {"deleteRecord"}

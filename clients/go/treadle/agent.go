@@ -8,13 +8,16 @@ import (
 
 	treadlev1 "github.com/treadle-dev/treadle/clients/go/gen/treadle/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/fieldmaskpb"
 )
 
 // Client calls agents on a Treadle server.
 type Client struct {
 	conn *grpc.ClientConn
-	// Agents is the generated AgentService client, for the calls Client does not wrap (CRUD).
+	// Agents is the generated AgentService client (Client wraps each of its calls).
 	Agents treadlev1.AgentServiceClient
+	// Threads is the generated ThreadService client (Client wraps each of its calls).
+	Threads treadlev1.ThreadServiceClient
 }
 
 // Dial connects to the server at target (HOST:PORT); the connection is made lazily.
@@ -24,7 +27,7 @@ func Dial(target string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{conn: conn, Agents: treadlev1.NewAgentServiceClient(conn)}, nil
+	return &Client{conn: conn, Agents: treadlev1.NewAgentServiceClient(conn), Threads: treadlev1.NewThreadServiceClient(conn)}, nil
 }
 
 // Close closes the connection.
@@ -93,3 +96,39 @@ func WithCallOptions(o *treadlev1.CallOptions) CallOption {
 
 // WithRunID sets the run's id (default: the server makes one).
 func WithRunID(id string) CallOption { return func(r *callRequest) { *r.runID = id } }
+
+// CreateAgent stores a new agent (it needs an admin credential when the server has auth).
+func (c *Client) CreateAgent(ctx context.Context, a *treadlev1.Agent) (*treadlev1.Agent, error) {
+	r, err := c.Agents.CreateAgent(ctx, &treadlev1.CreateAgentRequest{Agent: a})
+	return r.GetAgent(), err
+}
+
+// GetAgent returns an agent; a missing one is codes.NotFound.
+func (c *Client) GetAgent(ctx context.Context, id string) (*treadlev1.Agent, error) {
+	r, err := c.Agents.GetAgent(ctx, &treadlev1.GetAgentRequest{Id: id})
+	return r.GetAgent(), err
+}
+
+// ListAgents returns every agent the caller may see (page after page).
+func (c *Client) ListAgents(ctx context.Context) ([]*treadlev1.Agent, error) {
+	return pages(ctx, func(ctx context.Context, token string) ([]*treadlev1.Agent, string, error) {
+		r, err := c.Agents.ListAgents(ctx, &treadlev1.ListAgentsRequest{PageToken: token})
+		return r.GetAgents(), r.GetNextPageToken(), err
+	})
+}
+
+// UpdateAgent sets the fields of a named by paths ("instructions", "model", ...; none: all).
+func (c *Client) UpdateAgent(ctx context.Context, a *treadlev1.Agent, paths ...string) (*treadlev1.Agent, error) {
+	req := &treadlev1.UpdateAgentRequest{Agent: a}
+	if len(paths) > 0 {
+		req.UpdateMask = &fieldmaskpb.FieldMask{Paths: paths}
+	}
+	r, err := c.Agents.UpdateAgent(ctx, req)
+	return r.GetAgent(), err
+}
+
+// DeleteAgent deletes an agent.
+func (c *Client) DeleteAgent(ctx context.Context, id string) error {
+	_, err := c.Agents.DeleteAgent(ctx, &treadlev1.DeleteAgentRequest{Id: id})
+	return err
+}

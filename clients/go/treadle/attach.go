@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
 	treadlev1 "github.com/treadle-dev/treadle/clients/go/gen/treadle/v1"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/durationpb"
 )
@@ -20,6 +22,10 @@ const (
 	DefaultDelivery    = treadlev1.StreamDelivery_STREAM_DELIVERY_WINDOWED
 	DefaultMaxInFlight = 4
 )
+
+// toolFiltered are the hooks a tool-name filter applies to.
+var toolFiltered = map[treadlev1.Hook]bool{treadlev1.Hook_HOOK_BEFORE_TOOL_CALL: true,
+	treadlev1.Hook_HOOK_AFTER_TOOL_CALL: true, treadlev1.Hook_HOOK_PROCESS_TOOL_RESULT: true}
 
 // hooksOf lists the hooks p implements, in the Processor API's order.
 func hooksOf(p Processor) []treadlev1.Hook {
@@ -47,6 +53,10 @@ func hooksOf(p Processor) []treadlev1.Hook {
 	add(ok, treadlev1.Hook_HOOK_PROCESS_TOOL_RESULT)
 	_, ok = p.(ProcessOutputResult)
 	add(ok, treadlev1.Hook_HOOK_PROCESS_OUTPUT_RESULT)
+	_, ok = p.(BeforeToolCall)
+	add(ok, treadlev1.Hook_HOOK_BEFORE_TOOL_CALL)
+	_, ok = p.(AfterToolCall)
+	add(ok, treadlev1.Hook_HOOK_AFTER_TOOL_CALL)
 	return hooks
 }
 
@@ -80,6 +90,11 @@ func Declaration(p Processor) (*treadlev1.ProcessorDeclaration, error) {
 			return nil, fmt.Errorf("processor %q: Timeouts names %s, which it does not implement", id, h)
 		}
 	}
+	for h := range s.ToolNames {
+		if !has[h] || !toolFiltered[h] {
+			return nil, fmt.Errorf("processor %q: ToolNames names %s, which it does not implement or which takes no tool filter", id, h)
+		}
+	}
 	d := &treadlev1.ProcessorDeclaration{Id: id, Name: s.Name, Description: s.Description}
 	for _, h := range hooks {
 		hd := &treadlev1.HookDeclaration{Hook: h, Mode: treadlev1.HookMode_HOOK_MODE_MUTATE}
@@ -88,6 +103,9 @@ func Declaration(p Processor) (*treadlev1.ProcessorDeclaration, error) {
 		}
 		if t, ok := s.Timeouts[h]; ok {
 			hd.Timeout = durationpb.New(t)
+		}
+		if toolFiltered[h] {
+			hd.ToolNames = slices.Sorted(slices.Values(s.ToolNames[h]))
 		}
 		if h == treadlev1.Hook_HOOK_PROCESS_OUTPUT_STREAM {
 			hd.ProcessDataParts = s.ProcessDataParts
@@ -123,6 +141,7 @@ type host struct {
 	declarations []*treadlev1.ProcessorDeclaration
 	observe      map[string]map[treadlev1.Hook]bool
 	o            options
+	tracer       trace.Tracer
 
 	mu    sync.Mutex
 	runs  map[runKey]*runState
@@ -139,6 +158,7 @@ func Attach(ctx context.Context, target string, processors []Processor, opts ...
 	}
 	h := &host{processors: map[string]Processor{}, observe: map[string]map[treadlev1.Hook]bool{},
 		o: buildOptions(opts), runs: map[runKey]*runState{}, now: time.Now}
+	h.tracer = h.o.tracer()
 	for _, p := range processors {
 		d, err := Declaration(p)
 		if err != nil {
@@ -180,10 +200,11 @@ func (h *host) stream(ctx context.Context, conn *grpc.ClientConn, welcomed func(
 		_ = st.Send(m) // a failed send surfaces as the stream's end in Recv
 	}
 	send(&treadlev1.ProcessorServiceAttachRequest{Message: &treadlev1.ProcessorServiceAttachRequest_Handshake{
-		Handshake: &treadlev1.ProcessorHandshake{ProtocolVersions: []uint32{ProtocolVersion},
+		Handshake: &treadlev1.ProcessorHandshake{ProtocolVersions: ProtocolVersions,
 			Processors: h.declarations, InstanceId: h.o.instanceID}}})
 	var runMu sync.Mutex
 	running := map[string]context.CancelFunc{}
+	version := uint32(1) // the welcome's choice; each invocation's goroutine takes a copy
 	for {
 		m, err := st.Recv()
 		if err == io.EOF {
@@ -194,6 +215,9 @@ func (h *host) stream(ctx context.Context, conn *grpc.ClientConn, welcomed func(
 		}
 		switch msg := m.Message.(type) {
 		case *treadlev1.ProcessorServiceAttachResponse_Welcome:
+			if v := msg.Welcome.GetProtocolVersion(); v != 0 {
+				version = v
+			}
 			welcomed()
 		case *treadlev1.ProcessorServiceAttachResponse_Invocation:
 			inv := msg.Invocation
@@ -203,6 +227,7 @@ func (h *host) stream(ctx context.Context, conn *grpc.ClientConn, welcomed func(
 			runMu.Unlock()
 			prev, rs := h.queue(inv)
 			wg.Add(1)
+			version := version
 			go func() {
 				defer wg.Done()
 				defer close(rs.tail)
@@ -215,7 +240,7 @@ func (h *host) stream(ctx context.Context, conn *grpc.ClientConn, welcomed func(
 				// One (run, processor) answers its invocations one at a time, in arrival order:
 				// its state is a sequence. Different runs go concurrently.
 				<-prev
-				res := h.invoke(ictx, inv, rs.run)
+				res := h.invoke(ictx, inv, rs.run, version)
 				if !h.observe[inv.ProcessorId][inv.Hook] {
 					send(&treadlev1.ProcessorServiceAttachRequest{Message: &treadlev1.ProcessorServiceAttachRequest_Result{Result: res}})
 				}
@@ -302,8 +327,13 @@ func (h *host) endRun(run string) {
 	}
 }
 
-// invocationContext ends at the invocation's deadline, on cancel, or when the stream ends.
+// invocationContext ends when the server stops waiting, on cancel, or when the stream ends.
+// `timeout` (counted from now, as the invocation just arrived) is preferred to `deadline`,
+// which is on the server's clock.
 func invocationContext(ctx context.Context, inv *treadlev1.Invocation) (context.Context, context.CancelFunc) {
+	if t := inv.GetTimeout(); t != nil && t.AsDuration() > 0 {
+		return context.WithTimeout(ctx, t.AsDuration())
+	}
 	if d := inv.GetDeadline(); d != nil {
 		return context.WithDeadline(ctx, d.AsTime())
 	}

@@ -3,6 +3,7 @@ package treadle
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	treadlev1 "github.com/treadle-dev/treadle/clients/go/gen/treadle/v1"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
@@ -59,6 +61,10 @@ func (g *guard) ProcessOutputStream(ctx context.Context, a *ProcessOutputStreamA
 		return nil, errors.New("boom")
 	case "stop":
 		return nil, Abort("stopped")
+	case "split":
+		return []*treadlev1.Chunk{delta("sp"), delta("lit")}, nil
+	case "hold":
+		return []*treadlev1.Chunk{}, nil
 	case "shout":
 		return []*treadlev1.Chunk{{Chunk: &treadlev1.Chunk_TextDelta{TextDelta: &treadlev1.TextDeltaChunk{Text: "SHOUT"}}}}, nil
 	}
@@ -90,7 +96,7 @@ func stream(id, run string, parts ...string) *treadlev1.Invocation {
 func TestHandshakeDeclaresExactlyTheImplementedHooks(t *testing.T) {
 	_, s := attachTo(t, &fakeServer{}, &guard{})
 	h := s.handshake
-	if len(h.ProtocolVersions) != 1 || h.ProtocolVersions[0] != 1 || len(h.Processors) != 1 {
+	if !slices.Equal(h.ProtocolVersions, []uint32{1, 2}) || len(h.Processors) != 1 {
 		t.Fatalf("handshake: %v", h)
 	}
 	d := h.Processors[0]
@@ -143,6 +149,31 @@ func TestStreamOutcomesPerChunkAndStreamParts(t *testing.T) {
 	}
 }
 
+func TestVersion2AnswersSeveralChunksAndHolds(t *testing.T) {
+	_, s := attachTo(t, &fakeServer{}, &guard{})
+	s.invoke(t, stream("1", "r", "split", "hold", "keep", "drop"))
+	got := s.result(t).GetStream().GetChunks()
+	if len(got) != 4 || got[2].GetUnchanged() == nil || got[3].GetDrop() == nil {
+		t.Fatalf("outcomes: %v", got)
+	}
+	if seq := got[0].GetChunks().GetChunks(); len(seq) != 2 || seq[0].GetTextDelta().GetText() != "sp" || seq[1].GetTextDelta().GetText() != "lit" {
+		t.Fatalf("split: %v", got[0])
+	}
+	if seq := got[1].GetChunks(); seq == nil || len(seq.Chunks) != 0 {
+		t.Fatalf("hold: %v", got[1])
+	}
+}
+
+func TestVersion1RefusesSeveralChunksPerChunk(t *testing.T) {
+	_, s := attachTo(t, &fakeServer{version: 1}, &guard{})
+	s.invoke(t, stream("1", "r", "split", "hold", "shout"))
+	got := s.result(t).GetStream().GetChunks()
+	if len(got) != 3 || got[1].GetDrop() == nil || got[2].GetReplace().GetTextDelta().GetText() != "SHOUT" ||
+		got[0].GetError().GetMessage() != "returned 2 chunks for one; that needs protocol version 2, the server speaks 1" {
+		t.Fatalf("outcomes: %v", got)
+	}
+}
+
 func TestAnswersOneRunInOrderAndRunsConcurrently(t *testing.T) {
 	g := &guard{release: make(chan struct{}), started: make(chan string, 8)}
 	_, s := attachTo(t, &fakeServer{}, g)
@@ -177,6 +208,14 @@ func TestCancelAndDeadlineEndTheHook(t *testing.T) {
 	s.invoke(t, inv)
 	if r := s.result(t); r.GetError().GetMessage() != context.DeadlineExceeded.Error() {
 		t.Fatalf("past deadline: %v", r)
+	}
+	// `timeout` wins over `deadline` (the server's clock may be ahead or behind).
+	inv = input("c", "slow")
+	inv.Deadline = timestamppb.New(time.Now().Add(time.Hour))
+	inv.Timeout = durationpb.New(time.Millisecond)
+	s.invoke(t, inv)
+	if r := s.result(t); r.GetError().GetMessage() != context.DeadlineExceeded.Error() {
+		t.Fatalf("timeout: %v", r)
 	}
 }
 

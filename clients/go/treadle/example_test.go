@@ -4,8 +4,13 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"os"
+	"regexp"
 	"strings"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	treadlev1 "github.com/treadle-dev/treadle/clients/go/gen/treadle/v1"
 	"github.com/treadle-dev/treadle/clients/go/treadle"
 )
 
@@ -73,4 +78,78 @@ func ExampleClient_Stream() {
 		}
 		fmt.Print(chunk.GetTextDelta().GetText())
 	}
+}
+
+func ExampleClient_SubscribeToThread() {
+	ctx := context.Background()
+	c, err := treadle.Dial("127.0.0.1:50051")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	sub, err := c.SubscribeToThread(ctx, "user-123", "thread-abc") // subscribed once it returns
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sub.Close()
+	sent, err := c.SendMessage(ctx, "assistant", treadle.InThread("user-123", "thread-abc"),
+		"Can we simplify the API surface?", treadle.WithAttributes(map[string]any{"name": "Devin", "from": "slack"}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	for chunk, err := range sub.Chunks() {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Print(chunk.GetTextDelta().GetText())
+		if chunk.GetFinish() != nil && chunk.RunId == sent.Accepted.GetRunId() {
+			break
+		}
+	}
+}
+
+// EmailRedactor is the README's text gate example: it redacts e-mail addresses from the streamed
+// answer, even when one arrives split across deltas (protocol version 2).
+type EmailRedactor struct{ gate *treadle.TextGate }
+
+var email = regexp.MustCompile(`[\w.+-]+@[\w-]+(?:\.[\w-]+)+`)
+
+func NewEmailRedactor() EmailRedactor {
+	redact := func(_ context.Context, s string) (string, error) { return email.ReplaceAllString(s, "[email]"), nil }
+	return EmailRedactor{treadle.NewTextGate(redact, treadle.PatternBoundary(email))}
+}
+
+func (EmailRedactor) ID() string { return "email-redactor" }
+
+func (r EmailRedactor) ProcessOutputStream(ctx context.Context, a *treadle.ProcessOutputStreamArgs) ([]*treadlev1.Chunk, error) {
+	return r.gate.Process(ctx, a)
+}
+
+func ExampleTextGate() {
+	ctx := context.Background()
+	a, err := treadle.Attach(ctx, "127.0.0.1:50051", []treadle.Processor{NewEmailRedactor()})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer a.Close()
+}
+
+func ExampleWithTLS() {
+	ctx := context.Background()
+	cfg, err := treadle.LoadTLS("ca.pem", "client.pem", "client.key") // "" for system roots / no client cert
+	if err != nil {
+		log.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider() // with your exporter; the default is otel.GetTracerProvider()
+	a, err := treadle.Attach(ctx, "treadle.internal:50051", []treadle.Processor{NoSecrets{}},
+		treadle.WithTLS(cfg), treadle.WithToken(os.Getenv("GUARD_TOKEN")), treadle.WithTracerProvider(tp))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer a.Close()
+	c, err := treadle.Dial("treadle.internal:50051", treadle.WithTLS(cfg)) // token: TREADLE_TOKEN
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
 }

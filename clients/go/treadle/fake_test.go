@@ -1,6 +1,7 @@
 package treadle
 
 import (
+	"cmp"
 	"context"
 	"net"
 	"testing"
@@ -15,6 +16,7 @@ type fakeServer struct {
 	treadlev1.UnimplementedProcessorServiceServer
 	streams chan *fakeStream
 	refuse  error
+	version uint32 // the welcome's protocol version (default 2, the highest both speak)
 }
 
 type fakeStream struct {
@@ -34,7 +36,7 @@ func (f *fakeServer) Attach(srv treadlev1.ProcessorService_AttachServer) error {
 	}
 	s := &fakeStream{handshake: m.GetHandshake(), srv: srv, results: make(chan *treadlev1.InvocationResult, 64), end: make(chan error, 1)}
 	if err := srv.Send(&treadlev1.ProcessorServiceAttachResponse{Message: &treadlev1.ProcessorServiceAttachResponse_Welcome{
-		Welcome: &treadlev1.ProcessorWelcome{ProtocolVersion: 1, Processors: s.handshake.Processors}}}); err != nil {
+		Welcome: &treadlev1.ProcessorWelcome{ProtocolVersion: cmp.Or(f.version, 2), Processors: s.handshake.Processors}}}); err != nil {
 		return err
 	}
 	go func() {

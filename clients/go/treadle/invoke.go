@@ -6,11 +6,13 @@ import (
 	"fmt"
 
 	treadlev1 "github.com/treadle-dev/treadle/clients/go/gen/treadle/v1"
+	"go.opentelemetry.io/otel/attribute"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // invoke runs one invocation and returns its answer; it never panics and always answers.
-func (h *host) invoke(ctx context.Context, inv *treadlev1.Invocation, rs *runState) (res *treadlev1.InvocationResult) {
+func (h *host) invoke(ctx context.Context, inv *treadlev1.Invocation, rs *runState, version uint32) (res *treadlev1.InvocationResult) {
 	id := inv.InvocationId
 	defer func() {
 		if r := recover(); r != nil {
@@ -36,7 +38,24 @@ func (h *host) invoke(ctx context.Context, inv *treadlev1.Invocation, rs *runSta
 		ThreadID: inv.ThreadId, ResourceID: inv.ResourceId, StepNumber: inv.StepNumber,
 		RetryCount: inv.RetryCount, ProcessorIndex: inv.ProcessorIndex,
 		RequestContext: inv.RequestContext, State: rs.state, Writer: w}
-	res = h.dispatch(ctx, p, inv, call, rs)
+	if h.o.onInvocation != nil {
+		h.o.onInvocation(inv.ProcessorId, inv.Hook)
+	}
+	ctx, span := startSpan(ctx, h.tracer, hookNames[inv.Hook]+" "+inv.ProcessorId, inv.TraceContext,
+		attribute.String("treadle.processor.id", inv.ProcessorId), attribute.String("treadle.processor.hook", hookNames[inv.Hook]),
+		attribute.String("treadle.run.id", inv.RunId), attribute.Int("treadle.step.number", int(inv.StepNumber)),
+		attribute.Int("treadle.processor.retry_count", int(inv.RetryCount)))
+	defer span.End()
+	res = h.dispatch(ctx, p, inv, call, rs, version)
+	if e := res.GetError(); e != nil {
+		markError(span, errors.New(e.Message))
+	}
+	if o := res.ProtoReflect().WhichOneof(res.ProtoReflect().Descriptor().Oneofs().ByName("outcome")); o != nil {
+		span.SetAttributes(attribute.String("treadle.processor.outcome", string(o.Name())))
+	}
+	if parts := inv.GetProcessOutputStream().GetParts(); parts != nil {
+		span.SetAttributes(attribute.Int("treadle.processor.chunk_count", len(parts)))
+	}
 	res.InvocationId = id
 	after, err := stateStruct(rs.state)
 	if err != nil {
@@ -50,7 +69,7 @@ func (h *host) invoke(ctx context.Context, inv *treadlev1.Invocation, rs *runSta
 	return res
 }
 
-func (h *host) dispatch(ctx context.Context, p Processor, inv *treadlev1.Invocation, c Call, rs *runState) *treadlev1.InvocationResult {
+func (h *host) dispatch(ctx context.Context, p Processor, inv *treadlev1.Invocation, c Call, rs *runState, version uint32) *treadlev1.InvocationResult {
 	missing := func() *treadlev1.InvocationResult {
 		return errorResult("", fmt.Errorf("processor %q does not serve %s", inv.ProcessorId, inv.Hook))
 	}
@@ -85,7 +104,7 @@ func (h *host) dispatch(ctx context.Context, p Processor, inv *treadlev1.Invocat
 		}
 	case treadlev1.Hook_HOOK_PROCESS_OUTPUT_STREAM:
 		if x, ok := p.(ProcessOutputStream); ok {
-			return streamResult(ctx, x, inv.GetProcessOutputStream().GetParts(), c, rs)
+			return streamResult(ctx, x, inv.GetProcessOutputStream().GetParts(), c, rs, version)
 		}
 	case treadlev1.Hook_HOOK_PROCESS_OUTPUT_STEP:
 		if x, ok := p.(ProcessOutputStep); ok {
@@ -99,35 +118,64 @@ func (h *host) dispatch(ctx context.Context, p Processor, inv *treadlev1.Invocat
 		if x, ok := p.(ProcessOutputResult); ok {
 			return replaceResult(x.ProcessOutputResult(ctx, &ProcessOutputResultArgs{c, inv.GetProcessOutputResult()}))
 		}
+	case treadlev1.Hook_HOOK_BEFORE_TOOL_CALL:
+		if x, ok := p.(BeforeToolCall); ok {
+			skip, err := x.BeforeToolCall(ctx, &BeforeToolCallArgs{c, inv.GetBeforeToolCall()})
+			if err != nil || skip == nil {
+				return replaceResult(nil, err)
+			}
+			out := &treadlev1.SkipToolOutcome{}
+			if skip.Output != nil {
+				v, err := structpb.NewValue(normalise(skip.Output))
+				if err != nil {
+					return errorResult("", fmt.Errorf("SkipTool.Output is not JSON: %w", err))
+				}
+				out.Output = v
+			}
+			return &treadlev1.InvocationResult{Outcome: &treadlev1.InvocationResult_SkipTool{SkipTool: out}}
+		}
+	case treadlev1.Hook_HOOK_AFTER_TOOL_CALL:
+		if x, ok := p.(AfterToolCall); ok {
+			return replaceResult(nil, x.AfterToolCall(ctx, &AfterToolCallArgs{c, inv.GetAfterToolCall()}))
+		}
 	}
 	return missing()
 }
 
 // streamResult calls the hook once per part, in order, and answers one outcome per part.
-func streamResult(ctx context.Context, x ProcessOutputStream, parts []*treadlev1.Chunk, c Call, rs *runState) *treadlev1.InvocationResult {
+func streamResult(ctx context.Context, x ProcessOutputStream, parts []*treadlev1.Chunk, c Call, rs *runState, version uint32) *treadlev1.InvocationResult {
 	out := &treadlev1.StreamOutcomes{}
 	for _, part := range parts {
 		rs.parts = append(rs.parts, part)
 		chunks, err := x.ProcessOutputStream(ctx, &ProcessOutputStreamArgs{Call: c, Part: part, StreamParts: rs.parts})
 		var abort *AbortError
-		switch {
-		case errors.As(err, &abort):
+		if errors.As(err, &abort) {
 			out.Chunks = append(out.Chunks, &treadlev1.ChunkOutcome{Outcome: &treadlev1.ChunkOutcome_Abort{Abort: abort.outcome()}})
 			return streamOutcomes(out)
-		case err != nil:
-			out.Chunks = append(out.Chunks, &treadlev1.ChunkOutcome{Outcome: &treadlev1.ChunkOutcome_Error{Error: &treadlev1.ErrorOutcome{Message: err.Error()}}})
-		case len(chunks) == 0:
-			out.Chunks = append(out.Chunks, &treadlev1.ChunkOutcome{Outcome: &treadlev1.ChunkOutcome_Drop{Drop: &treadlev1.DropOutcome{}}})
-		case len(chunks) > 1:
-			out.Chunks = append(out.Chunks, &treadlev1.ChunkOutcome{Outcome: &treadlev1.ChunkOutcome_Error{Error: &treadlev1.ErrorOutcome{
-				Message: fmt.Sprintf("returned %d chunks; protocol version %d carries one per stream chunk", len(chunks), ProtocolVersion)}}})
-		case chunks[0] == part || proto.Equal(chunks[0], part):
-			out.Chunks = append(out.Chunks, &treadlev1.ChunkOutcome{Outcome: &treadlev1.ChunkOutcome_Unchanged{Unchanged: &treadlev1.UnchangedOutcome{}}})
-		default:
-			out.Chunks = append(out.Chunks, &treadlev1.ChunkOutcome{Outcome: &treadlev1.ChunkOutcome_Replace{Replace: chunks[0]}})
 		}
+		out.Chunks = append(out.Chunks, chunkOutcome(part, chunks, err, version))
 	}
 	return streamOutcomes(out)
+}
+
+// chunkOutcome is what the hook's answer for part means on the wire. A single chunk travels as
+// unchanged or replace (both versions); several, or an empty non-nil slice (a held delta), as
+// version 2's `chunks`.
+func chunkOutcome(part *treadlev1.Chunk, chunks []*treadlev1.Chunk, err error, version uint32) *treadlev1.ChunkOutcome {
+	switch {
+	case err != nil:
+		return &treadlev1.ChunkOutcome{Outcome: &treadlev1.ChunkOutcome_Error{Error: &treadlev1.ErrorOutcome{Message: err.Error()}}}
+	case len(chunks) == 1 && (chunks[0] == part || proto.Equal(chunks[0], part)):
+		return &treadlev1.ChunkOutcome{Outcome: &treadlev1.ChunkOutcome_Unchanged{Unchanged: &treadlev1.UnchangedOutcome{}}}
+	case len(chunks) == 1:
+		return &treadlev1.ChunkOutcome{Outcome: &treadlev1.ChunkOutcome_Replace{Replace: chunks[0]}}
+	case chunks == nil || (len(chunks) == 0 && version < 2):
+		return &treadlev1.ChunkOutcome{Outcome: &treadlev1.ChunkOutcome_Drop{Drop: &treadlev1.DropOutcome{}}}
+	case version < 2:
+		return &treadlev1.ChunkOutcome{Outcome: &treadlev1.ChunkOutcome_Error{Error: &treadlev1.ErrorOutcome{
+			Message: fmt.Sprintf("returned %d chunks for one; that needs protocol version 2, the server speaks %d", len(chunks), version)}}}
+	}
+	return &treadlev1.ChunkOutcome{Outcome: &treadlev1.ChunkOutcome_Chunks{Chunks: &treadlev1.ChunkSequence{Chunks: chunks}}}
 }
 
 func streamOutcomes(o *treadlev1.StreamOutcomes) *treadlev1.InvocationResult {

@@ -2,6 +2,8 @@ package treadle
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,14 +12,25 @@ import (
 	"sync"
 	"time"
 
+	treadlev1 "github.com/treadle-dev/treadle/clients/go/gen/treadle/v1"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 )
 
-// ProtocolVersion is the protocol version this SDK speaks.
-const ProtocolVersion = 1
+// ProtocolVersion is the highest processor protocol version this SDK speaks; the handshake
+// offers ProtocolVersions and the server's welcome picks one. Version 2 lets ProcessOutputStream
+// replace a chunk by several (hold and release, see TextGate).
+const ProtocolVersion = 2
+
+// ProtocolVersions are the processor protocol versions offered in the handshake.
+var ProtocolVersions = []uint32{1, 2}
+
+// toolProtocolVersion is the tool protocol's version (it has one).
+const toolProtocolVersion = 1
 
 // A handshake refused with one of these codes would be refused again: the SDK does not retry.
 var fatal = map[codes.Code]bool{
@@ -43,6 +56,10 @@ type options struct {
 	logger                 *slog.Logger
 	dial                   []grpc.DialOption
 	stateTTL               time.Duration
+	onInvocation           func(processorID string, hook treadlev1.Hook)
+	tracerProvider         trace.TracerProvider
+	tls                    *tls.Config
+	token                  *string // nil: TREADLE_TOKEN
 }
 
 func buildOptions(opts []Option) options {
@@ -70,18 +87,85 @@ func WithBackoff(initial, maximum time.Duration) Option {
 // run_ended nor its processOutputResult ends it (default 10 minutes).
 func WithStateTTL(d time.Duration) Option { return func(o *options) { o.stateTTL = d } }
 
+// WithInvocationObserver calls f before each processor invocation runs (metrics, logs); it
+// must not block.
+func WithInvocationObserver(f func(processorID string, hook treadlev1.Hook)) Option {
+	return func(o *options) { o.onInvocation = f }
+}
+
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
-// WithDialOptions adds gRPC dial options (e.g. TLS credentials; the default is plaintext).
+// WithDialOptions adds gRPC dial options (interceptors, keepalive, ...; they come after, so
+// override, the ones WithTLS and WithToken make).
 func WithDialOptions(d ...grpc.DialOption) Option {
 	return func(o *options) { o.dial = append(o.dial, d...) }
 }
 
+// WithTLS connects over TLS with cfg (its RootCAs verify the server, nil meaning the system's;
+// Certificates hold a client certificate for mutual TLS; ServerName overrides the name the
+// server's certificate must carry). LoadTLS reads one from PEM files. The default is plaintext,
+// which a server without TLS accepts on loopback.
+func WithTLS(cfg *tls.Config) Option { return func(o *options) { o.tls = cfg } }
+
+// WithToken sends `authorization: Bearer <token>` on every call; "" sends none. Without this
+// option the token is TREADLE_TOKEN's value, when set.
+func WithToken(token string) Option { return func(o *options) { o.token = &token } }
+
+// TokenEnv is the environment variable that holds the default token.
+const TokenEnv = "TREADLE_TOKEN"
+
+// LoadTLS reads a TLS configuration from PEM files: ca verifies the server ("" for the system's
+// roots), cert and key are a client certificate for mutual TLS (both "" for none).
+func LoadTLS(ca, cert, key string) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return nil, err
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%s holds no PEM certificate", ca)
+		}
+	}
+	if (cert == "") != (key == "") {
+		return nil, errors.New("a client certificate needs both cert and key")
+	}
+	if cert != "" {
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg, nil
+}
+
+// bearer is the token as per-call credentials; plaintext is allowed (loopback servers).
+type bearer string
+
+func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + string(b)}, nil
+}
+
+func (bearer) RequireTransportSecurity() bool { return false }
+
 func (o options) dialOptions() []grpc.DialOption {
+	transport := insecure.NewCredentials()
+	if o.tls != nil {
+		transport = credentials.NewTLS(o.tls)
+	}
 	d := []grpc.DialOption{
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(transport),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(16<<20), grpc.MaxCallSendMsgSize(16<<20)),
+	}
+	token := os.Getenv(TokenEnv)
+	if o.token != nil {
+		token = *o.token
+	}
+	if token != "" {
+		d = append(d, grpc.WithPerRPCCredentials(bearer(token)))
 	}
 	return append(d, o.dial...)
 }

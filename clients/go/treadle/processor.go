@@ -1,8 +1,10 @@
 // Package treadle is the Go SDK for Treadle: remote processors (Attach), remote tools
-// (ServeTools) and an agent client (Dial). A processor is a value with an ID and the hook
-// methods of the Mastra Processor API it implements; the SDK declares exactly those hooks and
-// does the protocol's work (handshake, answer order, state versions, deadlines, cancel, drain,
-// run_ended, reconnect with backoff and jitter).
+// (ServeTools) and an agent client (Dial) for agents and their memory threads. A processor is a
+// value with an ID and the hook methods of the Mastra Processor API it implements; the SDK
+// declares exactly those hooks and does the protocol's work (handshake, protocol versions 1 and
+// 2, answer order, state versions, deadlines, cancel, drain, run_ended, reconnect with backoff
+// and jitter); TextGate holds streamed text for a guard. WithTLS, WithToken and
+// WithTracerProvider apply to all three.
 package treadle
 
 import (
@@ -91,6 +93,24 @@ type ProcessOutputResultArgs struct {
 	*treadlev1.ProcessOutputResultArgs
 }
 
+// BeforeToolCallArgs are the arguments of BeforeToolCall.
+type BeforeToolCallArgs struct {
+	Call
+	*treadlev1.BeforeToolCallArgs
+}
+
+// AfterToolCallArgs are the arguments of AfterToolCall.
+type AfterToolCallArgs struct {
+	Call
+	*treadlev1.AfterToolCallArgs
+}
+
+// SkipTool is BeforeToolCall's refusal: the tool does not run and Output (JSON-compatible)
+// stands for its result. A nil *SkipTool lets the tool run.
+type SkipTool struct {
+	Output any
+}
+
 // Replace is a hook's replacements; a nil *Replace means unchanged.
 type Replace = treadlev1.ReplaceOutcome
 
@@ -129,7 +149,10 @@ type ProcessAPIError interface {
 
 // ProcessOutputStream runs on every stream chunk. It returns the chunks that take the part's
 // place: []*Chunk{args.Part} passes it unchanged, nil drops it, another chunk replaces it.
-// Protocol version 1 carries at most one chunk per outcome; more is answered as an error.
+// With protocol version 2 (the server's welcome picks it) several chunks replace it, in order,
+// and an empty non-nil slice holds it back, to be released with a later chunk (see TextGate);
+// released text deltas may leave their id empty. On a version-1 stream more than one chunk is
+// answered as an error.
 type ProcessOutputStream interface {
 	ProcessOutputStream(ctx context.Context, args *ProcessOutputStreamArgs) ([]*treadlev1.Chunk, error)
 }
@@ -149,6 +172,18 @@ type ProcessOutputResult interface {
 	ProcessOutputResult(ctx context.Context, args *ProcessOutputResultArgs) (*Replace, error)
 }
 
+// BeforeToolCall runs before each tool call of the agents that list the processor (the agent's
+// own tool hooks run first); it may refuse the call.
+type BeforeToolCall interface {
+	BeforeToolCall(ctx context.Context, args *BeforeToolCallArgs) (*SkipTool, error)
+}
+
+// AfterToolCall runs after each tool call (not after a refused one) and sees its output or
+// error; it may only abort or fail.
+type AfterToolCall interface {
+	AfterToolCall(ctx context.Context, args *AfterToolCallArgs) error
+}
+
 // Settings tune a processor's declaration; a processor that has a Settings() Settings method
 // uses them.
 type Settings struct {
@@ -157,6 +192,9 @@ type Settings struct {
 	Observe []treadlev1.Hook
 	// The timeout to ask for, per hook.
 	Timeouts map[treadlev1.Hook]Duration
+	// BeforeToolCall, AfterToolCall and ProcessToolResult: the tools (by name) the hook is
+	// invoked for, per hook; none means every tool.
+	ToolNames map[treadlev1.Hook][]string
 	// processOutputStream: per-chunk or windowed delivery (default windowed), the most chunks
 	// per invocation, invocations in flight (default 4), and whether data-* chunks are sent.
 	Delivery         treadlev1.StreamDelivery

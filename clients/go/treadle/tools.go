@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	treadlev1 "github.com/treadle-dev/treadle/clients/go/gen/treadle/v1"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -94,9 +96,10 @@ func serveToolStream(ctx context.Context, conn *grpc.ClientConn, welcomed func()
 		_ = st.Send(m)
 	}
 	send(&treadlev1.ToolServiceAttachRequest{Message: &treadlev1.ToolServiceAttachRequest_Handshake{
-		Handshake: &treadlev1.ToolHandshake{ProtocolVersions: []uint32{ProtocolVersion}, Tools: defs, InstanceId: o.instanceID}}})
+		Handshake: &treadlev1.ToolHandshake{ProtocolVersions: []uint32{toolProtocolVersion}, Tools: defs, InstanceId: o.instanceID}}})
 	var mu sync.Mutex
 	running := map[string]context.CancelFunc{}
+	tracer := o.tracer()
 	for {
 		m, err := st.Recv()
 		if err == io.EOF {
@@ -127,7 +130,7 @@ func serveToolStream(ctx context.Context, conn *grpc.ClientConn, welcomed func()
 					mu.Unlock()
 					ccancel()
 				}()
-				send(&treadlev1.ToolServiceAttachRequest{Message: &treadlev1.ToolServiceAttachRequest_Result{Result: runTool(cctx, tools, call)}})
+				send(&treadlev1.ToolServiceAttachRequest{Message: &treadlev1.ToolServiceAttachRequest_Result{Result: runTool(cctx, tracer, tools, call)}})
 			}()
 		case *treadlev1.ToolServiceAttachResponse_Cancel:
 			mu.Lock()
@@ -141,10 +144,15 @@ func serveToolStream(ctx context.Context, conn *grpc.ClientConn, welcomed func()
 	}
 }
 
-func runTool(ctx context.Context, tools map[string]Tool, call *treadlev1.ToolInvocation) (res *treadlev1.ToolCallResult) {
+func runTool(ctx context.Context, tracer trace.Tracer, tools map[string]Tool, call *treadlev1.ToolInvocation) (res *treadlev1.ToolCallResult) {
 	res = &treadlev1.ToolCallResult{InvocationId: call.InvocationId}
 	w := &Writer{}
+	ctx, span := startSpan(ctx, tracer, "execute_tool "+call.ToolName, call.TraceContext,
+		attribute.String("gen_ai.operation.name", "execute_tool"), attribute.String("gen_ai.tool.name", call.ToolName),
+		attribute.String("gen_ai.tool.call.id", call.ToolCallId), attribute.String("treadle.run.id", call.RunId))
+	defer span.End()
 	fail := func(err error) {
+		markError(span, err)
 		res.Outcome = &treadlev1.ToolCallResult_Error{Error: err.Error()}
 	}
 	defer func() {

@@ -1,0 +1,100 @@
+// Command piiguard is a PII guard written with the Go SDK: it redacts e-mail addresses from the
+// answer as it streams, with treadle.TextGate, even when an address arrives split across deltas
+// ("jo", "hn@exa", "mple.com"). Text that cannot be part of an address streams through unheld.
+//
+// Usage: piiguard HOST:PORT [per_chunk|windowed] [--print-spans]   (prints "ready" once the
+// server welcomed it; runs until stdin closes or a signal). With --print-spans each invocation's
+// span is printed when it ends, as `span {"name", "trace_id", "parent_span_id"}`.
+//
+// It lives under internal/ so it never becomes part of the SDK's public surface; the Python
+// test tests/test_go_text_gate.py builds and runs it.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"regexp"
+	"syscall"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	treadlev1 "github.com/treadle-dev/treadle/clients/go/gen/treadle/v1"
+	"github.com/treadle-dev/treadle/clients/go/treadle"
+)
+
+var email = regexp.MustCompile(`[\w.+-]+@[\w-]+(?:\.[\w-]+)+`)
+
+// PIIGuard redacts e-mail addresses from the streamed answer.
+type PIIGuard struct {
+	delivery treadlev1.StreamDelivery
+	gate     *treadle.TextGate
+}
+
+func (PIIGuard) ID() string { return "pii-guard" }
+
+func (g PIIGuard) Settings() treadle.Settings { return treadle.Settings{Delivery: g.delivery} }
+
+func (g PIIGuard) ProcessOutputStream(ctx context.Context, a *treadle.ProcessOutputStreamArgs) ([]*treadlev1.Chunk, error) {
+	return g.gate.Process(ctx, a)
+}
+
+func redact(_ context.Context, text string) (string, error) {
+	return email.ReplaceAllString(text, "[email]"), nil
+}
+
+// printer prints each span as it ends.
+type printer struct{}
+
+func (printer) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
+	for _, s := range spans {
+		line, err := json.Marshal(map[string]string{"name": s.Name(), "trace_id": s.SpanContext().TraceID().String(),
+			"parent_span_id": s.Parent().SpanID().String()})
+		if err != nil {
+			return err
+		}
+		fmt.Printf("span %s\n", line)
+	}
+	return nil
+}
+
+func (printer) Shutdown(context.Context) error { return nil }
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: piiguard HOST:PORT [per_chunk|windowed] [--print-spans]")
+		os.Exit(2)
+	}
+	guard := PIIGuard{delivery: treadlev1.StreamDelivery_STREAM_DELIVERY_WINDOWED, gate: treadle.NewTextGate(redact, treadle.PatternBoundary(email))}
+	var opts []treadle.Option
+	for _, arg := range os.Args[2:] {
+		switch arg {
+		case "per_chunk":
+			guard.delivery = treadlev1.StreamDelivery_STREAM_DELIVERY_PER_CHUNK
+		case "--print-spans":
+			opts = append(opts, treadle.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSyncer(printer{}))))
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	a, err := treadle.Attach(ctx, os.Args[1], []treadle.Processor{guard}, opts...)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "piiguard:", err)
+		os.Exit(2)
+	}
+	defer a.Close()
+	if err := a.Ready(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "piiguard:", err)
+		os.Exit(1)
+	}
+	fmt.Println("ready")
+	stdin := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, os.Stdin); close(stdin) }()
+	select {
+	case <-ctx.Done():
+	case <-stdin:
+	}
+}
