@@ -4,18 +4,15 @@
   client), a TypeScript tool (``clients/typescript/examples/tool.ts``) and a Java tool
   (``dev.treadle.interop.JavaWeather``) are called by one agent in one run.
 - A TypeScript, a Go and a Java processor (``clients/typescript/examples/tracing.ts``,
-  ``clients/go/internal/tracedecho``, ``dev.treadle.examples.TracingExample``) on one agent's
-  stream: the TypeScript and Java invocation spans are children of the server's hook spans, and
-  the Go processor (on the raw protocol) reports the same trace context in each invocation, so the
-  run is one trace across the four processes.
+  ``clients/go/internal/tracedecho``, ``dev.treadle.examples.TracingExample``), each on its SDK's
+  tracing, on one agent's stream: every SDK's invocation spans are children of the server's hook
+  spans, so the run is one trace across the four processes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import shutil
-import subprocess
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -27,6 +24,7 @@ from tests.java_build import java, java_build  # noqa: F401
 from tests.remote.procs import Child
 from tests.support import OpenAIServer, Turn
 from tests.support.otlp import OtlpReceiver, otlp  # noqa: F401
+from tests.support.go import GoBuild
 from tests.support.script import ScriptedToolCall
 from tests.test_go_sdk import toolsclient  # noqa: F401
 from tests.test_typescript_sdk import agent, node  # noqa: F401
@@ -34,19 +32,6 @@ from treadle.agents import ProcessorRef, RunRequest
 from treadle.core.messages import Message
 
 canonical = partial(json.dumps, sort_keys=True)
-GO_MODULE = Path(__file__).resolve().parent.parent / "clients" / "go"
-
-
-@pytest.fixture(scope="session")
-def tracedecho(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    go = shutil.which("go")
-    if go is None:
-        pytest.fail("the `go` command is not on PATH: install Go 1.26+")
-    out = tmp_path_factory.mktemp("go") / "tracedecho"
-    proc = subprocess.run([go, "build", "-o", str(out), "./internal/tracedecho"], cwd=GO_MODULE,
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, f"go build failed:\n{proc.stdout}{proc.stderr}"
-    return out
 
 
 async def test_a_go_a_typescript_and_a_java_tool_in_one_run(
@@ -98,7 +83,7 @@ def _java_spans(lines: list[str]) -> list[dict[str, Any]]:
 
 
 async def test_one_trace_across_the_server_and_typescript_go_and_java_processors(
-    start_app: StartApp, node, java, otlp: OtlpReceiver, tracedecho: Path,  # noqa: F811
+    start_app: StartApp, node, java, otlp: OtlpReceiver, go_build: GoBuild,  # noqa: F811
 ) -> None:
     model = OpenAIServer([Turn.say(["traced ", "answer"])])
     try:
@@ -110,8 +95,8 @@ async def test_one_trace_across_the_server_and_typescript_go_and_java_processors
         ts = await node("tracing.ts", running.target, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=otlp.endpoint)
         jv = await java("dev.treadle.examples.TracingExample", running.target)
         await jv.expect("ready")
-        go = Child(await asyncio.create_subprocess_exec(str(tracedecho), running.target,
-                                                        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE))
+        go = Child(await asyncio.create_subprocess_exec(str(go_build("tracedecho")), running.target,
+                                                        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE))
         await go.expect("ready")
         for pid in processors:
             assert await running.app.processors.wait_attached(pid, 30)
@@ -138,13 +123,13 @@ async def test_one_trace_across_the_server_and_typescript_go_and_java_processors
         trace_id = typescript[0].trace_id
         assert {s.trace_id for s in typescript + server} == {trace_id}  # one trace ...
         assert {s["traceId"] for s in java_spans} == {trace_id.hex()}  # ... the Java spans too
-        go_invocations = [json.loads(line.removeprefix("invocation ")) for line in go.lines
-                          if line.startswith("invocation ")]
-        assert go_invocations and {i["traceId"] for i in go_invocations} == {trace_id.hex()}  # ... and Go's
+        go_spans = [json.loads(line.removeprefix("span ")) for line in go.lines if line.startswith("span ")]
+        assert {s["name"] for s in go_spans} == {"processOutputStream go-traced-echo"}
+        assert {s["trace_id"] for s in go_spans} == {trace_id.hex()}  # ... and the Go spans
         hook_spans = {name: {s.span_id.hex() for s in server if s.name == f"processOutputStream {name}"}
                       for name in processors}
         assert all(s.parent_span_id.hex() in hook_spans["traced-echo"] for s in typescript)
         assert all(s["parentSpanId"] in hook_spans["java-traced-echo"] for s in java_spans)
-        assert all(i["parentSpanId"] in hook_spans["go-traced-echo"] for i in go_invocations)
+        assert all(s["parent_span_id"] in hook_spans["go-traced-echo"] for s in go_spans)
     finally:
         model.close()

@@ -1,8 +1,9 @@
-// Command tracedecho attaches `go-traced-echo`, a pass-through processOutputStream processor on
-// the raw protocol (the generated code), for the cross-language trace test
-// tests/test_cross_language.py. For every invocation it prints the W3C trace context it carries,
-// `invocation {"traceId": ..., "parentSpanId": ...}`, the context a Go span for the hook would be
-// a child of. Prints `ready` after the welcome; ends when the server ends the stream or on SIGTERM.
+// Command tracedecho attaches `go-traced-echo`, a pass-through processOutputStream processor
+// written with the Go SDK and traced with treadle.WithTracerProvider, for the cross-language trace
+// test tests/test_cross_language.py. Each invocation's span is printed when it ends, as
+// `span {"name", "trace_id", "parent_span_id"}`: the SDK makes it a child of the trace context the
+// invocation carries. Prints `ready` once the server welcomed it; ends on SIGTERM or when stdin
+// closes.
 //
 // Usage: tracedecho HOST:PORT
 package main
@@ -14,76 +15,63 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	treadlev1 "github.com/treadle-dev/treadle/clients/go/gen/treadle/v1"
+	"github.com/treadle-dev/treadle/clients/go/treadle"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	if err := run(ctx, os.Args[1]); err != nil && ctx.Err() == nil {
-		fmt.Fprintln(os.Stderr, "tracedecho:", err)
-		os.Exit(1)
-	}
+// TracedEcho passes every chunk through.
+type TracedEcho struct{}
+
+func (TracedEcho) ID() string { return "go-traced-echo" }
+
+func (TracedEcho) ProcessOutputStream(_ context.Context, a *treadle.ProcessOutputStreamArgs) ([]*treadlev1.Chunk, error) {
+	return []*treadlev1.Chunk{a.Part}, nil
 }
 
-func run(ctx context.Context, target string) error {
-	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	stream, err := treadlev1.NewProcessorServiceClient(conn).Attach(ctx)
-	if err != nil {
-		return err
-	}
-	err = stream.Send(&treadlev1.ProcessorServiceAttachRequest{
-		Message: &treadlev1.ProcessorServiceAttachRequest_Handshake{Handshake: &treadlev1.ProcessorHandshake{
-			ProtocolVersions: []uint32{1},
-			InstanceId:       fmt.Sprintf("tracedecho:%d", os.Getpid()),
-			Processors: []*treadlev1.ProcessorDeclaration{{Id: "go-traced-echo", Hooks: []*treadlev1.HookDeclaration{{
-				Hook: treadlev1.Hook_HOOK_PROCESS_OUTPUT_STREAM, Mode: treadlev1.HookMode_HOOK_MODE_MUTATE,
-				Delivery: treadlev1.StreamDelivery_STREAM_DELIVERY_WINDOWED, MaxInFlight: 1,
-			}}}},
-		}},
-	})
-	if err != nil {
-		return err
-	}
-	for {
-		msg, err := stream.Recv()
-		if err == io.EOF {
-			return nil
-		}
+// printer prints each span as it ends.
+type printer struct{}
+
+func (printer) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
+	for _, s := range spans {
+		line, err := json.Marshal(map[string]string{"name": s.Name(), "trace_id": s.SpanContext().TraceID().String(),
+			"parent_span_id": s.Parent().SpanID().String()})
 		if err != nil {
 			return err
 		}
-		switch m := msg.Message.(type) {
-		case *treadlev1.ProcessorServiceAttachResponse_Welcome:
-			fmt.Println("ready")
-		case *treadlev1.ProcessorServiceAttachResponse_Invocation:
-			inv := m.Invocation
-			// traceparent: version-traceid-parentid-flags
-			if fields := strings.Split(inv.GetTraceContext().GetTraceparent(), "-"); len(fields) == 4 {
-				line, _ := json.Marshal(map[string]string{"traceId": fields[1], "parentSpanId": fields[2]})
-				fmt.Printf("invocation %s\n", line)
-			}
-			outcomes := &treadlev1.StreamOutcomes{}
-			for range inv.GetProcessOutputStream().GetParts() {
-				outcomes.Chunks = append(outcomes.Chunks, &treadlev1.ChunkOutcome{
-					Outcome: &treadlev1.ChunkOutcome_Unchanged{Unchanged: &treadlev1.UnchangedOutcome{}}})
-			}
-			err := stream.Send(&treadlev1.ProcessorServiceAttachRequest{Message: &treadlev1.ProcessorServiceAttachRequest_Result{
-				Result: &treadlev1.InvocationResult{InvocationId: inv.InvocationId,
-					Outcome: &treadlev1.InvocationResult_Stream{Stream: outcomes}}}})
-			if err != nil {
-				return err
-			}
-		}
+		fmt.Printf("span %s\n", line)
+	}
+	return nil
+}
+
+func (printer) Shutdown(context.Context) error { return nil }
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: tracedecho HOST:PORT")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	provider := sdktrace.NewTracerProvider(sdktrace.WithSyncer(printer{}))
+	a, err := treadle.Attach(ctx, os.Args[1], []treadle.Processor{TracedEcho{}}, treadle.WithTracerProvider(provider))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tracedecho:", err)
+		os.Exit(2)
+	}
+	defer a.Close()
+	if err := a.Ready(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "tracedecho:", err)
+		os.Exit(1)
+	}
+	fmt.Println("ready")
+	stdin := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, os.Stdin); close(stdin) }()
+	select {
+	case <-ctx.Done():
+	case <-stdin:
 	}
 }
