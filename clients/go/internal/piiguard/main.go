@@ -12,7 +12,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -20,9 +19,8 @@ import (
 	"regexp"
 	"syscall"
 
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-
 	treadlev1 "github.com/treadle-dev/treadle/clients/go/gen/treadle/v1"
+	"github.com/treadle-dev/treadle/clients/go/internal/spanprint"
 	"github.com/treadle-dev/treadle/clients/go/treadle"
 )
 
@@ -46,23 +44,6 @@ func redact(_ context.Context, text string) (string, error) {
 	return email.ReplaceAllString(text, "[email]"), nil
 }
 
-// printer prints each span as it ends.
-type printer struct{}
-
-func (printer) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
-	for _, s := range spans {
-		line, err := json.Marshal(map[string]string{"name": s.Name(), "trace_id": s.SpanContext().TraceID().String(),
-			"parent_span_id": s.Parent().SpanID().String()})
-		if err != nil {
-			return err
-		}
-		fmt.Printf("span %s\n", line)
-	}
-	return nil
-}
-
-func (printer) Shutdown(context.Context) error { return nil }
-
 func main() {
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: piiguard HOST:PORT [per_chunk|windowed] [--print-spans]")
@@ -75,7 +56,7 @@ func main() {
 		case "per_chunk":
 			guard.delivery = treadlev1.StreamDelivery_STREAM_DELIVERY_PER_CHUNK
 		case "--print-spans":
-			opts = append(opts, treadle.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSyncer(printer{}))))
+			opts = append(opts, treadle.WithTracerProvider(spanprint.Provider()))
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

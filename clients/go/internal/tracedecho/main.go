@@ -10,16 +10,14 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-
 	treadlev1 "github.com/treadle-dev/treadle/clients/go/gen/treadle/v1"
+	"github.com/treadle-dev/treadle/clients/go/internal/spanprint"
 	"github.com/treadle-dev/treadle/clients/go/treadle"
 )
 
@@ -32,23 +30,6 @@ func (TracedEcho) ProcessOutputStream(_ context.Context, a *treadle.ProcessOutpu
 	return []*treadlev1.Chunk{a.Part}, nil
 }
 
-// printer prints each span as it ends.
-type printer struct{}
-
-func (printer) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
-	for _, s := range spans {
-		line, err := json.Marshal(map[string]string{"name": s.Name(), "trace_id": s.SpanContext().TraceID().String(),
-			"parent_span_id": s.Parent().SpanID().String()})
-		if err != nil {
-			return err
-		}
-		fmt.Printf("span %s\n", line)
-	}
-	return nil
-}
-
-func (printer) Shutdown(context.Context) error { return nil }
-
 func main() {
 	if len(os.Args) != 2 {
 		fmt.Fprintln(os.Stderr, "usage: tracedecho HOST:PORT")
@@ -56,7 +37,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	provider := sdktrace.NewTracerProvider(sdktrace.WithSyncer(printer{}))
+	provider := spanprint.Provider()
 	a, err := treadle.Attach(ctx, os.Args[1], []treadle.Processor{TracedEcho{}}, treadle.WithTracerProvider(provider))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tracedecho:", err)

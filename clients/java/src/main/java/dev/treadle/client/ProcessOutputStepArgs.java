@@ -1,27 +1,14 @@
 package dev.treadle.client;
 
-import dev.treadle.v1.Message;
 import java.util.List;
 
 /** Arguments of {@code processOutputStep}: runs after each step, before tools run. */
-public final class ProcessOutputStepArgs extends HookArgs {
+public final class ProcessOutputStepArgs extends MessageListArgs {
   private final dev.treadle.v1.ProcessOutputStepArgs args;
-  private final MessageList messageList;
 
   ProcessOutputStepArgs(HookArgs call, dev.treadle.v1.ProcessOutputStepArgs args, MessageList messageList) {
-    super(call);
+    super(call, messageList);
     this.args = args;
-    this.messageList = messageList;
-  }
-
-  /** The run's messages, oldest first. */
-  public List<Message> messages() {
-    return messageList.all();
-  }
-
-  /** The run's message list; edits are sent back with the answer. */
-  public MessageList messageList() {
-    return messageList;
   }
 
   /** The hook's arguments as they travelled. */

@@ -1,27 +1,14 @@
 package dev.treadle.client;
 
-import dev.treadle.v1.Message;
 import java.util.List;
 
 /** Arguments of {@code processToolResult}: runs on each tool result. */
-public final class ProcessToolResultArgs extends HookArgs {
+public final class ProcessToolResultArgs extends MessageListArgs {
   private final dev.treadle.v1.ProcessToolResultArgs args;
-  private final MessageList messageList;
 
   ProcessToolResultArgs(HookArgs call, dev.treadle.v1.ProcessToolResultArgs args, MessageList messageList) {
-    super(call);
+    super(call, messageList);
     this.args = args;
-    this.messageList = messageList;
-  }
-
-  /** The run's messages, oldest first. */
-  public List<Message> messages() {
-    return messageList.all();
-  }
-
-  /** The run's message list; edits are sent back with the answer. */
-  public MessageList messageList() {
-    return messageList;
   }
 
   /** The hook's arguments as they travelled. */
