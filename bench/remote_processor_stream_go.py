@@ -12,7 +12,6 @@ as a ratio to a bare gRPC round trip in this run, and the Go SDK's cost as a rat
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import subprocess
 import sys
@@ -22,8 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.remote_processor_stream import MODES  # noqa: E402
-from bench.remote_processor_stream_ts import command as python_or_ts, compare  # noqa: E402
+from bench.remote_processor_stream_ts import command as python_or_ts, compare, parse_args  # noqa: E402
 
 GO_MODULE = ROOT / "clients" / "go"
 
@@ -35,11 +33,7 @@ def build(directory: Path) -> Path:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=10)
-    parser.add_argument("--chunks", type=int, default=200)
-    parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, of {', '.join(MODES)}")
-    args = parser.parse_args()
+    args = parse_args(__doc__)
     with tempfile.TemporaryDirectory() as tmp:
         binary = build(Path(tmp))
 

@@ -13,7 +13,6 @@ this run, and the Java SDK's cost as a ratio to Python's.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 from pathlib import Path
@@ -21,8 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.remote_processor_stream import MODES  # noqa: E402
-from bench.remote_processor_stream_ts import command as python_or_ts, compare  # noqa: E402
+from bench.remote_processor_stream_ts import command as python_or_ts, compare, parse_args  # noqa: E402
 from tests.java_build import JAVA_CLIENT, java_command  # noqa: E402
 
 
@@ -35,10 +33,6 @@ def command(sdk: str, mode: str, target: str) -> tuple[list[str], Path]:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=10)
-    parser.add_argument("--chunks", type=int, default=200)
-    parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, of {', '.join(MODES)}")
-    args = parser.parse_args()
+    args = parse_args(__doc__)
     java_command("dev.treadle.bench.EchoProcessor")  # builds before anything is timed
     asyncio.run(compare("java", "java", command, args.runs, args.chunks, [m for m in args.modes.split(",") if m]))

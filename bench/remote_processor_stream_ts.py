@@ -98,10 +98,15 @@ async def compare(label: str, sdk: str, command: Command, runs: int, n_chunks: i
         await app.stop(0)
 
 
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parse_args(doc: str | None) -> argparse.Namespace:
+    """The SDK benches' flags: --runs, --chunks, --modes."""
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--chunks", type=int, default=200)
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, of {', '.join(MODES)}")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+if __name__ == "__main__":
+    args = parse_args(__doc__)
     asyncio.run(main(args.runs, args.chunks, [m for m in args.modes.split(",") if m]))
