@@ -47,8 +47,8 @@ def ok(target: str, method: str, body: dict[str, Any]) -> list[dict[str, Any]]:
 def serve_on(database: Database) -> Iterator[Any]:
     procs: list[ServeProcess] = []
 
-    def start(server: OpenAIServer) -> ServeProcess:
-        env = clean_env(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-test")
+    def start(server: OpenAIServer, **settings: str) -> ServeProcess:
+        env = clean_env(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-test", **settings)
         proc = ServeProcess(*database.serve_args, env=env)
         procs.append(proc)
         proc.wait_ready()

@@ -18,6 +18,7 @@ from tests.test_cli import READY_TIMEOUT
 from tests.test_memory_serve import ECHO, curl, kill, ok, serve_on  # noqa: F401 - serve_on is a fixture
 
 THREAD = {"resourceId": "u1", "threadId": "t1"}
+SHORT_LEASE = {"TREADLE_THREAD_LEASE_TTL": "2"}
 
 
 @pytest.fixture(autouse=True)
@@ -82,7 +83,8 @@ def test_sigkill_with_queued_persisted_and_waiting_signals_then_each_is_delivere
         return Turn.say("never seen")
 
     server: OpenAIServer = openai_server([held])
-    proc = serve_on(server)
+    # The killed server's thread lease must expire before the next one takes the thread over.
+    proc = serve_on(server, **SHORT_LEASE)
     try:
         ok(proc.target, "AgentService/CreateAgent", {"agent": ECHO})
         ok(proc.target, "ThreadService/SendMessage", {"agentId": "echo", **THREAD, "message": {"contents": "start"}})
@@ -105,7 +107,7 @@ def test_sigkill_with_queued_persisted_and_waiting_signals_then_each_is_delivere
     # The restarted server runs the queued message (the persisted one joins it), then, the thread
     # being idle, delivers the notification that waited for it: two runs, nothing twice.
     server.add(Turn.say("on it"), Turn.say("looking at CI"))
-    again = serve_on(server)
+    again = serve_on(server, **SHORT_LEASE)
     until(lambda: len(server.requests) == 3 and idle(again.target)
           and ok(again.target, "ThreadService/ListNotifications", THREAD)[0]["notifications"][0]["status"]
           == "NOTIFICATION_STATUS_DELIVERED")
@@ -119,7 +121,7 @@ def test_sigkill_with_queued_persisted_and_waiting_signals_then_each_is_delivere
     assert sum("persisted one" in c for c in contents) == 1 and sum("queued one" in c for c in contents) == 1
 
     kill(again)  # and once more: nothing is left to deliver
-    third = serve_on(server)
+    third = serve_on(server, **SHORT_LEASE)
     until(lambda: idle(third.target))
     assert len(server.requests) == 3
     [records] = ok(third.target, "ThreadService/ListNotifications", THREAD)
