@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test: the protobuf lint and breaking-change check, the TypeScript SDK's tests, the
-# type check, then the whole Python suite under coverage (report printed at the end).
+# Runs every test: the protobuf lint and breaking-change check, the TypeScript, Go and Java SDKs'
+# own tests, the type check, then the whole Python suite under coverage (report printed at the
+# end), which drives the server with processes in every language.
 # Sets up what is missing first (idempotent): .venv with the project installed, buf and
 # protoc-gen-es, clients/typescript/node_modules, and the Go plugins in .ci/tools/bin.
 # Usage: bash tests/run.sh [pytest args...]
