@@ -38,6 +38,12 @@ class NotifyChannel(Protocol):
         """Send ``payloads`` (each at most ``MAX_PAYLOAD`` ASCII bytes) as one batch."""
         ...
 
+    @property
+    def heard(self) -> bool:
+        """False when no other replica can receive anything (a lone in-process channel): then
+        there is nothing to encode or send."""
+        ...
+
     async def close(self) -> None: ...
 
 
@@ -56,6 +62,10 @@ class LocalChannel:
     async def start(self, on_message: OnMessage) -> None:
         self._on_message = on_message
         self._group.members.append(self)
+
+    @property
+    def heard(self) -> bool:
+        return any(peer is not self for peer in self._group.members)
 
     async def publish(self, payloads: list[str]) -> None:
         for peer in list(self._group.members):
@@ -123,6 +133,9 @@ class PostgresChannel:
                         await self._listen.close()
                     self._listen = None
             await asyncio.sleep(RECONNECT_DELAY)  # only after a lost connection
+
+    heard = True
+    """Other replicas may listen at any time: everything is sent."""
 
     async def publish(self, payloads: list[str]) -> None:
         if not payloads or self._send is None:

@@ -127,6 +127,8 @@ class Relay:
         self._send({"t": "run", "k": key, "run": "", "handoff": handoff})
 
     def chunk(self, key: ThreadKey, chunk: Chunk) -> None:
+        if not self.channel.heard:  # a single process: nobody to encode the chunk for
+            return
         self._send({"t": "chunk", "k": key, "c": base64.b64encode(self._encode(chunk)).decode()})
 
     def forwarded(self, key: ThreadKey, to: str, run_id: str, pending_id: str) -> asyncio.Future[None]:
@@ -153,6 +155,8 @@ class Relay:
             self.chunk(key, event)
 
     def _send(self, message: dict[str, Any]) -> None:
+        if not self.channel.heard:
+            return
         message["o"] = self.replica
         text = json.dumps(message, separators=(",", ":"))  # ASCII: a character is a byte
         if len(text) + 1 <= MAX_PAYLOAD:
