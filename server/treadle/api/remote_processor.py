@@ -7,6 +7,11 @@ Failures (not attached, timeout, disconnect with no other replica, malformed ans
 ref's policy: ``fail_closed`` raises ``ProcessorUnavailableError`` naming processor and hook;
 ``fail_open`` returns "unchanged" for that hook and records the skip on the hook's span and in
 metrics. An ``ErrorOutcome`` is an ordinary hook failure (the per-hook rules apply).
+
+``processOutputStream`` under ``fail_open`` loses no text: chunks a processor held back (answered
+with no chunks, protocol version 2) and had not released when it failed pass on unprocessed, in
+order, ahead of the first chunk that passes because of the failure; the skip's ``count`` includes
+them. One WARNING per run and processor, when the run ends, sums up the skips.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from typing import Any
 from opentelemetry import trace
 
 from ..agents import ProcessorRef
-from ..core.chunks import SkippedProcessor, StreamResult
+from ..core.chunks import Chunk, SkippedProcessor, StreamResult
 from ..core.errors import ProcessorUnavailableError, TripwireError
 from ..core.args import ProcessOutputStreamArgs
 from ..core.processor import SEED_NAMES
@@ -55,12 +60,18 @@ class RemoteProcessor:
         self._pipes: dict[str, _StreamPipe] = {}
         self._skips: dict[tuple[str, str], SkippedProcessor] = {}
         """(hook, reason) -> the fail_open skips of this run."""
+        self._held: dict[str, list[Chunk]] = {}
+        """run id -> the chunks the processor answered with "hold" and has not released since."""
 
     # --- what the runner asks -----------------------------------------------------------------
 
     def end_run(self, run_id: str) -> None:
         """The run is over: free its affinity and state here and in the processes that served it."""
         self.hub.forget_run(run_id)
+        self._held.pop(run_id, None)
+        if self._skips:  # one line per run and processor, however many chunks were skipped
+            log.warning("fail_open: run %s went on without %s: %s", run_id, self.id, "; ".join(
+                f"{s.hook} skipped {s.count}x ({s.reason}: {s.message})" for s in self._skips.values()))
 
     def implements_hook(self, hook: str) -> bool:
         """Declared hooks only (as last declared, while no replica is attached); every hook of a
@@ -204,7 +215,16 @@ class RemoteProcessor:
         outcome = stream_outcomes(decoded, [args.part])[0]
         if isinstance(outcome, BaseException):
             raise outcome
+        self._note_stream(args, outcome)
         return outcome
+
+    def _note_stream(self, args: ProcessOutputStreamArgs, outcome: Any) -> None:
+        """Keep track of held chunks: an empty answer holds the chunk, any chunk passed or
+        released settles everything held before it (a drop settles nothing)."""
+        if isinstance(outcome, list) and not outcome:
+            self._held.setdefault(args.run.run_id, []).append(args.part)
+        elif outcome is not None:
+            self._held.pop(args.run.run_id, None)
 
     def _take_state(self, pending: Pending | None, decoded: DecodedResult, args: Any) -> None:
         if decoded.state is not None:
@@ -222,13 +242,15 @@ class RemoteProcessor:
         span.set_attribute(SKIP_REASON_ATTR, reason)
         # Per-chunk hooks share one span per step: each skip is also an event, so none is lost.
         span.add_event(SKIP_ATTR, {"treadle.processor.hook": seed, "reason": reason})
-        self.hub.m_fail_open.add(1, {"processor": self.id, "hook": seed})
-        self._count_skip(hook, reason, kind)
-        log.warning("fail_open: skipping %s of %s: %s", seed, self.id, reason)
+        held = self._held.pop(args.run.run_id, []) if hook == STREAM else []
+        self.hub.m_fail_open.add(1 + len(held), {"processor": self.id, "hook": seed})
+        self._count_skip(hook, reason, kind, 1 + len(held))
+        log.debug("fail_open: skipping %s of %s: %s", seed, self.id, reason)
+        if held:  # what the processor held passes on unprocessed, in order, ahead of this chunk
+            return [*held, args.part]
         return _unchanged(hook, args)
 
-
-    def _count_skip(self, hook: str, reason: str, kind: str) -> None:
+    def _count_skip(self, hook: str, reason: str, kind: str, n: int = 1) -> None:
         known = self.hub.known(self.id)
         if known is not None and hook not in known.hooks:
             return  # never declared: not a guard the run went without
@@ -236,9 +258,9 @@ class RemoteProcessor:
         name = SEED_NAMES[hook] if known is not None else "*"
         skip = self._skips.get((name, kind))
         if skip is None:
-            self._skips[(name, kind)] = SkippedProcessor(self.id, name, kind, 1, reason)  # type: ignore[arg-type]
+            self._skips[(name, kind)] = SkippedProcessor(self.id, name, kind, n, reason)  # type: ignore[arg-type]
         else:
-            skip.count += 1
+            skip.count += n
             skip.message = reason
 
 
@@ -446,6 +468,7 @@ class _StreamPipe:
                 log.warning("processOutputStream of %s failed: %s; chunk passes", p.id, result)
                 _set(future, value=args.part)
             else:
+                p._note_stream(args, result)
                 _set(future, value=result)
         if self.tripwire is not None:
             while self.unsent:
