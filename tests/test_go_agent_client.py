@@ -43,7 +43,13 @@ async def test_go_agent_client_streams_trips_and_wakes_a_thread(
     out = json.loads(stdout)
 
     assert out["stream_text"] == "Once upon a time."
+    # Typed chunks: Type() and FinishReason() in the framework's strings.
+    assert out["stream_types"][0] == "start" and out["stream_types"][-1] == "finish"
+    assert out["stream_types"].count("text-delta") == 2
+    assert out["stream_finish"] == "stop"
     assert out["tripwire"] == {"reason": "Blocked content detected in input", "processor_id": "content-filter"}
+    assert out["tripwire_finish"] == "other"  # the result's string enum; the generated one under it
+    assert out["tripwire_raw"] == "FINISH_REASON_OTHER"
     assert out["thread_title"] == "API review"
     assert out["active_before"] == ""
     assert out["action"] == "SIGNAL_ACTION_WAKE" and out["run_id"]

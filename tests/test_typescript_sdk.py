@@ -29,7 +29,8 @@ from tests.support import OpenAIServer, Turn
 from tests.support.certs import TestCA
 from tests.support.otlp import OtlpReceiver, otlp  # noqa: F401
 from treadle.agents import Agent, ProcessorRef, RunRequest
-from treadle.core.messages import Message, SystemMessage
+from treadle.core.messages import Message, SystemMessage, TextPart
+from treadle.core.tool import Tool
 
 ROOT = Path(__file__).resolve().parent.parent
 TS_CLIENT = ROOT / "clients" / "typescript"
@@ -242,3 +243,54 @@ async def test_processor_and_tool_reattach_after_the_server_restarts(start_app: 
         assert json.loads(tool_message["content"])["city"] == "Oslo"
     finally:
         model.close()
+
+
+class SecretFilter:
+    """Blocks prompts that mention a secret (in-process)."""
+
+    id = "secret-filter"
+
+    def process_input(self, args: Any) -> Any:
+        if any(isinstance(p, TextPart) and "secret" in p.text for m in args.messages for p in m.content.parts):
+            args.abort("no secrets", metadata={"words": 1})
+        return args.messages
+
+
+async def test_agent_client_speaks_the_framework_client_shapes(start_app: StartApp) -> None:
+    """`stream()` yields `{type, payload}` objects and `generate()` resolves to `{text, finishReason:
+    "stop", usage, toolCalls, toolResults, tripwire}`, read as the framework's client docs do."""
+    model = OpenAIServer([Turn.call("get_weather", {"city": "Oslo"}), Turn.say(["Clear ", "skies."]),
+                          Turn.call("get_weather", {"city": "Oslo"}), Turn.say(["Clear ", "skies."])])
+    try:
+        running = await start_app()
+        running.app.add_tool(Tool("get_weather", lambda args, ctx: {"city": args["city"], "sky": "clear"}))
+        running.app.add_agent(agent(model, "weather", tools=["get_weather"], input_processors=[SecretFilter()]))
+        proc = await asyncio.create_subprocess_exec(
+            *NODE_TSX, str(ROOT / "tests" / "remote" / "ts" / "framework_client.ts"), running.target, cwd=TS_CLIENT,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+        out, _ = await asyncio.wait_for(proc.communicate(), 60)
+        assert proc.returncode == 0, out.decode()
+        report = json.loads(out.decode().strip().splitlines()[-1])
+    finally:
+        model.close()
+    stream = report["stream"]
+    assert stream["text"] == "Clear skies."
+    assert stream["types"][0] == "start" and stream["types"][-1] == "finish"
+    assert {"step-start", "text-start", "text-delta", "text-end", "tool-call", "tool-result", "step-finish"} <= set(stream["types"])
+    assert stream["toolCalls"] == [{"toolName": "get_weather", "args": {"city": "Oslo"}}]
+    assert stream["toolResults"] == [{"toolName": "get_weather", "result": {"city": "Oslo", "sky": "clear"}}]
+    generated = report["generate"]
+    assert generated["text"] == "Clear skies."
+    assert generated["finishReason"] == "stop"
+    assert set(generated["usage"]) >= {"inputTokens", "outputTokens", "totalTokens"}
+    assert all(isinstance(v, int) for v in generated["usage"].values())
+    assert generated["toolCalls"] == [{"toolName": "get_weather", "args": {"city": "Oslo"}}]
+    assert generated["toolResults"] == [{"toolName": "get_weather", "result": {"city": "Oslo", "sky": "clear"}}]
+    assert generated["tripwire"] is None
+    assert generated["steps"] == ["tool-calls", "stop"]
+    assert "assistant" in generated["messageRoles"]
+    assert generated["raw"] == "treadle.v1.GenerateResponse"
+    blocked = report["blocked"]
+    assert blocked["tripwire"] == {"reason": "no secrets", "retry": False, "metadata": {"words": 1},
+                                   "processorId": "secret-filter"}
+    assert blocked["finishReason"] == "other" and blocked["text"] == ""

@@ -33,8 +33,18 @@ func Dial(target string, opts ...Option) (*Client, error) {
 // Close closes the connection.
 func (c *Client) Close() error { return c.conn.Close() }
 
-// Generate runs the agent on prompt and returns the whole result (text, steps, tripwire, ...).
-func (c *Client) Generate(ctx context.Context, agentID, prompt string, options ...CallOption) (*treadlev1.GenerateResponse, error) {
+// Generate runs the agent on prompt and returns the whole result, in the framework's shape (text,
+// finish reason, usage, tool calls and results, steps, tripwire) over the generated response.
+func (c *Client) Generate(ctx context.Context, agentID, prompt string, options ...CallOption) (*Result, error) {
+	r, err := c.GenerateProto(ctx, agentID, prompt, options...)
+	if err != nil {
+		return nil, err
+	}
+	return ResultOf(r), nil
+}
+
+// GenerateProto is Generate answered with the generated GenerateResponse.
+func (c *Client) GenerateProto(ctx context.Context, agentID, prompt string, options ...CallOption) (*treadlev1.GenerateResponse, error) {
 	req := &treadlev1.GenerateRequest{AgentId: agentID, Prompt: prompt}
 	for _, o := range options {
 		o(&callRequest{messages: &req.Messages, options: &req.Options, runID: &req.RunId})
@@ -42,9 +52,21 @@ func (c *Client) Generate(ctx context.Context, agentID, prompt string, options .
 	return c.Agents.Generate(ctx, req)
 }
 
-// Stream runs the agent on prompt and yields its chunks as they come; a failed call yields
+// Stream runs the agent on prompt and yields its chunks as they come (Chunk: Type() is the
+// framework's chunk type, the generated message's getters work on it); a failed call yields
 // one final error.
-func (c *Client) Stream(ctx context.Context, agentID, prompt string, options ...CallOption) iter.Seq2[*treadlev1.Chunk, error] {
+func (c *Client) Stream(ctx context.Context, agentID, prompt string, options ...CallOption) iter.Seq2[Chunk, error] {
+	return func(yield func(Chunk, error) bool) {
+		for ch, err := range c.StreamProto(ctx, agentID, prompt, options...) {
+			if !yield(Chunk{ch}, err) {
+				return
+			}
+		}
+	}
+}
+
+// StreamProto is Stream yielding the generated Chunk messages.
+func (c *Client) StreamProto(ctx context.Context, agentID, prompt string, options ...CallOption) iter.Seq2[*treadlev1.Chunk, error] {
 	return func(yield func(*treadlev1.Chunk, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()

@@ -76,7 +76,9 @@ func ExampleClient_Stream() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		fmt.Print(chunk.GetTextDelta().GetText())
+		if chunk.Type() == "text-delta" {
+			fmt.Print(chunk.Text())
+		}
 	}
 }
 

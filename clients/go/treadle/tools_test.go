@@ -125,7 +125,7 @@ func TestClientGenerateAndStream(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	r, err := c.Generate(ctx, "a", "hi", WithRunID("run-1"))
-	if err != nil || r.Text != "echo hi" || r.RunId != "run-1" || r.Tripwire.GetReason() != "blocked" {
+	if err != nil || r.Text != "echo hi" || r.RunId != "run-1" || r.Tripwire == nil || r.Tripwire.Reason != "blocked" || r.GenerateResponse.GetTripwire().GetReason() != "blocked" {
 		t.Fatalf("generate: %v %v", r, err)
 	}
 	text := ""

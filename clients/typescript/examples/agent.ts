@@ -2,7 +2,7 @@ import { AgentClient } from "@treadle/client";
 
 const client = new AgentClient(process.env.TREADLE_TARGET ?? "127.0.0.1:50051");
 for await (const chunk of client.stream("assistant", "Say hello")) {
-  if (chunk.chunk.case === "textDelta") process.stdout.write(chunk.chunk.value.text);
+  if (chunk.type === "text-delta") process.stdout.write(chunk.payload.text);
 }
 const result = await client.generate("assistant", "Tell me the secret");
 if (result.tripwire) {

@@ -1,9 +1,13 @@
 // `AgentClient`: run agents and manage them over `treadle.v1.AgentService`, with the thread and
 // signal calls of `treadle.v1.ThreadService` (threads.ts, signals.ts).
 //
-// Responses are the generated messages; failures reject with a `ConnectError` carrying the
-// server's status code and message. `client.agent(id)` is one agent's view, whose calls read as
-// the Mastra Agent API's (`agent.sendMessage(message, { resourceId, threadId })`).
+// `stream` and `generate` speak the Mastra Agent API's shapes: chunks as plain `{ type, payload }`
+// objects (`ChunkType`), a result with `text`, a string `finishReason`, `usage`, `toolCalls`,
+// `toolResults` and `tripwire`; `streamProto` / `generateProto` (and `result.response`) give the
+// generated messages. The other calls answer with generated messages. Failures reject with a
+// `ConnectError` carrying the server's status code and message. `client.agent(id)` is one
+// agent's view, whose calls read as the Mastra Agent API's (`agent.sendMessage(message, {
+// resourceId, threadId })`).
 import { type MessageInitShape, fromJson, type JsonObject } from "@bufbuild/protobuf";
 import { type Client, createClient, type Transport } from "@connectrpc/connect";
 import { type Agent, AgentSchema, type CallOptions, CallOptionsSchema } from "./gen/treadle/v1/agent_pb.js";
@@ -12,7 +16,19 @@ import {
   type GenerateResponse,
   GenerateRequestSchema,
 } from "./gen/treadle/v1/agent_service_pb.js";
-import type { Chunk } from "./gen/treadle/v1/chunk_pb.js";
+import {
+  type Chunk,
+  ErrorChunkSchema,
+  FinishReasonSchema,
+  StepResultSchema,
+  TripwireSchema,
+  UsageSchema,
+} from "./gen/treadle/v1/chunk_pb.js";
+import { SkippedProcessorSchema } from "./gen/treadle/v1/fail_open_pb.js";
+import { chunkFromProto, messageFromProto } from "./internal/convert.js";
+import { enumToString, toPlain } from "./internal/plain.js";
+import type { MastraDBMessage } from "./memory.js";
+import type { ChunkPayloads, ChunkType, FinishReason, ToolCall, Usage } from "./stream.js";
 import { type Message, MessageSchema } from "./gen/treadle/v1/message_pb.js";
 import { type ConnectOptions, transportFor } from "./internal/connect.js";
 import {
@@ -54,6 +70,91 @@ export interface RunOptions {
   signal?: AbortSignal;
 }
 
+/** A tool's outcome in a run's result. */
+export interface ToolResultInfo extends ToolCall {
+  result?: unknown;
+  isError?: boolean;
+}
+
+/** One step of a run's result. */
+export interface RunStep {
+  stepNumber: number;
+  text: string;
+  reasoningText: string;
+  toolCalls: ToolCall[];
+  toolResults: ToolResultInfo[];
+  finishReason: FinishReason;
+  usage: Usage;
+  tripwire?: ChunkPayloads["tripwire"];
+  modelId: string;
+}
+
+/** A fail_open processor hook the run went on without (`count` skips for `reason`). */
+export interface SkippedProcessorInfo {
+  processorId: string;
+  hook: string;
+  reason?: string;
+  count: number;
+  message: string;
+}
+
+/** What `generate` resolves to: the Mastra Agent API's result, plus the generated response. */
+export interface GenerateResult {
+  runId: string;
+  text: string;
+  /** `"stop"`, `"length"`, `"tool-calls"`, `"content-filter"`, `"error"`, `"other"`, ... */
+  finishReason: FinishReason;
+  usage: Usage;
+  /** Every step's tool calls, in order. */
+  toolCalls: ToolCall[];
+  /** Every step's tool results, in order. */
+  toolResults: ToolResultInfo[];
+  steps: RunStep[];
+  /** Set when a processor aborted the run. */
+  tripwire?: ChunkPayloads["tripwire"];
+  /** Set when the run ended with an error. */
+  error?: ChunkPayloads["error"];
+  /** The messages the run produced. */
+  messages: MastraDBMessage[];
+  skippedProcessors: SkippedProcessorInfo[];
+  /** The generated `GenerateResponse` this result was read from. */
+  response: GenerateResponse;
+}
+
+function stepOf(s: GenerateResponse["steps"][number]): RunStep {
+  const plain = toPlain(StepResultSchema, s) as Record<string, unknown>;
+  return {
+    stepNumber: s.stepNumber,
+    text: s.text,
+    reasoningText: s.reasoningText,
+    toolCalls: (plain.toolCalls ?? []) as ToolCall[],
+    toolResults: (plain.toolResults ?? []) as ToolResultInfo[],
+    finishReason: (enumToString(FinishReasonSchema, s.finishReason) ?? "unknown") as FinishReason,
+    usage: (s.usage ? toPlain(UsageSchema, s.usage) : {}) as Usage,
+    tripwire: s.tripwire ? (toPlain(TripwireSchema, s.tripwire) as ChunkPayloads["tripwire"]) : undefined,
+    modelId: s.modelId,
+  };
+}
+
+/** The framework's result shape of a generated `GenerateResponse`. */
+export function generateResultOf(r: GenerateResponse): GenerateResult {
+  const steps = r.steps.map(stepOf);
+  return {
+    runId: r.runId,
+    text: r.text,
+    finishReason: (enumToString(FinishReasonSchema, r.finishReason) ?? "unknown") as FinishReason,
+    usage: (r.usage ? toPlain(UsageSchema, r.usage) : {}) as Usage,
+    toolCalls: steps.flatMap((s) => s.toolCalls),
+    toolResults: steps.flatMap((s) => s.toolResults),
+    steps,
+    tripwire: r.tripwire ? (toPlain(TripwireSchema, r.tripwire) as ChunkPayloads["tripwire"]) : undefined,
+    error: r.error ? (toPlain(ErrorChunkSchema, r.error) as ChunkPayloads["error"]) : undefined,
+    messages: r.messages.map(messageFromProto),
+    skippedProcessors: r.skippedProcessors.map((x) => toPlain(SkippedProcessorSchema, x) as unknown as SkippedProcessorInfo),
+    response: r,
+  };
+}
+
 const isMessage = (x: unknown, typeName: string) => typeof x === "object" && x !== null && (x as { $typeName?: string }).$typeName === typeName;
 
 function agentOf(a: AgentLike): Agent {
@@ -88,13 +189,25 @@ export class AgentClient extends SignalCalls {
 
   // --- runs -----------------------------------------------------------------------------------
 
-  /** Run the agent to the end: text, finish reason, usage, steps, tripwire, messages. */
-  async generate(agentId: string, prompt?: string, options: RunOptions = {}): Promise<GenerateResponse> {
+  /** Run the agent to the end: text, finish reason, usage, tool calls and results, steps,
+   * tripwire, messages (the framework's result shape; `response` is the generated message). */
+  async generate(agentId: string, prompt?: string, options: RunOptions = {}): Promise<GenerateResult> {
+    return generateResultOf(await this.generateProto(agentId, prompt, options));
+  }
+
+  /** `generate`, answered with the generated `GenerateResponse`. */
+  async generateProto(agentId: string, prompt?: string, options: RunOptions = {}): Promise<GenerateResponse> {
     return this.client.generate(runRequest(agentId, prompt, options), this.rpc(options));
   }
 
-  /** The run's chunks one by one, as they arrive. Leaving the loop early cancels the run. */
-  async *stream(agentId: string, prompt?: string, options: RunOptions = {}): AsyncGenerator<Chunk, void, undefined> {
+  /** The run's chunks one by one, as they arrive, as the framework's `{ type, payload }` objects
+   * (`chunk.type === "text-delta"`, `chunk.payload.text`). Leaving the loop early cancels the run. */
+  async *stream(agentId: string, prompt?: string, options: RunOptions = {}): AsyncGenerator<ChunkType, void, undefined> {
+    for await (const chunk of this.streamProto(agentId, prompt, options)) yield chunkFromProto(chunk);
+  }
+
+  /** `stream`, yielding the generated `Chunk` messages. */
+  async *streamProto(agentId: string, prompt?: string, options: RunOptions = {}): AsyncGenerator<Chunk, void, undefined> {
     const abort = new AbortController();
     const onAbort = () => abort.abort(options.signal?.reason);
     options.signal?.addEventListener("abort", onAbort, { once: true });
@@ -147,12 +260,20 @@ export class AgentClient extends SignalCalls {
 export class AgentRef {
   constructor(private readonly client: AgentClient, readonly id: string) {}
 
-  generate(prompt?: string, options: RunOptions = {}): Promise<GenerateResponse> {
+  generate(prompt?: string, options: RunOptions = {}): Promise<GenerateResult> {
     return this.client.generate(this.id, prompt, options);
   }
 
-  stream(prompt?: string, options: RunOptions = {}): AsyncGenerator<Chunk, void, undefined> {
+  generateProto(prompt?: string, options: RunOptions = {}): Promise<GenerateResponse> {
+    return this.client.generateProto(this.id, prompt, options);
+  }
+
+  stream(prompt?: string, options: RunOptions = {}): AsyncGenerator<ChunkType, void, undefined> {
     return this.client.stream(this.id, prompt, options);
+  }
+
+  streamProto(prompt?: string, options: RunOptions = {}): AsyncGenerator<Chunk, void, undefined> {
+    return this.client.streamProto(this.id, prompt, options);
   }
 
   subscribeToThread(o: { resourceId?: string; threadId: string } & CallControl): Promise<ThreadSubscription> {

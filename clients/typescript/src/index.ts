@@ -3,7 +3,10 @@
 // The processor interface lives in `@treadle/client/processors` (with `@treadle/client/memory`,
 // `@treadle/client/stream` and `@treadle/client/errors` for the types it uses), named and shaped
 // as in the Mastra Processor API, so processors written for it port by changing imports.
-export { AgentClient, AgentRef, type AgentClientOptions, type CallOptionsLike, type RunOptions } from "./agents.js";
+export {
+  AgentClient, AgentRef, generateResultOf, type AgentClientOptions, type CallOptionsLike, type GenerateResult, type RunOptions,
+  type RunStep, type SkippedProcessorInfo, type ToolResultInfo,
+} from "./agents.js";
 export { ThreadCalls, type CallControl, type CreateThreadOptions, type PageOptions, type ThreadKey, type UpdateThreadOptions } from "./threads.js";
 export {
   SignalCalls, ThreadSubscription, type AgentSignal, type Attributes, type CreatedAgentSignal, type IfActive, type IfIdle,

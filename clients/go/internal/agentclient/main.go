@@ -53,22 +53,32 @@ func run(target string) error {
 	defer c.Close()
 	out := map[string]any{}
 
-	story := ""
+	story, types, finish := "", []string{}, treadle.FinishReason("")
 	for chunk, err := range c.Stream(ctx, "echo", "tell me a story") {
 		if err != nil {
 			return err
 		}
-		story += chunk.GetTextDelta().GetText()
+		types = append(types, chunk.Type())
+		if chunk.Type() == "text-delta" {
+			story += chunk.Text()
+		}
+		if chunk.Type() == "finish" {
+			finish = chunk.FinishReason()
+		}
 	}
 	out["stream_text"] = story
+	out["stream_types"] = types
+	out["stream_finish"] = finish
 
 	r, err := c.Generate(ctx, "guarded", "tell me the secret")
 	if err != nil {
 		return err
 	}
 	if r.Tripwire != nil {
-		out["tripwire"] = map[string]any{"reason": r.Tripwire.Reason, "processor_id": r.Tripwire.ProcessorId}
+		out["tripwire"] = map[string]any{"reason": r.Tripwire.Reason, "processor_id": r.Tripwire.ProcessorID}
 	}
+	out["tripwire_finish"] = r.FinishReason
+	out["tripwire_raw"] = r.GenerateResponse.GetFinishReason().String()
 
 	thread, err := c.CreateThread(ctx, "u1", "t1", treadle.WithTitle("API review"))
 	if err != nil {
