@@ -54,7 +54,25 @@ public final class AgentClient implements AutoCloseable {
     this.threads = ThreadServiceGrpc.newBlockingStub(channel);
   }
 
-  /** A run's result: text, finish reason, usage, steps, messages, and its tripwire if one tripped. */
+  /** Tokens used by a run or step. */
+  public record Usage(long inputTokens, long outputTokens, long totalTokens, long reasoningTokens, long cachedInputTokens) {
+    static Usage of(dev.treadle.v1.Usage u) {
+      return new Usage(u.getInputTokens(), u.getOutputTokens(), u.getTotalTokens(), u.getReasoningTokens(),
+          u.getCachedInputTokens());
+    }
+  }
+
+  /** One tool call of a run; {@code args} as plain Java JSON values ({@link Json#fromValue}). */
+  public record ToolCallInfo(String toolCallId, String toolName, Object args) {}
+
+  /** One tool's outcome; {@code args} and {@code result} as plain Java JSON values. */
+  public record ToolResultInfo(String toolCallId, String toolName, Object args, Object result, boolean isError) {}
+
+  /**
+   * A run's result in the framework's shape: {@link #text()}, {@link #finishReason()} as a string
+   * ({@code "stop"}, {@code "tool-calls"}, ...), {@link #usage()}, {@link #toolCalls()}, {@link
+   * #toolResults()}, {@link #tripwire()}; {@link #response()} is the generated message.
+   */
   public record Result(GenerateResponse response) {
     public String text() {
       return response.getText();
@@ -64,8 +82,36 @@ public final class AgentClient implements AutoCloseable {
       return response.getRunId();
     }
 
-    public dev.treadle.v1.FinishReason finishReason() {
-      return response.getFinishReason();
+    /** Why the run ended, as the framework names it: {@code "stop"}, {@code "other"}, ... */
+    public String finishReason() {
+      return RunChunk.finishReasonName(response.getFinishReason());
+    }
+
+    public Usage usage() {
+      return Usage.of(response.getUsage());
+    }
+
+    /** Every step's tool calls, in order. */
+    public List<ToolCallInfo> toolCalls() {
+      List<ToolCallInfo> out = new ArrayList<>();
+      for (var step : response.getStepsList()) {
+        for (var c : step.getToolCallsList()) {
+          out.add(new ToolCallInfo(c.getToolCallId(), c.getToolName(), c.hasArgs() ? Json.fromValue(c.getArgs()) : null));
+        }
+      }
+      return out;
+    }
+
+    /** Every step's tool results, in order. */
+    public List<ToolResultInfo> toolResults() {
+      List<ToolResultInfo> out = new ArrayList<>();
+      for (var step : response.getStepsList()) {
+        for (var r : step.getToolResultsList()) {
+          out.add(new ToolResultInfo(r.getToolCallId(), r.getToolName(), r.hasArgs() ? Json.fromValue(r.getArgs()) : null,
+              r.hasResult() ? Json.fromValue(r.getResult()) : null, r.getIsError()));
+        }
+      }
+      return out;
     }
 
     public List<Message> messages() {
@@ -93,18 +139,36 @@ public final class AgentClient implements AutoCloseable {
     return generate(GenerateRequest.newBuilder().setAgentId(agentId).setPrompt(prompt).build());
   }
 
+  /** Runs {@code agentId} on {@code prompt} with call options (memory thread and resource, ...). */
+  public Result generate(String agentId, String prompt, CallOptions options) {
+    return generate(GenerateRequest.newBuilder().setAgentId(agentId).setPrompt(prompt).setOptions(options).build());
+  }
+
   /** Runs an agent on a full request (messages, call options such as memory thread and resource). */
   public Result generate(GenerateRequest request) {
     return new Result(agents.generate(request));
   }
 
-  /** Streams {@code agentId}'s answer to {@code prompt}, chunk by chunk. Close the stream to cancel. */
-  public Stream<Chunk> stream(String agentId, String prompt) {
+  /**
+   * Streams {@code agentId}'s answer to {@code prompt}, chunk by chunk, as {@link RunChunk}s ({@code
+   * c.type().equals("text-delta")}, {@code c.text()}). Close the stream to cancel.
+   */
+  public Stream<RunChunk> stream(String agentId, String prompt) {
     return stream(StreamRequest.newBuilder().setAgentId(agentId).setPrompt(prompt).build());
   }
 
+  /** Streams {@code agentId}'s answer with call options (thread, resource, ...). */
+  public Stream<RunChunk> stream(String agentId, String prompt, CallOptions options) {
+    return stream(StreamRequest.newBuilder().setAgentId(agentId).setPrompt(prompt).setOptions(options).build());
+  }
+
   /** Streams a full request's answer. */
-  public Stream<Chunk> stream(StreamRequest request) {
+  public Stream<RunChunk> stream(StreamRequest request) {
+    return streamProto(request).map(RunChunk::new);
+  }
+
+  /** Streams a full request's answer as the generated {@link Chunk} messages. */
+  public Stream<Chunk> streamProto(StreamRequest request) {
     Context.CancellableContext ctx = Context.current().withCancellation();
     Iterator<StreamResponse> responses;
     Context previous = ctx.attach();
@@ -114,11 +178,6 @@ public final class AgentClient implements AutoCloseable {
       ctx.detach(previous);
     }
     return flatten(responses, StreamResponse::getChunksList).onClose(() -> ctx.cancel(null));
-  }
-
-  /** Streams {@code agentId}'s answer with call options (thread, resource, ...). */
-  public Stream<Chunk> stream(String agentId, String prompt, CallOptions options) {
-    return stream(StreamRequest.newBuilder().setAgentId(agentId).setPrompt(prompt).setOptions(options).build());
   }
 
   public Agent createAgent(Agent agent) {
@@ -168,6 +227,31 @@ public final class AgentClient implements AutoCloseable {
 
   public SendMessageResponse sendMessage(SendMessageRequest request) {
     return threads.sendMessage(request);
+  }
+
+  /** A memory thread ({@code GetThread}); NOT_FOUND when there is none. */
+  public dev.treadle.v1.Thread getThread(String resourceId, String threadId) {
+    return threads.getThread(dev.treadle.v1.GetThreadRequest.newBuilder().setResourceId(resourceId)
+        .setThreadId(threadId).build()).getThread();
+  }
+
+  /** Every stored message of a thread, oldest first (all pages of {@code ListMessages}). */
+  public List<Message> listMessages(String resourceId, String threadId) {
+    List<Message> out = new ArrayList<>();
+    String token = "";
+    do {
+      var page = threads.listMessages(dev.treadle.v1.ListMessagesRequest.newBuilder().setResourceId(resourceId)
+          .setThreadId(threadId).setPageToken(token).build());
+      out.addAll(page.getMessagesList());
+      token = page.getNextPageToken();
+    } while (!token.isEmpty());
+    return out;
+  }
+
+  /** Call options that keep a run's messages on a memory thread (the Mastra {@code memory} option). */
+  public static CallOptions memory(String resourceId, String threadId) {
+    return CallOptions.newBuilder().setMemory(dev.treadle.v1.MemoryOptions.newBuilder().setResource(resourceId)
+        .setThreadId(threadId)).build();
   }
 
   /** The raw thread stub, for the thread calls without a method here (list, signals, abort, ...). */

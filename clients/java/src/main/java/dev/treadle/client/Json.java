@@ -12,9 +12,12 @@ import java.util.Map;
 /**
  * Conversions between plain Java values ({@code Map<String, ?>}, {@code List<?>}, {@code String},
  * {@code Number}, {@code Boolean}, {@code null}) and {@code google.protobuf.Struct}/{@code Value}.
- * Numbers come back as {@code Double}, as JSON has one number type.
+ * Numbers come back typed: a whole number (within the range a double holds exactly, 2^53) as a
+ * {@code Long}, any other as a {@code Double}; read either through {@link Number}.
  */
 public final class Json {
+  private static final double MAX_EXACT = 9007199254740992.0; // 2^53
+
   private Json() {}
 
   /** {@code value} as a protobuf Value; {@link IllegalArgumentException} names what is not JSON. */
@@ -65,7 +68,7 @@ public final class Json {
     return out.build();
   }
 
-  /** A Value as plain Java: Map, List, String, Double, Boolean or null. */
+  /** A Value as plain Java: Map, List, String, Long (whole numbers), Double, Boolean or null. */
   public static Object fromValue(Value value) {
     switch (value.getKindCase()) {
       case STRUCT_VALUE:
@@ -79,8 +82,10 @@ public final class Json {
       }
       case STRING_VALUE:
         return value.getStringValue();
-      case NUMBER_VALUE:
-        return value.getNumberValue();
+      case NUMBER_VALUE: {
+        double n = value.getNumberValue();
+        return n == Math.rint(n) && Math.abs(n) <= MAX_EXACT ? (Object) (long) n : (Object) n;
+      }
       case BOOL_VALUE:
         return value.getBoolValue();
       default:

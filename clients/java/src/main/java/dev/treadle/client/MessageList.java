@@ -39,6 +39,62 @@ public final class MessageList {
     return List.copyOf(messages);
   }
 
+  /** The messages given to this call (the Mastra {@code messageList.get.input.db()}). */
+  public List<Message> input() {
+    return bySource(MessageSource.MESSAGE_SOURCE_INPUT);
+  }
+
+  /** The messages this call produced (the Mastra {@code messageList.get.response.db()}). */
+  public List<Message> response() {
+    return bySource(MessageSource.MESSAGE_SOURCE_RESPONSE);
+  }
+
+  /** The messages loaded from memory (the Mastra {@code messageList.get.remembered.db()}). */
+  public List<Message> remembered() {
+    return bySource(MessageSource.MESSAGE_SOURCE_MEMORY);
+  }
+
+  /** Where the message with this id came from; a message added here counts by its role. */
+  public synchronized MessageSource sourceOf(String id) {
+    for (Message m : messages) {
+      if (m.getId().equals(id)) {
+        MessageSource known = sources.get(id);
+        if (known != null && known != MessageSource.MESSAGE_SOURCE_UNSPECIFIED) {
+          return known;
+        }
+        return m.getRole() == dev.treadle.v1.MessageRole.MESSAGE_ROLE_ASSISTANT
+            ? MessageSource.MESSAGE_SOURCE_RESPONSE : MessageSource.MESSAGE_SOURCE_INPUT;
+      }
+    }
+    return MessageSource.MESSAGE_SOURCE_UNSPECIFIED;
+  }
+
+  private synchronized List<Message> bySource(MessageSource source) {
+    List<Message> out = new ArrayList<>();
+    for (Message m : messages) {
+      if (sourceOf(m.getId()) == source) {
+        out.add(m);
+      }
+    }
+    return List.copyOf(out);
+  }
+
+  /** The text of every text part of these messages, joined by spaces. */
+  public static String text(List<Message> messages) {
+    StringBuilder out = new StringBuilder();
+    for (Message m : messages) {
+      for (Part p : m.getContent().getPartsList()) {
+        if (p.hasText()) {
+          if (out.length() > 0) {
+            out.append(' ');
+          }
+          out.append(p.getText().getText());
+        }
+      }
+    }
+    return out.toString();
+  }
+
   /** The system messages of the run. */
   public List<SystemMessage> systemMessages() {
     return systemMessages;

@@ -76,11 +76,48 @@ class AgentClientTest {
   void closingAStreamCancelsTheCall() throws Exception {
     try (AgentClient client = Treadle.connect("127.0.0.1:" + server.getPort())) {
       List<String> first;
-      try (Stream<Chunk> chunks = client.stream("a", "go")) {
-        first = chunks.limit(2).map(c -> c.getTextDelta().getText()).toList();
+      try (Stream<RunChunk> chunks = client.stream("a", "go")) {
+        first = chunks.limit(2).map(RunChunk::text).toList();
       }
       assertEquals(List.of("w0", "w1"), first);
       assertTrue(cancelled.await(10, TimeUnit.SECONDS), "the server saw no cancel");
     }
+  }
+
+  @Test
+  void aResultAndItsChunksSpeakTheFrameworksShapes() {
+    var args = Json.toValue(Map.of("city", "Oslo"));
+    var response = GenerateResponse.newBuilder().setText("Clear.")
+        .setFinishReason(dev.treadle.v1.FinishReason.FINISH_REASON_STOP)
+        .setUsage(dev.treadle.v1.Usage.newBuilder().setInputTokens(3).setOutputTokens(2).setTotalTokens(5))
+        .addSteps(dev.treadle.v1.StepResult.newBuilder()
+            .setFinishReason(dev.treadle.v1.FinishReason.FINISH_REASON_TOOL_CALLS)
+            .addToolCalls(dev.treadle.v1.ToolCall.newBuilder().setToolCallId("c1").setToolName("weather").setArgs(args))
+            .addToolResults(dev.treadle.v1.ToolResult.newBuilder().setToolCallId("c1").setToolName("weather")
+                .setArgs(args).setResult(Json.toValue(Map.of("sky", "clear", "celsius", 21)))))
+        .build();
+    AgentClient.Result result = new AgentClient.Result(response);
+    assertEquals("stop", result.finishReason());
+    assertEquals(new AgentClient.Usage(3, 2, 5, 0, 0), result.usage());
+    assertEquals(List.of(new AgentClient.ToolCallInfo("c1", "weather", Map.of("city", "Oslo"))), result.toolCalls());
+    assertEquals(Map.of("sky", "clear", "celsius", 21L), result.toolResults().get(0).result());
+    assertEquals(response, result.response());
+
+    RunChunk delta = new RunChunk(Chunk.newBuilder().setTextDelta(TextDeltaChunk.newBuilder().setText("hi")).build());
+    assertEquals("text-delta", delta.type());
+    assertEquals("hi", delta.text());
+    RunChunk finish = new RunChunk(Chunk.newBuilder().setFinish(dev.treadle.v1.FinishChunk.newBuilder()
+        .setReason(dev.treadle.v1.FinishReason.FINISH_REASON_CONTENT_FILTER)).build());
+    assertEquals("finish", finish.type());
+    assertEquals("content-filter", finish.finishReason());
+    RunChunk data = new RunChunk(Chunk.newBuilder().setData(dev.treadle.v1.DataChunk.newBuilder().setName("data-progress")).build());
+    assertEquals("data-progress", data.type());
+  }
+
+  @Test
+  void wholeNumbersComeBackAsLongs() {
+    assertEquals(3L, Json.fromValue(Json.toValue(3)));
+    assertEquals(2.5, Json.fromValue(Json.toValue(2.5)));
+    assertEquals(List.of(1L, 1.5), Json.fromValue(Json.toValue(List.of(1, 1.5))));
   }
 }

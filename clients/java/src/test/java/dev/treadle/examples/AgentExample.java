@@ -9,7 +9,7 @@ public final class AgentExample {
   public static void main(String[] args) {
     try (AgentClient client = Treadle.connect(System.getenv("TREADLE_TARGET"));
         var chunks = client.stream("assistant", "Say hello")) {
-      chunks.filter(c -> c.hasTextDelta()).forEach(c -> System.out.print(c.getTextDelta().getText()));
+      chunks.filter(c -> c.type().equals("text-delta")).forEach(c -> System.out.print(c.text()));
       System.out.println();
       try {
         client.generate("assistant", "my secret is 42").orThrow();

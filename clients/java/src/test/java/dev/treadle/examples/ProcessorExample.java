@@ -1,6 +1,7 @@
 package dev.treadle.examples;
 
 import dev.treadle.client.Attachment;
+import dev.treadle.client.MessageList;
 import dev.treadle.client.ProcessInputArgs;
 import dev.treadle.client.Processor;
 import dev.treadle.client.Treadle;
@@ -15,7 +16,7 @@ public final class ProcessorExample {
 
     @Override
     public ReplaceOutcome processInput(ProcessInputArgs args) {
-      if (args.messages().toString().contains("secret")) throw args.abort("Blocked content detected in input");
+      if (MessageList.text(args.messages()).contains("secret")) throw args.abort("Blocked content detected in input");
       return null;
     }
   }
