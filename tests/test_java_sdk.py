@@ -161,3 +161,22 @@ async def test_the_java_pii_guard_holds_and_releases_text(server: Any, java, del
         assert client_text(chunks) == "Write to [email] or call. Thanks!"
         assert_text_parts_consistent(chunks)
         assert not any(ADDRESS[:5] in c.text_delta.text for c in chunks if c.WhichOneof("chunk") == "text_delta")
+
+
+async def test_agent_client_generates_on_a_memory_thread_and_reads_it_back(start_app: StartApp, java) -> None:
+    """``generate`` with call options (``AgentClient.memory``), then ``getThread`` and
+    ``listMessages`` without request builders; the result's finish reason is the string."""
+    model = OpenAIServer([Turn.say("Hello Ada."), Turn.say("Ada.")])
+    try:
+        running = await start_app()
+        running.app.add_agent(agent(model))
+        out = await (await java("dev.treadle.interop.MemoryClient", running.target)).output()
+        report = json.loads(out.strip().splitlines()[-1])
+        assert report["text"] == "Ada." and report["finishReason"] == "stop"
+        assert report["totalTokens"] > 0
+        assert report["thread"] == "trip@user-1"
+        assert report["stored"] == ["My name is Ada.", "Hello Ada.", "What is my name?", "Ada."]
+        second = json.dumps(model.recorded[1].body["messages"])
+        assert "My name is Ada." in second  # the first run was remembered
+    finally:
+        model.close()
