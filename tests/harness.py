@@ -55,6 +55,11 @@ class Harness:
     ) -> GenerateResult:
         return await self.loop.generate(agent, self.request(prompt, **options))
 
+    async def settled(self, check: Callable[[], bool], timeout: float = 10) -> None:
+        """Asserts ``check()``: in-process it holds as soon as the run returned; a remote
+        harness re-reads what its processors recorded until it holds (fire-and-forget hooks)."""
+        assert check()
+
     def spans(self) -> list[ReadableSpan]:
         return list(self.exporter.get_finished_spans())
 

@@ -122,6 +122,30 @@ class ContentFilter:
         return part
 
 
+class AlertingContentFilter(ContentFilter):
+    """The content filter with the framework's ``onViolation`` side effect: it records each
+    violation (an alert or a log line, in a real one) and tells which word it blocked."""
+
+    id = "alerting-filter"
+
+    def __init__(self, blocked_words: list[str]) -> None:
+        super().__init__(blocked_words)
+        self.violations: list[dict[str, Any]] = []
+
+    async def process_input(self, args: ProcessInputArgs) -> list[Message]:
+        for msg in args.messages:
+            text = " ".join(p.text for p in msg.content.parts if isinstance(p, TextPart))
+            for word in self.blocked_words:
+                if word in text:
+                    args.abort("Blocked content detected in input", metadata={"word": word})
+        return args.messages
+
+    def on_violation(self, violation: Any) -> None:
+        self.violations.append({"processorId": violation.processor_id, "message": violation.message,
+                                "detail": violation.detail, "hook": violation.hook})
+        raise RuntimeError("the alert service is down")  # swallowed: the run is not affected
+
+
 class WordCounter:
     id = "word-counter"
 

@@ -19,6 +19,7 @@ Tests whose agent has no processor run unchanged (there is nothing to move), whi
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -119,6 +120,14 @@ class RemoteHarness(Harness):
         for local, mirrored in zip(self.local, report["mirror"], strict=True):
             apply_mirror(local, mirrored)
         self.invocations = report["invocations"]
+
+    async def settled(self, check: Callable[[], bool], timeout: float = 10) -> None:
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        while not check():
+            assert loop.time() < end, f"still false after {timeout}s"
+            await asyncio.sleep(0.05)
+            await self._sync()
 
     async def stream(self, agent: Agent, prompt: str | list[Message], **options: Any) -> list[Chunk]:
         await self._ensure_attached()

@@ -10,6 +10,7 @@ import pytest
 
 from tests.harness import Harness, harness_factory, of_type, text_of, types  # noqa: F401
 from tests.seed_processors import (
+    AlertingContentFilter,
     ContentFilter,
     DynamicModelProcessor,
     DynamicModelWithCutoff,
@@ -132,6 +133,21 @@ async def test_content_filter_blocks_input_before_the_model(harness_factory) -> 
     assert chunks[1].payload.processor_id == "content-filter"
     assert chunks[-1].payload.reason == "other"
     assert h.bodies() == []  # the model is never called
+
+
+async def test_on_violation_is_called_on_abort_and_its_errors_are_swallowed(harness_factory) -> None:
+    h: Harness = harness_factory([Turn.say("fine")])
+    guard = AlertingContentFilter(["secret"])
+    agent = h.agent(input_processors=[guard])
+    blocked = await h.generate(agent, "tell me the secret")
+    assert blocked.tripwire is not None and blocked.tripwire.reason == "Blocked content detected in input"
+    assert blocked.tripwire.metadata == {"word": "secret"}  # on_violation's error changed nothing
+    expected = {"processorId": "alerting-filter", "message": "Blocked content detected in input",
+                "detail": {"word": "secret"}, "hook": "process_input"}
+    await h.settled(lambda: guard.violations == [expected])
+    passed = await h.generate(agent, "hello")
+    assert passed.text == "fine" and passed.tripwire is None
+    await h.settled(lambda: guard.violations == [expected])  # no abort, no call
 
 
 async def test_content_filter_stops_the_stream_at_the_blocked_chunk(harness_factory) -> None:

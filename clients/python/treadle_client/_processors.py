@@ -35,13 +35,13 @@ from opentelemetry.trace import TracerProvider
 from treadle.wire import sdk_hooks as hc
 from treadle.wire.hook_names import HOOK_ENUM, HOOK_NAME
 from treadle.wire.sdk_hooks import check_state_depth
-from treadle.wire.data import chunk_to_proto, dict_to_struct, struct_to_dict
+from treadle.wire.data import chunk_to_proto, dict_to_struct, struct_to_dict, value_to_py
 from treadle.wire.sdk_hooks import snapshot_before
 from treadle.core.chunks import Chunk
 from treadle.core.errors import TripwireError
 from treadle.core.message_list import MessageList
 from treadle.core.args import make_abort
-from treadle.core.processor import HOOKS, SEED_NAMES, TOOL_HOOKS
+from treadle.core.processor import HOOKS, SEED_NAMES, TOOL_HOOKS, ProcessorViolation
 from treadle.v1 import processor_service_pb2 as pb
 from treadle.v1 import processor_service_pb2_grpc
 
@@ -84,8 +84,12 @@ _DELIVERY = {"per_chunk": pb.STREAM_DELIVERY_PER_CHUNK, "windowed": pb.STREAM_DE
 
 
 def hooks_of(processor: Any) -> list[str]:
-    """The hooks a processor implements: the hook methods it has, in the Mastra framework's order."""
-    return [h for h in (*HOOKS, *TOOL_HOOKS) if callable(getattr(processor, h, None))]
+    """The hooks a processor implements: the hook methods it has, in the Mastra framework's order
+    (``on_violation`` last: it is declared too, always fire and forget)."""
+    hooks = [h for h in (*HOOKS, *TOOL_HOOKS) if callable(getattr(processor, h, None))]
+    if hooks and callable(getattr(processor, "on_violation", None)):
+        hooks.append("on_violation")
+    return hooks
 
 
 def declaration(processor: Any) -> pb.ProcessorDeclaration:
@@ -112,7 +116,7 @@ def declaration(processor: Any) -> pb.ProcessorDeclaration:
     for hook in hooks:
         h = out.hooks.add(
             hook=HOOK_ENUM[hook],
-            mode=pb.HOOK_MODE_OBSERVE if hook in observe else pb.HOOK_MODE_MUTATE,
+            mode=pb.HOOK_MODE_OBSERVE if hook in observe or hook == "on_violation" else pb.HOOK_MODE_MUTATE,
         )
         if hook in timeouts:
             h.timeout.FromNanoseconds(int(timeouts[hook] * 1e9))
@@ -124,6 +128,21 @@ def declaration(processor: Any) -> pb.ProcessorDeclaration:
             h.max_window = int(getattr(processor, "max_window", 0) or 0)
             h.max_in_flight = int(getattr(processor, "max_in_flight", DEFAULT_MAX_IN_FLIGHT) or 0)
     return out
+
+
+_PY_NAMES = {seed: name for name, seed in SEED_NAMES.items()}
+
+
+async def _violation(processor: Any, inv: pb.Invocation) -> None:
+    """Calls ``on_violation``; its errors are swallowed, as the framework does. The hook is named
+    as in-process (``process_input``)."""
+    v = inv.on_violation
+    detail = value_to_py(v.detail) if v.HasField("detail") else None
+    hook = _PY_NAMES.get(v.hook, v.hook)
+    try:
+        await _call(processor.on_violation, ProcessorViolation(v.processor_id, v.message, detail, hook))
+    except Exception:  # noqa: BLE001 - documented: errors from on_violation are swallowed
+        log.debug("on_violation of %s raised", v.processor_id, exc_info=True)
 
 
 @dataclass
@@ -234,7 +253,7 @@ class _ProcessorSession:
         if hook == "process_output_result":
             self._host.runs.pop((inv.run_id, inv.processor_id), None)
 
-    async def _invoke(self, inv: pb.Invocation, rs: _RunState, signal: asyncio.Event) -> pb.InvocationResult:
+    async def _invoke(self, inv: pb.Invocation, rs: _RunState, signal: asyncio.Event) -> pb.InvocationResult | None:
         pid = inv.processor_id
         processor = self._host.processors.get(pid)
         hook = HOOK_NAME.get(inv.hook, "")
@@ -242,6 +261,9 @@ class _ProcessorSession:
             return hc.encode_error(inv.invocation_id, LookupError(f"processor {pid!r} does not serve {hook or inv.hook}"))
         if inv.HasField("state") and inv.state.version >= rs.version:
             rs.value, rs.version = struct_to_dict(inv.state.value), inv.state.version
+        if hook == "on_violation":
+            await _violation(processor, inv)
+            return None
         before = copy.deepcopy(rs.value) if rs.value else {}
         writer, written = collecting_writer(inv.run_id)
         common: dict[str, Any] = {

@@ -29,7 +29,9 @@ from ..agents import ProcessorRef
 from ..core.chunks import Chunk, SkippedProcessor, StreamResult
 from ..core.errors import ProcessorUnavailableError, TripwireError
 from ..core.args import ProcessOutputStreamArgs
-from ..core.processor import SEED_NAMES
+from ..core.processor import SEED_NAMES, ProcessorViolation
+from ..v1 import processor_service_pb2 as pb
+from ..wire.data import py_to_value
 from ..wire.server_hooks import (
     DecodedResult,
     MalformedResultError,
@@ -60,6 +62,8 @@ class RemoteProcessor:
         self._pipes: dict[str, _StreamPipe] = {}
         self._skips: dict[tuple[str, str], SkippedProcessor] = {}
         """(hook, reason) -> the fail_open skips of this run."""
+        self._last: Any = None
+        """The last hook args of this run, whose run identity an ``onViolation`` invocation reuses."""
         self._held: dict[str, list[Chunk]] = {}
         """run id -> the chunks the processor answered with "hold" and has not released since."""
 
@@ -139,6 +143,31 @@ class RemoteProcessor:
         """Runs ``afterToolCall`` remotely."""
         return await self._call("after_tool_call", args)
 
+    async def on_violation(self, violation: ProcessorViolation) -> None:
+        """Sends ``onViolation`` when the process declared it: always fire and forget, and a
+        processor that cannot be reached misses it (the run is over; the policy does not apply)."""
+        last = self._last
+        s = self.hub.hook_settings(self.id, "on_violation")
+        if s is None or last is None:
+            return
+        run = last.run
+        inv = pb.Invocation(
+            processor_id=self.id, hook=pb.HOOK_ON_VIOLATION, run_id=run.run_id, agent_id=run.agent_id,
+            thread_id=run.thread_id, resource_id=run.resource_id, step_number=run.step_number,
+            retry_count=last.retry_count, processor_index=run.processor_index,
+        )
+        args = inv.on_violation
+        args.processor_id, args.message = violation.processor_id, violation.message
+        args.hook = SEED_NAMES.get(violation.hook, violation.hook)
+        if violation.detail is not None:
+            py_to_value(violation.detail, args.detail)
+        try:
+            sent = self.hub.send_observe(self.id, "on_violation", inv, run_id=run.run_id, state=last.state,
+                                         timeout=self._timeout(s))
+        except ProcessorUnavailable:
+            sent = False
+        self.hub.record(self.id, SEED_NAMES["on_violation"], "observed" if sent else "dropped")
+
     def wants_tool(self, hook: str, tool_name: str) -> bool:
         """The declared tool-name filter of a tool hook or ``processToolResult``."""
         s = self.hub.hook_settings(self.id, hook)
@@ -151,6 +180,7 @@ class RemoteProcessor:
         processed chunk (the same object when unchanged) or None (dropped), or raises
         ``TripwireError`` / ``ProcessorUnavailableError``. Answers apply in chunk order.
         """
+        self._last = args
         self.hub.track_run(args.run.run_id, args.abort_signal)
         loop = asyncio.get_running_loop()
         s = self.hub.hook_settings(self.id, STREAM)
@@ -180,6 +210,7 @@ class RemoteProcessor:
         return s
 
     async def _call(self, hook: str, args: Any) -> Any:
+        self._last = args
         self.hub.track_run(args.run.run_id, args.abort_signal)
         s = await self._settings(hook)
         if s is None:

@@ -36,6 +36,7 @@ SEED_NAMES: dict[str, str] = {
     "process_output_result": "processOutputResult",
     "before_tool_call": "beforeToolCall",
     "after_tool_call": "afterToolCall",
+    "on_violation": "onViolation",
 }
 
 

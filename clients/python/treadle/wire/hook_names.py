@@ -20,6 +20,7 @@ HOOK_ENUM: dict[str, int] = {
     "process_output_result": pb.HOOK_PROCESS_OUTPUT_RESULT,
     "before_tool_call": pb.HOOK_BEFORE_TOOL_CALL,
     "after_tool_call": pb.HOOK_AFTER_TOOL_CALL,
+    "on_violation": pb.HOOK_ON_VIOLATION,
 }
 """Python hook name -> ``Hook`` enum value; the ``Invocation.args`` branch has the same name."""
 HOOK_NAME: dict[int, str] = {v: k for k, v in HOOK_ENUM.items()}

@@ -52,6 +52,10 @@ const (
 	Hook_HOOK_BEFORE_TOOL_CALL Hook = 10
 	// `afterToolCall`: after a tool ran, with its output or error.
 	Hook_HOOK_AFTER_TOOL_CALL Hook = 11
+	// `onViolation`: after this processor aborted the run (from any of its hooks), with what it
+	// reported. Always fire and forget: the server sends it as an OBSERVE hook whatever mode is
+	// declared, and ignores any answer. Errors in it are the process's own to swallow.
+	Hook_HOOK_ON_VIOLATION Hook = 12
 )
 
 // Enum value maps for Hook.
@@ -69,6 +73,7 @@ var (
 		9:  "HOOK_PROCESS_OUTPUT_RESULT",
 		10: "HOOK_BEFORE_TOOL_CALL",
 		11: "HOOK_AFTER_TOOL_CALL",
+		12: "HOOK_ON_VIOLATION",
 	}
 	Hook_value = map[string]int32{
 		"HOOK_UNSPECIFIED":           0,
@@ -83,6 +88,7 @@ var (
 		"HOOK_PROCESS_OUTPUT_RESULT": 9,
 		"HOOK_BEFORE_TOOL_CALL":      10,
 		"HOOK_AFTER_TOOL_CALL":       11,
+		"HOOK_ON_VIOLATION":          12,
 	}
 )
 
@@ -1031,6 +1037,7 @@ type Invocation struct {
 	//	*Invocation_ProcessOutputResult
 	//	*Invocation_BeforeToolCall
 	//	*Invocation_AfterToolCall
+	//	*Invocation_OnViolation
 	Args          isInvocation_Args `protobuf_oneof:"args"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1277,6 +1284,15 @@ func (x *Invocation) GetAfterToolCall() *AfterToolCallArgs {
 	return nil
 }
 
+func (x *Invocation) GetOnViolation() *OnViolationArgs {
+	if x != nil {
+		if x, ok := x.Args.(*Invocation_OnViolation); ok {
+			return x.OnViolation
+		}
+	}
+	return nil
+}
+
 type isInvocation_Args interface {
 	isInvocation_Args()
 }
@@ -1336,6 +1352,11 @@ type Invocation_AfterToolCall struct {
 	AfterToolCall *AfterToolCallArgs `protobuf:"bytes,30,opt,name=after_tool_call,json=afterToolCall,proto3,oneof"`
 }
 
+type Invocation_OnViolation struct {
+	// Arguments of `onViolation`.
+	OnViolation *OnViolationArgs `protobuf:"bytes,31,opt,name=on_violation,json=onViolation,proto3,oneof"`
+}
+
 func (*Invocation_ProcessInput) isInvocation_Args() {}
 
 func (*Invocation_ProcessInputStep) isInvocation_Args() {}
@@ -1357,6 +1378,8 @@ func (*Invocation_ProcessOutputResult) isInvocation_Args() {}
 func (*Invocation_BeforeToolCall) isInvocation_Args() {}
 
 func (*Invocation_AfterToolCall) isInvocation_Args() {}
+
+func (*Invocation_OnViolation) isInvocation_Args() {}
 
 // ProcessorState is one processor's state for one call: shared by all of its hooks and steps,
 // never by two calls.
@@ -2289,6 +2312,80 @@ func (x *AfterToolCallArgs) GetError() string {
 	return ""
 }
 
+// OnViolationArgs are the arguments of `onViolation` (the Mastra `ProcessorViolation`): the
+// processor aborted the run. No reply.
+type OnViolationArgs struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The processor that aborted.
+	ProcessorId string `protobuf:"bytes,1,opt,name=processor_id,json=processorId,proto3" json:"processor_id,omitempty"`
+	// The abort's reason.
+	Message string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	// The abort's metadata (`abort(reason, {metadata})`), when it gave any.
+	Detail *structpb.Value `protobuf:"bytes,3,opt,name=detail,proto3" json:"detail,omitempty"`
+	// The hook that aborted, by its interface name (`processInput`, `processOutputStream`, ...).
+	Hook          string `protobuf:"bytes,4,opt,name=hook,proto3" json:"hook,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OnViolationArgs) Reset() {
+	*x = OnViolationArgs{}
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OnViolationArgs) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OnViolationArgs) ProtoMessage() {}
+
+func (x *OnViolationArgs) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OnViolationArgs.ProtoReflect.Descriptor instead.
+func (*OnViolationArgs) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *OnViolationArgs) GetProcessorId() string {
+	if x != nil {
+		return x.ProcessorId
+	}
+	return ""
+}
+
+func (x *OnViolationArgs) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *OnViolationArgs) GetDetail() *structpb.Value {
+	if x != nil {
+		return x.Detail
+	}
+	return nil
+}
+
+func (x *OnViolationArgs) GetHook() string {
+	if x != nil {
+		return x.Hook
+	}
+	return ""
+}
+
 // OutputResult is the whole call's result, for `processOutputResult`.
 type OutputResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2306,7 +2403,7 @@ type OutputResult struct {
 
 func (x *OutputResult) Reset() {
 	*x = OutputResult{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[22]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2318,7 +2415,7 @@ func (x *OutputResult) String() string {
 func (*OutputResult) ProtoMessage() {}
 
 func (x *OutputResult) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[22]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2331,7 +2428,7 @@ func (x *OutputResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutputResult.ProtoReflect.Descriptor instead.
 func (*OutputResult) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{22}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *OutputResult) GetText() string {
@@ -2376,7 +2473,7 @@ type ProcessOutputResultArgs struct {
 
 func (x *ProcessOutputResultArgs) Reset() {
 	*x = ProcessOutputResultArgs{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[23]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2388,7 +2485,7 @@ func (x *ProcessOutputResultArgs) String() string {
 func (*ProcessOutputResultArgs) ProtoMessage() {}
 
 func (x *ProcessOutputResultArgs) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[23]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2401,7 +2498,7 @@ func (x *ProcessOutputResultArgs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessOutputResultArgs.ProtoReflect.Descriptor instead.
 func (*ProcessOutputResultArgs) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{23}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ProcessOutputResultArgs) GetMessageList() *MessageListSnapshot {
@@ -2446,7 +2543,7 @@ type InvocationResult struct {
 
 func (x *InvocationResult) Reset() {
 	*x = InvocationResult{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[24]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2458,7 +2555,7 @@ func (x *InvocationResult) String() string {
 func (*InvocationResult) ProtoMessage() {}
 
 func (x *InvocationResult) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[24]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2471,7 +2568,7 @@ func (x *InvocationResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvocationResult.ProtoReflect.Descriptor instead.
 func (*InvocationResult) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{24}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *InvocationResult) GetInvocationId() string {
@@ -2629,7 +2726,7 @@ type SkipToolOutcome struct {
 
 func (x *SkipToolOutcome) Reset() {
 	*x = SkipToolOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[25]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2641,7 +2738,7 @@ func (x *SkipToolOutcome) String() string {
 func (*SkipToolOutcome) ProtoMessage() {}
 
 func (x *SkipToolOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[25]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2654,7 +2751,7 @@ func (x *SkipToolOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkipToolOutcome.ProtoReflect.Descriptor instead.
 func (*SkipToolOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{25}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SkipToolOutcome) GetOutput() *structpb.Value {
@@ -2673,7 +2770,7 @@ type UnchangedOutcome struct {
 
 func (x *UnchangedOutcome) Reset() {
 	*x = UnchangedOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[26]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2685,7 +2782,7 @@ func (x *UnchangedOutcome) String() string {
 func (*UnchangedOutcome) ProtoMessage() {}
 
 func (x *UnchangedOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[26]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2698,7 +2795,7 @@ func (x *UnchangedOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnchangedOutcome.ProtoReflect.Descriptor instead.
 func (*UnchangedOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{26}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{27}
 }
 
 // ReplaceOutcome carries replacements; unset fields leave things unchanged.
@@ -2721,7 +2818,7 @@ type ReplaceOutcome struct {
 
 func (x *ReplaceOutcome) Reset() {
 	*x = ReplaceOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[27]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2733,7 +2830,7 @@ func (x *ReplaceOutcome) String() string {
 func (*ReplaceOutcome) ProtoMessage() {}
 
 func (x *ReplaceOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[27]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2746,7 +2843,7 @@ func (x *ReplaceOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplaceOutcome.ProtoReflect.Descriptor instead.
 func (*ReplaceOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{27}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ReplaceOutcome) GetMessages() *MessageListReplacement {
@@ -2800,7 +2897,7 @@ type MessageListReplacement struct {
 
 func (x *MessageListReplacement) Reset() {
 	*x = MessageListReplacement{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[28]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2812,7 +2909,7 @@ func (x *MessageListReplacement) String() string {
 func (*MessageListReplacement) ProtoMessage() {}
 
 func (x *MessageListReplacement) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[28]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2825,7 +2922,7 @@ func (x *MessageListReplacement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageListReplacement.ProtoReflect.Descriptor instead.
 func (*MessageListReplacement) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{28}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *MessageListReplacement) GetMessages() []*Message {
@@ -2853,7 +2950,7 @@ type PromptReplacement struct {
 
 func (x *PromptReplacement) Reset() {
 	*x = PromptReplacement{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[29]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2865,7 +2962,7 @@ func (x *PromptReplacement) String() string {
 func (*PromptReplacement) ProtoMessage() {}
 
 func (x *PromptReplacement) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[29]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2878,7 +2975,7 @@ func (x *PromptReplacement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PromptReplacement.ProtoReflect.Descriptor instead.
 func (*PromptReplacement) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{29}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PromptReplacement) GetMessages() []*PromptMessage {
@@ -2900,7 +2997,7 @@ type CachedResponse struct {
 
 func (x *CachedResponse) Reset() {
 	*x = CachedResponse{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[30]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2912,7 +3009,7 @@ func (x *CachedResponse) String() string {
 func (*CachedResponse) ProtoMessage() {}
 
 func (x *CachedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[30]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2925,7 +3022,7 @@ func (x *CachedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CachedResponse.ProtoReflect.Descriptor instead.
 func (*CachedResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{30}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CachedResponse) GetChunks() []*Chunk {
@@ -2946,7 +3043,7 @@ type ActiveTools struct {
 
 func (x *ActiveTools) Reset() {
 	*x = ActiveTools{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[31]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2958,7 +3055,7 @@ func (x *ActiveTools) String() string {
 func (*ActiveTools) ProtoMessage() {}
 
 func (x *ActiveTools) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[31]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2971,7 +3068,7 @@ func (x *ActiveTools) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActiveTools.ProtoReflect.Descriptor instead.
 func (*ActiveTools) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{31}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ActiveTools) GetNames() []string {
@@ -3003,7 +3100,7 @@ type StepOverrides struct {
 
 func (x *StepOverrides) Reset() {
 	*x = StepOverrides{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[32]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3015,7 +3112,7 @@ func (x *StepOverrides) String() string {
 func (*StepOverrides) ProtoMessage() {}
 
 func (x *StepOverrides) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[32]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3028,7 +3125,7 @@ func (x *StepOverrides) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepOverrides.ProtoReflect.Descriptor instead.
 func (*StepOverrides) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{32}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *StepOverrides) GetModel() string {
@@ -3088,7 +3185,7 @@ type AbortOutcome struct {
 
 func (x *AbortOutcome) Reset() {
 	*x = AbortOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[33]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3100,7 +3197,7 @@ func (x *AbortOutcome) String() string {
 func (*AbortOutcome) ProtoMessage() {}
 
 func (x *AbortOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[33]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3113,7 +3210,7 @@ func (x *AbortOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbortOutcome.ProtoReflect.Descriptor instead.
 func (*AbortOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{33}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *AbortOutcome) GetReason() string {
@@ -3148,7 +3245,7 @@ type RetryOutcome struct {
 
 func (x *RetryOutcome) Reset() {
 	*x = RetryOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[34]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3160,7 +3257,7 @@ func (x *RetryOutcome) String() string {
 func (*RetryOutcome) ProtoMessage() {}
 
 func (x *RetryOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[34]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3173,7 +3270,7 @@ func (x *RetryOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryOutcome.ProtoReflect.Descriptor instead.
 func (*RetryOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{34}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *RetryOutcome) GetMessages() *MessageListReplacement {
@@ -3194,7 +3291,7 @@ type ErrorOutcome struct {
 
 func (x *ErrorOutcome) Reset() {
 	*x = ErrorOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3206,7 +3303,7 @@ func (x *ErrorOutcome) String() string {
 func (*ErrorOutcome) ProtoMessage() {}
 
 func (x *ErrorOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3219,7 +3316,7 @@ func (x *ErrorOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorOutcome.ProtoReflect.Descriptor instead.
 func (*ErrorOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{35}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ErrorOutcome) GetMessage() string {
@@ -3241,7 +3338,7 @@ type StreamOutcomes struct {
 
 func (x *StreamOutcomes) Reset() {
 	*x = StreamOutcomes{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[36]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3253,7 +3350,7 @@ func (x *StreamOutcomes) String() string {
 func (*StreamOutcomes) ProtoMessage() {}
 
 func (x *StreamOutcomes) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[36]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3266,7 +3363,7 @@ func (x *StreamOutcomes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamOutcomes.ProtoReflect.Descriptor instead.
 func (*StreamOutcomes) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{36}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *StreamOutcomes) GetChunks() []*ChunkOutcome {
@@ -3296,7 +3393,7 @@ type ChunkOutcome struct {
 
 func (x *ChunkOutcome) Reset() {
 	*x = ChunkOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[37]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3308,7 +3405,7 @@ func (x *ChunkOutcome) String() string {
 func (*ChunkOutcome) ProtoMessage() {}
 
 func (x *ChunkOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[37]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3321,7 +3418,7 @@ func (x *ChunkOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChunkOutcome.ProtoReflect.Descriptor instead.
 func (*ChunkOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{37}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ChunkOutcome) GetOutcome() isChunkOutcome_Outcome {
@@ -3445,7 +3542,7 @@ type ChunkSequence struct {
 
 func (x *ChunkSequence) Reset() {
 	*x = ChunkSequence{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[38]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3457,7 +3554,7 @@ func (x *ChunkSequence) String() string {
 func (*ChunkSequence) ProtoMessage() {}
 
 func (x *ChunkSequence) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[38]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3470,7 +3567,7 @@ func (x *ChunkSequence) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChunkSequence.ProtoReflect.Descriptor instead.
 func (*ChunkSequence) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{38}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ChunkSequence) GetChunks() []*Chunk {
@@ -3489,7 +3586,7 @@ type DropOutcome struct {
 
 func (x *DropOutcome) Reset() {
 	*x = DropOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[39]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3501,7 +3598,7 @@ func (x *DropOutcome) String() string {
 func (*DropOutcome) ProtoMessage() {}
 
 func (x *DropOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[39]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3514,7 +3611,7 @@ func (x *DropOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropOutcome.ProtoReflect.Descriptor instead.
 func (*DropOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{39}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{40}
 }
 
 var File_treadle_v1_processor_service_proto protoreflect.FileDescriptor
@@ -3572,7 +3669,7 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x06source\x18\x02 \x01(\x0e2\x19.treadle.v1.MessageSourceR\x06source\"\x90\x01\n" +
 	"\x13MessageListSnapshot\x125\n" +
 	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.ListedMessageR\bmessages\x12B\n" +
-	"\x0fsystem_messages\x18\x02 \x03(\v2\x19.treadle.v1.SystemMessageR\x0esystemMessages\"\x85\f\n" +
+	"\x0fsystem_messages\x18\x02 \x03(\v2\x19.treadle.v1.SystemMessageR\x0esystemMessages\"\xc7\f\n" +
 	"\n" +
 	"Invocation\x12#\n" +
 	"\rinvocation_id\x18\x01 \x01(\tR\finvocationId\x12!\n" +
@@ -3604,7 +3701,8 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x13process_tool_result\x18\x1b \x01(\v2!.treadle.v1.ProcessToolResultArgsH\x00R\x11processToolResult\x12Y\n" +
 	"\x15process_output_result\x18\x1c \x01(\v2#.treadle.v1.ProcessOutputResultArgsH\x00R\x13processOutputResult\x12J\n" +
 	"\x10before_tool_call\x18\x1d \x01(\v2\x1e.treadle.v1.BeforeToolCallArgsH\x00R\x0ebeforeToolCall\x12G\n" +
-	"\x0fafter_tool_call\x18\x1e \x01(\v2\x1d.treadle.v1.AfterToolCallArgsH\x00R\rafterToolCallB\x06\n" +
+	"\x0fafter_tool_call\x18\x1e \x01(\v2\x1d.treadle.v1.AfterToolCallArgsH\x00R\rafterToolCall\x12@\n" +
+	"\fon_violation\x18\x1f \x01(\v2\x1b.treadle.v1.OnViolationArgsH\x00R\vonViolationB\x06\n" +
 	"\x04args\"Y\n" +
 	"\x0eProcessorState\x12-\n" +
 	"\x05value\x18\x01 \x01(\v2\x17.google.protobuf.StructR\x05value\x12\x18\n" +
@@ -3675,7 +3773,12 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"toolCallId\x12*\n" +
 	"\x04args\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04args\x12.\n" +
 	"\x06output\x18\x04 \x01(\v2\x16.google.protobuf.ValueR\x06output\x12\x14\n" +
-	"\x05error\x18\x05 \x01(\tR\x05error\"\xb8\x01\n" +
+	"\x05error\x18\x05 \x01(\tR\x05error\"\x92\x01\n" +
+	"\x0fOnViolationArgs\x12!\n" +
+	"\fprocessor_id\x18\x01 \x01(\tR\vprocessorId\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\x12.\n" +
+	"\x06detail\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x06detail\x12\x12\n" +
+	"\x04hook\x18\x04 \x01(\tR\x04hook\"\xb8\x01\n" +
 	"\fOutputResult\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12'\n" +
 	"\x05usage\x18\x02 \x01(\v2\x11.treadle.v1.UsageR\x05usage\x12=\n" +
@@ -3743,7 +3846,7 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\aoutcome\":\n" +
 	"\rChunkSequence\x12)\n" +
 	"\x06chunks\x18\x01 \x03(\v2\x11.treadle.v1.ChunkR\x06chunks\"\r\n" +
-	"\vDropOutcome*\xdb\x02\n" +
+	"\vDropOutcome*\xf2\x02\n" +
 	"\x04Hook\x12\x14\n" +
 	"\x10HOOK_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12HOOK_PROCESS_INPUT\x10\x01\x12\x1b\n" +
@@ -3757,7 +3860,8 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x1aHOOK_PROCESS_OUTPUT_RESULT\x10\t\x12\x19\n" +
 	"\x15HOOK_BEFORE_TOOL_CALL\x10\n" +
 	"\x12\x18\n" +
-	"\x14HOOK_AFTER_TOOL_CALL\x10\v*R\n" +
+	"\x14HOOK_AFTER_TOOL_CALL\x10\v\x12\x15\n" +
+	"\x11HOOK_ON_VIOLATION\x10\f*R\n" +
 	"\bHookMode\x12\x19\n" +
 	"\x15HOOK_MODE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10HOOK_MODE_MUTATE\x10\x01\x12\x15\n" +
@@ -3790,7 +3894,7 @@ func file_treadle_v1_processor_service_proto_rawDescGZIP() []byte {
 }
 
 var file_treadle_v1_processor_service_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_treadle_v1_processor_service_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_treadle_v1_processor_service_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_treadle_v1_processor_service_proto_goTypes = []any{
 	(Hook)(0),                              // 0: treadle.v1.Hook
 	(HookMode)(0),                          // 1: treadle.v1.HookMode
@@ -3818,71 +3922,72 @@ var file_treadle_v1_processor_service_proto_goTypes = []any{
 	(*ProcessToolResultArgs)(nil),          // 23: treadle.v1.ProcessToolResultArgs
 	(*BeforeToolCallArgs)(nil),             // 24: treadle.v1.BeforeToolCallArgs
 	(*AfterToolCallArgs)(nil),              // 25: treadle.v1.AfterToolCallArgs
-	(*OutputResult)(nil),                   // 26: treadle.v1.OutputResult
-	(*ProcessOutputResultArgs)(nil),        // 27: treadle.v1.ProcessOutputResultArgs
-	(*InvocationResult)(nil),               // 28: treadle.v1.InvocationResult
-	(*SkipToolOutcome)(nil),                // 29: treadle.v1.SkipToolOutcome
-	(*UnchangedOutcome)(nil),               // 30: treadle.v1.UnchangedOutcome
-	(*ReplaceOutcome)(nil),                 // 31: treadle.v1.ReplaceOutcome
-	(*MessageListReplacement)(nil),         // 32: treadle.v1.MessageListReplacement
-	(*PromptReplacement)(nil),              // 33: treadle.v1.PromptReplacement
-	(*CachedResponse)(nil),                 // 34: treadle.v1.CachedResponse
-	(*ActiveTools)(nil),                    // 35: treadle.v1.ActiveTools
-	(*StepOverrides)(nil),                  // 36: treadle.v1.StepOverrides
-	(*AbortOutcome)(nil),                   // 37: treadle.v1.AbortOutcome
-	(*RetryOutcome)(nil),                   // 38: treadle.v1.RetryOutcome
-	(*ErrorOutcome)(nil),                   // 39: treadle.v1.ErrorOutcome
-	(*StreamOutcomes)(nil),                 // 40: treadle.v1.StreamOutcomes
-	(*ChunkOutcome)(nil),                   // 41: treadle.v1.ChunkOutcome
-	(*ChunkSequence)(nil),                  // 42: treadle.v1.ChunkSequence
-	(*DropOutcome)(nil),                    // 43: treadle.v1.DropOutcome
-	(*CancelInvocation)(nil),               // 44: treadle.v1.CancelInvocation
-	(*Drain)(nil),                          // 45: treadle.v1.Drain
-	(*durationpb.Duration)(nil),            // 46: google.protobuf.Duration
-	(*Message)(nil),                        // 47: treadle.v1.Message
-	(*SystemMessage)(nil),                  // 48: treadle.v1.SystemMessage
-	(*structpb.Struct)(nil),                // 49: google.protobuf.Struct
-	(*TraceContext)(nil),                   // 50: treadle.v1.TraceContext
-	(*timestamppb.Timestamp)(nil),          // 51: google.protobuf.Timestamp
-	(*StepResult)(nil),                     // 52: treadle.v1.StepResult
-	(*ToolChoice)(nil),                     // 53: treadle.v1.ToolChoice
-	(*ToolDefinition)(nil),                 // 54: treadle.v1.ToolDefinition
-	(*ModelSettings)(nil),                  // 55: treadle.v1.ModelSettings
-	(*StructuredOutput)(nil),               // 56: treadle.v1.StructuredOutput
-	(*PromptMessage)(nil),                  // 57: treadle.v1.PromptMessage
-	(*Chunk)(nil),                          // 58: treadle.v1.Chunk
-	(*structpb.Value)(nil),                 // 59: google.protobuf.Value
-	(FinishReason)(0),                      // 60: treadle.v1.FinishReason
-	(*ToolCall)(nil),                       // 61: treadle.v1.ToolCall
-	(*Usage)(nil),                          // 62: treadle.v1.Usage
-	(*DataChunk)(nil),                      // 63: treadle.v1.DataChunk
-	(*SystemMessages)(nil),                 // 64: treadle.v1.SystemMessages
+	(*OnViolationArgs)(nil),                // 26: treadle.v1.OnViolationArgs
+	(*OutputResult)(nil),                   // 27: treadle.v1.OutputResult
+	(*ProcessOutputResultArgs)(nil),        // 28: treadle.v1.ProcessOutputResultArgs
+	(*InvocationResult)(nil),               // 29: treadle.v1.InvocationResult
+	(*SkipToolOutcome)(nil),                // 30: treadle.v1.SkipToolOutcome
+	(*UnchangedOutcome)(nil),               // 31: treadle.v1.UnchangedOutcome
+	(*ReplaceOutcome)(nil),                 // 32: treadle.v1.ReplaceOutcome
+	(*MessageListReplacement)(nil),         // 33: treadle.v1.MessageListReplacement
+	(*PromptReplacement)(nil),              // 34: treadle.v1.PromptReplacement
+	(*CachedResponse)(nil),                 // 35: treadle.v1.CachedResponse
+	(*ActiveTools)(nil),                    // 36: treadle.v1.ActiveTools
+	(*StepOverrides)(nil),                  // 37: treadle.v1.StepOverrides
+	(*AbortOutcome)(nil),                   // 38: treadle.v1.AbortOutcome
+	(*RetryOutcome)(nil),                   // 39: treadle.v1.RetryOutcome
+	(*ErrorOutcome)(nil),                   // 40: treadle.v1.ErrorOutcome
+	(*StreamOutcomes)(nil),                 // 41: treadle.v1.StreamOutcomes
+	(*ChunkOutcome)(nil),                   // 42: treadle.v1.ChunkOutcome
+	(*ChunkSequence)(nil),                  // 43: treadle.v1.ChunkSequence
+	(*DropOutcome)(nil),                    // 44: treadle.v1.DropOutcome
+	(*CancelInvocation)(nil),               // 45: treadle.v1.CancelInvocation
+	(*Drain)(nil),                          // 46: treadle.v1.Drain
+	(*durationpb.Duration)(nil),            // 47: google.protobuf.Duration
+	(*Message)(nil),                        // 48: treadle.v1.Message
+	(*SystemMessage)(nil),                  // 49: treadle.v1.SystemMessage
+	(*structpb.Struct)(nil),                // 50: google.protobuf.Struct
+	(*TraceContext)(nil),                   // 51: treadle.v1.TraceContext
+	(*timestamppb.Timestamp)(nil),          // 52: google.protobuf.Timestamp
+	(*StepResult)(nil),                     // 53: treadle.v1.StepResult
+	(*ToolChoice)(nil),                     // 54: treadle.v1.ToolChoice
+	(*ToolDefinition)(nil),                 // 55: treadle.v1.ToolDefinition
+	(*ModelSettings)(nil),                  // 56: treadle.v1.ModelSettings
+	(*StructuredOutput)(nil),               // 57: treadle.v1.StructuredOutput
+	(*PromptMessage)(nil),                  // 58: treadle.v1.PromptMessage
+	(*Chunk)(nil),                          // 59: treadle.v1.Chunk
+	(*structpb.Value)(nil),                 // 60: google.protobuf.Value
+	(FinishReason)(0),                      // 61: treadle.v1.FinishReason
+	(*ToolCall)(nil),                       // 62: treadle.v1.ToolCall
+	(*Usage)(nil),                          // 63: treadle.v1.Usage
+	(*DataChunk)(nil),                      // 64: treadle.v1.DataChunk
+	(*SystemMessages)(nil),                 // 65: treadle.v1.SystemMessages
 }
 var file_treadle_v1_processor_service_proto_depIdxs = []int32{
 	7,   // 0: treadle.v1.ProcessorServiceAttachRequest.handshake:type_name -> treadle.v1.ProcessorHandshake
-	28,  // 1: treadle.v1.ProcessorServiceAttachRequest.result:type_name -> treadle.v1.InvocationResult
+	29,  // 1: treadle.v1.ProcessorServiceAttachRequest.result:type_name -> treadle.v1.InvocationResult
 	10,  // 2: treadle.v1.ProcessorServiceAttachResponse.welcome:type_name -> treadle.v1.ProcessorWelcome
 	13,  // 3: treadle.v1.ProcessorServiceAttachResponse.invocation:type_name -> treadle.v1.Invocation
-	44,  // 4: treadle.v1.ProcessorServiceAttachResponse.cancel:type_name -> treadle.v1.CancelInvocation
-	45,  // 5: treadle.v1.ProcessorServiceAttachResponse.drain:type_name -> treadle.v1.Drain
+	45,  // 4: treadle.v1.ProcessorServiceAttachResponse.cancel:type_name -> treadle.v1.CancelInvocation
+	46,  // 5: treadle.v1.ProcessorServiceAttachResponse.drain:type_name -> treadle.v1.Drain
 	6,   // 6: treadle.v1.ProcessorServiceAttachResponse.run_ended:type_name -> treadle.v1.RunEnded
 	8,   // 7: treadle.v1.ProcessorHandshake.processors:type_name -> treadle.v1.ProcessorDeclaration
 	9,   // 8: treadle.v1.ProcessorDeclaration.hooks:type_name -> treadle.v1.HookDeclaration
 	0,   // 9: treadle.v1.HookDeclaration.hook:type_name -> treadle.v1.Hook
 	1,   // 10: treadle.v1.HookDeclaration.mode:type_name -> treadle.v1.HookMode
-	46,  // 11: treadle.v1.HookDeclaration.timeout:type_name -> google.protobuf.Duration
+	47,  // 11: treadle.v1.HookDeclaration.timeout:type_name -> google.protobuf.Duration
 	2,   // 12: treadle.v1.HookDeclaration.delivery:type_name -> treadle.v1.StreamDelivery
 	8,   // 13: treadle.v1.ProcessorWelcome.processors:type_name -> treadle.v1.ProcessorDeclaration
-	47,  // 14: treadle.v1.ListedMessage.message:type_name -> treadle.v1.Message
+	48,  // 14: treadle.v1.ListedMessage.message:type_name -> treadle.v1.Message
 	3,   // 15: treadle.v1.ListedMessage.source:type_name -> treadle.v1.MessageSource
 	11,  // 16: treadle.v1.MessageListSnapshot.messages:type_name -> treadle.v1.ListedMessage
-	48,  // 17: treadle.v1.MessageListSnapshot.system_messages:type_name -> treadle.v1.SystemMessage
+	49,  // 17: treadle.v1.MessageListSnapshot.system_messages:type_name -> treadle.v1.SystemMessage
 	0,   // 18: treadle.v1.Invocation.hook:type_name -> treadle.v1.Hook
-	49,  // 19: treadle.v1.Invocation.request_context:type_name -> google.protobuf.Struct
+	50,  // 19: treadle.v1.Invocation.request_context:type_name -> google.protobuf.Struct
 	14,  // 20: treadle.v1.Invocation.state:type_name -> treadle.v1.ProcessorState
-	50,  // 21: treadle.v1.Invocation.trace_context:type_name -> treadle.v1.TraceContext
-	51,  // 22: treadle.v1.Invocation.deadline:type_name -> google.protobuf.Timestamp
-	46,  // 23: treadle.v1.Invocation.timeout:type_name -> google.protobuf.Duration
+	51,  // 21: treadle.v1.Invocation.trace_context:type_name -> treadle.v1.TraceContext
+	52,  // 22: treadle.v1.Invocation.deadline:type_name -> google.protobuf.Timestamp
+	47,  // 23: treadle.v1.Invocation.timeout:type_name -> google.protobuf.Duration
 	15,  // 24: treadle.v1.Invocation.process_input:type_name -> treadle.v1.ProcessInputArgs
 	16,  // 25: treadle.v1.Invocation.process_input_step:type_name -> treadle.v1.ProcessInputStepArgs
 	17,  // 26: treadle.v1.Invocation.process_llm_request:type_name -> treadle.v1.ProcessLLMRequestArgs
@@ -3891,86 +3996,88 @@ var file_treadle_v1_processor_service_proto_depIdxs = []int32{
 	21,  // 29: treadle.v1.Invocation.process_output_stream:type_name -> treadle.v1.ProcessOutputStreamArgs
 	22,  // 30: treadle.v1.Invocation.process_output_step:type_name -> treadle.v1.ProcessOutputStepArgs
 	23,  // 31: treadle.v1.Invocation.process_tool_result:type_name -> treadle.v1.ProcessToolResultArgs
-	27,  // 32: treadle.v1.Invocation.process_output_result:type_name -> treadle.v1.ProcessOutputResultArgs
+	28,  // 32: treadle.v1.Invocation.process_output_result:type_name -> treadle.v1.ProcessOutputResultArgs
 	24,  // 33: treadle.v1.Invocation.before_tool_call:type_name -> treadle.v1.BeforeToolCallArgs
 	25,  // 34: treadle.v1.Invocation.after_tool_call:type_name -> treadle.v1.AfterToolCallArgs
-	49,  // 35: treadle.v1.ProcessorState.value:type_name -> google.protobuf.Struct
-	12,  // 36: treadle.v1.ProcessInputArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	12,  // 37: treadle.v1.ProcessInputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	52,  // 38: treadle.v1.ProcessInputStepArgs.steps:type_name -> treadle.v1.StepResult
-	53,  // 39: treadle.v1.ProcessInputStepArgs.tool_choice:type_name -> treadle.v1.ToolChoice
-	54,  // 40: treadle.v1.ProcessInputStepArgs.tools:type_name -> treadle.v1.ToolDefinition
-	49,  // 41: treadle.v1.ProcessInputStepArgs.provider_options:type_name -> google.protobuf.Struct
-	55,  // 42: treadle.v1.ProcessInputStepArgs.model_settings:type_name -> treadle.v1.ModelSettings
-	56,  // 43: treadle.v1.ProcessInputStepArgs.structured_output:type_name -> treadle.v1.StructuredOutput
-	57,  // 44: treadle.v1.ProcessLLMRequestArgs.prompt:type_name -> treadle.v1.PromptMessage
-	52,  // 45: treadle.v1.ProcessLLMRequestArgs.steps:type_name -> treadle.v1.StepResult
-	58,  // 46: treadle.v1.ProcessLLMResponseArgs.chunks:type_name -> treadle.v1.Chunk
-	52,  // 47: treadle.v1.ProcessLLMResponseArgs.steps:type_name -> treadle.v1.StepResult
-	59,  // 48: treadle.v1.APIError.body:type_name -> google.protobuf.Value
-	19,  // 49: treadle.v1.ProcessAPIErrorArgs.error:type_name -> treadle.v1.APIError
-	12,  // 50: treadle.v1.ProcessAPIErrorArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	52,  // 51: treadle.v1.ProcessAPIErrorArgs.steps:type_name -> treadle.v1.StepResult
-	58,  // 52: treadle.v1.ProcessOutputStreamArgs.parts:type_name -> treadle.v1.Chunk
-	12,  // 53: treadle.v1.ProcessOutputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	60,  // 54: treadle.v1.ProcessOutputStepArgs.finish_reason:type_name -> treadle.v1.FinishReason
-	61,  // 55: treadle.v1.ProcessOutputStepArgs.tool_calls:type_name -> treadle.v1.ToolCall
-	62,  // 56: treadle.v1.ProcessOutputStepArgs.usage:type_name -> treadle.v1.Usage
-	52,  // 57: treadle.v1.ProcessOutputStepArgs.steps:type_name -> treadle.v1.StepResult
-	49,  // 58: treadle.v1.ProcessOutputStepArgs.provider_metadata:type_name -> google.protobuf.Struct
-	12,  // 59: treadle.v1.ProcessToolResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	59,  // 60: treadle.v1.ProcessToolResultArgs.args:type_name -> google.protobuf.Value
-	59,  // 61: treadle.v1.ProcessToolResultArgs.result:type_name -> google.protobuf.Value
-	52,  // 62: treadle.v1.ProcessToolResultArgs.steps:type_name -> treadle.v1.StepResult
-	59,  // 63: treadle.v1.BeforeToolCallArgs.args:type_name -> google.protobuf.Value
-	59,  // 64: treadle.v1.AfterToolCallArgs.args:type_name -> google.protobuf.Value
-	59,  // 65: treadle.v1.AfterToolCallArgs.output:type_name -> google.protobuf.Value
-	62,  // 66: treadle.v1.OutputResult.usage:type_name -> treadle.v1.Usage
-	60,  // 67: treadle.v1.OutputResult.finish_reason:type_name -> treadle.v1.FinishReason
-	52,  // 68: treadle.v1.OutputResult.steps:type_name -> treadle.v1.StepResult
-	12,  // 69: treadle.v1.ProcessOutputResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	26,  // 70: treadle.v1.ProcessOutputResultArgs.result:type_name -> treadle.v1.OutputResult
-	30,  // 71: treadle.v1.InvocationResult.unchanged:type_name -> treadle.v1.UnchangedOutcome
-	31,  // 72: treadle.v1.InvocationResult.replace:type_name -> treadle.v1.ReplaceOutcome
-	37,  // 73: treadle.v1.InvocationResult.abort:type_name -> treadle.v1.AbortOutcome
-	38,  // 74: treadle.v1.InvocationResult.retry:type_name -> treadle.v1.RetryOutcome
-	39,  // 75: treadle.v1.InvocationResult.error:type_name -> treadle.v1.ErrorOutcome
-	40,  // 76: treadle.v1.InvocationResult.stream:type_name -> treadle.v1.StreamOutcomes
-	29,  // 77: treadle.v1.InvocationResult.skip_tool:type_name -> treadle.v1.SkipToolOutcome
-	14,  // 78: treadle.v1.InvocationResult.state:type_name -> treadle.v1.ProcessorState
-	63,  // 79: treadle.v1.InvocationResult.custom_chunks:type_name -> treadle.v1.DataChunk
-	59,  // 80: treadle.v1.SkipToolOutcome.output:type_name -> google.protobuf.Value
-	32,  // 81: treadle.v1.ReplaceOutcome.messages:type_name -> treadle.v1.MessageListReplacement
-	64,  // 82: treadle.v1.ReplaceOutcome.system_messages:type_name -> treadle.v1.SystemMessages
-	36,  // 83: treadle.v1.ReplaceOutcome.step_overrides:type_name -> treadle.v1.StepOverrides
-	33,  // 84: treadle.v1.ReplaceOutcome.prompt:type_name -> treadle.v1.PromptReplacement
-	34,  // 85: treadle.v1.ReplaceOutcome.cached_response:type_name -> treadle.v1.CachedResponse
-	47,  // 86: treadle.v1.MessageListReplacement.messages:type_name -> treadle.v1.Message
-	3,   // 87: treadle.v1.MessageListReplacement.sources:type_name -> treadle.v1.MessageSource
-	57,  // 88: treadle.v1.PromptReplacement.messages:type_name -> treadle.v1.PromptMessage
-	58,  // 89: treadle.v1.CachedResponse.chunks:type_name -> treadle.v1.Chunk
-	53,  // 90: treadle.v1.StepOverrides.tool_choice:type_name -> treadle.v1.ToolChoice
-	35,  // 91: treadle.v1.StepOverrides.active_tools:type_name -> treadle.v1.ActiveTools
-	49,  // 92: treadle.v1.StepOverrides.provider_options:type_name -> google.protobuf.Struct
-	55,  // 93: treadle.v1.StepOverrides.model_settings:type_name -> treadle.v1.ModelSettings
-	56,  // 94: treadle.v1.StepOverrides.structured_output:type_name -> treadle.v1.StructuredOutput
-	59,  // 95: treadle.v1.AbortOutcome.metadata:type_name -> google.protobuf.Value
-	32,  // 96: treadle.v1.RetryOutcome.messages:type_name -> treadle.v1.MessageListReplacement
-	41,  // 97: treadle.v1.StreamOutcomes.chunks:type_name -> treadle.v1.ChunkOutcome
-	30,  // 98: treadle.v1.ChunkOutcome.unchanged:type_name -> treadle.v1.UnchangedOutcome
-	58,  // 99: treadle.v1.ChunkOutcome.replace:type_name -> treadle.v1.Chunk
-	43,  // 100: treadle.v1.ChunkOutcome.drop:type_name -> treadle.v1.DropOutcome
-	37,  // 101: treadle.v1.ChunkOutcome.abort:type_name -> treadle.v1.AbortOutcome
-	39,  // 102: treadle.v1.ChunkOutcome.error:type_name -> treadle.v1.ErrorOutcome
-	42,  // 103: treadle.v1.ChunkOutcome.chunks:type_name -> treadle.v1.ChunkSequence
-	58,  // 104: treadle.v1.ChunkSequence.chunks:type_name -> treadle.v1.Chunk
-	4,   // 105: treadle.v1.ProcessorService.Attach:input_type -> treadle.v1.ProcessorServiceAttachRequest
-	5,   // 106: treadle.v1.ProcessorService.Attach:output_type -> treadle.v1.ProcessorServiceAttachResponse
-	106, // [106:107] is the sub-list for method output_type
-	105, // [105:106] is the sub-list for method input_type
-	105, // [105:105] is the sub-list for extension type_name
-	105, // [105:105] is the sub-list for extension extendee
-	0,   // [0:105] is the sub-list for field type_name
+	26,  // 35: treadle.v1.Invocation.on_violation:type_name -> treadle.v1.OnViolationArgs
+	50,  // 36: treadle.v1.ProcessorState.value:type_name -> google.protobuf.Struct
+	12,  // 37: treadle.v1.ProcessInputArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	12,  // 38: treadle.v1.ProcessInputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	53,  // 39: treadle.v1.ProcessInputStepArgs.steps:type_name -> treadle.v1.StepResult
+	54,  // 40: treadle.v1.ProcessInputStepArgs.tool_choice:type_name -> treadle.v1.ToolChoice
+	55,  // 41: treadle.v1.ProcessInputStepArgs.tools:type_name -> treadle.v1.ToolDefinition
+	50,  // 42: treadle.v1.ProcessInputStepArgs.provider_options:type_name -> google.protobuf.Struct
+	56,  // 43: treadle.v1.ProcessInputStepArgs.model_settings:type_name -> treadle.v1.ModelSettings
+	57,  // 44: treadle.v1.ProcessInputStepArgs.structured_output:type_name -> treadle.v1.StructuredOutput
+	58,  // 45: treadle.v1.ProcessLLMRequestArgs.prompt:type_name -> treadle.v1.PromptMessage
+	53,  // 46: treadle.v1.ProcessLLMRequestArgs.steps:type_name -> treadle.v1.StepResult
+	59,  // 47: treadle.v1.ProcessLLMResponseArgs.chunks:type_name -> treadle.v1.Chunk
+	53,  // 48: treadle.v1.ProcessLLMResponseArgs.steps:type_name -> treadle.v1.StepResult
+	60,  // 49: treadle.v1.APIError.body:type_name -> google.protobuf.Value
+	19,  // 50: treadle.v1.ProcessAPIErrorArgs.error:type_name -> treadle.v1.APIError
+	12,  // 51: treadle.v1.ProcessAPIErrorArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	53,  // 52: treadle.v1.ProcessAPIErrorArgs.steps:type_name -> treadle.v1.StepResult
+	59,  // 53: treadle.v1.ProcessOutputStreamArgs.parts:type_name -> treadle.v1.Chunk
+	12,  // 54: treadle.v1.ProcessOutputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	61,  // 55: treadle.v1.ProcessOutputStepArgs.finish_reason:type_name -> treadle.v1.FinishReason
+	62,  // 56: treadle.v1.ProcessOutputStepArgs.tool_calls:type_name -> treadle.v1.ToolCall
+	63,  // 57: treadle.v1.ProcessOutputStepArgs.usage:type_name -> treadle.v1.Usage
+	53,  // 58: treadle.v1.ProcessOutputStepArgs.steps:type_name -> treadle.v1.StepResult
+	50,  // 59: treadle.v1.ProcessOutputStepArgs.provider_metadata:type_name -> google.protobuf.Struct
+	12,  // 60: treadle.v1.ProcessToolResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	60,  // 61: treadle.v1.ProcessToolResultArgs.args:type_name -> google.protobuf.Value
+	60,  // 62: treadle.v1.ProcessToolResultArgs.result:type_name -> google.protobuf.Value
+	53,  // 63: treadle.v1.ProcessToolResultArgs.steps:type_name -> treadle.v1.StepResult
+	60,  // 64: treadle.v1.BeforeToolCallArgs.args:type_name -> google.protobuf.Value
+	60,  // 65: treadle.v1.AfterToolCallArgs.args:type_name -> google.protobuf.Value
+	60,  // 66: treadle.v1.AfterToolCallArgs.output:type_name -> google.protobuf.Value
+	60,  // 67: treadle.v1.OnViolationArgs.detail:type_name -> google.protobuf.Value
+	63,  // 68: treadle.v1.OutputResult.usage:type_name -> treadle.v1.Usage
+	61,  // 69: treadle.v1.OutputResult.finish_reason:type_name -> treadle.v1.FinishReason
+	53,  // 70: treadle.v1.OutputResult.steps:type_name -> treadle.v1.StepResult
+	12,  // 71: treadle.v1.ProcessOutputResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	27,  // 72: treadle.v1.ProcessOutputResultArgs.result:type_name -> treadle.v1.OutputResult
+	31,  // 73: treadle.v1.InvocationResult.unchanged:type_name -> treadle.v1.UnchangedOutcome
+	32,  // 74: treadle.v1.InvocationResult.replace:type_name -> treadle.v1.ReplaceOutcome
+	38,  // 75: treadle.v1.InvocationResult.abort:type_name -> treadle.v1.AbortOutcome
+	39,  // 76: treadle.v1.InvocationResult.retry:type_name -> treadle.v1.RetryOutcome
+	40,  // 77: treadle.v1.InvocationResult.error:type_name -> treadle.v1.ErrorOutcome
+	41,  // 78: treadle.v1.InvocationResult.stream:type_name -> treadle.v1.StreamOutcomes
+	30,  // 79: treadle.v1.InvocationResult.skip_tool:type_name -> treadle.v1.SkipToolOutcome
+	14,  // 80: treadle.v1.InvocationResult.state:type_name -> treadle.v1.ProcessorState
+	64,  // 81: treadle.v1.InvocationResult.custom_chunks:type_name -> treadle.v1.DataChunk
+	60,  // 82: treadle.v1.SkipToolOutcome.output:type_name -> google.protobuf.Value
+	33,  // 83: treadle.v1.ReplaceOutcome.messages:type_name -> treadle.v1.MessageListReplacement
+	65,  // 84: treadle.v1.ReplaceOutcome.system_messages:type_name -> treadle.v1.SystemMessages
+	37,  // 85: treadle.v1.ReplaceOutcome.step_overrides:type_name -> treadle.v1.StepOverrides
+	34,  // 86: treadle.v1.ReplaceOutcome.prompt:type_name -> treadle.v1.PromptReplacement
+	35,  // 87: treadle.v1.ReplaceOutcome.cached_response:type_name -> treadle.v1.CachedResponse
+	48,  // 88: treadle.v1.MessageListReplacement.messages:type_name -> treadle.v1.Message
+	3,   // 89: treadle.v1.MessageListReplacement.sources:type_name -> treadle.v1.MessageSource
+	58,  // 90: treadle.v1.PromptReplacement.messages:type_name -> treadle.v1.PromptMessage
+	59,  // 91: treadle.v1.CachedResponse.chunks:type_name -> treadle.v1.Chunk
+	54,  // 92: treadle.v1.StepOverrides.tool_choice:type_name -> treadle.v1.ToolChoice
+	36,  // 93: treadle.v1.StepOverrides.active_tools:type_name -> treadle.v1.ActiveTools
+	50,  // 94: treadle.v1.StepOverrides.provider_options:type_name -> google.protobuf.Struct
+	56,  // 95: treadle.v1.StepOverrides.model_settings:type_name -> treadle.v1.ModelSettings
+	57,  // 96: treadle.v1.StepOverrides.structured_output:type_name -> treadle.v1.StructuredOutput
+	60,  // 97: treadle.v1.AbortOutcome.metadata:type_name -> google.protobuf.Value
+	33,  // 98: treadle.v1.RetryOutcome.messages:type_name -> treadle.v1.MessageListReplacement
+	42,  // 99: treadle.v1.StreamOutcomes.chunks:type_name -> treadle.v1.ChunkOutcome
+	31,  // 100: treadle.v1.ChunkOutcome.unchanged:type_name -> treadle.v1.UnchangedOutcome
+	59,  // 101: treadle.v1.ChunkOutcome.replace:type_name -> treadle.v1.Chunk
+	44,  // 102: treadle.v1.ChunkOutcome.drop:type_name -> treadle.v1.DropOutcome
+	38,  // 103: treadle.v1.ChunkOutcome.abort:type_name -> treadle.v1.AbortOutcome
+	40,  // 104: treadle.v1.ChunkOutcome.error:type_name -> treadle.v1.ErrorOutcome
+	43,  // 105: treadle.v1.ChunkOutcome.chunks:type_name -> treadle.v1.ChunkSequence
+	59,  // 106: treadle.v1.ChunkSequence.chunks:type_name -> treadle.v1.Chunk
+	4,   // 107: treadle.v1.ProcessorService.Attach:input_type -> treadle.v1.ProcessorServiceAttachRequest
+	5,   // 108: treadle.v1.ProcessorService.Attach:output_type -> treadle.v1.ProcessorServiceAttachResponse
+	108, // [108:109] is the sub-list for method output_type
+	107, // [107:108] is the sub-list for method input_type
+	107, // [107:107] is the sub-list for extension type_name
+	107, // [107:107] is the sub-list for extension extendee
+	0,   // [0:107] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_processor_service_proto_init() }
@@ -4006,8 +4113,9 @@ func file_treadle_v1_processor_service_proto_init() {
 		(*Invocation_ProcessOutputResult)(nil),
 		(*Invocation_BeforeToolCall)(nil),
 		(*Invocation_AfterToolCall)(nil),
+		(*Invocation_OnViolation)(nil),
 	}
-	file_treadle_v1_processor_service_proto_msgTypes[24].OneofWrappers = []any{
+	file_treadle_v1_processor_service_proto_msgTypes[25].OneofWrappers = []any{
 		(*InvocationResult_Unchanged)(nil),
 		(*InvocationResult_Replace)(nil),
 		(*InvocationResult_Abort)(nil),
@@ -4016,7 +4124,7 @@ func file_treadle_v1_processor_service_proto_init() {
 		(*InvocationResult_Stream)(nil),
 		(*InvocationResult_SkipTool)(nil),
 	}
-	file_treadle_v1_processor_service_proto_msgTypes[37].OneofWrappers = []any{
+	file_treadle_v1_processor_service_proto_msgTypes[38].OneofWrappers = []any{
 		(*ChunkOutcome_Unchanged)(nil),
 		(*ChunkOutcome_Replace)(nil),
 		(*ChunkOutcome_Drop)(nil),
@@ -4030,7 +4138,7 @@ func file_treadle_v1_processor_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_treadle_v1_processor_service_proto_rawDesc), len(file_treadle_v1_processor_service_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   40,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
