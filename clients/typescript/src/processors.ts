@@ -189,6 +189,16 @@ export type ProcessorMessageResult = Promise<MessagesResult | void | undefined> 
 
 type Awaitable<T> = T | Promise<T>;
 
+/** What `onViolation` receives when the processor aborted a run (the framework's `ProcessorViolation`). */
+export interface ProcessorViolation {
+  processorId: string;
+  message: string;
+  /** The abort's metadata, when it gave any. */
+  detail?: unknown;
+  /** The hook that aborted (`"processInput"`, `"processOutputStream"`, ...). */
+  hook?: string;
+}
+
 export interface Processor<TId extends string = string, TTripwireMetadata = unknown> {
   readonly id: TId;
   readonly name?: string;
@@ -209,6 +219,8 @@ export interface Processor<TId extends string = string, TTripwireMetadata = unkn
   processOutputStep?(args: ProcessOutputStepArgs<TTripwireMetadata>): ProcessorMessageResult;
   processToolResult?(args: ProcessToolResultArgs<TTripwireMetadata>): ProcessorMessageResult;
   processOutputResult?(args: ProcessOutputResultArgs<TTripwireMetadata>): ProcessorMessageResult;
+  /** Called after this processor aborted a run, from any hook: fire and forget, errors swallowed. */
+  onViolation?(violation: ProcessorViolation): void | Promise<void>;
 }
 
 /** Must implement processInput, processInputStep, processLLMRequest or processLLMResponse. */

@@ -10,8 +10,8 @@
 // tests/remote/processor_main.py), so the test's assertions read what the TypeScript code did.
 // Exits when stdin closes.
 import { createInterface } from "node:readline";
-import { attach, HOOKS, type Processor, type ProcessOutputStreamArgs, type ProcessOutputResultArgs,
-  type ProcessOutputStepArgs } from "@treadle/client/processors";
+import { attach, HOOKS, type Processor, type ProcessInputArgs, type ProcessOutputStreamArgs, type ProcessOutputResultArgs,
+  type ProcessOutputStepArgs, type ProcessorViolation } from "@treadle/client/processors";
 import { ContentFilter } from "./seed/content_filter.js";
 import { ErrorRecoveryProcessor } from "./seed/error_recovery.js";
 import { LowercaseProcessor } from "./seed/lowercase.js";
@@ -50,6 +50,32 @@ class Reporter implements Processor {
   }
 }
 
+/** The content filter with the framework's `onViolation` side effect (the test's twin in Python). */
+class AlertingContentFilter implements Processor {
+  id = "alerting-filter";
+  violations: Record<string, unknown>[] = [];
+
+  constructor(private readonly blockedWords: string[]) {}
+
+  async processInput({ messages, abort }: ProcessInputArgs) {
+    for (const msg of messages) {
+      const text = msg.content.parts.map((p) => (p.type === "text" ? p.text : "")).join(" ");
+      for (const word of this.blockedWords) {
+        if (text.includes(word)) abort("Blocked content detected in input", { metadata: { word } });
+      }
+    }
+    return messages;
+  }
+
+  onViolation(v: ProcessorViolation) {
+    this.violations.push({ processorId: v.processorId, message: v.message, detail: v.detail, hook: v.hook });
+    throw new Error("the alert service is down"); // swallowed: the run is not affected
+  }
+}
+
+/** `processInput` -> `process_input`: hook names as the Python twin records them. */
+const snake = (s: unknown) => String(s).replace(/LLM|API/g, (m) => m[0] + m.slice(1).toLowerCase()).replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
 interface Setup {
   /** The processors in the order the test gives them to its agent. */
   processors: Processor[];
@@ -71,6 +97,13 @@ const SETUPS: Record<string, () => Setup> = {
   test_redact_tool_result_reaches_stream_and_next_step: () => plain(new RedactToolResult()),
   test_scan_tool_result_blocks_prompt_injection: () => plain(new ScanToolResult()),
   test_error_recovery_trims_and_retries_context_length: () => plain(new ErrorRecoveryProcessor()),
+  test_on_violation_is_called_on_abort_and_its_errors_are_swallowed: () => {
+    const filter = new AlertingContentFilter(["secret"]);
+    return {
+      processors: [filter],
+      mirror: () => [{ "attr:violations": filter.violations.map((v) => ({ ...v, hook: snake(v.hook) })) }],
+    };
+  },
   test_moderation_collector_sees_data_parts: () => {
     const blind = new Blind();
     const reporter = new Reporter();
@@ -99,6 +132,7 @@ function served(processors: Processor[], counts: Record<string, number>): object
       };
       if (hook === "processOutputStream") merged.processDataParts = p.processDataParts === true;
     }
+    if (typeof p.onViolation === "function") merged.onViolation = p.onViolation.bind(p);
   }
   return [...byId.values()];
 }

@@ -29,6 +29,7 @@ import { TripWire } from "../errors.js";
 import { MessageList } from "../memory.js";
 import type { ChunkType } from "../stream.js";
 import { chunkFromProto, dataChunkToProto } from "./convert.js";
+import { valueToJs } from "./plain.js";
 import {
   ARGS_CASE,
   type ChunkDecision,
@@ -96,11 +97,14 @@ export function declaration(p: object): ProcessorDeclaration {
   }
   const delivery = q.streamDelivery ?? "windowed";
   if (delivery !== "windowed" && delivery !== "per-chunk") throw new TypeError(`processor ${q.id}: streamDelivery must be "per-chunk" or "windowed"`);
+  // onViolation is declared too, always fire and forget.
+  const violation = typeof q.onViolation === "function"
+    ? [{ hook: ON_VIOLATION, mode: HookMode.OBSERVE }] : [];
   return create(ProcessorDeclarationSchema, {
     id: q.id,
     name: typeof q.name === "string" ? q.name : "",
     description: typeof q.description === "string" ? q.description : "",
-    hooks: hooks.map((h) => {
+    hooks: [...hooks.map((h) => {
       const ms = q.timeouts?.[h];
       return {
         hook: HOOKS[h],
@@ -115,8 +119,24 @@ export function declaration(p: object): ProcessorDeclaration {
             }
           : {}),
       };
-    }),
+    }), ...violation],
   });
+}
+
+const ON_VIOLATION = 12; // Hook.ON_VIOLATION
+
+/** Calls `onViolation`; its errors are swallowed, as the framework does. */
+async function notifyViolation(processor: Record<string, unknown> | undefined, inv: Invocation): Promise<void> {
+  const onViolation = processor?.onViolation;
+  if (typeof onViolation !== "function" || inv.args.case !== "onViolation") return;
+  const v = inv.args.value;
+  try {
+    await onViolation.call(processor, {
+      processorId: v.processorId, message: v.message, detail: valueToJs(v.detail), hook: v.hook,
+    });
+  } catch {
+    // documented: errors from onViolation are swallowed
+  }
 }
 
 /** One processor's state for one run, and what the stream hook keeps between invocations. */
@@ -221,6 +241,10 @@ class ProcessorSession implements Session<ProcessorServiceAttachRequest, Process
   private start(inv: Invocation, send: (m: ProcessorServiceAttachRequest) => void): void {
     // One (run, processor) runs its invocations one at a time, in the order they arrived.
     const rs = this.host.runState(inv.runId, inv.processorId);
+    if (inv.hook === ON_VIOLATION) { // fire and forget: no answer
+      rs.tail = rs.tail.then(() => notifyViolation(this.host.processors.get(inv.processorId) as Record<string, unknown> | undefined, inv));
+      return;
+    }
     const controller = new AbortController();
     this.running.set(inv.invocationId, controller);
     let timer: NodeJS.Timeout | undefined;
