@@ -24,6 +24,7 @@ TESTS = (
     "test_lowercase_input_processor",
     "test_content_filter_blocks_input_before_the_model",
     "test_content_filter_stops_the_stream_at_the_blocked_chunk",
+    "test_on_violation_is_called_on_abort_and_its_errors_are_swallowed",
     "test_word_counter_keeps_state_across_chunks_and_not_across_calls",
     "test_quality_guardrail_retries_with_feedback_then_accepts",
     "test_quality_guardrail_aborts_after_three_retries",

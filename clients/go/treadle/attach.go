@@ -57,6 +57,8 @@ func hooksOf(p Processor) []treadlev1.Hook {
 	add(ok, treadlev1.Hook_HOOK_BEFORE_TOOL_CALL)
 	_, ok = p.(AfterToolCall)
 	add(ok, treadlev1.Hook_HOOK_AFTER_TOOL_CALL)
+	_, ok = p.(OnViolation)
+	add(ok, treadlev1.Hook_HOOK_ON_VIOLATION)
 	return hooks
 }
 
@@ -98,7 +100,7 @@ func Declaration(p Processor) (*treadlev1.ProcessorDeclaration, error) {
 	d := &treadlev1.ProcessorDeclaration{Id: id, Name: s.Name, Description: s.Description}
 	for _, h := range hooks {
 		hd := &treadlev1.HookDeclaration{Hook: h, Mode: treadlev1.HookMode_HOOK_MODE_MUTATE}
-		if observe[h] {
+		if observe[h] || h == treadlev1.Hook_HOOK_ON_VIOLATION { // onViolation: always fire and forget
 			hd.Mode = treadlev1.HookMode_HOOK_MODE_OBSERVE
 		}
 		if t, ok := s.Timeouts[h]; ok {

@@ -138,6 +138,16 @@ func (h *host) dispatch(ctx context.Context, p Processor, inv *treadlev1.Invocat
 		if x, ok := p.(AfterToolCall); ok {
 			return replaceResult(nil, x.AfterToolCall(ctx, &AfterToolCallArgs{c, inv.GetAfterToolCall()}))
 		}
+	case treadlev1.Hook_HOOK_ON_VIOLATION:
+		if x, ok := p.(OnViolation); ok {
+			v := inv.GetOnViolation()
+			var detail any
+			if v.GetDetail() != nil {
+				detail = v.GetDetail().AsInterface()
+			}
+			_ = x.OnViolation(ctx, Violation{v.GetProcessorId(), v.GetMessage(), detail, v.GetHook()}) // errors are ignored
+			return replaceResult(nil, nil)                                                             // observe: never sent
+		}
 	}
 	return missing()
 }

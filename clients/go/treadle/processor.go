@@ -184,6 +184,23 @@ type AfterToolCall interface {
 	AfterToolCall(ctx context.Context, args *AfterToolCallArgs) error
 }
 
+// Violation is what OnViolation receives (the framework's ProcessorViolation).
+type Violation struct {
+	// ProcessorID is the processor that aborted; Message the abort's reason.
+	ProcessorID, Message string
+	// Detail is the abort's metadata as plain JSON, nil when it gave none.
+	Detail any
+	// Hook is the hook that aborted: "processInput", "processOutputStream", ...
+	Hook string
+}
+
+// OnViolation is called after the processor aborted a run, from any of its hooks, for side
+// effects (an alert, a log line). It is declared with the other hooks, always fire and forget:
+// the run never waits for it, and its error is ignored.
+type OnViolation interface {
+	OnViolation(ctx context.Context, v Violation) error
+}
+
 // Settings tune a processor's declaration; a processor that has a Settings() Settings method
 // uses them.
 type Settings struct {

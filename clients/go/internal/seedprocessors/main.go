@@ -28,6 +28,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode"
 
 	treadlev1 "github.com/treadle-dev/treadle/clients/go/gen/treadle/v1"
 	"github.com/treadle-dev/treadle/clients/go/treadle"
@@ -132,6 +133,15 @@ func setupOf(test string) (setup, bool) {
 		return one(LowercaseProcessor{}), true
 	case "test_content_filter_blocks_input_before_the_model", "test_content_filter_stops_the_stream_at_the_blocked_chunk":
 		return one(ContentFilter{BlockedWords: []string{"secret"}}), true
+	case "test_on_violation_is_called_on_abort_and_its_errors_are_swallowed":
+		rec := r()
+		return setup{recorders: []*recorder{rec}, served: []treadle.Processor{AlertingContentFilter{
+			BlockedWords: []string{"secret"},
+			Record: func(v treadle.Violation) {
+				rec.add("attr:violations", map[string]any{"processorId": v.ProcessorID, "message": v.Message,
+					"detail": v.Detail, "hook": snake(v.Hook)})
+			},
+		}}}, true
 	case "test_word_counter_keeps_state_across_chunks_and_not_across_calls":
 		rec := r()
 		counter := WordCounter{Report: func(_ *treadle.ProcessOutputStreamArgs, total int) error {
@@ -157,6 +167,20 @@ func setupOf(test string) (setup, bool) {
 		}, true
 	}
 	return setup{}, false
+}
+
+// snake names a hook as the Python twin records it: "processInput" -> "process_input".
+func snake(hook string) string {
+	hook = strings.NewReplacer("LLM", "Llm", "API", "Api").Replace(hook)
+	var b strings.Builder
+	for _, r := range hook {
+		if unicode.IsUpper(r) {
+			b.WriteByte('_')
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 func serveTest(ctx context.Context, target, test string) error {

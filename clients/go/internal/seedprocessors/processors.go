@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"regexp"
 	"slices"
 	"strings"
@@ -95,6 +96,31 @@ func (f ContentFilter) ProcessOutputStream(_ context.Context, a *treadle.Process
 		return nil, treadle.Abort("Blocked content detected in output")
 	}
 	return []*treadlev1.Chunk{a.Part}, nil
+}
+
+// AlertingContentFilter is the content filter with the framework's onViolation side effect: it
+// records each violation (an alert, in a real one) and tells which word it blocked.
+type AlertingContentFilter struct {
+	BlockedWords []string
+	Record       func(v treadle.Violation)
+}
+
+func (AlertingContentFilter) ID() string { return "alerting-filter" }
+
+func (f AlertingContentFilter) ProcessInput(_ context.Context, a *treadle.ProcessInputArgs) (*treadle.Replace, error) {
+	for _, listed := range a.MessageList.GetMessages() {
+		for _, w := range f.BlockedWords {
+			if strings.Contains(textOf(listed.Message), w) {
+				return nil, treadle.Abort("Blocked content detected in input", treadle.WithMetadata(map[string]any{"word": w}))
+			}
+		}
+	}
+	return nil, nil
+}
+
+func (f AlertingContentFilter) OnViolation(_ context.Context, v treadle.Violation) error {
+	f.Record(v)
+	return errors.New("the alert service is down") // ignored: the run is not affected
 }
 
 // WordCounter counts the words of the answer in its per-run state and reports the total on the
