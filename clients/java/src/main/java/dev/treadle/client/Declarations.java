@@ -36,7 +36,8 @@ final class Declarations {
         .setDescription(o.description);
     for (Hook h : hooks) {
       HookDeclaration.Builder hd = d.addHooksBuilder().setHook(h)
-          .setMode(o.observe.contains(h) ? HookMode.HOOK_MODE_OBSERVE : HookMode.HOOK_MODE_MUTATE);
+          .setMode(o.observe.contains(h) || h == Hook.HOOK_ON_VIOLATION // onViolation: always fire and forget
+              ? HookMode.HOOK_MODE_OBSERVE : HookMode.HOOK_MODE_MUTATE);
       java.time.Duration t = o.timeouts.get(h);
       if (t != null) {
         hd.setTimeout(Duration.newBuilder().setSeconds(t.getSeconds()).setNanos(t.getNano()));

@@ -19,7 +19,8 @@ final class Hooks {
       new Spec(Hook.HOOK_PROCESS_OUTPUT_STREAM, "processOutputStream", ProcessOutputStreamArgs.class),
       new Spec(Hook.HOOK_PROCESS_OUTPUT_STEP, "processOutputStep", ProcessOutputStepArgs.class),
       new Spec(Hook.HOOK_PROCESS_TOOL_RESULT, "processToolResult", ProcessToolResultArgs.class),
-      new Spec(Hook.HOOK_PROCESS_OUTPUT_RESULT, "processOutputResult", ProcessOutputResultArgs.class));
+      new Spec(Hook.HOOK_PROCESS_OUTPUT_RESULT, "processOutputResult", ProcessOutputResultArgs.class),
+      new Spec(Hook.HOOK_ON_VIOLATION, "onViolation", ProcessorViolation.class));
 
   /** The hooks {@code processor}'s class overrides. */
   static List<Hook> implemented(Processor processor) {

@@ -72,4 +72,12 @@ public interface Processor {
   default ReplaceOutcome processOutputResult(ProcessOutputResultArgs args) throws Exception {
     throw new UnsupportedOperationException("processOutputResult");
   }
+
+  /**
+   * Called after this processor aborted a run, from any of its hooks, for side effects (an alert,
+   * a log line): declared with the other hooks, always fire and forget; what it throws is ignored.
+   */
+  default void onViolation(ProcessorViolation violation) throws Exception {
+    throw new UnsupportedOperationException("onViolation");
+  }
 }

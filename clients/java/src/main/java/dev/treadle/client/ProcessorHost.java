@@ -351,6 +351,16 @@ final class ProcessorHost {
             ml = list(inv.getProcessOutputResult().getMessageList());
             return replace(p.processOutputResult(new ProcessOutputResultArgs(call, inv.getProcessOutputResult(), ml)), ml);
           }
+          case HOOK_ON_VIOLATION: {
+            var v = inv.getOnViolation();
+            try {
+              p.onViolation(new ProcessorViolation(v.getProcessorId(), v.getMessage(),
+                  v.hasDetail() ? Json.fromValue(v.getDetail()) : null, v.getHook()));
+            } catch (Exception e) { // documented: what onViolation throws is ignored
+              LOG.log(Level.FINE, "onViolation of " + v.getProcessorId() + " threw", e);
+            }
+            return replace(null, null);
+          }
           default:
             return error(inv, "hook " + inv.getHook() + " is not served by this SDK").toBuilder();
         }

@@ -3,10 +3,12 @@ package dev.treadle.mastra;
 import dev.treadle.client.Attachment;
 import dev.treadle.client.Json;
 import dev.treadle.client.Option;
+import dev.treadle.client.ProcessInputArgs;
 import dev.treadle.client.ProcessOutputResultArgs;
 import dev.treadle.client.ProcessOutputStepArgs;
 import dev.treadle.client.ProcessOutputStreamArgs;
 import dev.treadle.client.Processor;
+import dev.treadle.client.ProcessorViolation;
 import dev.treadle.client.Treadle;
 import dev.treadle.v1.Chunk;
 import dev.treadle.v1.ReplaceOutcome;
@@ -91,6 +93,42 @@ public final class ExamplesMain {
     }
   }
 
+  /** The content filter with the framework's onViolation side effect (the test's twin in Python). */
+  static final class AlertingContentFilter implements Processor {
+    final List<Map<String, Object>> violations = new ArrayList<>();
+
+    @Override
+    public String id() {
+      return "alerting-filter";
+    }
+
+    @Override
+    public ReplaceOutcome processInput(ProcessInputArgs args) {
+      String text = dev.treadle.client.MessageList.text(args.messages());
+      if (text.contains("secret")) {
+        throw args.abort("Blocked content detected in input",
+            dev.treadle.client.TripwireException.Options.none().metadata(Map.of("word", "secret")));
+      }
+      return null;
+    }
+
+    @Override
+    public synchronized void onViolation(ProcessorViolation v) {
+      Map<String, Object> seen = new java.util.LinkedHashMap<>();
+      seen.put("processorId", v.processorId());
+      seen.put("message", v.message());
+      seen.put("detail", v.detail());
+      seen.put("hook", snake(v.hook()));
+      violations.add(seen);
+      throw new IllegalStateException("the alert service is down"); // ignored: the run is not affected
+    }
+  }
+
+  /** {@code processInput} -> {@code process_input}: hook names as the Python twin records them. */
+  static String snake(String hook) {
+    return hook.replace("LLM", "Llm").replace("API", "Api").replaceAll("([A-Z])", "_$1").toLowerCase(Locale.ROOT);
+  }
+
   record Setup(List<Processor> processors, Supplier<List<Map<String, Object>>> mirror) {
     static Setup plain(Processor p) {
       return new Setup(List.of(p), () -> List.of(Map.of()));
@@ -103,6 +141,14 @@ public final class ExamplesMain {
       case "test_content_filter_blocks_input_before_the_model",
           "test_content_filter_stops_the_stream_at_the_blocked_chunk" ->
           Setup.plain(new ContentFilter(List.of("secret")));
+      case "test_on_violation_is_called_on_abort_and_its_errors_are_swallowed" -> {
+        AlertingContentFilter filter = new AlertingContentFilter();
+        yield new Setup(List.of(filter), () -> {
+          synchronized (filter) {
+            return List.of(Map.of("attr:violations", List.copyOf(filter.violations)));
+          }
+        });
+      }
       // WordCounter logs its totals ("Total words: N"); the test reads them from stdout.
       case "test_word_counter_keeps_state_across_chunks_and_not_across_calls" -> Setup.plain(new WordCounter());
       case "test_quality_guardrail_retries_with_feedback_then_accepts",
