@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -50,3 +52,22 @@ async def test_go_tool_and_go_client_in_one_run(toolsclient: Path) -> None:
     finally:
         model.close()
         await app.stop(0)
+
+
+def test_each_readme_go_block_is_compiled_by_the_example_test() -> None:
+    """Every ``go`` block of ``clients/go/README.md`` marked as compiled by ``example_test.go`` is
+    there, paragraph by paragraph (spacing and comments aside), and that file compiles."""
+    go_dir = Path(__file__).resolve().parent.parent / "clients" / "go"
+
+    def norm(code: str) -> str:
+        return re.sub(r"\s+", "", re.sub(r"//[^\n]*", "", code))
+
+    readme = (go_dir / "README.md").read_text()
+    example = norm((go_dir / "treadle" / "example_test.go").read_text())
+    blocks = re.findall(r"<!-- compiled by clients/go/treadle/example_test.go[^\n]*\n```go\n(.*?)```", readme, re.S)
+    assert len(blocks) == len(re.findall(r"```go\n", readme)) - 1  # all but the install example
+    for block in blocks:
+        for paragraph in re.split(r"\n\s*\n", block):
+            assert norm(paragraph) in example, paragraph
+    done = subprocess.run(["go", "vet", "./treadle"], cwd=go_dir, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
