@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 import pytest
+from google.protobuf import json_format
 
 from tests.remote.procs import Child
 from tests.support import Turn
@@ -49,6 +50,11 @@ async def test_go_pii_guard_redacts_an_address_split_across_deltas(
             deltas = [c.text_delta.text for c in chunks if c.WhichOneof("chunk") == "text_delta"]
             assert not any(ADDRESS[:5] in d for d in deltas)
             assert [c.step_finish.text for c in chunks if c.WhichOneof("chunk") == "step_finish"] == [EXPECTED]
+            # The guard got the run's context: its state counts the run's addresses, its writer
+            # reports each redaction.
+            reports = [json_format.MessageToDict(c.data.data) for c in chunks
+                       if c.WhichOneof("chunk") == "data" and c.data.name == "data-redacted"]
+            assert reports == [{"count": 1, "total": 1}]
             async with AgentClient(s.target) as client:
                 result = await client.generate("support", "hi", timeout=30)
             assert result.text == EXPECTED and result.steps[0].text == EXPECTED

@@ -16,6 +16,11 @@ import (
 // Guard is called on each complete span of text and returns the text to release (e.g. redacted).
 type Guard func(ctx context.Context, text string) (string, error)
 
+// RunGuard is a Guard that also gets the hook's arguments of the chunk being processed: the
+// run's State, its Writer (a custom chunk about what it redacted) and abort (return
+// treadle.Abort(...) as the error) are the run's, as in the hook itself.
+type RunGuard func(ctx context.Context, a *ProcessOutputStreamArgs, text string) (string, error)
+
 // Boundary gives the byte index of text from which it must be held: len(text) holds nothing,
 // 0 holds it all.
 type Boundary func(text string) int
@@ -37,7 +42,7 @@ type Boundary func(text string) int
 //
 // A TextGate is safe for concurrent use by different runs.
 type TextGate struct {
-	guard    Guard
+	guard    RunGuard
 	holdFrom Boundary
 
 	mu   sync.Mutex
@@ -48,6 +53,14 @@ type heldKey struct{ run, text string }
 
 // NewTextGate returns a gate that calls guard on each complete span; boundary nil is WordBoundary.
 func NewTextGate(guard Guard, boundary Boundary) *TextGate {
+	return NewRunTextGate(func(ctx context.Context, _ *ProcessOutputStreamArgs, text string) (string, error) {
+		return guard(ctx, text)
+	}, boundary)
+}
+
+// NewRunTextGate is NewTextGate with a guard that gets the run's context (state, writer, abort):
+// the arguments of the chunk whose processing releases the span.
+func NewRunTextGate(guard RunGuard, boundary Boundary) *TextGate {
 	if boundary == nil {
 		boundary = WordBoundary
 	}
@@ -71,21 +84,21 @@ func (g *TextGate) Held(run string) string {
 func (g *TextGate) Process(ctx context.Context, a *ProcessOutputStreamArgs) ([]*treadlev1.Chunk, error) {
 	part := a.Part
 	if d := part.GetTextDelta(); d != nil {
-		return g.delta(ctx, a.RunID, part, d)
+		return g.delta(ctx, a, part, d)
 	}
 	only, one := "", false
 	if e := part.GetTextEnd(); e != nil {
 		only, one = e.Id, true
 	}
-	released, err := g.flush(ctx, a.RunID, only, one)
+	released, err := g.flush(ctx, a, only, one)
 	if err != nil {
 		return nil, err
 	}
 	return append(released, part), nil
 }
 
-func (g *TextGate) delta(ctx context.Context, run string, part *treadlev1.Chunk, d *treadlev1.TextDeltaChunk) ([]*treadlev1.Chunk, error) {
-	k := heldKey{run, d.Id}
+func (g *TextGate) delta(ctx context.Context, a *ProcessOutputStreamArgs, part *treadlev1.Chunk, d *treadlev1.TextDeltaChunk) ([]*treadlev1.Chunk, error) {
+	k := heldKey{a.RunID, d.Id}
 	g.mu.Lock()
 	before := g.held[k]
 	delete(g.held, k)
@@ -98,7 +111,7 @@ func (g *TextGate) delta(ctx context.Context, run string, part *treadlev1.Chunk,
 	if cut == 0 {
 		return []*treadlev1.Chunk{}, nil
 	}
-	out, err := g.guard(ctx, text[:cut])
+	out, err := g.guard(ctx, a, text[:cut])
 	if err != nil {
 		return nil, err
 	}
@@ -111,8 +124,9 @@ func (g *TextGate) delta(ctx context.Context, run string, part *treadlev1.Chunk,
 	return []*treadlev1.Chunk{TextDelta(d.Id, out)}, nil
 }
 
-// flush releases what is held for run (only text part id when one), guarded.
-func (g *TextGate) flush(ctx context.Context, run, id string, one bool) ([]*treadlev1.Chunk, error) {
+// flush releases what is held for a's run (only text part id when one), guarded.
+func (g *TextGate) flush(ctx context.Context, a *ProcessOutputStreamArgs, id string, one bool) ([]*treadlev1.Chunk, error) {
+	run := a.RunID
 	g.mu.Lock()
 	var keys []heldKey
 	texts := map[heldKey]string{}
@@ -126,7 +140,7 @@ func (g *TextGate) flush(ctx context.Context, run, id string, one bool) ([]*trea
 	g.mu.Unlock()
 	var out []*treadlev1.Chunk
 	for _, k := range keys {
-		t, err := g.guard(ctx, texts[k])
+		t, err := g.guard(ctx, a, texts[k])
 		if err != nil {
 			return nil, err
 		}

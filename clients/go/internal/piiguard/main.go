@@ -40,7 +40,18 @@ func (g PIIGuard) ProcessOutputStream(ctx context.Context, a *treadle.ProcessOut
 	return g.gate.Process(ctx, a)
 }
 
-func redact(_ context.Context, text string) (string, error) {
+// redact is the gate's guard; it gets the run's context too: it counts the addresses of the run
+// in its state and reports each redaction as a custom chunk.
+func redact(_ context.Context, a *treadle.ProcessOutputStreamArgs, text string) (string, error) {
+	n := len(email.FindAllStringIndex(text, -1))
+	if n == 0 {
+		return text, nil
+	}
+	total, _ := a.State["redacted"].(float64)
+	a.State["redacted"] = total + float64(n)
+	if err := a.Writer.Custom("data-redacted", map[string]any{"count": n, "total": total + float64(n)}); err != nil {
+		return "", err
+	}
 	return email.ReplaceAllString(text, "[email]"), nil
 }
 
@@ -49,7 +60,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: piiguard HOST:PORT [per_chunk|windowed] [--print-spans]")
 		os.Exit(2)
 	}
-	guard := PIIGuard{delivery: treadlev1.StreamDelivery_STREAM_DELIVERY_WINDOWED, gate: treadle.NewTextGate(redact, treadle.PatternBoundary(email))}
+	guard := PIIGuard{delivery: treadlev1.StreamDelivery_STREAM_DELIVERY_WINDOWED, gate: treadle.NewRunTextGate(redact, treadle.PatternBoundary(email))}
 	var opts []treadle.Option
 	for _, arg := range os.Args[2:] {
 		switch arg {
