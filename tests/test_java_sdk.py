@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from google.protobuf import json_format
 
 from tests.conftest import StartApp
 from tests.java_build import JAVA_CLIENT, java, java_build  # noqa: F401
@@ -161,6 +162,11 @@ async def test_the_java_pii_guard_holds_and_releases_text(server: Any, java, del
         assert client_text(chunks) == "Write to [email] or call. Thanks!"
         assert_text_parts_consistent(chunks)
         assert not any(ADDRESS[:5] in c.text_delta.text for c in chunks if c.WhichOneof("chunk") == "text_delta")
+        # The guard got the run's context: its state counts the run's addresses, its writer
+        # reports each redaction.
+        reports = [json_format.MessageToDict(c.data.data) for c in chunks
+                   if c.WhichOneof("chunk") == "data" and c.data.name == "data-redacted"]
+        assert reports == [{"count": 1, "total": 1}]
 
 
 async def test_agent_client_generates_on_a_memory_thread_and_reads_it_back(start_app: StartApp, java) -> None:

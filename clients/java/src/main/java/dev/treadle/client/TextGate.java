@@ -34,28 +34,57 @@ import java.util.regex.Pattern;
 public final class TextGate {
   private static final Pattern SENTENCE_END = Pattern.compile("[.!?…](?=\\s)|\\n");
 
-  private final UnaryOperator<String> guard;
+  /**
+   * A guard that also gets the hook's arguments of the chunk whose processing releases the span:
+   * the run's {@code state()}, its {@code writer()} (a custom chunk about what it redacted) and
+   * {@code abort(...)} (throw it), as in the hook itself.
+   */
+  @FunctionalInterface
+  public interface RunGuard {
+    String apply(ProcessOutputStreamArgs args, String text);
+  }
+
+  private final RunGuard guard;
   private final ToIntFunction<String> holdFrom;
   /** (run id, text part id) -> the text held back. */
   private final Map<String, Map<String, String>> held = new LinkedHashMap<>();
 
-  private TextGate(UnaryOperator<String> guard, ToIntFunction<String> holdFrom) {
+  private TextGate(RunGuard guard, ToIntFunction<String> holdFrom) {
     this.guard = guard;
     this.holdFrom = holdFrom;
   }
 
+  private static RunGuard textOnly(UnaryOperator<String> guard) {
+    return (args, text) -> guard.apply(text);
+  }
+
   /** Holds a trailing partial word. */
   public static TextGate word(UnaryOperator<String> guard) {
+    return wordWithArgs(textOnly(guard));
+  }
+
+  /** {@link #word}, with a guard that gets the run's context. */
+  public static TextGate wordWithArgs(RunGuard guard) {
     return new TextGate(guard, TextGate::holdWord);
   }
 
   /** Holds a trailing partial sentence. */
   public static TextGate sentence(UnaryOperator<String> guard) {
+    return sentenceWithArgs(textOnly(guard));
+  }
+
+  /** {@link #sentence}, with a guard that gets the run's context. */
+  public static TextGate sentenceWithArgs(RunGuard guard) {
     return new TextGate(guard, TextGate::holdSentence);
   }
 
   /** Holds from the earliest place where a match of {@code boundary} could still be in progress. */
   public static TextGate pattern(Pattern boundary, UnaryOperator<String> guard) {
+    return patternWithArgs(boundary, textOnly(guard));
+  }
+
+  /** {@link #pattern}, with a guard that gets the run's context. */
+  public static TextGate patternWithArgs(Pattern boundary, RunGuard guard) {
     return new TextGate(guard, text -> holdPattern(boundary, text));
   }
 
@@ -68,14 +97,15 @@ public final class TextGate {
   public synchronized List<Chunk> process(ProcessOutputStreamArgs args) {
     Chunk part = args.part();
     if (part.hasTextDelta()) {
-      return delta(args.runId(), part);
+      return delta(args, part);
     }
-    List<Chunk> out = flush(args.runId(), part.hasTextEnd() ? part.getTextEnd().getId() : null);
+    List<Chunk> out = flush(args, part.hasTextEnd() ? part.getTextEnd().getId() : null);
     out.add(part);
     return out;
   }
 
-  private List<Chunk> delta(String runId, Chunk part) {
+  private List<Chunk> delta(ProcessOutputStreamArgs args, Chunk part) {
+    String runId = args.runId();
     TextDeltaChunk d = part.getTextDelta();
     Map<String, String> run = held.computeIfAbsent(runId, k -> new LinkedHashMap<>());
     String before = run.remove(d.getId());
@@ -90,7 +120,7 @@ public final class TextGate {
     if (cut == 0) {
       return new ArrayList<>();
     }
-    String out = guard.apply(text.substring(0, cut));
+    String out = guard.apply(args, text.substring(0, cut));
     if (before == null && cut == text.length() && out.equals(d.getText())) {
       return List.of(part); // nothing was held and nothing changed: pass the chunk itself
     }
@@ -101,7 +131,8 @@ public final class TextGate {
     return list;
   }
 
-  private List<Chunk> flush(String runId, String textId) {
+  private List<Chunk> flush(ProcessOutputStreamArgs args, String textId) {
+    String runId = args.runId();
     List<Chunk> out = new ArrayList<>();
     Map<String, String> run = held.get(runId);
     if (run == null) {
@@ -113,7 +144,7 @@ public final class TextGate {
         continue;
       }
       it.remove();
-      String text = guard.apply(e.getValue());
+      String text = guard.apply(args, e.getValue());
       if (!text.isEmpty()) {
         out.add(delta(e.getKey(), text));
       }

@@ -20,7 +20,16 @@ import java.util.regex.Pattern;
 public final class PiiGuard implements Processor {
   static final Pattern EMAIL = Pattern.compile("[\\w.+-]+@[\\w-]+(?:\\.[\\w-]+)+");
 
-  private final TextGate gate = TextGate.pattern(EMAIL, text -> EMAIL.matcher(text).replaceAll("[email]"));
+  /** Redacts, counting the run's addresses in its state and reporting each redaction. */
+  private final TextGate gate = TextGate.patternWithArgs(EMAIL, (args, text) -> {
+    long n = EMAIL.matcher(text).results().count();
+    if (n > 0) {
+      long total = ((Number) args.state().getOrDefault("redacted", 0L)).longValue() + n;
+      args.state().put("redacted", total);
+      args.writer().custom("data-redacted", java.util.Map.of("count", n, "total", total));
+    }
+    return EMAIL.matcher(text).replaceAll("[email]");
+  });
   private final boolean perChunk;
 
   PiiGuard(boolean perChunk) {
