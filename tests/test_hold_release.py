@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from google.protobuf import json_format
 
 from tests.harness import Harness, harness_factory, text_of, types  # noqa: F401
 from tests.remote.procs import Child, children
@@ -240,6 +241,10 @@ async def test_the_typescript_pii_guard_redacts_the_same(server: Any, delivery: 
             chunks = await s.stream("support")
             assert client_text(chunks) == "Write to [email] or call. Thanks!"
             assert_text_parts_consistent(chunks)
+            # The guard got the run's context: state counts the run's addresses, writer reports.
+            reports = [json_format.MessageToDict(c.data.data) for c in chunks
+                       if c.WhichOneof("chunk") == "data" and c.data.name == "data-redacted"]
+            assert reports == [{"count": 1, "total": 1}]
     finally:
         await child.close()
 

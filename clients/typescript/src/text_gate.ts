@@ -21,8 +21,10 @@
 import type { ChunkType } from "./stream.js";
 import { partialMatcher } from "./internal/partial_regexp.js";
 
-/** Called on each complete span; returns the text to release (e.g. redacted). */
-export type Guard = (text: string) => string | Promise<string>;
+/** Called on each complete span; returns the text to release (e.g. redacted). Its second
+ * argument is the hook's arguments of the chunk whose processing releases the span: the run's
+ * `state`, `writer` (a custom chunk about what it redacted) and `abort`, as in the hook. */
+export type Guard = (text: string, args: GateArgs) => string | Promise<string>;
 
 export type Boundary = "word" | "sentence" | RegExp;
 
@@ -31,10 +33,14 @@ export interface TextGateOptions {
   boundary?: Boundary;
 }
 
-/** What `process` needs of the hook's arguments. */
+/** What `process` needs of the hook's arguments (the SDK's `ProcessOutputStreamArgs`, whose
+ * `state`, `writer` and `abort` the guard gets too). */
 export interface GateArgs {
   part: ChunkType;
   runId?: string;
+  state?: Record<string, any>;
+  writer?: { custom(chunk: { type: string; data?: unknown; transient?: boolean; id?: string }): Promise<void> };
+  abort?: (reason?: string, options?: { retry?: boolean; metadata?: unknown }) => never;
 }
 
 type TextDelta = Extract<ChunkType, { type: "text-delta" }>;
@@ -59,8 +65,8 @@ export class TextGate {
   async process(args: GateArgs): Promise<ChunkType | ChunkType[]> {
     const { part } = args;
     const runId = args.runId ?? "";
-    if (part.type === "text-delta") return this.delta(runId, part);
-    const released = await this.flush(runId, part.type === "text-end" ? part.payload.id ?? "" : undefined, part);
+    if (part.type === "text-delta") return this.delta(args, runId, part);
+    const released = await this.flush(args, runId, part.type === "text-end" ? part.payload.id ?? "" : undefined, part);
     return released.length ? [...released, part] : part;
   }
 
@@ -69,7 +75,7 @@ export class TextGate {
     for (const [key, h] of this.heldText) if (h.runId === runId) this.heldText.delete(key);
   }
 
-  private async delta(runId: string, part: TextDelta): Promise<ChunkType | ChunkType[]> {
+  private async delta(args: GateArgs, runId: string, part: TextDelta): Promise<ChunkType | ChunkType[]> {
     const textId = part.payload.id ?? "";
     const key = JSON.stringify([runId, textId]);
     const before = this.heldText.get(key)?.text ?? "";
@@ -78,25 +84,25 @@ export class TextGate {
     const cut = this.holdFrom(text);
     if (cut < text.length) this.heldText.set(key, { runId, textId, text: text.slice(cut) });
     if (cut === 0) return [];
-    const out = await this.guarded(text.slice(0, cut));
+    const out = await this.guarded(text.slice(0, cut), args);
     if (!before && cut === text.length && out === part.payload.text) return part; // nothing held, nothing changed
     return out ? [deltaLike(part, textId, out)] : [];
   }
 
   /** Release what is held for the run (only part `textId` when given), guarded. */
-  private async flush(runId: string, textId: string | undefined, like: ChunkType): Promise<ChunkType[]> {
+  private async flush(args: GateArgs, runId: string, textId: string | undefined, like: ChunkType): Promise<ChunkType[]> {
     const out: ChunkType[] = [];
     for (const [key, h] of [...this.heldText]) {
       if (h.runId !== runId || (textId !== undefined && h.textId !== textId)) continue;
       this.heldText.delete(key);
-      const text = await this.guarded(h.text);
+      const text = await this.guarded(h.text, args);
       if (text) out.push(deltaLike(like, h.textId, text));
     }
     return out;
   }
 
-  private async guarded(text: string): Promise<string> {
-    return String(await this.guard(text));
+  private async guarded(text: string, args: GateArgs): Promise<string> {
+    return String(await this.guard(text, args));
   }
 }
 

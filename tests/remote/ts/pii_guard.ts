@@ -21,7 +21,16 @@ class PiiGuard implements Processor {
   id = "pii-guard";
   description = "Redacts e-mail addresses from the streamed answer.";
   streamDelivery = delivery === "windowed" ? "windowed" : "per-chunk";
-  gate = new TextGate((text) => text.replace(EMAIL, "[email]"), { boundary: EMAIL });
+  // The guard gets the run's context too: it counts the run's addresses in its state and
+  // reports each redaction with a custom chunk.
+  gate = new TextGate(async (text, { state, writer }) => {
+    const count = text.match(EMAIL)?.length ?? 0;
+    if (count && state && writer) {
+      state.redacted = (state.redacted ?? 0) + count;
+      await writer.custom({ type: "data-redacted", data: { count, total: state.redacted } });
+    }
+    return text.replace(EMAIL, "[email]");
+  }, { boundary: EMAIL });
 
   processOutputStream(args: ProcessOutputStreamArgs) {
     return this.gate.process(args);
