@@ -66,8 +66,9 @@ async def test_agent_client_sees_the_run_a_sent_message_wakes(start_app: StartAp
         running.app.add_agent(agent(model))
         out = await (await java("dev.treadle.examples.ThreadExample", running.target)).output()
         assert out.splitlines() == ["SIGNAL_ACTION_WAKE", "Hi there"]
-        user = [m for m in model.recorded[0].body["messages"] if m["role"] == "user"]
-        assert "hello" in json.dumps(user)
+        user = [m["content"] for m in model.recorded[0].body["messages"] if m["role"] == "user"]
+        # The LinkedHashMap's order, not the stable order a Struct gets (name before from).
+        assert user == ['<user from="slack" name="Devin">hello</user>']
     finally:
         model.close()
 

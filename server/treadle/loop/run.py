@@ -248,8 +248,11 @@ class AgentLoop:
         base_system = list(ml.system_messages)
 
         while True:
-            if state.step_number:
-                await _take_signals(request, ml, output)  # the step boundary
+            if state.step_number and await _take_signals(request, ml, output):  # the step boundary
+                # The response so far stays one assistant message, stored before the signal; the
+                # answer after the signal is a new one (the framework's rotateResponseMessageId),
+                # so the thread reads in the order the model saw it.
+                state.response_id = ""
             scope.step_number = state.step_number
             with step_span(self.tracer, state.step_number):
                 outcome = await run_step(plan, state, output, self.models.resolve, base_system)
@@ -354,13 +357,16 @@ def _skipped(plan: RunPlan) -> list[SkippedProcessor]:
     return out
 
 
-async def _take_signals(request: RunRequest, ml: MessageList, output: Output) -> None:
-    """Each delivered signal joins the message list as its own turn, its chunk to the stream."""
+async def _take_signals(request: RunRequest, ml: MessageList, output: Output) -> int:
+    """Each delivered signal joins the message list as its own turn, its chunk to the stream;
+    returns how many were taken."""
     if request.inbox is None:
-        return
-    for delivery in request.inbox.take():
+        return 0
+    taken = request.inbox.take()
+    for delivery in taken:
         ml.add(delivery.message, "input")
         await output.send(delivery.chunk)
+    return len(taken)
 
 
 def _end_run(plan: RunPlan) -> None:
