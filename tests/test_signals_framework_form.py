@@ -146,27 +146,30 @@ async def _stored_json(t: Threads, message_id: str) -> str:
     return str(rows[0].content)
 
 
-def _old_form(message_id: str, rendered: str, info: dict[str, Any]) -> Message:
-    """A signal message exactly as earlier versions stored it: the rendered XML as its text and a
-    ``contents`` copy in ``metadata.signal``."""
-    body = {"format": 2, "parts": [{"type": "text", "text": rendered}], "metadata": {"signal": info}}
-    return Message(id=message_id, role="signal", type=info["tagName"],
-                   content=content_from_json(json.dumps(body)))
+# Two stored signals exactly as the previous version wrote them (its ``content`` column, copied
+# from a store it wrote): the rendered XML as the text, a ``contents`` copy in ``metadata.signal``
+# and, for a state, the channel beside the signal's fields.
+OLD_USER = ('{"format":2,"parts":[{"type":"text","text":"<user name=\\"Devin\\">if a &lt; b</user>"}],'
+            '"metadata":{"signal":{"id":"sig_old1","type":"user","tagName":"user","contents":"if a < b",'
+            '"createdAt":"2026-12-02T01:31:34.212967+00:00","attributes":{"name":"Devin"}}}}')
+OLD_STATE = ('{"format":2,"parts":[{"type":"text","text":"<state>3 tabs &amp; more</state>"}],'
+             '"metadata":{"signal":{"id":"sig_old2","type":"state","tagName":"state","contents":"3 tabs & more",'
+             '"createdAt":"2026-12-02T01:31:34.213144+00:00","state":{"id":"browser","version":1}}}}')
+
+
+def _old_form(message_id: str, tag: str, content: str) -> Message:
+    return Message(id=message_id, role="signal", type=tag, content=content_from_json(content))
 
 
 async def test_6a_2_threads_stored_in_the_old_form_still_read(threads: Any) -> None:
     t, server = await threads([Turn.say("ok")])
     app = t.running.app
     assert app.store is not None
-    history = _old_form("sig_old1", '<user name="Devin">if a &lt; b</user>', {
-        "id": "sig_old1", "type": "user", "tagName": "user", "contents": "if a < b",
-        "createdAt": "2026-01-01T00:00:00+00:00", "attributes": {"name": "Devin"}})
     await app.store.open_thread("u1", "t1")
-    await app.store.save_messages("t1", "u1", [history])
-    pending = _old_form("sig_old2", "<state>3 tabs &amp; more</state>", {
-        "id": "sig_old2", "type": "state", "tagName": "state", "contents": "3 tabs & more",
-        "createdAt": "2026-01-01T00:00:01+00:00", "state": {"id": "browser", "version": 1}})
+    await app.store.save_messages("t1", "u1", [_old_form("sig_old1", "user", OLD_USER)])
+    pending = _old_form("sig_old2", "state", OLD_STATE)
     await app.threads.store.add_pending(PendingSignal(("u1", "t1"), pending, "persisted", agent_id="echo"))
+    assert json.loads(await _stored_json(t, "sig_old1")) == json.loads(OLD_USER)
     watch = await t.subscribe("u1", "t1")
     woke = await t.call("SendMessage", {"agentId": "echo", **KEY, "message": {"contents": "now"}})
     await watch.idle_after(woke["accepted"]["runId"])
@@ -175,6 +178,10 @@ async def test_6a_2_threads_stored_in_the_old_form_still_read(threads: Any) -> N
         '<user name="Devin">if a &lt; b</user>', "<state>3 tabs &amp; more</state>", "now"]
     [old_state] = data_chunks(watch)
     assert old_state["contents"] == "3 tabs & more" and old_state["state"] == {"id": "browser", "version": 1}
+    # The thread reads on: the old messages as they were, the new ones in the new form.
+    messages = await stored(t)
+    assert [text_of(m) for m in messages] == [
+        '<user name="Devin">if a &lt; b</user>', "3 tabs & more", "now", "ok"]
 
 
 # --- §6a.3 step-start parts only between steps ---------------------------------------------------
