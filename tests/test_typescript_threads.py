@@ -37,7 +37,9 @@ async def test_the_agent_client_subscribes_sends_the_pages_message_and_sees_the_
         "persisted": {"skipped": False, "action": "persist"},
         "again": {"skipped": True, "reason": "unchanged"},
         "bogus": "InvalidArgument",
-        "note": {"action": "summarize", "priority": "low", "status": "pending"},
+        # A new record, summarised at once (it stays pending): the framework's counts.
+        "note": {"action": "summarize", "priority": "low", "status": "pending", "coalescedCount": 0,
+                 "deliveryAttempts": 0},
         "inbox": ["New star"],
         "activeAfter": None,
         "abortedIdle": False,

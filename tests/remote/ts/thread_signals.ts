@@ -61,7 +61,10 @@ console.log(JSON.stringify({
   persisted: { skipped: persisted.skipped, action: persisted.skipped ? "" : (await persisted.accepted).action },
   again,
   bogus,
-  note: { action: note.decision.action, priority: note.record.priority, status: note.record.status },
+  note: {
+    action: note.decision.action, priority: note.record.priority, status: note.record.status,
+    coalescedCount: note.record.coalescedCount, deliveryAttempts: note.record.deliveryAttempts,
+  },
   inbox: inbox.map((n) => n.summary),
   activeAfter: await client.getActiveRun(where),
   abortedIdle: await client.abortRun(where),
