@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any, assert_never, get_args
 
 import betterproto2
+import grpc
 import pytest
 
 from tests.conftest import StartApp
@@ -258,3 +259,31 @@ def test_the_generated_messages_are_dataclasses() -> None:
     assert "Chunk" in typed.__all__ and typed.Chunk is Chunk
     with pytest.raises(AttributeError):
         Chunk().chunk = None  # type: ignore[misc]
+
+
+async def test_leaving_a_typed_stream_early_cancels_the_run_and_errors_pass_through(
+    start_app: StartApp, openai_server: Callable[..., OpenAIServer]
+) -> None:
+    entered, cancelled = asyncio.Event(), asyncio.Event()
+
+    async def wait_forever(args: Any, ctx: Any) -> None:
+        entered.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    model = openai_server([Turn.call("wait", {})])
+    running = await start_app(setup=lambda app: app.add_tool(Tool("wait", wait_forever)))
+    async with AgentClient(running.target) as client:
+        await client.create_agent({"id": "w", "model": "openai/test", "baseUrl": model.base_url, "tools": ["wait"]})
+        async for chunk in client.stream("w", "go"):
+            if isinstance(chunk.chunk, ToolCallChunk):
+                break
+        await asyncio.wait_for(entered.wait(), 10)
+        await asyncio.wait_for(cancelled.wait(), 10)
+        with pytest.raises(grpc.aio.AioRpcError) as info:
+            async for _ in client.stream("ghost", "hi"):
+                pass
+        assert info.value.code() == grpc.StatusCode.NOT_FOUND
