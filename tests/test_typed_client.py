@@ -20,6 +20,7 @@ import pytest
 
 from tests.conftest import StartApp
 from tests.support import OpenAIServer, Turn
+from tests.test_thread_signals import user_texts
 from treadle.agents import Agent
 from treadle.core.messages import TextPart
 from treadle.tools import Tool
@@ -212,7 +213,7 @@ async def test_subscribe_signal_and_threads_with_dataclasses(
         subscription = await client.subscribe_to_thread(RES, THR)
         assert subscription.active_run_id == ""
         woke = await client.send_message(
-            "echo", typed.SignalMessage(contents="start", attributes=Struct.from_dict({"name": "Ada"})),
+            "echo", typed.SignalMessage(contents="start"), attributes={"name": "Ada"},
             resource_id=RES, thread_id=THR, if_idle=typed.IfIdle(stream_options=typed.CallOptions(max_steps=2)))
         assert isinstance(woke, typed.SendMessageResponse) and woke.accepted is not None
         assert woke.accepted.action == typed.SignalAction.WAKE
@@ -237,6 +238,8 @@ async def test_subscribe_signal_and_threads_with_dataclasses(
         await running.app.threads.wait_idle()
         texts = [c.chunk.text for c in chunks if isinstance(c.chunk, TextDeltaChunk)]
         assert "".join(texts) == "busynoted"
+        assert user_texts(model.requests[0]) == ['<user name="Ada">start</user>']
+        assert "<system-reminder>be brief</system-reminder>" in user_texts(model.requests[1])
         assert {c.run_id for c in chunks} >= {run_id}
         messages = await client.list_messages(RES, THR)
         assert all(isinstance(m, typed.Message) for m in messages)
