@@ -162,12 +162,28 @@ async def test_the_dataclasses_extra_installs_and_calls_an_agent(
                             capture_output=True, text=True, check=True)
     names = {p["name"].lower() for p in json.loads(listed.stdout)}
     assert "betterproto2" in names and not names & {"betterproto2-compiler", "ruff", "treadle"}, sorted(names)
+    marker = subprocess.run([str(python), "-c", "import importlib.resources as r; "
+                             "print(r.files('treadle_client').joinpath('py.typed').is_file())"],
+                            capture_output=True, text=True, check=True, cwd="/")
+    assert marker.stdout.strip() == "True"  # mypy reads the installed package's types
+    script = tmp_path / "typed_client.py"
+    script.write_text(TYPED_SCRIPT)
+    # mypy, as a user runs it over their code, sees the dataclasses' types in the installed package.
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "mypy"],
+                   capture_output=True, text=True, check=True, timeout=600)
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text(TYPED_SCRIPT.replace("text += delta", "text += delta + 1"))
+    checked = subprocess.run([str(python), "-m", "mypy", "--no-incremental", "--check-untyped-defs",
+                              script.name, wrong.name],
+                             capture_output=True, text=True, cwd=str(tmp_path), timeout=300)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    errors = [line.split(":", 2) for line in checked.stdout.splitlines() if ": error:" in line]
+    assert [(path, error) for path, _, error in errors] == [
+        ("wrong.py", ' error: Unsupported operand types for + ("str" and "int")  [operator]')], checked.stdout
     model = OpenAIServer([Turn.say(["Hello ", "there"]), Turn.say("Again.")])
     try:
         running = await start_app()
         running.app.add_agent(Agent(id="plain", name="plain", model="openai/test-model", base_url=model.base_url))
-        script = tmp_path / "typed_client.py"
-        script.write_text(TYPED_SCRIPT)
         proc = await asyncio.create_subprocess_exec(
             str(python), str(script), running.target, cwd=str(tmp_path),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
