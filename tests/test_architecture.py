@@ -119,6 +119,8 @@ def test_the_client_distribution_imports_nothing_of_the_server(path: Path) -> No
     for target, line in _internal_imports(path):
         assert target in SHARED, f"{path.relative_to(REPO)}:{line} imports treadle.{target}, a server module"
     extras = {"regex"} if path.name == "_text_gate.py" else set()  # the `text-gate` extra, imported lazily
+    if path.is_relative_to(CLIENT / "typed"):  # the `dataclasses` extra: betterproto2 and what it brings
+        extras = {"betterproto2", "dateutil", "typing_extensions"}
     foreign = _third_party(path) - CLIENT_THIRD_PARTY - extras - set(sys.stdlib_module_names) - {"treadle", "treadle_client"}
     assert not foreign, f"{path.relative_to(REPO)} imports {sorted(foreign)}, which treadle-client does not depend on"
 
