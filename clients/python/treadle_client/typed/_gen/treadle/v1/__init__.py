@@ -137,6 +137,7 @@ __all__ = (
     "Signal",
     "SignalAccepted",
     "SignalAction",
+    "SignalAttribute",
     "SignalMessage",
     "SkipToolOutcome",
     "SkippedProcessor",
@@ -879,7 +880,8 @@ class NotificationPriority(betterproto2.Enum):
 
     LOW = 1
     """
-    Always batched into summaries; a summary reaches subscribers without waking the model.
+    Always summarised at once; on an idle thread the summary is stored in the thread and reaches
+    subscribers without waking the model.
     """
 
     MEDIUM = 2
@@ -942,7 +944,8 @@ class NotificationStatus(betterproto2.Enum):
 
     SUMMARIZED = 3
     """
-    Reported in a summary signal; its full delivery, if any, is still due at `deliver_at`.
+    Reported in a summary signal by earlier versions. A summarised record now stays
+    NOTIFICATION_STATUS_PENDING (its `summary_signal_id` set) until it is delivered in full.
     """
 
     DISCARDED = 4
@@ -2267,6 +2270,13 @@ class CreatedSignal(betterproto2.Message):
     The attributes after the winning branch's were merged in.
     """
 
+    ordered_attributes: "list[SignalAttribute]" = betterproto2.field(
+        6, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    The same attributes in the order they render.
+    """
+
 
 default_message_pool.register_message("treadle.v1", "CreatedSignal", CreatedSignal)
 
@@ -2973,6 +2983,13 @@ class IfActive(betterproto2.Message):
     Attributes merged into the signal's own when this branch is taken.
     """
 
+    ordered_attributes: "list[SignalAttribute]" = betterproto2.field(
+        3, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    The same in order (rendered after the signal's own). When set, `attributes` MUST be empty.
+    """
+
 
 default_message_pool.register_message("treadle.v1", "IfActive", IfActive)
 
@@ -3003,6 +3020,14 @@ class IfIdle(betterproto2.Message):
     """
     Options of the run started by IDLE_BEHAVIOR_WAKE (for example `maxSteps`). Its `memory` is
     always the request's resource and thread.
+    """
+
+    ordered_attributes: "list[SignalAttribute]" = betterproto2.field(
+        4, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    The attributes in order (rendered after the signal's own). When set, `attributes` MUST be
+    empty.
     """
 
 
@@ -3878,6 +3903,13 @@ class Notification(betterproto2.Message):
     Application metadata kept in the inbox record.
     """
 
+    ordered_attributes: "list[SignalAttribute]" = betterproto2.field(
+        10, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    The extra attributes in the order they render. When set, `attributes` MUST be empty.
+    """
+
 
 default_message_pool.register_message("treadle.v1", "Notification", Notification)
 
@@ -4045,7 +4077,8 @@ class NotificationRecord(betterproto2.Message):
 
     coalesced_count: "int" = betterproto2.field(12, betterproto2.TYPE_INT32)
     """
-    How many notifications were merged into this record after the first.
+    How many notifications were merged into this record after the first: 0 for a new record,
+    1 after the first merge.
     """
 
     deliver_at: "datetime.datetime | None" = betterproto2.field(
@@ -4070,7 +4103,7 @@ class NotificationRecord(betterproto2.Message):
 
     delivery_attempts: "int" = betterproto2.field(15, betterproto2.TYPE_INT32)
     """
-    How many times delivery was attempted.
+    How many times delivery was attempted: 1 once delivered at the first attempt.
     """
 
     delivered_signal_id: "str" = betterproto2.field(16, betterproto2.TYPE_STRING)
@@ -4115,6 +4148,13 @@ class NotificationRecord(betterproto2.Message):
     )
     """
     When the record last changed.
+    """
+
+    ordered_attributes: "list[SignalAttribute]" = betterproto2.field(
+        22, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    The attributes in the order they render.
     """
 
 
@@ -5813,6 +5853,13 @@ class Signal(betterproto2.Message):
     Provider-specific options, keyed by provider name.
     """
 
+    ordered_attributes: "list[SignalAttribute]" = betterproto2.field(
+        8, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    The attributes in the order they render. When set, `attributes` MUST be empty.
+    """
+
 
 default_message_pool.register_message("treadle.v1", "Signal", Signal)
 
@@ -5837,6 +5884,30 @@ class SignalAccepted(betterproto2.Message):
 
 
 default_message_pool.register_message("treadle.v1", "SignalAccepted", SignalAccepted)
+
+
+@dataclass(eq=False, repr=False)
+class SignalAttribute(betterproto2.Message):
+    """
+    SignalAttribute is one XML attribute of a signal. A list of them keeps the order the caller
+    gave, which is the order the model sees (a `google.protobuf.Struct` has no order).
+    """
+
+    name: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    The attribute name. It MUST match `^[A-Za-z_][A-Za-z0-9_.-]*$` and be unique in its list.
+    """
+
+    value: "__google__protobuf__.Value | None" = betterproto2.field(
+        2, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    The value: a string, number or boolean (a list or object renders as JSON). A null value
+    drops the attribute.
+    """
+
+
+default_message_pool.register_message("treadle.v1", "SignalAttribute", SignalAttribute)
 
 
 @dataclass(eq=False, repr=False)
@@ -5867,7 +5938,8 @@ class SignalMessage(betterproto2.Message):
     """
     Rendered as XML attributes of a `<user>` element. Names MUST match
     `^[A-Za-z_][A-Za-z0-9_.-]*$`; values are strings, numbers or booleans; null values are
-    dropped.
+    dropped. A Struct has no order: they render `id`, `name`, `from` first, then the rest
+    alphabetically. Use `ordered_attributes` to keep your order.
     """
 
     metadata: "__google__protobuf__.Struct | None" = betterproto2.field(
@@ -5882,6 +5954,14 @@ class SignalMessage(betterproto2.Message):
     )
     """
     Provider-specific options for the message, keyed by provider name.
+    """
+
+    ordered_attributes: "list[SignalAttribute]" = betterproto2.field(
+        6, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    The attributes in the order they render (`note`, then `n` gives `<user note="…" n="3">`).
+    When set, `attributes` MUST be empty.
     """
 
 
@@ -6112,6 +6192,13 @@ class StateSignal(betterproto2.Message):
     tag_name: "str" = betterproto2.field(9, betterproto2.TYPE_STRING)
     """
     The XML tag the model sees; defaults to `state`.
+    """
+
+    ordered_attributes: "list[SignalAttribute]" = betterproto2.field(
+        10, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    The attributes in the order they render. When set, `attributes` MUST be empty.
     """
 
 
