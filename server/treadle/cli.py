@@ -1,6 +1,6 @@
 """The ``treadle`` command: ``serve`` runs the server, ``chat`` talks to an agent, ``agents`` lists
 and shows them, ``threads`` and ``runs`` show what memory stored, ``processors serve`` runs a
-built-in remotely, ``health`` answers probes.
+built-in remotely, ``health`` answers probes, ``migrate`` and ``backup`` look after the store.
 
 Each subcommand module adds its parser with ``add_parser(sub)`` and sets ``run`` (a function of
 the parsed arguments returning the exit status); registering one is one line in ``_parser``.
@@ -16,7 +16,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from . import cli_agents, cli_chat, cli_health, cli_processors, cli_runs, cli_security, cli_threads
+from . import cli_agents, cli_chat, cli_health, cli_processors, cli_runs, cli_security, cli_store, cli_threads
 from .config import Settings
 from .config.settings import DEFAULT_LISTEN
 
@@ -52,6 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_runs.add_parser(sub)
     cli_processors.add_parser(sub)
     cli_health.add_parser(sub)
+    cli_store.add_parsers(sub)
     return parser
 
 
