@@ -39,7 +39,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         description=(
             "Stream an agent's answer to MESSAGE (the words are joined, so quotes are optional). "
             "Without MESSAGE, open a conversation on a memory thread: each line you type is one turn. "
-            f"Exit status: 0 finished, {EXIT_ERROR} error, {EXIT_TRIPWIRE} blocked by a processor."
+            f"Exit status: 0 finished, {EXIT_ERROR} error, {EXIT_TRIPWIRE} blocked by a processor, "
+            f"{EXIT_INTERRUPTED} stopped with Ctrl-C."
         ),
     )
     chat.add_argument("agent_id", nargs="?", metavar="AGENT", help="the agent to talk to (`treadle agents` lists them)")
