@@ -216,6 +216,20 @@ async def test_a_wrong_agent_id_lists_the_agents_and_suggests_the_nearest(start_
     assert done.stderr.strip() == "treadle agents: NOT_FOUND: agent 'zzz' not found. This server has: assistant, echo"
 
 
+async def test_chat_takes_the_message_after_its_options_too(start_app: StartApp) -> None:
+    model = OpenAIServer([Turn.say("Hi.")])
+    try:
+        running = await start_app(lambda app: app.add_agent(Agent(id="a", model="openai/m", base_url=model.base_url)))
+        done = await asyncio.to_thread(run_cli, "chat", "a", "--thread", "t", "hello", "there",
+                                       TREADLE_TARGET=running.target)
+    finally:
+        model.close()
+    assert (done.returncode, done.stdout) == (0, "Hi.\n"), done.stderr
+    assert [m["content"] for m in model.requests[0]["messages"] if m["role"] == "user"] == ["hello there"]
+    done = await asyncio.to_thread(run_cli, "agents", "extra")
+    assert done.returncode == 2 and "invalid choice: 'extra'" in done.stderr
+
+
 def test_chat_without_arguments_asks_for_the_agent() -> None:
     done = run_cli("chat")
     assert (done.returncode, done.stderr.strip()) == (2, (

@@ -22,7 +22,12 @@ from .config.settings import DEFAULT_LISTEN
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and getattr(args, "command", None) == "chat" and not any(w.startswith("-") for w in extra):
+        args.message += extra  # `chat AGENT --thread t hello`: words after an option are the message too
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     for stream in (sys.stdout, sys.stderr):  # arrows and emoji must not crash a C-locale terminal
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="replace")
