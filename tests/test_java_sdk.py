@@ -25,6 +25,9 @@ from treadle.agents import Agent, ProcessorRef, RunRequest
 from treadle.core.messages import Message, SystemMessage
 
 EXAMPLES = JAVA_CLIENT / "src" / "test" / "java" / "dev" / "treadle" / "examples"
+DOC_BLOCKS = {("clients/java/README.md", "java", i): "test_each_readme_example_is_a_program_the_tests_run"
+              for i in range(5)}
+"""The README's Java blocks are the example programs the tests below run (tests/doc_blocks.py)."""
 
 
 def agent(server: OpenAIServer, agent_id: str = "assistant", **kw: Any) -> Agent:

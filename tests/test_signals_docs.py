@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -18,24 +17,37 @@ from treadle.signals import DecideArgs, NotificationRecord
 DOC = (Path(__file__).resolve().parent.parent / "docs" / "signals.md").read_text()
 
 
+DOC_BLOCKS = {
+    ("docs/signals.md", "python", 0): "test_the_client_example_subscribes_sends_and_watches",
+    ("docs/signals.md", "yaml", 0): "test_the_delivery_policy_example_loads_and_the_decider_answers",
+    ("docs/signals.md", "python", 1): "test_the_delivery_policy_example_loads_and_the_decider_answers",
+    ("docs/signals.md", "python", 2): "test_the_decide_tool_example_answers_from_its_own_process",
+}
+
+
 def blocks(lang: str) -> list[str]:
     return re.findall(rf"```{lang}\n(.*?)```", DOC, re.S)
 
 
 async def test_the_client_example_subscribes_sends_and_watches(
-    start_app: StartApp, openai_server: Any, capsys: Any
+    start_app: StartApp, openai_server: Any, tmp_path: Path
 ) -> None:
+    import asyncio
+
     server = openai_server([Turn.say(["Yes", ": fewer calls."])])
 
     def setup(app: Any) -> None:
         app.add_agent(Agent(id="assistant", model="openai/gpt-4o-mini", base_url=server.base_url))
 
     running = await start_app(setup)
-    code = blocks("python")[0].replace("127.0.0.1:50051", running.target)
-    namespace: dict[str, Any] = {}
-    exec("async def example():\n" + textwrap.indent(code, "    "), namespace)
-    await namespace["example"]()
-    out = capsys.readouterr().out.splitlines()
+    script = tmp_path / "signals.py"
+    script.write_text(blocks("python")[0].replace("127.0.0.1:50051", running.target))
+    python = Path(__file__).resolve().parent.parent / ".venv" / "bin" / "python"
+    proc = await asyncio.create_subprocess_exec(str(python), str(script), stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.PIPE)
+    stdout, stderr = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, stderr.decode()
+    out = stdout.decode().splitlines()
     assert out[0].startswith("run run_") and " took sig_" in out[0]
     assert out[1:] == ["Yes", ": fewer calls."]
     [message] = [m for m in server.requests[0]["messages"] if m["role"] == "user"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +36,8 @@ from .state import RunPlan, RunState
 from .step import Continue, Done, Failed, RetryCall, RetryStep, Tripped, run_step
 
 log = logging.getLogger(__name__)
+run_log = logging.getLogger("treadle.runs")
+"""One line per finished run (``_log_run``)."""
 
 QUEUE_SIZE = 256
 """Chunks buffered ahead of a slow client before the run waits for it."""
@@ -189,6 +192,7 @@ class AgentLoop:
         persist: Persister,
     ) -> None:
         status: RunStatus = "aborted"  # unless it ends below: cancelled (client gone, shutdown)
+        started = time.monotonic()
         try:
             memory = plan.options.memory
             with agent_span(self.tracer, agent_id=plan.agent.id, agent_name=plan.agent.name,
@@ -206,6 +210,7 @@ class AgentLoop:
         finally:
             await output.reset()
             _end_run(plan)
+            _log_run(plan, status, result, time.monotonic() - started)
             await persist.end(status, result.finish_reason, result.usage)
             await output.queue.put(END)
 
@@ -367,6 +372,21 @@ async def _take_signals(request: RunRequest, ml: MessageList, output: Output) ->
         ml.add(delivery.message, "input")
         await output.send(delivery.chunk)
     return len(taken)
+
+
+def _log_run(plan: RunPlan, status: RunStatus, result: GenerateResult, seconds: float) -> None:
+    """The one INFO line every run leaves when it ends, with the same facts as fields for a JSON
+    log (``treadle serve --log-format json``)."""
+    memory = plan.options.memory
+    thread = memory.thread if memory else ""
+    usage = result.usage
+    reason = result.finish_reason or ("cancelled" if status == "aborted" and not result.tripwire else "")
+    fields = {"run_id": plan.run_id, "agent_id": plan.agent.id, "thread_id": thread, "status": status,
+              "finish_reason": reason, "duration_ms": round(seconds * 1000),
+              "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+    run_log.info("run %s agent=%s thread=%s %s (%s) in %.2fs, tokens %d in / %d out", plan.run_id, plan.agent.id,
+                 thread or "-", status, reason or "-", seconds, usage.input_tokens, usage.output_tokens,
+                 extra={"fields": fields})
 
 
 def _end_run(plan: RunPlan) -> None:
