@@ -34,7 +34,7 @@ BLOCKED = "✋ blocked by no-secrets: prompts must not contain passwords"
 EXIT_TRIPWIRE = 3
 
 SECURITY, PROCESSORS, PROTOCOL = "docs/security.md", "docs/processors.md", "docs/protocol.md"
-PY_README, GO_README = "clients/python/README.md", "clients/go/README.md"
+GO_README = "clients/go/README.md"
 DOC_BLOCKS = {
     (SECURITY, "sh", 0): "test_security_token_recipe_prints_a_digest",
     (SECURITY, "sh", 1): "test_security_tls_server_and_client",
@@ -46,11 +46,6 @@ DOC_BLOCKS = {
     (PROTOCOL, "sh", 0): "test_protocol_trying_it",
     ("docs/remote-processors.md", "yaml", 0): "test_remote_processors_parallel_group_loads",
     ("examples/README.md", "sh", 0): "test_examples_readme_commands",
-    (PY_README, "python", 0): "test_python_readme_client_and_guarded_agent",
-    (PY_README, "yaml", 0): "test_python_readme_client_and_guarded_agent",
-    (PY_README, "python", 2): "test_python_readme_text_gate_redacts",
-    (PY_README, "python", 3): "test_python_readme_attach_to_two_servers",
-    (PY_README, "python", 5): "test_python_readme_tracing_exports_spans",
     **{(GO_README, "go", i): "test_go_readme_fragments_are_compiled_examples" for i in range(6)},
     ("clients/typescript/README.md", "sh", 0): "test_sdk_build_commands_are_the_ones_the_suite_runs",
     ("clients/java/README.md", "sh", 0): "test_sdk_build_commands_are_the_ones_the_suite_runs",
@@ -205,91 +200,6 @@ def test_examples_readme_commands(terminal: Terminal) -> None:
     done = terminal.run(answered)
     assert done.returncode == 0 and done.stdout.strip(), done.stderr  # the embedded model answered
     assert server.interrupt() == 0
-
-
-# --- clients/python/README.md ------------------------------------------------------------------
-
-
-def test_python_readme_client_and_guarded_agent(terminal: Terminal, openai_server: Any, tmp_path: Path) -> None:
-    fake = openai_server([Turn.say(["Hello ", "there"])])
-    (tmp_path / "agents.yaml").write_text(block(PY_README, "yaml", 0))
-    server = terminal.serve([".venv/bin/treadle", "serve", "--config", str(tmp_path / "agents.yaml")],
-                            OPENAI_BASE_URL=fake.base_url)
-    program(tmp_path, "content_filter.py", PY_README, "python", 1, terminal.target)
-    guard = terminal.start([str(ROOT / ".venv" / "bin" / "python"), "content_filter.py"], cwd=tmp_path)
-    guard.wait_for(f"processor content-filter attached to {terminal.target}")
-    client = program(tmp_path, "client.py", PY_README, "python", 0, terminal.target)
-    client.write_text(client.read_text().replace('"assistant"', '"guarded"'))
-    done = terminal.run([".venv/bin/python", str(client)])
-    assert (done.returncode, done.stdout) == (0, "Hello there\n"), done.stderr
-    assert guard.interrupt() == 0
-    assert server.interrupt() == 0
-
-
-async def test_python_readme_text_gate_redacts(start_app: Any, tmp_path: Path) -> None:
-    from tests.support import OpenAIServer
-    from treadle.agents import Agent, ProcessorRef
-    from treadle_client import AgentClient
-
-    model = OpenAIServer([Turn.say(["write to jo", "hn@exa", "mple.com today"])])
-    try:
-        running = await start_app(lambda app: app.add_agent(Agent(
-            id="a", model="openai/gpt-4o-mini", base_url=model.base_url,
-            output_processors=[ProcessorRef("pii-guard")])))
-        script = program(tmp_path, "pii_guard.py", PY_README, "python", 2, running.target)
-        script.write_text(script.read_text() + "\nfrom treadle_client import run_processors\n"
-                          f"run_processors([PiiGuard()], {running.target!r})\n")
-        proc = await asyncio.create_subprocess_exec(str(ROOT / ".venv" / "bin" / "python"), str(script))
-        try:
-            assert await running.app.processors.wait_attached("pii-guard", 60)
-            async with AgentClient(running.target) as client:
-                answer = await client.generate("a", "hi")
-        finally:
-            proc.terminate()
-            await proc.wait()
-    finally:
-        model.close()
-    assert answer.text == "write to [email] today"
-
-
-def test_python_readme_attach_to_two_servers(tmp_path: Path) -> None:
-    first, second = Terminal(), Terminal()
-    try:
-        for term in (first, second):
-            term.serve([".venv/bin/treadle", "serve"], TREADLE_LISTEN=term.target)
-        program(tmp_path, "content_filter.py", PY_README, "python", 1, first.target)
-        script = program(tmp_path, "attach_both.py", PY_README, "python", 3, first.target)
-        script.write_text(script.read_text().replace("10.0.0.1:50051", first.target)
-                          .replace("10.0.0.2:50051", second.target))
-        done = first.run([str(ROOT / ".venv" / "bin" / "python"), "attach_both.py"], cwd=tmp_path)
-        assert (done.returncode, done.stdout) == (0, "attached to both servers\n"), done.stderr
-    finally:
-        first.close()
-        second.close()
-
-
-def test_python_readme_tracing_exports_spans(terminal: Terminal, openai_server: Any, tmp_path: Path) -> None:
-    from tests.support.otlp import OtlpReceiver
-
-    receiver = OtlpReceiver()
-    try:
-        fake = openai_server([])
-        (tmp_path / "agents.yaml").write_text(block(PY_README, "yaml", 0))
-        server = terminal.serve([".venv/bin/treadle", "serve", "--config", str(tmp_path / "agents.yaml")],
-                                OPENAI_BASE_URL=fake.base_url)
-        program(tmp_path, "content_filter.py", PY_README, "python", 1, terminal.target)
-        program(tmp_path, "traced.py", PY_README, "python", 5, terminal.target)
-        guard = terminal.start([str(ROOT / ".venv" / "bin" / "python"), "traced.py"], cwd=tmp_path,
-                               OTEL_EXPORTER_OTLP_ENDPOINT=receiver.base)
-        guard.wait_for(f"processor content-filter attached to {terminal.target}")
-        code, out, err = chat(terminal, "guarded", "the secret is out")
-        assert (code, out.strip()) == (EXIT_TRIPWIRE, "✋ blocked by content-filter: Blocked content detected in input")
-        assert guard.interrupt() == 0  # the batch processor flushes on the way out
-        names = [s.name for s in receiver.spans()]
-        assert "processInput content-filter" in names, names
-        assert server.interrupt() == 0
-    finally:
-        receiver.close()
 
 
 # --- the other SDKs' READMEs -----------------------------------------------------------------------

@@ -27,6 +27,13 @@ from treadle_client import AgentClient
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "clients" / "python" / "README.md"
+DOC_BLOCKS = {
+    ("clients/python/README.md", "python", 0): "test_the_plain_call_example",
+    ("clients/python/README.md", "python", 1): "test_the_dataclass_call_example",
+    ("clients/python/README.md", "yaml", 0): "test_the_agent_file_example_names_the_processor",
+    ("clients/python/README.md", "python", 4): "test_the_attach_example_attaches_to_every_server_given",
+    ("clients/python/README.md", "python", 6): "test_the_tracing_example_exports_the_processor_spans",
+}
 
 
 def block(name: str) -> str:

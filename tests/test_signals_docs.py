@@ -22,6 +22,7 @@ DOC_BLOCKS = {
     ("docs/signals.md", "yaml", 0): "test_the_delivery_policy_example_loads_and_the_decider_answers",
     ("docs/signals.md", "python", 1): "test_the_delivery_policy_example_loads_and_the_decider_answers",
     ("docs/signals.md", "python", 2): "test_the_decide_tool_example_answers_from_its_own_process",
+    **{("docs/signals.md", "json", i): "test_the_stored_message_and_chunk_shapes_are_those_shown" for i in range(4)},
 }
 
 
