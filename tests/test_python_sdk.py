@@ -5,10 +5,8 @@ separate processor process and restart the server under it."""
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import signal
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +18,6 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from tests.remote.procs import children
 from tests.support import OpenAIServer, Turn
-from tests.support.otlp import OtlpReceiver, otlp  # noqa: F401
 from treadle.agents import Agent, CallOptions, ProcessorRef, RunRequest
 from treadle.app import TreadleApp
 from treadle.core.chunks import Chunk
@@ -323,6 +320,10 @@ async def test_the_sdk_reattaches_after_the_server_restarts(live) -> None:
 # --- the README's examples -------------------------------------------------------------------
 
 README = Path(__file__).resolve().parents[1] / "clients" / "python" / "README.md"
+DOC_BLOCKS = {("clients/python/README.md", "python", 2): "test_readme_processor_example",
+              ("clients/python/README.md", "python", 5): "test_readme_tool_example"}
+"""The README's other blocks are run by tests/test_python_client_readme.py and (the text gate)
+tests/test_hold_release.py."""
 
 
 def readme_example(name: str) -> dict[str, Any]:
@@ -368,78 +369,3 @@ async def test_run_processors_serves_until_sigterm(live) -> None:
         assert await asyncio.wait_for(child.proc.wait(), 30) == 0
     assert server.app.processors.declaration("lowercase") is None  # it detached on the way out
 
-
-def readme_blocks(lang: str) -> list[str]:
-    return re.findall(rf"```{lang}\n(.*?)```", README.read_text(), re.S)
-
-
-async def test_readme_config_block_names_the_remote_processors(tmp_path: Path) -> None:
-    [block] = readme_blocks("yaml")
-    path = tmp_path / "agents.yaml"
-    path.write_text(block)
-    app = TreadleApp(Settings(listen="127.0.0.1:0", config_file=path), env={})
-    await app.start()
-    try:
-        agent = app.registry.get_agent("guarded")
-    finally:
-        await app.stop(0)
-    assert [(r.id, r.failure_policy) for r in agent.input_processors] == [("content-filter", "fail_closed")]
-    assert [(r.id, r.failure_policy) for r in agent.output_processors] == [("content-filter", "fail_open")]
-
-
-async def test_readme_async_attach_serves_every_server(live) -> None:
-    """The block's ``...`` (your code while attached) checks that both servers run the filter."""
-    [code] = [b for b in readme_blocks("python") if "async def main" in b and "attach(" in b]
-    servers = [await live(), await live()]
-    code = code.replace('["10.0.0.1:50051", "10.0.0.2:50051"]', repr([s.target for s in servers]))
-    code = code.replace("    ...\n", "    await while_attached()\n")
-    seen: list[str] = []
-
-    async def while_attached() -> None:
-        for s in servers:
-            agent = s.agent([], input_processors=[ProcessorRef("content-filter")])  # blocked before the model
-            chunks = await s.stream(agent, "tell me the secret")
-            seen.extend(c.payload.processor_id for c in chunks if c.type == "tripwire")
-
-    namespace: dict[str, Any] = {"ContentFilter": readme_example("processor")["ContentFilter"],
-                                 "while_attached": while_attached, "__name__": "readme_async_attach"}
-    exec(compile(code, f"{README}:attach", "exec"), namespace)  # noqa: S102
-    await namespace["main"]()
-    assert seen == ["content-filter", "content-filter"]
-    loop = asyncio.get_running_loop()
-    end = loop.time() + 10
-    while any(c.alive for s in servers for c in s.app.processors.connections()):  # closed: detached from both
-        assert loop.time() < end, "a stream is still open after close()"
-        await asyncio.sleep(0.05)
-
-
-async def test_readme_tracing_block_exports_the_processors_spans(live, otlp: OtlpReceiver, tmp_path: Path) -> None:
-    """The block, saved after the processor example's ``ContentFilter`` (its imports and class),
-    runs until SIGTERM and exports its spans to the collector ``OTEL_EXPORTER_OTLP_*`` names."""
-    [processor] = [b for b in readme_blocks("python") if b.startswith("# example: processor\n")]
-    [tracing] = [b for b in readme_blocks("python") if "OTLPSpanExporter" in b]
-    server = await live()
-    script = tmp_path / "traced.py"
-    classes = processor.split('if __name__ == "__main__":')[0]  # its own main would serve untraced
-    script.write_text(classes + tracing.replace("127.0.0.1:50051", server.target))
-    env = {**os.environ, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": otlp.endpoint,
-           "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    proc = await asyncio.create_subprocess_exec(sys.executable, str(script), env=env,
-                                                stdin=asyncio.subprocess.DEVNULL)
-    try:
-        loop = asyncio.get_running_loop()
-        end = loop.time() + 30
-        while server.app.processors.declaration("content-filter") is None:
-            assert loop.time() < end and proc.returncode is None, "the processor never attached"
-            await asyncio.sleep(0.05)
-        agent = server.agent([], input_processors=[ProcessorRef("content-filter")])  # blocked before the model
-        chunks = await server.stream(agent, "tell me the secret")
-        assert [c.payload.processor_id for c in chunks if c.type == "tripwire"] == ["content-filter"]
-        proc.send_signal(signal.SIGTERM)  # run_processors closes, which flushes the batch of spans
-        assert await asyncio.wait_for(proc.wait(), 30) == 0
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-    names = [s.name for s in otlp.spans()]
-    assert "processInput content-filter" in names, names

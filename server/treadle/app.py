@@ -35,11 +35,12 @@ from .api.remote_processor import RemoteProcessor
 from .api.convert import agent_from_dict
 from .wire.data import chunk_from_proto, chunk_to_proto
 from .api.gate import Gate
-from .api.server import TlsFiles
+from .api.server import TlsFiles, check_listen
 from .api.signal_convert import options_from_json
 from .api.thread_signals import SERVICE_NAME as THREAD_SERVICE, ThreadServicer
 from .config import AgentFileError, Settings, load_agent_file
 from .config.security import Security, load_security
+from .config import logs
 from .config.settings import DEFAULT_LISTEN
 from .core.errors import InvalidArgumentError, NotFoundError
 from .loop import AgentLoop
@@ -57,7 +58,7 @@ from .tracing import build_meter_provider, build_tracer_provider
 
 log = logging.getLogger("treadle")
 
-LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
+LOG_FORMAT = logs.TEXT_FORMAT
 
 EXAMPLE_AGENT: dict[str, Any] = {
     "id": "assistant",
@@ -218,6 +219,7 @@ class TreadleApp:
         """Open the store (migrating it), load agents, bind and serve; returns the bound port
         (useful with port 0)."""
         listen = listen or self.settings.listen
+        check_listen(listen)  # before the slow part: a taken port is said at once
         tls = self.configure_security(load_security(self.settings.config_file, self.settings.auth_file), listen)
         await self.open_store()
         if self.settings.config_file is not None:
@@ -228,6 +230,11 @@ class TreadleApp:
         await self.agent_service.load_stored_agents()
         self.warn_missing_credentials()
         self.warn_unregistered()
+        self.warn_local_tools()
+        local = sorted({a.model for a in self.registry.list_agents() if a.model.startswith("local/")})
+        if local:  # the load is silent (llama.cpp mutes the process) and takes seconds
+            log.info("loading %s: the server listens once %s loaded (seconds; longer on a busy machine)",
+                     ", ".join(local), "it is" if len(local) == 1 else "they are")
         await self.models.preload(a.model for a in self.registry.list_agents())
         self.port = await self.server.start(listen, tls)
         await self.threads.recover()
@@ -320,16 +327,16 @@ class TreadleApp:
         (port taken, bad config file), print why and exit with status 2. A second signal ends
         in-flight runs at once instead of waiting for the grace period.
         """
+        started = False
         if self.port is None:
-            if not logging.getLogger().handlers:  # a script's server logs like `treadle serve`
-                logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
+            logs.setup()  # a script's server logs like `treadle serve` (TREADLE_LOG_LEVEL, _FORMAT)
             try:
                 await self.start(listen)
             except (AgentFileError, OSError) as e:
                 await self.stop(0)
                 print(f"treadle: {e}", file=sys.stderr, flush=True)
                 raise SystemExit(2) from None
-            print("\n".join(self.start_lines(listen or self.settings.listen)), flush=True)
+            started = True
         loop = asyncio.get_running_loop()
         stop = asyncio.Event()
         received: list[int] = []
@@ -343,6 +350,8 @@ class TreadleApp:
 
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, on_signal, sig)
+        if started:  # only now: a Ctrl-C right after the line that says it listens is handled too
+            print("\n".join(self.start_lines(listen or self.settings.listen)), flush=True)
         try:
             await stop.wait()
             log.info("%s received: shutting down", signal.Signals(received[0]).name)
@@ -387,7 +396,8 @@ class TreadleApp:
         for agent in self.registry.list_agents():
             processors = _unique(
                 ref.id for lane in (agent.input_processors, agent.output_processors, agent.error_processors)
-                for ref in lane if isinstance(ref, ProcessorRef) and not self.registry.has_processor(ref.id)
+                for ref in lane if isinstance(ref, ProcessorRef) and not ref.builtin  # built-ins run in process
+                and not self.registry.has_processor(ref.id)
             )
             tools = _unique(t for t in agent.tools if isinstance(t, str) and not self.registry.has_tool(t))
             hooks = _unique(
@@ -408,6 +418,17 @@ class TreadleApp:
             if hooks:
                 out.append(f"agent {agent.id!r} names tool hook(s) {', '.join(map(repr, hooks))} that are not registered")
         return out
+
+    def warn_local_tools(self) -> None:
+        """An agent on an embedded model with tools: the model cannot call them (it answers
+        without them, often inventing what a tool would have said)."""
+        for agent in self.registry.list_agents():
+            if agent.model.startswith("local/") and agent.tools:
+                names = ", ".join(repr(t if isinstance(t, str) else getattr(t, "name", "?")) for t in agent.tools)
+                log.warning(
+                    "agent %r lists tools (%s) but runs on %s, which cannot call tools: it answers without "
+                    "them. Give it an OpenAI or Anthropic model (model: openai/..., with OPENAI_API_KEY or "
+                    "OPENAI_BASE_URL set) to use tools", agent.id, names, agent.model)
 
     def warn_unregistered(self) -> None:
         for message in self.unregistered():

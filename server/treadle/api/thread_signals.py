@@ -12,7 +12,8 @@ from typing import Any
 import grpc
 
 from ..core.chunks import Chunk
-from ..core.errors import InvalidArgumentError
+from ..core.errors import InvalidArgumentError, NotFoundError
+from ..memory import MemoryStore
 from ..signals import ActiveRunChanged, NotificationCenter, Sent, ThreadRuntime, send_state
 from ..signals.runtime import Target
 from ..v1 import signal_pb2
@@ -41,9 +42,21 @@ def _thread(resource_id: str, thread_id: str) -> tuple[str, str]:
 
 
 class SignalRpcs:
+    store: MemoryStore | None = None
+    """The memory store (set by the app once it is open)."""
+
     def __init__(self, runtime: ThreadRuntime, notifications: NotificationCenter) -> None:
         self._runtime = runtime
         self._notifications = notifications
+
+    async def _thread_exists(self, key: tuple[str, str]) -> None:
+        """NOT_FOUND for a thread that does not exist, or not in this resource."""
+        if self.store is None:  # pragma: no cover - the app opens the store before serving
+            return
+        thread = await self.store.get_thread(key[1])
+        if thread is None or thread.resource_id != key[0]:
+            raise NotFoundError(f"thread {key[1]!r} of resource {key[0]!r} does not exist: state "
+                                "signals go to an existing thread (create it, or run on it, first)")
 
     async def _target(self, request: Any) -> Target:
         """The request's target; a run named by ``run_id`` must be on a resource the caller
@@ -96,6 +109,7 @@ class SignalRpcs:
         result = await send_state(
             self._runtime, await self._target(request), sc.state_from_proto(request.state),
             sc.if_active_from_proto(request.if_active), sc.if_idle_from_proto(request.if_idle),
+            check_thread=self._thread_exists,
         )
         out = signal_pb2.SendStateSignalResponse(version=result.version)
         if result.skipped:

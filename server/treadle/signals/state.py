@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..core.errors import InvalidArgumentError
 from .runtime import IfActive, IfIdle, Sent, Target, ThreadRuntime
 from .signal import Signal, normalise_type
-from .store import StateChannel
+from .store import StateChannel, ThreadKey
 
 
 @dataclass
@@ -32,12 +33,18 @@ class StateResult:
     reason: str = ""
 
 
+ThreadCheck = Callable[[ThreadKey], Awaitable[None]]
+"""Raises ``NotFoundError`` when the thread does not exist (state lives in an existing thread)."""
+
+
 async def send_state(
     runtime: ThreadRuntime, target: Target, state: StateInput,
     if_active: IfActive | None = None, if_idle: IfIdle | None = None,
+    check_thread: ThreadCheck | None = None,
 ) -> StateResult:
     """A new version of channel ``state.id``, or ``skipped`` when its cache key and mode are the
-    channel's current ones."""
+    channel's current ones. With ``check_thread``, a thread that does not exist is refused before
+    anything is stored or woken (as the framework fails: it cannot load the thread)."""
     if not state.id:
         raise InvalidArgumentError("state.id is required (the state channel, e.g. 'browser')")
     if not state.cache_key:
@@ -48,21 +55,25 @@ async def send_state(
         else:
             raise InvalidArgumentError("state signals need resource_id and thread_id: state lives in a thread")
     key = (target.resource_id, target.thread_id)
+    if check_thread is not None:
+        await check_thread(key)
     current = await runtime.store.get_state(key, state.id)
     if current is not None and current.cache_key == state.cache_key and current.mode == state.mode:
         return StateResult(None, current.version, skipped=True, reason="unchanged")
     version = (current.version if current else 0) + 1
     _, tag = normalise_type("state", state.tag_name or "state")
-    info: dict[str, Any] = {
+    # As the framework shows it: the channel in ``metadata.state``, the value beside it.
+    metadata: dict[str, Any] = {
+        **(state.metadata or {}),
         "state": {"id": state.id, "threadId": target.thread_id, "cacheKey": state.cache_key,
                   "version": version, "mode": state.mode},
     }
     if state.mode == "snapshot" and state.value is not None:
-        info["state"]["value"] = state.value
+        metadata["value"] = state.value
     if state.mode == "delta" and state.delta is not None:
-        info["state"]["delta"] = state.delta
+        metadata["delta"] = state.delta
     signal = Signal(type="state", tag_name=tag, contents=state.contents,
-                    attributes=dict(state.attributes), metadata=state.metadata, extra=info)
+                    attributes=dict(state.attributes), metadata=metadata)
     sent = await runtime.send(target, signal, if_active, if_idle)
     await runtime.store.put_state(
         key, StateChannel(state.id, state.cache_key, state.mode, version, signal.id)
