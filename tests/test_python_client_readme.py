@@ -212,4 +212,5 @@ def test_every_block_of_the_readme_is_run() -> None:
         "call", "call with dataclasses", "processor", "text gate", "attach", "tool", "tracing")]
     fences = re.findall(r"^```(\w*)$", text, re.M)
     assert fences[1::2] == [""] * (len(fences) // 2), "a block without its language"
-    assert fences[::2] == ["python"] * 3 + ["yaml"] + ["python"] * 4
+    # the install commands (tests/test_sdk_install.py), then the examples
+    assert fences[::2] == ["sh"] + ["python"] * 3 + ["yaml"] + ["python"] * 4
