@@ -165,6 +165,7 @@ class TreadleApp:
         self.threads = ThreadRuntime(self.loop, self.registry.snapshot_agent, InMemorySignalStore(),
                                      options_from_json=options_from_json,
                                      lease_ttl=self.settings.thread_lease_ttl)
+        self.threads.slots = self.gate  # wakes and queued runs count against the run limits
         self.relay: Relay | None = None
         """The other replicas on the store (PostgreSQL LISTEN/NOTIFY), opened with the store."""
         self.notifications = NotificationCenter(self.threads, tools=self.registry.resolve_tool)

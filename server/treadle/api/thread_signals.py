@@ -11,6 +11,7 @@ from typing import Any
 
 import grpc
 
+from ..agents import lane_for_call
 from ..core.chunks import Chunk
 from ..core.errors import InvalidArgumentError
 from ..signals import ActiveRunChanged, NotificationCenter, Sent, ThreadRuntime, send_state
@@ -69,9 +70,22 @@ class SignalRpcs:
     async def QueueMessage(
         self, request: signal_pb2.QueueMessageRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.QueueMessageResponse:
+        target = await self._target(request)
+        agent_id = target.agent_id
+        if not agent_id:  # the queued run runs the thread's current agent: in the caller's scope?
+            key = await self._runtime.run_thread(target.run_id) if target.run_id else None
+            run = await self._runtime.current_run(key or (target.resource_id, target.thread_id))
+            if run is not None:
+                auth.require("agents", run.agent_id)
+                agent_id = run.agent_id
+        if_idle = sc.if_idle_from_proto(request.if_idle)
+        if agent_id and if_idle.stream_options is not None:  # a locked processor is refused now, not at its run
+            agent = self._runtime.agent(agent_id)
+            for lane in ("input_processors", "output_processors", "error_processors"):
+                lane_for_call(agent.id, lane, getattr(agent, lane), getattr(if_idle.stream_options, lane))
         sent = await self._runtime.queue(
-            await self._target(request), sc.message_signal_from_proto(request.message),
-            sc.if_active_from_proto(request.if_active), sc.if_idle_from_proto(request.if_idle),
+            target, sc.message_signal_from_proto(request.message),
+            sc.if_active_from_proto(request.if_active), if_idle,
         )
         out = signal_pb2.QueueMessageResponse()
         _sent(sent, out)
