@@ -239,6 +239,7 @@ class TreadleApp:
     def configure_security(self, security: Security, listen: str) -> TlsFiles | None:
         """Apply credentials, limits and provider trust; refuse an open, unauthenticated bind."""
         self.gate.auth, self.gate.limits = security.auth, security.limits
+        self.thread_service.limits = security.limits
         self.models.trust = security.trust
         self.agent_service.max_list_page_bytes = security.limits.max_list_page_bytes
         self.server.options.reflection = security.auth is None or security.auth.reflection

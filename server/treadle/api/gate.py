@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 
 _AGENTS = "/treadle.v1.AgentService/"
 _THREADS = "/treadle.v1.ThreadService/"
+_SIGNALS = {f"{_THREADS}{m}" for m in (
+    "SendMessage", "QueueMessage", "SendSignal", "SendStateSignal", "SendNotificationSignal")}
 _OPEN = ("/grpc.health.v1.Health/",)
 _ADMIN = {f"{_AGENTS}{m}": m for m in ("CreateAgent", "UpdateAgent", "DeleteAgent")}
 _RUNS = {f"{_AGENTS}Generate", f"{_AGENTS}Stream"}
@@ -113,6 +115,24 @@ class Gate:
 
         return release
 
+    def check_size(self, method: str, request: Message) -> None:
+        """Bounded work per request, with or without auth (RESOURCE_EXHAUSTED naming the limit)."""
+        limits, size = self.limits, request.ByteSize()
+        if size > limits.max_request_bytes:
+            raise ResourceExhaustedError(
+                f"the request is {size} bytes; at most {limits.max_request_bytes} are accepted (limits.maxRequestBytes)"
+            )
+        if method in _SIGNALS and size > limits.max_signal_bytes:
+            raise ResourceExhaustedError(
+                f"the signal request is {size} bytes; at most {limits.max_signal_bytes} are accepted "
+                "(limits.maxSignalBytes)"
+            )
+        if method in _RUNS and len(request.messages) > limits.max_messages_per_request:  # type: ignore[attr-defined]
+            raise ResourceExhaustedError(
+                f"the request has {len(request.messages)} messages; at most "  # type: ignore[attr-defined]
+                f"{limits.max_messages_per_request} are accepted (limits.maxMessagesPerRequest)"
+            )
+
     async def run_freed(self) -> None:
         """Until some run ends (a queued run that found its credential at the limit waits)."""
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -146,6 +166,8 @@ class Gate:
 
     def check(self, method: str, request: Any, cred: Credential | None) -> None:
         """The method's own scope rule, for requests the gate can read whole."""
+        if isinstance(request, Message):
+            self.check_size(method, request)
         if cred is None:
             return
         if method in _ADMIN:

@@ -13,7 +13,8 @@ import grpc
 
 from ..agents import lane_for_call
 from ..core.chunks import Chunk
-from ..core.errors import InvalidArgumentError
+from ..config.auth import Limits
+from ..core.errors import InvalidArgumentError, ResourceExhaustedError
 from ..signals import ActiveRunChanged, NotificationCenter, Sent, ThreadRuntime, send_state
 from ..signals.runtime import Target
 from ..v1 import signal_pb2
@@ -45,6 +46,30 @@ class SignalRpcs:
     def __init__(self, runtime: ThreadRuntime, notifications: NotificationCenter) -> None:
         self._runtime = runtime
         self._notifications = notifications
+        self.limits = Limits()
+        """The server's limits (the app sets the configured ones)."""
+
+    async def _room(self, target: Target, queued: bool) -> None:
+        """RESOURCE_EXHAUSTED naming the limit when the thread already has as many signals (or
+        queued messages) waiting as one thread may: no caller can pile up work on a thread."""
+        key: tuple[str, str] | None = (target.resource_id, target.thread_id)
+        if target.run_id:
+            key = await self._runtime.run_thread(target.run_id)
+        if key is None or not all(key):
+            return  # the runtime answers for a target it cannot route
+        pending = await self._runtime.store.list_pending(key)
+        if queued:
+            count, limit, name = sum(p.kind == "queued" for p in pending), self.limits.max_queued_per_thread, \
+                "maxQueuedPerThread"
+            what = "queued messages"
+        else:
+            run = self._runtime.active_run(key)
+            count = sum(p.kind == "persisted" for p in pending) + (len(run.inbox) if run is not None else 0)
+            limit, name, what = self.limits.max_signals_per_thread, "maxSignalsPerThread", "signals waiting"
+        if count >= limit:
+            raise ResourceExhaustedError(
+                f"thread {key[1]!r} has {count} {what} (limits.{name}); retry once its run has taken them in"
+            )
 
     async def _target(self, request: Any) -> Target:
         """The request's target; a run named by ``run_id`` must be on a resource the caller
@@ -58,8 +83,10 @@ class SignalRpcs:
     async def SendMessage(
         self, request: signal_pb2.SendMessageRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.SendMessageResponse:
+        target = await self._target(request)
+        await self._room(target, queued=False)
         sent = await self._runtime.send(
-            await self._target(request), sc.message_signal_from_proto(request.message),
+            target, sc.message_signal_from_proto(request.message),
             sc.if_active_from_proto(request.if_active), sc.if_idle_from_proto(request.if_idle),
         )
         out = signal_pb2.SendMessageResponse()
@@ -78,6 +105,7 @@ class SignalRpcs:
             if run is not None:
                 auth.require("agents", run.agent_id)
                 agent_id = run.agent_id
+        await self._room(target, queued=True)
         if_idle = sc.if_idle_from_proto(request.if_idle)
         if agent_id and if_idle.stream_options is not None:  # a locked processor is refused now, not at its run
             agent = self._runtime.agent(agent_id)
@@ -95,8 +123,10 @@ class SignalRpcs:
     async def SendSignal(
         self, request: signal_pb2.SendSignalRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.SendSignalResponse:
+        target = await self._target(request)
+        await self._room(target, queued=False)
         sent = await self._runtime.send(
-            await self._target(request), sc.signal_from_proto(request.signal),
+            target, sc.signal_from_proto(request.signal),
             sc.if_active_from_proto(request.if_active), sc.if_idle_from_proto(request.if_idle),
         )
         out = signal_pb2.SendSignalResponse()
@@ -107,8 +137,10 @@ class SignalRpcs:
     async def SendStateSignal(
         self, request: signal_pb2.SendStateSignalRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.SendStateSignalResponse:
+        target = await self._target(request)
+        await self._room(target, queued=False)
         result = await send_state(
-            self._runtime, await self._target(request), sc.state_from_proto(request.state),
+            self._runtime, target, sc.state_from_proto(request.state),
             sc.if_active_from_proto(request.if_active), sc.if_idle_from_proto(request.if_idle),
         )
         out = signal_pb2.SendStateSignalResponse(version=result.version)
@@ -123,6 +155,7 @@ class SignalRpcs:
         self, request: signal_pb2.SendNotificationSignalRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.SendNotificationSignalResponse:
         target = Target(request.agent_id, "", *_thread(request.resource_id, request.thread_id))
+        await self._room(target, queued=False)
         result = await self._notifications.send(
             target, sc.notification_from_proto(request.notification),
             sc.if_idle_from_proto(request.if_idle) if request.HasField("if_idle") else None,

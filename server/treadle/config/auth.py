@@ -22,6 +22,12 @@
       maxConcurrentRuns: 256
       maxConcurrentRunsPerCredential: 64
       maxAttachedStreamsPerCredential: 32
+      maxMessagesPerRequest: 1000
+      maxRequestBytes: 4194304        # any request, encoded
+      maxSignalBytes: 1048576         # a signal request, encoded
+      maxSignalsPerThread: 100
+      maxQueuedPerThread: 20
+      maxSubscriberBacklogBytes: 8388608
 
 Patterns are plain globs (``*``, ``?``, ``[abc]``), matched case-sensitively against the whole
 name. This module only parses and answers questions; the gRPC edge (``api/auth.py``) enforces.
@@ -53,6 +59,12 @@ _LIMIT_KEYS = {
     "maxConcurrentRunsPerCredential": "max_concurrent_runs_per_credential",
     "maxAttachedStreamsPerCredential": "max_attached_streams_per_credential",
     "maxListPageBytes": "max_list_page_bytes",
+    "maxMessagesPerRequest": "max_messages_per_request",
+    "maxRequestBytes": "max_request_bytes",
+    "maxSignalBytes": "max_signal_bytes",
+    "maxSignalsPerThread": "max_signals_per_thread",
+    "maxQueuedPerThread": "max_queued_per_thread",
+    "maxSubscriberBacklogBytes": "max_subscriber_backlog_bytes",
 }
 
 
@@ -150,6 +162,21 @@ class Limits:
     max_attached_streams_per_credential: int = 64
     max_list_page_bytes: int = 4 << 20
     """A ListAgents page stops before it grows past this many bytes."""
+    max_messages_per_request: int = 1000
+    """Messages in one ``Generate``/``Stream`` request."""
+    max_request_bytes: int = 4 << 20
+    """The encoded size of one request (a run's prompt, messages and options; an agent; a
+    thread): what is stored from it then always fits in a listing's page."""
+    max_signal_bytes: int = 1 << 20
+    """The encoded size of one signal request: a signal is stored rendered (escaped, up to six
+    times longer) and as sent, and both must fit in a listing's page."""
+    max_signals_per_thread: int = 100
+    """Signals waiting in one thread: delivered to its run but not yet taken in, plus those
+    stored for its next run."""
+    max_queued_per_thread: int = 20
+    """Queued messages (``QueueMessage``) waiting on one thread, each its own run."""
+    max_subscriber_backlog_bytes: int = 8 << 20
+    """What one ``SubscribeToThread`` stream may have waiting to be sent before it is ended."""
 
 
 def token_sha256(token: str) -> str:
