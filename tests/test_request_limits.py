@@ -235,3 +235,56 @@ def test_an_internal_error_tells_the_client_an_incident_id_and_nothing_else(capl
     assert code == Code.INTERNAL and "INSERT" not in message and "db.internal" not in message
     incident = message.split("incident ")[1].split()[0]
     assert incident in caplog.text and "db.internal" in caplog.text  # the operator still sees it all
+
+
+class Guard:
+    id = "pii-guard"
+
+    def __init__(self) -> None:
+        self.seen = 0
+
+    def process_input(self, args: Any) -> Any:
+        self.seen += 1
+        return args.messages
+
+
+async def test_an_invocation_too_big_for_the_attach_stream_fails_that_run_not_the_stream(secured) -> None:
+    from treadle_client import AgentClient, attach
+
+    running, model = await secured([Turn.say("first"), Turn.say("other")], max_message_bytes=256 << 10,
+                                   limits={"maxRequestBytes": 200 << 10})
+    guard = Guard()
+    memory = {"memory": {"resource": "tenant-a/alice", "thread": {"id": "t1"}}}
+    async with await attach([guard], running.target, token=TOKENS["guard-team"]) as attachment:
+        await attachment.ready(timeout=10)
+        async with AgentClient(running.target, token=TOKENS["web-app"]) as client:
+            assert (await client.generate("guarded", "a" * (150 << 10), options=memory)).text == "first"
+            # with its history, this run's processInput would not fit in one message on the stream
+            failed = await client.generate("guarded", "b" * (150 << 10), options=memory)
+            assert "processInput invocation would be" in failed.error.message, failed.error
+            # the guard is still attached: another caller's run goes through it
+            assert (await client.generate("guarded", "small")).text == "other"
+    assert guard.seen == 2 and len(model.requests) == 2
+
+
+def test_a_message_list_of_20000_messages_builds_in_linear_time() -> None:
+    """Adding is by id, not a scan of the list: 20,000 messages used to take minutes."""
+    import time
+
+    from treadle.core.message_list import MessageList
+    from treadle.core.messages import Message, MessageContent, TextPart
+
+    def msgs(n: int) -> list[Message]:
+        return [Message(id=f"m{i}", role="user", content=MessageContent(parts=[TextPart(f"hi {i}")]))
+                for i in range(n)]
+
+    ml = MessageList(thread_id="t", resource_id="r")
+    started = time.perf_counter()
+    ml.add(msgs(20_000), "input")
+    ml.add(Message(id="m5", role="user", content=MessageContent(parts=[TextPart("replaced")])), "input")
+    elapsed = time.perf_counter() - started
+    assert len(ml) == 20_000 and ml.get_all()[5].text == "replaced" and ml.source_of("m19999") == "input"
+    assert elapsed < 2.0, f"{elapsed:.2f}s"
+    assert [m.id for m in ml.remove_by_ids(["m0", "m7"])] == ["m0", "m7"] and ml.source_of("m7") is None
+    ml.add(msgs(1), "response")  # m0 again: appended, indexed
+    assert ml.source_of("m0") == "response" and len(ml) == 19_999

@@ -158,6 +158,7 @@ class TreadleApp:
             ejection=Ejection(self.settings.processor_ejection_threshold, self.settings.processor_ejection_time),
         )
         self.registry.remote_processors = lambda ref: RemoteProcessor(ref, self.processors)
+        self.processors.max_invocation_bytes = self.settings.max_message_bytes - 4096
         self.server.add_service(PROCESSOR_SERVICE, ProcessorServicer(self.processors).register)
         # Memory: threads, messages, runs and API agents, in the store opened by start().
         # Threads also take signals: into running and idle threads, subscriptions, the
