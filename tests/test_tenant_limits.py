@@ -158,3 +158,37 @@ async def test_a_queued_run_waits_for_its_credentials_slot_and_then_runs(secured
         await asyncio.sleep(0.05)
     assert "queued by web-app" in str(model.requests[2])
     assert await runtime.store.list_pending() == []
+
+
+async def test_a_subscriber_that_does_not_read_is_cut_off_and_its_backlog_freed(secured, channel_for) -> None:
+    deltas = ["y" * 10_000] * 800  # 8 MB of text, far past the transport's own buffers
+    running, model = await secured([Turn.say(deltas), Turn.say("second")],
+                                   limits={"maxSubscriberBacklogBytes": 256 << 10})
+    stub = thread_service_pb2_grpc.ThreadServiceStub(channel_for(running))
+    key = ("tenant-a/alice", "t1")
+    slow = stub.SubscribeToThread(spb.SubscribeToThreadRequest(**thread("t1")), metadata=md("web-app"))
+    assert (await slow.read()).HasField("active_run")  # subscribed; from now on it reads nothing
+    assert running.app.threads.hub.subscribers(key) == 1
+    first = await stub.SendMessage(wakes("echo", thread("t1"))["SendMessage"], metadata=md("web-app"))
+    await running.app.threads.wait_idle()
+    assert running.app.threads.hub.subscribers(key) == 0  # cut off: its backlog is gone with it
+    code = details = None
+    try:
+        while await slow.read() is not grpc.aio.EOF:
+            pass
+    except grpc.aio.AioRpcError as e:
+        code, details = e.code(), e.details()
+    assert code == Code.RESOURCE_EXHAUSTED and "limits.maxSubscriberBacklogBytes" in (details or "")
+    # the run itself was not slowed or failed by its slow subscriber
+    runs = await stub.ListRuns(tpb.ListRunsRequest(**thread("t1")), metadata=md("web-app"))
+    assert [(r.id, r.status) for r in runs.runs] == [(first.accepted.run_id, tpb.RUN_STATUS_FINISHED)]
+    # a subscriber that keeps up gets its thread's chunks
+    reader = stub.SubscribeToThread(spb.SubscribeToThreadRequest(**thread("t1")), metadata=md("web-app"))
+    await reader.read()
+    await stub.SendMessage(wakes("echo", thread("t1"), "again")["SendMessage"], metadata=md("web-app"))
+    text = ""
+    while "second" not in text:
+        response = await asyncio.wait_for(reader.read(), 30)
+        text += "".join(c.text_delta.text for c in response.chunks if c.HasField("text_delta"))
+    reader.cancel()
+    await running.app.threads.wait_idle()

@@ -241,6 +241,7 @@ class TreadleApp:
         """Apply credentials, limits and provider trust; refuse an open, unauthenticated bind."""
         self.gate.auth, self.gate.limits = security.auth, security.limits
         self.thread_service.limits = security.limits
+        self.threads.hub.max_backlog_bytes = security.limits.max_subscriber_backlog_bytes
         self.models.trust = security.trust
         self.agent_service.max_list_page_bytes = security.limits.max_list_page_bytes
         self.server.options.reflection = security.auth is None or security.auth.reflection

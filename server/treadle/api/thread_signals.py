@@ -198,6 +198,10 @@ class SignalRpcs:
             async for event in sub.events():
                 for response in _responses([event, *sub.batch()]):
                     yield response
+            if sub.overflowed:
+                await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, (
+                    f"this subscriber fell more than {sub.max_backlog_bytes} bytes behind the thread "
+                    "(limits.maxSubscriberBacklogBytes) and was cut off; read faster, or subscribe again"))
         finally:
             sub.close()
 

@@ -22,7 +22,7 @@
       maxConcurrentRuns: 256
       maxConcurrentRunsPerCredential: 64
       maxAttachedStreamsPerCredential: 32
-      maxMessagesPerRequest: 1000
+      maxMessagesPerRequest: 100
       maxRequestBytes: 4194304        # any request, encoded
       maxSignalBytes: 1048576         # a signal request, encoded
       maxSignalsPerThread: 100
@@ -162,7 +162,7 @@ class Limits:
     max_attached_streams_per_credential: int = 64
     max_list_page_bytes: int = 4 << 20
     """A ListAgents page stops before it grows past this many bytes."""
-    max_messages_per_request: int = 1000
+    max_messages_per_request: int = 100
     """Messages in one ``Generate``/``Stream`` request."""
     max_request_bytes: int = 4 << 20
     """The encoded size of one request (a run's prompt, messages and options; an agent; a
