@@ -26,6 +26,9 @@ from .thread_service import SERVICE_NAME
 from .thread_service import ThreadServicer as MemoryRpcs
 
 MAX_CHUNKS_PER_RESPONSE = 256
+MAX_RESPONSE_BYTES = 256 << 10
+"""About how much a subscriber takes from its backlog at a time: what is converted and waiting
+to be sent stays small, the rest stays counted in the backlog it is cut off by."""
 
 
 def _sent(sent: Sent, out: signal_pb2.SendSignalResponse | signal_pb2.SendMessageResponse
@@ -196,7 +199,7 @@ class SignalRpcs:
                 first.active_run.run_id, first.active_run.agent_id = run.run_id, run.agent_id
             yield first
             async for event in sub.events():
-                for response in _responses([event, *sub.batch()]):
+                for response in _responses([event, *sub.batch(MAX_RESPONSE_BYTES)]):
                     yield response
             if sub.overflowed:
                 await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, (

@@ -63,14 +63,17 @@ class Subscription:
         while (item := await self.queue.get()) is not None:
             yield self._take(item)
 
-    def batch(self) -> list[Event]:
-        """Whatever else is already queued (to send several chunks in one response)."""
+    def batch(self, max_bytes: int | None = None) -> list[Event]:
+        """What else is already queued (to send several chunks in one response), up to about
+        ``max_bytes``: the rest stays queued, counted in the backlog, until the reader asks."""
         out: list[Event] = []
-        while not self.queue.empty():
+        taken = 0
+        while not self.queue.empty() and (max_bytes is None or taken < max_bytes):
             item = self.queue.get_nowait()
             if item is None:
                 self.queue.put_nowait(None)
                 break
+            taken += item[1]
             out.append(self._take(item))
         return out
 
