@@ -288,3 +288,25 @@ def test_a_message_list_of_20000_messages_builds_in_linear_time() -> None:
     assert [m.id for m in ml.remove_by_ids(["m0", "m7"])] == ["m0", "m7"] and ml.source_of("m7") is None
     ml.add(msgs(1), "response")  # m0 again: appended, indexed
     assert ml.source_of("m0") == "response" and len(ml) == 19_999
+
+
+async def test_timestamps_and_durations_out_of_range_are_invalid_argument(secured, channel_for) -> None:
+    """Found by the randomised test: nanos of -1 answered INTERNAL (the conversion raised)."""
+    running, model = await secured()
+    stub = agent_service_pb2_grpc.AgentServiceStub(channel_for(running))
+    bad_time = user("hi")
+    bad_time.created_at.nanos = -1
+    code, message = await status_of(stub.Generate(agent_service_pb2.GenerateRequest(
+        agent_id="echo", messages=[bad_time]), metadata=md("web-app")))
+    assert code == Code.INVALID_ARGUMENT and "messages[0].created_at" in message
+    bad_duration = agent_pb2.Agent(id="d", model="openai/m")
+    ref = bad_duration.input_processors.add(id="x")
+    ref.timeout.seconds, ref.timeout.nanos = 1, -5
+    code, message = await status_of(agents_create(channel_for(running), bad_duration))
+    assert code == Code.INVALID_ARGUMENT and "timeout" in message
+    assert model.requests == []
+
+
+def agents_create(channel: grpc.aio.Channel, agent: agent_pb2.Agent) -> Any:
+    return agent_service_pb2_grpc.AgentServiceStub(channel).CreateAgent(
+        agent_service_pb2.CreateAgentRequest(agent=agent), metadata=md("ops"))

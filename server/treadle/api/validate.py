@@ -35,7 +35,10 @@ protobuf runtime decodes (the Python client refuses deeper data)."""
 def check_message(msg: Message, path: str = "", _depth: int = 0) -> None:
     """Every enum field holds a value of its enum; every double and float is finite; no
     ``Struct`` nests deeper than ``MAX_STRUCT_DEPTH``."""
-    if msg.DESCRIPTOR.full_name in _NESTING:
+    name = msg.DESCRIPTOR.full_name
+    if name in _TIMES:
+        _check_time(name, msg, path)
+    if name in _NESTING:
         _depth += 1
         if _depth > MAX_STRUCT_DEPTH:
             raise InvalidArgumentError(
@@ -54,6 +57,24 @@ def check_message(msg: Message, path: str = "", _depth: int = 0) -> None:
                 _check_value(fd, item, f"{where}[{i}]", _depth)
         else:
             _check_value(fd, value, where, _depth)
+
+
+_TIMES = ("google.protobuf.Timestamp", "google.protobuf.Duration")
+
+
+def _check_time(name: str, msg: Any, where: str) -> None:
+    """A Timestamp within years 1-9999 with nanos in [0, 1e9); a Duration within 10,000 years
+    whose nanos have its seconds' sign: what the protobuf runtimes convert without error."""
+    seconds, nanos = msg.seconds, msg.nanos
+    if name == "google.protobuf.Timestamp":
+        ok = -62135596800 <= seconds <= 253402300799 and 0 <= nanos <= 999_999_999
+        what = "a timestamp between the years 1 and 9999 with nanos from 0 to 999,999,999"
+    else:
+        ok = abs(seconds) <= 315576000000 and abs(nanos) <= 999_999_999 and not (
+            (seconds > 0 and nanos < 0) or (seconds < 0 and nanos > 0))
+        what = "a duration within 10,000 years whose nanos have the sign of its seconds"
+    if not ok:
+        raise InvalidArgumentError(f"{where or 'the request'} must be {what}, got seconds={seconds} nanos={nanos}")
 
 
 def _check_value(fd: FieldDescriptor, value: Any, where: str, depth: int = 0) -> None:
