@@ -221,7 +221,7 @@ def decode_token(token: str, key: tuple[str, str], types: tuple[type, ...]) -> t
         data = json.loads(base64.b64decode(token.encode("ascii"), altchars=b"-_", validate=True))
         cursor = tuple(data["c"])
         ok = (data["l"], data["k"]) == key and len(cursor) == len(types) and all(
-            type(v) is t and (t is not int or -(1 << 63) <= v < (1 << 63))
+            type(v) is t and (not isinstance(v, int) or -(1 << 63) <= v < (1 << 63))
             for v, t in zip(cursor, types, strict=True)
         )
     except (binascii.Error, UnicodeError, ValueError, KeyError, TypeError, RecursionError):

@@ -277,8 +277,11 @@ def _credential(item: Any, where: str) -> Credential:
         token_sha256=bytes.fromhex(digest) if digest is not None else None,
         client_cert_subject=subject,
         admin=admin,
+        agents=scopes["agents"],
+        resources=scopes["resources"],
+        processors=scopes["processors"],
+        tools=scopes["tools"],
         processor_overrides=overrides,
-        **scopes,
     )
 
 
