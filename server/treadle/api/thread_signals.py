@@ -6,6 +6,8 @@ the memory read RPCs. Conversion is in ``signal_convert``; the work is in ``trea
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -51,28 +53,45 @@ class SignalRpcs:
         self._notifications = notifications
         self.limits = Limits()
         """The server's limits (the app sets the configured ones)."""
+        self._arriving: dict[tuple[tuple[str, str], bool], tuple[asyncio.Lock, int]] = {}
+        """Per thread and kind: the lock its sends take turns on, and how many wait for it."""
 
-    async def _room(self, target: Target, queued: bool) -> None:
+    @contextlib.asynccontextmanager
+    async def _room(self, target: Target, queued: bool) -> AsyncIterator[None]:
         """RESOURCE_EXHAUSTED naming the limit when the thread already has as many signals (or
-        queued messages) waiting as one thread may: no caller can pile up work on a thread."""
+        queued messages) waiting as one thread may: no caller can pile up work on a thread.
+        The check and the send are one step per thread (a lock of this process), so a burst of
+        concurrent calls cannot all pass the check before any of them is counted."""
         key: tuple[str, str] | None = (target.resource_id, target.thread_id)
         if target.run_id:
             key = await self._runtime.run_thread(target.run_id)
         if key is None or not all(key):
-            return  # the runtime answers for a target it cannot route
-        pending = await self._runtime.store.list_pending(key)
-        if queued:
-            count, limit, name = sum(p.kind == "queued" for p in pending), self.limits.max_queued_per_thread, \
-                "maxQueuedPerThread"
-            what = "queued messages"
-        else:
-            run = self._runtime.active_run(key)
-            count = sum(p.kind == "persisted" for p in pending) + (len(run.inbox) if run is not None else 0)
-            limit, name, what = self.limits.max_signals_per_thread, "maxSignalsPerThread", "signals waiting"
-        if count >= limit:
-            raise ResourceExhaustedError(
-                f"thread {key[1]!r} has {count} {what} (limits.{name}); retry once its run has taken them in"
-            )
+            yield  # the runtime answers for a target it cannot route
+            return
+        counted = (key, queued)
+        lock, users = self._arriving.get(counted, (asyncio.Lock(), 0))
+        self._arriving[counted] = (lock, users + 1)
+        try:
+            async with lock:
+                pending = await self._runtime.store.list_pending(key)
+                if queued:
+                    count = sum(p.kind == "queued" for p in pending)
+                    limit, name, what = self.limits.max_queued_per_thread, "maxQueuedPerThread", "queued messages"
+                else:
+                    run = self._runtime.active_run(key)
+                    count = sum(p.kind == "persisted" for p in pending) + (len(run.inbox) if run is not None else 0)
+                    limit, name, what = self.limits.max_signals_per_thread, "maxSignalsPerThread", "signals waiting"
+                if count >= limit:
+                    raise ResourceExhaustedError(
+                        f"thread {key[1]!r} has {count} {what} (limits.{name}); retry once its run has taken them in"
+                    )
+                yield
+        finally:
+            lock, users = self._arriving[counted]
+            if users <= 1:
+                del self._arriving[counted]
+            else:
+                self._arriving[counted] = (lock, users - 1)
 
     async def _target(self, request: Any) -> Target:
         """The request's target; a run named by ``run_id`` must be on a resource the caller
@@ -87,11 +106,11 @@ class SignalRpcs:
         self, request: signal_pb2.SendMessageRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.SendMessageResponse:
         target = await self._target(request)
-        await self._room(target, queued=False)
-        sent = await self._runtime.send(
-            target, sc.message_signal_from_proto(request.message),
-            sc.if_active_from_proto(request.if_active), sc.if_idle_from_proto(request.if_idle),
-        )
+        async with self._room(target, queued=False):
+            sent = await self._runtime.send(
+                target, sc.message_signal_from_proto(request.message),
+                sc.if_active_from_proto(request.if_active), sc.if_idle_from_proto(request.if_idle),
+            )
         out = signal_pb2.SendMessageResponse()
         _sent(sent, out)
         return out
@@ -108,16 +127,16 @@ class SignalRpcs:
             if run is not None:
                 auth.require("agents", run.agent_id)
                 agent_id = run.agent_id
-        await self._room(target, queued=True)
         if_idle = sc.if_idle_from_proto(request.if_idle)
         if agent_id and if_idle.stream_options is not None:  # a locked processor is refused now, not at its run
             agent = self._runtime.agent(agent_id)
             for lane in ("input_processors", "output_processors", "error_processors"):
                 lane_for_call(agent.id, lane, getattr(agent, lane), getattr(if_idle.stream_options, lane))
-        sent = await self._runtime.queue(
-            target, sc.message_signal_from_proto(request.message),
-            sc.if_active_from_proto(request.if_active), if_idle,
-        )
+        async with self._room(target, queued=True):
+            sent = await self._runtime.queue(
+                target, sc.message_signal_from_proto(request.message),
+                sc.if_active_from_proto(request.if_active), if_idle,
+            )
         out = signal_pb2.QueueMessageResponse()
         _sent(sent, out)
         return out
@@ -127,11 +146,11 @@ class SignalRpcs:
         self, request: signal_pb2.SendSignalRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.SendSignalResponse:
         target = await self._target(request)
-        await self._room(target, queued=False)
-        sent = await self._runtime.send(
-            target, sc.signal_from_proto(request.signal),
-            sc.if_active_from_proto(request.if_active), sc.if_idle_from_proto(request.if_idle),
-        )
+        async with self._room(target, queued=False):
+            sent = await self._runtime.send(
+                target, sc.signal_from_proto(request.signal),
+                sc.if_active_from_proto(request.if_active), sc.if_idle_from_proto(request.if_idle),
+            )
         out = signal_pb2.SendSignalResponse()
         _sent(sent, out)
         return out
@@ -141,11 +160,11 @@ class SignalRpcs:
         self, request: signal_pb2.SendStateSignalRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.SendStateSignalResponse:
         target = await self._target(request)
-        await self._room(target, queued=False)
-        result = await send_state(
-            self._runtime, target, sc.state_from_proto(request.state),
-            sc.if_active_from_proto(request.if_active), sc.if_idle_from_proto(request.if_idle),
-        )
+        async with self._room(target, queued=False):
+            result = await send_state(
+                self._runtime, target, sc.state_from_proto(request.state),
+                sc.if_active_from_proto(request.if_active), sc.if_idle_from_proto(request.if_idle),
+            )
         out = signal_pb2.SendStateSignalResponse(version=result.version)
         if result.skipped:
             out.skipped, out.reason = True, result.reason
@@ -158,11 +177,11 @@ class SignalRpcs:
         self, request: signal_pb2.SendNotificationSignalRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.SendNotificationSignalResponse:
         target = Target(request.agent_id, "", *_thread(request.resource_id, request.thread_id))
-        await self._room(target, queued=False)
-        result = await self._notifications.send(
-            target, sc.notification_from_proto(request.notification),
-            sc.if_idle_from_proto(request.if_idle) if request.HasField("if_idle") else None,
-        )
+        async with self._room(target, queued=False):
+            result = await self._notifications.send(
+                target, sc.notification_from_proto(request.notification),
+                sc.if_idle_from_proto(request.if_idle) if request.HasField("if_idle") else None,
+            )
         out = signal_pb2.SendNotificationSignalResponse()
         sc.record_to_proto(result.record, out.record)
         sc.decision_to_proto(result.decision, out.decision)

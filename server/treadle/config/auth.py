@@ -12,11 +12,11 @@
           resources: ["tenant-a/*"]  # may read, subscribe to and signal these resources' threads
         - id: guard-team
           tokenSha256: "<hex>"
-          processors: [pii-guard]    # may attach as these processor ids
+          processors: [pii-guard]    # may attach as these processor ids (named exactly: only it)
           tools: [get_weather]       # may attach these tool names
         - id: ops
           tokenSha256: "<hex>"
-          clientCertSubject: "CN=ops" # and only over a TLS connection with this client cert
+          clientCertSubject: "CN=ops" # and only with a client certificate of this subject (parsed DN)
           admin: true                # agent CRUD, every scope
     limits:
       maxConcurrentRuns: 256
