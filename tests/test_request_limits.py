@@ -252,7 +252,7 @@ async def test_an_invocation_too_big_for_the_attach_stream_fails_that_run_not_th
     from treadle_client import AgentClient, attach
 
     running, model = await secured([Turn.say("first"), Turn.say("other")], max_message_bytes=256 << 10,
-                                   limits={"maxRequestBytes": 200 << 10})
+                                   limits={"maxRequestBytes": 180 << 10, "maxSignalBytes": 8 << 10})
     guard = Guard()
     memory = {"memory": {"resource": "tenant-a/alice", "thread": {"id": "t1"}}}
     async with await attach([guard], running.target, token=TOKENS["guard-team"]) as attachment:
@@ -344,3 +344,15 @@ async def test_a_burst_of_concurrent_signals_and_queued_messages_stays_within_th
             break
         await asyncio.sleep(0.05)
     assert len(model.requests) == 4  # the run, its step with the 3 signals, one run per queued message
+
+
+async def test_request_and_signal_limits_are_lowered_to_what_a_page_can_return(secured, channel_for) -> None:
+    running, model = await secured(max_message_bytes=256 << 10)
+    limits = running.app.gate.limits
+    assert limits.max_request_bytes < 256 << 10 and limits.max_signal_bytes * 13 < 256 << 10
+    threads = thread_service_pb2_grpc.ThreadServiceStub(channel_for(running))
+    code, message = await status_of(threads.SendMessage(spb.SendMessageRequest(
+        agent_id="echo", **ALICE, thread_id="t1", message=spb.SignalMessage(contents="<" * (100 << 10))),
+        metadata=md("web-app")))
+    assert code == Code.RESOURCE_EXHAUSTED and "limits.maxSignalBytes" in message
+    assert model.requests == []
