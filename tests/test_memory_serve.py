@@ -118,7 +118,7 @@ async def test_sigkill_mid_run_loses_at_most_the_step_in_progress(serve_on: Any,
         return Turn.say("never seen")
 
     server: OpenAIServer = openai_server([Turn.call("lookup", {"q": "x"}), held])
-    proc = serve_on(server, TREADLE_THREAD_LEASE_TTL="2")
+    proc = serve_on(server, TREADLE_THREAD_LEASE_TTL="5")
     ok(proc.target, "AgentService/CreateAgent", {"agent": {**ECHO, "tools": ["lookup"]}})
     body = {"agentId": "echo", "prompt": "look it up", "options": MEMORY}
     run = asyncio.create_task(asyncio.to_thread(curl, proc.target, "AgentService/Stream", body))
@@ -129,7 +129,7 @@ async def test_sigkill_mid_run_loses_at_most_the_step_in_progress(serve_on: Any,
         release.set()
     await run
 
-    again = serve_on(server, TREADLE_THREAD_LEASE_TTL="2")
+    again = serve_on(server, TREADLE_THREAD_LEASE_TTL="5")
     [listed] = ok(again.target, "ThreadService/ListMessages", {"resourceId": "u1", "threadId": "t1"})
     messages = listed["messages"]
     assert messages[0]["content"]["parts"] == [{"text": {"text": "look it up"}}]

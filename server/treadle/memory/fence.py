@@ -3,10 +3,12 @@
 A run holds its thread's lease (``Lease``: owner, run id, epoch). Every write the run makes (its
 messages, its run record, the signals it takes in) first reads the lease row with a shared lock
 (``FOR SHARE`` on PostgreSQL; SQLite writes one at a time anyway) and goes on only while the row
-still names this owner, run and epoch and has not expired by the writer's clock. A replica that
-lost the lease (paused past its TTL, partitioned, slow) writes nothing: its transaction raises
-``LeaseLostError`` and rolls back. A takeover that raises the epoch waits for a write holding the
-shared lock to commit, and every later write of the old run sees the new epoch.
+still names this owner, run and epoch. Another replica can run the thread only by taking the
+lease, which moves the epoch on (after it expired), so a replica that lost the lease (paused past
+its TTL, partitioned, slow) writes nothing: its transaction raises ``LeaseLostError`` and rolls
+back. A takeover waits for a write holding the shared lock to commit, and every later write of
+the old run sees the new epoch. (Expiry is when others may take the lease; the epoch is what
+decides whose writes count.)
 
 The thread runtime sets ``current_fence`` in the context of the run's task, so the memory store
 fences what the agent loop writes without the loop knowing about leases.
@@ -15,12 +17,10 @@ fences what the agent loop writes without the loop knowing about leases.
 from __future__ import annotations
 
 from contextvars import ContextVar
-from datetime import datetime
 
 from sqlalchemy import BigInteger, Connection, String, column, select, table
 
 from ..core.errors import FailedPreconditionError
-from ..core.messages import utcnow
 from .signal_records import Lease
 
 current_fence: ContextVar[Lease | None] = ContextVar("treadle_fence", default=None)
@@ -28,7 +28,7 @@ current_fence: ContextVar[Lease | None] = ContextVar("treadle_fence", default=No
 
 _leases = table(
     "thread_leases", column("resource_id", String), column("thread_id", String), column("owner", String),
-    column("run_id", String), column("epoch", BigInteger), column("expires_at", BigInteger),
+    column("run_id", String), column("epoch", BigInteger),
 )
 
 
@@ -42,16 +42,15 @@ class LeaseLostError(FailedPreconditionError):
         self.fence = fence
 
 
-def check_fence(conn: Connection, fence: Lease | None, now: datetime | None = None) -> None:
-    """Within a write transaction: raise ``LeaseLostError`` unless ``fence`` is the thread's
-    live lease (and keep it so until the transaction ends)."""
+def check_fence(conn: Connection, fence: Lease | None) -> None:
+    """Within a write transaction: raise ``LeaseLostError`` unless ``fence`` is still the
+    thread's lease (and keep it so until the transaction ends)."""
     if fence is None:
         return
     c = _leases.c
     query = select(c.epoch).where(
         c.resource_id == fence.key[0], c.thread_id == fence.key[1], c.owner == fence.owner,
         c.run_id == fence.run_id, c.epoch == fence.epoch,
-        c.expires_at > int((now or utcnow()).timestamp() * 1_000_000),
     )
     if conn.dialect.name == "postgresql":
         query = query.with_for_update(read=True)

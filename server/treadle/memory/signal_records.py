@@ -61,7 +61,7 @@ class Lease:
     epoch: int = 0
     """The fencing token: grows each time the thread's lease is taken (never goes back). Every
     write of the run is conditional on the thread's lease still having this epoch, this owner and
-    run, and an ``expires_at`` in the future (``memory.fence``)."""
+    run (``memory.fence``)."""
 
     @property
     def placeholder(self) -> bool:
@@ -138,23 +138,24 @@ class SignalStore(Protocol):
         the one that holds it."""
         ...
 
-    async def renew_lease(self, lease: Lease, now: datetime | None = None) -> bool:
+    async def renew_lease(self, lease: Lease) -> bool:
         """Move ``expires_at`` on; False when the lease is no longer this owner's, run's and
-        epoch's, or (given ``now``) has expired: a lease is never revived."""
+        epoch's (one that expired but that nobody took is renewed: the run was the only one)."""
         ...
 
     async def release_lease(self, lease: Lease) -> None:
         """The run ended (a lease since re-taken for another run is left alone). The epoch stays."""
         ...
 
-    async def live_leases(self, now: datetime) -> list[Lease]:
-        """Every lease not expired by ``now`` (a replica starting watches them)."""
+    async def list_leases(self) -> list[Lease]:
+        """Every thread's lease that was not released (a replica starting looks at them)."""
         ...
 
     async def end_lost_runs(self, run_ids: Iterable[str] | None, now: datetime) -> list[str]:
         """Record as failed the ``running`` runs whose runner is gone: those of ``run_ids``
-        (a takeover names the dead run), or, given None, every run whose lease has expired
-        (a replica starting). Returns the ids it ended."""
+        (a takeover names the dead run), or, given None, on SQLite (one server process) every
+        one when the server starts, on PostgreSQL none (a takeover names them). Returns the ids
+        it ended."""
         ...
 
     async def get_lease(self, key: ThreadKey | None = None, run_id: str = "") -> Lease | None:
@@ -206,7 +207,7 @@ class InMemorySignalStore:
     def _fenced(self, fence: Lease | None) -> None:
         if fence is not None:
             held = self._leases.get(fence.key)
-            if held is None or not _same(held, fence) or held.expires_at <= utcnow():
+            if held is None or not _same(held, fence):
                 raise _lease_lost(fence)
 
     async def remove_pending(self, ids: Iterable[str], fence: Lease | None = None) -> None:
@@ -226,9 +227,9 @@ class InMemorySignalStore:
             return replace(taken)
         return replace(held)
 
-    async def renew_lease(self, lease: Lease, now: datetime | None = None) -> bool:
+    async def renew_lease(self, lease: Lease) -> bool:
         held = self._leases.get(lease.key)
-        if held is None or not _same(held, lease) or (now is not None and held.expires_at <= now):
+        if held is None or not _same(held, lease):
             return False
         held.expires_at = lease.expires_at
         return True
@@ -239,8 +240,8 @@ class InMemorySignalStore:
             self._epochs[lease.key] = held.epoch  # the next lease's epoch is higher
             del self._leases[lease.key]
 
-    async def live_leases(self, now: datetime) -> list[Lease]:
-        return [replace(held) for held in self._leases.values() if held.expires_at > now]
+    async def list_leases(self) -> list[Lease]:
+        return [replace(held) for held in self._leases.values()]
 
     async def end_lost_runs(self, run_ids: Iterable[str] | None, now: datetime) -> list[str]:
         return []  # no run records here (the memory store keeps them)

@@ -155,11 +155,8 @@ class SqlSignalStore:
 
         return await self.db.write(take)
 
-    async def renew_lease(self, lease: Lease, now: datetime | None = None) -> bool:
-        live = _held_by(lease)
-        if now is not None:
-            live = live & (thread_leases.c.expires_at > micros(now))
-        stmt = thread_leases.update().where(live).values(expires_at=micros(lease.expires_at))
+    async def renew_lease(self, lease: Lease) -> bool:
+        stmt = thread_leases.update().where(_held_by(lease)).values(expires_at=micros(lease.expires_at))
         return bool(await self.db.write(lambda conn: conn.execute(stmt).rowcount))
 
     async def release_lease(self, lease: Lease) -> None:
@@ -167,21 +164,22 @@ class SqlSignalStore:
         stmt = thread_leases.update().where(_held_by(lease)).values(expires_at=0)
         await self.db.write(lambda conn: conn.execute(stmt))
 
-    async def live_leases(self, now: datetime) -> list[Lease]:
-        query = select(thread_leases).where(thread_leases.c.expires_at > micros(now))
+    async def list_leases(self) -> list[Lease]:
+        query = select(thread_leases).where(thread_leases.c.expires_at > 0)
         return [_lease(r) for r in await self.db.read(_rows, query)]
 
     async def end_lost_runs(self, run_ids: Iterable[str] | None, now: datetime) -> list[str]:
-        r, c = _runs.c, thread_leases.c
+        r = _runs.c
+        gone: Any
         if run_ids is not None:
             wanted = list(run_ids)
             if not wanted:
                 return []
             gone = r.id.in_(wanted)
+        elif self.db.dialect == "sqlite":
+            gone = true()  # one server process: when it starts, no run of it is running yet
         else:
-            # SQLite has one server process: when it starts, no run of it is running yet.
-            gone = true() if self.db.dialect == "sqlite" else r.id.in_(
-                select(c.run_id).where(c.expires_at < micros(now)))
+            return []  # replicas: a run's lease may be another live replica's (takeovers reconcile)
         stmt = update(_runs).where(and_(r.status == "running", gone)).values(
             status="failed", finish_reason="error", ended_at=micros(now)).returning(r.id)
         return await self.db.write(lambda conn: [row[0] for row in conn.execute(stmt).all()])

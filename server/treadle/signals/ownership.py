@@ -6,10 +6,11 @@
   transaction (``memory.fence``): once another replica took the thread, the old run can store
   nothing.
 - **Renewed early, stopped in time** (``keep_lease``): the lease is renewed at a third of its
-  TTL; a renewal that is refused (the lease was taken, or expired while this process was paused)
-  stops the run at once; renewals that fail (the database is unreachable) are retried until a
-  margin before the lease expires, and then the run is stopped, before another replica may take
-  the thread.
+  TTL; a renewal that is refused (another replica took the thread: the epoch moved on) stops the
+  run at once; renewals that fail (the database is unreachable) are retried until a margin before
+  the lease expires, and then the run is stopped, before another replica may take the thread.
+  A lease that expired while this process stalled but that nobody took (same epoch) is simply
+  renewed: taking a lease is what moves the epoch, so the run was still the only runner.
 - **Every run on a thread is a task of the runtime** (``OwnedRun``), however it started: woken
   by a signal, queued, or a caller's ``Generate``/``Stream`` with memory. Cancelling the task is
   what ``AbortRun`` and a lost lease do; the caller of a ``Generate``/``Stream`` then sees the
@@ -62,26 +63,26 @@ async def keep_lease(
     store: SignalStore, get: Callable[[], Lease | None], put: Callable[[Lease], None], ttl: float,
     clock: Callable[[], datetime], stop: Callable[[str], None],
 ) -> None:
-    """Renew the lease ``get()`` returns until it is None; ``stop(reason)`` the run and return
-    when it cannot be kept."""
+    """Renew the lease ``get()`` returns every third of its TTL until it is None; ``stop(reason)``
+    the run and return when it cannot be kept: the renewal is refused (another replica took the
+    thread: a new epoch), or the store cannot be reached until a margin before the lease ends."""
     retry = max(0.05, ttl / 20)
-    while (lease := get()) is not None:
+    while get() is not None:
         await asyncio.sleep(ttl / RENEW_FRACTION)
         while (lease := get()) is not None:
-            now = clock()
-            left = (lease.expires_at - now).total_seconds()
-            if left <= ttl * STOP_MARGIN:
-                stop(f"its lease on the thread ends in {max(left, 0):.1f} s and could not be renewed")
-                return
-            renewed = replace(lease, expires_at=now + timedelta(seconds=ttl))
+            renewed = replace(lease, expires_at=clock() + timedelta(seconds=ttl))
             try:
-                kept = await store.renew_lease(renewed, now)
+                kept = await store.renew_lease(renewed)
             except Exception:
+                left = (lease.expires_at - clock()).total_seconds()
+                if left <= ttl * STOP_MARGIN:
+                    stop(f"its lease could not be renewed (the store is unreachable) and ends in {max(left, 0):.1f} s")
+                    return
                 log.warning("renewing the lease of run %s failed; retrying", lease.run_id, exc_info=True)
                 await asyncio.sleep(retry)
                 continue
             if not kept:
-                stop("another replica has taken the thread over (its lease was lost)")
+                stop("another replica has taken the thread over (its lease has a newer epoch)")
                 return
             put(renewed)
             break

@@ -395,12 +395,15 @@ class ThreadRuntime:
     async def recover(self) -> None:
         """After a restart: start the queued runs that no run took before the server stopped
         (a thread another replica runs is watched, and taken over if that replica dies). Runs
-        left ``running`` whose runner is gone (their lease expired) are recorded failed first."""
+        left ``running`` whose runner is gone are recorded failed: at once on SQLite (one
+        process), at the takeover of their thread's lease on PostgreSQL."""
         ended = await self.store.end_lost_runs(None, self.clock())
         if ended:
             log.info("recorded %d run(s) whose runner is gone as failed: %s", len(ended), ", ".join(ended))
-        for lease in await self.store.live_leases(self.clock()):
-            self._watch(lease.key, lease.expires_at)  # taken over (its run recorded) if it is not renewed
+        for lease in await self.store.list_leases():
+            # Looked at when it expires (at once if it has): taken over, its run recorded
+            # failed, unless its replica renews it.
+            self._watch(lease.key, lease.expires_at)
         seen: set[ThreadKey] = set()
         for pending in await self.store.list_pending():
             if pending.kind == "queued" and pending.key not in seen:
