@@ -142,6 +142,12 @@ class Relay:
         self._send({"t": "signal", "k": key, "to": to, "run": run_id, "id": pending_id})
         return done
 
+    def settle(self, pending_id: str, run_id: str) -> None:
+        """A signal this replica waits to hear about went into ``run_id`` here (a takeover took
+        it in): the wait ends as if its ack had come."""
+        if (done := self._acks.get(pending_id)) is not None and not done.done():
+            done.set_result(run_id)
+
     def ack(self, key: ThreadKey, to: str, pending_id: str, run_id: str = "") -> None:
         self._send({"t": "ack", "k": key, "to": to, "id": pending_id, "run": run_id})
 

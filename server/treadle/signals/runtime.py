@@ -629,14 +629,14 @@ class ThreadRuntime:
 
     async def _relay_answer(self, relayed: _Relayed) -> Sent:
         """Answer once the signal is in the run's inbox (the owner says which run took it), as
-        for a run here; an owner that does not answer by its lease's end (dead) leaves the
-        signal stored, and whoever takes the thread over runs it."""
+        for a run here. An owner that does not answer (dead) leaves the signal stored, and
+        whoever takes the thread over runs it: taken over here, the answer names that run (see
+        ``Relay.settle``); otherwise it names the dead run, a TTL after its lease's end."""
         if relayed.told is None or relayed.lease is None:
             return relayed.sent
         left = (relayed.lease.expires_at - self.clock()).total_seconds()
         with contextlib.suppress(TimeoutError):
-            run_id = await asyncio.wait_for(asyncio.shield(relayed.told),
-                                            min(self.lease_ttl, max(left, 0.0) + self.lease_ttl / 3))
+            run_id = await asyncio.wait_for(asyncio.shield(relayed.told), max(left, 0.0) + self.lease_ttl)
             if run_id:
                 relayed.sent.accepted.run_id = run_id
         return relayed.sent
@@ -706,6 +706,9 @@ class ThreadRuntime:
             raise
         self._activate(run)
         await self.store.remove_pending([p.message.id for p in persisted] + (taken or []), fence=run.lease)
+        if self.relay is not None:
+            for p in persisted:  # a caller here waiting on a dead replica's run hears where it went
+                self.relay.settle(p.message.id, run.run_id)
         self.hub.publish(key, ActiveRunChanged(run.run_id, agent_id))
         run.task = asyncio.get_running_loop().create_task(
             self._drive(run, stream, first), name=f"run {run.run_id}", context=context)
