@@ -166,3 +166,40 @@ async def test_a_run_that_lost_its_lease_stores_nothing_more(threads: Any, start
     assert len(messages) == 1 and messages[0]["role"] != "MESSAGE_ROLE_ASSISTANT", messages
     assert statuses == ["RUN_STATUS_RUNNING"], "its end is not its to record: the new owner reconciles it"
 
+
+
+class _Unreachable:
+    """A store whose database cannot be reached: every renewal fails."""
+
+    async def renew_lease(self, lease: Any) -> bool:
+        raise OSError("connection refused")
+
+
+async def test_a_runner_that_cannot_renew_stops_before_its_lease_ends() -> None:
+    from treadle.signals.ownership import keep_lease
+    from treadle.signals.store import Lease
+
+    ttl = 1.0
+    lease = Lease(("u1", "t1"), "replica-a", "run_1", "echo", utcnow() + timedelta(seconds=ttl), 1)
+    stopped: list[Any] = []
+    await asyncio.wait_for(keep_lease(
+        _Unreachable(), lambda: lease, lambda _: None, ttl, utcnow,  # type: ignore[arg-type]
+        lambda reason: stopped.append((utcnow(), reason))), 10)
+    [(when, reason)] = stopped
+    assert when < lease.expires_at, "stopped while the lease still held: before another replica may take it"
+    assert "could not be renewed" in reason
+
+
+async def test_a_runner_whose_lease_was_taken_stops_at_its_next_renewal() -> None:
+    from treadle.signals.ownership import keep_lease
+    from treadle.signals.store import InMemorySignalStore, Lease
+
+    store, now, ttl = InMemorySignalStore(), utcnow(), 0.3
+    mine = await store.acquire_lease(Lease(("u1", "t1"), "replica-a", "run_1", "echo", now + timedelta(seconds=ttl)), now)
+    later = now + timedelta(seconds=ttl * 2)  # expired: another replica takes it, a new epoch
+    theirs = await store.acquire_lease(Lease(("u1", "t1"), "replica-b", "run_2", "echo", later + timedelta(seconds=30)), later)
+    assert theirs.owner == "replica-b" and theirs.epoch == mine.epoch + 1
+    stopped: list[str] = []
+    await asyncio.wait_for(keep_lease(store, lambda: mine, lambda _: None, ttl, utcnow, stopped.append), 10)
+    assert len(stopped) == 1 and "another replica" in stopped[0]
+    assert (await store.get_lease(("u1", "t1"))) == theirs, "the new owner's lease is untouched"
