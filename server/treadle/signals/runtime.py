@@ -157,6 +157,9 @@ class ThreadRuntime:
         self.relay: Relay | None = None
         """The other replicas (set by ``attach``); None: this process is alone on its store."""
         self._watches: dict[ThreadKey, asyncio.TimerHandle] = {}
+        self._expired: dict[ThreadKey, Lease] = {}
+        """An expired lease of a run seen on the thread: replaced by this replica, its run is
+        recorded failed (its runner is gone)."""
         self._handover: dict[ThreadKey, Lease] = {}
         """A lease of this replica that the thread's next run here may take in its place: the
         ending run's (a queued message follows it) or a takeover's placeholder."""
@@ -427,6 +430,8 @@ class ThreadRuntime:
     async def _held_elsewhere(self, key: ThreadKey) -> Lease | None:
         """Another replica's live lease on the thread."""
         lease = await self.store.get_lease(key)
+        if lease is not None and lease.expires_at <= self.clock() and lease.run_id and not lease.placeholder:
+            self._expired[key] = lease  # if this replica takes the thread now, it records that run
         if lease is None or lease.owner == self.replica or lease.expires_at <= self.clock():
             return None
         return lease
@@ -440,6 +445,9 @@ class ThreadRuntime:
         if (held.owner, held.run_id) != (self.replica, run_id):
             raise _HeldElsewhere(held)
         self._unwatch(key)
+        gone = self._expired.pop(key, None)
+        if gone is not None and gone.epoch == held.epoch - 1:  # this lease replaced that run's
+            await self.store.end_lost_runs([gone.run_id], now)
         return held
 
     def _fence(self, run: ActiveRun) -> Lease | None:
