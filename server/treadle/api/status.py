@@ -20,6 +20,7 @@ from ..core.errors import (
     UnauthenticatedError,
 )
 from ..core.errors import ShuttingDownError as Draining
+from ..signals.ownership import RunAbortedError
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +44,7 @@ _CODES: tuple[tuple[type[Exception], grpc.StatusCode], ...] = (
     (UnauthenticatedError, grpc.StatusCode.UNAUTHENTICATED),
     (ResourceExhaustedError, grpc.StatusCode.RESOURCE_EXHAUSTED),
     (Draining, grpc.StatusCode.UNAVAILABLE),
+    (RunAbortedError, grpc.StatusCode.ABORTED),
 )
 
 
