@@ -1,0 +1,942 @@
+"""A fault harness for threads and signals: three replicas on one PostgreSQL, a seeded load, four faults.
+
+    .venv/bin/python bench/threads_faults.py [--short] [--seed N] [--lease-ttl S] [--json FILE]
+
+Three ``treadle serve`` processes share one PostgreSQL cluster of their own (started with
+``.ci/postgres``: the harness restarts it, so it is never a shared one). The model is the
+loopback OpenAI wire fake of ``tests/support``: every prompt any replica sent is recorded with
+the replica that sent it (each replica has its own API key), when the call started and ended,
+and the reply it got (``ok R<n>``, ``n`` the call's number). A bounded, seeded load sends, to
+random threads on random replicas, signals of every kind: ``SendMessage`` (wake or deliver,
+and persist), ``QueueMessage``, ``SendSignal``, ``SendStateSignal``, ``SendNotificationSignal``
+of each priority, and ``AgentService.Stream`` runs on the threads; every one carries a unique
+marker (``sigT<thread>N<n>``) in its text. Each thread has a subscriber on a random replica,
+which subscribes again on another one when its stream ends with an error. Meanwhile four
+faults, in turn: SIGKILL of a replica, SIGSTOP past the lease then SIGCONT, a restart of the
+PostgreSQL cluster, SIGTERM of a replica (a killed or terminated replica is started again, so
+three stay up). Then the load stops, every thread gets one last message (so that persisted
+signals reach a run), and once all is idle the harness audits, through the API and the fake's
+record only:
+
+- accepted, never seen by the model / never stored: an accepted signal (answer ``wake``,
+  ``deliver``, ``persist``; a notification the decision delivers, or a high-priority one
+  summarised now and delivered in full once idle; a ``Stream`` that finished) whose marker is in
+  no recorded prompt / in no stored message (``ListMessages``); a summarised notification
+  whose summary message is not stored;
+- seen twice: a marker in two messages of one prompt, in two stored messages, or taken in as
+  new input (after the prompt's last assistant message) by two model calls whose replies were
+  both stored;
+- two runners on one thread: two model calls on one thread that overlap in time at the fake;
+- replies before their input: a stored reply ``R<n>`` that comes before a message whose marker
+  was in call ``n``'s prompt; replies out of call order: a reply stored before that of a call
+  that ended before it started;
+- runs left running: ``ListRuns`` shows ``RUN_STATUS_RUNNING`` once everything is idle;
+- subscriber gaps without an error: a finished run (``ListRuns`` times) that lies inside a
+  subscription's unbroken stretch (from its first response to its end or error, less a second
+  for delivery), of which the subscriber got no chunk or no ``finish``;
+- unclear statuses: answers ``INTERNAL`` / ``UNKNOWN``, error messages (statuses and ``error``
+  chunks) naming SQL, the database or its host:port, and error answers for calls that were
+  applied all the same, except where the replica was killed or stopped with the call in
+  flight (the transport broke: the client cannot know). When the API takes a ``request_id``,
+  calls answered UNAVAILABLE or DEADLINE_EXCEEDED are retried with the same id instead.
+
+And the takeover time: from each fault to the next model call on a thread that had a call in
+flight on the faulted replica (on the cluster, for the restart), by another process (after a
+SIGSTOP) or by any (otherwise), p50 and max against the lease TTL.
+
+One line per category is printed, with the seed; ``--json`` writes the evidence (every call
+and its answer, every model call, the stored messages and runs, each finding) for checking by
+hand. ``--short`` is one fault each in about a minute; without it, ``--rounds`` rounds of the
+four faults with more load. The exit status is 1 when any count is not zero.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import signal as signals
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import grpc  # noqa: E402
+from google.protobuf import json_format  # noqa: E402
+
+from tests.support.openai_wire import OpenAIServer  # noqa: E402
+from tests.support.script import Turn  # noqa: E402
+from treadle.v1 import (  # noqa: E402
+    agent_pb2,
+    agent_service_pb2,
+    agent_service_pb2_grpc,
+    signal_pb2,
+    thread_service_pb2,
+    thread_service_pb2_grpc,
+)
+
+RESOURCE = "harness"
+AGENT = "echo"
+MARKER = re.compile(r"sigT(\d{2})N(\d{5})")
+REPLY = re.compile(r"\bR(\d{6})\b")
+LEAKS = re.compile(r"\b(select|insert into|update \w+ set|delete from|psycopg|sqlalchemy|asyncpg|sqlite3?"
+                   r"|postgres(ql)?|password|sql)\b", re.IGNORECASE)
+ADDRESS = re.compile(r"\b(\d{1,3}(?:\.\d{1,3}){3}|localhost)(?::|\W+port\W+)(\d+)", re.IGNORECASE)
+UNCLEAR_CODES = {"INTERNAL", "UNKNOWN"}
+RETRYABLE = {"UNAVAILABLE", "DEADLINE_EXCEEDED"}
+CALL_TIMEOUT = 10.0
+DELIVERY_SLACK = 1.0
+"""Seconds a chunk may take to reach a subscriber on another replica after its run's end time."""
+
+
+def now() -> float:
+    return time.time()
+
+
+# --- the model -------------------------------------------------------------------------------
+
+
+@dataclass
+class ModelCall:
+    n: int
+    replica: str
+    """``r<slot>g<generation>``: one process."""
+    start: float
+    end: float = 0.0
+    thread: str = ""
+    messages: list[list[str]] = field(default_factory=list)
+    """The markers of each prompt message, in prompt order."""
+    fresh: list[str] = field(default_factory=list)
+    """Markers after the prompt's last assistant message: the call's new input."""
+    threads: list[str] = field(default_factory=list)
+
+
+class Model(OpenAIServer):
+    """The OpenAI fake, answering ``ok R<n>`` to every call after a seeded delay."""
+
+    def __init__(self, seed: int, delay: tuple[float, float]) -> None:
+        self.calls: list[ModelCall] = []
+        self._local = threading.local()
+        self._random = random.Random(seed + 1)
+        self._delay = delay
+        self._calls_lock = threading.Lock()
+        super().__init__()
+
+    def _serve(self, h: Any, raw: bytes) -> None:
+        key = h.headers.get("Authorization", "").removeprefix("Bearer sk-")
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = {}
+        messages: list[list[str]] = []
+        last_assistant = -1
+        for i, m in enumerate(body.get("messages", []) if isinstance(body, dict) else []):
+            content = m.get("content")
+            text = content if isinstance(content, str) else json.dumps(content)
+            messages.append(["T%sN%s" % x for x in MARKER.findall(text)])
+            if m.get("role") == "assistant":
+                last_assistant = i
+        fresh = [x for msg in messages[last_assistant + 1:] for x in msg]
+        threads = sorted({x.split("N")[0] for msg in messages for x in msg})
+        with self._calls_lock:
+            call = ModelCall(len(self.calls), key, now(), 0.0, threads[0] if len(threads) == 1 else "",
+                             messages, fresh, threads)
+            self.calls.append(call)
+            delay = self._random.uniform(*self._delay)
+        self._local.turn = Turn.say(["ok ", f"R{call.n:06d}"], delay_before=delay)
+        try:
+            super()._serve(h, raw)
+        finally:
+            call.end = now()
+
+    def _next_turn(self, body: Any) -> Turn | str:
+        return self._local.turn  # type: ignore[no-any-return]
+
+    def in_flight(self) -> list[ModelCall]:
+        with self._calls_lock:
+            return [c for c in self.calls if not c.end]
+
+
+# --- PostgreSQL and the replicas -------------------------------------------------------------
+
+
+def _pg_bin() -> str:
+    for d in sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: [int(x) for x in re.findall(r"\d+", p.parent.name)],
+                    reverse=True):
+        if (d / "pg_ctl").exists():
+            return str(d)
+    found = shutil.which("pg_ctl")
+    if not found:
+        raise SystemExit("threads_faults: pg_ctl not found (apt-get install postgresql)")
+    return str(Path(found).parent)
+
+
+class Postgres:
+    """A cluster of the harness's own, from ``.ci/postgres``; restarted by ``pg_ctl``."""
+
+    def __init__(self) -> None:
+        out = subprocess.run([str(ROOT / ".ci" / "postgres"), "start"], capture_output=True, text=True, check=True).stdout
+        values = dict(line.split("=", 1) for line in out.split() if "=" in line)
+        self.url = values["TREADLE_TEST_DATABASE_URL"]
+        self.dir = values["TREADLE_PG_DIR"]
+        self.port = self.url.rsplit(":", 1)[1].split("/")[0]
+
+    def _ctl(self, *args: str) -> None:
+        cmd = [f"{_pg_bin()}/pg_ctl", "-D", f"{self.dir}/data", *args]
+        if os.getuid() == 0:
+            cmd = ["runuser", "-u", "postgres", "--", *cmd]
+        subprocess.run(cmd, capture_output=True, check=True, timeout=60)
+
+    def restart(self) -> None:
+        """Stop (fast: connections are cut) and start again with the same options."""
+        self._ctl("-m", "fast", "-w", "-t", "60", "-l", f"{self.dir}/server.log", "restart")
+
+    def close(self) -> None:
+        subprocess.run([str(ROOT / ".ci" / "postgres"), "stop", self.dir], capture_output=True, check=False)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _treadle() -> list[str]:
+    script = Path(sys.executable).parent / "treadle"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "treadle.cli"]
+
+
+class Replica:
+    """One slot: a ``treadle serve`` process on a fixed port, started again after a fault."""
+
+    def __init__(self, slot: int, database: str, config: Path, model: Model, ttl: float, logs: Path) -> None:
+        self.slot, self.database, self.config, self.model, self.ttl, self.logs = slot, database, config, model, ttl, logs
+        self.port = _free_port()
+        self.target = f"127.0.0.1:{self.port}"
+        self.generation = 0
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.stopped = False
+        self.channel = grpc.insecure_channel(self.target)
+        self.threads = thread_service_pb2_grpc.ThreadServiceStub(self.channel)
+        self.agents = agent_service_pb2_grpc.AgentServiceStub(self.channel)
+
+    @property
+    def name(self) -> str:
+        return f"r{self.slot}g{self.generation}"
+
+    def start(self) -> None:
+        self.generation += 1
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "OTEL_", "TREADLE_"))}
+        env |= {"OPENAI_BASE_URL": self.model.base_url, "OPENAI_API_KEY": f"sk-{self.name}",
+                "TREADLE_THREAD_LEASE_TTL": f"{self.ttl:g}", "PYTHONUNBUFFERED": "1",
+                "TREADLE_DATA_DIR": tempfile.mkdtemp(prefix=f"treadle-{self.name}-")}
+        log = open(self.logs / f"{self.name}.log", "wb")  # noqa: SIM115 - the process keeps it
+        self.proc = subprocess.Popen([*_treadle(), "serve", "--listen", self.target, "--database", self.database,
+                                      "--config", str(self.config)], stdout=log, stderr=subprocess.STDOUT, env=env,
+                                     cwd=ROOT)
+        log.close()
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        deadline = now() + timeout
+        while now() < deadline:
+            assert self.proc is not None
+            if self.proc.poll() is not None:
+                raise SystemExit(f"threads_faults: replica {self.name} exited at start; see {self.logs}/{self.name}.log")
+            try:
+                self.threads.GetActiveRun(signal_pb2.GetActiveRunRequest(resource_id=RESOURCE, thread_id="t00"),
+                                          timeout=2, wait_for_ready=True)
+                return
+            except grpc.RpcError:
+                time.sleep(0.2)
+        raise SystemExit(f"threads_faults: replica {self.name} never became ready")
+
+    @property
+    def up(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None and not self.stopped
+
+    def send(self, sig: int) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(sig)
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            if self.stopped:
+                self.proc.send_signal(signals.SIGCONT)
+            self.proc.kill()
+            self.proc.wait()
+        self.channel.close()
+
+
+# --- the load --------------------------------------------------------------------------------
+
+
+@dataclass
+class Sent:
+    """One call of the load and its answer."""
+
+    marker: str
+    thread: str
+    op: str
+    replica: str
+    start: float
+    end: float = 0.0
+    action: str = ""
+    run_id: str = ""
+    decision: str = ""
+    record_id: str = ""
+    code: str = ""
+    message: str = ""
+    attempts: int = 1
+    excused: str = ""
+    """Why an error answer tells nothing (the replica was killed or stopped during the call)."""
+    expect_model: bool = False
+    expect_stored: bool = False
+    stream_chunks: int = 0
+    stream_finished: bool = False
+    stream_errors: list[str] = field(default_factory=list)
+
+
+PRIORITIES = ["NOTIFICATION_PRIORITY_URGENT", "NOTIFICATION_PRIORITY_HIGH", "NOTIFICATION_PRIORITY_MEDIUM",
+              "NOTIFICATION_PRIORITY_LOW"]
+OPS = ["wake", "wake", "persist", "queue", "signal-user", "signal-reactive", "state", "stream"] + [
+    f"notify-{p.rsplit('_', 1)[1].lower()}" for p in PRIORITIES]
+
+
+class Harness:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.random = random.Random(args.seed)
+        self.t0 = now()
+        self.threads = [f"t{i:02d}" for i in range(args.threads)]
+        self.counter = Counter[str]()
+        self.sent: list[Sent] = []
+        self.lock = threading.Lock()
+        self.faults: list[dict[str, Any]] = []
+        self.fault_windows: dict[int, list[tuple[float, float, str]]] = defaultdict(list)
+        """Per slot: (from, to, what) while its process was killed, stopped or terminated."""
+        self.stop_load = threading.Event()
+        self.stop_subscribers = threading.Event()
+        self.subscriptions: list[dict[str, Any]] = []
+        self.status_errors: list[dict[str, Any]] = []
+        self.request_ids = "request_id" in signal_pb2.SendMessageRequest.DESCRIPTOR.fields_by_name
+        self.workdir = Path(tempfile.mkdtemp(prefix="threads-faults-"))
+
+    def log(self, text: str) -> None:
+        print(f"[{now() - self.t0:6.1f}s] {text}", flush=True)
+
+    # --- setup ---
+
+    def setup(self) -> None:
+        self.pg = Postgres()
+        self.model = Model(self.args.seed, (self.args.delay_min, self.args.delay_max))
+        config = self.workdir / "agents.json"
+        config.write_text(json.dumps({"agents": [{"id": AGENT, "name": "Echo", "instructions": "You are terse.",
+                                                  "model": "openai/gpt-4o-mini",
+                                                  "memory": {"lastMessages": 100000}}]}))
+        self.replicas = [Replica(i, self.pg.url, config, self.model, self.args.lease_ttl, self.workdir) for i in range(3)]
+        for r in self.replicas:
+            r.start()
+        for r in self.replicas:
+            r.wait_ready()
+        self.log(f"3 replicas up ({', '.join(r.target for r in self.replicas)}); PostgreSQL on port {self.pg.port}; "
+                 f"logs in {self.workdir}")
+
+    def close(self) -> None:
+        self.stop_load.set()
+        self.stop_subscribers.set()
+        for r in getattr(self, "replicas", []):
+            r.close()
+        if hasattr(self, "model"):
+            self.model.close()
+        if hasattr(self, "pg"):
+            self.pg.close()
+
+    # --- calls ---
+
+    def live(self, rng: random.Random) -> Replica:
+        return rng.choice(self.replicas)
+
+    def marker(self, thread: str) -> str:
+        with self.lock:
+            self.counter[thread] += 1
+            return f"sigT{thread[1:]}N{self.counter[thread]:05d}"
+
+    def call(self, rng: random.Random, op: str, thread: str, replica: Replica | None = None) -> Sent:
+        replica = replica or self.live(rng)
+        marker = self.marker(thread)
+        s = Sent(marker, thread, op, replica.name, now())
+        with self.lock:
+            self.sent.append(s)
+        request_id = uuid.uuid4().hex
+        while True:
+            try:
+                if op == "stream":
+                    self._stream(replica, s)
+                else:
+                    self._signal(replica, s, request_id)
+                s.code = s.message = ""
+                break
+            except grpc.RpcError as e:
+                s.code, s.message = e.code().name, e.details() or ""
+                self.note_status("call", s.op, replica.name, s.code, s.message)
+                if self.request_ids and s.code in RETRYABLE and s.attempts < 6 and op != "stream":
+                    s.attempts += 1
+                    time.sleep(0.2 * s.attempts)
+                    replica = self.live(rng)
+                    continue
+                break
+        s.end = now()
+        self._expect(s)
+        return s
+
+    def _signal(self, replica: Replica, s: Sent, request_id: str) -> None:
+        base: dict[str, Any] = {"agentId": AGENT, "resourceId": RESOURCE, "threadId": s.thread}
+        if self.request_ids:
+            base["requestId"] = request_id
+        stub = replica.threads
+        text = f"{s.op} {s.marker}"
+        if s.op in ("wake", "persist", "final"):
+            body = base | {"message": {"contents": text}}
+            if s.op == "persist":
+                body |= {"ifActive": {"behavior": "ACTIVE_BEHAVIOR_PERSIST"}, "ifIdle": {"behavior": "IDLE_BEHAVIOR_PERSIST"}}
+            answer = self._rpc(stub.SendMessage, signal_pb2.SendMessageRequest, body)
+        elif s.op == "queue":
+            answer = self._rpc(stub.QueueMessage, signal_pb2.QueueMessageRequest, base | {"message": {"contents": text}})
+        elif s.op.startswith("signal-"):
+            answer = self._rpc(stub.SendSignal, signal_pb2.SendSignalRequest,
+                               base | {"signal": {"type": s.op.split("-")[1], "contents": text}})
+        elif s.op == "state":
+            answer = self._rpc(stub.SendStateSignal, signal_pb2.SendStateSignalRequest, base | {"state": {
+                "id": "harness", "cacheKey": s.marker, "mode": "STATE_MODE_SNAPSHOT", "contents": text}})
+            if answer.get("skipped"):
+                s.action = "SKIPPED"
+                return
+        else:
+            priority = "NOTIFICATION_PRIORITY_" + s.op.split("-")[1].upper()
+            answer = self._rpc(stub.SendNotificationSignal, signal_pb2.SendNotificationSignalRequest, base | {
+                "notification": {"source": "harness", "kind": "load", "summary": text, "priority": priority}})
+            s.decision = answer.get("decision", {}).get("action", "")
+            s.record_id = answer.get("record", {}).get("id", "")
+        s.action = answer.get("accepted", {}).get("action", "")
+        s.run_id = answer.get("accepted", {}).get("runId", "") or answer.get("runId", "")
+
+    @staticmethod
+    def _rpc(method: Any, kind: Any, body: dict[str, Any]) -> dict[str, Any]:
+        request = json_format.ParseDict(body, kind())
+        return json_format.MessageToDict(method(request, timeout=CALL_TIMEOUT))  # type: ignore[no-any-return]
+
+    def _stream(self, replica: Replica, s: Sent) -> None:
+        request = agent_service_pb2.StreamRequest(
+            agent_id=AGENT, prompt=f"stream {s.marker}",
+            options=agent_pb2.CallOptions(memory=agent_pb2.MemoryOptions(resource=RESOURCE, thread_id=s.thread)))
+        for response in replica.agents.Stream(request, timeout=CALL_TIMEOUT * 3):
+            for chunk in response.chunks:
+                s.stream_chunks += 1
+                s.run_id = s.run_id or chunk.run_id
+                if chunk.HasField("finish"):
+                    s.stream_finished = True
+                if chunk.HasField("error"):
+                    s.stream_errors.append(chunk.error.message)
+                    self.note_status("stream error chunk", s.op, replica.name, "", chunk.error.message)
+
+    def note_status(self, where: str, what: str, replica: str, code: str, message: str) -> None:
+        with self.lock:
+            self.status_errors.append({"where": where, "what": what, "replica": replica, "code": code,
+                                       "message": message, "at": round(now() - self.t0, 3)})
+
+    def _expect(self, s: Sent) -> None:
+        if s.code:
+            return
+        if s.op == "stream":
+            s.expect_model = s.expect_stored = s.stream_finished and not s.stream_errors
+            return
+        if s.op.startswith("notify-"):
+            delivered = s.decision == "NOTIFICATION_ACTION_DELIVER" or (
+                s.op == "notify-high" and s.decision == "NOTIFICATION_ACTION_SUMMARIZE")
+            s.expect_model = s.expect_stored = delivered
+            return
+        if s.action in ("SIGNAL_ACTION_WAKE", "SIGNAL_ACTION_DELIVER", "SIGNAL_ACTION_PERSIST"):
+            s.expect_model = s.expect_stored = True
+
+    # --- load and subscribers ---
+
+    def worker(self, index: int) -> None:
+        rng = random.Random(self.args.seed * 1000 + index)
+        while not self.stop_load.is_set():
+            with self.lock:
+                if len(self.sent) >= self.args.max_calls:
+                    return
+            self.call(rng, rng.choice(OPS), rng.choice(self.threads))
+            self.stop_load.wait(rng.uniform(0.05, self.args.pause))
+
+    def subscriber(self, thread: str, index: int) -> None:
+        rng = random.Random(self.args.seed * 7919 + index)
+        while not self.stop_subscribers.is_set():
+            replica = self.live(rng)
+            sub: dict[str, Any] = {"thread": thread, "replica": replica.name, "from": 0.0, "to": 0.0, "error": "",
+                                   "runs": defaultdict(list)}
+            call = replica.threads.SubscribeToThread(signal_pb2.SubscribeToThreadRequest(resource_id=RESOURCE,
+                                                                                         thread_id=thread))
+            sub["call"] = call
+            with self.lock:
+                self.subscriptions.append(sub)
+            try:
+                for response in call:
+                    if not sub["from"]:
+                        sub["from"] = now()
+                    for chunk in response.chunks:
+                        kinds = sub["runs"][chunk.run_id]
+                        kinds.append(chunk.WhichOneof("chunk") or "")
+                        if chunk.HasField("error"):
+                            self.note_status("subscriber error chunk", thread, replica.name, "", chunk.error.message)
+                sub["to"] = now()
+                sub["error"] = "ended" if not self.stop_subscribers.is_set() else ""
+            except grpc.RpcError as e:
+                sub["to"] = now()
+                if not self.stop_subscribers.is_set():
+                    sub["error"] = f"{e.code().name}: {e.details()}"
+                    self.note_status("subscription", thread, replica.name, e.code().name, e.details() or "")
+            self.stop_subscribers.wait(0.2)
+
+    # --- faults ---
+
+    def pick_target(self) -> tuple[Replica, list[str]]:
+        """A replica with a model call in flight (waiting a little for one), and those calls' threads."""
+        deadline = now() + 5
+        while True:
+            flying = self.model.in_flight()
+            live = {r.name: r for r in self.replicas if r.up}
+            busy = [c for c in flying if c.replica in live and c.thread]
+            if busy or now() > deadline:
+                break
+            time.sleep(0.05)
+        if busy:
+            target = live[self.random.choice(sorted({c.replica for c in busy}))]
+        else:
+            target = self.random.choice([r for r in self.replicas if r.up])
+        return target, sorted({c.thread for c in busy if c.replica == target.name})
+
+    def probe(self, affected: list[str], target: Replica | None) -> None:
+        """A user's message to each affected thread, through another replica, right after the fault:
+        the thread's next run (the takeover) has work to do whatever the load does."""
+        others = [r for r in self.replicas if r is not target]
+        rng = random.Random(self.args.seed + len(self.faults))
+        for thread in affected:
+            replica = rng.choice(others)
+            threading.Thread(target=self.call, args=(rng, "wake", "t" + thread[1:], replica), daemon=True).start()
+
+    def fault(self, kind: str) -> None:
+        if kind == "pg-restart":
+            affected = sorted({c.thread for c in self.model.in_flight() if c.thread})
+            at = now()
+            self.log(f"PostgreSQL restart (threads with a call in flight: {affected})")
+            self.pg.restart()
+            self.probe(affected, None)
+            self.faults.append({"kind": kind, "replica": "", "at": at, "done": now(), "threads": affected})
+            self.log(f"PostgreSQL back after {now() - at:.2f} s")
+            return
+        target, affected = self.pick_target()
+        at = now()
+        entry = {"kind": kind, "replica": target.name, "slot": target.slot, "at": at, "threads": affected}
+        self.faults.append(entry)
+        self.probe(affected, target)
+        if kind == "sigkill":
+            target.send(signals.SIGKILL)
+            assert target.proc is not None
+            target.proc.wait()
+            self.log(f"SIGKILL {target.name} (threads with a call in flight: {affected})")
+            self.fault_windows[target.slot].append((at, now(), "killed"))
+            target.start()
+            target.wait_ready()
+            self.log(f"{target.name} started again")
+        elif kind == "sigstop":
+            target.stopped = True
+            target.send(signals.SIGSTOP)
+            pause = self.args.lease_ttl * 1.5 + 1
+            self.log(f"SIGSTOP {target.name} for {pause:g} s (threads with a call in flight: {affected})")
+            time.sleep(pause)
+            target.send(signals.SIGCONT)
+            target.stopped = False
+            self.fault_windows[target.slot].append((at, now(), "stopped"))
+            self.log(f"SIGCONT {target.name}")
+        elif kind == "sigterm":
+            target.send(signals.SIGTERM)
+            self.log(f"SIGTERM {target.name} (threads with a call in flight: {affected})")
+            assert target.proc is not None
+            try:
+                code = target.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                target.proc.kill()
+                code = target.proc.wait()
+                self.log(f"{target.name} did not stop within 60 s of SIGTERM: killed")
+            entry["exit"] = code
+            self.log(f"{target.name} exited ({code}) after {now() - at:.2f} s")
+            target.start()
+            target.wait_ready()
+            self.log(f"{target.name} started again")
+        entry["done"] = now()
+
+    # --- settling ---
+
+    def idle_everywhere(self) -> bool:
+        try:
+            replica = next(r for r in self.replicas if r.up)
+            for thread in self.threads:
+                answer = replica.threads.GetActiveRun(signal_pb2.GetActiveRunRequest(resource_id=RESOURCE,
+                                                                                     thread_id=thread), timeout=5)
+                if answer.active_run.run_id:
+                    return False
+        except grpc.RpcError:
+            return False
+        return not self.model.in_flight() and all(now() - c.end > 0.5 for c in self.model.calls[-3:])
+
+    def settle(self, what: str) -> bool:
+        deadline = now() + self.args.lease_ttl * 6 + 20
+        while now() < deadline:
+            if self.idle_everywhere():
+                time.sleep(0.5)
+                if self.idle_everywhere():
+                    self.log(f"idle ({what})")
+                    return True
+            time.sleep(0.25)
+        self.log(f"not idle {self.args.lease_ttl * 6 + 20:g} s after {what}")
+        return False
+
+    # --- the run ---
+
+    def run(self) -> dict[str, Any]:
+        self.setup()
+        rng = random.Random(self.args.seed + 2)
+        for thread in self.threads:  # each thread exists before state signals are sent to it
+            self.call(rng, "wake", thread)
+        subs = [threading.Thread(target=self.subscriber, args=(t, i), daemon=True) for i, t in enumerate(self.threads)]
+        for t in subs:
+            t.start()
+        workers = [threading.Thread(target=self.worker, args=(i,), daemon=True) for i in range(self.args.workers)]
+        for t in workers:
+            t.start()
+        plan = ["sigkill", "sigstop", "pg-restart", "sigterm"] * self.args.rounds
+        for kind in plan:
+            self.stop_load.wait(self.args.between)
+            self.fault(kind)
+        self.stop_load.wait(self.args.between)
+        self.stop_load.set()
+        for t in workers:
+            t.join(timeout=CALL_TIMEOUT * 4)
+        self.log(f"load stopped: {len(self.sent)} calls")
+        settled = self.settle("after the load")
+        for thread in self.threads:  # what was persisted reaches a run
+            self.call(rng, "final", thread)
+        settled = self.settle("after the last messages") and settled
+        time.sleep(DELIVERY_SLACK)
+        self.stop_subscribers.set()
+        for sub in list(self.subscriptions):
+            sub["call"].cancel()
+        for t in subs:
+            t.join(timeout=5)
+        return self.audit(settled)
+
+    # --- the audit ---
+
+    def fetch(self) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
+        replica = next(r for r in self.replicas if r.up)
+        messages: dict[str, list[dict[str, Any]]] = {}
+        runs: dict[str, list[dict[str, Any]]] = {}
+        notes: dict[str, list[dict[str, Any]]] = {}
+        for thread in self.threads:
+            where = {"resourceId": RESOURCE, "threadId": thread}
+            for name, kind, out, key in (("ListMessages", thread_service_pb2.ListMessagesRequest, messages, "messages"),
+                                         ("ListRuns", thread_service_pb2.ListRunsRequest, runs, "runs")):
+                items: list[dict[str, Any]] = []
+                token = ""
+                while True:
+                    page = self._rpc(getattr(replica.threads, name), kind, where | {"pageSize": 500, "pageToken": token})
+                    items += page.get(key, [])
+                    token = page.get("nextPageToken", "")
+                    if not token:
+                        break
+                out[thread] = items
+            notes[thread] = self._rpc(replica.threads.ListNotifications, signal_pb2.ListNotificationsRequest,
+                                      where).get("notifications", [])
+        return messages, runs, notes
+
+    def audit(self, settled: bool) -> dict[str, Any]:
+        messages, runs, notes = self.fetch()
+        calls = [c for c in self.model.calls]
+        findings: dict[str, list[Any]] = defaultdict(list)
+
+        # Where each marker and reply is stored: (thread, message index), text parts only.
+        stored: dict[str, list[tuple[str, int]]] = defaultdict(list)
+        reply_at: dict[int, tuple[str, int]] = {}
+        message_ids: dict[str, set[str]] = defaultdict(set)
+        for thread, items in messages.items():
+            for i, m in enumerate(items):
+                message_ids[thread].add(m.get("id", ""))
+                text = " ".join(p.get("text", {}).get("text", "") for p in m.get("content", {}).get("parts", []))
+                for x in sorted(set("T%sN%s" % y for y in MARKER.findall(text))):
+                    stored[x].append((thread, i))
+                for r in REPLY.findall(text):
+                    reply_at[int(r)] = (thread, i)
+        seen: dict[str, list[int]] = defaultdict(list)
+        for c in calls:
+            for x in {x for msg in c.messages for x in msg}:
+                seen[x].append(c.n)
+
+        def key(s: Sent) -> str:
+            return s.marker[3:]
+
+        # Accepted, never seen by the model / never stored.
+        for s in self.sent:
+            if s.expect_model and not seen.get(key(s)):
+                findings["lost_model"].append({"marker": s.marker, "op": s.op, "thread": s.thread, "action": s.action,
+                                               "decision": s.decision, "run": s.run_id, "replica": s.replica,
+                                               "sent_at": round(s.start - self.t0, 3)})
+            if s.expect_stored and not stored.get(key(s)):
+                findings["lost_stored"].append({"marker": s.marker, "op": s.op, "thread": s.thread, "action": s.action,
+                                                "decision": s.decision, "run": s.run_id, "replica": s.replica,
+                                                "sent_at": round(s.start - self.t0, 3)})
+        by_record = {r.get("id"): (thread, r) for thread, rs in notes.items() for r in rs}
+        for s in self.sent:
+            if s.op.startswith("notify-") and not s.code and s.decision == "NOTIFICATION_ACTION_SUMMARIZE":
+                thread, record = by_record.get(s.record_id, (s.thread, {}))
+                summary = record.get("summarySignalId", "")
+                if not summary or summary not in message_ids[thread]:
+                    findings["lost_stored"].append({"marker": s.marker, "op": s.op, "thread": s.thread,
+                                                    "what": "summary message not stored", "record": s.record_id,
+                                                    "summary_signal": summary})
+
+        # Seen twice.
+        for c in calls:
+            counts = Counter(x for msg in c.messages for x in set(msg))
+            for x, n in counts.items():
+                if n > 1:
+                    findings["twice_prompt"].append({"marker": "sig" + x, "call": c.n, "messages": n})
+        for x, places in stored.items():
+            if len(places) > 1:
+                findings["twice_stored"].append({"marker": "sig" + x, "stored_at": places})
+        fresh_in: dict[str, list[int]] = defaultdict(list)
+        for c in calls:
+            for x in set(c.fresh):
+                if c.n in reply_at:
+                    fresh_in[x].append(c.n)
+        for x, ns in fresh_in.items():
+            if len(ns) > 1:
+                findings["twice_taken"].append({"marker": "sig" + x, "calls": ns})
+
+        # Two runners on one thread: overlapping model calls.
+        per_thread: dict[str, list[ModelCall]] = defaultdict(list)
+        for c in calls:
+            if c.thread:
+                per_thread[c.thread].append(c)
+            elif len(c.threads) > 1:
+                findings["mixed_prompt"].append({"call": c.n, "threads": c.threads})
+        for thread, cs in per_thread.items():
+            cs.sort(key=lambda c: c.start)
+            for i, a in enumerate(cs):
+                for b in cs[i + 1:]:
+                    if b.start >= (a.end or now()):
+                        break
+                    findings["two_runners"].append({"thread": "t" + thread[1:], "calls": [a.n, b.n],
+                                                    "replicas": [a.replica, b.replica],
+                                                    "a": [round(a.start - self.t0, 3), round(a.end - self.t0, 3)],
+                                                    "b": [round(b.start - self.t0, 3), round(b.end - self.t0, 3)]})
+
+        # Replies before their input; replies out of call order.
+        for c in calls:
+            if c.n not in reply_at:
+                continue
+            thread, at = reply_at[c.n]
+            late = [x for msg in c.messages for x in msg if stored.get(x) and min(i for _, i in stored[x]) > at]
+            if late:
+                findings["reply_before_input"].append({"call": c.n, "thread": thread, "reply_at": at,
+                                                       "inputs_after": ["sig" + x for x in late]})
+        for thread, cs in per_thread.items():
+            placed = sorted((c for c in cs if c.n in reply_at), key=lambda c: c.start)
+            for i, a in enumerate(placed):
+                for b in placed[i + 1:]:
+                    if a.end <= b.start and reply_at[a.n][1] > reply_at[b.n][1]:
+                        findings["reply_order"].append({"thread": "t" + thread[1:], "earlier_call": a.n,
+                                                        "later_call": b.n, "stored_at": [reply_at[a.n][1],
+                                                                                         reply_at[b.n][1]]})
+
+        # Runs left running.
+        for thread, rs in runs.items():
+            for r in rs:
+                if r.get("status") == "RUN_STATUS_RUNNING":
+                    findings["left_running"].append({"thread": thread, "run": r.get("id"), "start": r.get("startTime")})
+
+        # Subscriber gaps without an error.
+        from datetime import datetime
+
+        def stamp(value: str) -> float:
+            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+
+        for sub in self.subscriptions:
+            if not sub["from"]:
+                continue
+            to = sub["to"] or now()
+            for r in runs.get(sub["thread"], []):
+                if r.get("status") != "RUN_STATUS_FINISHED" or "startTime" not in r or "endTime" not in r:
+                    continue
+                start, end = stamp(r["startTime"]), stamp(r["endTime"])
+                if start <= sub["from"] or end >= to - DELIVERY_SLACK:
+                    continue
+                kinds = sub["runs"].get(r["id"], [])
+                if not kinds or "finish" not in kinds:
+                    findings["subscriber_gap"].append({"thread": sub["thread"], "subscriber_on": sub["replica"],
+                                                       "run": r["id"], "chunks_seen": len(kinds),
+                                                       "window": [round(sub["from"] - self.t0, 3),
+                                                                  round(to - self.t0, 3)],
+                                                       "run_times": [round(start - self.t0, 3),
+                                                                     round(end - self.t0, 3)]})
+
+        # Unclear statuses.
+        # A client's own transport error names the replica it dialled: that address is no leak.
+        ours = {str(r.port) for r in self.replicas}
+        for e in self.status_errors:
+            text = e["message"] or ""
+            leaked = LEAKS.search(text) or any(port not in ours for _, port in ADDRESS.findall(text))
+            if e["code"] in UNCLEAR_CODES or leaked:
+                findings["unclear"].append(e)
+        for s in self.sent:
+            if s.code and not s.expect_model:
+                s.excused = self._excuse(s)
+                if not s.excused and (seen.get(key(s)) or stored.get(key(s))):
+                    findings["unclear"].append({"where": "error answer for an applied call", "marker": s.marker,
+                                                "op": s.op, "replica": s.replica, "code": s.code,
+                                                "message": s.message})
+
+        # Takeover: fault to the next model call on an affected thread.
+        takeovers: list[float] = []
+        never: list[dict[str, Any]] = []
+        for f in self.faults:
+            for thread in f["threads"]:
+                after = [c for c in per_thread.get(thread, []) if c.start > f["at"]
+                         and (f["kind"] != "sigstop" or c.replica != f["replica"])]
+                if after:
+                    takeovers.append(min(c.start for c in after) - f["at"])
+                else:
+                    never.append({"fault": f["kind"], "thread": thread})
+
+        categories = [
+            ("lost_model", "accepted, never seen by the model"),
+            ("lost_stored", "accepted, never stored"),
+            ("twice", "seen twice"),
+            ("two_runners", "two runners on one thread (overlapping model calls)"),
+            ("reply_before_input", "replies stored before their input"),
+            ("reply_order", "replies stored out of call order"),
+            ("left_running", "runs left running"),
+            ("subscriber_gap", "subscriber gaps without an error"),
+            ("unclear", "unclear statuses"),
+        ]
+        findings["twice"] = findings["twice_prompt"] + findings["twice_stored"] + findings["twice_taken"]
+        counts = {k: len(findings[k]) for k, _ in categories}
+        counts["not_settled"] = 0 if settled else 1
+        accepted = sum(1 for s in self.sent if s.expect_model or s.expect_stored)
+        ops = Counter(s.op for s in self.sent)
+        answers = Counter(s.code or ("stream finished" if s.stream_finished else "stream unfinished") if s.op == "stream"
+                          else s.code or s.action or s.decision or "none" for s in self.sent)
+        ttl = self.args.lease_ttl
+        lines = [
+            f"seed {self.args.seed} · 3 replicas · lease TTL {ttl:g} s · {len(self.threads)} threads · "
+            f"{len(self.sent)} calls, {accepted} accepted · {len(calls)} model calls · "
+            f"request ids {'used' if self.request_ids else 'not in the API'}",
+            "calls: " + ", ".join(f"{k} {v}" for k, v in sorted(ops.items())),
+            "answers: " + ", ".join(f"{k.replace('SIGNAL_ACTION_', '').replace('NOTIFICATION_ACTION_', 'notify ')} {v}"
+                                    for k, v in sorted(answers.items())),
+            "faults: " + ", ".join(f"{f['kind']} {f['replica'] or 'cluster'} at {f['at'] - self.t0:.1f} s"
+                                   for f in self.faults),
+        ]
+        for k, label in categories:
+            detail = ""
+            if k == "twice":
+                detail = (f" (in one prompt {len(findings['twice_prompt'])}, stored twice {len(findings['twice_stored'])}, "
+                          f"taken in by two stored calls {len(findings['twice_taken'])})")
+            if k == "unclear":
+                sub = Counter("INTERNAL/UNKNOWN" if e.get("code") in UNCLEAR_CODES else
+                              "applied though answered an error" if e.get("where", "").startswith("error answer") else
+                              "naming SQL/database/host" for e in findings[k])
+                detail = " (" + ", ".join(f"{a} {b}" for a, b in sorted(sub.items())) + ")" if sub else ""
+            lines.append(f"{label}: {counts[k]}{detail}")
+        if takeovers:
+            lines.append(f"takeover (fault to the next model call on an affected thread): p50 "
+                         f"{statistics.median(takeovers):.2f} s, max {max(takeovers):.2f} s, lease TTL {ttl:g} s "
+                         f"({len(takeovers)} threads; {len(never)} never taken over)")
+        else:
+            lines.append(f"takeover: no affected thread was run again ({len(never)} affected), lease TTL {ttl:g} s")
+        if not settled:
+            lines.append("the threads did not settle (a run stayed active): see runs left running")
+        report = {"seed": self.args.seed, "counts": counts, "lines": lines,
+                  "takeover": {"samples": takeovers, "never": never, "lease_ttl": ttl},
+                  "findings": {k: v for k, v in findings.items()}, "faults": self.faults}
+        if self.args.json:
+            evidence = report | {
+                "t0": self.t0, "sent": [asdict(s) for s in self.sent], "model_calls": [asdict(c) for c in calls],
+                "messages": messages, "runs": runs, "notifications": notes, "status_errors": self.status_errors,
+                "subscriptions": [{k: (dict(v) if k == "runs" else v) for k, v in sub.items() if k != "call"}
+                                  for sub in self.subscriptions]}
+            Path(self.args.json).write_text(json.dumps(evidence, indent=1, default=str))
+        return report
+
+    def _excuse(self, s: Sent) -> str:
+        slot = int(s.replica[1:].split("g")[0])
+        for start, end, what in self.fault_windows[slot]:
+            if s.start <= end and s.end >= start:
+                return what
+        return ""
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--seed", type=int, default=None, help="the load's and the faults' seed (default: random, printed)")
+    p.add_argument("--short", action="store_true", help="one fault each, about a minute")
+    p.add_argument("--rounds", type=int, default=2, help="rounds of the four faults (without --short)")
+    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--workers", type=int, default=None, help="concurrent senders")
+    p.add_argument("--max-calls", type=int, default=None, help="a bound on the load's calls")
+    p.add_argument("--pause", type=float, default=0.4, help="most seconds a sender waits between calls")
+    p.add_argument("--between", type=float, default=None, help="seconds of load before each fault")
+    p.add_argument("--lease-ttl", type=float, default=3.0)
+    p.add_argument("--delay-min", type=float, default=0.15, help="least seconds the model takes to answer")
+    p.add_argument("--delay-max", type=float, default=0.6, help="most seconds the model takes to answer")
+    p.add_argument("--json", help="write the evidence (calls, model calls, messages, runs, findings) here")
+    args = p.parse_args(argv)
+    if args.seed is None:
+        args.seed = random.SystemRandom().randrange(1, 10**6)
+    if args.short:
+        args.rounds = 1
+    args.threads = args.threads or (4 if args.short else 8)
+    args.workers = args.workers or (2 if args.short else 4)
+    args.max_calls = args.max_calls or (250 if args.short else 1200)
+    args.between = args.between if args.between is not None else (4.0 if args.short else 8.0)
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    print(f"threads_faults: seed {args.seed} (repeat with --seed {args.seed})", flush=True)
+    harness = Harness(args)
+    try:
+        report = harness.run()
+    finally:
+        harness.close()
+    print("\n".join(report["lines"]), flush=True)
+    return 1 if any(report["counts"].values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
