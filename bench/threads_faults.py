@@ -721,8 +721,8 @@ class Harness:
 
         # Seen twice.
         for c in calls:
-            counts = Counter(x for msg in c.messages for x in set(msg))
-            for x, n in counts.items():
+            occurrences = Counter(x for msg in c.messages for x in set(msg))
+            for x, n in occurrences.items():
                 if n > 1:
                     findings["twice_prompt"].append({"marker": "sig" + x, "call": c.n, "messages": n})
         for x, places in stored.items():
@@ -836,7 +836,7 @@ class Harness:
             ("lost_model", "accepted, never seen by the model"),
             ("lost_stored", "accepted, never stored"),
             ("twice", "seen twice"),
-            ("two_runners", "two runners on one thread (overlapping model calls)"),
+            ("two_runners", "two runners on one thread (pairs of overlapping model calls)"),
             ("reply_before_input", "replies stored before their input"),
             ("reply_order", "replies stored out of call order"),
             ("left_running", "runs left running"),
@@ -867,10 +867,13 @@ class Harness:
                 detail = (f" (in one prompt {len(findings['twice_prompt'])}, stored twice {len(findings['twice_stored'])}, "
                           f"taken in by two stored calls {len(findings['twice_taken'])})")
             if k == "unclear":
-                sub = Counter("INTERNAL/UNKNOWN" if e.get("code") in UNCLEAR_CODES else
+                kinds = Counter("INTERNAL/UNKNOWN" if e.get("code") in UNCLEAR_CODES else
                               "applied though answered an error" if e.get("where", "").startswith("error answer") else
                               "naming SQL/database/host" for e in findings[k])
-                detail = " (" + ", ".join(f"{a} {b}" for a, b in sorted(sub.items())) + ")" if sub else ""
+                detail = " (" + ", ".join(f"{a} {b}" for a, b in sorted(kinds.items())) + ")" if kinds else ""
+            if k == "lost_stored" and findings[k]:
+                summaries = sum(1 for x in findings[k] if x.get("what"))
+                detail = f" ({summaries} of them notification summaries)"
             lines.append(f"{label}: {counts[k]}{detail}")
         if takeovers:
             lines.append(f"takeover (fault to the next model call on an affected thread): p50 "
