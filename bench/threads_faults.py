@@ -57,6 +57,7 @@ import json
 import os
 import random
 import re
+import select
 import shutil
 import signal as signals
 import socket
@@ -123,6 +124,8 @@ class ModelCall:
     fresh: list[str] = field(default_factory=list)
     """Markers after the prompt's last assistant message: the call's new input."""
     threads: list[str] = field(default_factory=list)
+    dropped: bool = False
+    """The client closed the connection before the answer: its end is when it did."""
 
 
 class Model(OpenAIServer):
@@ -157,11 +160,30 @@ class Model(OpenAIServer):
                              messages, fresh, threads)
             self.calls.append(call)
             delay = self._random.uniform(*self._delay)
-        self._local.turn = Turn.say(["ok ", f"R{call.n:06d}"], delay_before=delay)
+        self._local.turn = Turn.say(["ok ", f"R{call.n:06d}"])
         try:
+            if self._client_left(h.connection, delay):
+                call.dropped = True  # the caller (its process or its run) is gone: the call ended there
+                h.close_connection = True
+                return
             super()._serve(h, raw)
         finally:
             call.end = now()
+
+    @staticmethod
+    def _client_left(conn: socket.socket, delay: float) -> bool:
+        """Wait ``delay`` (the model thinking), or less if the client closes its connection."""
+        deadline = now() + delay
+        while (left := deadline - now()) > 0:
+            readable, _, _ = select.select([conn], [], [], left)
+            if readable:
+                try:
+                    if conn.recv(1, socket.MSG_PEEK) == b"":
+                        return True
+                except OSError:
+                    return True
+                time.sleep(min(0.01, max(0.0, deadline - now())))  # data (not a close): keep waiting
+        return False
 
     def _next_turn(self, body: Any) -> Turn | str:
         return self._local.turn  # type: ignore[no-any-return]
@@ -243,7 +265,7 @@ class Replica:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "OTEL_", "TREADLE_"))}
         env |= {"OPENAI_BASE_URL": self.model.base_url, "OPENAI_API_KEY": f"sk-{self.name}",
                 "TREADLE_THREAD_LEASE_TTL": f"{self.ttl:g}", "PYTHONUNBUFFERED": "1",
-                "TREADLE_DATA_DIR": tempfile.mkdtemp(prefix=f"treadle-{self.name}-")}
+                "TREADLE_DATA_DIR": tempfile.mkdtemp(prefix=f"data-{self.name}-", dir=self.logs)}
         log = open(self.logs / f"{self.name}.log", "wb")  # noqa: SIM115 - the process keeps it
         self.proc = subprocess.Popen([*_treadle(), "serve", "--listen", self.target, "--database", self.database,
                                       "--config", str(self.config)], stdout=log, stderr=subprocess.STDOUT, env=env,
@@ -364,6 +386,8 @@ class Harness:
             self.model.close()
         if hasattr(self, "pg"):
             self.pg.close()
+        if not self.args.json:  # with --json the replicas' logs stay beside the evidence's paths
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
     # --- calls ---
 
@@ -653,7 +677,17 @@ class Harness:
     # --- the audit ---
 
     def fetch(self) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
-        replica = next(r for r in self.replicas if r.up)
+        """The stored messages, runs and notification records of every thread (tried on each replica)."""
+        for replica in self.replicas * 2:
+            try:
+                return self._fetch(replica)
+            except grpc.RpcError as e:
+                self.note_status("audit", "list", replica.name, e.code().name, e.details() or "")
+                time.sleep(1)
+        raise SystemExit("threads_faults: no replica answered the audit's List calls")
+
+    def _fetch(self, replica: Replica) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]],
+                                                  dict[str, list[dict[str, Any]]]]:
         messages: dict[str, list[dict[str, Any]]] = {}
         runs: dict[str, list[dict[str, Any]]] = {}
         notes: dict[str, list[dict[str, Any]]] = {}
@@ -858,6 +892,9 @@ class Harness:
             "calls: " + ", ".join(f"{k} {v}" for k, v in sorted(ops.items())),
             "answers: " + ", ".join(f"{k.replace('SIGNAL_ACTION_', '').replace('NOTIFICATION_ACTION_', 'notify ')} {v}"
                                     for k, v in sorted(answers.items())),
+            f"model calls whose client left before the answer: {sum(c.dropped for c in calls)}; requests the real "
+            f"API would refuse: {len(self.model.failures)}; replica logs: "
+            f"{self.workdir if self.args.json else 'removed (kept with --json)'}",
             "faults: " + ", ".join(f"{f['kind']} {f['replica'] or 'cluster'} at {f['at'] - self.t0:.1f} s"
                                    for f in self.faults),
         ]
@@ -883,6 +920,8 @@ class Harness:
             lines.append(f"takeover: no affected thread was run again ({len(never)} affected), lease TTL {ttl:g} s")
         if not settled:
             lines.append("the threads did not settle (a run stayed active): see runs left running")
+        counts["refused_requests"] = len(self.model.failures)
+        findings["refused_requests"] = list(self.model.failures)
         report = {"seed": self.args.seed, "counts": counts, "lines": lines,
                   "takeover": {"samples": takeovers, "never": never, "lease_ttl": ttl},
                   "findings": {k: v for k, v in findings.items()}, "faults": self.faults}
