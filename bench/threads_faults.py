@@ -5,16 +5,18 @@
 Three ``treadle serve`` processes share one PostgreSQL cluster of their own (started with
 ``.ci/postgres``: the harness restarts it, so it is never a shared one). The model is the
 loopback OpenAI wire fake of ``tests/support``: every prompt any replica sent is recorded with
-the replica that sent it (each replica has its own API key), when the call started and ended,
-and the reply it got (``ok R<n>``, ``n`` the call's number). A bounded, seeded load sends, to
-random threads on random replicas, signals of every kind: ``SendMessage`` (wake or deliver,
-and persist), ``QueueMessage``, ``SendSignal``, ``SendStateSignal``, ``SendNotificationSignal``
-of each priority, and ``AgentService.Stream`` runs on the threads; every one carries a unique
-marker (``sigT<thread>N<n>``) in its text. Each thread has a subscriber on a random replica,
+the replica that sent it (each replica has its own API key), when the call started and ended
+(answered, or its client closed the connection), and the reply it got (``ok R<n>``, ``n`` the
+call's number). A bounded, seeded load sends, to random threads on random replicas, signals of
+every kind: ``SendMessage`` (wake or deliver by thread, deliver to the run id a client was last
+answered, and persist), ``QueueMessage``, ``SendSignal`` (user, reactive),
+``SendStateSignal``, ``SendNotificationSignal`` of each priority, and ``AgentService.Stream``
+runs on the threads; every one carries a unique marker (``sigT<thread>N<n>``) in its text. Each thread has a subscriber on a random replica,
 which subscribes again on another one when its stream ends with an error. Meanwhile four
 faults, in turn: SIGKILL of a replica, SIGSTOP past the lease then SIGCONT, a restart of the
 PostgreSQL cluster, SIGTERM of a replica (a killed or terminated replica is started again, so
-three stay up). Then the load stops, every thread gets one last message (so that persisted
+three stay up); right after each fault, each thread that had a model call in flight on the
+faulted replica gets a message through another replica. Then the load stops, every thread gets one last message (so that persisted
 signals reach a run), and once all is idle the harness audits, through the API and the fake's
 record only:
 
@@ -26,11 +28,13 @@ record only:
 - seen twice: a marker in two messages of one prompt, in two stored messages, or taken in as
   new input (after the prompt's last assistant message) by two model calls whose replies were
   both stored;
-- two runners on one thread: two model calls on one thread that overlap in time at the fake;
+- two runners on one thread: pairs of model calls on one thread that overlap in time at the
+  fake (a call whose client has gone ends when the connection closed);
 - replies before their input: a stored reply ``R<n>`` that comes before a message whose marker
   was in call ``n``'s prompt; replies out of call order: a reply stored before that of a call
   that ended before it started;
-- runs left running: ``ListRuns`` shows ``RUN_STATUS_RUNNING`` once everything is idle;
+- runs left running: ``ListRuns`` shows ``RUN_STATUS_RUNNING`` once everything is idle; answers
+  naming a run (``accepted.run_id``, a ``Stream``'s chunks) that ``ListRuns`` does not have;
 - subscriber gaps without an error: a finished run (``ListRuns`` times) that lies inside a
   subscription's unbroken stretch (from its first response to its end or error, less a second
   for delivery), of which the subscriber got no chunk or no ``finish``;
@@ -46,7 +50,8 @@ SIGSTOP) or by any (otherwise), p50 and max against the lease TTL.
 
 One line per category is printed, with the seed; ``--json`` writes the evidence (every call
 and its answer, every model call, the stored messages and runs, each finding) for checking by
-hand. ``--short`` is one fault each in about a minute; without it, ``--rounds`` rounds of the
+hand (with it, the replicas' logs are kept too). Requests the fake refuses as the real API
+would are counted as well. ``--short`` is one fault each in about a minute; without it, ``--rounds`` rounds of the
 four faults with more load. The exit status is 1 when any count is not zero.
 """
 
@@ -323,6 +328,8 @@ class Sent:
     code: str = ""
     message: str = ""
     attempts: int = 1
+    request_id: str = ""
+    """Sent with the call, and again with each retry, when the API takes one."""
     excused: str = ""
     """Why an error answer tells nothing (the replica was killed or stopped during the call)."""
     expect_model: bool = False
@@ -334,7 +341,7 @@ class Sent:
 
 PRIORITIES = ["NOTIFICATION_PRIORITY_URGENT", "NOTIFICATION_PRIORITY_HIGH", "NOTIFICATION_PRIORITY_MEDIUM",
               "NOTIFICATION_PRIORITY_LOW"]
-OPS = ["wake", "wake", "persist", "queue", "signal-user", "signal-reactive", "state", "stream"] + [
+OPS = ["wake", "deliver-run", "persist", "queue", "signal-user", "signal-reactive", "state", "stream"] + [
     f"notify-{p.rsplit('_', 1)[1].lower()}" for p in PRIORITIES]
 
 
@@ -355,6 +362,7 @@ class Harness:
         self.subscriptions: list[dict[str, Any]] = []
         self.status_errors: list[dict[str, Any]] = []
         self.request_ids = "request_id" in signal_pb2.SendMessageRequest.DESCRIPTOR.fields_by_name
+        self.last_run: dict[str, str] = {}
         self.workdir = Path(tempfile.mkdtemp(prefix="threads-faults-"))
 
     def log(self, text: str) -> None:
@@ -405,61 +413,70 @@ class Harness:
         s = Sent(marker, thread, op, replica.name, now())
         with self.lock:
             self.sent.append(s)
-        request_id = uuid.uuid4().hex
+        s.request_id = uuid.uuid4().hex
         while True:
             try:
                 if op == "stream":
                     self._stream(replica, s)
                 else:
-                    self._signal(replica, s, request_id)
+                    self._signal(replica, s)
                 s.code = s.message = ""
                 break
             except grpc.RpcError as e:
                 s.code, s.message = e.code().name, e.details() or ""
                 self.note_status("call", s.op, replica.name, s.code, s.message)
-                if self.request_ids and s.code in RETRYABLE and s.attempts < 6 and op != "stream":
+                if s.request_id and s.code in RETRYABLE and s.attempts < 6 and op != "stream":
                     s.attempts += 1
                     time.sleep(0.2 * s.attempts)
                     replica = self.live(rng)
                     continue
                 break
         s.end = now()
+        if s.run_id and not s.code:
+            self.last_run[thread] = s.run_id
         self._expect(s)
         return s
 
-    def _signal(self, replica: Replica, s: Sent, request_id: str) -> None:
+    def _signal(self, replica: Replica, s: Sent) -> None:
         base: dict[str, Any] = {"agentId": AGENT, "resourceId": RESOURCE, "threadId": s.thread}
-        if self.request_ids:
-            base["requestId"] = request_id
         stub = replica.threads
         text = f"{s.op} {s.marker}"
-        if s.op in ("wake", "persist", "final"):
+        if s.op == "deliver-run" and self.last_run.get(s.thread):
+            # To the run a client was last told of, by its id, as a client that woke it would.
+            answer = self._rpc(stub.SendMessage, signal_pb2.SendMessageRequest, {
+                "agentId": AGENT, "runId": self.last_run[s.thread], "message": {"contents": text}}, s)
+        elif s.op in ("wake", "persist", "final", "deliver-run"):
             body = base | {"message": {"contents": text}}
             if s.op == "persist":
                 body |= {"ifActive": {"behavior": "ACTIVE_BEHAVIOR_PERSIST"}, "ifIdle": {"behavior": "IDLE_BEHAVIOR_PERSIST"}}
-            answer = self._rpc(stub.SendMessage, signal_pb2.SendMessageRequest, body)
+            answer = self._rpc(stub.SendMessage, signal_pb2.SendMessageRequest, body, s)
         elif s.op == "queue":
-            answer = self._rpc(stub.QueueMessage, signal_pb2.QueueMessageRequest, base | {"message": {"contents": text}})
+            answer = self._rpc(stub.QueueMessage, signal_pb2.QueueMessageRequest, base | {"message": {"contents": text}}, s)
         elif s.op.startswith("signal-"):
             answer = self._rpc(stub.SendSignal, signal_pb2.SendSignalRequest,
-                               base | {"signal": {"type": s.op.split("-")[1], "contents": text}})
+                               base | {"signal": {"type": s.op.split("-")[1], "contents": text}}, s)
         elif s.op == "state":
             answer = self._rpc(stub.SendStateSignal, signal_pb2.SendStateSignalRequest, base | {"state": {
-                "id": "harness", "cacheKey": s.marker, "mode": "STATE_MODE_SNAPSHOT", "contents": text}})
+                "id": "harness", "cacheKey": s.marker, "mode": "STATE_MODE_SNAPSHOT", "contents": text}}, s)
             if answer.get("skipped"):
                 s.action = "SKIPPED"
                 return
         else:
             priority = "NOTIFICATION_PRIORITY_" + s.op.split("-")[1].upper()
             answer = self._rpc(stub.SendNotificationSignal, signal_pb2.SendNotificationSignalRequest, base | {
-                "notification": {"source": "harness", "kind": "load", "summary": text, "priority": priority}})
+                "notification": {"source": "harness", "kind": "load", "summary": text, "priority": priority}}, s)
             s.decision = answer.get("decision", {}).get("action", "")
             s.record_id = answer.get("record", {}).get("id", "")
         s.action = answer.get("accepted", {}).get("action", "")
         s.run_id = answer.get("accepted", {}).get("runId", "") or answer.get("runId", "")
 
     @staticmethod
-    def _rpc(method: Any, kind: Any, body: dict[str, Any]) -> dict[str, Any]:
+    def _rpc(method: Any, kind: Any, body: dict[str, Any], s: Sent | None = None) -> dict[str, Any]:
+        if s is not None:  # a request id where the API takes one (the same one on every retry)
+            if "request_id" in kind.DESCRIPTOR.fields_by_name:
+                body = body | {"requestId": s.request_id}
+            else:
+                s.request_id = ""
         request = json_format.ParseDict(body, kind())
         return json_format.MessageToDict(method(request, timeout=CALL_TIMEOUT))  # type: ignore[no-any-return]
 
@@ -807,6 +824,13 @@ class Harness:
                                                         "later_call": b.n, "stored_at": [reply_at[a.n][1],
                                                                                          reply_at[b.n][1]]})
 
+        # Run ids answered to clients that name no run of the thread.
+        run_ids = {thread: {r.get("id") for r in rs} for thread, rs in runs.items()}
+        for s in self.sent:
+            if s.run_id and not s.code and s.run_id not in run_ids.get(s.thread, set()):
+                findings["unreal_run"].append({"marker": s.marker, "op": s.op, "thread": s.thread, "run": s.run_id,
+                                               "action": s.action, "replica": s.replica})
+
         # Runs left running.
         for thread, rs in runs.items():
             for r in rs:
@@ -874,6 +898,7 @@ class Harness:
             ("reply_before_input", "replies stored before their input"),
             ("reply_order", "replies stored out of call order"),
             ("left_running", "runs left running"),
+            ("unreal_run", "answers naming a run that ListRuns does not have"),
             ("subscriber_gap", "subscriber gaps without an error"),
             ("unclear", "unclear statuses"),
         ]
