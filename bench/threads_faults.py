@@ -364,6 +364,7 @@ class Harness:
         self.status_errors: list[dict[str, Any]] = []
         self.request_ids = "request_id" in signal_pb2.SendMessageRequest.DESCRIPTOR.fields_by_name
         self.last_run: dict[str, str] = {}
+        self.ops = [op for op in OPS if op not in args.without]
         self.workdir = Path(tempfile.mkdtemp(prefix="threads-faults-"))
 
     def log(self, text: str) -> None:
@@ -522,7 +523,7 @@ class Harness:
             with self.lock:
                 if len(self.sent) >= self.args.max_calls:
                     return
-            self.call(rng, rng.choice(OPS), rng.choice(self.threads))
+            self.call(rng, rng.choice(self.ops), rng.choice(self.threads))
             self.stop_load.wait(rng.uniform(0.05, self.args.pause))
 
     def subscriber(self, thread: str, index: int) -> None:
@@ -924,7 +925,8 @@ class Harness:
         lines = [
             f"seed {self.args.seed} · 3 replicas · lease TTL {ttl:g} s · {len(self.threads)} threads · "
             f"{len(self.sent)} calls, {accepted} accepted · {len(calls)} model calls · "
-            f"request ids {'used' if self.request_ids else 'not in the API'}",
+            f"request ids {'used' if self.request_ids else 'not in the API'}"
+            + (f" · without {','.join(self.args.without)}" if self.args.without else ""),
             "calls: " + ", ".join(f"{k} {v}" for k, v in sorted(ops.items())),
             "answers: " + ", ".join(f"{k.replace('SIGNAL_ACTION_', '').replace('NOTIFICATION_ACTION_', 'notify ')} {v}"
                                     for k, v in sorted(answers.items())),
@@ -991,10 +993,14 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--lease-ttl", type=float, default=3.0)
     p.add_argument("--delay-min", type=float, default=0.15, help="least seconds the model takes to answer")
     p.add_argument("--delay-max", type=float, default=0.6, help="most seconds the model takes to answer")
+    p.add_argument("--without", type=lambda v: [x for x in v.split(",") if x], default=[],
+                   help=f"leave these kinds of call out of the load (comma-separated: {', '.join(sorted(set(OPS)))})")
     p.add_argument("--json", help="write the evidence (calls, model calls, messages, runs, findings) here")
     args = p.parse_args(argv)
     if args.seed is None:
         args.seed = random.SystemRandom().randrange(1, 10**6)
+    if unknown := set(args.without) - set(OPS):
+        p.error(f"--without: unknown kinds {sorted(unknown)}")
     if args.short:
         args.rounds = 1
     args.threads = args.threads or (4 if args.short else 8)
