@@ -46,7 +46,9 @@ record only:
 
 And the takeover time: from each fault to the next model call on a thread that had a call in
 flight on the faulted replica (on the cluster, for the restart), by another process (after a
-SIGSTOP) or by any (otherwise), p50 and max against the lease TTL.
+SIGSTOP or a SIGTERM: the faulted one's own calls are its old run going on), by any (after a
+SIGKILL, and after the restart, where it is the time until the thread moves again), p50 and
+max against the lease TTL, and the max per kind of fault.
 
 One line per category is printed, with the seed; ``--json`` writes the evidence (every call
 and its answer, every model call, the stored messages and runs, each finding) for checking by
@@ -891,13 +893,15 @@ class Harness:
 
         # Takeover: fault to the next model call on an affected thread.
         takeovers: list[float] = []
+        by_kind: dict[str, list[float]] = defaultdict(list)
         never: list[dict[str, Any]] = []
         for f in self.faults:
             for thread in f["threads"]:
                 after = [c for c in per_thread.get(thread, []) if c.start > f["at"]
-                         and (f["kind"] != "sigstop" or c.replica != f["replica"])]
+                         and (f["kind"] not in ("sigstop", "sigterm") or c.replica != f["replica"])]
                 if after:
                     takeovers.append(min(c.start for c in after) - f["at"])
+                    by_kind[f["kind"]].append(takeovers[-1])
                 else:
                     never.append({"fault": f["kind"], "thread": thread})
 
@@ -953,7 +957,8 @@ class Harness:
         if takeovers:
             lines.append(f"takeover (fault to the next model call on an affected thread): p50 "
                          f"{statistics.median(takeovers):.2f} s, max {max(takeovers):.2f} s, lease TTL {ttl:g} s "
-                         f"({len(takeovers)} threads; {len(never)} never taken over)")
+                         f"({len(takeovers)} threads; {len(never)} never taken over); max by fault: "
+                         + ", ".join(f"{k} {max(v):.2f} s" for k, v in by_kind.items()))
         else:
             lines.append(f"takeover: no affected thread was run again ({len(never)} affected), lease TTL {ttl:g} s")
         if not settled:
@@ -961,7 +966,7 @@ class Harness:
         counts["refused_requests"] = len(self.model.failures)
         findings["refused_requests"] = list(self.model.failures)
         report = {"seed": self.args.seed, "counts": counts, "lines": lines,
-                  "takeover": {"samples": takeovers, "never": never, "lease_ttl": ttl},
+                  "takeover": {"samples": takeovers, "by_fault": by_kind, "never": never, "lease_ttl": ttl},
                   "findings": {k: v for k, v in findings.items()}, "faults": self.faults}
         if self.args.json:
             evidence = report | {
