@@ -367,7 +367,11 @@ class Harness:
         self.request_ids = "request_id" in signal_pb2.SendMessageRequest.DESCRIPTOR.fields_by_name
         self.last_run: dict[str, str] = {}
         self.ops = [op for op in OPS if op not in args.without]
-        self.workdir = Path(tempfile.mkdtemp(prefix="threads-faults-"))
+        if args.json:  # the replicas' logs (and data directories) beside the evidence
+            self.workdir = Path(args.json).resolve().parent / (Path(args.json).stem + "-replicas")
+            self.workdir.mkdir(parents=True, exist_ok=True)
+        else:
+            self.workdir = Path(tempfile.mkdtemp(prefix="threads-faults-"))
 
     def log(self, text: str) -> None:
         print(f"[{now() - self.t0:6.1f}s] {text}", flush=True)
@@ -1019,6 +1023,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     print(f"threads_faults: seed {args.seed} (repeat with --seed {args.seed})", flush=True)
     harness = Harness(args)
+
+    def stop(signum: int, frame: Any) -> None:
+        raise SystemExit(f"threads_faults: stopped by signal {signum}")
+
+    signals.signal(signals.SIGTERM, stop)  # the replicas and the cluster are cleaned up then too
     try:
         report = harness.run()
     finally:

@@ -23,11 +23,17 @@ def test_three_replicas_under_the_four_faults_lose_duplicate_and_misorder_nothin
     seed = os.environ.get("TREADLE_FAULTS_SEED", "17")
     evidence = tmp_path / "faults.json"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "OTEL_", "TREADLE_"))}
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / "threads_faults.py"), "--short", "--seed", seed,
-                           "--json", str(evidence)], capture_output=True, text=True, timeout=600, cwd=ROOT, env=env)
-    assert evidence.exists(), f"the harness did not finish:\n{done.stdout}\n{done.stderr}"
+    harness = subprocess.Popen([sys.executable, str(ROOT / "bench" / "threads_faults.py"), "--short", "--seed", seed,
+                                "--json", str(evidence)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                cwd=ROOT, env=env)
+    try:
+        output, _ = harness.communicate(timeout=600)
+    except subprocess.TimeoutExpired:
+        harness.terminate()  # it stops its replicas and its cluster on SIGTERM
+        output, _ = harness.communicate(timeout=60)
+    assert evidence.exists(), f"the harness did not finish:\n{output}"
     report = json.loads(evidence.read_text())
     summary = "\n".join(report["lines"]) + f"\n(evidence: {evidence})"
     assert [f["kind"] for f in report["faults"]] == ["sigkill", "sigstop", "pg-restart", "sigterm"], summary
     assert report["counts"] == dict.fromkeys(report["counts"], 0), summary
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert harness.returncode == 0, output
