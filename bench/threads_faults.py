@@ -52,7 +52,8 @@ max against the lease TTL, and the max per kind of fault.
 
 One line per category is printed, with the seed; ``--json`` writes the evidence (every call
 and its answer, every model call, the stored messages and runs, each finding) for checking by
-hand (with it, the replicas' logs are kept too). Requests the fake refuses as the real API
+hand (with it, the replicas' logs are kept too); ``--audit FILE`` audits a saved evidence file
+again (the audit is ``bench/threads_faults_audit.py``, which reads nothing but the evidence). Requests the fake refuses as the real API
 would are counted as well. ``--short`` is one fault each in about a minute; without it, ``--rounds`` rounds of the
 four faults with more load. The exit status is 1 when any count is not zero.
 """
@@ -68,7 +69,6 @@ import select
 import shutil
 import signal as signals
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -86,6 +86,7 @@ sys.path.insert(0, str(ROOT))
 import grpc  # noqa: E402
 from google.protobuf import json_format  # noqa: E402
 
+from bench.threads_faults_audit import DELIVERY_SLACK, audit, markers  # noqa: E402
 from tests.support.openai_wire import OpenAIServer  # noqa: E402
 from tests.support.script import Turn  # noqa: E402
 from treadle.v1 import (  # noqa: E402
@@ -99,17 +100,8 @@ from treadle.v1 import (  # noqa: E402
 
 RESOURCE = "harness"
 AGENT = "echo"
-MARKER = re.compile(r"sigT(\d{2})N(\d{5})")
-REPLY = re.compile(r"\bR(\d{6})\b")
-LEAKS = re.compile(r"\b(select|insert into|update \w+ set|delete from|psycopg|sqlalchemy|sqlalche\.me|asyncpg|sqlite3"
-                   r"|password|sql)\b", re.IGNORECASE)
-"""What names the database's internals (SQL, its driver's exceptions); naming the engine alone is fine."""
-ADDRESS = re.compile(r"\b(\d{1,3}(?:\.\d{1,3}){3}|localhost)(?::|\W+port\W+)(\d+)", re.IGNORECASE)
-UNCLEAR_CODES = {"INTERNAL", "UNKNOWN"}
 RETRYABLE = {"UNAVAILABLE", "DEADLINE_EXCEEDED"}
 CALL_TIMEOUT = 10.0
-DELIVERY_SLACK = 1.0
-"""Seconds a chunk may take to reach a subscriber on another replica after its run's end time."""
 
 
 def now() -> float:
@@ -158,7 +150,7 @@ class Model(OpenAIServer):
         for i, m in enumerate(body.get("messages", []) if isinstance(body, dict) else []):
             content = m.get("content")
             text = content if isinstance(content, str) else json.dumps(content)
-            messages.append(["T%sN%s" % x for x in MARKER.findall(text)])
+            messages.append(markers(text))
             if m.get("role") == "assistant":
                 last_assistant = i
         fresh = [x for msg in messages[last_assistant + 1:] for x in msg]
@@ -333,10 +325,6 @@ class Sent:
     attempts: int = 1
     request_id: str = ""
     """Sent with the call, and again with each retry, when the API takes one."""
-    excused: str = ""
-    """Why an error answer tells nothing (the replica was killed or stopped during the call)."""
-    expect_model: bool = False
-    expect_stored: bool = False
     stream_chunks: int = 0
     stream_finished: bool = False
     stream_errors: list[str] = field(default_factory=list)
@@ -442,7 +430,6 @@ class Harness:
         s.end = now()
         if s.run_id and not s.code:
             self.last_run[thread] = s.run_id
-        self._expect(s)
         return s
 
     def _signal(self, replica: Replica, s: Sent) -> None:
@@ -506,20 +493,6 @@ class Harness:
         with self.lock:
             self.status_errors.append({"where": where, "what": what, "replica": replica, "code": code,
                                        "message": message, "at": round(now() - self.t0, 3)})
-
-    def _expect(self, s: Sent) -> None:
-        if s.code:
-            return
-        if s.op == "stream":
-            s.expect_model = s.expect_stored = s.stream_finished and not s.stream_errors
-            return
-        if s.op.startswith("notify-"):
-            delivered = s.decision == "NOTIFICATION_ACTION_DELIVER" or (
-                s.op == "notify-high" and s.decision == "NOTIFICATION_ACTION_SUMMARIZE")
-            s.expect_model = s.expect_stored = delivered
-            return
-        if s.action in ("SIGNAL_ACTION_WAKE", "SIGNAL_ACTION_DELIVER", "SIGNAL_ACTION_PERSIST"):
-            s.expect_model = s.expect_stored = True
 
     # --- load and subscribers ---
 
@@ -741,252 +714,21 @@ class Harness:
 
     def audit(self, settled: bool) -> dict[str, Any]:
         messages, runs, notes = self.fetch()
-        calls = [c for c in self.model.calls]
-        findings: dict[str, list[Any]] = defaultdict(list)
-
-        # Where each marker and reply is stored: (thread, message index), text parts only.
-        stored: dict[str, list[tuple[str, int]]] = defaultdict(list)
-        reply_at: dict[int, tuple[str, int]] = {}
-        message_ids: dict[str, set[str]] = defaultdict(set)
-        for thread, items in messages.items():
-            for i, m in enumerate(items):
-                message_ids[thread].add(m.get("id", ""))
-                text = " ".join(p.get("text", {}).get("text", "") for p in m.get("content", {}).get("parts", []))
-                for x in sorted(set("T%sN%s" % y for y in MARKER.findall(text))):
-                    stored[x].append((thread, i))
-                for r in REPLY.findall(text):
-                    reply_at[int(r)] = (thread, i)
-        seen: dict[str, list[int]] = defaultdict(list)
-        for c in calls:
-            for x in {x for msg in c.messages for x in msg}:
-                seen[x].append(c.n)
-
-        def key(s: Sent) -> str:
-            return s.marker[3:]
-
-        # Accepted, never seen by the model / never stored.
-        for s in self.sent:
-            if s.expect_model and not seen.get(key(s)):
-                findings["lost_model"].append({"marker": s.marker, "op": s.op, "thread": s.thread, "action": s.action,
-                                               "decision": s.decision, "run": s.run_id, "replica": s.replica,
-                                               "sent_at": round(s.start - self.t0, 3)})
-            if s.expect_stored and not stored.get(key(s)):
-                findings["lost_stored"].append({"marker": s.marker, "op": s.op, "thread": s.thread, "action": s.action,
-                                                "decision": s.decision, "run": s.run_id, "replica": s.replica,
-                                                "sent_at": round(s.start - self.t0, 3)})
-        by_record = {r.get("id"): (thread, r) for thread, rs in notes.items() for r in rs}
-        for s in self.sent:
-            if s.op.startswith("notify-") and not s.code and s.decision == "NOTIFICATION_ACTION_SUMMARIZE":
-                thread, record = by_record.get(s.record_id, (s.thread, {}))
-                summary = record.get("summarySignalId", "")
-                if not summary or summary not in message_ids[thread]:
-                    findings["lost_stored"].append({"marker": s.marker, "op": s.op, "thread": s.thread,
-                                                    "what": "summary message not stored", "record": s.record_id,
-                                                    "summary_signal": summary})
-
-        # Seen twice.
-        doubled: dict[str, list[int]] = defaultdict(list)
-        for c in calls:
-            occurrences = Counter(x for msg in c.messages for x in set(msg))
-            for x, n in occurrences.items():
-                if n > 1:
-                    doubled[x].append(c.n)
-        for x, ns in doubled.items():
-            findings["twice_prompt"].append({"marker": "sig" + x, "calls": ns})
-        for x, places in stored.items():
-            if len(places) > 1:
-                findings["twice_stored"].append({"marker": "sig" + x, "stored_at": places})
-        fresh_in: dict[str, list[int]] = defaultdict(list)
-        for c in calls:
-            for x in set(c.fresh):
-                if c.n in reply_at:
-                    fresh_in[x].append(c.n)
-        for x, ns in fresh_in.items():
-            if len(ns) > 1:
-                findings["twice_taken"].append({"marker": "sig" + x, "calls": ns})
-
-        # Two runners on one thread: overlapping model calls.
-        per_thread: dict[str, list[ModelCall]] = defaultdict(list)
-        for c in calls:
-            if c.thread:
-                per_thread[c.thread].append(c)
-            elif len(c.threads) > 1:
-                findings["mixed_prompt"].append({"call": c.n, "threads": c.threads})
-        for thread, cs in per_thread.items():
-            cs.sort(key=lambda c: c.start)
-            for i, a in enumerate(cs):
-                for b in cs[i + 1:]:
-                    if b.start >= (a.end or now()):
-                        break
-                    findings["two_runners"].append({"thread": "t" + thread[1:], "calls": [a.n, b.n],
-                                                    "replicas": [a.replica, b.replica],
-                                                    "a": [round(a.start - self.t0, 3), round(a.end - self.t0, 3)],
-                                                    "b": [round(b.start - self.t0, 3), round(b.end - self.t0, 3)]})
-
-        # Replies before their input; replies out of call order.
-        for c in calls:
-            if c.n not in reply_at:
-                continue
-            thread, at = reply_at[c.n]
-            late = [x for msg in c.messages for x in msg if stored.get(x) and min(i for _, i in stored[x]) > at]
-            if late:
-                findings["reply_before_input"].append({"call": c.n, "thread": thread, "reply_at": at,
-                                                       "inputs_after": ["sig" + x for x in late]})
-        for thread, cs in per_thread.items():
-            placed = sorted((c for c in cs if c.n in reply_at), key=lambda c: c.start)
-            for i, a in enumerate(placed):
-                for b in placed[i + 1:]:
-                    if a.end <= b.start and reply_at[a.n][1] > reply_at[b.n][1]:
-                        findings["reply_order"].append({"thread": "t" + thread[1:], "earlier_call": a.n,
-                                                        "later_call": b.n, "stored_at": [reply_at[a.n][1],
-                                                                                         reply_at[b.n][1]]})
-
-        # Run ids answered to clients that name no run of the thread.
-        run_ids = {thread: {r.get("id") for r in rs} for thread, rs in runs.items()}
-        for s in self.sent:
-            if s.run_id and not s.code and s.run_id not in run_ids.get(s.thread, set()):
-                findings["unreal_run"].append({"marker": s.marker, "op": s.op, "thread": s.thread, "run": s.run_id,
-                                               "action": s.action, "replica": s.replica})
-
-        # Runs left running.
-        for thread, rs in runs.items():
-            for r in rs:
-                if r.get("status") == "RUN_STATUS_RUNNING":
-                    findings["left_running"].append({"thread": thread, "run": r.get("id"), "start": r.get("startTime")})
-
-        # Subscriber gaps without an error.
-        from datetime import datetime
-
-        def stamp(value: str) -> float:
-            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-
-        for sub in self.subscriptions:
-            if not sub["from"]:
-                continue
-            to = sub["to"] or now()
-            for r in runs.get(sub["thread"], []):
-                if r.get("status") != "RUN_STATUS_FINISHED" or "startTime" not in r or "endTime" not in r:
-                    continue
-                start, end = stamp(r["startTime"]), stamp(r["endTime"])
-                if start <= sub["from"] or end >= to - DELIVERY_SLACK:
-                    continue
-                kinds = sub["runs"].get(r["id"], [])
-                if not kinds or "finish" not in kinds:
-                    findings["subscriber_gap"].append({"thread": sub["thread"], "subscriber_on": sub["replica"],
-                                                       "run": r["id"], "chunks_seen": len(kinds),
-                                                       "window": [round(sub["from"] - self.t0, 3),
-                                                                  round(to - self.t0, 3)],
-                                                       "run_times": [round(start - self.t0, 3),
-                                                                     round(end - self.t0, 3)]})
-
-        # Unclear statuses.
-        # A client's own transport error names the replica it dialled: that address is no leak.
-        ours = {str(r.port) for r in self.replicas}
-        for e in self.status_errors:
-            text = e["message"] or ""
-            leaked = LEAKS.search(text) or any(port not in ours for _, port in ADDRESS.findall(text))
-            if e["code"] in UNCLEAR_CODES or leaked:
-                findings["unclear"].append(e)
-        for s in self.sent:
-            if s.code and not s.expect_model:
-                s.excused = self._excuse(s)
-                if not s.excused and (seen.get(key(s)) or stored.get(key(s))):
-                    findings["unclear"].append({"where": "error answer for an applied call", "marker": s.marker,
-                                                "op": s.op, "replica": s.replica, "code": s.code,
-                                                "message": s.message})
-
-        # Takeover: fault to the next model call on an affected thread.
-        takeovers: list[float] = []
-        by_kind: dict[str, list[float]] = defaultdict(list)
-        never: list[dict[str, Any]] = []
-        for f in self.faults:
-            for thread in f["threads"]:
-                after = [c for c in per_thread.get(thread, []) if c.start > f["at"]
-                         and (f["kind"] not in ("sigstop", "sigterm") or c.replica != f["replica"])]
-                if after:
-                    takeovers.append(min(c.start for c in after) - f["at"])
-                    by_kind[f["kind"]].append(takeovers[-1])
-                else:
-                    never.append({"fault": f["kind"], "thread": thread})
-
-        categories = [
-            ("lost_model", "accepted, never seen by the model"),
-            ("lost_stored", "accepted, never stored"),
-            ("twice", "seen twice"),
-            ("two_runners", "two runners on one thread (pairs of overlapping model calls)"),
-            ("reply_before_input", "replies stored before their input"),
-            ("reply_order", "replies stored out of call order"),
-            ("left_running", "runs left running"),
-            ("unreal_run", "answers naming a run that ListRuns does not have"),
-            ("subscriber_gap", "subscriber gaps without an error"),
-            ("unclear", "unclear statuses"),
-        ]
-        findings["twice"] = sorted({f["marker"] for k in ("twice_prompt", "twice_stored", "twice_taken")
-                                    for f in findings[k]})
-        counts = {k: len(findings[k]) for k, _ in categories}
-        counts["not_settled"] = 0 if settled else 1
-        accepted = sum(1 for s in self.sent if s.expect_model or s.expect_stored)
-        ops = Counter(s.op for s in self.sent)
-        answers = Counter(s.code or ("stream finished" if s.stream_finished else "stream unfinished") if s.op == "stream"
-                          else s.code or s.action or s.decision or "none" for s in self.sent)
-        ttl = self.args.lease_ttl
-        lines = [
-            f"seed {self.args.seed} · 3 replicas · lease TTL {ttl:g} s · {len(self.threads)} threads · "
-            f"{len(self.sent)} calls, {accepted} accepted · {len(calls)} model calls · "
-            f"request ids {'used' if self.request_ids else 'not in the API'}"
-            + (f" · without {','.join(self.args.without)}" if self.args.without else ""),
-            "calls: " + ", ".join(f"{k} {v}" for k, v in sorted(ops.items())),
-            "answers: " + ", ".join(f"{k.replace('SIGNAL_ACTION_', '').replace('NOTIFICATION_ACTION_', 'notify ')} {v}"
-                                    for k, v in sorted(answers.items())),
-            f"model calls whose client left before the answer: {sum(c.dropped for c in calls)}; requests the real "
-            f"API would refuse: {len(self.model.failures)}; replica logs: "
-            f"{self.workdir if self.args.json else 'removed (kept with --json)'}",
-            "faults: " + ", ".join(f"{f['kind']} {f['replica'] or 'cluster'} at {f['at'] - self.t0:.1f} s"
-                                   for f in self.faults),
-        ]
-        for k, label in categories:
-            detail = ""
-            if k == "twice":
-                detail = (f" markers (in two messages of a prompt {len(findings['twice_prompt'])}, stored twice {len(findings['twice_stored'])}, "
-                          f"taken in by two stored calls {len(findings['twice_taken'])})")
-            if k == "unclear":
-                kinds = Counter("INTERNAL/UNKNOWN" if e.get("code") in UNCLEAR_CODES else
-                              "applied though answered an error" if e.get("where", "").startswith("error answer") else
-                              "naming SQL/database/host" for e in findings[k])
-                detail = " (" + ", ".join(f"{a} {b}" for a, b in sorted(kinds.items())) + ")" if kinds else ""
-            if k == "lost_stored" and findings[k]:
-                summaries = sum(1 for x in findings[k] if x.get("what"))
-                detail = f" ({summaries} of them notification summaries)"
-            lines.append(f"{label}: {counts[k]}{detail}")
-        if takeovers:
-            lines.append(f"takeover (fault to the next model call on an affected thread): p50 "
-                         f"{statistics.median(takeovers):.2f} s, max {max(takeovers):.2f} s, lease TTL {ttl:g} s "
-                         f"({len(takeovers)} threads; {len(never)} never taken over); max by fault: "
-                         + ", ".join(f"{k} {max(v):.2f} s" for k, v in by_kind.items()))
-        else:
-            lines.append(f"takeover: no affected thread was run again ({len(never)} affected), lease TTL {ttl:g} s")
-        if not settled:
-            lines.append("the threads did not settle (a run stayed active): see runs left running")
-        counts["refused_requests"] = len(self.model.failures)
-        findings["refused_requests"] = list(self.model.failures)
-        report = {"seed": self.args.seed, "counts": counts, "lines": lines,
-                  "takeover": {"samples": takeovers, "by_fault": by_kind, "never": never, "lease_ttl": ttl},
-                  "findings": {k: v for k, v in findings.items()}, "faults": self.faults}
+        evidence = {
+            "seed": self.args.seed, "lease_ttl": self.args.lease_ttl, "threads": self.threads,
+            "without": self.args.without, "request_ids": self.request_ids, "settled": settled, "t0": self.t0,
+            "audited_at": now(), "logs": str(self.workdir) if self.args.json else "removed (kept with --json)",
+            "replica_ports": [r.port for r in self.replicas],
+            "fault_windows": {str(slot): [list(w) for w in ws] for slot, ws in self.fault_windows.items()},
+            "faults": self.faults, "sent": [asdict(s) for s in self.sent],
+            "model_calls": [asdict(c) for c in list(self.model.calls)], "refused": list(self.model.failures),
+            "messages": messages, "runs": runs, "notifications": notes, "status_errors": self.status_errors,
+            "subscriptions": [{k: (dict(v) if k == "runs" else v) for k, v in sub.items() if k != "call"}
+                              for sub in self.subscriptions]}
+        report = audit(evidence)
         if self.args.json:
-            evidence = report | {
-                "t0": self.t0, "sent": [asdict(s) for s in self.sent], "model_calls": [asdict(c) for c in calls],
-                "messages": messages, "runs": runs, "notifications": notes, "status_errors": self.status_errors,
-                "subscriptions": [{k: (dict(v) if k == "runs" else v) for k, v in sub.items() if k != "call"}
-                                  for sub in self.subscriptions]}
-            Path(self.args.json).write_text(json.dumps(evidence, indent=1, default=str))
+            Path(self.args.json).write_text(json.dumps(evidence | {"report": report}, indent=1, default=str))
         return report
-
-    def _excuse(self, s: Sent) -> str:
-        slot = int(s.replica[1:].split("g")[0])
-        for start, end, what in self.fault_windows[slot]:
-            if s.start <= end and s.end >= start:
-                return what
-        return ""
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -1004,6 +746,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--delay-max", type=float, default=0.6, help="most seconds the model takes to answer")
     p.add_argument("--without", type=lambda v: [x for x in v.split(",") if x], default=[],
                    help=f"leave these kinds of call out of the load (comma-separated: {', '.join(sorted(set(OPS)))})")
+    p.add_argument("--audit", metavar="FILE", help="audit a saved evidence file (from --json) again; run nothing")
     p.add_argument("--json", help="write the evidence (calls, model calls, messages, runs, findings) here")
     args = p.parse_args(argv)
     if args.seed is None:
@@ -1021,6 +764,11 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
+    if args.audit:
+        evidence = json.loads(Path(args.audit).read_text())
+        report = audit(evidence)
+        print("\n".join(report["lines"]), flush=True)
+        return 1 if any(report["counts"].values()) else 0
     print(f"threads_faults: seed {args.seed} (repeat with --seed {args.seed})", flush=True)
     harness = Harness(args)
 

@@ -32,7 +32,7 @@ def test_three_replicas_under_the_four_faults_lose_duplicate_and_misorder_nothin
         harness.terminate()  # it stops its replicas and its cluster on SIGTERM
         output, _ = harness.communicate(timeout=60)
     assert evidence.exists(), f"the harness did not finish:\n{output}"
-    report = json.loads(evidence.read_text())
+    report = json.loads(evidence.read_text())["report"]
     summary = "\n".join(report["lines"]) + f"\n(evidence: {evidence})"
     assert [f["kind"] for f in report["faults"]] == ["sigkill", "sigstop", "pg-restart", "sigterm"], summary
     assert report["counts"] == dict.fromkeys(report["counts"], 0), summary
