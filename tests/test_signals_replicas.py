@@ -205,9 +205,10 @@ def test_a_replica_killed_mid_run_its_thread_is_taken_over_and_each_signal_deliv
             "summary": "CI failed on main.", "dedupeKey": "ci"}})
         assert note["decision"]["action"] == "NOTIFICATION_ACTION_SUMMARIZE"  # the full record once idle
         kill(a.proc)
-        # Sent before A's lease expired: accepted for A's run, which never takes it in.
+        # Sent before A's lease expired: accepted for A's run, which never takes it in; the
+        # answer comes when the run that takes the thread over has taken it in, and names it.
         late = b.call("SendMessage", {"agentId": "echo", **THREAD, "message": {"contents": "after the kill"}})
-        assert late["accepted"] == {"action": "SIGNAL_ACTION_DELIVER", "runId": run_id}
+        assert late["accepted"]["action"] == "SIGNAL_ACTION_DELIVER"
     finally:
         release.set()
     # B hears no end of A's run: A's lease expires, B takes the thread over and runs the queued
@@ -216,6 +217,7 @@ def test_a_replica_killed_mid_run_its_thread_is_taken_over_and_each_signal_deliv
     watch.until(lambda w: len([r for r in w.runs() if r]) == 3 and w.runs()[-1] == "")
     taken = [r for r in watch.runs() if r][1]
     assert taken != run_id and watch.text(taken) == "took over"
+    assert late["accepted"]["runId"] == taken, (late, run_id, watch.runs())
     assert user_texts(server.requests[1])[-3:] == ["persisted one", "after the kill", "queued one"]
     assert user_texts(server.requests[2])[-1].endswith(">CI failed on main.</notification>")
     records = b.call("ListNotifications", THREAD)["notifications"]

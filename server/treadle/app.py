@@ -17,6 +17,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,7 @@ from .api.thread_signals import SERVICE_NAME as THREAD_SERVICE, ThreadServicer
 from .config import AgentFileError, Settings, load_agent_file
 from .config.security import Security, load_security
 from .config import logs
+from .config.auth import Limits
 from .config.settings import DEFAULT_LISTEN
 from .core.errors import InvalidArgumentError, NotFoundError
 from .loop import AgentLoop
@@ -159,6 +161,7 @@ class TreadleApp:
             ejection=Ejection(self.settings.processor_ejection_threshold, self.settings.processor_ejection_time),
         )
         self.registry.remote_processors = lambda ref: RemoteProcessor(ref, self.processors)
+        self.processors.max_invocation_bytes = self.settings.max_message_bytes - 4096
         self.server.add_service(PROCESSOR_SERVICE, ProcessorServicer(self.processors).register)
         # Memory: threads, messages, runs and API agents, in the store opened by start().
         # Threads also take signals: into running and idle threads, subscriptions, the
@@ -166,6 +169,7 @@ class TreadleApp:
         self.threads = ThreadRuntime(self.loop, self.registry.snapshot_agent, InMemorySignalStore(),
                                      options_from_json=options_from_json,
                                      lease_ttl=self.settings.thread_lease_ttl)
+        self.threads.slots = self.gate  # wakes and queued runs count against the run limits
         self.relay: Relay | None = None
         """The other replicas on the store (PostgreSQL LISTEN/NOTIFY), opened with the store."""
         self.notifications = NotificationCenter(self.threads, tools=self.registry.resolve_tool)
@@ -244,7 +248,10 @@ class TreadleApp:
 
     def configure_security(self, security: Security, listen: str) -> TlsFiles | None:
         """Apply credentials, limits and provider trust; refuse an open, unauthenticated bind."""
-        self.gate.auth, self.gate.limits = security.auth, security.limits
+        limits = _within_storage_budget(security.limits, self.settings.max_message_bytes)
+        self.gate.auth, self.gate.limits = security.auth, limits
+        self.thread_service.limits = limits
+        self.threads.hub.max_backlog_bytes = security.limits.max_subscriber_backlog_bytes
         self.models.trust = security.trust
         self.agent_service.max_list_page_bytes = security.limits.max_list_page_bytes
         self.server.options.reflection = security.auth is None or security.auth.reflection
@@ -479,3 +486,21 @@ def _unique(items: Iterable[str]) -> list[str]:
 
 
 __all__ = ["EXAMPLE_AGENT", "TreadleApp", "is_loopback"]
+
+
+SIGNAL_GROWTH = 13
+"""How much bigger than its request a signal can be once stored: rendered with every character
+escaped (up to six times longer) and kept as sent, plus its metadata."""
+
+
+def _within_storage_budget(limits: Limits, max_message_bytes: int) -> Limits:
+    """The limits, with the request and signal sizes lowered where needed so that whatever a
+    request may store lists back in one page (one gRPC message of ``max_message_bytes``)."""
+    room = max_message_bytes - min(64 << 10, max_message_bytes // 4)
+    fitted = replace(limits, max_request_bytes=min(limits.max_request_bytes, room),
+                     max_signal_bytes=min(limits.max_signal_bytes, room // SIGNAL_GROWTH))
+    if fitted != limits:
+        log.info("limits.maxRequestBytes and limits.maxSignalBytes lowered to %d and %d so that what they "
+                 "store lists back within %d bytes (TREADLE_MAX_MESSAGE_BYTES)",
+                 fitted.max_request_bytes, fitted.max_signal_bytes, max_message_bytes)
+    return fitted

@@ -236,8 +236,11 @@ def _refs(refs: Any, path: str) -> list[Any]:
                 raise InvalidArgumentError(f"{path}[{i}]: {e}") from None
         elif options is not None:
             raise InvalidArgumentError(f"{path}[{i}].options is only for built-in processors (set builtin)")
+        if r.locked and path.endswith(".processors"):  # a call's own list: locking is the agent's
+            raise InvalidArgumentError(f"{path}[{i}].locked is for an agent's processors, not a call's")
         out.append(a.ProcessorRef(r.id, policy, timeout, builtin=r.builtin,  # type: ignore[arg-type]
-                                  options=options, parallel_group=r.parallel_group, with_model=r.with_model))
+                                  options=options, parallel_group=r.parallel_group, with_model=r.with_model,
+                                  locked=r.locked))
     return out
 
 
@@ -251,7 +254,7 @@ def _refs_to_proto(items: list[Any], out: Any) -> None:
             pb.timeout.FromNanoseconds(int(ref.timeout * 1e9))
         if ref.options is not None:
             dict_to_struct(ref.options, pb.options)
-        pb.parallel_group, pb.with_model = ref.parallel_group, ref.with_model
+        pb.parallel_group, pb.with_model, pb.locked = ref.parallel_group, ref.with_model, ref.locked
 
 
 def _hooks_ref(pb: agent_pb2.ToolHooksRef) -> a.ToolHooksRef:

@@ -17,7 +17,7 @@ from typing import Any
 import jsonschema
 from opentelemetry.trace import Tracer
 
-from ..agents import DEFAULT_MAX_STEPS, Agent, RunRequest
+from ..agents import DEFAULT_MAX_STEPS, Agent, RunRequest, lane_for_call
 from ..core.chunks import Chunk, ErrorPayload, Finish, FinishReason, SkippedProcessor, Start, Tripwire, Usage
 from ..core.errors import InvalidArgumentError, ProcessorError, TripwireError
 from ..core.message_list import MessageList
@@ -135,10 +135,10 @@ class AgentLoop:
         resolve = self.registry.resolve_processor
 
         def lane(per_call: list[Any] | None, agent_lane: list[Any]) -> list[Any]:
-            return [resolve(r) for r in (per_call if per_call is not None else agent_lane)]
+            return [resolve(r) for r in lane_for_call(agent.id, "output_processors", agent_lane, per_call)]
 
         def input_lane(per_call: list[Any] | None, agent_lane: list[Any]) -> list[Any]:
-            return group_refs(per_call if per_call is not None else agent_lane, resolve)
+            return group_refs(lane_for_call(agent.id, "input_processors", agent_lane, per_call), resolve)
 
         tools = {t.name: t for t in (self.registry.resolve_tool(x) for x in agent.tools)}
         hooks = (self.registry.resolve_hooks(agent.tool_hooks) or ToolHooks()).overridden_by(
@@ -164,7 +164,7 @@ class AgentLoop:
     def _error_lane(self, agent: Agent, per_call: list[Any] | None) -> list[Any]:
         """The call's or the agent's error processors; with neither, the default error stack
         unless the agent opted out (``error_processor_defaults=False``)."""
-        refs = per_call if per_call is not None else agent.error_processors
+        refs = lane_for_call(agent.id, "error_processors", agent.error_processors, per_call)
         if per_call is None and not refs and agent.error_processor_defaults is not False:
             return default_error_stack(self.registry.builtin_context)
         return [self.registry.resolve_processor(r) for r in refs]

@@ -58,6 +58,19 @@ class Lease:
     run_id: str
     agent_id: str
     expires_at: datetime
+    epoch: int = 0
+    """The fencing token: grows each time the thread's lease is taken (never goes back). Every
+    write of the run is conditional on the thread's lease still having this epoch, this owner and
+    run (``memory.fence``)."""
+
+    @property
+    def placeholder(self) -> bool:
+        """Held by a replica taking the thread over, not by a run (its run id is no run's)."""
+        return self.run_id.startswith(PLACEHOLDER_PREFIX)
+
+
+PLACEHOLDER_PREFIX = "takeover_"
+"""The run id of a lease a replica holds while it takes a thread over (never shown to clients)."""
 
 
 @dataclass
@@ -107,26 +120,42 @@ class SignalStore(Protocol):
         """Oldest first; every thread's when ``key`` is None (recovery after a restart)."""
         ...
 
-    async def remove_pending(self, ids: Iterable[str]) -> None:
-        """The signals were taken by a run."""
+    async def remove_pending(self, ids: Iterable[str], fence: Lease | None = None) -> None:
+        """The signals were taken by a run (refused with ``LeaseLostError``, removing nothing,
+        when ``fence`` is no longer the thread's live lease)."""
         ...
 
-    async def take_pending(self, ids: Iterable[str]) -> list[PendingSignal]:
-        """Remove and return those of ``ids`` still stored (a signal taken once, by one taker)."""
+    async def take_pending(self, ids: Iterable[str], fence: Lease | None = None) -> list[PendingSignal]:
+        """Remove and return those of ``ids`` still stored (a signal taken once, by one taker);
+        fenced as ``remove_pending``."""
         ...
 
-    async def acquire_lease(self, lease: Lease, now: datetime) -> Lease:
-        """Take the thread for ``lease.run_id`` when it has no lease, an expired one, or one of
-        the same owner (in one statement: two replicas never both get it). Returns the lease
-        that holds the thread afterwards: ``lease`` itself, or the other replica's."""
+    async def acquire_lease(self, lease: Lease, now: datetime, replacing: Lease | None = None) -> Lease:
+        """Take the thread for ``lease.run_id`` when it has no lease, an expired or released
+        one, or the lease ``replacing`` (this owner's, same run and epoch: handed to the next
+        run), in one statement, so two replicas never both get it; the epoch grows by one.
+        Returns the lease that holds the thread afterwards: ``lease`` with its new epoch, or
+        the one that holds it."""
         ...
 
     async def renew_lease(self, lease: Lease) -> bool:
-        """Move ``expires_at`` on; False when the lease is no longer this owner's and run's."""
+        """Move ``expires_at`` on; False when the lease is no longer this owner's, run's and
+        epoch's (one that expired but that nobody took is renewed: the run was the only one)."""
         ...
 
     async def release_lease(self, lease: Lease) -> None:
-        """The run ended (a lease since re-taken for another run is left alone)."""
+        """The run ended (a lease since re-taken for another run is left alone). The epoch stays."""
+        ...
+
+    async def list_leases(self) -> list[Lease]:
+        """Every thread's lease that was not released (a replica starting looks at them)."""
+        ...
+
+    async def end_lost_runs(self, run_ids: Iterable[str] | None, now: datetime) -> list[str]:
+        """Record as failed the ``running`` runs whose runner is gone: those of ``run_ids``
+        (a takeover names the dead run), or, given None, on SQLite (one server process) every
+        one when the server starts, on PostgreSQL none (a takeover names them). Returns the ids
+        it ended."""
         ...
 
     async def get_lease(self, key: ThreadKey | None = None, run_id: str = "") -> Lease | None:
@@ -161,6 +190,8 @@ class InMemorySignalStore:
         self._states: dict[tuple[ThreadKey, str], StateChannel] = {}
         self._notifications: dict[str, NotificationRecord] = {}
         self._leases: dict[ThreadKey, Lease] = {}
+        self._epochs: dict[ThreadKey, int] = {}
+        """The epoch of each thread's last released lease."""
         self._seq = 0
         self._lock = asyncio.Lock()
 
@@ -173,31 +204,47 @@ class InMemorySignalStore:
         out = [p for p in self._pending.values() if key is None or p.key == key]
         return sorted(out, key=lambda p: p.seq)
 
-    async def remove_pending(self, ids: Iterable[str]) -> None:
+    def _fenced(self, fence: Lease | None) -> None:
+        if fence is not None:
+            held = self._leases.get(fence.key)
+            if held is None or not _same(held, fence):
+                raise _lease_lost(fence)
+
+    async def remove_pending(self, ids: Iterable[str], fence: Lease | None = None) -> None:
+        self._fenced(fence)
         for i in ids:
             self._pending.pop(i, None)
 
-    async def take_pending(self, ids: Iterable[str]) -> list[PendingSignal]:
+    async def take_pending(self, ids: Iterable[str], fence: Lease | None = None) -> list[PendingSignal]:
+        self._fenced(fence)
         return [p for i in ids if (p := self._pending.pop(i, None)) is not None]
 
-    async def acquire_lease(self, lease: Lease, now: datetime) -> Lease:
+    async def acquire_lease(self, lease: Lease, now: datetime, replacing: Lease | None = None) -> Lease:
         held = self._leases.get(lease.key)
-        if held is None or held.expires_at < now or held.owner == lease.owner:
-            self._leases[lease.key] = replace(lease)
-            return replace(lease)
+        if held is None or held.expires_at < now or (replacing is not None and _same(held, replacing)):
+            taken = replace(lease, epoch=(held.epoch if held is not None else self._epochs.get(lease.key, 0)) + 1)
+            self._leases[lease.key] = taken
+            return replace(taken)
         return replace(held)
 
     async def renew_lease(self, lease: Lease) -> bool:
         held = self._leases.get(lease.key)
-        if held is None or (held.owner, held.run_id) != (lease.owner, lease.run_id):
+        if held is None or not _same(held, lease):
             return False
         held.expires_at = lease.expires_at
         return True
 
     async def release_lease(self, lease: Lease) -> None:
         held = self._leases.get(lease.key)
-        if held is not None and (held.owner, held.run_id) == (lease.owner, lease.run_id):
+        if held is not None and _same(held, lease):
+            self._epochs[lease.key] = held.epoch  # the next lease's epoch is higher
             del self._leases[lease.key]
+
+    async def list_leases(self) -> list[Lease]:
+        return [replace(held) for held in self._leases.values()]
+
+    async def end_lost_runs(self, run_ids: Iterable[str] | None, now: datetime) -> list[str]:
+        return []  # no run records here (the memory store keeps them)
 
     async def get_lease(self, key: ThreadKey | None = None, run_id: str = "") -> Lease | None:
         for held in self._leases.values():
@@ -238,7 +285,17 @@ class InMemorySignalStore:
         return sorted(out, key=lambda r: r.create_time)
 
 
+def _same(held: Lease, lease: Lease) -> bool:
+    return (held.owner, held.run_id, held.epoch) == (lease.owner, lease.run_id, lease.epoch)
+
+
+def _lease_lost(fence: Lease) -> Exception:
+    from .fence import LeaseLostError
+
+    return LeaseLostError(fence)
+
+
 __all__ = [
-    "PRIORITIES", "InMemorySignalStore", "Lease", "NotificationRecord", "NotificationStatus",
+    "PLACEHOLDER_PREFIX", "PRIORITIES", "InMemorySignalStore", "Lease", "NotificationRecord", "NotificationStatus",
     "PendingKind", "PendingSignal", "Priority", "SignalStore", "StateChannel", "ThreadKey",
 ]

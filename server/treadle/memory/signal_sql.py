@@ -1,6 +1,6 @@
 """``SqlSignalStore``: the ``SignalStore`` protocol on SQLite and PostgreSQL (SQLAlchemy Core).
 
-Tables come from migrations ``0002_signals`` and ``0003_thread_leases``. Times are integer microseconds, JSON is text, as in
+Tables come from migrations ``0002_signals``, ``0003_thread_leases`` and ``0004_lease_epoch``. Times are integer microseconds, JSON is text, as in
 the memory store.
 """
 
@@ -12,13 +12,15 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
-    BigInteger, Boolean, Column, Connection, Integer, MetaData, String, Table, Text, delete, or_, select,
+    BigInteger, Boolean, Column, Connection, Integer, MetaData, String, Table, Text, and_, column, delete,
+    or_, select, table, true, update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
 
 from ..core.messages import Message
 from .codec import content_from_json, content_to_json
 from .engine import Database
+from .fence import check_fence
 from .signal_records import Lease, NotificationRecord, PendingSignal, StateChannel, ThreadKey
 from .sql import from_micros, micros
 
@@ -57,7 +59,10 @@ thread_leases = Table(
     Column("resource_id", ID, primary_key=True), Column("thread_id", ID, primary_key=True),
     Column("owner", ID, nullable=False), Column("run_id", ID, nullable=False),
     Column("agent_id", ID, nullable=False), Column("expires_at", BigInteger, nullable=False),
+    Column("epoch", BigInteger, nullable=False, default=0),
 )
+_runs = table("runs", column("id", String), column("thread_id", String), column("resource_id", String),
+              column("status", String), column("finish_reason", String), column("ended_at", BigInteger))
 _MERGEABLE = or_(
     notifications.c.status == "pending",
     (notifications.c.status == "summarized")
@@ -102,60 +107,86 @@ class SqlSignalStore:
             query = query.where(pending_signals.c.resource_id == key[0], pending_signals.c.thread_id == key[1])
         return [_pending(r) for r in await self.db.read(_rows, query)]
 
-    async def remove_pending(self, ids: Iterable[str]) -> None:
+    async def remove_pending(self, ids: Iterable[str], fence: Lease | None = None) -> None:
         wanted = list(ids)
         if wanted:
             stmt = delete(pending_signals).where(pending_signals.c.id.in_(wanted))
-            await self.db.write(lambda conn: conn.execute(stmt))
 
-    async def take_pending(self, ids: Iterable[str]) -> list[PendingSignal]:
+            def work(conn: Connection) -> None:
+                check_fence(conn, fence)
+                conn.execute(stmt)
+
+            await self.db.write(work)
+
+    async def take_pending(self, ids: Iterable[str], fence: Lease | None = None) -> list[PendingSignal]:
         wanted = list(ids)
         if not wanted:
             return []
         c = pending_signals.c
         stmt = delete(pending_signals).where(c.id.in_(wanted)).returning(*pending_signals.c)
-        rows = await self.db.write(lambda conn: list(conn.execute(stmt).all()))
+
+        def work(conn: Connection) -> list[Any]:
+            check_fence(conn, fence)
+            return list(conn.execute(stmt).all())
+
+        rows = await self.db.write(work)
         return [_pending(r) for r in sorted(rows, key=lambda r: r.seq)]
 
     # --- thread leases ------------------------------------------------------------------------
 
-    async def acquire_lease(self, lease: Lease, now: datetime) -> Lease:
+    async def acquire_lease(self, lease: Lease, now: datetime, replacing: Lease | None = None) -> Lease:
         c = thread_leases.c
         values = {"owner": lease.owner, "run_id": lease.run_id, "agent_id": lease.agent_id,
                   "expires_at": micros(lease.expires_at)}
-        stmt = self._insert(thread_leases).values(resource_id=lease.key[0], thread_id=lease.key[1], **values)
+        stmt = self._insert(thread_leases).values(
+            resource_id=lease.key[0], thread_id=lease.key[1], epoch=1, **values)
+        free = c.expires_at < micros(now)
+        if replacing is not None:
+            free = free | _held_by(replacing)
         upsert = stmt.on_conflict_do_update(
-            index_elements=["resource_id", "thread_id"], set_=values,
-            where=(c.expires_at < micros(now)) | (c.owner == lease.owner),
-        ).returning(c.owner)
+            index_elements=["resource_id", "thread_id"], set_={**values, "epoch": c.epoch + 1}, where=free,
+        ).returning(c.epoch)
         held = select(thread_leases).where(c.resource_id == lease.key[0], c.thread_id == lease.key[1])
 
         def take(conn: Connection) -> Lease:
-            if conn.execute(upsert).first() is not None:
-                return lease
+            if (epoch := conn.execute(upsert).scalar()) is not None:
+                return Lease(lease.key, lease.owner, lease.run_id, lease.agent_id, lease.expires_at, epoch)
             return _lease(conn.execute(held).one())
 
         return await self.db.write(take)
 
     async def renew_lease(self, lease: Lease) -> bool:
-        c = thread_leases.c
-        stmt = thread_leases.update().where(
-            c.resource_id == lease.key[0], c.thread_id == lease.key[1], c.owner == lease.owner,
-            c.run_id == lease.run_id,
-        ).values(expires_at=micros(lease.expires_at))
+        stmt = thread_leases.update().where(_held_by(lease)).values(expires_at=micros(lease.expires_at))
         return bool(await self.db.write(lambda conn: conn.execute(stmt).rowcount))
 
     async def release_lease(self, lease: Lease) -> None:
-        c = thread_leases.c
-        stmt = delete(thread_leases).where(
-            c.resource_id == lease.key[0], c.thread_id == lease.key[1], c.owner == lease.owner,
-            c.run_id == lease.run_id,
-        )
+        # The row stays (expired) with its epoch: the next lease on the thread has a higher one.
+        stmt = thread_leases.update().where(_held_by(lease)).values(expires_at=0)
         await self.db.write(lambda conn: conn.execute(stmt))
+
+    async def list_leases(self) -> list[Lease]:
+        query = select(thread_leases).where(thread_leases.c.expires_at > 0)
+        return [_lease(r) for r in await self.db.read(_rows, query)]
+
+    async def end_lost_runs(self, run_ids: Iterable[str] | None, now: datetime) -> list[str]:
+        r = _runs.c
+        gone: Any
+        if run_ids is not None:
+            wanted = list(run_ids)
+            if not wanted:
+                return []
+            gone = r.id.in_(wanted)
+        elif self.db.dialect == "sqlite":
+            gone = true()  # one server process: when it starts, no run of it is running yet
+        else:
+            return []  # replicas: a run's lease may be another live replica's (takeovers reconcile)
+        stmt = update(_runs).where(and_(r.status == "running", gone)).values(
+            status="failed", finish_reason="error", ended_at=micros(now)).returning(r.id)
+        return await self.db.write(lambda conn: [row[0] for row in conn.execute(stmt).all()])
 
     async def get_lease(self, key: ThreadKey | None = None, run_id: str = "") -> Lease | None:
         c = thread_leases.c
-        query = select(thread_leases)
+        query = select(thread_leases).where(c.expires_at > 0)  # a released lease is no lease
         if key is not None:
             query = query.where(c.resource_id == key[0], c.thread_id == key[1])
         if run_id:
@@ -246,7 +277,13 @@ def _pending(r: Any) -> PendingSignal:
 
 
 def _lease(r: Any) -> Lease:
-    return Lease((r.resource_id, r.thread_id), r.owner, r.run_id, r.agent_id, from_micros(r.expires_at))
+    return Lease((r.resource_id, r.thread_id), r.owner, r.run_id, r.agent_id, from_micros(r.expires_at), r.epoch)
+
+
+def _held_by(lease: Lease) -> Any:
+    c = thread_leases.c
+    return (c.resource_id == lease.key[0]) & (c.thread_id == lease.key[1]) & (c.owner == lease.owner) & (
+        c.run_id == lease.run_id) & (c.epoch == lease.epoch)
 
 
 def _record(r: Any) -> NotificationRecord:

@@ -22,6 +22,7 @@ from . import schema as t
 from .base import Page, PageRequest, RunRecord, RunStatus, StoredAgent, Thread
 from .codec import content_from_json, content_to_json
 from .engine import Database, is_postgres
+from .fence import check_fence, current_fence
 
 
 def micros(when: datetime) -> int:
@@ -94,8 +95,12 @@ class SqlStore:
         metadata: dict[str, Any] | None, history: int,
     ) -> list[Message]:
         """One transaction: open the thread (refused for another resource, writing nothing),
-        record the run, and read the newest ``history`` messages."""
+        record the run, and read the newest ``history`` messages. Like every write of a run on
+        a thread, conditional on the run's lease (``fence.current_fence``)."""
+        fence = current_fence.get()
+
         def work(conn: Connection) -> list[Message]:
+            check_fence(conn, fence)
             _open_thread(conn, resource_id, thread_id, title, metadata)
             _insert_run(conn, run_id, agent_id, thread_id, resource_id)
             return _history(conn, thread_id, history)
@@ -112,7 +117,16 @@ class SqlStore:
         if not messages and not delete_ids:
             return
         rows = _message_rows(thread_id, resource_id, messages)  # now, while the run waits
-        await self.db.write(_save, thread_id, rows, list(delete_ids))
+        fence = current_fence.get()
+        if fence is None:
+            await self.db.write(_save, thread_id, rows, list(delete_ids))
+            return
+
+        def work(conn: Connection) -> None:
+            check_fence(conn, fence)
+            _save(conn, thread_id, rows, list(delete_ids))
+
+        await self.db.write(work)
 
     async def start_run(self, run_id: str, agent_id: str, thread_id: str, resource_id: str) -> None:
         await self.db.write(_insert_run, run_id, agent_id, thread_id, resource_id)
@@ -126,8 +140,10 @@ class SqlStore:
         rows = _message_rows(thread_id, resource_id, messages)
         values = {"run_id": run_id, "status": status, "finish_reason": finish_reason,
                   "usage": _usage_json(usage), "ended_at": _now()}
+        fence = current_fence.get()
 
         def work(conn: Connection) -> None:
+            check_fence(conn, fence)
             if rows or delete_ids:
                 _save(conn, thread_id, rows, list(delete_ids))
             conn.execute(_END_RUN, values)
@@ -290,6 +306,8 @@ def _history(conn: Connection, thread_id: str, limit: int) -> list[Message]:
 
 
 def _insert_run(conn: Connection, run_id: str, agent_id: str, thread_id: str, resource_id: str) -> None:
+    if conn.execute(select(t.runs.c.id).where(t.runs.c.id == run_id)).first() is not None:
+        raise AlreadyExistsError(f"run id {run_id!r} is taken: choose another, or leave run_id empty")
     conn.execute(_INSERT_RUN, {
         "id": run_id, "agent_id": agent_id, "thread_id": thread_id, "resource_id": resource_id,
         "status": "running", "finish_reason": "", "usage": _usage_json(Usage()), "started_at": _now(),

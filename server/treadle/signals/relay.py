@@ -12,8 +12,8 @@ Three messages, JSON, each from one replica (``o``) to all:
 - ``signal``: "a signal for your run ``run`` is stored as pending ``id``" to the lease's owner
   ``to``. The signal itself is in the store (it may be large, and it must survive the owner
   dying): the owner takes it (once: the store removes it as it hands it over), puts it in the
-  run's inbox, and answers ``ack``; the sender's call returns then, as it does for a run of its
-  own once the signal is in the inbox.
+  run's inbox, and answers ``ack`` with the id of the run that took it; the sender's call returns
+  then, as it does for a run of its own once the signal is in the inbox.
 
 Sending is batched: whatever is queued while a batch is in flight goes in the next one.
 """
@@ -96,7 +96,7 @@ class Relay:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._parts: dict[str, list[str]] = {}
-        self._acks: dict[str, asyncio.Future[None]] = {}
+        self._acks: dict[str, asyncio.Future[str]] = {}
 
     async def start(self) -> None:
         await self.channel.start(self._received)
@@ -131,19 +131,25 @@ class Relay:
             return
         self._send({"t": "chunk", "k": key, "c": base64.b64encode(self._encode(chunk)).decode()})
 
-    def forwarded(self, key: ThreadKey, to: str, run_id: str, pending_id: str) -> asyncio.Future[None]:
-        """Tell ``to``; the future is done when it answers that the signal is in its run."""
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    def forwarded(self, key: ThreadKey, to: str, run_id: str, pending_id: str) -> asyncio.Future[str]:
+        """Tell ``to``; the future is done when it answers that the signal is in a run (its id)."""
+        done: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         if pending_id:
             self._acks[pending_id] = done
             done.add_done_callback(lambda _: self._acks.pop(pending_id, None))
         else:
-            done.set_result(None)
+            done.set_result("")
         self._send({"t": "signal", "k": key, "to": to, "run": run_id, "id": pending_id})
         return done
 
-    def ack(self, key: ThreadKey, to: str, pending_id: str) -> None:
-        self._send({"t": "ack", "k": key, "to": to, "id": pending_id})
+    def settle(self, pending_id: str, run_id: str) -> None:
+        """A signal this replica waits to hear about went into ``run_id`` here (a takeover took
+        it in): the wait ends as if its ack had come."""
+        if (done := self._acks.get(pending_id)) is not None and not done.done():
+            done.set_result(run_id)
+
+    def ack(self, key: ThreadKey, to: str, pending_id: str, run_id: str = "") -> None:
+        self._send({"t": "ack", "k": key, "to": to, "id": pending_id, "run": run_id})
 
     def event(self, key: ThreadKey, event: Chunk | ActiveRunChanged, expires_at: datetime | None) -> None:
         if isinstance(event, ActiveRunChanged):
@@ -209,7 +215,7 @@ class Relay:
             return RemoteChunk(key, origin, self._decode(base64.b64decode(m["c"])))
         if m["t"] == "ack":
             if m["to"] == self.replica and (done := self._acks.get(m["id"])) is not None and not done.done():
-                done.set_result(None)
+                done.set_result(str(m.get("run", "")))
             return None
         if m["t"] == "signal":
             if m["to"] != self.replica:

@@ -28,15 +28,22 @@ from collections import defaultdict
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any, Literal, cast
+from typing import Any, Literal, Protocol, cast
 
 from ..agents import Agent, CallOptions, MemoryOptions, RunRequest
 from ..core.chunks import AbortPayload, Chunk
-from ..core.errors import InvalidArgumentError, NotFoundError, ShuttingDownError
+from ..core.errors import (
+    AlreadyExistsError,
+    InvalidArgumentError,
+    NotFoundError,
+    ResourceExhaustedError,
+    ShuttingDownError,
+)
 from ..loop import AgentLoop, GenerateResult
 from ..loop.inbox import Inbox
 from ..core.messages import Message, new_id, utcnow
 from .hub import ActiveRunChanged, Event, Subscription, ThreadHub
+from .ownership import OwnedRun, fenced, keep_lease
 from .relay import Forwarded, Received, Relay, RemoteChunk, RunEnded, RunStarted
 from .signal import Signal, signal_from_message
 from .store import Lease, PendingSignal, SignalStore, ThreadKey
@@ -96,6 +103,22 @@ class ActiveRun:
     task: asyncio.Task[None] | None = None
     lease: Lease | None = None
     renewer: asyncio.Task[None] | None = None
+    caller: str | None = None
+    """The credential the run counts against (who woke it, or queued its message)."""
+    release_slot: Callable[[], None] = lambda: None
+    owned: OwnedRun | None = None
+    """A caller's run (``Generate``/``Stream``): its task, stopped by ``AbortRun`` or a lost lease."""
+
+    def stop(self, reason: str) -> None:
+        """End the run from outside (``AbortRun``, a lost lease): cancel its task."""
+        if self.owned is not None:
+            self.owned.stop(reason)
+        elif self.task is not None:
+            self.task.cancel()
+
+    @property
+    def running_task(self) -> asyncio.Task[Any] | None:
+        return self.owned.task if self.owned is not None else self.task
 
 
 @dataclass
@@ -106,6 +129,40 @@ class RunInfo:
     agent_id: str
     key: ThreadKey
     local: bool
+
+
+class RunSlots(Protocol):
+    """The run limits (the gate): every run this runtime starts counts against the server and
+    against the credential that caused it, like a ``Generate`` call does."""
+
+    def caller(self) -> str | None:
+        """Who the current call is (a credential id; None without auth)."""
+
+    def take_run(self, caller: str | None) -> Callable[[], None]:
+        """Count a run, or raise ``ResourceExhaustedError`` naming the limit; returns the release."""
+
+    async def run_freed(self) -> None:
+        """Until some run ends."""
+
+
+class _Unlimited:
+    def caller(self) -> str | None:
+        return None
+
+    def take_run(self, caller: str | None) -> Callable[[], None]:
+        return lambda: None
+
+    async def run_freed(self) -> None:  # pragma: no cover - nothing is ever refused
+        await asyncio.Event().wait()
+
+
+@dataclass
+class _Relayed:
+    """A signal for another replica's run, stored and told; the answer waits for its ack."""
+
+    sent: Sent
+    told: asyncio.Future[str] | None = None
+    lease: Lease | None = None
 
 
 class _HeldElsewhere(Exception):
@@ -134,6 +191,12 @@ class ThreadRuntime:
         self.relay: Relay | None = None
         """The other replicas (set by ``attach``); None: this process is alone on its store."""
         self._watches: dict[ThreadKey, asyncio.TimerHandle] = {}
+        self._expired: dict[ThreadKey, Lease] = {}
+        """An expired lease of a run seen on the thread: replaced by this replica, its run is
+        recorded failed (its runner is gone)."""
+        self._handover: dict[ThreadKey, Lease] = {}
+        """A lease of this replica that the thread's next run here may take in its place: the
+        ending run's (a queued message follows it) or a takeover's placeholder."""
         self.store = store
         self.hub = ThreadHub()
         self._agents = agents
@@ -147,6 +210,12 @@ class ThreadRuntime:
         self._tasks: set[asyncio.Task[None]] = set()
         """Every run task until it has fully ended (its end also starts the next run)."""
         self.on_idle: list[OnIdle] = []
+        self.slots: RunSlots = _Unlimited()
+        """The run limits every started run counts against (the gate sets itself here)."""
+        self._queued_by: dict[str, str | None] = {}
+        """Queued message id -> the credential that queued it (this process; after a restart
+        or on another replica the run counts against the server's total only)."""
+        self._waiting_for_slot: dict[ThreadKey, asyncio.Task[None]] = {}
         """Called (and awaited when async) after a thread's last run ended and nothing follows."""
 
     def attach(self, relay: Relay) -> None:
@@ -203,14 +272,17 @@ class ThreadRuntime:
         if (run := self._active.get(key)) is not None:
             return RunInfo(run.run_id, run.agent_id, key, True)
         lease = await self._held_elsewhere(key)
-        return RunInfo(lease.run_id, lease.agent_id, key, False) if lease is not None else None
+        if lease is None or lease.placeholder:  # being taken over: no run yet
+            return None
+        return RunInfo(lease.run_id, lease.agent_id, key, False)
 
     async def run_thread(self, run_id: str) -> ThreadKey | None:
         """The thread of the active run ``run_id`` (on any replica), None when not active."""
         if (run := self._by_run.get(run_id)) is not None:
             return run.key
         lease = await self.store.get_lease(run_id=run_id)
-        return lease.key if lease is not None and lease.expires_at > self.clock() else None
+        live = lease is not None and not lease.placeholder and lease.expires_at > self.clock()
+        return lease.key if lease is not None and live else None
 
     def subscribe(self, key: ThreadKey) -> Subscription:
         return self.hub.subscribe(key)
@@ -229,15 +301,20 @@ class ThreadRuntime:
         if_active, if_idle = if_active or IfActive(), if_idle or IfIdle()
         key, run = await self._route(target)
         if run is None or run.inbox.closed:
+            relayed: _Relayed | None = None
             async with self._locks[key]:
                 run = self._active.get(key)
                 if run is None:
-                    if (held := await self._held_elsewhere(key)) is not None:
-                        return await self._remote_path(key, held, target, signal, if_active)
-                    try:
-                        return await self._idle_path(key, target, signal, if_idle)
-                    except _HeldElsewhere as e:  # another replica woke it first
-                        return await self._remote_path(key, e.lease, target, signal, if_active)
+                    held = await self._held_elsewhere(key)
+                    if held is None:
+                        try:
+                            return await self._idle_path(key, target, signal, if_idle)
+                        except _HeldElsewhere as e:  # another replica woke it first
+                            held = e.lease
+                    relayed = await self._remote_path(key, held, target, signal, if_active)
+            if relayed is not None:  # waited for outside the lock: a takeover never waits behind it
+                return await self._relay_answer(relayed)
+            assert run is not None
         return await self._active_path(key, run, target, signal, if_active)
 
     async def queue(
@@ -261,6 +338,7 @@ class ThreadRuntime:
             await self.store.add_pending(PendingSignal(
                 key, _stored(key, signal), "queued", agent_id=agent_id, options=if_idle.options_json,
             ))
+            self._queued_by[signal.id] = self.slots.caller()
             if held is not None:
                 self._tell(held, "")  # in case its run is just ending: it looks at the queue
             return Sent(Accepted("persist"), signal)
@@ -276,13 +354,18 @@ class ThreadRuntime:
             return
         run, request = await self._reserve(agent, request, key)
         publish = self._publisher(key, run)
-        try:
+        if run is None:
             async for chunk in self.loop.stream(agent, request):
                 publish(chunk)
                 yield chunk
+            return
+        # The run is a task of the runtime (AbortRun and a lost lease stop it), fenced by its lease.
+        run.owned = OwnedRun(run.run_id, self._fence(run))
+        try:
+            async for chunk in run.owned.stream(self.loop.stream(agent, request), publish):
+                yield chunk
         finally:
-            if run is not None:
-                await self._finish(run)
+            await self._finish(run)
 
     async def generate(self, agent: Agent, request: RunRequest) -> GenerateResult:
         """``AgentService.Generate`` with memory: as ``stream``, the thread's active run when it
@@ -291,11 +374,14 @@ class ThreadRuntime:
         if key is None:
             return await self.loop.generate(agent, request)
         run, request = await self._reserve(agent, request, key)
-        try:
+        if run is None:
             return await self.loop.generate(agent, request, on_chunk=self._publisher(key, run))
+        run.owned = OwnedRun(run.run_id, self._fence(run))
+        publish = self._publisher(key, run)
+        try:
+            return await run.owned.result(self.loop.generate(agent, request, on_chunk=publish), publish)
         finally:
-            if run is not None:
-                await self._finish(run)
+            await self._finish(run)
 
     def _memory_key(self, agent: Agent, request: RunRequest) -> ThreadKey | None:
         memory = request.options.merged_over(agent.default_options).memory
@@ -304,6 +390,8 @@ class ThreadRuntime:
     async def _reserve(self, agent: Agent, request: RunRequest, key: ThreadKey) -> tuple[ActiveRun | None, RunRequest]:
         """Make a caller's run the thread's active run when the thread is idle everywhere."""
         self.loop.plan(agent, request)  # a bad request raises before the thread is reserved
+        if request.run_id and await self.run_thread(request.run_id) is not None:
+            raise AlreadyExistsError(f"run id {request.run_id!r} is taken: choose another, or leave run_id empty")
         async with self._locks[key]:
             if key in self._active or self._stopping:
                 return None, request
@@ -330,11 +418,12 @@ class ThreadRuntime:
     async def abort(self, target: Target) -> str:
         """Abort the targeted run; returns its id, or "" when nothing was running."""
         _, run = await self._route(target, must_exist=False)
-        if run is None or run.task is None or run.inbox.closed:
+        task = run.running_task if run is not None else None
+        if run is None or task is None or task.done() or run.inbox.closed:
             return ""  # not running, or already ending
-        run.task.cancel()
+        run.stop("aborted")
         with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.shield(run.task)
+            await asyncio.shield(task)
         return run.run_id
 
     async def stop(self) -> None:
@@ -343,15 +432,26 @@ class ThreadRuntime:
         for handle in self._watches.values():
             handle.cancel()
         self._watches.clear()
+        for waiting in self._waiting_for_slot.values():
+            waiting.cancel()  # the queued messages stay stored
         for run in list(self._active.values()):
             if run.task is not None and not run.inbox.closed:
-                run.task.cancel()
+                run.task.cancel()  # a caller's run (owned) ends with its call, which the server drains
         while self._tasks:  # ending runs may still be storing what they leave behind
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     async def recover(self) -> None:
         """After a restart: start the queued runs that no run took before the server stopped
-        (a thread another replica runs is watched, and taken over if that replica dies)."""
+        (a thread another replica runs is watched, and taken over if that replica dies). Runs
+        left ``running`` whose runner is gone are recorded failed: at once on SQLite (one
+        process), at the takeover of their thread's lease on PostgreSQL."""
+        ended = await self.store.end_lost_runs(None, self.clock())
+        if ended:
+            log.info("recorded %d run(s) whose runner is gone as failed: %s", len(ended), ", ".join(ended))
+        for lease in await self.store.list_leases():
+            # Looked at when it expires (at once if it has): taken over, its run recorded
+            # failed, unless its replica renews it.
+            self._watch(lease.key, lease.expires_at)
         seen: set[ThreadKey] = set()
         for pending in await self.store.list_pending():
             if pending.kind == "queued" and pending.key not in seen:
@@ -375,18 +475,32 @@ class ThreadRuntime:
     async def _held_elsewhere(self, key: ThreadKey) -> Lease | None:
         """Another replica's live lease on the thread."""
         lease = await self.store.get_lease(key)
+        if lease is not None and lease.expires_at <= self.clock() and lease.run_id and not lease.placeholder:
+            self._expired[key] = lease  # if this replica takes the thread now, it records that run
         if lease is None or lease.owner == self.replica or lease.expires_at <= self.clock():
             return None
         return lease
 
     async def _acquire(self, key: ThreadKey, run_id: str, agent_id: str) -> Lease:
+        """Take the thread's lease (a new epoch) when it is free, or in place of this replica's
+        own lease handed over to the next run (``_handover``); never a live lease of a run."""
         now = self.clock()
         lease = Lease(key, self.replica, run_id, agent_id, now + timedelta(seconds=self.lease_ttl))
-        held = await self.store.acquire_lease(lease, now)
-        if held.owner != self.replica:
+        held = await self.store.acquire_lease(lease, now, replacing=self._handover.get(key))
+        if (held.owner, held.run_id) != (self.replica, run_id):
             raise _HeldElsewhere(held)
         self._unwatch(key)
+        gone = self._expired.pop(key, None)
+        if gone is not None and gone.epoch == held.epoch - 1:  # this lease replaced that run's
+            await self.store.end_lost_runs([gone.run_id], now)
         return held
+
+    def _fence(self, run: ActiveRun) -> Lease | None:
+        """The lease the run's writes to its thread are conditional on: its own, when the
+        leases are in the database the run writes to (as ``treadle serve`` keeps them)."""
+        same = getattr(self.store, "db", None) is not None and getattr(self.store, "db", None) is getattr(
+            self.loop.memory, "db", object())
+        return run.lease if same else None
 
     def _activate(self, run: ActiveRun) -> None:
         self._active[run.key], self._by_run[run.run_id] = run, run
@@ -394,22 +508,17 @@ class ThreadRuntime:
         run.renewer = asyncio.create_task(self._renew(run), name=f"lease of {run.run_id}")
 
     async def _renew(self, run: ActiveRun) -> None:
-        """Renew the run's lease at a third of its TTL; a lease lost (this process stalled past
-        its TTL and another replica took the thread) ends the run: one runner per thread."""
-        while run.lease is not None:
-            await asyncio.sleep(self.lease_ttl / 3)
-            lease = replace(run.lease, expires_at=self.clock() + timedelta(seconds=self.lease_ttl))
-            try:
-                renewed = await self.store.renew_lease(lease)
-            except Exception:
-                log.exception("renewing the lease of run %s failed", run.run_id)
-                continue
-            if not renewed:
-                log.warning("run %s lost its lease on thread %s to another replica: ending it", run.run_id, run.key)
-                if run.task is not None:
-                    run.task.cancel()
-                return
-            run.lease = lease
+        """Keep the run's lease (``ownership.keep_lease``); one that cannot be kept (this process
+        stalled past its TTL and another replica may take the thread) ends the run."""
+        def put(lease: Lease) -> None:
+            if run.lease is not None:
+                run.lease = lease
+
+        def stop(reason: str) -> None:
+            log.warning("run %s on thread %s is ending: %s", run.run_id, run.key, reason)
+            run.stop(f"lease lost: {reason}")
+
+        await keep_lease(self.store, lambda: run.lease, put, self.lease_ttl, self.clock, stop)
 
     async def _release(self, run: ActiveRun) -> None:
         if run.renewer is not None:
@@ -440,8 +549,9 @@ class ThreadRuntime:
     async def _check_lease(self, key: ThreadKey) -> None:
         self._watches.pop(key, None)
         lease = await self.store.get_lease(key)
-        if lease is not None and lease.owner != self.replica and lease.expires_at > self.clock():
-            self._watch(key, lease.expires_at)  # renewed: its replica is alive
+        if lease is not None and lease.expires_at > self.clock():
+            # Live: renewed by its replica, or held by a run of this replica (never taken over).
+            self._watch(key, lease.expires_at)
             return
         await self.take_over(key, lease)
 
@@ -449,12 +559,19 @@ class ThreadRuntime:
         """The thread's runner is gone: run what is queued for it (persisted signals join the
         run), or, when nothing is, deliver what waited for the thread to be idle. The takeover
         holds the lease itself, so of several watching replicas exactly one does it."""
+        if key in self._active:
+            return  # a run of this replica holds the thread
         try:
             token = await self._acquire(key, new_id("takeover"), "")
         except _HeldElsewhere as e:  # another replica took it over (or a run started)
-            self._watch(key, e.lease.expires_at)
+            if e.lease.owner != self.replica:
+                self._watch(key, e.lease.expires_at)
             return
+        self._handover[key] = token  # a run started here meanwhile takes the lease in its place
         try:
+            if dead is not None and dead.run_id and not dead.placeholder:
+                # Its runner is gone (or fenced out): record the run as ended, never `running`.
+                await self.store.end_lost_runs([dead.run_id], self.clock())
             if dead is not None and dead.owner != self.replica:
                 self.hub.publish(key, ActiveRunChanged())
                 log.info("thread %s: the lease of run %s (replica %s) expired; taking the thread over",
@@ -471,9 +588,11 @@ class ThreadRuntime:
                         return
             await self._idle_hooks(key)
         finally:
+            if self._handover.get(key) is token:
+                del self._handover[key]
             await self.store.release_lease(token)  # unless a run has taken it meanwhile
 
-    def _tell(self, lease: Lease, pending_id: str) -> asyncio.Future[None] | None:
+    def _tell(self, lease: Lease, pending_id: str) -> asyncio.Future[str] | None:
         self._watch(lease.key, lease.expires_at)
         if self.relay is None:
             return None
@@ -491,18 +610,21 @@ class ThreadRuntime:
             if run is None or run.inbox.closed:
                 agent_id = run.agent_id if run is not None else ""
             else:
-                for pending in await self.store.take_pending([message.pending_id]):
+                # Taken only while the run holds its lease (else it stays stored for the taker).
+                for pending in await self.store.take_pending([message.pending_id], fence=run.lease):
                     self._deliver(run, signal_from_message(pending.message))
-                self._ack(message)
+                self._ack(message, run.run_id)
                 return
         # The run ended meanwhile: the signal starts the next one (as one sent here would).
+        run_id = ""
         for pending in await self.store.take_pending([message.pending_id]):
-            await self.send(Target(pending.agent_id or agent_id, "", *key), signal_from_message(pending.message))
-        self._ack(message)
+            sent = await self.send(Target(pending.agent_id or agent_id, "", *key), signal_from_message(pending.message))
+            run_id = sent.accepted.run_id
+        self._ack(message, run_id)
 
-    def _ack(self, message: Forwarded) -> None:
+    def _ack(self, message: Forwarded, run_id: str = "") -> None:
         if self.relay is not None:
-            self.relay.ack(message.key, message.origin, message.pending_id)
+            self.relay.ack(message.key, message.origin, message.pending_id, run_id)
 
     # --- routing ------------------------------------------------------------------------------
 
@@ -541,11 +663,12 @@ class ThreadRuntime:
 
     async def _remote_path(
         self, key: ThreadKey, lease: Lease, target: Target, signal: Signal, if_active: IfActive
-    ) -> Sent:
-        """The thread runs on another replica (called with the thread's lock held)."""
+    ) -> _Relayed:
+        """The thread runs on another replica (called with the thread's lock held; the answer
+        is awaited by ``_relay_answer`` after it is released)."""
         signal.with_attributes(if_active.attributes)
         if if_active.behavior == "discard":
-            return Sent(Accepted("discard"), signal)
+            return _Relayed(Sent(Accepted("discard"), signal))
         signal.to_message()  # the rendering is checked before anything is stored
         if if_active.behavior == "deliver":
             signal.accepted_at = utcnow()
@@ -553,14 +676,23 @@ class ThreadRuntime:
         await self.store.add_pending(PendingSignal(key, _stored(key, signal), "persisted", agent_id=agent_id))
         if if_active.behavior == "persist":
             self._watch(key, lease.expires_at)
-            return Sent(Accepted("persist"), signal)
+            return _Relayed(Sent(Accepted("persist"), signal))
         told = self._tell(lease, signal.id)
-        if told is not None:
-            # Answer once it is in the run's inbox, as for a run here; a replica that does not
-            # answer (dead) leaves the signal stored, and whoever takes the thread over runs it.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(told), self.lease_ttl)
-        return Sent(Accepted("deliver", lease.run_id), signal)
+        return _Relayed(Sent(Accepted("deliver", "" if lease.placeholder else lease.run_id), signal), told, lease)
+
+    async def _relay_answer(self, relayed: _Relayed) -> Sent:
+        """Answer once the signal is in the run's inbox (the owner says which run took it), as
+        for a run here. An owner that does not answer (dead) leaves the signal stored, and
+        whoever takes the thread over runs it: taken over here, the answer names that run (see
+        ``Relay.settle``); otherwise it names the dead run, a TTL after its lease's end."""
+        if relayed.told is None or relayed.lease is None:
+            return relayed.sent
+        left = (relayed.lease.expires_at - self.clock()).total_seconds()
+        with contextlib.suppress(TimeoutError):
+            run_id = await asyncio.wait_for(asyncio.shield(relayed.told), max(left, 0.0) + self.lease_ttl)
+            if run_id:
+                relayed.sent.accepted.run_id = run_id
+        return relayed.sent
 
     async def _idle_path(self, key: ThreadKey, target: Target, signal: Signal, if_idle: IfIdle) -> Sent:
         """Called with the thread's lock held; raises ``_HeldElsewhere`` (the signal unchanged)
@@ -570,7 +702,8 @@ class ThreadRuntime:
         if if_idle.behavior == "wake":
             try:
                 run_id = await self._start(
-                    key, target.agent_id, [signal], if_idle.stream_options, if_idle.options_json
+                    key, target.agent_id, [signal], if_idle.stream_options, if_idle.options_json,
+                    caller=self.slots.caller(),
                 )
             except _HeldElsewhere:
                 signal.attributes = before
@@ -593,6 +726,7 @@ class ThreadRuntime:
     async def _start(
         self, key: ThreadKey, agent_id: str, signals: list[Signal], options: CallOptions | None,
         options_json: dict[str, Any] | None, taken: list[str] | None = None,
+        caller: str | None = None,
     ) -> str:
         """Start a run on the idle thread ``key`` (its lock held) with ``signals`` as input,
         after the signals persisted for it; returns the run id. Bad requests raise, and then
@@ -604,32 +738,45 @@ class ThreadRuntime:
         agent = self._agents(agent_id)
         for signal in signals:
             signal.to_message()  # bad attributes raise here, before the thread is reserved
-        run = ActiveRun(new_id("run"), agent_id, key, options=options, options_json=options_json)
-        run.lease = await self._acquire(key, run.run_id, agent_id)  # or _HeldElsewhere
+        run = ActiveRun(new_id("run"), agent_id, key, options=options, options_json=options_json, caller=caller)
+        run.release_slot = self.slots.take_run(caller)  # or ResourceExhaustedError naming the limit
+        try:
+            run.lease = await self._acquire(key, run.run_id, agent_id)  # or _HeldElsewhere
+        except BaseException:
+            run.release_slot()
+            raise
         try:
             persisted = [p for p in await self.store.list_pending(key) if p.kind == "persisted"]
             for signal in [*(signal_from_message(p.message) for p in persisted), *signals]:
                 self._deliver(run, signal)
             if not run.inbox.pending:
+                run.release_slot()
                 await self._release(run)  # nothing to run (a takeover that found nothing)
                 return ""
             opts = replace(options or CallOptions(), memory=MemoryOptions(resource=key[0], thread=key[1]))
             request = RunRequest(messages=[], options=opts, run_id=run.run_id, inbox=run.inbox)
             stream = cast(AsyncGenerator[Chunk, None], self.loop.stream(agent, request))
-            try:
-                first = await stream.__anext__()  # the plan is checked before the first chunk
+            context = fenced(self._fence(run))  # the run's writes hold its lease (its epoch)
+            try:  # the plan is checked before the first chunk
+                first = await asyncio.get_running_loop().create_task(_first(stream), context=context)
             except BaseException:
                 await stream.aclose()
                 raise
         except BaseException:
+            run.release_slot()
             await self._release(run)
             raise
         self._activate(run)
-        await self.store.remove_pending([p.message.id for p in persisted] + (taken or []))
+        await self.store.remove_pending([p.message.id for p in persisted] + (taken or []), fence=run.lease)
+        if self.relay is not None:
+            for p in persisted:  # a caller here waiting on a dead replica's run hears where it went
+                self.relay.settle(p.message.id, run.run_id)
         self.hub.publish(key, ActiveRunChanged(run.run_id, agent_id))
-        run.task = asyncio.create_task(self._drive(run, stream, first), name=f"run {run.run_id}")
+        run.task = asyncio.get_running_loop().create_task(
+            self._drive(run, stream, first), name=f"run {run.run_id}", context=context)
         self._tasks.add(run.task)
         run.task.add_done_callback(self._tasks.discard)
+        await asyncio.sleep(0)  # the task starts now: cancelled before its first step, it would never finish
         return run.run_id
 
     async def _drive(self, run: ActiveRun, stream: AsyncGenerator[Chunk, None], first: Chunk) -> None:
@@ -656,8 +803,11 @@ class ThreadRuntime:
             self._by_run.pop(run.run_id, None)
             if run.renewer is not None:
                 run.renewer.cancel()
+            run.release_slot()
             self.hub.publish(run.key, ActiveRunChanged())
             signals = [signal_from_message(d.message) for d in leftovers]
+            if run.lease is not None:
+                self._handover[run.key] = run.lease  # the next run here takes it over
             try:
                 started = await self._start_next(run.key, run, signals)
             except Exception:
@@ -665,6 +815,9 @@ class ThreadRuntime:
                 for signal in signals:
                     await self.store.add_pending(PendingSignal(run.key, _stored(run.key, signal), "persisted"))
                 started = False
+            finally:
+                if run.lease is not None and self._handover.get(run.key) is run.lease:
+                    del self._handover[run.key]
             await self._release(run)  # a next run holds a lease of its own (same owner, its run id)
             if self._stopping and self.relay is not None:
                 self.relay.run_ended(run.key, handoff=True)  # another replica may take it now
@@ -689,18 +842,49 @@ class ThreadRuntime:
                 await self.store.add_pending(PendingSignal(key, _stored(key, signal), "persisted"))
             return True
         if leftovers and prev is not None:
-            return bool(await self._start(key, prev.agent_id, leftovers, prev.options, prev.options_json))
+            return bool(await self._start(key, prev.agent_id, leftovers, prev.options, prev.options_json,
+                                          caller=prev.caller))
         for pending in await self.store.list_pending(key):
             if pending.kind != "queued":
                 continue
             options = self._options_from_json(pending.options) if pending.options else None
-            return bool(await self._start(key, pending.agent_id, [signal_from_message(pending.message)], options,
-                                          pending.options, taken=[pending.message.id]))
+            caller = self._queued_by.get(pending.message.id)
+            try:
+                started = await self._start(key, pending.agent_id, [signal_from_message(pending.message)], options,
+                                            pending.options, taken=[pending.message.id], caller=caller)
+            except ResourceExhaustedError:
+                # Its credential (or the server) is at its run limit: the message stays queued
+                # and its run starts when a run ends, as a caller retrying would.
+                self._retry_when_freed(key)
+                return True
+            self._queued_by.pop(pending.message.id, None)
+            return bool(started)
         return False
+
+    def _retry_when_freed(self, key: ThreadKey) -> None:
+        if key in self._waiting_for_slot or self._stopping:
+            return
+
+        async def retry() -> None:
+            try:
+                await self.slots.run_freed()
+            finally:
+                self._waiting_for_slot.pop(key, None)
+            try:
+                if not self._stopping and not await self._resume(key):
+                    await self._idle_hooks(key)
+            except Exception:
+                log.exception("could not start the queued run on thread %s", key)
+
+        self._waiting_for_slot[key] = asyncio.create_task(retry(), name=f"queued run on {key} waits for a run slot")
+
+
+async def _first(stream: AsyncGenerator[Chunk, None]) -> Chunk:
+    return await stream.__anext__()
 
 
 def _stored(key: ThreadKey, signal: Signal) -> Message:
     return signal.to_message(thread_id=key[1], resource_id=key[0])
 
 
-__all__ = ["Accepted", "ActiveRun", "IfActive", "IfIdle", "RunInfo", "Sent", "Target", "ThreadRuntime"]
+__all__ = ["Accepted", "ActiveRun", "IfActive", "IfIdle", "RunInfo", "RunSlots", "Sent", "Target", "ThreadRuntime"]

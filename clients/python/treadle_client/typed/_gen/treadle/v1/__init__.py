@@ -4724,6 +4724,16 @@ class ProcessorRef(betterproto2.Message):
     token; a blocking one discards the held output (the client sees only the tripwire).
     """
 
+    locked: "bool" = betterproto2.field(8, betterproto2.TYPE_BOOL)
+    """
+    Set on an agent's own processors only (refused in per-call options): the processor is
+    mandatory. A per-call override of its lane (`CallOptions.input_processors`, ...,
+    `IfIdle.stream_options` included) MUST list every locked processor of the agent's lane, in
+    the agent's order, or the call is refused with PERMISSION_DENIED naming it; the agent's own
+    settings of a locked processor (failure policy, timeout, options, group) apply whatever the
+    override says. Other processors MAY be added around it.
+    """
+
 
 default_message_pool.register_message("treadle.v1", "ProcessorRef", ProcessorRef)
 

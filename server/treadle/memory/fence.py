@@ -1,0 +1,61 @@
+"""Fencing: a run's writes are conditional on its thread's lease, in the same transaction.
+
+A run holds its thread's lease (``Lease``: owner, run id, epoch). Every write the run makes (its
+messages, its run record, the signals it takes in) first reads the lease row with a shared lock
+(``FOR SHARE`` on PostgreSQL; SQLite writes one at a time anyway) and goes on only while the row
+still names this owner, run and epoch. Another replica can run the thread only by taking the
+lease, which moves the epoch on (after it expired), so a replica that lost the lease (paused past
+its TTL, partitioned, slow) writes nothing: its transaction raises ``LeaseLostError`` and rolls
+back. A takeover waits for a write holding the shared lock to commit, and every later write of
+the old run sees the new epoch. (Expiry is when others may take the lease; the epoch is what
+decides whose writes count.)
+
+The thread runtime sets ``current_fence`` in the context of the run's task, so the memory store
+fences what the agent loop writes without the loop knowing about leases.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+
+from sqlalchemy import BigInteger, Connection, String, column, select, table
+
+from ..core.errors import FailedPreconditionError
+from .signal_records import Lease
+
+current_fence: ContextVar[Lease | None] = ContextVar("treadle_fence", default=None)
+"""The lease the writes of the current run are conditional on (None: not a thread's run)."""
+
+_leases = table(
+    "thread_leases", column("resource_id", String), column("thread_id", String), column("owner", String),
+    column("run_id", String), column("epoch", BigInteger),
+)
+
+
+class LeaseLostError(FailedPreconditionError):
+    """The run no longer holds its thread's lease: another replica runs the thread (or may)."""
+
+    def __init__(self, fence: Lease) -> None:
+        super().__init__(
+            f"run {fence.run_id} no longer holds the lease on thread {fence.key[1]!r}: another "
+            "replica has taken the thread over, or may, so this run stops and writes nothing more")
+        self.fence = fence
+
+
+def check_fence(conn: Connection, fence: Lease | None) -> None:
+    """Within a write transaction: raise ``LeaseLostError`` unless ``fence`` is still the
+    thread's lease (and keep it so until the transaction ends)."""
+    if fence is None:
+        return
+    c = _leases.c
+    query = select(c.epoch).where(
+        c.resource_id == fence.key[0], c.thread_id == fence.key[1], c.owner == fence.owner,
+        c.run_id == fence.run_id, c.epoch == fence.epoch,
+    )
+    if conn.dialect.name == "postgresql":
+        query = query.with_for_update(read=True)
+    if conn.execute(query).first() is None:
+        raise LeaseLostError(fence)
+
+
+__all__ = ["LeaseLostError", "check_fence", "current_fence"]
