@@ -19,6 +19,8 @@ from ..core.errors import (
     UnauthenticatedError,
 )
 from ..core.errors import ShuttingDownError as Draining
+from ..memory.retry import StoreUnavailableError
+from sqlalchemy.exc import SQLAlchemyError
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +44,7 @@ _CODES: tuple[tuple[type[Exception], grpc.StatusCode], ...] = (
     (UnauthenticatedError, grpc.StatusCode.UNAUTHENTICATED),
     (ResourceExhaustedError, grpc.StatusCode.RESOURCE_EXHAUSTED),
     (Draining, grpc.StatusCode.UNAVAILABLE),
+    (StoreUnavailableError, grpc.StatusCode.UNAVAILABLE),
 )
 
 
@@ -49,6 +52,9 @@ def status_for(exc: Exception) -> tuple[grpc.StatusCode, str]:
     for cls, code in _CODES:
         if isinstance(exc, cls):
             return code, str(exc)
+    if isinstance(exc, SQLAlchemyError):  # its text holds SQL and the database's address: log only
+        log.error("store error in an RPC", exc_info=exc)
+        return grpc.StatusCode.UNAVAILABLE, "the database failed; see the server log (retry later)"
     # Not a deliberate error: keep the traceback in the log, give the client the message.
     log.error("unexpected error in an RPC", exc_info=exc)
     return grpc.StatusCode.INTERNAL, f"{type(exc).__name__}: {exc}"

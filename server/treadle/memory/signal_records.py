@@ -16,7 +16,7 @@ from ..core.messages import Message, new_id, utcnow
 ThreadKey: TypeAlias = tuple[str, str]
 """(resource id, thread id)."""
 
-PendingKind: TypeAlias = Literal["persisted", "queued"]
+PendingKind: TypeAlias = Literal["persisted", "queued", "accepted"]
 Priority: TypeAlias = Literal["low", "medium", "high", "urgent"]
 PRIORITIES: tuple[Priority, ...] = ("low", "medium", "high", "urgent")
 NotificationStatus: TypeAlias = Literal["pending", "delivered", "summarized", "discarded", "failed"]
@@ -25,7 +25,10 @@ NotificationStatus: TypeAlias = Literal["pending", "delivered", "summarized", "d
 @dataclass
 class PendingSignal:
     """A signal stored to be taken by a later run: ``persisted`` ones join the next run on the
-    thread; ``queued`` ones each start their own run, in order."""
+    thread; ``queued`` ones each start their own run, in order; ``accepted`` ones were accepted
+    into a run (delivered, or the input of a wake or queued run) and stay until the step that
+    took them in is stored (see ``signals/inbox.py``): a run whose runner died leaves them to
+    the next one."""
 
     key: ThreadKey
     message: Message
@@ -84,6 +87,9 @@ class NotificationRecord:
     id: str = field(default_factory=lambda: new_id("ntf"))
     create_time: datetime = field(default_factory=utcnow)
     update_time: datetime = field(default_factory=utcnow)
+    version: int = 0
+    """The stored version this copy was read at (0: not stored yet); a save is a
+    compare-and-set on it, so a stale copy never overwrites a newer record."""
 
     @property
     def mergeable(self) -> bool:
@@ -101,7 +107,11 @@ class NotificationRecord:
 class SignalStore(Protocol):
     """Every method is atomic on its own; the runtime orders them."""
 
-    async def add_pending(self, pending: PendingSignal) -> None: ...
+    async def add_pending(self, pending: PendingSignal) -> None:
+        """Store it; idempotent by message id: a row of that id already stored is kept (an
+        ``accepted`` one turns ``accepted``), and a signal already stored in its thread as a
+        message (consumed) is not stored again."""
+        ...
 
     async def list_pending(self, key: ThreadKey | None = None) -> list[PendingSignal]:
         """Oldest first; every thread's when ``key`` is None (recovery after a restart)."""
@@ -144,7 +154,12 @@ class SignalStore(Protocol):
         coalesce key."""
         ...
 
-    async def save_notification(self, record: NotificationRecord) -> None: ...
+    async def save_notification(self, record: NotificationRecord, pending: PendingSignal | None = None) -> bool:
+        """Compare-and-set: store ``record`` when the stored one is still at ``record.version``
+        (or absent, for version 0), then ``record.version`` grows by one; False (nothing
+        written) when another writer changed it first. ``pending`` is stored in the same
+        transaction (a delivery claimed with its signal: one cannot be without the other)."""
+        ...
 
     async def list_notifications(
         self, key: ThreadKey | None = None, statuses: Iterable[str] = ()
@@ -165,6 +180,13 @@ class InMemorySignalStore:
         self._lock = asyncio.Lock()
 
     async def add_pending(self, pending: PendingSignal) -> None:
+        held = self._pending.get(pending.message.id)
+        if held is not None:
+            if pending.kind == "accepted":
+                held.kind = "accepted"
+                held.agent_id = held.agent_id or pending.agent_id
+            pending.seq = held.seq
+            return
         self._seq += 1
         pending.seq = self._seq
         self._pending[pending.message.id] = pending
@@ -224,8 +246,15 @@ class InMemorySignalStore:
                 return replace(r)
         return None
 
-    async def save_notification(self, record: NotificationRecord) -> None:
+    async def save_notification(self, record: NotificationRecord, pending: PendingSignal | None = None) -> bool:
+        held = self._notifications.get(record.id)
+        if (held.version if held is not None else 0) != record.version:
+            return False
+        record.version += 1
         self._notifications[record.id] = replace(record)
+        if pending is not None:
+            await self.add_pending(pending)
+        return True
 
     async def list_notifications(
         self, key: ThreadKey | None = None, statuses: Iterable[str] = ()

@@ -12,7 +12,8 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
-    BigInteger, Boolean, Column, Connection, Integer, MetaData, String, Table, Text, delete, or_, select,
+    BigInteger, Boolean, Column, Connection, Integer, MetaData, String, Table, Text, column, delete, or_,
+    select, table,
 )
 from sqlalchemy.dialects import postgresql, sqlite
 
@@ -51,6 +52,7 @@ notifications = Table(
     Column("deliver_when_idle", Boolean), Column("delivery_attempts", Integer),
     Column("delivered_signal_id", ID), Column("summary_signal_id", ID), Column("attributes", Text),
     Column("metadata", Text), Column("created_at", BigInteger), Column("updated_at", BigInteger),
+    Column("version", BigInteger, nullable=False, default=0),
 )
 thread_leases = Table(
     "thread_leases", _md,
@@ -58,6 +60,8 @@ thread_leases = Table(
     Column("owner", ID, nullable=False), Column("run_id", ID, nullable=False),
     Column("agent_id", ID, nullable=False), Column("expires_at", BigInteger, nullable=False),
 )
+_messages = table("messages", column("thread_id"), column("id"))
+"""The memory store's messages (``schema.messages``): a signal stored there is consumed."""
 _MERGEABLE = or_(
     notifications.c.status == "pending",
     (notifications.c.status == "summarized")
@@ -80,6 +84,10 @@ def _opt_time(value: int | None) -> datetime | None:
 class SqlSignalStore:
     """Each method is one transaction (``Database.write``) or one read (``Database.read``)."""
 
+    consumes_with_messages = True
+    """The memory store on the same database deletes a pending signal in the transaction that
+    stores its message (``sql._save``): the durable inbox's exactly-once."""
+
     def __init__(self, db: Database) -> None:
         self.db = db
         self._insert = postgresql.insert if db.dialect == "postgresql" else sqlite.insert
@@ -87,14 +95,7 @@ class SqlSignalStore:
     # --- pending signals ----------------------------------------------------------------------
 
     async def add_pending(self, pending: PendingSignal) -> None:
-        m = pending.message
-        stmt = pending_signals.insert().values(
-                id=m.id, resource_id=pending.key[0], thread_id=pending.key[1], kind=pending.kind,
-                agent_id=pending.agent_id, type=m.type, content=content_to_json(m.content),
-                options=_json(pending.options) if pending.options is not None else None,
-                created_at=micros(m.created_at),
-            ).returning(pending_signals.c.seq)
-        pending.seq = await self.db.write(lambda conn: conn.execute(stmt).scalar_one())
+        pending.seq = await self.db.write(_add_pending, pending)
 
     async def list_pending(self, key: ThreadKey | None = None) -> list[PendingSignal]:
         query = select(pending_signals).order_by(pending_signals.c.seq)
@@ -200,7 +201,7 @@ class SqlSignalStore:
         rows = await self.db.read(_rows, query)
         return _record(rows[0]) if rows else None
 
-    async def save_notification(self, record: NotificationRecord) -> None:
+    async def save_notification(self, record: NotificationRecord, pending: PendingSignal | None = None) -> bool:
         values = {
             "resource_id": record.key[0], "thread_id": record.key[1], "agent_id": record.agent_id,
             "source": record.source, "kind": record.kind, "priority": record.priority,
@@ -215,9 +216,25 @@ class SqlSignalStore:
             "metadata": _json(record.metadata) if record.metadata is not None else None,
             "created_at": micros(record.create_time), "updated_at": micros(record.update_time),
         }
-        stmt = self._insert(notifications).values(id=record.id, **values)
-        upsert = stmt.on_conflict_do_update(index_elements=["id"], set_=values)
-        await self.db.write(lambda conn: conn.execute(upsert))
+        c = notifications.c
+        expected, values["version"] = record.version, record.version + 1
+        cas = notifications.update().where(c.id == record.id, c.version == expected).values(**values)
+        insert = self._insert(notifications).values(id=record.id, **values).on_conflict_do_nothing(
+            index_elements=["id"]).returning(c.id)
+
+        def work(conn: Connection) -> bool:
+            if expected == 0 and conn.execute(insert).first() is not None:
+                written = True
+            else:
+                written = conn.execute(cas).rowcount == 1
+            if written and pending is not None:
+                _add_pending(conn, pending)
+            return written
+
+        written = await self.db.write(work)
+        if written:
+            record.version += 1
+        return bool(written)
 
     async def list_notifications(
         self, key: ThreadKey | None = None, statuses: Iterable[str] = ()
@@ -230,6 +247,28 @@ class SqlSignalStore:
         if wanted:
             query = query.where(c.status.in_(wanted))
         return [_record(r) for r in await self.db.read(_rows, query)]
+
+
+def _add_pending(conn: Connection, pending: PendingSignal) -> int:
+    """Idempotent by message id (see ``SignalStore.add_pending``); returns the row's seq."""
+    m = pending.message
+    c = pending_signals.c
+    mine = (c.id == m.id, c.resource_id == pending.key[0], c.thread_id == pending.key[1])
+    row = conn.execute(select(c.seq, c.kind, c.agent_id).where(*mine)).first()
+    if row is not None:  # stored already (a retry, a leftover): upgraded, never twice
+        if pending.kind == "accepted" and row.kind != "accepted":
+            conn.execute(pending_signals.update().where(*mine).values(
+                kind="accepted", agent_id=row.agent_id or pending.agent_id))
+        return int(row.seq)
+    stored = select(_messages.c.id).where(_messages.c.thread_id == pending.key[1], _messages.c.id == m.id)
+    if conn.execute(stored).first() is not None:
+        return 0  # consumed: the thread holds it
+    return int(conn.execute(pending_signals.insert().values(
+        id=m.id, resource_id=pending.key[0], thread_id=pending.key[1], kind=pending.kind,
+        agent_id=pending.agent_id, type=m.type, content=content_to_json(m.content),
+        options=_json(pending.options) if pending.options is not None else None,
+        created_at=micros(m.created_at),
+    ).returning(c.seq)).scalar_one())
 
 
 def _rows(conn: Connection, query: Any) -> list[Any]:
@@ -259,7 +298,7 @@ def _record(r: Any) -> NotificationRecord:
         delivered_signal_id=r.delivered_signal_id, summary_signal_id=r.summary_signal_id,
         attributes=json.loads(r.attributes), metadata=json.loads(r.metadata) if r.metadata else None,
         agent_id=r.agent_id, id=r.id, create_time=from_micros(r.created_at),
-        update_time=from_micros(r.updated_at),
+        update_time=from_micros(r.updated_at), version=r.version,
     )
 
 
