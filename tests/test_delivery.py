@@ -13,18 +13,22 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
+import grpc
 import pytest
 
 from tests.support import OpenAIServer, Turn
 from tests.support.databases import Database
 from tests.test_cli import READY_TIMEOUT, ServeProcess, clean_env
 from tests.test_memory_serve import ECHO, curl, kill, ok, serve_on  # noqa: F401 - serve_on is a fixture
+from tests.test_signals_replicas import held_turn, replicas  # noqa: F401 - a fixture
 from tests.test_signals_serve import SHORT_LEASE, THREAD, idle, until, user_texts
 from treadle.memory import open_database
 from treadle.memory.migrate import upgrade
@@ -176,3 +180,98 @@ def test_a_postgresql_restart_under_a_running_server_is_retried_and_a_database_d
             assert leak not in err, (leak, err)
     finally:
         proc.close()
+
+
+# --- request ids: a retry returns the first answer and changes nothing ---------------------------
+
+
+def test_a_retry_with_the_same_request_id_returns_the_first_answer_and_changes_nothing(
+    serve_on: Any, openai_server: Any
+) -> None:
+    server: OpenAIServer = openai_server([Turn.say("hi"), Turn.say("queued ran")])
+    proc = serve_on(server)
+    ok(proc.target, "AgentService/CreateAgent", {"agent": ECHO})
+    send = {"agentId": "echo", **THREAD, "message": {"contents": "hello once"}, "requestId": "req-1"}
+    [first] = ok(proc.target, "ThreadService/SendMessage", send)
+    assert first["accepted"]["action"] == "SIGNAL_ACTION_WAKE"
+    until(lambda: idle(proc.target))
+    [again] = ok(proc.target, "ThreadService/SendMessage", send)  # the retry of a call that was applied
+    assert again == first
+    [created] = ok(proc.target, "ThreadService/CreateThread", {"thread": {"id": "t2", "resourceId": "u1"},
+                                                               "requestId": "req-2"})
+    assert ok(proc.target, "ThreadService/CreateThread", {"thread": {"id": "t2", "resourceId": "u1"},
+                                                          "requestId": "req-2"}) == [created]  # not ALREADY_EXISTS
+    # A call that failed was not applied: its retry runs (and is then remembered).
+    queue = {"agentId": "nobody", **THREAD, "message": {"contents": "queued once"}, "requestId": "req-3"}
+    code, _, err = curl(proc.target, "ThreadService/QueueMessage", queue)
+    assert code != 0 and '"code": "not_found"' in err, err
+    [queued] = ok(proc.target, "ThreadService/QueueMessage", {**queue, "agentId": "echo"})
+    assert ok(proc.target, "ThreadService/QueueMessage", {**queue, "agentId": "echo"}) == [queued]
+    until(lambda: idle(proc.target) and len(server.requests) == 2)
+    code, _, err = curl(proc.target, "ThreadService/SendMessage", {**send, "requestId": "x" * 256})
+    assert code != 0 and '"code": "invalid_argument"' in err and "request_id" in err, err
+
+    [messages] = ok(proc.target, "ThreadService/ListMessages", THREAD)
+    contents = [json.dumps(m) for m in messages["messages"]]
+    assert sum("hello once" in c for c in contents) == 1 and sum("queued once" in c for c in contents) == 1
+    assert len(server.requests) == 2
+
+
+# --- two replicas on one PostgreSQL -----------------------------------------------------------
+
+
+def test_a_retry_on_another_replica_returns_the_first_answer(replicas: Any, openai_server: Any) -> None:
+    server: OpenAIServer = openai_server([Turn.say("hi")])
+    a, b = replicas(server), replicas(server)
+    send = {"agentId": "echo", **THREAD, "message": {"contents": "hello once"}, "requestId": "r-1"}
+    first = a.call("SendMessage", send)
+    assert b.call("SendMessage", send) == first
+    until(lambda: a.active() == "" and b.active() == "" and len(server.requests) == 1)
+    contents = [json.dumps(m) for m in b.call("ListMessages", THREAD)["messages"]]
+    assert sum("hello once" in c for c in contents) == 1
+
+
+def test_sigterm_lets_a_signal_call_in_flight_finish_with_its_answer(
+    replicas: Any, openai_server: Any, postgres: Database
+) -> None:
+    entered, release = threading.Event(), threading.Event()
+    server: OpenAIServer = openai_server([held_turn(entered, release, Turn.say("first")), Turn.say("took it")])
+    a, b = replicas(server), replicas(server)
+    answers: list[Any] = []
+    try:
+        woke = a.call("SendMessage", {"agentId": "echo", **THREAD, "message": {"contents": "start"}})
+        assert entered.wait(READY_TIMEOUT)
+        os.kill(a.proc.proc.pid, signal.SIGSTOP)  # A's run never answers B's relay ...
+
+        def send() -> None:
+            try:
+                answers.append(b.call("SendMessage", {"agentId": "echo", **THREAD,
+                                                      "message": {"contents": "in flight"}}))
+            except grpc.RpcError as e:
+                answers.append(e)
+
+        sender = threading.Thread(target=send)
+        sender.start()
+        until(lambda: any(p["kind"] == "accepted" for p in _pending(postgres)))  # ... so B's call waits for it
+        b.proc.proc.send_signal(signal.SIGTERM)
+        sender.join(READY_TIMEOUT)
+        assert b.proc.proc.wait(timeout=READY_TIMEOUT) == 0
+    finally:
+        os.kill(a.proc.proc.pid, signal.SIGCONT)
+        release.set()
+    [answer] = answers
+    assert not isinstance(answer, grpc.RpcError), answer  # applied, so answered: never UNAVAILABLE
+    assert answer["accepted"] == {"action": "SIGNAL_ACTION_DELIVER", "runId": woke["accepted"]["runId"]}
+    until(lambda: len(server.requests) == 2 and a.active() == "")
+    assert user_texts(server.requests[1])[-1] == "in flight"
+
+
+def _pending(db: Database) -> list[dict[str, Any]]:
+    """The pending signal rows, read from the test's PostgreSQL schema."""
+    import psycopg
+
+    assert db.database is not None
+    base, _, query = db.database.partition("?")
+    options = dict(p.split("=", 1) for p in query.split("&") if p)
+    with psycopg.connect(base, options=unquote(options.get("options", ""))) as conn:
+        return [{"id": r[0], "kind": r[1]} for r in conn.execute("SELECT id, kind FROM pending_signals")]

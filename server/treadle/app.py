@@ -171,6 +171,7 @@ class TreadleApp:
         self.thread_service = ThreadServicer(self.threads, self.notifications)
         self.agent_service.threads = self.threads
         self.server.add_service(THREAD_SERVICE, self.thread_service.register)
+        self.server.drained.append(self.thread_service.inflight)
         self.store: SqlStore | None = None
         self.port: int | None = None
 

@@ -23,7 +23,7 @@ from google.protobuf.message import Message as ProtoMessage
 from sqlalchemy import BigInteger, Column, Connection, LargeBinary, MetaData, String, Table, delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from ..core.errors import InvalidArgumentError
+from ..core.errors import InvalidArgumentError, ShuttingDownError
 from ..memory.engine import Database, is_postgres
 from ..memory.retry import StoreUnavailableError
 from . import auth
@@ -115,17 +115,54 @@ def _answer(conn: Connection, key: tuple[str, str, str], response: bytes) -> Non
     conn.execute(update(request_ids).where(_where(key)).values(state="done", response=response))
 
 
+class InFlight:
+    """The mutating thread calls running now: at SIGTERM they finish (the server waits for them,
+    see ``GrpcServer``) and new ones are refused with UNAVAILABLE before they change anything."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.draining = False
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    def start_draining(self) -> None:
+        self.draining = True
+
+    async def wait_idle(self) -> None:
+        await self._idle.wait()
+
+    def enter(self) -> None:
+        if self.draining:
+            raise ShuttingDownError()  # not applied: a retry elsewhere is safe
+        self.count += 1
+        self._idle.clear()
+
+    def exit(self) -> None:
+        self.count -= 1
+        if self.count == 0:
+            self._idle.set()
+
+
 def idempotent(response: type[M]) -> Callable[[Any], Any]:
-    """Wrap a unary handler (under ``@unary``) of a servicer that has ``request_ids``."""
+    """Wrap a unary handler (under ``@unary``) of a servicer that has ``request_ids`` and
+    ``inflight``: a mutating call, retried safely by its ``request_id`` and drained at SIGTERM."""
     def wrap(fn: Callable[[Any, Any, grpc.aio.ServicerContext], Awaitable[M]]) -> Any:
         @functools.wraps(fn)
         async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> M:
-            ids: RequestIds | None = getattr(self, "request_ids", None)
-            if ids is None:
-                return await fn(self, request, context)
-            return await ids.once(fn.__name__, request.request_id, response, lambda: fn(self, request, context))
+            inflight: InFlight | None = getattr(self, "inflight", None)
+            if inflight is not None:
+                inflight.enter()
+            try:
+                ids: RequestIds | None = getattr(self, "request_ids", None)
+                if ids is None:
+                    return await fn(self, request, context)
+                return await ids.once(fn.__name__, request.request_id, response,
+                                      lambda: fn(self, request, context))
+            finally:
+                if inflight is not None:
+                    inflight.exit()
         return wrapper
     return wrap
 
 
-__all__ = ["MAX_LEN", "STALE", "WAIT", "WINDOW", "RequestIds", "idempotent"]
+__all__ = ["MAX_LEN", "STALE", "WAIT", "WINDOW", "InFlight", "RequestIds", "idempotent"]

@@ -19,6 +19,7 @@ from ..v1 import signal_pb2
 from . import signal_convert as sc
 from ..wire.data import chunk_to_proto
 from . import auth
+from .idempotency import InFlight, RequestIds, idempotent
 from .status import abort_with, unary
 from .thread_service import SERVICE_NAME
 from .thread_service import ThreadServicer as MemoryRpcs
@@ -54,6 +55,7 @@ class SignalRpcs:
         return target
 
     @unary
+    @idempotent(signal_pb2.SendMessageResponse)
     async def SendMessage(
         self, request: signal_pb2.SendMessageRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.SendMessageResponse:
@@ -66,6 +68,7 @@ class SignalRpcs:
         return out
 
     @unary
+    @idempotent(signal_pb2.QueueMessageResponse)
     async def QueueMessage(
         self, request: signal_pb2.QueueMessageRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.QueueMessageResponse:
@@ -78,6 +81,7 @@ class SignalRpcs:
         return out
 
     @unary
+    @idempotent(signal_pb2.SendSignalResponse)
     async def SendSignal(
         self, request: signal_pb2.SendSignalRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.SendSignalResponse:
@@ -90,6 +94,7 @@ class SignalRpcs:
         return out
 
     @unary
+    @idempotent(signal_pb2.SendStateSignalResponse)
     async def SendStateSignal(
         self, request: signal_pb2.SendStateSignalRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.SendStateSignalResponse:
@@ -105,6 +110,7 @@ class SignalRpcs:
         return out
 
     @unary
+    @idempotent(signal_pb2.SendNotificationSignalResponse)
     async def SendNotificationSignal(
         self, request: signal_pb2.SendNotificationSignalRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.SendNotificationSignalResponse:
@@ -155,6 +161,7 @@ class SignalRpcs:
             sub.close()
 
     @unary
+    @idempotent(signal_pb2.AbortRunResponse)
     async def AbortRun(
         self, request: signal_pb2.AbortRunRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.AbortRunResponse:
@@ -206,6 +213,10 @@ class ThreadServicer(SignalRpcs, MemoryRpcs):
     def __init__(self, runtime: ThreadRuntime, notifications: NotificationCenter) -> None:
         MemoryRpcs.__init__(self)
         SignalRpcs.__init__(self, runtime, notifications)
+        self.request_ids = RequestIds(lambda: getattr(self.store, "engine", None))
+        self.inflight = InFlight()
+        """Mutating calls running now (drained at SIGTERM)."""
+        """Answers of calls that carried a ``request_id``, in the store (see ``idempotency``)."""
 
 
 __all__ = ["SERVICE_NAME", "SignalRpcs", "ThreadServicer"]

@@ -487,7 +487,8 @@ class ThreadRuntime:
             await self._resume(key)
             return
         try:
-            [pending] = [p for p in await self.store.list_pending(key) if p.message.id == message.pending_id] or [None]
+            pending = next((p for p in await self.store.list_pending(key) if p.message.id == message.pending_id),
+                           None)
             if pending is None:
                 return  # taken already (a run started with it), or not ours to take
             signal = signal_from_message(pending.message)
