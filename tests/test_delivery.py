@@ -33,7 +33,7 @@ from tests.test_signals_serve import SHORT_LEASE, THREAD, idle, until, user_text
 from treadle.memory import open_database
 from treadle.memory.migrate import upgrade
 from treadle.memory.signal_sql import SqlSignalStore
-from treadle.signals import InMemorySignalStore, NotificationRecord, SignalStore
+from treadle.signals import InMemorySignalStore, NotificationRecord, SignalStore, StateChannel
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -116,6 +116,16 @@ async def test_a_stale_copy_of_a_notification_record_never_overwrites_a_newer_on
     assert (stored.status, stored.deliver_when_idle) == ("delivered", False)
     twin = NotificationRecord(("u1", "t1"), "github", "ci", "again", id=record.id)
     assert not await signal_store.save_notification(twin)  # a second create of one id loses too
+
+
+async def test_a_state_channel_version_is_claimed_once(signal_store: SignalStore) -> None:
+    key = ("u1", "t1")
+    assert await signal_store.put_state(key, StateChannel("browser", "page-1", "snapshot", 1, "sig_a"), 0)
+    assert not await signal_store.put_state(key, StateChannel("browser", "page-2", "snapshot", 1, "sig_b"), 0)
+    assert await signal_store.put_state(key, StateChannel("browser", "page-2", "snapshot", 2, "sig_b"), 1)
+    assert not await signal_store.put_state(key, StateChannel("browser", "page-3", "snapshot", 2, "sig_c"), 1)
+    stored = await signal_store.get_state(key, "browser")
+    assert stored is not None and (stored.cache_key, stored.version) == ("page-2", 2)
 
 
 # --- a real PostgreSQL restarted under a running server -----------------------------------------

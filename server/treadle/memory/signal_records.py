@@ -145,7 +145,11 @@ class SignalStore(Protocol):
 
     async def get_state(self, key: ThreadKey, channel: str) -> StateChannel | None: ...
 
-    async def put_state(self, key: ThreadKey, state: StateChannel) -> None: ...
+    async def put_state(self, key: ThreadKey, state: StateChannel, expected_version: int | None = None) -> bool:
+        """Store the channel's state; with ``expected_version``, only when the stored version is
+        still that (0: no state stored yet), a compare-and-set: False when another sender moved
+        the channel first (nothing written)."""
+        ...
 
     async def find_mergeable(
         self, key: ThreadKey, source: str, kind: str, dedupe_key: str, coalesce_key: str
@@ -231,8 +235,12 @@ class InMemorySignalStore:
         state = self._states.get((key, channel))
         return replace(state) if state else None
 
-    async def put_state(self, key: ThreadKey, state: StateChannel) -> None:
+    async def put_state(self, key: ThreadKey, state: StateChannel, expected_version: int | None = None) -> bool:
+        held = self._states.get((key, state.id))
+        if expected_version is not None and (held.version if held is not None else 0) != expected_version:
+            return False
         self._states[(key, state.id)] = replace(state)
+        return True
 
     async def find_mergeable(
         self, key: ThreadKey, source: str, kind: str, dedupe_key: str, coalesce_key: str

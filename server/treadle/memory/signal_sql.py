@@ -173,13 +173,25 @@ class SqlSignalStore:
         row = rows[0] if rows else None
         return StateChannel(row.channel, row.cache_key, row.mode, row.version, row.last_signal_id) if row else None
 
-    async def put_state(self, key: ThreadKey, state: StateChannel) -> None:
+    async def put_state(self, key: ThreadKey, state: StateChannel, expected_version: int | None = None) -> bool:
+        c = state_channels.c
         values = {"cache_key": state.cache_key, "mode": state.mode, "version": state.version,
                   "last_signal_id": state.last_signal_id}
         stmt = self._insert(state_channels).values(
             resource_id=key[0], thread_id=key[1], channel=state.id, **values)
-        upsert = stmt.on_conflict_do_update(index_elements=["resource_id", "thread_id", "channel"], set_=values)
-        await self.db.write(lambda conn: conn.execute(upsert))
+        if expected_version is None:
+            upsert = stmt.on_conflict_do_update(index_elements=["resource_id", "thread_id", "channel"], set_=values)
+            await self.db.write(lambda conn: conn.execute(upsert))
+            return True
+        if expected_version == 0:
+            first = stmt.on_conflict_do_update(  # none yet, or one put back to version 0
+                index_elements=["resource_id", "thread_id", "channel"], set_=values, where=c.version == 0,
+            ).returning(c.channel)
+            return bool(await self.db.write(lambda conn: conn.execute(first).first() is not None))
+        cas = state_channels.update().where(
+            c.resource_id == key[0], c.thread_id == key[1], c.channel == state.id,
+            c.version == expected_version).values(**values)
+        return bool(await self.db.write(lambda conn: conn.execute(cas).rowcount == 1))
 
     # --- notifications ------------------------------------------------------------------------
 
