@@ -285,3 +285,32 @@ def _pending(db: Database) -> list[dict[str, Any]]:
     options = dict(p.split("=", 1) for p in query.split("&") if p)
     with psycopg.connect(base, options=unquote(options.get("options", ""))) as conn:
         return [{"id": r[0], "kind": r[1]} for r in conn.execute("SELECT id, kind FROM pending_signals")]
+
+
+def test_a_subscriber_whose_server_lost_its_replica_channel_gets_an_error_not_a_silent_gap(
+    replicas: Any, openai_server: Any, postgres: Database
+) -> None:
+    import hashlib
+
+    import psycopg
+
+    from treadle.v1 import signal_pb2
+
+    a = replicas(openai_server([]))
+    stream = a.stub.SubscribeToThread(signal_pb2.SubscribeToThreadRequest(resource_id="u1", thread_id="t1"),
+                                      timeout=READY_TIMEOUT)  # on a silent gap: DEADLINE_EXCEEDED
+    first = next(stream)
+    assert first.HasField("active_run")
+    assert postgres.database is not None
+    base, _, query = postgres.database.partition("?")
+    schema = unquote(dict(p.split("=", 1) for p in query.split("&"))["options"]).split("=", 1)[1]
+    channel = "treadle_" + hashlib.sha256(schema.encode()).hexdigest()[:16]
+    with psycopg.connect(base, autocommit=True) as conn:  # the server's LISTEN connection drops
+        killed = conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = %s",
+                              (f"LISTEN {channel}",)).fetchall()
+    assert killed == [(True,)]
+    with pytest.raises(grpc.RpcError) as failed:
+        next(stream)  # whatever the other replicas sent meanwhile was not heard: an error, at once
+    assert failed.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert "subscribe again" in str(failed.value.details())
+    stream.cancel()

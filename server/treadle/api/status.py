@@ -20,6 +20,7 @@ from ..core.errors import (
 )
 from ..core.errors import ShuttingDownError as Draining
 from ..memory.retry import StoreUnavailableError
+from ..signals.hub import SubscriptionGapError
 from sqlalchemy.exc import SQLAlchemyError
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,7 @@ _CODES: tuple[tuple[type[Exception], grpc.StatusCode], ...] = (
     (ResourceExhaustedError, grpc.StatusCode.RESOURCE_EXHAUSTED),
     (Draining, grpc.StatusCode.UNAVAILABLE),
     (StoreUnavailableError, grpc.StatusCode.UNAVAILABLE),
+    (SubscriptionGapError, grpc.StatusCode.UNAVAILABLE),
 )
 
 

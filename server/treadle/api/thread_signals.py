@@ -14,6 +14,7 @@ import grpc
 from ..core.chunks import Chunk
 from ..core.errors import InvalidArgumentError
 from ..signals import ActiveRunChanged, NotificationCenter, Sent, ThreadRuntime, send_state
+from ..signals.hub import SubscriptionGapError
 from ..signals.runtime import Target
 from ..v1 import signal_pb2
 from . import signal_convert as sc
@@ -157,6 +158,8 @@ class SignalRpcs:
             async for event in sub.events():
                 for response in _responses([event, *sub.batch()]):
                     yield response
+        except SubscriptionGapError as e:  # never a silent gap: the subscriber resubscribes
+            await abort_with(context, e)
         finally:
             sub.close()
 

@@ -22,6 +22,22 @@ class ActiveRunChanged:
 Event: TypeAlias = Chunk | ActiveRunChanged
 
 
+CHANNEL_LOST = ("this server lost its connection to the other servers and may have missed events of the "
+                "thread; subscribe again (ListMessages has what was stored meanwhile)")
+
+
+class SubscriptionGapError(Exception):
+    """This server may have missed events of the thread: the subscription ends with this
+    (UNAVAILABLE) instead of going on with a silent gap."""
+
+
+class Gap:
+    """Queued to a subscription that may have missed events (see ``ThreadHub.gap``)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
 class Subscription:
     """One subscriber's events, from the moment it subscribed; ``close`` unsubscribes."""
 
@@ -32,6 +48,8 @@ class Subscription:
 
     async def events(self) -> AsyncIterator[Event]:
         while (event := await self.queue.get()) is not None:
+            if isinstance(event, Gap):
+                raise SubscriptionGapError(event.reason)
             yield event
 
     def batch(self) -> list[Event]:
@@ -73,6 +91,12 @@ class ThreadHub:
         for sub in self._subs.get(key, ()):
             sub.queue.put_nowait(event)
 
+    def gap(self, reason: str) -> None:
+        """Every subscription here may have missed events: each ends with an error."""
+        for subs in list(self._subs.values()):
+            for sub in list(subs):
+                sub.queue.put_nowait(Gap(reason))  # type: ignore[arg-type]
+
     def subscribers(self, key: ThreadKey) -> int:
         return len(self._subs.get(key, ()))
 
@@ -84,4 +108,4 @@ class ThreadHub:
                 del self._subs[sub.key]
 
 
-__all__ = ["ActiveRunChanged", "Event", "Subscription", "ThreadHub"]
+__all__ = ["CHANNEL_LOST", "ActiveRunChanged", "Event", "Gap", "Subscription", "SubscriptionGapError", "ThreadHub"]
