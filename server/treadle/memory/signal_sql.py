@@ -12,8 +12,8 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
-    BigInteger, Boolean, Column, Connection, Integer, MetaData, String, Table, Text, column, delete, or_,
-    select, table,
+    BigInteger, Boolean, Column, Connection, Integer, MetaData, String, Table, Text, column, delete, exists,
+    literal, or_, select, table,
 )
 from sqlalchemy.dialects import postgresql, sqlite
 
@@ -262,25 +262,28 @@ class SqlSignalStore:
 
 
 def _add_pending(conn: Connection, pending: PendingSignal) -> int:
-    """Idempotent by message id (see ``SignalStore.add_pending``); returns the row's seq."""
+    """Idempotent by message id (see ``SignalStore.add_pending``); returns the row's seq. A new
+    signal is one statement: inserted unless a row or a stored message of that id exists."""
     m = pending.message
     c = pending_signals.c
     mine = (c.id == m.id, c.resource_id == pending.key[0], c.thread_id == pending.key[1])
-    row = conn.execute(select(c.seq, c.kind, c.agent_id).where(*mine)).first()
-    if row is not None:  # stored already (a retry, a leftover): upgraded, never twice
-        if pending.kind == "accepted" and row.kind != "accepted":
-            conn.execute(pending_signals.update().where(*mine).values(
-                kind="accepted", agent_id=row.agent_id or pending.agent_id))
-        return int(row.seq)
-    stored = select(_messages.c.id).where(_messages.c.thread_id == pending.key[1], _messages.c.id == m.id)
-    if conn.execute(stored).first() is not None:
+    values = {"id": m.id, "resource_id": pending.key[0], "thread_id": pending.key[1], "kind": pending.kind,
+              "agent_id": pending.agent_id, "type": m.type, "content": content_to_json(m.content),
+              "options": _json(pending.options) if pending.options is not None else None,
+              "created_at": micros(m.created_at)}
+    fresh = ~exists().where(*mine) & ~exists().where(_messages.c.thread_id == pending.key[1],
+                                                    _messages.c.id == m.id)
+    row = select(*(literal(v, pending_signals.c[k].type) for k, v in values.items())).where(fresh)
+    inserted = conn.execute(pending_signals.insert().from_select(list(values), row).returning(c.seq)).first()
+    if inserted is not None:
+        return int(inserted[0])
+    held = conn.execute(select(c.seq, c.kind, c.agent_id).where(*mine)).first()
+    if held is None:
         return 0  # consumed: the thread holds it
-    return int(conn.execute(pending_signals.insert().values(
-        id=m.id, resource_id=pending.key[0], thread_id=pending.key[1], kind=pending.kind,
-        agent_id=pending.agent_id, type=m.type, content=content_to_json(m.content),
-        options=_json(pending.options) if pending.options is not None else None,
-        created_at=micros(m.created_at),
-    ).returning(c.seq)).scalar_one())
+    if pending.kind == "accepted" and held.kind != "accepted":  # a retry, a leftover: upgraded
+        conn.execute(pending_signals.update().where(*mine).values(
+            kind="accepted", agent_id=held.agent_id or pending.agent_id))
+    return int(held.seq)
 
 
 def _rows(conn: Connection, query: Any) -> list[Any]:
