@@ -121,6 +121,10 @@ class SignalStore(Protocol):
         """The signals were taken by a run."""
         ...
 
+    async def get_pending(self, key: ThreadKey, id: str) -> PendingSignal | None:
+        """The thread's pending signal ``id`` (None: consumed, or never stored)."""
+        ...
+
     async def take_pending(self, ids: Iterable[str]) -> list[PendingSignal]:
         """Remove and return those of ``ids`` still stored (a signal taken once, by one taker)."""
         ...
@@ -202,6 +206,10 @@ class InMemorySignalStore:
     async def remove_pending(self, ids: Iterable[str]) -> None:
         for i in ids:
             self._pending.pop(i, None)
+
+    async def get_pending(self, key: ThreadKey, id: str) -> PendingSignal | None:
+        held = self._pending.get(id)
+        return held if held is not None and held.key == key else None
 
     async def take_pending(self, ids: Iterable[str]) -> list[PendingSignal]:
         return [p for i in ids if (p := self._pending.pop(i, None)) is not None]

@@ -109,6 +109,12 @@ class SqlSignalStore:
             stmt = delete(pending_signals).where(pending_signals.c.id.in_(wanted))
             await self.db.write(lambda conn: conn.execute(stmt))
 
+    async def get_pending(self, key: ThreadKey, id: str) -> PendingSignal | None:
+        c = pending_signals.c
+        rows = await self.db.read(_rows, select(pending_signals).where(
+            c.thread_id == key[1], c.id == id, c.resource_id == key[0]).limit(1))
+        return _pending(rows[0]) if rows else None
+
     async def take_pending(self, ids: Iterable[str]) -> list[PendingSignal]:
         wanted = list(ids)
         if not wanted:

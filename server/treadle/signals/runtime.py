@@ -487,8 +487,7 @@ class ThreadRuntime:
             await self._resume(key)
             return
         try:
-            pending = next((p for p in await self.store.list_pending(key) if p.message.id == message.pending_id),
-                           None)
+            pending = await self.store.get_pending(key, message.pending_id)
             if pending is None:
                 return  # taken already (a run started with it), or not ours to take
             signal = signal_from_message(pending.message)
