@@ -3,12 +3,12 @@
 //
 //     clients/typescript/node_modules/.bin/tsx examples/remote_guard.ts [HOST:PORT]
 //
-// (after `npm ci --prefix clients/typescript`). HOST:PORT defaults to 127.0.0.1:50051. Prints
+// (after `npm ci --prefix clients/typescript`). HOST:PORT defaults to $TREADLE_TARGET, else 127.0.0.1:50051. Prints
 // `processor no-secrets attached to HOST:PORT` once the server accepted the handshake, and a line
 // per failed try while the server cannot be reached; serves until SIGTERM or Ctrl-C.
 import { attach, type ProcessInputArgs, type Processor } from "../clients/typescript/src/processors.js";
 
-const target = process.argv[2] ?? "127.0.0.1:50051";
+const target = process.argv[2] ?? process.env.TREADLE_TARGET ?? "127.0.0.1:50051";
 
 /** Refuses prompts that mention a password, before any model call. */
 class NoSecrets implements Processor {

@@ -1,6 +1,6 @@
 """A remote tool: `current_time`, served by a separate Python process to a running server.
 
-    .venv/bin/python examples/remote_tool.py [HOST:PORT]      # default 127.0.0.1:50051
+    .venv/bin/python examples/remote_tool.py [HOST:PORT]      # default $TREADLE_TARGET or 127.0.0.1:50051
 
 Prints `tool current_time attached to HOST:PORT` once the server has accepted it. Agents name
 it like any tool (examples/agents.yaml does); the model calls it when it needs the time. (The
@@ -11,7 +11,7 @@ embedded model is too small to call tools: use a provider's model for this one, 
 import sys
 from datetime import datetime, timezone
 
-from treadle_client import DEFAULT_TARGET, Tool, run_tools
+from treadle_client import Tool, default_target, run_tools
 
 
 def current_time(args, ctx):
@@ -26,5 +26,5 @@ TOOL = Tool(
 )
 
 if __name__ == "__main__":
-    target = sys.argv[1] if len(sys.argv) > 1 else DEFAULT_TARGET
+    target = sys.argv[1] if len(sys.argv) > 1 else default_target()
     run_tools([TOOL], target)

@@ -28,6 +28,7 @@ from treadle.v1 import (
     agent_service_pb2_grpc,
     processor_service_pb2,
     prompt_pb2,
+    thread_service_pb2,
     tool_service_pb2,
     tool_service_pb2_grpc,
 )
@@ -36,7 +37,8 @@ from treadle_client import attach
 Code = grpc.StatusCode
 SERVICES = [agent_service_pb2.DESCRIPTOR.services_by_name["AgentService"],
             processor_service_pb2.DESCRIPTOR.services_by_name["ProcessorService"],
-            tool_service_pb2.DESCRIPTOR.services_by_name["ToolService"]]
+            tool_service_pb2.DESCRIPTOR.services_by_name["ToolService"],
+            thread_service_pb2.DESCRIPTOR.services_by_name["ThreadService"]]
 METHODS = [(s, m) for s in SERVICES for m in s.methods]
 
 
@@ -316,6 +318,39 @@ def stored(server: ThreadedServer) -> bytes:
     return listing.SerializeToString(deterministic=True)
 
 
+def listings(server: ThreadedServer, body: bytes, input_type: Any) -> tuple[grpc.StatusCode, bytes]:
+    """What the request's thread lists (threads of its resource, messages of its thread), and
+    how the listing answered: whatever was accepted must list back."""
+    try:
+        request = input_type._concrete_class.FromString(body)
+    except Exception:
+        return grpc.StatusCode.OK, b""
+    fields = request.DESCRIPTOR.fields_by_name
+    resource = getattr(request, "resource_id", "") if "resource_id" in fields else ""
+    thread = getattr(request, "thread_id", "") if "thread_id" in fields else ""
+    if "thread" in fields and request.DESCRIPTOR.fields_by_name["thread"].message_type is not None \
+            and request.HasField("thread") and hasattr(request.thread, "resource_id"):
+        resource, thread = request.thread.resource_id, request.thread.id
+    if not resource:
+        return grpc.StatusCode.OK, b""
+    out = b""
+    rpc = server.channel.unary_unary
+    try:
+        page = rpc("/treadle.v1.ThreadService/ListThreads", thread_service_pb2.ListThreadsRequest.SerializeToString,
+                   thread_service_pb2.ListThreadsResponse.FromString)(
+            thread_service_pb2.ListThreadsRequest(resource_id=resource, page_size=1), timeout=5)
+        out += page.SerializeToString(deterministic=True)
+        if thread:
+            listed = rpc("/treadle.v1.ThreadService/ListMessages",
+                         thread_service_pb2.ListMessagesRequest.SerializeToString,
+                         thread_service_pb2.ListMessagesResponse.FromString)(
+                thread_service_pb2.ListMessagesRequest(resource_id=resource, thread_id=thread, page_size=1), timeout=5)
+            out += listed.SerializeToString(deterministic=True)
+    except grpc.RpcError as e:
+        return e.code(), out  # type: ignore[no-any-return]
+    return grpc.StatusCode.OK, out
+
+
 def send(server: ThreadedServer, service: Any, method: Any, body: bytes) -> grpc.StatusCode:
     path = f"/{service.full_name}/{method.name}"
     identity = (lambda b: b)
@@ -325,8 +360,11 @@ def send(server: ThreadedServer, service: Any, method: Any, body: bytes) -> grpc
             for _ in call:
                 pass
         elif method.server_streaming:
-            for _ in server.channel.unary_stream(path, identity, identity)(body, timeout=5):
-                pass
+            call = server.channel.unary_stream(path, identity, identity)(body, timeout=5)
+            for _ in call:
+                if method.name == "SubscribeToThread":  # it lasts until cancelled: its first answer will do
+                    call.cancel()
+                    break
         else:
             server.channel.unary_unary(path, identity, identity)(body, timeout=5)
     except grpc.RpcError as e:
@@ -349,8 +387,16 @@ def test_random_requests_never_get_unknown_or_internal_and_change_nothing_when_r
 ) -> None:
     service, method, body = request
     before = stored(threaded)
+    _, threads_before = listings(threaded, body, method.input_type)
     code = send(threaded, service, method, body)
     assert code not in (Code.UNKNOWN, Code.INTERNAL), (method.full_name, body)
+    threaded.run(threaded.app.threads.wait_idle())  # a run it woke has ended and stored its messages
+    listed, threads_after = listings(threaded, body, method.input_type)
+    # what was accepted lists back (a thread of another resource is PERMISSION_DENIED, not broken)
+    assert listed not in (Code.UNKNOWN, Code.INTERNAL, Code.RESOURCE_EXHAUSTED, Code.DATA_LOSS), \
+        (method.full_name, listed, body)
+    if code != Code.OK and method.name not in ("AbortRun",):
+        assert threads_after == threads_before, (method.full_name, code)
     health = health_pb2_grpc.HealthStub(threaded.channel).Check(health_pb2.HealthCheckRequest())
     assert health.status == health_pb2.HealthCheckResponse.SERVING
     if code != Code.OK:

@@ -18,6 +18,8 @@ from tests.test_cli import READY_TIMEOUT, ROOT, TREADLE, clean_env, free_port, s
 from treadle.config.auth import token_sha256
 from treadle.config.security import load_security
 
+DOC_BLOCKS = {("docs/security.md", "yaml", i): "test_the_documented_configuration_loads" for i in range(3)}
+
 
 def test_serve_refuses_a_public_address_without_auth() -> None:
     proc = subprocess.run([*TREADLE, "serve", "--listen", f"0.0.0.0:{free_port()}"], env=clean_env(),

@@ -49,7 +49,9 @@ async def test_threads_list_and_show_print_threads_and_messages(start_app: Start
     assert lines[:2] == ["thread trip: Paris trip", "user: Weather in Paris?"]
     assert 'assistant: → tool get_weather({"city": "Paris"})' in lines
     assert '← get_weather: {"sky": "sunny"}' in lines
-    assert lines[-1].endswith("Sunny in Paris.")
+    runs = lines.index("runs (1, newest first; `treadle runs show ada trip RUN` shows one):")
+    assert lines[runs - 1].endswith("Sunny in Paris.")  # the messages, then the thread's runs
+    assert lines[runs + 1].startswith("run_") and "  finished (stop)  " in lines[runs + 1]
 
     code, _, err = await run_threads(running.target, "show", "bob", "trip")
     assert code == 1 and "PERMISSION_DENIED" in err

@@ -1,9 +1,9 @@
-"""The generated code (clients/python/treadle/v1/, clients/typescript/src/gen/, clients/go/gen/) is
-current, and the API's JSON contracts hold.
+"""The generated code (clients/python/treadle/v1/, clients/python/treadle_client/typed/_gen/,
+clients/typescript/src/gen/, clients/go/gen/) is current, and the API's JSON contracts hold.
 
 Regenerating needs buf and protoc-gen-es from `.ci/tools/node_modules` (CI runs
-`npm ci --prefix .ci/tools` first), grpcio-tools in the Python running the tests, and the Go
-plugins in .ci/tools/bin (.ci/go-tools).
+`npm ci --prefix .ci/tools` first), grpcio-tools and betterproto2-compiler (with its ruff) beside
+the Python running the tests, and the Go plugins in .ci/tools/bin (.ci/go-tools).
 """
 
 import difflib
@@ -21,7 +21,8 @@ from treadle.v1 import agent_service_pb2, chunk_pb2
 ROOT = Path(__file__).resolve().parent.parent
 BUF = ROOT / ".ci" / "tools" / "node_modules" / ".bin" / "buf"
 # Every directory buf.gen.yaml writes, relative to the repository (and to `buf generate -o`).
-GENERATED_DIRS = ["clients/python/treadle/v1", "clients/typescript/src/gen"]
+GENERATED_DIRS = ["clients/python/treadle/v1", "clients/python/treadle_client/typed/_gen",
+                  "clients/typescript/src/gen"]
 # Go has its own template (managed mode) and plugins, installed by .ci/go-tools.
 GO_TEMPLATE = ".ci/buf.gen.go.yaml"
 GO_PLUGINS = [ROOT / ".ci" / "tools" / "bin" / n for n in ("protoc-gen-go", "protoc-gen-go-grpc")]
@@ -46,7 +47,8 @@ def regenerated(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "run `npm ci --prefix .ci/tools` (or .ci/gen) first"
         )
     env = dict(os.environ)
-    # The plugin shim runs as `python` from PATH: make it this interpreter (it has grpcio-tools).
+    # The plugin shim runs as `python` from PATH: make it this interpreter (it has grpcio-tools);
+    # protoc-gen-python_betterproto2 and ruff are installed beside it.
     env["PATH"] = os.pathsep.join(
         [str(Path(sys.executable).parent), str(BUF.parent), env.get("PATH", "")]
     )

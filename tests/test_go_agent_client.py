@@ -3,7 +3,8 @@
 ``clients/go/internal/agentclient`` (built once per session) streams an answer, reads a
 tripwire from ``Generate``, creates a thread, subscribes to it and sends a message into it with
 ``SendMessage``: the idle thread wakes a run, the subscription sees it start, stream and end,
-and the model's request carries the message as ``<user name="Devin" from="slack">``; then it
+and the model's request carries the message as ``<user from="slack" name="Devin">`` (the
+attributes in the order the Go list gave them); then it
 reads the thread back, sends state and a notification that wake nothing, and makes, changes and
 deletes an agent. The model is the wire-level OpenAI fake.
 """
@@ -63,4 +64,4 @@ async def test_go_agent_client_streams_trips_and_wakes_a_thread(
     # Two model calls (the guarded agent never reached the model); the second is the woken run's.
     assert len(model.requests) == 2
     users = [m["content"] for m in model.requests[1]["messages"] if m["role"] == "user"]
-    assert users == ['<user name="Devin" from="slack">Can we simplify the API surface?</user>']
+    assert users == ['<user from="slack" name="Devin">Can we simplify the API surface?</user>']

@@ -246,6 +246,8 @@ async def test_the_typescript_pii_guard_redacts_the_same(server: Any, delivery: 
 
 # --- 6. the SDK page's example ---------------------------------------------------------------------
 
+DOC_BLOCKS = {("clients/python/README.md", "python", 3): "test_the_sdk_pages_text_gate_example"}
+
 
 async def test_the_sdk_pages_text_gate_example(server: Any) -> None:
     from tests.test_python_sdk import readme_example

@@ -25,6 +25,9 @@ from treadle.agents import Agent, ProcessorRef, RunRequest
 from treadle.core.messages import Message, SystemMessage
 
 EXAMPLES = JAVA_CLIENT / "src" / "test" / "java" / "dev" / "treadle" / "examples"
+DOC_BLOCKS = {("clients/java/README.md", "java", i): "test_each_readme_example_is_a_program_the_tests_run"
+              for i in range(5)}
+"""The README's Java blocks are the example programs the tests below run (tests/doc_blocks.py)."""
 
 
 def agent(server: OpenAIServer, agent_id: str = "assistant", **kw: Any) -> Agent:
@@ -66,8 +69,9 @@ async def test_agent_client_sees_the_run_a_sent_message_wakes(start_app: StartAp
         running.app.add_agent(agent(model))
         out = await (await java("dev.treadle.examples.ThreadExample", running.target)).output()
         assert out.splitlines() == ["SIGNAL_ACTION_WAKE", "Hi there"]
-        user = [m for m in model.recorded[0].body["messages"] if m["role"] == "user"]
-        assert "hello" in json.dumps(user)
+        user = [m["content"] for m in model.recorded[0].body["messages"] if m["role"] == "user"]
+        # The LinkedHashMap's order, not the stable order a Struct gets (name before from).
+        assert user == ['<user from="slack" name="Devin">hello</user>']
     finally:
         model.close()
 

@@ -1,50 +1,53 @@
-"""docs/memory.md's examples run as written."""
+"""docs/memory.md's examples run as written: the Python program with ``.venv/bin/python`` against
+``treadle serve`` (whose ``assistant`` runs on the OpenAI wire fake), then the CLI commands."""
 
 from __future__ import annotations
 
-import re
-import textwrap
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import StartApp
+from tests.doc_blocks import DEFAULT_ADDRESS, block
 from tests.support import Turn
-from treadle.agents import Agent
+from tests.support.terminal import Terminal
 from treadle.api.convert import agent_from_dict
 from treadle.config import load_agent_file
 
-DOC = (Path(__file__).resolve().parent.parent / "docs" / "memory.md").read_text()
+DOC = "docs/memory.md"
+DOC_BLOCKS = {
+    (DOC, "python", 0): "test_the_python_example_and_the_cli_show_the_conversation",
+    (DOC, "sh", 0): "test_the_python_example_and_the_cli_show_the_conversation",
+    (DOC, "yaml", 0): "test_the_settings_example_loads",
+}
 
 
-def blocks(lang: str) -> list[str]:
-    return re.findall(rf"```{lang}\n(.*?)```", DOC, re.S)
-
-
-async def test_the_python_example_carries_the_conversation(start_app: StartApp, openai_server: Any,
-                                                           capsys: Any) -> None:
-    server = openai_server([Turn.say("Hello, Ada."), Turn.say("Your name is Ada.")])
-
-    def setup(app: Any) -> None:
-        app.add_agent(Agent(id="assistant", model="openai/gpt-4o-mini", base_url=server.base_url))
-
-    running = await start_app(setup)
-    code = blocks("python")[0].replace("127.0.0.1:50051", running.target)
-    namespace: dict[str, Any] = {}
-    exec("async def example():\n" + textwrap.indent(code, "    "), namespace)
-    await namespace["example"]()
-    assert capsys.readouterr().out.splitlines() == [
+def test_the_python_example_and_the_cli_show_the_conversation(terminal: Terminal, openai_server: Any,
+                                                              tmp_path: Path) -> None:
+    fake = openai_server([Turn.say("Hello, Ada."), Turn.say("Your name is Ada.")])
+    server = terminal.serve([".venv/bin/treadle", "serve"], OPENAI_BASE_URL=fake.base_url)
+    script = tmp_path / "memory.py"
+    script.write_text(block(DOC, "python").replace(DEFAULT_ADDRESS, terminal.target))
+    done = terminal.run([".venv/bin/python", str(script)])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
         "1 My name is Ada.", "2 Hello, Ada.", "1 What is my name?", "2 Your name is Ada."
     ]
-    assert [m["content"] for m in server.requests[1]["messages"]] == [
-        "My name is Ada.", "Hello, Ada.", "What is my name?"
+    assert [m["content"] for m in fake.requests[1]["messages"]][1:] == ["My name is Ada.", "Hello, Ada.", "What is my name?"]
+
+    listing, show = block(DOC, "sh").strip().splitlines()
+    done = terminal.run(listing)  # finds the server through TREADLE_TARGET, as chat does
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("trip  Paris trip  (updated "), done.stdout
+    done = terminal.run(show)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[:5] == [
+        "thread trip: Paris trip", "user: My name is Ada.", "assistant: Hello, Ada.",
+        "user: What is my name?", "assistant: Your name is Ada.",
     ]
-    assert running.app.store is not None
-    thread = await running.app.store.get_thread("trip")
-    assert thread is not None and thread.title == "Paris trip"
+    assert server.interrupt() == 0
 
 
 def test_the_settings_example_loads(tmp_path: Path) -> None:
     path = tmp_path / "agents.yaml"
-    path.write_text(blocks("yaml")[0])
+    path.write_text(block(DOC, "yaml"))
     [agent] = [agent_from_dict(d, source="config") for d in load_agent_file(path)]
     assert agent.memory.last_messages == 20

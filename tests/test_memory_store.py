@@ -176,6 +176,16 @@ async def test_runs_are_recorded_newest_first(store: SqlStore) -> None:
     assert r1.finish_reason == "stop" and r1.usage == Usage(1, 2, 3) and r1.ended_at is not None
 
 
+async def test_a_taken_run_id_is_already_exists_and_writes_nothing(store: SqlStore) -> None:
+    from treadle.core.errors import AlreadyExistsError
+
+    await store.open_thread("u1", "t1")
+    await store.start_run("r1", "agent", "t1", "u1")
+    with pytest.raises(AlreadyExistsError, match="run id 'r1' is taken"):
+        await store.begin_run("r1", "agent", "u2", "t2", title=None, metadata=None, history=0)
+    assert (await store.list_threads("u2", PageRequest(10, 1 << 20))).items == []  # the thread was not opened
+
+
 async def test_delete_thread_takes_its_messages_and_runs(store: SqlStore) -> None:
     await store.open_thread("u1", "t1")
     await store.save_messages("t1", "u1", [Message.user("hi")])

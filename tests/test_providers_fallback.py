@@ -69,13 +69,16 @@ async def test_falls_back_when_the_primary_fails_before_any_chunk(
     assert len(primary.requests) == 1 and len(backup.requests) == 1
 
 
-async def test_the_last_error_propagates(router, openai_server) -> None:  # noqa: F811
+async def test_the_last_error_propagates_saying_what_every_model_said(router, openai_server) -> None:  # noqa: F811
     a = openai_server([Turn.fail(500, "first down")])
     b = openai_server([Turn.fail(429, "second busy")])
     model = router.resolve(config("openai", a, fallbacks=[config("openai", b)]))
     with pytest.raises(APICallError) as info:
         await collect(model, ask())
-    assert (info.value.status_code, info.value.message) == (429, "second busy")
+    # The status (what error processors retry on) is the last model's; the message names both.
+    assert info.value.status_code == 429
+    assert info.value.message.startswith("every model failed: openai/")
+    assert "(500): first down; openai/" in info.value.message and info.value.message.endswith("(429): second busy")
 
 
 async def test_no_fallback_after_the_first_chunk(router, openai_server) -> None:  # noqa: F811

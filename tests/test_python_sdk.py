@@ -320,6 +320,10 @@ async def test_the_sdk_reattaches_after_the_server_restarts(live) -> None:
 # --- the README's examples -------------------------------------------------------------------
 
 README = Path(__file__).resolve().parents[1] / "clients" / "python" / "README.md"
+DOC_BLOCKS = {("clients/python/README.md", "python", 2): "test_readme_processor_example",
+              ("clients/python/README.md", "python", 5): "test_readme_tool_example"}
+"""The README's other blocks are run by tests/test_python_client_readme.py and (the text gate)
+tests/test_hold_release.py."""
 
 
 def readme_example(name: str) -> dict[str, Any]:

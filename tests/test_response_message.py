@@ -1,5 +1,5 @@
 """One call's response is ONE assistant message, as the Mastra framework stores it: the parts of
-every step (a step-start part opening each), tool invocations updated in place with their
+every step (a step-start part between two steps, none before the first), tool invocations updated in place with their
 results; and the prompt of the next call splits it back into the turns the providers expect.
 """
 
@@ -40,7 +40,7 @@ async def test_a_call_of_two_steps_answers_one_assistant_message(harness_factory
     [message] = result.messages
     assert message.role == "assistant"
     assert shape(message) == [
-        ("step-start",), ("text", "Let me check."), ("tool", "weather", "result", {"sky": "clear"}),
+        ("text", "Let me check."), ("tool", "weather", "result", {"sky": "clear"}),
         ("step-start",), ("text", "Sunny in Oslo."),
     ]
     # Every step of the streamed call names the same message.
@@ -129,7 +129,7 @@ async def test_a_rejected_later_step_leaves_exactly_the_earlier_steps_in_the_mes
     result = await h.generate(agent, "weather?")
     [message] = result.messages
     assert shape(message) == [
-        ("step-start",), ("tool", "weather", "result", {"sky": "clear"}), ("step-start",), ("text", "good"),
+        ("tool", "weather", "result", {"sky": "clear"}), ("step-start",), ("text", "good"),
     ]
     assert [s.tripwire is not None for s in result.steps] == [False, True, False]
 
@@ -145,5 +145,5 @@ async def test_a_retried_api_call_leaves_no_trace_in_the_message(harness_factory
     result = await h.generate(h.agent(tools=[WEATHER], error_processors=[Retry()], max_processor_retries=1), "go")
     [message] = result.messages
     assert shape(message) == [
-        ("step-start",), ("tool", "weather", "result", {"sky": "clear"}), ("step-start",), ("text", "done"),
+        ("tool", "weather", "result", {"sky": "clear"}), ("step-start",), ("text", "done"),
     ]

@@ -6,6 +6,7 @@ import pytest
 
 from treadle.core.errors import InvalidArgumentError
 from treadle.signals import Signal, normalise_type, render_signal, render_summary
+from treadle.signals.render import signal_prompt_text
 
 
 def test_user_message_with_attributes_renders_as_a_user_element() -> None:
@@ -54,7 +55,10 @@ def test_types_are_normalised_and_unknown_ones_rejected() -> None:
 def test_a_signal_becomes_a_signal_message_and_a_transient_chunk() -> None:
     signal = Signal("notification", "github-review", "LGTM", attributes={"pr": 7})
     message = signal.to_message(thread_id="t1", resource_id="u1")
-    assert (message.role, message.type, message.text) == ("signal", "github-review", '<github-review pr="7">LGTM</github-review>')
+    # Stored as the raw contents; the XML is rendered for the prompt.
+    assert (message.role, message.type, message.text) == ("signal", "github-review", "LGTM")
+    assert "contents" not in message.content.metadata["signal"]
+    assert signal_prompt_text(message) == '<github-review pr="7">LGTM</github-review>'
     chunk = signal.to_chunk("run_1")
     assert (chunk.type, chunk.transient, chunk.run_id, chunk.from_) == ("data-signal", True, "run_1", "SYSTEM")
     assert chunk.data["tagName"] == "github-review" and chunk.data["attributes"] == {"pr": 7}

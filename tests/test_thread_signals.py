@@ -191,8 +191,17 @@ async def test_send_message_while_active_is_delivered_into_the_running_loop(thre
     assert watch.text(run_id) == "firstsecond"
 
 
+async def create_thread(t: Threads, resource_id: str, thread_id: str) -> None:
+    """State lives in an existing thread."""
+    from treadle.v1 import thread_service_pb2
+
+    await t.stub.CreateThread(thread_service_pb2.CreateThreadRequest(
+        thread=thread_service_pb2.Thread(id=thread_id, resource_id=resource_id)))
+
+
 async def test_a_second_state_signal_with_the_same_cache_key_is_skipped(threads: Any) -> None:
     t, server = await threads([Turn.say("ok")])
+    await create_thread(t, "u1", "t1")
     watch = await t.subscribe("u1", "t1")
     body = {"agentId": "echo", "resourceId": "u1", "threadId": "t1",
             "state": {"id": "browser", "cacheKey": "k1", "mode": "STATE_MODE_SNAPSHOT", "value": {"url": "a"}}}
@@ -350,6 +359,7 @@ async def test_send_signal_with_a_tag_name_and_the_legacy_system_reminder(thread
 
 async def test_browser_state_signal(threads: Any) -> None:
     t, server = await threads([Turn.say("noted"), Turn.say("noted again")])
+    await create_thread(t, "user-123", "thread-abc")
     watch = await t.subscribe()
     state = {"id": "browser", "mode": "STATE_MODE_SNAPSHOT", "cacheKey": "browser:https://example.com:3-tabs",
              "contents": "Browser is open. Active tab URL: https://example.com. 3 open tabs.",
@@ -412,7 +422,7 @@ async def test_low_priority_summary_at_policy(threads: Any) -> None:
     assert json_format.MessageToDict(chunk.data.data)["tagName"] == "notification-summary"
     assert server.requests == []
     records = (await t.call("ListNotifications", THREAD))["notifications"]
-    assert records[0]["status"] == "NOTIFICATION_STATUS_SUMMARIZED"
+    assert records[0]["status"] == "NOTIFICATION_STATUS_PENDING", "summarised, not yet delivered in full"
     urgent = await t.call("SendNotificationSignal", {"agentId": "echo", **THREAD, "notification": {
         "source": "pager", "kind": "incident", "priority": "NOTIFICATION_PRIORITY_URGENT", "summary": "Site down"}})
     assert urgent["decision"] == {"action": "NOTIFICATION_ACTION_DELIVER", "rule": "priority"}

@@ -119,3 +119,31 @@ async def test_tls_settings_need_both_halves(start_app: StartApp, ca: TestCA) ->
     with pytest.raises(ValueError, match="needs --tls-cert"):
         await start_app(tls_client_ca=ca.cert)
     assert token_sha256("x") != token_sha256("y")
+
+
+async def test_a_common_name_that_reads_like_a_subject_is_not_that_subject(secured, ca: TestCA) -> None:
+    server, forged, real = ca.issue("localhost", server=True), ca.issue("CN=ops-laptop"), ca.issue("ops-laptop")
+    creds = [dict(c, clientCertSubject="CN=ops-laptop") if c["id"] == "ops" else c for c in CREDENTIALS]
+    running, _ = await secured(auth={"credentials": creds},
+                               tls_cert=server.cert, tls_key=server.key, tls_client_ca=ca.cert)
+    target = f"localhost:{running.port}"
+    tls_forged = TLSConfig(ca=ca.cert, cert=forged.cert, key=forged.key)
+    async with AgentClient(target, token=TOKENS["ops"], tls=tls_forged) as client:
+        with pytest.raises(grpc.aio.AioRpcError) as info:
+            await client.list_agents()
+    assert info.value.code() == Code.UNAUTHENTICATED
+    async with AgentClient(target, token=TOKENS["ops"], tls=TLSConfig(ca=ca.cert, cert=real.cert, key=real.key)) as client:
+        assert "secret" in [a.id for a in await client.list_agents()]
+
+
+def test_subjects_are_parsed_distinguished_names() -> None:
+    from treadle.config.auth import AuthConfigError, parse_auth, parse_dn
+
+    assert parse_dn("CN=ops, O=Example") == parse_dn("o=Example,commonName=ops") == (("CN", "ops"), ("O", "Example"))
+    assert parse_dn(r"CN=CN\=ops-laptop") == (("CN", "CN=ops-laptop"),) != parse_dn("CN=ops-laptop")
+    assert parse_dn(r"CN=a\2Cb") == parse_dn(r"CN=a\,b") == (("CN", "a,b"),)
+    for bad in ("", "ops", "CN=ops,", "C N=x", "CN=x\\"):
+        with pytest.raises(ValueError):
+            parse_dn(bad)
+    with pytest.raises(AuthConfigError, match="clientCertSubject 'ops' is not a distinguished name"):
+        parse_auth({"credentials": [{"id": "x", "clientCertSubject": "ops"}]})

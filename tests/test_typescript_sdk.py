@@ -37,6 +37,9 @@ EXAMPLES = TS_CLIENT / "examples"
 TSX = TS_CLIENT / "node_modules" / ".bin" / "tsx"
 NODE_TSX = ("node", "--import", "tsx")
 """Node with tsx's loader (run from ``TS_CLIENT``): one process, where the ``tsx`` launcher makes two."""
+DOC_BLOCKS = {("clients/typescript/README.md", "ts", i): "test_each_readme_example_is_a_file_the_tests_run"
+              for i in range(6)}
+"""The README's blocks are the example files the tests below run (tests/doc_blocks.py)."""
 
 
 def test_each_readme_example_is_a_file_the_tests_run() -> None:

@@ -23,8 +23,10 @@ async def test_the_agent_client_subscribes_sends_the_pages_message_and_sees_the_
     t, server = await threads([Turn.say(["Hi ", "Devin"])])
     report = json.loads(await _run_script("thread_signals.ts", t.running.target))
     assert report.pop("text") == "Hi Devin"  # the subscriber saw the woken run's text
-    assert user_texts(server.requests[0]) == ['<user name="Devin" from="slack">hello</user>']
+    # The object's key order is the order the model sees (not the stable order of a Struct).
+    assert user_texts(server.requests[0]) == ['<user from="slack" name="Devin">hello</user>']
     assert report.pop("signalId")
+    assert report.pop("attributeOrder") == ["from", "name"]
     assert report == {
         "idleBefore": None,
         "accepted": {"action": "wake", "hasRunId": True},
@@ -35,7 +37,9 @@ async def test_the_agent_client_subscribes_sends_the_pages_message_and_sees_the_
         "persisted": {"skipped": False, "action": "persist"},
         "again": {"skipped": True, "reason": "unchanged"},
         "bogus": "InvalidArgument",
-        "note": {"action": "summarize", "priority": "low", "status": "pending"},
+        # A new record, summarised at once (it stays pending): the framework's counts.
+        "note": {"action": "summarize", "priority": "low", "status": "pending", "coalescedCount": 0,
+                 "deliveryAttempts": 0},
         "inbox": ["New star"],
         "activeAfter": None,
         "abortedIdle": False,
@@ -82,8 +86,9 @@ async def test_a_typescript_processor_sees_a_delivered_signal_in_its_next_proces
     assert [s["stepNumber"] for s in steps] == [0, 1]
     start = {"role": "signal", "type": "user", "text": "start"}
     assert steps[0]["messages"] == [start]
+    # A processor sees a signal as the framework stores it: its raw contents, the attributes in
+    # its metadata; the model sees it rendered.
     assert steps[1]["messages"] == [start, {"role": "assistant", "text": "first"}, {
-        "role": "signal", "type": "user", "attributes": {"name": "Devin", "from": "slack"},
-        "text": '<user name="Devin" from="slack">hello</user>',
+        "role": "signal", "type": "user", "attributes": {"name": "Devin", "from": "slack"}, "text": "hello",
     }]
     assert user_texts(server.requests[1])[-1] == '<user name="Devin" from="slack">hello</user>'

@@ -2,7 +2,7 @@
 // treadle.v1.ProcessorService/Attach with the code generated from the proto (no SDK needed; see
 // docs/protocol.md for the conversation).
 //
-//	go -C examples/remote_guard_go run . [HOST:PORT]     # default 127.0.0.1:50051
+//	go -C examples/remote_guard_go run . [HOST:PORT]     # default $TREADLE_TARGET or 127.0.0.1:50051
 //
 // Prints `processor no-secrets attached to HOST:PORT` once the server accepted the handshake,
 // then serves until the server drains the stream, or Ctrl-C.
@@ -23,6 +23,9 @@ import (
 
 func main() {
 	target := "127.0.0.1:50051"
+	if env := os.Getenv("TREADLE_TARGET"); env != "" {
+		target = env
+	}
 	if len(os.Args) > 1 {
 		target = os.Args[1]
 	}

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, TypeAlias
 
-from .core.errors import InvalidArgumentError
+from .core.errors import InvalidArgumentError, PermissionDeniedError
 from .core.messages import Message, SystemMessage, utcnow
 
 FailurePolicy: TypeAlias = Literal["fail_closed", "fail_open"]
@@ -42,6 +42,9 @@ class ProcessorRef:
     """A built-in processor's name (``pii``, ``token-limiter``, ...)."""
     options: dict[str, Any] | None = None
     """The built-in's options, in their camelCase JSON form."""
+    locked: bool = False
+    """Mandatory: a per-call override of the lane must keep it, in the agent's order, and the
+    agent's settings of it apply (``lane_for_call``)."""
 
     @property
     def processor_id(self) -> str:
@@ -183,6 +186,44 @@ class Agent:
             for ref in getattr(self, lane):
                 if isinstance(ref, ProcessorRef) and not ref.processor_id:
                     raise InvalidArgumentError(f"agent {self.id!r}: {lane} has a processor without id")
+
+
+def lane_for_call(agent_id: str, lane: str, agent_lane: list[Any], per_call: list[Any] | None) -> list[Any]:
+    """The processors a call runs in ``lane``: the call's override, if any, with the agent's
+    locked processors kept. An override that drops or reorders one is refused
+    (``PermissionDeniedError`` naming it); a locked processor runs with the agent's settings."""
+    if per_call is None:
+        return agent_lane
+    locked = [r for r in agent_lane if isinstance(r, ProcessorRef) and r.locked]
+    if not locked:
+        return per_call
+    out = list(per_call)
+    ids = [_processor_id(r) for r in out]
+    at = -1
+    for ref in locked:
+        where = next((i for i in range(at + 1, len(ids)) if ids[i] == ref.processor_id), None)
+        if where is None:
+            how = "in the agent's order" if ref.processor_id in ids else "it cannot be removed"
+            raise PermissionDeniedError(
+                f"processor {ref.processor_id!r} is locked by agent {agent_id!r}: a per-call {lane} "
+                f"override must list it ({how})"
+            )
+        out[where], at = ref, where
+    return out
+
+
+def _processor_id(ref: Any) -> str:
+    if isinstance(ref, ProcessorRef):
+        return ref.processor_id
+    if isinstance(ref, str):
+        return ref
+    return str(getattr(ref, "id", ""))
+
+
+def overrides_processors(options: CallOptions | None) -> bool:
+    """True when ``options`` replace any processor lane of the agent."""
+    return options is not None and any(
+        getattr(options, lane) is not None for lane in ("input_processors", "output_processors", "error_processors"))
 
 
 @dataclass

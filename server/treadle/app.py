@@ -17,6 +17,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +36,13 @@ from .api.remote_processor import RemoteProcessor
 from .api.convert import agent_from_dict
 from .wire.data import chunk_from_proto, chunk_to_proto
 from .api.gate import Gate
-from .api.server import TlsFiles
+from .api.server import TlsFiles, check_listen
 from .api.signal_convert import options_from_json
 from .api.thread_signals import SERVICE_NAME as THREAD_SERVICE, ThreadServicer
 from .config import AgentFileError, Settings, load_agent_file
 from .config.security import Security, load_security
+from .config import logs
+from .config.auth import Limits
 from .config.settings import DEFAULT_LISTEN
 from .core.errors import InvalidArgumentError, NotFoundError
 from .loop import AgentLoop
@@ -58,7 +61,7 @@ from .tracing import build_meter_provider, build_tracer_provider
 
 log = logging.getLogger("treadle")
 
-LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
+LOG_FORMAT = logs.TEXT_FORMAT
 
 EXAMPLE_AGENT: dict[str, Any] = {
     "id": "assistant",
@@ -159,6 +162,7 @@ class TreadleApp:
             ejection=Ejection(self.settings.processor_ejection_threshold, self.settings.processor_ejection_time),
         )
         self.registry.remote_processors = lambda ref: RemoteProcessor(ref, self.processors)
+        self.processors.max_invocation_bytes = self.settings.max_message_bytes - 4096
         self.server.add_service(PROCESSOR_SERVICE, ProcessorServicer(self.processors).register)
         # Memory: threads, messages, runs and API agents, in the store opened by start().
         # Threads also take signals: into running and idle threads, subscriptions, the
@@ -166,6 +170,7 @@ class TreadleApp:
         self.threads = ThreadRuntime(self.loop, self.registry.snapshot_agent, InMemorySignalStore(),
                                      options_from_json=options_from_json,
                                      lease_ttl=self.settings.thread_lease_ttl)
+        self.threads.slots = self.gate  # wakes and queued runs count against the run limits
         self.relay: Relay | None = None
         """The other replicas on the store (PostgreSQL LISTEN/NOTIFY), opened with the store."""
         self.notifications = NotificationCenter(self.threads, tools=self.registry.resolve_tool)
@@ -220,6 +225,7 @@ class TreadleApp:
         """Open the store (migrating it), load agents, bind and serve; returns the bound port
         (useful with port 0)."""
         listen = listen or self.settings.listen
+        check_listen(listen)  # before the slow part: a taken port is said at once
         tls = self.configure_security(load_security(self.settings.config_file, self.settings.auth_file), listen)
         await self.open_store()
         if self.settings.config_file is not None:
@@ -230,6 +236,11 @@ class TreadleApp:
         await self.agent_service.load_stored_agents()
         self.warn_missing_credentials()
         self.warn_unregistered()
+        self.warn_local_tools()
+        local = sorted({a.model for a in self.registry.list_agents() if a.model.startswith("local/")})
+        if local:  # the load is silent (llama.cpp mutes the process) and takes seconds
+            log.info("loading %s: the server listens once %s loaded (seconds; longer on a busy machine)",
+                     ", ".join(local), "it is" if len(local) == 1 else "they are")
         await self.models.preload(a.model for a in self.registry.list_agents())
         self.port = await self.server.start(listen, tls)
         await self.threads.recover()
@@ -239,7 +250,10 @@ class TreadleApp:
 
     def configure_security(self, security: Security, listen: str) -> TlsFiles | None:
         """Apply credentials, limits and provider trust; refuse an open, unauthenticated bind."""
-        self.gate.auth, self.gate.limits = security.auth, security.limits
+        limits = _within_storage_budget(security.limits, self.settings.max_message_bytes)
+        self.gate.auth, self.gate.limits = security.auth, limits
+        self.thread_service.limits = limits
+        self.threads.hub.max_backlog_bytes = security.limits.max_subscriber_backlog_bytes
         self.models.trust = security.trust
         self.agent_service.max_list_page_bytes = security.limits.max_list_page_bytes
         self.server.options.reflection = security.auth is None or security.auth.reflection
@@ -324,16 +338,16 @@ class TreadleApp:
         (port taken, bad config file), print why and exit with status 2. A second signal ends
         in-flight runs at once instead of waiting for the grace period.
         """
+        started = False
         if self.port is None:
-            if not logging.getLogger().handlers:  # a script's server logs like `treadle serve`
-                logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
+            logs.setup()  # a script's server logs like `treadle serve` (TREADLE_LOG_LEVEL, _FORMAT)
             try:
                 await self.start(listen)
             except (AgentFileError, OSError) as e:
                 await self.stop(0)
                 print(f"treadle: {e}", file=sys.stderr, flush=True)
                 raise SystemExit(2) from None
-            print("\n".join(self.start_lines(listen or self.settings.listen)), flush=True)
+            started = True
         loop = asyncio.get_running_loop()
         stop = asyncio.Event()
         received: list[int] = []
@@ -347,6 +361,8 @@ class TreadleApp:
 
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, on_signal, sig)
+        if started:  # only now: a Ctrl-C right after the line that says it listens is handled too
+            print("\n".join(self.start_lines(listen or self.settings.listen)), flush=True)
         try:
             await stop.wait()
             log.info("%s received: shutting down", signal.Signals(received[0]).name)
@@ -391,7 +407,8 @@ class TreadleApp:
         for agent in self.registry.list_agents():
             processors = _unique(
                 ref.id for lane in (agent.input_processors, agent.output_processors, agent.error_processors)
-                for ref in lane if isinstance(ref, ProcessorRef) and not self.registry.has_processor(ref.id)
+                for ref in lane if isinstance(ref, ProcessorRef) and not ref.builtin  # built-ins run in process
+                and not self.registry.has_processor(ref.id)
             )
             tools = _unique(t for t in agent.tools if isinstance(t, str) and not self.registry.has_tool(t))
             hooks = _unique(
@@ -412,6 +429,17 @@ class TreadleApp:
             if hooks:
                 out.append(f"agent {agent.id!r} names tool hook(s) {', '.join(map(repr, hooks))} that are not registered")
         return out
+
+    def warn_local_tools(self) -> None:
+        """An agent on an embedded model with tools: the model cannot call them (it answers
+        without them, often inventing what a tool would have said)."""
+        for agent in self.registry.list_agents():
+            if agent.model.startswith("local/") and agent.tools:
+                names = ", ".join(repr(t if isinstance(t, str) else getattr(t, "name", "?")) for t in agent.tools)
+                log.warning(
+                    "agent %r lists tools (%s) but runs on %s, which cannot call tools: it answers without "
+                    "them. Give it an OpenAI or Anthropic model (model: openai/..., with OPENAI_API_KEY or "
+                    "OPENAI_BASE_URL set) to use tools", agent.id, names, agent.model)
 
     def warn_unregistered(self) -> None:
         for message in self.unregistered():
@@ -462,3 +490,21 @@ def _unique(items: Iterable[str]) -> list[str]:
 
 
 __all__ = ["EXAMPLE_AGENT", "TreadleApp", "is_loopback"]
+
+
+SIGNAL_GROWTH = 13
+"""How much bigger than its request a signal can be once stored: rendered with every character
+escaped (up to six times longer) and kept as sent, plus its metadata."""
+
+
+def _within_storage_budget(limits: Limits, max_message_bytes: int) -> Limits:
+    """The limits, with the request and signal sizes lowered where needed so that whatever a
+    request may store lists back in one page (one gRPC message of ``max_message_bytes``)."""
+    room = max_message_bytes - min(64 << 10, max_message_bytes // 4)
+    fitted = replace(limits, max_request_bytes=min(limits.max_request_bytes, room),
+                     max_signal_bytes=min(limits.max_signal_bytes, room // SIGNAL_GROWTH))
+    if fitted != limits:
+        log.info("limits.maxRequestBytes and limits.maxSignalBytes lowered to %d and %d so that what they "
+                 "store lists back within %d bytes (TREADLE_MAX_MESSAGE_BYTES)",
+                 fitted.max_request_bytes, fitted.max_signal_bytes, max_message_bytes)
+    return fitted

@@ -1,5 +1,6 @@
 """The ``treadle`` command: ``serve`` runs the server, ``chat`` talks to an agent, ``agents`` lists
-and shows them.
+and shows them, ``threads`` and ``runs`` show what memory stored, ``processors serve`` runs a
+built-in remotely, ``health`` answers probes, ``migrate`` and ``backup`` look after the store.
 
 Each subcommand module adds its parser with ``add_parser(sub)`` and sets ``run`` (a function of
 the parsed arguments returning the exit status); registering one is one line in ``_parser``.
@@ -11,22 +12,30 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import sys
 from importlib import metadata
 from pathlib import Path
 
-from . import cli_agents, cli_chat, cli_processors, cli_security, cli_threads
+from . import cli_agents, cli_chat, cli_health, cli_processors, cli_runs, cli_security, cli_store, cli_threads
 from .config import Settings
 from .config.settings import DEFAULT_LISTEN
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and getattr(args, "command", None) == "chat" and not any(w.startswith("-") for w in extra):
+        args.message += extra  # `chat AGENT --thread t hello`: words after an option are the message too
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     for stream in (sys.stdout, sys.stderr):  # arrows and emoji must not crash a C-locale terminal
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="replace")
-    status: int = args.run(args)
+    try:
+        status: int = args.run(args)
+    except KeyboardInterrupt:  # Ctrl-C in a client command: its work is abandoned, no traceback
+        print(file=sys.stderr)
+        return 130
     return status
 
 
@@ -45,7 +54,10 @@ def _parser() -> argparse.ArgumentParser:
     cli_chat.add_parser(sub)
     cli_agents.add_parser(sub)
     cli_threads.add_parser(sub)
+    cli_runs.add_parser(sub)
     cli_processors.add_parser(sub)
+    cli_health.add_parser(sub)
+    cli_store.add_parsers(sub)
     return parser
 
 
@@ -71,15 +83,20 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                        help="how long a replica's lease on a running thread lasts unless renewed; "
                             "another replica takes a dead replica's threads over after it "
                             "(TREADLE_THREAD_LEASE_TTL; default 30)")
+    serve.add_argument("--log-level", metavar="LEVEL", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+                       type=str.upper, help="DEBUG, INFO, WARNING or ERROR (TREADLE_LOG_LEVEL; default INFO)")
+    serve.add_argument("--log-format", metavar="FORMAT", choices=("text", "json"), type=str.lower,
+                       help="text, or json: one object per line (TREADLE_LOG_FORMAT; default text)")
     cli_security.add_serve_arguments(serve)
     serve.set_defaults(run=_serve)
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from .app import LOG_FORMAT, TreadleApp  # here, so that the client commands start fast
+    from .app import TreadleApp  # here, so that the client commands start fast
+    from .config import logs
 
-    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
     try:
+        logs.setup(args.log_level, args.log_format)
         settings = Settings.from_env(listen=args.listen, config_file=args.config, grace=args.grace,
                                      data_dir=args.data_dir, database=args.database,
                                      thread_lease_ttl=args.thread_lease_ttl,

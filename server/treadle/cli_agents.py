@@ -16,6 +16,8 @@ from google.protobuf import json_format
 from treadle_client import AgentClient, default_target
 from treadle.v1 import agent_pb2
 
+from . import cli_security
+
 _OUTPUT_ONLY = ("source", "createTime", "updateTime")
 
 
@@ -24,6 +26,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     target = argparse.ArgumentParser(add_help=False)
     target.add_argument("--target", metavar="HOST:PORT", default=argparse.SUPPRESS,
                         help=f"server address (default: {default_target()}; set TREADLE_TARGET to change it)")
+    cli_security.add_client_arguments(target, default=argparse.SUPPRESS)
     agents = sub.add_parser("agents", parents=[target], help="list the server's agents, or show one (agents show ID)",
                             description="List the server's agents, or show one in YAML.")
     agents.set_defaults(run=lambda args: asyncio.run(_call(args, _list(args))))
@@ -37,13 +40,12 @@ async def _call(args: argparse.Namespace, work: Coroutine[Any, Any, int]) -> int
     try:
         return await work
     except grpc.aio.AioRpcError as e:
-        hint = f" (is `treadle serve` running at {_target(args)}?)" if e.code() == grpc.StatusCode.UNAVAILABLE else ""
-        print(f"treadle agents: {e.code().name}: {e.details()}{hint}", file=sys.stderr)
+        print(cli_security.rpc_error("agents", e, _target(args), args), file=sys.stderr)
         return 1
 
 
 async def _list(args: argparse.Namespace) -> int:
-    async with AgentClient(_target(args)) as client:
+    async with AgentClient(_target(args), **cli_security.client_options(args)) as client:
         agents = await client.list_agents()
     rows = [("ID", "MODEL", "SOURCE", "NAME")]
     rows += [(a.id, a.model, _source(a), a.name) for a in agents]
@@ -54,7 +56,7 @@ async def _list(args: argparse.Namespace) -> int:
 
 
 async def _show(args: argparse.Namespace) -> int:
-    async with AgentClient(_target(args)) as client:
+    async with AgentClient(_target(args), **cli_security.client_options(args)) as client:
         agent = await client.get_agent(args.agent_id)
     data = json_format.MessageToDict(agent)
     for name in _OUTPUT_ONLY:  # what the server sets: shown as a comment, not as config

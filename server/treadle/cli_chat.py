@@ -2,7 +2,7 @@
 a conversation on a memory thread, one line per turn.
 
 Exit status (one message): 0 when the run finished, 1 on an error (the server's or the run's),
-3 when a processor blocked the run (a tripwire).
+3 when a processor blocked the run (a tripwire), 130 when Ctrl-C stopped the answer.
 """
 
 from __future__ import annotations
@@ -24,7 +24,10 @@ from treadle.v1 import agent_pb2, chunk_pb2
 from . import cli_security
 
 EXIT_ERROR = 1
+EXIT_USAGE = 2
 EXIT_TRIPWIRE = 3
+EXIT_INTERRUPTED = 130
+"""What a shell reports for a command ended by Ctrl-C (128 + SIGINT)."""
 
 _DIM, _RESET = "\x1b[2m", "\x1b[0m"
 _QUIT = frozenset({"/quit", "/exit"})
@@ -36,10 +39,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         description=(
             "Stream an agent's answer to MESSAGE (the words are joined, so quotes are optional). "
             "Without MESSAGE, open a conversation on a memory thread: each line you type is one turn. "
-            f"Exit status: 0 finished, {EXIT_ERROR} error, {EXIT_TRIPWIRE} blocked by a processor."
+            f"Exit status: 0 finished, {EXIT_ERROR} error, {EXIT_TRIPWIRE} blocked by a processor, "
+            f"{EXIT_INTERRUPTED} stopped with Ctrl-C."
         ),
     )
-    chat.add_argument("agent_id", metavar="AGENT")
+    chat.add_argument("agent_id", nargs="?", metavar="AGENT", help="the agent to talk to (`treadle agents` lists them)")
     chat.add_argument("message", nargs="*", metavar="MESSAGE", help="the message (omit it to converse)")
     chat.add_argument("--target", metavar="HOST:PORT", default=default_target(),
                       help=f"server address (default: {default_target()}; set TREADLE_TARGET to change it)")
@@ -48,35 +52,68 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     chat.add_argument("--resource", metavar="ID",
                       help="owner of the thread (default: your user name)")
     cli_security.add_client_arguments(chat)
-    chat.set_defaults(run=lambda args: asyncio.run(_chat(args)))
+    chat.set_defaults(run=_chat)
 
 
-async def _chat(args: argparse.Namespace) -> int:
+def _chat(args: argparse.Namespace) -> int:
+    """Ctrl-C while an answer streams ends that answer (the server cancels the run) and, in a
+    conversation, returns to the prompt; at the prompt it clears the line. Neither ends the
+    conversation: Ctrl-D or /quit does."""
+    if not args.agent_id:
+        print("treadle chat: name the agent to talk to: treadle chat AGENT [MESSAGE...] "
+              "(`treadle agents` lists the server's agents)", file=sys.stderr)
+        return EXIT_USAGE
     printer = ChunkPrinter(sys.stdout, sys.stderr, color=sys.stdout.isatty())
     message = " ".join(args.message).strip()
-    async with AgentClient(args.target, **cli_security.client_options(args)) as client:
-        if message:
-            memory = _memory(args.thread, args.resource) if args.thread or args.resource else None
-            return await _turn(client, printer, args, message, memory)
-        return await _converse(client, printer, args)
+    # One event loop for the whole conversation (the channel lives on it), run one turn at a
+    # time: between turns the prompt reads in the main thread, where Ctrl-C is an ordinary
+    # KeyboardInterrupt; during a turn the Runner turns Ctrl-C into cancelling the turn.
+    with asyncio.Runner() as runner:
+        client = runner.run(_open(args))
+        try:
+            if message:
+                memory = _memory(args.thread, args.resource) if args.thread or args.resource else None
+                try:
+                    return runner.run(_turn(client, printer, args, message, memory))
+                except KeyboardInterrupt:
+                    printer.end_line()
+                    print("interrupted", file=sys.stderr)
+                    return EXIT_INTERRUPTED
+            return _converse(runner, client, printer, args)
+        finally:
+            runner.run(client.close())
 
 
-async def _converse(client: AgentClient, printer: ChunkPrinter, args: argparse.Namespace) -> int:
+async def _open(args: argparse.Namespace) -> AgentClient:
+    return AgentClient(args.target, **cli_security.client_options(args))
+
+
+def _converse(runner: asyncio.Runner, client: AgentClient, printer: ChunkPrinter, args: argparse.Namespace) -> int:
     """One turn per line of standard input, all on one thread, until end of input or /quit."""
     thread = args.thread or time.strftime("chat-%Y%m%d-%H%M%S")
     resource = args.resource or _user()
     interactive = sys.stdin.isatty()
     print(f"Chatting with {args.agent_id} at {args.target} on thread {thread} (resource {resource}).",
           file=sys.stderr)
-    print(f"Continue it later with --thread {thread}. End with Ctrl-D or /quit.", file=sys.stderr, flush=True)
+    print(f"Continue it later with --thread {thread}. End with Ctrl-D or /quit; "
+          "Ctrl-C stops an answer.", file=sys.stderr, flush=True)
     memory = _memory(thread, resource)
     while True:
-        line = await asyncio.to_thread(_read_line, "you> " if interactive else "")
+        try:
+            line = _read_line("you> " if interactive else "")
+        except KeyboardInterrupt:  # at the prompt: drop the line, as a shell does
+            print(file=sys.stderr, flush=True)
+            continue
         if line is None or line.strip() in _QUIT:
             return 0
         if not line.strip():
             continue
-        status = await _turn(client, printer, args, line.strip(), memory)
+        try:
+            status = runner.run(_turn(client, printer, args, line.strip(), memory))
+        except KeyboardInterrupt:
+            printer.end_line()
+            print("(answer stopped)", file=sys.stderr, flush=True)
+            continue
         if status == EXIT_ERROR and printer.connection_lost:
             return status
 
@@ -94,8 +131,7 @@ async def _turn(
         printer.end_line()
         unavailable = e.code() == grpc.StatusCode.UNAVAILABLE
         printer.connection_lost = unavailable
-        hint = f" (is `treadle serve` running at {args.target}?)" if unavailable else ""
-        print(f"treadle chat: {e.code().name}: {e.details()}{hint}", file=sys.stderr, flush=True)
+        print(cli_security.rpc_error("chat", e, args.target, args), file=sys.stderr, flush=True)
         return EXIT_ERROR
     printer.end_line()
     if printer.failed:

@@ -10,12 +10,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import logging
 import signal
 import sys
 from typing import Any
 
-from treadle_client import DEFAULT_TARGET, AttachError, attach
+from treadle_client import AttachError, attach, default_target
 
 # The built-ins (and the server code they use) are imported when the command runs, so that
 # other commands start without them.
@@ -31,13 +30,16 @@ def add_parser(sub: Any) -> None:
     serve.add_argument("--options", metavar="JSON", default="{}", help="the built-in's options, as a JSON object")
     serve.add_argument("--id", default="", help="the processor id agents name (default: NAME)")
     serve.add_argument("--target", metavar="HOST:PORT", action="append",
-                       help=f"server to attach to; repeat for several (default {DEFAULT_TARGET})")
+                       help=f"server to attach to; repeat for several (default: {default_target()}; "
+                            "set TREADLE_TARGET to change it)")
 
 
 def run(args: argparse.Namespace) -> int:
     from .processors import builtin
 
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    from .config import logs
+
+    logs.setup()  # TREADLE_LOG_LEVEL and TREADLE_LOG_FORMAT, as for the server
     from .tracing import build_tracer_provider
 
     # Spans (the SDK's hook spans, a judge's model calls) go where OTEL_* says, as the server's do.
@@ -49,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"treadle processors serve: {e}", file=sys.stderr)
         return 2
     try:
-        return asyncio.run(_serve(processor, args.target or [DEFAULT_TARGET], provider))
+        return asyncio.run(_serve(processor, args.target or [default_target()], provider))
     finally:
         if provider is not None:
             provider.shutdown()

@@ -12,8 +12,10 @@ from typing import Any, TextIO
 import grpc
 from google.protobuf import json_format
 
-from treadle_client import DEFAULT_TARGET, AgentClient
-from treadle.v1 import message_pb2
+from treadle_client import AgentClient, default_target
+from treadle.v1 import chunk_pb2, message_pb2, thread_service_pb2
+
+from . import cli_security
 
 _ROLES = {message_pb2.MESSAGE_ROLE_USER: "user", message_pb2.MESSAGE_ROLE_ASSISTANT: "assistant",
           message_pb2.MESSAGE_ROLE_SYSTEM: "system", message_pb2.MESSAGE_ROLE_SIGNAL: "signal"}
@@ -25,11 +27,13 @@ def add_parser(sub: Any) -> None:
     verbs = threads.add_subparsers(dest="threads_command", required=True)
     listing = verbs.add_parser("list", help="the resource's threads, most recently updated first")
     listing.add_argument("resource", metavar="RESOURCE")
-    show = verbs.add_parser("show", help="a thread's messages, oldest first")
+    show = verbs.add_parser("show", help="a thread's messages, oldest first, then its runs")
     show.add_argument("resource", metavar="RESOURCE")
     show.add_argument("thread", metavar="THREAD")
     for parser in (listing, show):
-        parser.add_argument("--target", metavar="HOST:PORT", default=DEFAULT_TARGET, help="server address")
+        parser.add_argument("--target", metavar="HOST:PORT", default=None,
+                            help=f"server address (default: {default_target()}; set TREADLE_TARGET to change it)")
+        cli_security.add_client_arguments(parser)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -37,7 +41,8 @@ def main(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace, out: TextIO) -> int:
-    async with AgentClient(args.target) as client:
+    target = args.target or default_target()
+    async with AgentClient(target, **cli_security.client_options(args)) as client:
         try:
             if args.threads_command == "list":
                 threads = await client.list_threads(args.resource)
@@ -52,9 +57,13 @@ async def _run(args: argparse.Namespace, out: TextIO) -> int:
                 print(f"thread {thread.id}" + (f": {thread.title}" if thread.title else ""), file=out)
                 for message in await client.list_messages(args.resource, args.thread):
                     print_message(message, out)
+                runs = await client.list_runs(args.resource, args.thread)
+                print(f"runs ({len(runs)}, newest first; `treadle runs show {args.resource} {args.thread} RUN`"
+                      " shows one):" if runs else "runs: none", file=out)
+                for run in runs:
+                    print(f"  {run_line(run)}", file=out)
         except grpc.aio.AioRpcError as e:
-            hint = " (is `treadle serve` running there?)" if e.code() == grpc.StatusCode.UNAVAILABLE else ""
-            print(f"treadle threads: {e.code().name}: {e.details()}{hint}", file=sys.stderr)
+            print(cli_security.rpc_error("threads", e, target, args), file=sys.stderr)
             return 1
     return 0
 
@@ -96,3 +105,27 @@ def _json(value: Any) -> str:
 def _metadata(metadata: Any) -> str:
     data = json_format.MessageToDict(metadata)
     return f"  {json.dumps(data, ensure_ascii=False, sort_keys=True)}" if data else ""
+
+
+STATUS = {thread_service_pb2.RUN_STATUS_RUNNING: "running", thread_service_pb2.RUN_STATUS_FINISHED: "finished",
+          thread_service_pb2.RUN_STATUS_FAILED: "failed", thread_service_pb2.RUN_STATUS_ABORTED: "aborted"}
+
+
+def run_line(run: thread_service_pb2.Run) -> str:
+    """``run_… assistant finished (stop) 2026-01-01 10:00:00 UTC, 1.20 s, tokens 12 in / 30 out``."""
+    started = run.start_time.ToDatetime().strftime("%Y-%m-%d %H:%M:%S")
+    took = f", {seconds(run):.2f} s" if run.HasField("end_time") else ""
+    why = finish_reason_name(run)
+    return (f"{run.id}  {run.agent_id}  {STATUS.get(run.status, '?')}{f' ({why})' if why else ''}  "
+            f"{started} UTC{took}, tokens {run.usage.input_tokens} in / {run.usage.output_tokens} out")
+
+
+def seconds(run: thread_service_pb2.Run) -> float:
+    return (run.end_time.ToNanoseconds() - run.start_time.ToNanoseconds()) / 1e9
+
+
+def finish_reason_name(run: thread_service_pb2.Run) -> str:
+    if not run.finish_reason:
+        return ""
+    name = chunk_pb2.FinishReason.Name(run.finish_reason)
+    return name.removeprefix("FINISH_REASON_").lower().replace("_", "-")

@@ -7,6 +7,7 @@ the API all live here and are all listed by ``list_agents``.
 from __future__ import annotations
 
 import copy
+import difflib
 from collections.abc import Callable
 from typing import Any
 
@@ -14,6 +15,9 @@ from .agents import Agent, ProcessorRef, ToolHooksRef
 from .core.errors import AlreadyExistsError, FailedPreconditionError, InvalidArgumentError, NotFoundError
 from .processors import builtin
 from .tools import Tool, ToolHooks
+
+_LISTED = 20
+"""How many agent ids an unknown-agent message lists."""
 
 
 class Registry:
@@ -43,7 +47,17 @@ class Registry:
         try:
             return self._agents[agent_id]
         except KeyError:
-            raise NotFoundError(f"agent {agent_id!r} not found") from None
+            raise NotFoundError(self._unknown_agent(agent_id)) from None
+
+    def _unknown_agent(self, agent_id: str) -> str:
+        """``agent 'asistant' not found; did you mean 'assistant'? This server has: assistant, echo``"""
+        ids = sorted(self._agents)
+        if not ids:
+            return f"agent {agent_id!r} not found: this server has no agents"
+        near = difflib.get_close_matches(agent_id, ids, n=1, cutoff=0.6)
+        shown = ", ".join(ids[:_LISTED]) + (f" and {len(ids) - _LISTED} more" if len(ids) > _LISTED else "")
+        hint = f"; did you mean {near[0]!r}?" if near else "."
+        return f"agent {agent_id!r} not found{hint} This server has: {shown}"
 
     def list_agents(self) -> list[Agent]:
         return sorted(self._agents.values(), key=lambda a: a.id)

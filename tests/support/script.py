@@ -113,6 +113,8 @@ class Turn:
     error: HttpError | None = None
     stream_error: HttpError | None = None
     delay_before: float | None = None
+    pace: float | None = None
+    """Seconds between two streamed events: an answer that is still streaming when a test acts."""
     model: str | None = None
 
     @classmethod

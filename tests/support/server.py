@@ -175,9 +175,14 @@ class ScriptedServer:
         for k, v in self.response_headers().items():
             h.send_header(k, v)
         h.end_headers()
-        for event in self.events(turn, body):
-            h.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
-            h.wfile.flush()
+        for i, event in enumerate(self.events(turn, body)):
+            if turn.pace and i:
+                time.sleep(turn.pace)
+            try:
+                h.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
+                h.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):  # the client went away mid-answer
+                return
         h.wfile.write(b"0\r\n\r\n")
         h.wfile.flush()
 

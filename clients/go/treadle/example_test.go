@@ -93,7 +93,7 @@ func ExampleClient_SubscribeToThread() {
 	}
 	defer sub.Close()
 	sent, err := c.SendMessage(ctx, "assistant", treadle.InThread("user-123", "thread-abc"),
-		"Can we simplify the API surface?", treadle.WithAttributes(map[string]any{"name": "Devin", "from": "slack"}))
+		"Can we simplify the API surface?", treadle.WithAttributeList(treadle.Attr{Name: "name", Value: "Devin"}, treadle.Attr{Name: "from", Value: "slack"}))
 	if err != nil {
 		log.Fatal(err)
 	}

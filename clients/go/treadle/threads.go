@@ -142,17 +142,48 @@ func ToRun(runID string) Target { return Target{RunID: runID} }
 // signalRequest is what the send calls share.
 type signalRequest struct {
 	attributes map[string]any
+	ordered    []Attr
 	ifActive   *treadlev1.IfActive
 	ifIdle     *treadlev1.IfIdle
+}
+
+// Attr is one attribute of a signal. A list of them keeps its order, which is the order the
+// model sees: Attrs(Attr{"note", "x"}, Attr{"n", 3}) renders <user note="x" n="3">.
+type Attr struct {
+	Name  string
+	Value any
+}
+
+// Attrs turns an ordered attribute list into the proto's ordered_attributes, for the signal
+// messages built by hand (Signal, StateSignal, Notification and the IfActive and IfIdle
+// branches). A value JSON cannot hold is an error.
+func Attrs(attrs ...Attr) ([]*treadlev1.SignalAttribute, error) {
+	out := make([]*treadlev1.SignalAttribute, 0, len(attrs))
+	for _, a := range attrs {
+		v, err := structpb.NewValue(normalise(a.Value))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, &treadlev1.SignalAttribute{Name: a.Name, Value: v})
+	}
+	return out, nil
 }
 
 // SignalOption tunes one send call.
 type SignalOption func(*signalRequest)
 
-// WithAttributes sets a message's attributes: {"name": "Devin", "from": "slack"} reaches the
-// model as <user name="Devin" from="slack">...</user>.
+// WithAttributes sets a message's attributes from a map, which has no order: they render
+// "id", "name", "from" first, then the rest alphabetically ({"name": "Devin", "from": "slack"}
+// reaches the model as <user name="Devin" from="slack">...</user>). WithAttributeList keeps an
+// order of your own.
 func WithAttributes(a map[string]any) SignalOption {
 	return func(r *signalRequest) { r.attributes = a }
+}
+
+// WithAttributeList sets a message's attributes in the order given, the order they render:
+// WithAttributeList(Attr{"note", "x"}, Attr{"n", 3}) gives <user note="x" n="3">.
+func WithAttributeList(attrs ...Attr) SignalOption {
+	return func(r *signalRequest) { r.ordered = attrs }
 }
 
 // IfActive says what happens when the thread is running (default: delivered into the run).
@@ -176,7 +207,13 @@ func buildSignal(opts []SignalOption) signalRequest {
 
 func (r signalRequest) message(text string) (*treadlev1.SignalMessage, error) {
 	m := &treadlev1.SignalMessage{Contents: text}
-	if r.attributes != nil {
+	if r.ordered != nil {
+		list, err := Attrs(r.ordered...)
+		if err != nil {
+			return nil, err
+		}
+		m.OrderedAttributes = list
+	} else if r.attributes != nil {
 		s, err := structpb.NewStruct(normalise(r.attributes).(map[string]any))
 		if err != nil {
 			return nil, err

@@ -88,6 +88,17 @@ func TestThreadCalls(t *testing.T) {
 		req.Message.Attributes.AsMap()["from"] != "slack" || req.IfIdle.StreamOptions.GetMaxSteps() != 3 {
 		t.Fatalf("request: %v", req)
 	}
+	// An ordered list is sent in its order (ordered_attributes), the order the model sees.
+	if _, err := c.SendMessage(ctx, "echo", InThread("u1", "t1"), "again",
+		WithAttributeList(Attr{Name: "note", Value: "x"}, Attr{Name: "n", Value: 3})); err != nil {
+		t.Fatal(err)
+	}
+	ordered := next(t, f.sent).Message
+	if ordered.Attributes != nil || len(ordered.OrderedAttributes) != 2 ||
+		ordered.OrderedAttributes[0].Name != "note" || ordered.OrderedAttributes[1].Name != "n" ||
+		ordered.OrderedAttributes[1].Value.GetNumberValue() != 3 {
+		t.Fatalf("ordered attributes: %v", ordered)
+	}
 	var texts []string
 	for ch, err := range sub.Chunks() {
 		if err != nil {

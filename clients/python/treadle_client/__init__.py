@@ -8,7 +8,8 @@
                 print(chunk.text_delta.text, end="", flush=True)
 
 Responses are the generated ``treadle.v1`` messages; failures raise ``grpc.aio.AioRpcError``
-with the server's status code and message.
+with the server's status code and message. ``treadle_client.typed.AgentClient`` (the
+``dataclasses`` extra) makes the same calls with betterproto2 dataclasses instead.
 
 Remote processors are classes with the Mastra framework's hook methods, attached to running servers::
 

@@ -11,6 +11,8 @@ thread subscriptions.
             ...
 
 Requests take the proto's JSON forms as dicts (``if_idle={"streamOptions": {"maxSteps": 3}}``).
+Attributes are sent in the order of their dict (``ordered_attributes``), the order the model
+sees them in: ``{"note": "x", "n": 3}`` renders ``<user note="x" n="3">``.
 """
 
 from __future__ import annotations
@@ -122,7 +124,7 @@ class SignalCalls:
         """A signal: ``{"type": "notification", "tagName": "github-review", "contents": ...}``."""
         request = signal_pb2.SendSignalRequest()
         _target(request, agent_id, resource_id, thread_id, run_id, if_active, if_idle)
-        json_format.ParseDict(dict(signal), request.signal)
+        json_format.ParseDict(_ordered(signal), request.signal)
         return await self._stub_signals.SendSignal(request, timeout=timeout, metadata=self._metadata)  # type: ignore[no-any-return]
 
     async def send_state_signal(
@@ -132,7 +134,7 @@ class SignalCalls:
         """Named thread state (``{"id": "browser", "cacheKey": ..., "contents": ...}``)."""
         request = signal_pb2.SendStateSignalRequest()
         _target(request, agent_id, resource_id, thread_id, "", if_active, if_idle)
-        json_format.ParseDict(dict(state), request.state)
+        json_format.ParseDict(_ordered(state), request.state)
         return await self._stub_signals.SendStateSignal(request, timeout=timeout, metadata=self._metadata)  # type: ignore[no-any-return]
 
     async def send_notification_signal(
@@ -142,9 +144,9 @@ class SignalCalls:
         """An inbox record (``{"source": "github", "kind": "ci-status", "summary": ...}``)."""
         request = signal_pb2.SendNotificationSignalRequest(
             agent_id=agent_id, resource_id=resource_id, thread_id=thread_id)
-        json_format.ParseDict(dict(notification), request.notification)
+        json_format.ParseDict(_ordered(notification), request.notification)
         if if_idle is not None:
-            json_format.ParseDict(dict(if_idle), request.if_idle)
+            json_format.ParseDict(_ordered(if_idle), request.if_idle)
         return await self._stub_signals.SendNotificationSignal(request, timeout=timeout, metadata=self._metadata)  # type: ignore[no-any-return]
 
     async def list_notifications(
@@ -175,18 +177,26 @@ def _target(request: Any, agent_id: str, resource_id: str, thread_id: str, run_i
     if run_id:
         request.run_id = run_id
     if if_active is not None:
-        json_format.ParseDict(dict(if_active), request.if_active)
+        json_format.ParseDict(_ordered(if_active), request.if_active)
     if if_idle is not None:
-        json_format.ParseDict(dict(if_idle), request.if_idle)
+        json_format.ParseDict(_ordered(if_idle), request.if_idle)
+
+
+def _ordered(body: Json, attributes: Json | None = None) -> dict[str, Any]:
+    """``body`` (a proto JSON dict) with its ``attributes`` (and then ``attributes``) as
+    ``orderedAttributes``: a Struct has no order, the list keeps the dict's."""
+    out = dict(body)
+    merged = {**(out.pop("attributes", None) or {}), **(attributes or {})}
+    if merged:
+        out["orderedAttributes"] = [
+            *out.get("orderedAttributes", []), *({"name": k, "value": v} for k, v in merged.items()),
+        ]
+    return out
 
 
 def _message(out: signal_pb2.SignalMessage, message: str | Json, attributes: Json | None) -> None:
-    if isinstance(message, str):
-        out.contents = message
-    else:
-        json_format.ParseDict(dict(message), out)
-    if attributes:
-        out.attributes.update(dict(attributes))
+    body: Json = {"contents": message} if isinstance(message, str) else message
+    json_format.ParseDict(_ordered(body, attributes), out)
 
 
 __all__ = ["SignalCalls", "ThreadSubscription"]

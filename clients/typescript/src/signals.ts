@@ -8,6 +8,9 @@
 // promise) so that code written for the framework reads the same. Results are plain objects:
 // enums are the framework's strings (`"wake"`, `"deliver"`, `"high"`), timestamps are Dates. A
 // woken run is watched through `subscribeToThread`, not through an `output` stream.
+//
+// Attributes are sent in the key order of their object (`ordered_attributes`), the order the
+// model sees them in: `{ note: "x", n: 3 }` renders `<user note="x" n="3">`.
 import { fromJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { CallOptionsSchema, type CallOptions } from "./gen/treadle/v1/agent_pb.js";
@@ -29,7 +32,7 @@ import {
 } from "./gen/treadle/v1/signal_pb.js";
 import type { Part } from "./gen/treadle/v1/message_pb.js";
 import { partToProto } from "./internal/convert.js";
-import { enumFromString, enumToString, fromPlain, toPlain, type Plain } from "./internal/plain.js";
+import { enumFromString, enumToString, fromPlain, toPlain, valueToJs, type Plain } from "./internal/plain.js";
 import type { MastraMessagePart } from "./memory.js";
 import { type CallControl, ThreadCalls, type ThreadKey } from "./threads.js";
 
@@ -259,14 +262,14 @@ export class SignalCalls extends ThreadCalls {
   sendSignal(agentId: string, signal: AgentSignal, o: SignalOptions = {}): SignalSend {
     return sending((async () => {
       const { contents, ...rest } = signal;
-      const request = { ...target(agentId, o), signal: fromPlain(SignalSchema, { ...rest, ...contentsOf(contents) }) as never };
+      const request = { ...target(agentId, o), signal: fromPlain(SignalSchema, { ...ordered(rest), ...contentsOf(contents) }) as never };
       return signalResult(await this.threadService.sendSignal(request, this.rpc(o)));
     })());
   }
 
   /** Named thread state (`SendStateSignal`); the same `cacheKey` and mode again is skipped. */
   async sendStateSignal(agentId: string, state: StateSignalInput, o: SignalOptions): Promise<SendStateSignalResult> {
-    const request = { ...target(agentId, o), state: fromPlain(StateSignalSchema, state as unknown as Plain) as never };
+    const request = { ...target(agentId, o), state: fromPlain(StateSignalSchema, ordered(state as unknown as Plain)) as never };
     const r = await this.threadService.sendStateSignal(request, this.rpc(o));
     if (r.skipped) return { skipped: true, reason: r.reason as "unchanged" };
     return { ...signalResult(r), skipped: false, version: Number(r.version) };
@@ -276,7 +279,7 @@ export class SignalCalls extends ThreadCalls {
   async sendNotificationSignal(agentId: string, notification: NotificationInput, o: NotificationOptions): Promise<SendNotificationSignalResult> {
     const request = {
       agentId, resourceId: o.resourceId, threadId: o.threadId,
-      notification: fromPlain(NotificationSchema, notification as unknown as Plain) as never,
+      notification: fromPlain(NotificationSchema, ordered(notification as unknown as Plain)) as never,
       ifIdle: o.ifIdle?.streamOptions === undefined ? undefined : { streamOptions: callOptions(o.ifIdle.streamOptions) },
     };
     const r = await this.threadService.sendNotificationSignal(request, this.rpc(o));
@@ -323,9 +326,9 @@ function sending(p: Promise<SendAgentSignalResult>): SignalSend {
 function target(agentId: string, o: SignalOptions) {
   return {
     agentId, runId: o.runId ?? "", resourceId: o.resourceId ?? "", threadId: o.threadId ?? "",
-    ifActive: o.ifActive === undefined ? undefined : fromPlain(IfActiveSchema, o.ifActive as Plain) as never,
+    ifActive: o.ifActive === undefined ? undefined : fromPlain(IfActiveSchema, ordered(o.ifActive as Plain)) as never,
     ifIdle: o.ifIdle === undefined ? undefined : {
-      ...(fromPlain(IfIdleSchema, { behavior: o.ifIdle.behavior, attributes: o.ifIdle.attributes }) as object),
+      ...(fromPlain(IfIdleSchema, ordered({ behavior: o.ifIdle.behavior, attributes: o.ifIdle.attributes })) as object),
       streamOptions: o.ifIdle.streamOptions === undefined ? undefined : callOptions(o.ifIdle.streamOptions),
     } as never,
   };
@@ -336,6 +339,14 @@ function callOptions(o: StreamOptions): CallOptions {
   return typed ? (o as CallOptions) : fromJson(CallOptionsSchema, o as JsonObject);
 }
 
+/** `attributes` as `orderedAttributes`, in the object's key order (a Struct has no order). */
+function ordered<T extends { attributes?: unknown }>(o: T): Plain {
+  const { attributes, ...rest } = o;
+  if (attributes === undefined || attributes === null) return rest as Plain;
+  const list = Object.entries(attributes as Record<string, unknown>).map(([name, value]) => ({ name, value }));
+  return { ...rest, orderedAttributes: list };
+}
+
 function contentsOf(contents: SignalContents | undefined): { contents?: string; parts?: Part[] } {
   if (contents === undefined || typeof contents === "string") return { contents };
   return { parts: contents.map(partToProto) };
@@ -344,7 +355,7 @@ function contentsOf(contents: SignalContents | undefined): { contents?: string; 
 function signalMessage(message: MessageInput) {
   const m = typeof message === "string" || Array.isArray(message) ? { contents: message } : message;
   const { contents, parts } = contentsOf(m.contents);
-  const msg = fromPlain(SignalMessageSchema, { attributes: m.attributes, metadata: m.metadata, providerOptions: m.providerOptions, contents }) as never;
+  const msg = fromPlain(SignalMessageSchema, ordered({ attributes: m.attributes, metadata: m.metadata, providerOptions: m.providerOptions, contents })) as never;
   if (parts) (msg as { parts: Part[] }).parts = parts;
   return msg;
 }
@@ -355,7 +366,10 @@ function acceptedOf(a: SignalAccepted): SendAgentSignalAccepted {
 }
 
 function createdSignal(s: CreatedSignal): CreatedAgentSignal {
-  return { id: s.id, type: s.type, tagName: s.tagName, createdAt: s.createdAt && timestampDate(s.createdAt), attributes: s.attributes ?? {} };
+  // In the order they render (the Struct form has none).
+  const attributes: JsonObject = s.orderedAttributes.length ? {} : { ...(s.attributes ?? {}) };
+  for (const a of s.orderedAttributes) attributes[a.name] = valueToJs(a.value) as JsonValue;
+  return { id: s.id, type: s.type, tagName: s.tagName, createdAt: s.createdAt && timestampDate(s.createdAt), attributes };
 }
 
 function signalResult(r: { accepted?: SignalAccepted; signal?: CreatedSignal }): SendAgentSignalResult {

@@ -2,7 +2,8 @@
 // ThreadService: what goes over the wire, and what the caller gets back.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { create } from "@bufbuild/protobuf";
+import { create, toJson } from "@bufbuild/protobuf";
+import { type Value, ValueSchema } from "@bufbuild/protobuf/wkt";
 import { AgentClient } from "../src/agents.js";
 import { transportFor } from "../src/internal/connect.js";
 import {
@@ -29,7 +30,7 @@ describe("signals", () => {
     const seen: SendMessageRequest[] = [];
     server.threads = { sendMessage: (req) => (seen.push(req), answer(SignalAction.WAKE, "run-1")) };
     const agent = new AgentClient(server.target).agent("support");
-    const sent = agent.sendMessage({ contents: "hello", attributes: { name: "Devin", from: "slack" } }, {
+    const sent = agent.sendMessage({ contents: "hello", attributes: { from: "slack", name: "Devin" } }, {
       resourceId: "user-123", threadId: "thread-abc",
       ifActive: { behavior: "persist", attributes: { delivery: "while-active" } },
       ifIdle: { behavior: "wake", attributes: { delivery: "new-message" }, streamOptions: { maxSteps: 3 } },
@@ -43,9 +44,13 @@ describe("signals", () => {
     assert.equal(req!.agentId, "support");
     assert.deepEqual([req!.resourceId, req!.threadId, req!.runId], ["user-123", "thread-abc", ""]);
     assert.equal(req!.message!.contents, "hello");
-    assert.deepEqual(req!.message!.attributes, { name: "Devin", from: "slack" });
+    // In the object's key order (a Struct has none): the order the model sees them in.
+    const named = (list: { name: string; value?: Value }[]) => list.map((a) => [a.name, a.value && toJson(ValueSchema, a.value)]);
+    assert.equal(req!.message!.attributes, undefined);
+    assert.deepEqual(named(req!.message!.orderedAttributes), [["from", "slack"], ["name", "Devin"]]);
     assert.equal(req!.ifActive!.behavior, ActiveBehavior.PERSIST);
-    assert.deepEqual(req!.ifActive!.attributes, { delivery: "while-active" });
+    assert.deepEqual(named(req!.ifActive!.orderedAttributes), [["delivery", "while-active"]]);
+    assert.deepEqual(named(req!.ifIdle!.orderedAttributes), [["delivery", "new-message"]]);
     assert.equal(req!.ifIdle!.behavior, IdleBehavior.WAKE);
     assert.equal(req!.ifIdle!.streamOptions!.maxSteps, 3);
   });

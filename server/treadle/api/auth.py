@@ -48,6 +48,10 @@ def may(scope: Scope, name: str) -> bool:
 def require(scope: Scope, name: str) -> None:
     """``PermissionDeniedError`` naming the missing scope unless the caller's credential allows."""
     cred = _CALLER.get()
+    if cred is not None and cred.matches(scope, name) and (holder := cred.reserved.get(scope, {}).get(name)):
+        raise PermissionDeniedError(
+            f"{_WHAT[scope]} {name!r} is named for credential {holder!r}: only it may attach it"
+        )
     if cred is not None and not cred.allows(scope, name):
         raise PermissionDeniedError(
             f"credential {cred.id!r} may not use {_WHAT[scope]} {name!r}: "

@@ -80,11 +80,27 @@ def parse_time(text: str) -> datetime:
 def agent_from_dict(data: dict[str, Any], *, source: a.AgentSource) -> a.Agent:
     """An agent from its proto JSON form (the config file format)."""
     pb = agent_pb2.Agent()
+    _check_processor_entries(data)
     try:
         json_format.ParseDict(data, pb)
     except json_format.ParseError as e:
         raise InvalidArgumentError(f"not a valid Agent in proto JSON form: {e}") from None
     return agent_from_proto(pb, source=source)
+
+
+def _check_processor_entries(data: dict[str, Any]) -> None:
+    """A processor list entry written as a bare name (``inputProcessors: [pii]``) gets a message
+    that says how to write it, instead of the JSON parser's ``ProcessorRef has no field named "p"``."""
+    for key, value in data.items() if isinstance(data, dict) else ():
+        if not (key.endswith("Processors") or key.endswith("_processors")) or not isinstance(value, list):
+            continue
+        for i, entry in enumerate(value):
+            if isinstance(entry, str):
+                shapes = [f"{{builtin: {entry}}} for the built-in processor"] if entry in builtin.NAMES else []
+                shapes.append(f"{{id: {entry}}} for a processor registered or attached under that id")
+                raise InvalidArgumentError(
+                    f"{key}[{i}]: a processor entry is an object, not the bare name {entry!r}: write "
+                    + " or ".join(shapes))
 
 
 def agent_from_proto(pb: agent_pb2.Agent, *, source: a.AgentSource, path: str = "agent") -> a.Agent:
@@ -220,21 +236,25 @@ def _refs(refs: Any, path: str) -> list[Any]:
                 raise InvalidArgumentError(f"{path}[{i}]: {e}") from None
         elif options is not None:
             raise InvalidArgumentError(f"{path}[{i}].options is only for built-in processors (set builtin)")
+        if r.locked and path.endswith(".processors"):  # a call's own list: locking is the agent's
+            raise InvalidArgumentError(f"{path}[{i}].locked is for an agent's processors, not a call's")
         out.append(a.ProcessorRef(r.id, policy, timeout, builtin=r.builtin,  # type: ignore[arg-type]
-                                  options=options, parallel_group=r.parallel_group, with_model=r.with_model))
+                                  options=options, parallel_group=r.parallel_group, with_model=r.with_model,
+                                  locked=r.locked))
     return out
 
 
 def _refs_to_proto(items: list[Any], out: Any) -> None:
     for item in items:
         ref = item if isinstance(item, a.ProcessorRef) else a.ProcessorRef(getattr(item, "id", str(item)))
-        pb = out.add(id=ref.id, failure_policy=enum_to_pb(_POLICY, ref.failure_policy),
-                     builtin=ref.builtin)
+        # A built-in runs in the server's process: no failure policy applies, so none is shown.
+        policy = 0 if ref.builtin else enum_to_pb(_POLICY, ref.failure_policy)
+        pb = out.add(id=ref.id, failure_policy=policy, builtin=ref.builtin)
         if ref.timeout is not None:
             pb.timeout.FromNanoseconds(int(ref.timeout * 1e9))
         if ref.options is not None:
             dict_to_struct(ref.options, pb.options)
-        pb.parallel_group, pb.with_model = ref.parallel_group, ref.with_model
+        pb.parallel_group, pb.with_model, pb.locked = ref.parallel_group, ref.with_model, ref.locked
 
 
 def _hooks_ref(pb: agent_pb2.ToolHooksRef) -> a.ToolHooksRef:

@@ -17,6 +17,7 @@ Every call but ``grpc.health.v1`` passes here, in this order:
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 from collections import Counter
@@ -28,7 +29,7 @@ from typing import Any
 import grpc
 from google.protobuf.message import DecodeError, Message
 
-from ..config.auth import AuthConfig, Credential, Limits
+from ..config.auth import AuthConfig, Credential, DistinguishedName, Limits, parse_dn
 from ..core.errors import InvalidArgumentError, PermissionDeniedError, ResourceExhaustedError, UnauthenticatedError
 from . import auth, validate
 from .status import status_for
@@ -36,6 +37,9 @@ from .status import status_for
 log = logging.getLogger(__name__)
 
 _AGENTS = "/treadle.v1.AgentService/"
+_THREADS = "/treadle.v1.ThreadService/"
+_SIGNALS = {f"{_THREADS}{m}" for m in (
+    "SendMessage", "QueueMessage", "SendSignal", "SendStateSignal", "SendNotificationSignal")}
 _OPEN = ("/grpc.health.v1.Health/",)
 _ADMIN = {f"{_AGENTS}{m}": m for m in ("CreateAgent", "UpdateAgent", "DeleteAgent")}
 _RUNS = {f"{_AGENTS}Generate", f"{_AGENTS}Stream"}
@@ -59,6 +63,7 @@ class Gate:
     """The memory resource an agent's default options name (runs without their own)."""
     runs: Counter[str] = field(default_factory=Counter)
     streams: Counter[str] = field(default_factory=Counter)
+    _run_waiters: list[asyncio.Future[None]] = field(default_factory=list)
 
     @property
     def runs_in_flight(self) -> int:
@@ -66,19 +71,73 @@ class Gate:
 
     @contextmanager
     def run_slot(self, cred: Credential | None) -> Iterator[None]:
-        limits, key = self.limits, cred.id if cred is not None else ""
+        release = self.take_run(cred.id if cred is not None else None)
+        try:
+            yield
+        finally:
+            release()
+
+    # --- the thread runtime's run slots (``signals.runtime.RunSlots``) ------------------------
+
+    def caller(self) -> str | None:
+        """The credential id of the call being served: runs it causes count against it."""
+        return auth.owner()
+
+    def take_run(self, caller: str | None) -> Callable[[], None]:
+        """Count one run against the server and ``caller`` (a credential id; None: no
+        credential), or ``ResourceExhaustedError`` naming the limit; returns the release."""
+        limits, key = self.limits, caller or ""
         if self.runs_in_flight >= limits.max_concurrent_runs:
             raise ResourceExhaustedError(
                 f"the server runs {limits.max_concurrent_runs} runs already "
                 "(limits.maxConcurrentRuns); retry later"
             )
-        if cred is not None and self.runs[key] >= limits.max_concurrent_runs_per_credential:
+        if caller is not None and self.runs[key] >= limits.max_concurrent_runs_per_credential:
             raise ResourceExhaustedError(
-                f"credential {cred.id!r} has {limits.max_concurrent_runs_per_credential} runs in flight "
+                f"credential {caller!r} has {limits.max_concurrent_runs_per_credential} runs in flight "
                 "(limits.maxConcurrentRunsPerCredential); retry later"
             )
-        with _count(self.runs, key):
-            yield
+        self.runs[key] += 1
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if released:
+                return
+            released = True
+            self.runs[key] -= 1
+            if self.runs[key] <= 0:
+                del self.runs[key]
+            waiters, self._run_waiters = self._run_waiters, []
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
+
+        return release
+
+    def check_size(self, method: str, request: Message) -> None:
+        """Bounded work per request, with or without auth (RESOURCE_EXHAUSTED naming the limit)."""
+        limits, size = self.limits, request.ByteSize()
+        if size > limits.max_request_bytes:
+            raise ResourceExhaustedError(
+                f"the request is {size} bytes; at most {limits.max_request_bytes} are accepted (limits.maxRequestBytes)"
+            )
+        if method in _SIGNALS and size > limits.max_signal_bytes:
+            raise ResourceExhaustedError(
+                f"the signal request is {size} bytes; at most {limits.max_signal_bytes} are accepted "
+                "(limits.maxSignalBytes)"
+            )
+        if method in _RUNS and len(request.messages) > limits.max_messages_per_request:  # type: ignore[attr-defined]
+            raise ResourceExhaustedError(
+                f"the request has {len(request.messages)} messages; at most "  # type: ignore[attr-defined]
+                f"{limits.max_messages_per_request} are accepted (limits.maxMessagesPerRequest)"
+            )
+
+    async def run_freed(self) -> None:
+        """Until some run ends (a queued run that found its credential at the limit waits)."""
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._run_waiters.append(waiter)
+        await waiter
 
     @contextmanager
     def stream_slot(self, cred: Credential | None) -> Iterator[None]:
@@ -107,6 +166,8 @@ class Gate:
 
     def check(self, method: str, request: Any, cred: Credential | None) -> None:
         """The method's own scope rule, for requests the gate can read whole."""
+        if isinstance(request, Message):
+            self.check_size(method, request)
         if cred is None:
             return
         if method in _ADMIN:
@@ -115,10 +176,15 @@ class Gate:
             auth.require("agents", request.id)
         elif method in _RUNS:
             auth.require("agents", request.agent_id)
+            _check_overrides(cred, request.options if request.HasField("options") else None)
             resource = request.options.memory.resource or self.agent_resource(request.agent_id)
             if resource:
                 auth.require_resource(resource)
         elif isinstance(request, Message):
+            if method.startswith(_THREADS) and "agent_id" in request.DESCRIPTOR.fields_by_name and request.agent_id:
+                auth.require("agents", request.agent_id)  # the agent a wake or a queued message runs
+            if "if_idle" in request.DESCRIPTOR.fields_by_name and request.if_idle.HasField("stream_options"):
+                _check_overrides(cred, request.if_idle.stream_options)
             for name in _RESOURCE_FIELDS:  # thread reads and signals name the resource they touch
                 if name in request.DESCRIPTOR.fields_by_name:
                     value = getattr(request, name)
@@ -266,6 +332,21 @@ class _CheckedContext:
         return message
 
 
+_LANES = ("input_processors", "output_processors", "error_processors")
+
+
+def _check_overrides(cred: Credential, options: Any) -> None:
+    """A credential without ``processorOverrides`` runs every agent's own processors."""
+    if cred.processor_overrides or cred.admin or options is None:
+        return
+    for lane in _LANES:
+        if options.HasField(lane):
+            raise PermissionDeniedError(
+                f"credential {cred.id!r} may not override an agent's processors per call "
+                f"(options.{lane}): its processorOverrides is false"
+            )
+
+
 def _bearer(metadata: Any) -> str | None:
     for key, value in metadata:
         if key == "authorization" and isinstance(value, str):
@@ -275,14 +356,18 @@ def _bearer(metadata: Any) -> str | None:
     return None
 
 
-def _cert_subjects(context: grpc.aio.ServicerContext) -> tuple[str, ...]:
+def _cert_subjects(context: grpc.aio.ServicerContext) -> tuple[DistinguishedName, ...]:
+    """The client certificate's subject, parsed; a subject that does not parse matches nothing.
+    Without a printed subject, the certificate's CN values, each as a value (never re-parsed)."""
     info = context.auth_context() or {}
-    out: list[str] = []
+    out: list[DistinguishedName] = []
     for raw in info.get("x509_subject", ()):
-        out.append(raw.decode(errors="replace"))
-    for raw in info.get("x509_common_name", ()):
-        cn = raw.decode(errors="replace")
-        out += [cn, f"CN={cn}"]
+        try:
+            out.append(parse_dn(raw.decode()))
+        except (UnicodeDecodeError, ValueError):
+            log.warning("a client certificate subject could not be parsed: %r", raw[:200])
+    if not out:
+        out += [(("CN", raw.decode(errors="replace")),) for raw in info.get("x509_common_name", ())]
     return tuple(out)
 
 

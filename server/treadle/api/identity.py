@@ -1,9 +1,11 @@
 """Who serves which processor id or tool name: the first credential to attach a name holds it.
 
-An attach is accepted only for names the caller's credential allows (``api/auth.py``); on top of
-that, while a name is attached under one credential, another credential cannot attach it, even
-one whose scope would allow it: no stream can slip in beside the real one and take half the
-calls. Replicas under the same credential share the name. With auth off nothing is checked.
+An attach is accepted only for names the caller's credential allows (``api/auth.py``), and a
+name the config names exactly for one credential is allowed to no other, whatever its patterns
+(``Credential.reserved``): a wildcard cannot take it while its owner restarts. On top of that,
+while a name is attached under one credential, another credential cannot attach it, even one
+whose scope would allow it: no stream can slip in beside the real one and take half the calls.
+Replicas under the same credential share the name. With auth off nothing is checked.
 """
 
 from __future__ import annotations

@@ -169,6 +169,9 @@ class ProcessorHub:
         self.default_timeout = default_timeout
         self.max_timeout = max_timeout
         self.attach_wait = attach_wait
+        self.max_invocation_bytes = (16 << 20) - 4096
+        """The largest invocation an attach stream carries (the server's message size less the
+        envelope); the app sets it from ``max_message_bytes``."""
         self.server_id = server_id
         self.draining = False
         self._replicas: dict[str, list[Connection]] = {}

@@ -178,6 +178,10 @@ class RemoteProcessor:
                 return self._fail(hook, args, "the server is shutting down", "draining")
             return self._fail(hook, args, f"processor {self.id} is not attached", "not_attached")
         invocation = encode_invocation(hook, args, processor_id=self.id)
+        if (size := invocation.ByteSize()) > self.hub.max_invocation_bytes:
+            # Sent, it would end the attach stream for every run; this run's hook fails instead.
+            return self._fail(hook, args, f"the {SEED_NAMES[hook]} invocation would be {size} bytes, more than "
+                              f"an attach stream carries ({self.hub.max_invocation_bytes})", "malformed")
         timeout = self._timeout(s)
         run_id = args.run.run_id
         if s.mode == "observe":

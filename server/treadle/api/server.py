@@ -69,7 +69,17 @@ class ListenError(OSError):
         super().__init__(message)
 
 
-def _bind_error(host: str, port: int) -> int:
+def check_listen(listen: str) -> None:
+    """``ListenError`` when another process listens on ``listen``'s port already: checked before
+    the slow part of a start (loading a local model) and before gRPC binds, whose own failure
+    prints a raw core error line first. ``SO_REUSEADDR`` as gRPC sets it, so connections of a
+    server that just stopped (TIME_WAIT) do not count."""
+    host, _, port = listen.rpartition(":")
+    if port.isdigit() and int(port) and _bind_error(host.strip("[]"), int(port), reuse=True) == errno.EADDRINUSE:
+        raise ListenError(listen)
+
+
+def _bind_error(host: str, port: int, *, reuse: bool = False) -> int:
     """The errno a plain bind of ``host:port`` fails with (0 when it succeeds): gRPC's own error
     does not say why."""
     try:
@@ -79,6 +89,8 @@ def _bind_error(host: str, port: int) -> int:
     for family, kind, proto, _, address in infos:
         with socket.socket(family, kind, proto) as probe:
             try:
+                if reuse:
+                    probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 probe.bind(address)
             except OSError as e:
                 return e.errno or 0
@@ -137,6 +149,7 @@ class GrpcServer:
             register(server)
         if self.options.reflection:
             reflection.enable_server_reflection([*self._services, reflection.SERVICE_NAME], server)
+        check_listen(listen)
         try:
             if tls is None:
                 port = server.add_insecure_port(listen)

@@ -64,15 +64,36 @@ def _contents(pb: Any, path: str) -> tuple[str, list[FilePart]]:
 
 
 LEADING_ATTRIBUTES = ("id", "name", "from")
-"""A protobuf map has no order on the wire, so attributes from a client render in a stable one:
-these first, then the rest alphabetically (a branch's attributes after the signal's own)."""
+"""A protobuf ``Struct`` has no order, so attributes given as one render in a stable order:
+these first, then the rest alphabetically. ``ordered_attributes`` keep the caller's order."""
 
 
 def _attributes(pb: Any, name: str, path: str) -> dict[str, Any]:
+    """The request's attributes in the order they render: ``ordered_attributes`` as given, or
+    the ``attributes`` Struct in the stable order above."""
+    ordered = pb.ordered_attributes
+    if len(ordered):
+        if pb.HasField(name) and len(getattr(pb, name).fields):
+            raise InvalidArgumentError(f"{path}: give {name} or ordered_attributes, not both")
+        out: dict[str, Any] = {}
+        for i, attr in enumerate(ordered):
+            if attr.name in out:
+                raise InvalidArgumentError(f"{path}.ordered_attributes[{i}]: the name {attr.name!r} is given twice")
+            out[attr.name] = value_to_py(attr.value) if attr.HasField("value") else None
+        check_attributes(out, f"{path}.ordered_attributes")
+        return out
     attrs = opt_struct(pb, name) or {}
     check_attributes(attrs, f"{path}.{name}")
     lead = [k for k in LEADING_ATTRIBUTES if k in attrs]
     return {k: attrs[k] for k in [*lead, *sorted(k for k in attrs if k not in lead)]}
+
+
+def _ordered_to_proto(attributes: dict[str, Any], out: Any) -> None:
+    """Attributes into a ``Struct`` field ``attributes`` and, in order, ``ordered_attributes``."""
+    if attributes:
+        dict_to_struct(attributes, out.attributes)
+    for name, value in attributes.items():
+        py_to_value(value, out.ordered_attributes.add(name=name).value)
 
 
 def message_signal_from_proto(pb: signal_pb2.SignalMessage, path: str = "message") -> Signal:
@@ -156,8 +177,7 @@ def accepted_to_proto(acc: Accepted, out: signal_pb2.SignalAccepted) -> None:
 def created_to_proto(signal: Signal, out: signal_pb2.CreatedSignal) -> None:
     out.id, out.type, out.tag_name = signal.id, signal.type, signal.tag_name
     datetime_to_ts(signal.created_at, out.created_at)
-    if signal.attributes:
-        dict_to_struct(signal.attributes, out.attributes)
+    _ordered_to_proto(signal.attributes, out)
 
 
 def record_to_proto(r: NotificationRecord, out: signal_pb2.NotificationRecord) -> None:
@@ -174,8 +194,7 @@ def record_to_proto(r: NotificationRecord, out: signal_pb2.NotificationRecord) -
         datetime_to_ts(r.summary_at, out.summary_at)
     out.delivery_attempts = r.delivery_attempts
     out.delivered_signal_id, out.summary_signal_id = r.delivered_signal_id, r.summary_signal_id
-    if r.attributes:
-        dict_to_struct(r.attributes, out.attributes)
+    _ordered_to_proto(r.attributes, out)
     if r.metadata:
         dict_to_struct(r.metadata, out.metadata)
     datetime_to_ts(r.create_time, out.create_time)

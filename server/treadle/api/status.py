@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, NoReturn, TypeVar
 
@@ -57,9 +58,11 @@ def status_for(exc: Exception) -> tuple[grpc.StatusCode, str]:
     if isinstance(exc, SQLAlchemyError):  # its text holds SQL and the database's address: log only
         log.error("store error in an RPC", exc_info=exc)
         return grpc.StatusCode.UNAVAILABLE, "the database failed; see the server log (retry later)"
-    # Not a deliberate error: keep the traceback in the log, give the client the message.
-    log.error("unexpected error in an RPC", exc_info=exc)
-    return grpc.StatusCode.INTERNAL, f"{type(exc).__name__}: {exc}"
+    # Not a deliberate error: the traceback goes to the log under an id the client gets; its text
+    # (which may hold SQL, hosts or paths) does not leave the server.
+    incident = uuid.uuid4().hex[:12]
+    log.error("unexpected error in an RPC (incident %s)", incident, exc_info=exc)
+    return grpc.StatusCode.INTERNAL, f"internal error (incident {incident} in the server log)"
 
 
 async def abort_with(context: grpc.aio.ServicerContext, exc: Exception) -> NoReturn:

@@ -196,6 +196,10 @@ def run_to_proto(run: RunRecord, out: pb.Run) -> pb.Run:
 # --- paging --------------------------------------------------------------------------------------
 
 
+MAX_TOKEN_CHARS = 4096
+"""Longer than any token this server makes (two ids of at most 255 characters and a cursor)."""
+
+
 def page_request(size: int, token: str, key: tuple[str, str], types: tuple[type, ...]) -> PageRequest:
     if size < 0:
         raise InvalidArgumentError(f"page_size must be >= 0, got {size}")
@@ -214,12 +218,17 @@ def decode_token(token: str, key: tuple[str, str], types: tuple[type, ...]) -> t
     if not token:
         return None
     try:
+        # A token this server made is short and flat: anything else is refused before parsing
+        # (100,000 '[' would recurse), and a cursor number must fit the store's 64-bit columns.
+        if len(token) > MAX_TOKEN_CHARS:
+            raise ValueError("too long")
         data = json.loads(base64.b64decode(token.encode("ascii"), altchars=b"-_", validate=True))
         cursor = tuple(data["c"])
         ok = (data["l"], data["k"]) == key and len(cursor) == len(types) and all(
-            type(v) is t for v, t in zip(cursor, types, strict=True)
+            type(v) is t and (not isinstance(v, int) or -(1 << 63) <= v < (1 << 63))
+            for v, t in zip(cursor, types, strict=True)
         )
-    except (binascii.Error, UnicodeError, ValueError, KeyError, TypeError):
+    except (binascii.Error, UnicodeError, ValueError, KeyError, TypeError, RecursionError):
         ok = False
     if not ok:
         raise InvalidArgumentError(

@@ -6,13 +6,18 @@ the memory read RPCs. Conversion is in ``signal_convert``; the work is in ``trea
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
 
+from ..agents import lane_for_call
 from ..core.chunks import Chunk
-from ..core.errors import InvalidArgumentError
+from ..config.auth import Limits
+from ..core.errors import InvalidArgumentError, NotFoundError, ResourceExhaustedError
+from ..memory import MemoryStore
 from ..signals import ActiveRunChanged, NotificationCenter, Sent, ThreadRuntime, send_state
 from ..signals.hub import SubscriptionGapError
 from ..signals.runtime import Target
@@ -26,6 +31,9 @@ from .thread_service import SERVICE_NAME
 from .thread_service import ThreadServicer as MemoryRpcs
 
 MAX_CHUNKS_PER_RESPONSE = 256
+MAX_RESPONSE_BYTES = 256 << 10
+"""About how much a subscriber takes from its backlog at a time: what is converted and waiting
+to be sent stays small, the rest stays counted in the backlog it is cut off by."""
 
 
 def _sent(sent: Sent, out: signal_pb2.SendSignalResponse | signal_pb2.SendMessageResponse
@@ -43,9 +51,62 @@ def _thread(resource_id: str, thread_id: str) -> tuple[str, str]:
 
 
 class SignalRpcs:
+    store: MemoryStore | None = None
+    """The memory store (set by the app once it is open)."""
+
     def __init__(self, runtime: ThreadRuntime, notifications: NotificationCenter) -> None:
         self._runtime = runtime
         self._notifications = notifications
+        self.limits = Limits()
+        """The server's limits (the app sets the configured ones)."""
+        self._arriving: dict[tuple[tuple[str, str], bool], tuple[asyncio.Lock, int]] = {}
+        """Per thread and kind: the lock its sends take turns on, and how many wait for it."""
+
+    @contextlib.asynccontextmanager
+    async def _room(self, target: Target, queued: bool) -> AsyncIterator[None]:
+        """RESOURCE_EXHAUSTED naming the limit when the thread already has as many signals (or
+        queued messages) waiting as one thread may: no caller can pile up work on a thread.
+        The check and the send are one step per thread (a lock of this process), so a burst of
+        concurrent calls cannot all pass the check before any of them is counted."""
+        key: tuple[str, str] | None = (target.resource_id, target.thread_id)
+        if target.run_id:
+            key = await self._runtime.run_thread(target.run_id)
+        if key is None or not all(key):
+            yield  # the runtime answers for a target it cannot route
+            return
+        counted = (key, queued)
+        lock, users = self._arriving.get(counted, (asyncio.Lock(), 0))
+        self._arriving[counted] = (lock, users + 1)
+        try:
+            async with lock:
+                pending = await self._runtime.store.list_pending(key)
+                if queued:
+                    count = sum(p.kind == "queued" for p in pending)
+                    limit, name, what = self.limits.max_queued_per_thread, "maxQueuedPerThread", "queued messages"
+                else:
+                    run = self._runtime.active_run(key)
+                    count = sum(p.kind == "persisted" for p in pending) + (len(run.inbox) if run is not None else 0)
+                    limit, name, what = self.limits.max_signals_per_thread, "maxSignalsPerThread", "signals waiting"
+                if count >= limit:
+                    raise ResourceExhaustedError(
+                        f"thread {key[1]!r} has {count} {what} (limits.{name}); retry once its run has taken them in"
+                    )
+                yield
+        finally:
+            lock, users = self._arriving[counted]
+            if users <= 1:
+                del self._arriving[counted]
+            else:
+                self._arriving[counted] = (lock, users - 1)
+
+    async def _thread_exists(self, key: tuple[str, str]) -> None:
+        """NOT_FOUND for a thread that does not exist, or not in this resource."""
+        if self.store is None:  # pragma: no cover - the app opens the store before serving
+            return
+        thread = await self.store.get_thread(key[1])
+        if thread is None or thread.resource_id != key[0]:
+            raise NotFoundError(f"thread {key[1]!r} of resource {key[0]!r} does not exist: state "
+                                "signals go to an existing thread (create it, or run on it, first)")
 
     async def _target(self, request: Any) -> Target:
         """The request's target; a run named by ``run_id`` must be on a resource the caller
@@ -60,10 +121,12 @@ class SignalRpcs:
     async def SendMessage(
         self, request: signal_pb2.SendMessageRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.SendMessageResponse:
-        sent = await self._runtime.send(
-            await self._target(request), sc.message_signal_from_proto(request.message),
-            sc.if_active_from_proto(request.if_active), sc.if_idle_from_proto(request.if_idle),
-        )
+        target = await self._target(request)
+        async with self._room(target, queued=False):
+            sent = await self._runtime.send(
+                target, sc.message_signal_from_proto(request.message),
+                sc.if_active_from_proto(request.if_active), sc.if_idle_from_proto(request.if_idle),
+            )
         out = signal_pb2.SendMessageResponse()
         _sent(sent, out)
         return out
@@ -73,10 +136,24 @@ class SignalRpcs:
     async def QueueMessage(
         self, request: signal_pb2.QueueMessageRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.QueueMessageResponse:
-        sent = await self._runtime.queue(
-            await self._target(request), sc.message_signal_from_proto(request.message),
-            sc.if_active_from_proto(request.if_active), sc.if_idle_from_proto(request.if_idle),
-        )
+        target = await self._target(request)
+        agent_id = target.agent_id
+        if not agent_id:  # the queued run runs the thread's current agent: in the caller's scope?
+            key = await self._runtime.run_thread(target.run_id) if target.run_id else None
+            run = await self._runtime.current_run(key or (target.resource_id, target.thread_id))
+            if run is not None:
+                auth.require("agents", run.agent_id)
+                agent_id = run.agent_id
+        if_idle = sc.if_idle_from_proto(request.if_idle)
+        if agent_id and if_idle.stream_options is not None:  # a locked processor is refused now, not at its run
+            agent = self._runtime.agent(agent_id)
+            for lane in ("input_processors", "output_processors", "error_processors"):
+                lane_for_call(agent.id, lane, getattr(agent, lane), getattr(if_idle.stream_options, lane))
+        async with self._room(target, queued=True):
+            sent = await self._runtime.queue(
+                target, sc.message_signal_from_proto(request.message),
+                sc.if_active_from_proto(request.if_active), if_idle,
+            )
         out = signal_pb2.QueueMessageResponse()
         _sent(sent, out)
         return out
@@ -86,10 +163,12 @@ class SignalRpcs:
     async def SendSignal(
         self, request: signal_pb2.SendSignalRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.SendSignalResponse:
-        sent = await self._runtime.send(
-            await self._target(request), sc.signal_from_proto(request.signal),
-            sc.if_active_from_proto(request.if_active), sc.if_idle_from_proto(request.if_idle),
-        )
+        target = await self._target(request)
+        async with self._room(target, queued=False):
+            sent = await self._runtime.send(
+                target, sc.signal_from_proto(request.signal),
+                sc.if_active_from_proto(request.if_active), sc.if_idle_from_proto(request.if_idle),
+            )
         out = signal_pb2.SendSignalResponse()
         _sent(sent, out)
         return out
@@ -99,10 +178,13 @@ class SignalRpcs:
     async def SendStateSignal(
         self, request: signal_pb2.SendStateSignalRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.SendStateSignalResponse:
-        result = await send_state(
-            self._runtime, await self._target(request), sc.state_from_proto(request.state),
-            sc.if_active_from_proto(request.if_active), sc.if_idle_from_proto(request.if_idle),
-        )
+        target = await self._target(request)
+        async with self._room(target, queued=False):
+            result = await send_state(
+                self._runtime, target, sc.state_from_proto(request.state),
+                sc.if_active_from_proto(request.if_active), sc.if_idle_from_proto(request.if_idle),
+                check_thread=self._thread_exists,
+            )
         out = signal_pb2.SendStateSignalResponse(version=result.version)
         if result.skipped:
             out.skipped, out.reason = True, result.reason
@@ -116,10 +198,11 @@ class SignalRpcs:
         self, request: signal_pb2.SendNotificationSignalRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.SendNotificationSignalResponse:
         target = Target(request.agent_id, "", *_thread(request.resource_id, request.thread_id))
-        result = await self._notifications.send(
-            target, sc.notification_from_proto(request.notification),
-            sc.if_idle_from_proto(request.if_idle) if request.HasField("if_idle") else None,
-        )
+        async with self._room(target, queued=False):
+            result = await self._notifications.send(
+                target, sc.notification_from_proto(request.notification),
+                sc.if_idle_from_proto(request.if_idle) if request.HasField("if_idle") else None,
+            )
         out = signal_pb2.SendNotificationSignalResponse()
         sc.record_to_proto(result.record, out.record)
         sc.decision_to_proto(result.decision, out.decision)
@@ -156,10 +239,14 @@ class SignalRpcs:
                 first.active_run.run_id, first.active_run.agent_id = run.run_id, run.agent_id
             yield first
             async for event in sub.events():
-                for response in _responses([event, *sub.batch()]):
+                for response in _responses([event, *sub.batch(MAX_RESPONSE_BYTES)]):
                     yield response
-        except SubscriptionGapError as e:  # never a silent gap: the subscriber resubscribes
-            await abort_with(context, e)
+            if sub.overflowed:
+                await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, (
+                    f"this subscriber fell more than {sub.max_backlog_bytes} bytes behind the thread "
+                    "(limits.maxSubscriberBacklogBytes) and was cut off; read faster, or subscribe again"))
+            if sub.gap:  # never a silent gap: the subscriber resubscribes
+                await abort_with(context, SubscriptionGapError(sub.gap))
         finally:
             sub.close()
 

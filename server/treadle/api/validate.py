@@ -23,27 +23,63 @@ TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 """What ``ToolService.Attach`` accepts (and what the providers accept as a function name)."""
 
 _FLOATS = (FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT)
+_NESTING = ("google.protobuf.Struct", "google.protobuf.ListValue")
+
+MAX_STRUCT_DEPTH = 20
+"""How deep objects and lists inside a ``Struct`` (attributes, metadata, provider options,
+state values, ...) may nest. Each level is three protobuf levels on the wire, and what is stored
+is read back inside a message and a listing: 20 levels stay well within the 100 levels every
+protobuf runtime decodes (the Python client refuses deeper data)."""
 
 
-def check_message(msg: Message, path: str = "") -> None:
-    """Every enum field holds a value of its enum; every double and float is finite."""
+def check_message(msg: Message, path: str = "", _depth: int = 0) -> None:
+    """Every enum field holds a value of its enum; every double and float is finite; no
+    ``Struct`` nests deeper than ``MAX_STRUCT_DEPTH``."""
+    name = msg.DESCRIPTOR.full_name
+    if name in _TIMES:
+        _check_time(name, msg, path)
+    if name in _NESTING:
+        _depth += 1
+        if _depth > MAX_STRUCT_DEPTH:
+            raise InvalidArgumentError(
+                f"{path or 'the request'} nests objects or lists deeper than {MAX_STRUCT_DEPTH} levels "
+                "(the most that is stored and read back)"
+            )
     for fd, value in msg.ListFields():
         where = f"{path}.{fd.name}" if path else fd.name
         mt = fd.message_type
         if mt is not None and mt.GetOptions().map_entry:
             vfd = mt.fields_by_name["value"]
             for key, item in value.items():
-                _check_value(vfd, item, f"{where}[{key!r}]")
+                _check_value(vfd, item, f"{where}[{key!r}]", _depth)
         elif fd.is_repeated:
             for i, item in enumerate(value):
-                _check_value(fd, item, f"{where}[{i}]")
+                _check_value(fd, item, f"{where}[{i}]", _depth)
         else:
-            _check_value(fd, value, where)
+            _check_value(fd, value, where, _depth)
 
 
-def _check_value(fd: FieldDescriptor, value: Any, where: str) -> None:
+_TIMES = ("google.protobuf.Timestamp", "google.protobuf.Duration")
+
+
+def _check_time(name: str, msg: Any, where: str) -> None:
+    """A Timestamp within years 1-9999 with nanos in [0, 1e9); a Duration within 10,000 years
+    whose nanos have its seconds' sign: what the protobuf runtimes convert without error."""
+    seconds, nanos = msg.seconds, msg.nanos
+    if name == "google.protobuf.Timestamp":
+        ok = -62135596800 <= seconds <= 253402300799 and 0 <= nanos <= 999_999_999
+        what = "a timestamp between the years 1 and 9999 with nanos from 0 to 999,999,999"
+    else:
+        ok = abs(seconds) <= 315576000000 and abs(nanos) <= 999_999_999 and not (
+            (seconds > 0 and nanos < 0) or (seconds < 0 and nanos > 0))
+        what = "a duration within 10,000 years whose nanos have the sign of its seconds"
+    if not ok:
+        raise InvalidArgumentError(f"{where or 'the request'} must be {what}, got seconds={seconds} nanos={nanos}")
+
+
+def _check_value(fd: FieldDescriptor, value: Any, where: str, depth: int = 0) -> None:
     if fd.type == FieldDescriptor.TYPE_MESSAGE:
-        check_message(value, where)
+        check_message(value, where, depth)
     elif fd.type == FieldDescriptor.TYPE_ENUM:
         if value not in fd.enum_type.values_by_number:
             known = ", ".join(v.name for v in fd.enum_type.values)

@@ -36,6 +36,10 @@ class Inbox:
     def pending(self) -> bool:
         return bool(self._items)
 
+    def __len__(self) -> int:
+        """Deliveries the run has not taken in yet."""
+        return len(self._items)
+
     @property
     def closed(self) -> bool:
         return self._closed

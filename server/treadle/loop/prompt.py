@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..core.message_list import MessageList
+from ..core.signal_xml import signal_prompt_text
 from ..core.messages import (
     FilePart,
     Message,
@@ -29,10 +30,16 @@ def build_prompt(message_list: MessageList) -> Prompt:
 
 
 def _convert(message: Message) -> list[PromptMessage]:
+    if message.role == "signal" and (rendered := signal_prompt_text(message)) is not None:
+        # A signal is stored as its raw contents; the model sees it rendered (an XML element, or
+        # plain text for a plain user message), then its files.
+        texts = [p for p in message.content.parts if isinstance(p, TextPart)]
+        meta = texts[0].provider_metadata if texts else None
+        parts: list[PromptPart] = [TextPart(rendered, meta)] if rendered else []
+        parts.extend(p for p in message.content.parts if isinstance(p, FilePart))
+        return [PromptMessage("user", parts)] if parts else []
     if message.role in ("user", "signal"):
-        parts: list[PromptPart] = [
-            p for p in message.content.parts if isinstance(p, (TextPart, FilePart))
-        ]
+        parts = [p for p in message.content.parts if isinstance(p, (TextPart, FilePart))]
         return [PromptMessage("user", parts)] if parts else []
     if message.role == "system":
         return [PromptMessage("system", [TextPart(message.text)])]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 import jsonschema
 from opentelemetry.trace import Tracer
 
-from ..agents import DEFAULT_MAX_STEPS, Agent, RunRequest
+from ..agents import DEFAULT_MAX_STEPS, Agent, RunRequest, lane_for_call
 from ..core.chunks import Chunk, ErrorPayload, Finish, FinishReason, SkippedProcessor, Start, Tripwire, Usage
 from ..core.errors import InvalidArgumentError, ProcessorError, TripwireError
 from ..core.message_list import MessageList
@@ -35,6 +36,8 @@ from .state import RunPlan, RunState
 from .step import Continue, Done, Failed, RetryCall, RetryStep, Tripped, run_step
 
 log = logging.getLogger(__name__)
+run_log = logging.getLogger("treadle.runs")
+"""One line per finished run (``_log_run``)."""
 
 QUEUE_SIZE = 256
 """Chunks buffered ahead of a slow client before the run waits for it."""
@@ -132,10 +135,10 @@ class AgentLoop:
         resolve = self.registry.resolve_processor
 
         def lane(per_call: list[Any] | None, agent_lane: list[Any]) -> list[Any]:
-            return [resolve(r) for r in (per_call if per_call is not None else agent_lane)]
+            return [resolve(r) for r in lane_for_call(agent.id, "output_processors", agent_lane, per_call)]
 
         def input_lane(per_call: list[Any] | None, agent_lane: list[Any]) -> list[Any]:
-            return group_refs(per_call if per_call is not None else agent_lane, resolve)
+            return group_refs(lane_for_call(agent.id, "input_processors", agent_lane, per_call), resolve)
 
         tools = {t.name: t for t in (self.registry.resolve_tool(x) for x in agent.tools)}
         hooks = (self.registry.resolve_hooks(agent.tool_hooks) or ToolHooks()).overridden_by(
@@ -161,7 +164,7 @@ class AgentLoop:
     def _error_lane(self, agent: Agent, per_call: list[Any] | None) -> list[Any]:
         """The call's or the agent's error processors; with neither, the default error stack
         unless the agent opted out (``error_processor_defaults=False``)."""
-        refs = per_call if per_call is not None else agent.error_processors
+        refs = lane_for_call(agent.id, "error_processors", agent.error_processors, per_call)
         if per_call is None and not refs and agent.error_processor_defaults is not False:
             return default_error_stack(self.registry.builtin_context)
         return [self.registry.resolve_processor(r) for r in refs]
@@ -189,6 +192,7 @@ class AgentLoop:
         persist: Persister,
     ) -> None:
         status: RunStatus = "aborted"  # unless it ends below: cancelled (client gone, shutdown)
+        started = time.monotonic()
         try:
             memory = plan.options.memory
             with agent_span(self.tracer, agent_id=plan.agent.id, agent_name=plan.agent.name,
@@ -206,6 +210,7 @@ class AgentLoop:
         finally:
             await output.reset()
             _end_run(plan)
+            _log_run(plan, status, result, time.monotonic() - started)
             await persist.end(status, result.finish_reason, result.usage)
             await output.queue.put(END)
 
@@ -248,8 +253,11 @@ class AgentLoop:
         base_system = list(ml.system_messages)
 
         while True:
-            if state.step_number:
-                await _take_signals(request, ml, output)  # the step boundary
+            if state.step_number and await _take_signals(request, ml, output):  # the step boundary
+                # The response so far stays one assistant message, stored before the signal; the
+                # answer after the signal is a new one (the framework's rotateResponseMessageId),
+                # so the thread reads in the order the model saw it.
+                state.response_id = ""
             scope.step_number = state.step_number
             with step_span(self.tracer, state.step_number):
                 outcome = await run_step(plan, state, output, self.models.resolve, base_system)
@@ -354,13 +362,31 @@ def _skipped(plan: RunPlan) -> list[SkippedProcessor]:
     return out
 
 
-async def _take_signals(request: RunRequest, ml: MessageList, output: Output) -> None:
-    """Each delivered signal joins the message list as its own turn, its chunk to the stream."""
+async def _take_signals(request: RunRequest, ml: MessageList, output: Output) -> int:
+    """Each delivered signal joins the message list as its own turn, its chunk to the stream;
+    returns how many were taken."""
     if request.inbox is None:
-        return
-    for delivery in request.inbox.take():
+        return 0
+    taken = request.inbox.take()
+    for delivery in taken:
         ml.add(delivery.message, "input")
         await output.send(delivery.chunk)
+    return len(taken)
+
+
+def _log_run(plan: RunPlan, status: RunStatus, result: GenerateResult, seconds: float) -> None:
+    """The one INFO line every run leaves when it ends, with the same facts as fields for a JSON
+    log (``treadle serve --log-format json``)."""
+    memory = plan.options.memory
+    thread = memory.thread if memory else ""
+    usage = result.usage
+    reason = result.finish_reason or ("cancelled" if status == "aborted" and not result.tripwire else "")
+    fields = {"run_id": plan.run_id, "agent_id": plan.agent.id, "thread_id": thread, "status": status,
+              "finish_reason": reason, "duration_ms": round(seconds * 1000),
+              "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+    run_log.info("run %s agent=%s thread=%s %s (%s) in %.2fs, tokens %d in / %d out", plan.run_id, plan.agent.id,
+                 thread or "-", status, reason or "-", seconds, usage.input_tokens, usage.output_tokens,
+                 extra={"fields": fields})
 
 
 def _end_run(plan: RunPlan) -> None:

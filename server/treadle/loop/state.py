@@ -61,7 +61,8 @@ class RunState:
     completed_steps: int = 0
     feedback: str | None = None
     response_id: str = ""
-    """The id of the call's one assistant message (every step adds its parts to it)."""
+    """The id of the response's current assistant message (every step adds its parts to it);
+    cleared when a signal is taken in, so that the answer after it starts a new message."""
     finish_streamed: bool = False
     """The current step's model ``finish`` went through the output processors."""
 

@@ -89,7 +89,7 @@ class _Step:
     message: Message | None = None
     collector: StepCollector | None = None
     first_part: int = 0
-    """Where this step's parts (its step-start first) begin in ``message``."""
+    """Where this step's parts (its step-start first, after an earlier step) begin in ``message``."""
 
 
 async def run_step(
@@ -214,15 +214,18 @@ async def _run(
 
 
 def _response_message(state: RunState, step: _Step, model_id: str) -> Message:
-    """The call's ONE assistant message, with this step's step-start part appended: the message
-    of the earlier steps as the message list holds it now (after a rollback, its restored copy),
-    or a new one. Its id is the same for every step of the call."""
+    """The response's assistant message: the message of the earlier steps as the message list
+    holds it now (after a rollback, its restored copy), or a new one. A step after another in the
+    same message begins with a step-start part; the first step has none (as the framework
+    stores it). A signal taken in at a step boundary closes the message (``state.response_id``
+    is cleared): the answer after it starts a new one."""
     message = next((m for m in state.message_list.get_all() if m.id == state.response_id), None)
     if message is None:
         state.response_id = state.response_id or new_id()
         message = Message(id=state.response_id, role="assistant", content=MessageContent(parts=[]))
     step.first_part = len(message.content.parts)
-    message.content.parts.append(StepStartPart(model_id))
+    if message.content.parts:
+        message.content.parts.append(StepStartPart(model_id))
     return message
 
 

@@ -296,6 +296,8 @@ def _history(conn: Connection, thread_id: str, limit: int) -> list[Message]:
 
 
 def _insert_run(conn: Connection, run_id: str, agent_id: str, thread_id: str, resource_id: str) -> None:
+    if conn.execute(select(t.runs.c.id).where(t.runs.c.id == run_id)).first() is not None:
+        raise AlreadyExistsError(f"run id {run_id!r} is taken: choose another, or leave run_id empty")
     conn.execute(_INSERT_RUN, {
         "id": run_id, "agent_id": agent_id, "thread_id": thread_id, "resource_id": resource_id,
         "status": "running", "finish_reason": "", "usage": _usage_json(Usage()), "started_at": _now(),

@@ -73,8 +73,18 @@ def response_headers(response: Any) -> dict[str, str]:
     return {str(k).lower(): str(v) for k, v in headers.items()}
 
 
-def connection_error(*, provider: str, model_id: str, message: str) -> APICallError:
-    # No response at all: the request may never have reached the server, so retrying is safe.
+_BASE_URL_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
+
+
+def connection_error(*, provider: str, model_id: str, message: str, base_url: str = "") -> APICallError:
+    """No response at all: the request may never have reached the server, so retrying is safe.
+    The message names the URL, and says where it came from: the server's environment (or the
+    agent's ``baseUrl``), never the client's."""
+    if base_url:
+        env = _BASE_URL_ENV.get(provider, "the provider's base URL")
+        message = (f"{message.rstrip('.')}: cannot reach {base_url}. The URL comes from {env} (or the agent's "
+                   f"baseUrl) and the key from the environment of the machine running `treadle serve`, "
+                   f"not the client's")
     return APICallError(
         message, provider=provider, model_id=model_id, status_code=None, is_retryable=True
     )

@@ -163,7 +163,7 @@ class AnthropicModel:
             )
         if isinstance(e, anthropic.APIConnectionError):
             return _common.connection_error(
-                provider=PROVIDER, model_id=self._model_id, message=e.message
+                provider=PROVIDER, model_id=self._model_id, message=e.message, base_url=str(self._client.base_url)
             )
         return _common.status_error(
             provider=PROVIDER, model_id=self._model_id, status=None, message=e.message, body=e.body

@@ -15,7 +15,8 @@ class FallbackModel:
 
     A model is abandoned only when it raises ``APICallError`` before its first chunk: once a
     chunk has reached the caller, switching models would splice two answers together, so a later
-    error propagates. When every model fails, the last error propagates. ``provider`` and
+    error propagates. When every model fails, the last error propagates, its message listing
+    every model's error. ``provider`` and
     ``model_id`` are the primary's; the ``response-metadata`` chunk names the model that answered.
     """
 
@@ -38,6 +39,7 @@ class FallbackModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
         last: APICallError | None = None
+        failed: list[tuple[str, APICallError]] = []
         for model in self._models:
             started = False
             try:
@@ -50,5 +52,9 @@ class FallbackModel:
                 if started:
                     raise
                 last = e
+                failed.append((f"{model.provider}/{model.model_id}", e))
         assert last is not None
+        if len(failed) > 1:  # every model failed: say what each one said, not only the last
+            last.message = "every model failed: " + "; ".join(
+                f"{m}{f' ({e.status_code})' if e.status_code else ''}: {e.message}" for m, e in failed)
         raise last

@@ -62,8 +62,12 @@ BUILTIN: dict[str, BuiltinModel] = {
 
 CONTEXT_TOKENS = 4096
 """Context window the models are loaded with (prompt plus answer)."""
-DEFAULT_MAX_TOKENS = 512
-"""Answer length when the request sets no ``max_output_tokens``."""
+DEFAULT_MAX_TOKENS = 200
+"""Answer length when the request sets no ``max_output_tokens``: models this small start
+repeating themselves long before 512 tokens, and on a busy machine 512 tokens take a minute."""
+REPEAT_PENALTY = 1.2
+"""llama.cpp's repetition penalty when the request sets neither a presence nor a frequency
+penalty (its own default, 1.1, still let these models loop on one sentence)."""
 
 _FINISH_REASONS: dict[str, FinishReason] = {"stop": "stop", "length": "length"}
 
@@ -228,6 +232,8 @@ def generation_args(request: ModelRequest) -> dict[str, Any]:
         "stop": list(s.stop_sequences) or None,
     }
     args.update({k: v for k, v in optional.items() if v is not None})
+    if s.presence_penalty is None and s.frequency_penalty is None:
+        args["repeat_penalty"] = REPEAT_PENALTY
     if request.structured_output is not None:  # llama.cpp turns the schema into a grammar
         args["response_format"] = {"type": "json_object", "schema": request.structured_output["schema"]}
     return args

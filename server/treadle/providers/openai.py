@@ -148,7 +148,7 @@ class OpenAIChatModel:
             )
         if isinstance(e, openai.APIConnectionError):
             return _common.connection_error(
-                provider=PROVIDER, model_id=self._model_id, message=e.message
+                provider=PROVIDER, model_id=self._model_id, message=e.message, base_url=str(self._client.base_url)
             )
         # An error object inside the event stream: the HTTP status was 200.
         return _common.status_error(

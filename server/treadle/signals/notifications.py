@@ -8,12 +8,14 @@ priority   thread running                              thread idle
 urgent     deliver                                     deliver
 high       summary now; the full record once idle      deliver
 medium     summary now                                 deliver
-low        summary after ``LOW_SUMMARY_DELAY``          same
+low        summary now                                 same
 =========  ==========================================  =================
 
 An agent's ``notification_policy`` overrides it, checked ``decide`` → ``sources`` →
 ``priorities`` → ``default`` → built-in. A summary reaches a running loop as a signal; on an
-idle thread it is stored for the next run and shown to subscribers without waking the model.
+idle thread it is stored in the thread as a message (the next run has it in its history) and
+shown to subscribers, without waking the model. A summarised record stays ``pending`` until it
+is delivered in full (as the framework keeps it).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Any, Literal
 
 from ..agents import NotificationPolicy, NotificationRule
 from ..core.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
-from ..core.messages import new_id, utcnow
+from ..core.messages import Message, new_id, utcnow
 from ..core.tool import Tool, ToolContext
 from .runtime import MAX_ID, Accepted, IfActive, IfIdle, Target, ThreadRuntime
 from ..memory.retry import StoreConflictError
@@ -41,8 +43,6 @@ log = logging.getLogger(__name__)
 
 CAS_ATTEMPTS = 8
 """How often a sender merges again when other writers changed the record it read."""
-LOW_SUMMARY_DELAY = timedelta(seconds=60)
-"""How long low-priority notifications are batched before their summary is sent."""
 MAX_DELIVERY_ATTEMPTS = 5
 
 ActionName = Literal["deliver", "summarize", "defer", "discard"]
@@ -92,7 +92,7 @@ def builtin_decision(record: NotificationRecord, active: bool, now: datetime) ->
     if record.priority == "urgent":
         return Decision("deliver")
     if record.priority == "low":
-        return Decision("summarize", summary_at=now + LOW_SUMMARY_DELAY)
+        return Decision("summarize")
     if not active:
         return Decision("deliver")
     return Decision("summarize", deliver_when_idle=record.priority == "high")
@@ -318,9 +318,12 @@ class NotificationCenter:
         attributes = {"id": record.id, "source": record.source, "type": record.kind,
                       "kind": record.kind, "priority": record.priority, "status": "delivered",
                       **record.attributes}
+        # As the framework shows it: the record in ``metadata.notification``.
+        metadata = {**(record.metadata or {}), "notification": {
+            "signal": "notification", "recordId": record.id, "source": record.source,
+            "kind": record.kind, "priority": record.priority, "status": "delivered"}}
         signal = Signal(type="notification", tag_name="notification", contents=record.summary,
-                        attributes=attributes, metadata=record.metadata,
-                        extra={"notification": {"recordId": record.id}})
+                        attributes=attributes, metadata=metadata)
         signal.accepted_at = self.clock()
         idle = if_idle or self._stream_options.get(record.key) or IfIdle()
         target = Target(record.agent_id, "", *record.key)
@@ -353,13 +356,13 @@ class NotificationCenter:
     async def _summarize(
         self, key: ThreadKey, records: list[NotificationRecord],
     ) -> tuple[Signal, Accepted] | None:
-        """Each record is claimed (compare-and-set to ``summarized``) before anyone is told; a
+        """Each record is claimed (compare-and-set: its summary signal noted; it stays pending until
+        delivered in full) before anyone is told; a
         summary names only those claimed (None when another writer changed them all)."""
         signal_id = new_id("sig")
         claimed: list[NotificationRecord] = []
         for r in records:
             before = replace(r)
-            r.status = "summarized"
             r.summary_signal_id, r.summary_at, r.update_time = signal_id, None, self.clock()
             if await self.runtime.store.save_notification(r):  # stored before anyone is told
                 claimed.append(r)
@@ -372,11 +375,30 @@ class NotificationCenter:
         signal = Signal(type="notification", tag_name="notification-summary",
                         contents=", ".join(f"{s}: {n}" for s, n in counts.items()),
                         attributes={"pending": len(claimed), "priority": top},
-                        extra={"notification": {"recordIds": [r.id for r in claimed]}}, id=signal_id)
-        sent = await self.runtime.send(Target("", "", *key), signal, IfActive("deliver"), IfIdle("persist"))
-        if sent.accepted.action == "persist":  # idle: subscribers see it, the model does not wake
+                        metadata={"notification": {"signal": "summary", "recordIds": [r.id for r in claimed],
+                                                   "pending": len(claimed), "priority": top}}, id=signal_id)
+        # Running: delivered into the run. Idle: not woken ("discard" leaves it to us) but stored
+        # in the thread, so the next run has it in its history and does not stream it again.
+        sent = await self.runtime.send(Target("", "", *key), signal, IfActive("deliver"), IfIdle("discard"))
+        accepted = sent.accepted
+        if accepted.action == "discard":
+            accepted = Accepted("persist")
+            if not await self._store_in_thread(key, signal):
+                await self.runtime.send(Target("", "", *key), signal, IfActive("deliver"), IfIdle("persist"))
+        if accepted.action == "persist":  # idle: subscribers see it, the model does not wake
             self.runtime.hub.publish(key, signal.to_chunk())
-        return sent.signal, sent.accepted
+        return sent.signal, accepted
+
+    async def _store_in_thread(self, key: ThreadKey, signal: Signal) -> bool:
+        """Store ``signal`` as a message of the thread (created when new); False without a store."""
+        memory = self.runtime.loop.memory
+        open_thread = getattr(memory, "open_thread", None)
+        if memory is None or open_thread is None:
+            return False
+        await open_thread(key[0], key[1])
+        message: Message = signal.to_message(thread_id=key[1], resource_id=key[0])
+        await memory.save_messages(key[1], key[0], [message])
+        return True
 
     async def _thread_idle(self, key: ThreadKey) -> None:
         """Records waiting for the thread to be idle are delivered, most urgent first."""
@@ -450,6 +472,6 @@ class NotificationCenter:
 
 
 __all__ = [
-    "LOW_SUMMARY_DELAY", "DecideArgs", "Decision", "NotificationCenter", "NotificationInput",
+    "DecideArgs", "Decision", "NotificationCenter", "NotificationInput",
     "NotificationResult", "builtin_decision", "decide",
 ]

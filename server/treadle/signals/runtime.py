@@ -28,11 +28,17 @@ from collections import defaultdict
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any, Literal, cast
+from typing import Any, Literal, Protocol, cast
 
 from ..agents import Agent, CallOptions, MemoryOptions, RunRequest
 from ..core.chunks import AbortPayload, Chunk
-from ..core.errors import InvalidArgumentError, NotFoundError, ShuttingDownError
+from ..core.errors import (
+    AlreadyExistsError,
+    InvalidArgumentError,
+    NotFoundError,
+    ResourceExhaustedError,
+    ShuttingDownError,
+)
 from ..loop import AgentLoop, GenerateResult
 from ..loop.inbox import Inbox
 from ..core.messages import Message, new_id, utcnow
@@ -97,6 +103,9 @@ class ActiveRun:
     task: asyncio.Task[None] | None = None
     lease: Lease | None = None
     renewer: asyncio.Task[None] | None = None
+    caller: str | None = None
+    """The credential the run counts against (who woke it, or queued its message)."""
+    release_slot: Callable[[], None] = lambda: None
 
 
 @dataclass
@@ -107,6 +116,31 @@ class RunInfo:
     agent_id: str
     key: ThreadKey
     local: bool
+
+
+class RunSlots(Protocol):
+    """The run limits (the gate): every run this runtime starts counts against the server and
+    against the credential that caused it, like a ``Generate`` call does."""
+
+    def caller(self) -> str | None:
+        """Who the current call is (a credential id; None without auth)."""
+
+    def take_run(self, caller: str | None) -> Callable[[], None]:
+        """Count a run, or raise ``ResourceExhaustedError`` naming the limit; returns the release."""
+
+    async def run_freed(self) -> None:
+        """Until some run ends."""
+
+
+class _Unlimited:
+    def caller(self) -> str | None:
+        return None
+
+    def take_run(self, caller: str | None) -> Callable[[], None]:
+        return lambda: None
+
+    async def run_freed(self) -> None:  # pragma: no cover - nothing is ever refused
+        await asyncio.Event().wait()
 
 
 class _HeldElsewhere(Exception):
@@ -148,6 +182,12 @@ class ThreadRuntime:
         self._tasks: set[asyncio.Task[None]] = set()
         """Every run task until it has fully ended (its end also starts the next run)."""
         self.on_idle: list[OnIdle] = []
+        self.slots: RunSlots = _Unlimited()
+        """The run limits every started run counts against (the gate sets itself here)."""
+        self._queued_by: dict[str, str | None] = {}
+        """Queued message id -> the credential that queued it (this process; after a restart
+        or on another replica the run counts against the server's total only)."""
+        self._waiting_for_slot: dict[ThreadKey, asyncio.Task[None]] = {}
         """Called (and awaited when async) after a thread's last run ended and nothing follows."""
 
     def attach(self, relay: Relay) -> None:
@@ -262,6 +302,7 @@ class ThreadRuntime:
             await self.store.add_pending(PendingSignal(
                 key, _stored(key, signal), "queued", agent_id=agent_id, options=if_idle.options_json,
             ))
+            self._queued_by[signal.id] = self.slots.caller()
             if held is not None:
                 self._tell(held, "")  # in case its run is just ending: it looks at the queue
             return Sent(Accepted("persist"), signal)
@@ -305,6 +346,8 @@ class ThreadRuntime:
     async def _reserve(self, agent: Agent, request: RunRequest, key: ThreadKey) -> tuple[ActiveRun | None, RunRequest]:
         """Make a caller's run the thread's active run when the thread is idle everywhere."""
         self.loop.plan(agent, request)  # a bad request raises before the thread is reserved
+        if request.run_id and await self.run_thread(request.run_id) is not None:
+            raise AlreadyExistsError(f"run id {request.run_id!r} is taken: choose another, or leave run_id empty")
         async with self._locks[key]:
             if key in self._active or self._stopping:
                 return None, request
@@ -344,6 +387,8 @@ class ThreadRuntime:
         for handle in self._watches.values():
             handle.cancel()
         self._watches.clear()
+        for waiting in self._waiting_for_slot.values():
+            waiting.cancel()  # the queued messages stay stored
         for run in list(self._active.values()):
             if run.task is not None and not run.inbox.closed:
                 run.task.cancel()
@@ -573,7 +618,8 @@ class ThreadRuntime:
         if if_idle.behavior == "wake":
             try:
                 run_id = await self._start(
-                    key, target.agent_id, [signal], if_idle.stream_options, if_idle.options_json
+                    key, target.agent_id, [signal], if_idle.stream_options, if_idle.options_json,
+                    caller=self.slots.caller(),
                 )
             except _HeldElsewhere:
                 signal.attributes = before
@@ -613,6 +659,7 @@ class ThreadRuntime:
     async def _start(
         self, key: ThreadKey, agent_id: str, signals: list[Signal], options: CallOptions | None,
         options_json: dict[str, Any] | None, taken: list[str] | None = None,
+        caller: str | None = None,
     ) -> str:
         """Start a run on the idle thread ``key`` (its lock held) with ``signals`` as input,
         after the signals persisted for it; returns the run id. Bad requests raise, and then
@@ -624,8 +671,13 @@ class ThreadRuntime:
         agent = self._agents(agent_id)
         for signal in signals:
             signal.to_message()  # bad attributes raise here, before the thread is reserved
-        run = ActiveRun(new_id("run"), agent_id, key, options=options, options_json=options_json)
-        run.lease = await self._acquire(key, run.run_id, agent_id)  # or _HeldElsewhere
+        run = ActiveRun(new_id("run"), agent_id, key, options=options, options_json=options_json, caller=caller)
+        run.release_slot = self.slots.take_run(caller)  # or ResourceExhaustedError naming the limit
+        try:
+            run.lease = await self._acquire(key, run.run_id, agent_id)  # or _HeldElsewhere
+        except BaseException:
+            run.release_slot()
+            raise
         stored: list[str] = []
         try:
             waiting = [p for p in await self.store.list_pending(key) if p.kind != "queued"]
@@ -637,6 +689,7 @@ class ThreadRuntime:
             for signal in [*(signal_from_message(p.message) for p in waiting), *signals]:
                 self._deliver(run, signal)
             if not run.inbox.pending:
+                run.release_slot()
                 await self._release(run)  # nothing to run (a takeover that found nothing)
                 return ""
             opts = replace(options or CallOptions(), memory=MemoryOptions(resource=key[0], thread=key[1]))
@@ -648,6 +701,7 @@ class ThreadRuntime:
                 await stream.aclose()
                 raise
         except BaseException:
+            run.release_slot()
             with contextlib.suppress(Exception):
                 await self.store.remove_pending(stored)  # a refused start stores nothing
             await self._release(run)
@@ -684,6 +738,7 @@ class ThreadRuntime:
             self._by_run.pop(run.run_id, None)
             if run.renewer is not None:
                 run.renewer.cancel()
+            run.release_slot()
             self.hub.publish(run.key, ActiveRunChanged())
             signals = [signal_from_message(d.message) for d in leftovers]
             try:
@@ -717,14 +772,24 @@ class ThreadRuntime:
                 await self.store.add_pending(PendingSignal(key, _stored(key, signal), "accepted"))
             return True
         if leftovers and prev is not None:
-            return bool(await self._start(key, prev.agent_id, leftovers, prev.options, prev.options_json))
+            return bool(await self._start(key, prev.agent_id, leftovers, prev.options, prev.options_json,
+                                          caller=prev.caller))
         pending = await self.store.list_pending(key)
         for queued in pending:
             if queued.kind != "queued":
                 continue
             options = self._options_from_json(queued.options) if queued.options else None
-            return bool(await self._start(key, queued.agent_id, [signal_from_message(queued.message)], options,
-                                          queued.options, taken=[queued.message.id]))
+            caller = self._queued_by.get(queued.message.id)
+            try:
+                started = await self._start(key, queued.agent_id, [signal_from_message(queued.message)], options,
+                                            queued.options, taken=[queued.message.id], caller=caller)
+            except ResourceExhaustedError:
+                # Its credential (or the server) is at its run limit: the message stays queued
+                # and its run starts when a run ends, as a caller retrying would.
+                self._retry_when_freed(key)
+                return True
+            self._queued_by.pop(queued.message.id, None)
+            return bool(started)
         # Signals accepted into a run that never stored them (its runner died, or its inbox closed
         # as they arrived): the next run. Not those the ended run itself took in and failed on:
         # they wait for the next run (no retry loop on a signal that fails its run).
@@ -732,8 +797,13 @@ class ThreadRuntime:
         orphans = [p for p in pending if is_accepted(p) and p.message.id not in seen]
         agent_id = next((p.agent_id for p in orphans if p.agent_id), prev.agent_id if prev is not None else "")
         if orphans and agent_id:
-            return bool(await self._start(key, agent_id, [], prev.options if prev else None,
-                                          prev.options_json if prev else None))
+            try:
+                return bool(await self._start(key, agent_id, [], prev.options if prev else None,
+                                              prev.options_json if prev else None,
+                                              caller=prev.caller if prev else None))
+            except ResourceExhaustedError:
+                self._retry_when_freed(key)
+                return True
         return False
 
     async def _consumed_by(self, run: ActiveRun) -> None:
@@ -743,9 +813,26 @@ class ThreadRuntime:
             with contextlib.suppress(Exception):
                 await self.store.remove_pending(run.inbox.taken)
 
+    def _retry_when_freed(self, key: ThreadKey) -> None:
+        if key in self._waiting_for_slot or self._stopping:
+            return
+
+        async def retry() -> None:
+            try:
+                await self.slots.run_freed()
+            finally:
+                self._waiting_for_slot.pop(key, None)
+            try:
+                if not self._stopping and not await self._resume(key):
+                    await self._idle_hooks(key)
+            except Exception:
+                log.exception("could not start the queued run on thread %s", key)
+
+        self._waiting_for_slot[key] = asyncio.create_task(retry(), name=f"queued run on {key} waits for a run slot")
+
 
 def _stored(key: ThreadKey, signal: Signal) -> Message:
     return signal.to_message(thread_id=key[1], resource_id=key[0])
 
 
-__all__ = ["Accepted", "ActiveRun", "IfActive", "IfIdle", "RunInfo", "Sent", "Target", "ThreadRuntime"]
+__all__ = ["Accepted", "ActiveRun", "IfActive", "IfIdle", "RunInfo", "RunSlots", "Sent", "Target", "ThreadRuntime"]

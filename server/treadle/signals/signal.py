@@ -1,8 +1,10 @@
 """The signal: what it is, how its type is normalised, and the message and chunk it becomes.
 
-A signal always reaches the model as a user message (stored with role ``signal`` and its tag
-as ``type``); subscribers see it as a transient ``data-user-message`` (user signals) or
-``data-signal`` chunk.
+A signal always reaches the model as a user message. It is stored as the framework stores it:
+role ``signal``, its tag as ``type``, its raw contents as the text, and its type, tag and
+attributes in ``metadata.signal`` (no second copy of the contents); the XML the model sees is
+rendered when the prompt is built (``core.signal_xml``). Subscribers see it as a transient
+``data-user-message`` (user signals) or ``data-signal`` chunk.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any, Literal, TypeAlias
 from ..core.chunks import Chunk
 from ..core.errors import InvalidArgumentError
 from ..core.messages import FilePart, Message, MessageContent, Part, TextPart, new_id, utcnow
-from .render import check_attributes, render_signal
+from .render import check_attributes, render_signal, signal_prompt_text
 
 SignalType: TypeAlias = Literal["user", "state", "reactive", "notification"]
 TYPES: tuple[SignalType, ...] = ("user", "state", "reactive", "notification")
@@ -54,7 +56,7 @@ class Signal:
     created_at: datetime = field(default_factory=utcnow)
     accepted_at: datetime | None = None
     extra: dict[str, Any] = field(default_factory=dict)
-    """Type-specific facts stored with the signal (a state's channel and version, ...)."""
+    """Facts an earlier version stored beside the signal's fields (kept when read back)."""
 
     def with_attributes(self, more: dict[str, Any] | None) -> Signal:
         """The chosen ``if_active`` / ``if_idle`` branch's attributes, merged in after ours."""
@@ -72,12 +74,13 @@ class Signal:
     def chunk_type(self) -> str:
         return "data-user-message" if self.type == "user" else "data-signal"
 
-    def info(self) -> dict[str, Any]:
-        """The signal as subscribers and stored metadata see it (the framework's field names)."""
-        out: dict[str, Any] = {
-            "id": self.id, "type": self.type, "tagName": self.tag_name, "contents": self.contents,
-            "createdAt": self.created_at.isoformat(),
-        }
+    def info(self, *, contents: bool = True) -> dict[str, Any]:
+        """The signal as subscribers see it (the framework's field names); without ``contents``,
+        as a stored message's ``metadata.signal`` holds it (the contents are its text)."""
+        out: dict[str, Any] = {"id": self.id, "type": self.type, "tagName": self.tag_name}
+        if contents:
+            out["contents"] = self.contents
+        out["createdAt"] = self.created_at.isoformat()
         if self.accepted_at is not None:
             out["acceptedAt"] = self.accepted_at.isoformat()
         for key, value in (("attributes", self.attributes), ("metadata", self.metadata),
@@ -88,13 +91,19 @@ class Signal:
         return out
 
     def to_message(self, *, thread_id: str = "", resource_id: str = "") -> Message:
-        parts: list[Part] = [TextPart(self.text, self.provider_options)] if self.text else []
-        parts.extend(self.files)
-        return Message(
+        """The stored form: the raw contents as text, the signal in ``metadata.signal``. Raises
+        ``InvalidArgumentError`` when the attributes cannot be rendered (before anything is
+        stored)."""
+        message = Message(
             id=self.id, role="signal", type=self.tag_name, created_at=self.created_at,
             thread_id=thread_id, resource_id=resource_id,
-            content=MessageContent(parts=parts, metadata={"signal": self.info()}),
+            content=MessageContent(metadata={"signal": self.info(contents=False)}),
         )
+        parts: list[Part] = [TextPart(self.contents, self.provider_options)] if self.contents else []
+        parts.extend(self.files)
+        message.content.parts = parts
+        signal_prompt_text(message)  # bad attribute names raise here
+        return message
 
     def to_chunk(self, run_id: str = "") -> Chunk:
         chunk = Chunk.custom(self.chunk_type, self.info(), transient=True, id=self.id)
@@ -104,13 +113,16 @@ class Signal:
 
 
 def signal_from_message(message: Message) -> Signal:
-    """The signal a stored ``signal`` message was made from (for re-delivery after a restart)."""
+    """The signal a stored ``signal`` message was made from (for re-delivery after a restart).
+    Reads both stored forms: the raw contents as text, and that of earlier versions (the
+    rendered XML as text, the contents in ``metadata.signal.contents``)."""
     info = dict((message.content.metadata or {}).get("signal") or {})
     known = {"id", "type", "tagName", "contents", "createdAt", "acceptedAt", "attributes",
              "metadata", "providerOptions"}
+    text = "".join(p.text for p in message.content.parts if isinstance(p, TextPart))
     return Signal(
         type=info.get("type", "user"), tag_name=info.get("tagName", message.type or "user"),
-        contents=info.get("contents", ""),
+        contents=info["contents"] if "contents" in info else text,
         files=[p for p in message.content.parts if isinstance(p, FilePart)],
         attributes=dict(info.get("attributes") or {}), metadata=info.get("metadata"),
         provider_options=info.get("providerOptions"), id=message.id, created_at=message.created_at,

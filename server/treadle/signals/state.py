@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -9,7 +10,7 @@ from ..core.errors import InvalidArgumentError
 from ..memory.retry import StoreConflictError
 from .runtime import IfActive, IfIdle, Sent, Target, ThreadRuntime
 from .signal import Signal, normalise_type
-from .store import StateChannel
+from .store import StateChannel, ThreadKey
 
 CAS_ATTEMPTS = 8
 """How often a sender reads the channel again when other senders moved it first."""
@@ -36,12 +37,18 @@ class StateResult:
     reason: str = ""
 
 
+ThreadCheck = Callable[[ThreadKey], Awaitable[None]]
+"""Raises ``NotFoundError`` when the thread does not exist (state lives in an existing thread)."""
+
+
 async def send_state(
     runtime: ThreadRuntime, target: Target, state: StateInput,
     if_active: IfActive | None = None, if_idle: IfIdle | None = None,
+    check_thread: ThreadCheck | None = None,
 ) -> StateResult:
     """A new version of channel ``state.id``, or ``skipped`` when its cache key and mode are the
-    channel's current ones."""
+    channel's current ones. With ``check_thread``, a thread that does not exist is refused before
+    anything is stored or woken (as the framework fails: it cannot load the thread)."""
     if not state.id:
         raise InvalidArgumentError("state.id is required (the state channel, e.g. 'browser')")
     if not state.cache_key:
@@ -52,6 +59,8 @@ async def send_state(
         else:
             raise InvalidArgumentError("state signals need resource_id and thread_id: state lives in a thread")
     key = (target.resource_id, target.thread_id)
+    if check_thread is not None:
+        await check_thread(key)
     for _ in range(CAS_ATTEMPTS):
         result = await _send_once(runtime, key, target, state, if_active, if_idle)
         if result is not None:
@@ -71,16 +80,18 @@ async def _send_once(
     before = current.version if current else 0
     version = before + 1
     _, tag = normalise_type("state", state.tag_name or "state")
-    info: dict[str, Any] = {
+    # As the framework shows it: the channel in ``metadata.state``, the value beside it.
+    metadata: dict[str, Any] = {
+        **(state.metadata or {}),
         "state": {"id": state.id, "threadId": target.thread_id, "cacheKey": state.cache_key,
                   "version": version, "mode": state.mode},
     }
     if state.mode == "snapshot" and state.value is not None:
-        info["state"]["value"] = state.value
+        metadata["value"] = state.value
     if state.mode == "delta" and state.delta is not None:
-        info["state"]["delta"] = state.delta
+        metadata["delta"] = state.delta
     signal = Signal(type="state", tag_name=tag, contents=state.contents,
-                    attributes=dict(state.attributes), metadata=state.metadata, extra=info)
+                    attributes=dict(state.attributes), metadata=metadata)
     signal.to_message()  # bad attributes raise before the version is claimed
     claimed = StateChannel(state.id, state.cache_key, state.mode, version, signal.id)
     if not await runtime.store.put_state(key, claimed, before):

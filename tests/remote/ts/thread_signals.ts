@@ -15,7 +15,7 @@ const where = { resourceId: "user-123", threadId: "thread-abc" };
 const subscription = await agent.subscribeToThread(where);
 const idleBefore = subscription.activeRunId();
 const sent = agent.sendMessage(
-  { contents: "hello", attributes: { name: "Devin", from: "slack" } },
+  { contents: "hello", attributes: { from: "slack", name: "Devin" } }, // the model sees this order
   { ...where, ifIdle: { streamOptions: { maxSteps: 3 } } },
 );
 const accepted = await sent.accepted;
@@ -55,13 +55,16 @@ console.log(JSON.stringify({
   idleBefore,
   accepted: { action: accepted.action, hasRunId: Boolean(accepted.runId) },
   activeDuringRun: activeDuringRun === accepted.runId,
-  signalId: signal.id, signalType: signal.type,
+  signalId: signal.id, signalType: signal.type, attributeOrder: Object.keys(signal.attributes),
   text, kinds: [...new Set(kinds)].filter((k) => k.startsWith("data-")),
   stored: stored.map((m) => MessageRole[m.role]),
   persisted: { skipped: persisted.skipped, action: persisted.skipped ? "" : (await persisted.accepted).action },
   again,
   bogus,
-  note: { action: note.decision.action, priority: note.record.priority, status: note.record.status },
+  note: {
+    action: note.decision.action, priority: note.record.priority, status: note.record.status,
+    coalescedCount: note.record.coalescedCount, deliveryAttempts: note.record.deliveryAttempts,
+  },
   inbox: inbox.map((n) => n.summary),
   activeAfter: await client.getActiveRun(where),
   abortedIdle: await client.abortRun(where),

@@ -5,12 +5,13 @@
 //  1. streams echo's answer to "tell me a story";
 //  2. calls Generate on guarded with "tell me the secret" and reads the tripwire;
 //  3. creates the thread t1 of resource u1, subscribes to it, sends the message "Can we simplify
-//     the API surface?" as Devin from slack (the idle thread wakes a run of echo), and reads
+//     the API surface?" from slack as Devin (attributes in that order; the idle thread wakes a
+//     run of echo), and reads
 //     the subscription until that run has ended;
 //  4. lists the thread's messages and runs and asks for its active run; renames the thread and
 //     lists the resource's threads; sends state (stored, twice: the second is skipped) and a
 //     github-review signal (stored for the next run), a
-//     low-priority notification (summarized later, nothing wakes), lists the notifications,
+//     low-priority notification (summarised at once, nothing wakes), lists the notifications,
 //     and aborts the idle thread's run (there is none);
 //  5. creates, updates, lists, gets and deletes the agent made-in-go.
 //
@@ -82,7 +83,7 @@ func run(target string) error {
 	defer sub.Close()
 	out["active_before"] = sub.ActiveRun().RunId
 	sent, err := c.SendMessage(ctx, "echo", treadle.InThread("u1", "t1"), "Can we simplify the API surface?",
-		treadle.WithAttributes(map[string]any{"name": "Devin", "from": "slack"}))
+		treadle.WithAttributeList(treadle.Attr{Name: "from", Value: "slack"}, treadle.Attr{Name: "name", Value: "Devin"}))
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,9 @@ class MessageList:
         self.thread_id = thread_id
         self.resource_id = resource_id
         self._entries: list[_Entry] = []
+        self._by_id: dict[str, _Entry] = {}
+        """The entries by message id, so adding or finding a message costs the same for any
+        length (a request of 20,000 messages must not scan the list per message)."""
         self._system: list[SystemMessage] = []
         self._tagged_system: dict[str, list[SystemMessage]] = {}
 
@@ -56,10 +59,8 @@ class MessageList:
         return [e.message for e in self._entries if e.source in ("input", "response")]
 
     def source_of(self, message_id: str) -> Source | None:
-        for e in self._entries:
-            if e.message.id == message_id:
-                return e.source
-        return None
+        e = self._by_id.get(message_id)
+        return e.source if e is not None else None
 
     def _by_source(self, source: Source) -> list[Message]:
         return [e.message for e in self._entries if e.source == source]
@@ -80,18 +81,21 @@ class MessageList:
                 message.thread_id = self.thread_id
             if not message.resource_id:
                 message.resource_id = self.resource_id
-            for e in self._entries:
-                if e.message.id == message.id:
-                    e.message = message
-                    break
+            existing = self._by_id.get(message.id)
+            if existing is not None:
+                existing.message = message
             else:
-                self._entries.append(_Entry(message, source))
+                entry = _Entry(message, source)
+                self._entries.append(entry)
+                self._by_id[message.id] = entry
 
     def remove_by_ids(self, ids: Iterable[str]) -> list[Message]:
         """Remove the messages with these ids; returns the removed ones."""
         wanted = set(ids)
+        if not wanted & self._by_id.keys():
+            return []
         removed = [e.message for e in self._entries if e.message.id in wanted]
-        self._entries = [e for e in self._entries if e.message.id not in wanted]
+        self._set_entries([e for e in self._entries if e.message.id not in wanted])
         return removed
 
     def update_tool_invocation(self, part: ToolInvocationPart) -> bool:
@@ -164,4 +168,8 @@ class MessageList:
         return Checkpoint(tuple(_Entry(copy_message(e.message), e.source) for e in self._entries))
 
     def restore(self, checkpoint: Checkpoint) -> None:
-        self._entries = [_Entry(copy_message(e.message), e.source) for e in checkpoint.entries]
+        self._set_entries([_Entry(copy_message(e.message), e.source) for e in checkpoint.entries])
+
+    def _set_entries(self, entries: list[_Entry]) -> None:
+        self._entries = entries
+        self._by_id = {e.message.id: e for e in entries}

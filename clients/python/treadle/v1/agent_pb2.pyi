@@ -46,7 +46,7 @@ AGENT_SOURCE_CODE: AgentSource
 AGENT_SOURCE_API: AgentSource
 
 class ProcessorRef(_message.Message):
-    __slots__ = ("id", "failure_policy", "timeout", "builtin", "options", "parallel_group", "with_model")
+    __slots__ = ("id", "failure_policy", "timeout", "builtin", "options", "parallel_group", "with_model", "locked")
     ID_FIELD_NUMBER: _ClassVar[int]
     FAILURE_POLICY_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_FIELD_NUMBER: _ClassVar[int]
@@ -54,6 +54,7 @@ class ProcessorRef(_message.Message):
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
     PARALLEL_GROUP_FIELD_NUMBER: _ClassVar[int]
     WITH_MODEL_FIELD_NUMBER: _ClassVar[int]
+    LOCKED_FIELD_NUMBER: _ClassVar[int]
     id: str
     failure_policy: FailurePolicy
     timeout: _duration_pb2.Duration
@@ -61,7 +62,8 @@ class ProcessorRef(_message.Message):
     options: _struct_pb2.Struct
     parallel_group: str
     with_model: bool
-    def __init__(self, id: _Optional[str] = ..., failure_policy: _Optional[_Union[FailurePolicy, str]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., builtin: _Optional[str] = ..., options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., parallel_group: _Optional[str] = ..., with_model: _Optional[bool] = ...) -> None: ...
+    locked: bool
+    def __init__(self, id: _Optional[str] = ..., failure_policy: _Optional[_Union[FailurePolicy, str]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., builtin: _Optional[str] = ..., options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., parallel_group: _Optional[str] = ..., with_model: _Optional[bool] = ..., locked: _Optional[bool] = ...) -> None: ...
 
 class ProcessorList(_message.Message):
     __slots__ = ("processors",)

@@ -87,22 +87,32 @@ NOTIFICATION_STATUS_SUMMARIZED: NotificationStatus
 NOTIFICATION_STATUS_DISCARDED: NotificationStatus
 NOTIFICATION_STATUS_FAILED: NotificationStatus
 
+class SignalAttribute(_message.Message):
+    __slots__ = ("name", "value")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    value: _struct_pb2.Value
+    def __init__(self, name: _Optional[str] = ..., value: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
+
 class SignalMessage(_message.Message):
-    __slots__ = ("contents", "parts", "attributes", "metadata", "provider_options")
+    __slots__ = ("contents", "parts", "attributes", "metadata", "provider_options", "ordered_attributes")
     CONTENTS_FIELD_NUMBER: _ClassVar[int]
     PARTS_FIELD_NUMBER: _ClassVar[int]
     ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
     PROVIDER_OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    ORDERED_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     contents: str
     parts: _containers.RepeatedCompositeFieldContainer[_message_pb2.Part]
     attributes: _struct_pb2.Struct
     metadata: _struct_pb2.Struct
     provider_options: _struct_pb2.Struct
-    def __init__(self, contents: _Optional[str] = ..., parts: _Optional[_Iterable[_Union[_message_pb2.Part, _Mapping]]] = ..., attributes: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., provider_options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    ordered_attributes: _containers.RepeatedCompositeFieldContainer[SignalAttribute]
+    def __init__(self, contents: _Optional[str] = ..., parts: _Optional[_Iterable[_Union[_message_pb2.Part, _Mapping]]] = ..., attributes: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., provider_options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., ordered_attributes: _Optional[_Iterable[_Union[SignalAttribute, _Mapping]]] = ...) -> None: ...
 
 class Signal(_message.Message):
-    __slots__ = ("type", "tag_name", "contents", "parts", "attributes", "metadata", "provider_options")
+    __slots__ = ("type", "tag_name", "contents", "parts", "attributes", "metadata", "provider_options", "ordered_attributes")
     TYPE_FIELD_NUMBER: _ClassVar[int]
     TAG_NAME_FIELD_NUMBER: _ClassVar[int]
     CONTENTS_FIELD_NUMBER: _ClassVar[int]
@@ -110,6 +120,7 @@ class Signal(_message.Message):
     ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
     PROVIDER_OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    ORDERED_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     type: str
     tag_name: str
     contents: str
@@ -117,25 +128,30 @@ class Signal(_message.Message):
     attributes: _struct_pb2.Struct
     metadata: _struct_pb2.Struct
     provider_options: _struct_pb2.Struct
-    def __init__(self, type: _Optional[str] = ..., tag_name: _Optional[str] = ..., contents: _Optional[str] = ..., parts: _Optional[_Iterable[_Union[_message_pb2.Part, _Mapping]]] = ..., attributes: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., provider_options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    ordered_attributes: _containers.RepeatedCompositeFieldContainer[SignalAttribute]
+    def __init__(self, type: _Optional[str] = ..., tag_name: _Optional[str] = ..., contents: _Optional[str] = ..., parts: _Optional[_Iterable[_Union[_message_pb2.Part, _Mapping]]] = ..., attributes: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., provider_options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., ordered_attributes: _Optional[_Iterable[_Union[SignalAttribute, _Mapping]]] = ...) -> None: ...
 
 class IfActive(_message.Message):
-    __slots__ = ("behavior", "attributes")
+    __slots__ = ("behavior", "attributes", "ordered_attributes")
     BEHAVIOR_FIELD_NUMBER: _ClassVar[int]
     ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    ORDERED_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     behavior: ActiveBehavior
     attributes: _struct_pb2.Struct
-    def __init__(self, behavior: _Optional[_Union[ActiveBehavior, str]] = ..., attributes: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    ordered_attributes: _containers.RepeatedCompositeFieldContainer[SignalAttribute]
+    def __init__(self, behavior: _Optional[_Union[ActiveBehavior, str]] = ..., attributes: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., ordered_attributes: _Optional[_Iterable[_Union[SignalAttribute, _Mapping]]] = ...) -> None: ...
 
 class IfIdle(_message.Message):
-    __slots__ = ("behavior", "attributes", "stream_options")
+    __slots__ = ("behavior", "attributes", "stream_options", "ordered_attributes")
     BEHAVIOR_FIELD_NUMBER: _ClassVar[int]
     ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     STREAM_OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    ORDERED_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     behavior: IdleBehavior
     attributes: _struct_pb2.Struct
     stream_options: _agent_pb2.CallOptions
-    def __init__(self, behavior: _Optional[_Union[IdleBehavior, str]] = ..., attributes: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., stream_options: _Optional[_Union[_agent_pb2.CallOptions, _Mapping]] = ...) -> None: ...
+    ordered_attributes: _containers.RepeatedCompositeFieldContainer[SignalAttribute]
+    def __init__(self, behavior: _Optional[_Union[IdleBehavior, str]] = ..., attributes: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., stream_options: _Optional[_Union[_agent_pb2.CallOptions, _Mapping]] = ..., ordered_attributes: _Optional[_Iterable[_Union[SignalAttribute, _Mapping]]] = ...) -> None: ...
 
 class SignalAccepted(_message.Message):
     __slots__ = ("action", "run_id")
@@ -146,18 +162,20 @@ class SignalAccepted(_message.Message):
     def __init__(self, action: _Optional[_Union[SignalAction, str]] = ..., run_id: _Optional[str] = ...) -> None: ...
 
 class CreatedSignal(_message.Message):
-    __slots__ = ("id", "type", "tag_name", "created_at", "attributes")
+    __slots__ = ("id", "type", "tag_name", "created_at", "attributes", "ordered_attributes")
     ID_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
     TAG_NAME_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    ORDERED_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     id: str
     type: str
     tag_name: str
     created_at: _timestamp_pb2.Timestamp
     attributes: _struct_pb2.Struct
-    def __init__(self, id: _Optional[str] = ..., type: _Optional[str] = ..., tag_name: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., attributes: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    ordered_attributes: _containers.RepeatedCompositeFieldContainer[SignalAttribute]
+    def __init__(self, id: _Optional[str] = ..., type: _Optional[str] = ..., tag_name: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., attributes: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., ordered_attributes: _Optional[_Iterable[_Union[SignalAttribute, _Mapping]]] = ...) -> None: ...
 
 class SendMessageRequest(_message.Message):
     __slots__ = ("agent_id", "run_id", "resource_id", "thread_id", "message", "if_active", "if_idle", "request_id")
@@ -244,7 +262,7 @@ class SendSignalResponse(_message.Message):
     def __init__(self, accepted: _Optional[_Union[SignalAccepted, _Mapping]] = ..., signal: _Optional[_Union[CreatedSignal, _Mapping]] = ...) -> None: ...
 
 class StateSignal(_message.Message):
-    __slots__ = ("id", "cache_key", "mode", "value", "delta", "contents", "attributes", "metadata", "tag_name")
+    __slots__ = ("id", "cache_key", "mode", "value", "delta", "contents", "attributes", "metadata", "tag_name", "ordered_attributes")
     ID_FIELD_NUMBER: _ClassVar[int]
     CACHE_KEY_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
@@ -254,6 +272,7 @@ class StateSignal(_message.Message):
     ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
     TAG_NAME_FIELD_NUMBER: _ClassVar[int]
+    ORDERED_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     id: str
     cache_key: str
     mode: StateMode
@@ -263,7 +282,8 @@ class StateSignal(_message.Message):
     attributes: _struct_pb2.Struct
     metadata: _struct_pb2.Struct
     tag_name: str
-    def __init__(self, id: _Optional[str] = ..., cache_key: _Optional[str] = ..., mode: _Optional[_Union[StateMode, str]] = ..., value: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., delta: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., contents: _Optional[str] = ..., attributes: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., tag_name: _Optional[str] = ...) -> None: ...
+    ordered_attributes: _containers.RepeatedCompositeFieldContainer[SignalAttribute]
+    def __init__(self, id: _Optional[str] = ..., cache_key: _Optional[str] = ..., mode: _Optional[_Union[StateMode, str]] = ..., value: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., delta: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., contents: _Optional[str] = ..., attributes: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., tag_name: _Optional[str] = ..., ordered_attributes: _Optional[_Iterable[_Union[SignalAttribute, _Mapping]]] = ...) -> None: ...
 
 class SendStateSignalRequest(_message.Message):
     __slots__ = ("agent_id", "run_id", "resource_id", "thread_id", "state", "if_active", "if_idle", "request_id")
@@ -300,7 +320,7 @@ class SendStateSignalResponse(_message.Message):
     def __init__(self, accepted: _Optional[_Union[SignalAccepted, _Mapping]] = ..., signal: _Optional[_Union[CreatedSignal, _Mapping]] = ..., skipped: _Optional[bool] = ..., reason: _Optional[str] = ..., version: _Optional[int] = ...) -> None: ...
 
 class Notification(_message.Message):
-    __slots__ = ("source", "kind", "summary", "priority", "payload", "dedupe_key", "coalesce_key", "attributes", "metadata")
+    __slots__ = ("source", "kind", "summary", "priority", "payload", "dedupe_key", "coalesce_key", "attributes", "metadata", "ordered_attributes")
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_FIELD_NUMBER: _ClassVar[int]
@@ -310,6 +330,7 @@ class Notification(_message.Message):
     COALESCE_KEY_FIELD_NUMBER: _ClassVar[int]
     ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
+    ORDERED_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     source: str
     kind: str
     summary: str
@@ -319,10 +340,11 @@ class Notification(_message.Message):
     coalesce_key: str
     attributes: _struct_pb2.Struct
     metadata: _struct_pb2.Struct
-    def __init__(self, source: _Optional[str] = ..., kind: _Optional[str] = ..., summary: _Optional[str] = ..., priority: _Optional[_Union[NotificationPriority, str]] = ..., payload: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., dedupe_key: _Optional[str] = ..., coalesce_key: _Optional[str] = ..., attributes: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    ordered_attributes: _containers.RepeatedCompositeFieldContainer[SignalAttribute]
+    def __init__(self, source: _Optional[str] = ..., kind: _Optional[str] = ..., summary: _Optional[str] = ..., priority: _Optional[_Union[NotificationPriority, str]] = ..., payload: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., dedupe_key: _Optional[str] = ..., coalesce_key: _Optional[str] = ..., attributes: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., ordered_attributes: _Optional[_Iterable[_Union[SignalAttribute, _Mapping]]] = ...) -> None: ...
 
 class NotificationRecord(_message.Message):
-    __slots__ = ("id", "resource_id", "thread_id", "source", "kind", "priority", "status", "summary", "payload", "dedupe_key", "coalesce_key", "coalesced_count", "deliver_at", "summary_at", "delivery_attempts", "delivered_signal_id", "summary_signal_id", "attributes", "metadata", "create_time", "update_time")
+    __slots__ = ("id", "resource_id", "thread_id", "source", "kind", "priority", "status", "summary", "payload", "dedupe_key", "coalesce_key", "coalesced_count", "deliver_at", "summary_at", "delivery_attempts", "delivered_signal_id", "summary_signal_id", "attributes", "metadata", "create_time", "update_time", "ordered_attributes")
     ID_FIELD_NUMBER: _ClassVar[int]
     RESOURCE_ID_FIELD_NUMBER: _ClassVar[int]
     THREAD_ID_FIELD_NUMBER: _ClassVar[int]
@@ -344,6 +366,7 @@ class NotificationRecord(_message.Message):
     METADATA_FIELD_NUMBER: _ClassVar[int]
     CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
     UPDATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    ORDERED_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     id: str
     resource_id: str
     thread_id: str
@@ -365,7 +388,8 @@ class NotificationRecord(_message.Message):
     metadata: _struct_pb2.Struct
     create_time: _timestamp_pb2.Timestamp
     update_time: _timestamp_pb2.Timestamp
-    def __init__(self, id: _Optional[str] = ..., resource_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., source: _Optional[str] = ..., kind: _Optional[str] = ..., priority: _Optional[_Union[NotificationPriority, str]] = ..., status: _Optional[_Union[NotificationStatus, str]] = ..., summary: _Optional[str] = ..., payload: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., dedupe_key: _Optional[str] = ..., coalesce_key: _Optional[str] = ..., coalesced_count: _Optional[int] = ..., deliver_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., summary_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., delivery_attempts: _Optional[int] = ..., delivered_signal_id: _Optional[str] = ..., summary_signal_id: _Optional[str] = ..., attributes: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    ordered_attributes: _containers.RepeatedCompositeFieldContainer[SignalAttribute]
+    def __init__(self, id: _Optional[str] = ..., resource_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., source: _Optional[str] = ..., kind: _Optional[str] = ..., priority: _Optional[_Union[NotificationPriority, str]] = ..., status: _Optional[_Union[NotificationStatus, str]] = ..., summary: _Optional[str] = ..., payload: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., dedupe_key: _Optional[str] = ..., coalesce_key: _Optional[str] = ..., coalesced_count: _Optional[int] = ..., deliver_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., summary_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., delivery_attempts: _Optional[int] = ..., delivered_signal_id: _Optional[str] = ..., summary_signal_id: _Optional[str] = ..., attributes: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ordered_attributes: _Optional[_Iterable[_Union[SignalAttribute, _Mapping]]] = ...) -> None: ...
 
 class NotificationDecision(_message.Message):
     __slots__ = ("action", "deliver_at", "summary_at", "rule")

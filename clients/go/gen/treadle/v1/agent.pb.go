@@ -227,7 +227,14 @@ type ProcessorRef struct {
 	// `processInput` also runs alongside the run's first provider call, whose output is held
 	// from the client until every member has passed, so passing guardrails add no time to first
 	// token; a blocking one discards the held output (the client sees only the tripwire).
-	WithModel     bool `protobuf:"varint,7,opt,name=with_model,json=withModel,proto3" json:"with_model,omitempty"`
+	WithModel bool `protobuf:"varint,7,opt,name=with_model,json=withModel,proto3" json:"with_model,omitempty"`
+	// Set on an agent's own processors only (refused in per-call options): the processor is
+	// mandatory. A per-call override of its lane (`CallOptions.input_processors`, ...,
+	// `IfIdle.stream_options` included) MUST list every locked processor of the agent's lane, in
+	// the agent's order, or the call is refused with PERMISSION_DENIED naming it; the agent's own
+	// settings of a locked processor (failure policy, timeout, options, group) apply whatever the
+	// override says. Other processors MAY be added around it.
+	Locked        bool `protobuf:"varint,8,opt,name=locked,proto3" json:"locked,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -307,6 +314,13 @@ func (x *ProcessorRef) GetParallelGroup() string {
 func (x *ProcessorRef) GetWithModel() bool {
 	if x != nil {
 		return x.WithModel
+	}
+	return false
+}
+
+func (x *ProcessorRef) GetLocked() bool {
+	if x != nil {
+		return x.Locked
 	}
 	return false
 }
@@ -1472,7 +1486,7 @@ var File_treadle_v1_agent_proto protoreflect.FileDescriptor
 const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"\x16treadle/v1/agent.proto\x12\n" +
-	"treadle.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18treadle/v1/message.proto\x1a\x1dtreadle/v1/notification.proto\"\xa8\x02\n" +
+	"treadle.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18treadle/v1/message.proto\x1a\x1dtreadle/v1/notification.proto\"\xc0\x02\n" +
 	"\fProcessorRef\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12@\n" +
 	"\x0efailure_policy\x18\x02 \x01(\x0e2\x19.treadle.v1.FailurePolicyR\rfailurePolicy\x123\n" +
@@ -1481,7 +1495,8 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\aoptions\x18\x05 \x01(\v2\x17.google.protobuf.StructR\aoptions\x12%\n" +
 	"\x0eparallel_group\x18\x06 \x01(\tR\rparallelGroup\x12\x1d\n" +
 	"\n" +
-	"with_model\x18\a \x01(\bR\twithModel\"I\n" +
+	"with_model\x18\a \x01(\bR\twithModel\x12\x16\n" +
+	"\x06locked\x18\b \x01(\bR\x06locked\"I\n" +
 	"\rProcessorList\x128\n" +
 	"\n" +
 	"processors\x18\x01 \x03(\v2\x18.treadle.v1.ProcessorRefR\n" +

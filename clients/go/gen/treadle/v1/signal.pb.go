@@ -258,7 +258,8 @@ type NotificationPriority int32
 const (
 	// Not set; the server MUST treat it as NOTIFICATION_PRIORITY_MEDIUM.
 	NotificationPriority_NOTIFICATION_PRIORITY_UNSPECIFIED NotificationPriority = 0
-	// Always batched into summaries; a summary reaches subscribers without waking the model.
+	// Always summarised at once; on an idle thread the summary is stored in the thread and reaches
+	// subscribers without waking the model.
 	NotificationPriority_NOTIFICATION_PRIORITY_LOW NotificationPriority = 1
 	// Delivered when the thread is idle; batched into a summary while it runs.
 	NotificationPriority_NOTIFICATION_PRIORITY_MEDIUM NotificationPriority = 2
@@ -325,7 +326,8 @@ const (
 	NotificationStatus_NOTIFICATION_STATUS_PENDING NotificationStatus = 1
 	// Sent to the thread as a full notification signal.
 	NotificationStatus_NOTIFICATION_STATUS_DELIVERED NotificationStatus = 2
-	// Reported in a summary signal; its full delivery, if any, is still due at `deliver_at`.
+	// Reported in a summary signal by earlier versions. A summarised record now stays
+	// NOTIFICATION_STATUS_PENDING (its `summary_signal_id` set) until it is delivered in full.
 	NotificationStatus_NOTIFICATION_STATUS_SUMMARIZED NotificationStatus = 3
 	// Dropped by the delivery policy.
 	NotificationStatus_NOTIFICATION_STATUS_DISCARDED NotificationStatus = 4
@@ -380,6 +382,63 @@ func (NotificationStatus) EnumDescriptor() ([]byte, []int) {
 	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{5}
 }
 
+// SignalAttribute is one XML attribute of a signal. A list of them keeps the order the caller
+// gave, which is the order the model sees (a `google.protobuf.Struct` has no order).
+type SignalAttribute struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The attribute name. It MUST match `^[A-Za-z_][A-Za-z0-9_.-]*$` and be unique in its list.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The value: a string, number or boolean (a list or object renders as JSON). A null value
+	// drops the attribute.
+	Value         *structpb.Value `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SignalAttribute) Reset() {
+	*x = SignalAttribute{}
+	mi := &file_treadle_v1_signal_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SignalAttribute) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SignalAttribute) ProtoMessage() {}
+
+func (x *SignalAttribute) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_signal_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SignalAttribute.ProtoReflect.Descriptor instead.
+func (*SignalAttribute) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *SignalAttribute) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SignalAttribute) GetValue() *structpb.Value {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
 // SignalMessage is a user-written message (`SendMessage`, `QueueMessage`).
 //
 // In proto3 JSON, `{"contents": "hello", "attributes": {"name": "Devin", "from": "slack"}}` is a
@@ -393,19 +452,23 @@ type SignalMessage struct {
 	Parts []*Part `protobuf:"bytes,2,rep,name=parts,proto3" json:"parts,omitempty"`
 	// Rendered as XML attributes of a `<user>` element. Names MUST match
 	// `^[A-Za-z_][A-Za-z0-9_.-]*$`; values are strings, numbers or booleans; null values are
-	// dropped.
+	// dropped. A Struct has no order: they render `id`, `name`, `from` first, then the rest
+	// alphabetically. Use `ordered_attributes` to keep your order.
 	Attributes *structpb.Struct `protobuf:"bytes,3,opt,name=attributes,proto3" json:"attributes,omitempty"`
 	// Application metadata stored with the signal and shown to subscribers, not to the model.
 	Metadata *structpb.Struct `protobuf:"bytes,4,opt,name=metadata,proto3" json:"metadata,omitempty"`
 	// Provider-specific options for the message, keyed by provider name.
 	ProviderOptions *structpb.Struct `protobuf:"bytes,5,opt,name=provider_options,json=providerOptions,proto3" json:"provider_options,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The attributes in the order they render (`note`, then `n` gives `<user note="…" n="3">`).
+	// When set, `attributes` MUST be empty.
+	OrderedAttributes []*SignalAttribute `protobuf:"bytes,6,rep,name=ordered_attributes,json=orderedAttributes,proto3" json:"ordered_attributes,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *SignalMessage) Reset() {
 	*x = SignalMessage{}
-	mi := &file_treadle_v1_signal_proto_msgTypes[0]
+	mi := &file_treadle_v1_signal_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -417,7 +480,7 @@ func (x *SignalMessage) String() string {
 func (*SignalMessage) ProtoMessage() {}
 
 func (x *SignalMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_signal_proto_msgTypes[0]
+	mi := &file_treadle_v1_signal_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -430,7 +493,7 @@ func (x *SignalMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalMessage.ProtoReflect.Descriptor instead.
 func (*SignalMessage) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{0}
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *SignalMessage) GetContents() string {
@@ -468,6 +531,13 @@ func (x *SignalMessage) GetProviderOptions() *structpb.Struct {
 	return nil
 }
 
+func (x *SignalMessage) GetOrderedAttributes() []*SignalAttribute {
+	if x != nil {
+		return x.OrderedAttributes
+	}
+	return nil
+}
+
 // Signal is context sent into a thread (`SendSignal`).
 type Signal struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -488,13 +558,15 @@ type Signal struct {
 	Metadata *structpb.Struct `protobuf:"bytes,6,opt,name=metadata,proto3" json:"metadata,omitempty"`
 	// Provider-specific options, keyed by provider name.
 	ProviderOptions *structpb.Struct `protobuf:"bytes,7,opt,name=provider_options,json=providerOptions,proto3" json:"provider_options,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The attributes in the order they render. When set, `attributes` MUST be empty.
+	OrderedAttributes []*SignalAttribute `protobuf:"bytes,8,rep,name=ordered_attributes,json=orderedAttributes,proto3" json:"ordered_attributes,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Signal) Reset() {
 	*x = Signal{}
-	mi := &file_treadle_v1_signal_proto_msgTypes[1]
+	mi := &file_treadle_v1_signal_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -506,7 +578,7 @@ func (x *Signal) String() string {
 func (*Signal) ProtoMessage() {}
 
 func (x *Signal) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_signal_proto_msgTypes[1]
+	mi := &file_treadle_v1_signal_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -519,7 +591,7 @@ func (x *Signal) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Signal.ProtoReflect.Descriptor instead.
 func (*Signal) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{1}
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Signal) GetType() string {
@@ -571,20 +643,29 @@ func (x *Signal) GetProviderOptions() *structpb.Struct {
 	return nil
 }
 
+func (x *Signal) GetOrderedAttributes() []*SignalAttribute {
+	if x != nil {
+		return x.OrderedAttributes
+	}
+	return nil
+}
+
 // IfActive controls a signal sent to a thread that has a running run.
 type IfActive struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// What to do; defaults to ACTIVE_BEHAVIOR_DELIVER.
 	Behavior ActiveBehavior `protobuf:"varint,1,opt,name=behavior,proto3,enum=treadle.v1.ActiveBehavior" json:"behavior,omitempty"`
 	// Attributes merged into the signal's own when this branch is taken.
-	Attributes    *structpb.Struct `protobuf:"bytes,2,opt,name=attributes,proto3" json:"attributes,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Attributes *structpb.Struct `protobuf:"bytes,2,opt,name=attributes,proto3" json:"attributes,omitempty"`
+	// The same in order (rendered after the signal's own). When set, `attributes` MUST be empty.
+	OrderedAttributes []*SignalAttribute `protobuf:"bytes,3,rep,name=ordered_attributes,json=orderedAttributes,proto3" json:"ordered_attributes,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *IfActive) Reset() {
 	*x = IfActive{}
-	mi := &file_treadle_v1_signal_proto_msgTypes[2]
+	mi := &file_treadle_v1_signal_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -596,7 +677,7 @@ func (x *IfActive) String() string {
 func (*IfActive) ProtoMessage() {}
 
 func (x *IfActive) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_signal_proto_msgTypes[2]
+	mi := &file_treadle_v1_signal_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -609,7 +690,7 @@ func (x *IfActive) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IfActive.ProtoReflect.Descriptor instead.
 func (*IfActive) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{2}
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *IfActive) GetBehavior() ActiveBehavior {
@@ -626,6 +707,13 @@ func (x *IfActive) GetAttributes() *structpb.Struct {
 	return nil
 }
 
+func (x *IfActive) GetOrderedAttributes() []*SignalAttribute {
+	if x != nil {
+		return x.OrderedAttributes
+	}
+	return nil
+}
+
 // IfIdle controls a signal sent to a thread that has no running run.
 type IfIdle struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -636,13 +724,16 @@ type IfIdle struct {
 	// Options of the run started by IDLE_BEHAVIOR_WAKE (for example `maxSteps`). Its `memory` is
 	// always the request's resource and thread.
 	StreamOptions *CallOptions `protobuf:"bytes,3,opt,name=stream_options,json=streamOptions,proto3" json:"stream_options,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// The attributes in order (rendered after the signal's own). When set, `attributes` MUST be
+	// empty.
+	OrderedAttributes []*SignalAttribute `protobuf:"bytes,4,rep,name=ordered_attributes,json=orderedAttributes,proto3" json:"ordered_attributes,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *IfIdle) Reset() {
 	*x = IfIdle{}
-	mi := &file_treadle_v1_signal_proto_msgTypes[3]
+	mi := &file_treadle_v1_signal_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -654,7 +745,7 @@ func (x *IfIdle) String() string {
 func (*IfIdle) ProtoMessage() {}
 
 func (x *IfIdle) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_signal_proto_msgTypes[3]
+	mi := &file_treadle_v1_signal_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -667,7 +758,7 @@ func (x *IfIdle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IfIdle.ProtoReflect.Descriptor instead.
 func (*IfIdle) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{3}
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *IfIdle) GetBehavior() IdleBehavior {
@@ -691,6 +782,13 @@ func (x *IfIdle) GetStreamOptions() *CallOptions {
 	return nil
 }
 
+func (x *IfIdle) GetOrderedAttributes() []*SignalAttribute {
+	if x != nil {
+		return x.OrderedAttributes
+	}
+	return nil
+}
+
 // SignalAccepted says what the server did with a signal, decided when the call returns.
 type SignalAccepted struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -704,7 +802,7 @@ type SignalAccepted struct {
 
 func (x *SignalAccepted) Reset() {
 	*x = SignalAccepted{}
-	mi := &file_treadle_v1_signal_proto_msgTypes[4]
+	mi := &file_treadle_v1_signal_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -716,7 +814,7 @@ func (x *SignalAccepted) String() string {
 func (*SignalAccepted) ProtoMessage() {}
 
 func (x *SignalAccepted) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_signal_proto_msgTypes[4]
+	mi := &file_treadle_v1_signal_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -729,7 +827,7 @@ func (x *SignalAccepted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalAccepted.ProtoReflect.Descriptor instead.
 func (*SignalAccepted) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{4}
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *SignalAccepted) GetAction() SignalAction {
@@ -758,14 +856,16 @@ type CreatedSignal struct {
 	// When the signal was created.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// The attributes after the winning branch's were merged in.
-	Attributes    *structpb.Struct `protobuf:"bytes,5,opt,name=attributes,proto3" json:"attributes,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Attributes *structpb.Struct `protobuf:"bytes,5,opt,name=attributes,proto3" json:"attributes,omitempty"`
+	// The same attributes in the order they render.
+	OrderedAttributes []*SignalAttribute `protobuf:"bytes,6,rep,name=ordered_attributes,json=orderedAttributes,proto3" json:"ordered_attributes,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *CreatedSignal) Reset() {
 	*x = CreatedSignal{}
-	mi := &file_treadle_v1_signal_proto_msgTypes[5]
+	mi := &file_treadle_v1_signal_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -777,7 +877,7 @@ func (x *CreatedSignal) String() string {
 func (*CreatedSignal) ProtoMessage() {}
 
 func (x *CreatedSignal) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_signal_proto_msgTypes[5]
+	mi := &file_treadle_v1_signal_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -790,7 +890,7 @@ func (x *CreatedSignal) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatedSignal.ProtoReflect.Descriptor instead.
 func (*CreatedSignal) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{5}
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CreatedSignal) GetId() string {
@@ -828,6 +928,13 @@ func (x *CreatedSignal) GetAttributes() *structpb.Struct {
 	return nil
 }
 
+func (x *CreatedSignal) GetOrderedAttributes() []*SignalAttribute {
+	if x != nil {
+		return x.OrderedAttributes
+	}
+	return nil
+}
+
 // SendMessageRequest is the request of `SendMessage`.
 //
 // The target is either `run_id` (a running run) or `resource_id` + `thread_id` (a memory
@@ -857,7 +964,7 @@ type SendMessageRequest struct {
 
 func (x *SendMessageRequest) Reset() {
 	*x = SendMessageRequest{}
-	mi := &file_treadle_v1_signal_proto_msgTypes[6]
+	mi := &file_treadle_v1_signal_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -869,7 +976,7 @@ func (x *SendMessageRequest) String() string {
 func (*SendMessageRequest) ProtoMessage() {}
 
 func (x *SendMessageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_signal_proto_msgTypes[6]
+	mi := &file_treadle_v1_signal_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -882,7 +989,7 @@ func (x *SendMessageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMessageRequest.ProtoReflect.Descriptor instead.
 func (*SendMessageRequest) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{6}
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SendMessageRequest) GetAgentId() string {
@@ -955,7 +1062,7 @@ type SendMessageResponse struct {
 
 func (x *SendMessageResponse) Reset() {
 	*x = SendMessageResponse{}
-	mi := &file_treadle_v1_signal_proto_msgTypes[7]
+	mi := &file_treadle_v1_signal_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -967,7 +1074,7 @@ func (x *SendMessageResponse) String() string {
 func (*SendMessageResponse) ProtoMessage() {}
 
 func (x *SendMessageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_signal_proto_msgTypes[7]
+	mi := &file_treadle_v1_signal_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -980,7 +1087,7 @@ func (x *SendMessageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMessageResponse.ProtoReflect.Descriptor instead.
 func (*SendMessageResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{7}
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SendMessageResponse) GetAccepted() *SignalAccepted {
@@ -1023,7 +1130,7 @@ type QueueMessageRequest struct {
 
 func (x *QueueMessageRequest) Reset() {
 	*x = QueueMessageRequest{}
-	mi := &file_treadle_v1_signal_proto_msgTypes[8]
+	mi := &file_treadle_v1_signal_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1035,7 +1142,7 @@ func (x *QueueMessageRequest) String() string {
 func (*QueueMessageRequest) ProtoMessage() {}
 
 func (x *QueueMessageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_signal_proto_msgTypes[8]
+	mi := &file_treadle_v1_signal_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1048,7 +1155,7 @@ func (x *QueueMessageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueMessageRequest.ProtoReflect.Descriptor instead.
 func (*QueueMessageRequest) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{8}
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *QueueMessageRequest) GetAgentId() string {
@@ -1121,7 +1228,7 @@ type QueueMessageResponse struct {
 
 func (x *QueueMessageResponse) Reset() {
 	*x = QueueMessageResponse{}
-	mi := &file_treadle_v1_signal_proto_msgTypes[9]
+	mi := &file_treadle_v1_signal_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1133,7 +1240,7 @@ func (x *QueueMessageResponse) String() string {
 func (*QueueMessageResponse) ProtoMessage() {}
 
 func (x *QueueMessageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_signal_proto_msgTypes[9]
+	mi := &file_treadle_v1_signal_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1146,7 +1253,7 @@ func (x *QueueMessageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueMessageResponse.ProtoReflect.Descriptor instead.
 func (*QueueMessageResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{9}
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *QueueMessageResponse) GetAccepted() *SignalAccepted {
@@ -1189,7 +1296,7 @@ type SendSignalRequest struct {
 
 func (x *SendSignalRequest) Reset() {
 	*x = SendSignalRequest{}
-	mi := &file_treadle_v1_signal_proto_msgTypes[10]
+	mi := &file_treadle_v1_signal_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1201,7 +1308,7 @@ func (x *SendSignalRequest) String() string {
 func (*SendSignalRequest) ProtoMessage() {}
 
 func (x *SendSignalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_signal_proto_msgTypes[10]
+	mi := &file_treadle_v1_signal_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1214,7 +1321,7 @@ func (x *SendSignalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendSignalRequest.ProtoReflect.Descriptor instead.
 func (*SendSignalRequest) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{10}
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SendSignalRequest) GetAgentId() string {
@@ -1286,7 +1393,7 @@ type SendSignalResponse struct {
 
 func (x *SendSignalResponse) Reset() {
 	*x = SendSignalResponse{}
-	mi := &file_treadle_v1_signal_proto_msgTypes[11]
+	mi := &file_treadle_v1_signal_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1298,7 +1405,7 @@ func (x *SendSignalResponse) String() string {
 func (*SendSignalResponse) ProtoMessage() {}
 
 func (x *SendSignalResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_signal_proto_msgTypes[11]
+	mi := &file_treadle_v1_signal_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1311,7 +1418,7 @@ func (x *SendSignalResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendSignalResponse.ProtoReflect.Descriptor instead.
 func (*SendSignalResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{11}
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SendSignalResponse) GetAccepted() *SignalAccepted {
@@ -1349,14 +1456,16 @@ type StateSignal struct {
 	// Application metadata stored with the signal.
 	Metadata *structpb.Struct `protobuf:"bytes,8,opt,name=metadata,proto3" json:"metadata,omitempty"`
 	// The XML tag the model sees; defaults to `state`.
-	TagName       string `protobuf:"bytes,9,opt,name=tag_name,json=tagName,proto3" json:"tag_name,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	TagName string `protobuf:"bytes,9,opt,name=tag_name,json=tagName,proto3" json:"tag_name,omitempty"`
+	// The attributes in the order they render. When set, `attributes` MUST be empty.
+	OrderedAttributes []*SignalAttribute `protobuf:"bytes,10,rep,name=ordered_attributes,json=orderedAttributes,proto3" json:"ordered_attributes,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *StateSignal) Reset() {
 	*x = StateSignal{}
-	mi := &file_treadle_v1_signal_proto_msgTypes[12]
+	mi := &file_treadle_v1_signal_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1368,7 +1477,7 @@ func (x *StateSignal) String() string {
 func (*StateSignal) ProtoMessage() {}
 
 func (x *StateSignal) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_signal_proto_msgTypes[12]
+	mi := &file_treadle_v1_signal_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1381,7 +1490,7 @@ func (x *StateSignal) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateSignal.ProtoReflect.Descriptor instead.
 func (*StateSignal) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{12}
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *StateSignal) GetId() string {
@@ -1447,6 +1556,13 @@ func (x *StateSignal) GetTagName() string {
 	return ""
 }
 
+func (x *StateSignal) GetOrderedAttributes() []*SignalAttribute {
+	if x != nil {
+		return x.OrderedAttributes
+	}
+	return nil
+}
+
 // SendStateSignalRequest is the request of `SendStateSignal`; targets as in `SendSignalRequest`.
 type SendStateSignalRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1473,7 +1589,7 @@ type SendStateSignalRequest struct {
 
 func (x *SendStateSignalRequest) Reset() {
 	*x = SendStateSignalRequest{}
-	mi := &file_treadle_v1_signal_proto_msgTypes[13]
+	mi := &file_treadle_v1_signal_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1485,7 +1601,7 @@ func (x *SendStateSignalRequest) String() string {
 func (*SendStateSignalRequest) ProtoMessage() {}
 
 func (x *SendStateSignalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_signal_proto_msgTypes[13]
+	mi := &file_treadle_v1_signal_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1498,7 +1614,7 @@ func (x *SendStateSignalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendStateSignalRequest.ProtoReflect.Descriptor instead.
 func (*SendStateSignalRequest) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{13}
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SendStateSignalRequest) GetAgentId() string {
@@ -1578,7 +1694,7 @@ type SendStateSignalResponse struct {
 
 func (x *SendStateSignalResponse) Reset() {
 	*x = SendStateSignalResponse{}
-	mi := &file_treadle_v1_signal_proto_msgTypes[14]
+	mi := &file_treadle_v1_signal_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1590,7 +1706,7 @@ func (x *SendStateSignalResponse) String() string {
 func (*SendStateSignalResponse) ProtoMessage() {}
 
 func (x *SendStateSignalResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_signal_proto_msgTypes[14]
+	mi := &file_treadle_v1_signal_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1603,7 +1719,7 @@ func (x *SendStateSignalResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendStateSignalResponse.ProtoReflect.Descriptor instead.
 func (*SendStateSignalResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{14}
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SendStateSignalResponse) GetAccepted() *SignalAccepted {
@@ -1661,14 +1777,16 @@ type Notification struct {
 	// Extra attributes copied onto the notification signal.
 	Attributes *structpb.Struct `protobuf:"bytes,8,opt,name=attributes,proto3" json:"attributes,omitempty"`
 	// Application metadata kept in the inbox record.
-	Metadata      *structpb.Struct `protobuf:"bytes,9,opt,name=metadata,proto3" json:"metadata,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Metadata *structpb.Struct `protobuf:"bytes,9,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	// The extra attributes in the order they render. When set, `attributes` MUST be empty.
+	OrderedAttributes []*SignalAttribute `protobuf:"bytes,10,rep,name=ordered_attributes,json=orderedAttributes,proto3" json:"ordered_attributes,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Notification) Reset() {
 	*x = Notification{}
-	mi := &file_treadle_v1_signal_proto_msgTypes[15]
+	mi := &file_treadle_v1_signal_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1680,7 +1798,7 @@ func (x *Notification) String() string {
 func (*Notification) ProtoMessage() {}
 
 func (x *Notification) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_signal_proto_msgTypes[15]
+	mi := &file_treadle_v1_signal_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1693,7 +1811,7 @@ func (x *Notification) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Notification.ProtoReflect.Descriptor instead.
 func (*Notification) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{15}
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Notification) GetSource() string {
@@ -1759,6 +1877,13 @@ func (x *Notification) GetMetadata() *structpb.Struct {
 	return nil
 }
 
+func (x *Notification) GetOrderedAttributes() []*SignalAttribute {
+	if x != nil {
+		return x.OrderedAttributes
+	}
+	return nil
+}
+
 // NotificationRecord is an inbox record.
 type NotificationRecord struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1784,13 +1909,14 @@ type NotificationRecord struct {
 	DedupeKey string `protobuf:"bytes,10,opt,name=dedupe_key,json=dedupeKey,proto3" json:"dedupe_key,omitempty"`
 	// The coalesce key, if any.
 	CoalesceKey string `protobuf:"bytes,11,opt,name=coalesce_key,json=coalesceKey,proto3" json:"coalesce_key,omitempty"`
-	// How many notifications were merged into this record after the first.
+	// How many notifications were merged into this record after the first: 0 for a new record,
+	// 1 after the first merge.
 	CoalescedCount int32 `protobuf:"varint,12,opt,name=coalesced_count,json=coalescedCount,proto3" json:"coalesced_count,omitempty"`
 	// When the full record is due for delivery; unset when not scheduled.
 	DeliverAt *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=deliver_at,json=deliverAt,proto3" json:"deliver_at,omitempty"`
 	// When the record is due in a summary; unset when not scheduled.
 	SummaryAt *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=summary_at,json=summaryAt,proto3" json:"summary_at,omitempty"`
-	// How many times delivery was attempted.
+	// How many times delivery was attempted: 1 once delivered at the first attempt.
 	DeliveryAttempts int32 `protobuf:"varint,15,opt,name=delivery_attempts,json=deliveryAttempts,proto3" json:"delivery_attempts,omitempty"`
 	// The signal that delivered the record in full, once sent.
 	DeliveredSignalId string `protobuf:"bytes,16,opt,name=delivered_signal_id,json=deliveredSignalId,proto3" json:"delivered_signal_id,omitempty"`
@@ -1803,14 +1929,16 @@ type NotificationRecord struct {
 	// When the record was created.
 	CreateTime *timestamppb.Timestamp `protobuf:"bytes,20,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
 	// When the record last changed.
-	UpdateTime    *timestamppb.Timestamp `protobuf:"bytes,21,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,21,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	// The attributes in the order they render.
+	OrderedAttributes []*SignalAttribute `protobuf:"bytes,22,rep,name=ordered_attributes,json=orderedAttributes,proto3" json:"ordered_attributes,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *NotificationRecord) Reset() {
 	*x = NotificationRecord{}
-	mi := &file_treadle_v1_signal_proto_msgTypes[16]
+	mi := &file_treadle_v1_signal_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1822,7 +1950,7 @@ func (x *NotificationRecord) String() string {
 func (*NotificationRecord) ProtoMessage() {}
 
 func (x *NotificationRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_signal_proto_msgTypes[16]
+	mi := &file_treadle_v1_signal_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1835,7 +1963,7 @@ func (x *NotificationRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NotificationRecord.ProtoReflect.Descriptor instead.
 func (*NotificationRecord) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{16}
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *NotificationRecord) GetId() string {
@@ -1985,6 +2113,13 @@ func (x *NotificationRecord) GetUpdateTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *NotificationRecord) GetOrderedAttributes() []*SignalAttribute {
+	if x != nil {
+		return x.OrderedAttributes
+	}
+	return nil
+}
+
 // NotificationDecision is what the delivery policy decided for a notification.
 type NotificationDecision struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2002,7 +2137,7 @@ type NotificationDecision struct {
 
 func (x *NotificationDecision) Reset() {
 	*x = NotificationDecision{}
-	mi := &file_treadle_v1_signal_proto_msgTypes[17]
+	mi := &file_treadle_v1_signal_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2014,7 +2149,7 @@ func (x *NotificationDecision) String() string {
 func (*NotificationDecision) ProtoMessage() {}
 
 func (x *NotificationDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_signal_proto_msgTypes[17]
+	mi := &file_treadle_v1_signal_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2027,7 +2162,7 @@ func (x *NotificationDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NotificationDecision.ProtoReflect.Descriptor instead.
 func (*NotificationDecision) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{17}
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *NotificationDecision) GetAction() NotificationAction {
@@ -2081,7 +2216,7 @@ type SendNotificationSignalRequest struct {
 
 func (x *SendNotificationSignalRequest) Reset() {
 	*x = SendNotificationSignalRequest{}
-	mi := &file_treadle_v1_signal_proto_msgTypes[18]
+	mi := &file_treadle_v1_signal_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2093,7 +2228,7 @@ func (x *SendNotificationSignalRequest) String() string {
 func (*SendNotificationSignalRequest) ProtoMessage() {}
 
 func (x *SendNotificationSignalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_signal_proto_msgTypes[18]
+	mi := &file_treadle_v1_signal_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2106,7 +2241,7 @@ func (x *SendNotificationSignalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendNotificationSignalRequest.ProtoReflect.Descriptor instead.
 func (*SendNotificationSignalRequest) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{18}
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SendNotificationSignalRequest) GetAgentId() string {
@@ -2170,7 +2305,7 @@ type SendNotificationSignalResponse struct {
 
 func (x *SendNotificationSignalResponse) Reset() {
 	*x = SendNotificationSignalResponse{}
-	mi := &file_treadle_v1_signal_proto_msgTypes[19]
+	mi := &file_treadle_v1_signal_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2182,7 +2317,7 @@ func (x *SendNotificationSignalResponse) String() string {
 func (*SendNotificationSignalResponse) ProtoMessage() {}
 
 func (x *SendNotificationSignalResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_signal_proto_msgTypes[19]
+	mi := &file_treadle_v1_signal_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2195,7 +2330,7 @@ func (x *SendNotificationSignalResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendNotificationSignalResponse.ProtoReflect.Descriptor instead.
 func (*SendNotificationSignalResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{19}
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SendNotificationSignalResponse) GetRecord() *NotificationRecord {
@@ -2248,7 +2383,7 @@ type ListNotificationsRequest struct {
 
 func (x *ListNotificationsRequest) Reset() {
 	*x = ListNotificationsRequest{}
-	mi := &file_treadle_v1_signal_proto_msgTypes[20]
+	mi := &file_treadle_v1_signal_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2260,7 +2395,7 @@ func (x *ListNotificationsRequest) String() string {
 func (*ListNotificationsRequest) ProtoMessage() {}
 
 func (x *ListNotificationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_signal_proto_msgTypes[20]
+	mi := &file_treadle_v1_signal_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2273,7 +2408,7 @@ func (x *ListNotificationsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNotificationsRequest.ProtoReflect.Descriptor instead.
 func (*ListNotificationsRequest) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{20}
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListNotificationsRequest) GetResourceId() string {
@@ -2308,7 +2443,7 @@ type ListNotificationsResponse struct {
 
 func (x *ListNotificationsResponse) Reset() {
 	*x = ListNotificationsResponse{}
-	mi := &file_treadle_v1_signal_proto_msgTypes[21]
+	mi := &file_treadle_v1_signal_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2320,7 +2455,7 @@ func (x *ListNotificationsResponse) String() string {
 func (*ListNotificationsResponse) ProtoMessage() {}
 
 func (x *ListNotificationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_signal_proto_msgTypes[21]
+	mi := &file_treadle_v1_signal_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2333,7 +2468,7 @@ func (x *ListNotificationsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNotificationsResponse.ProtoReflect.Descriptor instead.
 func (*ListNotificationsResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{21}
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListNotificationsResponse) GetNotifications() []*NotificationRecord {
@@ -2356,7 +2491,7 @@ type SubscribeToThreadRequest struct {
 
 func (x *SubscribeToThreadRequest) Reset() {
 	*x = SubscribeToThreadRequest{}
-	mi := &file_treadle_v1_signal_proto_msgTypes[22]
+	mi := &file_treadle_v1_signal_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2368,7 +2503,7 @@ func (x *SubscribeToThreadRequest) String() string {
 func (*SubscribeToThreadRequest) ProtoMessage() {}
 
 func (x *SubscribeToThreadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_signal_proto_msgTypes[22]
+	mi := &file_treadle_v1_signal_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2381,7 +2516,7 @@ func (x *SubscribeToThreadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscribeToThreadRequest.ProtoReflect.Descriptor instead.
 func (*SubscribeToThreadRequest) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{22}
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SubscribeToThreadRequest) GetResourceId() string {
@@ -2411,7 +2546,7 @@ type ActiveRun struct {
 
 func (x *ActiveRun) Reset() {
 	*x = ActiveRun{}
-	mi := &file_treadle_v1_signal_proto_msgTypes[23]
+	mi := &file_treadle_v1_signal_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2423,7 +2558,7 @@ func (x *ActiveRun) String() string {
 func (*ActiveRun) ProtoMessage() {}
 
 func (x *ActiveRun) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_signal_proto_msgTypes[23]
+	mi := &file_treadle_v1_signal_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2436,7 +2571,7 @@ func (x *ActiveRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActiveRun.ProtoReflect.Descriptor instead.
 func (*ActiveRun) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{23}
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ActiveRun) GetRunId() string {
@@ -2467,7 +2602,7 @@ type SubscribeToThreadResponse struct {
 
 func (x *SubscribeToThreadResponse) Reset() {
 	*x = SubscribeToThreadResponse{}
-	mi := &file_treadle_v1_signal_proto_msgTypes[24]
+	mi := &file_treadle_v1_signal_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2479,7 +2614,7 @@ func (x *SubscribeToThreadResponse) String() string {
 func (*SubscribeToThreadResponse) ProtoMessage() {}
 
 func (x *SubscribeToThreadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_signal_proto_msgTypes[24]
+	mi := &file_treadle_v1_signal_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2492,7 +2627,7 @@ func (x *SubscribeToThreadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscribeToThreadResponse.ProtoReflect.Descriptor instead.
 func (*SubscribeToThreadResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{24}
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SubscribeToThreadResponse) GetChunks() []*Chunk {
@@ -2527,7 +2662,7 @@ type AbortRunRequest struct {
 
 func (x *AbortRunRequest) Reset() {
 	*x = AbortRunRequest{}
-	mi := &file_treadle_v1_signal_proto_msgTypes[25]
+	mi := &file_treadle_v1_signal_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2539,7 +2674,7 @@ func (x *AbortRunRequest) String() string {
 func (*AbortRunRequest) ProtoMessage() {}
 
 func (x *AbortRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_signal_proto_msgTypes[25]
+	mi := &file_treadle_v1_signal_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2552,7 +2687,7 @@ func (x *AbortRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbortRunRequest.ProtoReflect.Descriptor instead.
 func (*AbortRunRequest) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{25}
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *AbortRunRequest) GetRunId() string {
@@ -2596,7 +2731,7 @@ type AbortRunResponse struct {
 
 func (x *AbortRunResponse) Reset() {
 	*x = AbortRunResponse{}
-	mi := &file_treadle_v1_signal_proto_msgTypes[26]
+	mi := &file_treadle_v1_signal_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2608,7 +2743,7 @@ func (x *AbortRunResponse) String() string {
 func (*AbortRunResponse) ProtoMessage() {}
 
 func (x *AbortRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_signal_proto_msgTypes[26]
+	mi := &file_treadle_v1_signal_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2621,7 +2756,7 @@ func (x *AbortRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbortRunResponse.ProtoReflect.Descriptor instead.
 func (*AbortRunResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{26}
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *AbortRunResponse) GetAborted() bool {
@@ -2651,7 +2786,7 @@ type GetActiveRunRequest struct {
 
 func (x *GetActiveRunRequest) Reset() {
 	*x = GetActiveRunRequest{}
-	mi := &file_treadle_v1_signal_proto_msgTypes[27]
+	mi := &file_treadle_v1_signal_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2663,7 +2798,7 @@ func (x *GetActiveRunRequest) String() string {
 func (*GetActiveRunRequest) ProtoMessage() {}
 
 func (x *GetActiveRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_signal_proto_msgTypes[27]
+	mi := &file_treadle_v1_signal_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2676,7 +2811,7 @@ func (x *GetActiveRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetActiveRunRequest.ProtoReflect.Descriptor instead.
 func (*GetActiveRunRequest) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{27}
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GetActiveRunRequest) GetResourceId() string {
@@ -2704,7 +2839,7 @@ type GetActiveRunResponse struct {
 
 func (x *GetActiveRunResponse) Reset() {
 	*x = GetActiveRunResponse{}
-	mi := &file_treadle_v1_signal_proto_msgTypes[28]
+	mi := &file_treadle_v1_signal_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2716,7 +2851,7 @@ func (x *GetActiveRunResponse) String() string {
 func (*GetActiveRunResponse) ProtoMessage() {}
 
 func (x *GetActiveRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_signal_proto_msgTypes[28]
+	mi := &file_treadle_v1_signal_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2729,7 +2864,7 @@ func (x *GetActiveRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetActiveRunResponse.ProtoReflect.Descriptor instead.
 func (*GetActiveRunResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{28}
+	return file_treadle_v1_signal_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetActiveRunResponse) GetActiveRun() *ActiveRun {
@@ -2744,7 +2879,10 @@ var File_treadle_v1_signal_proto protoreflect.FileDescriptor
 const file_treadle_v1_signal_proto_rawDesc = "" +
 	"\n" +
 	"\x17treadle/v1/signal.proto\x12\n" +
-	"treadle.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16treadle/v1/agent.proto\x1a\x16treadle/v1/chunk.proto\x1a\x18treadle/v1/message.proto\x1a\x1dtreadle/v1/notification.proto\"\x85\x02\n" +
+	"treadle.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16treadle/v1/agent.proto\x1a\x16treadle/v1/chunk.proto\x1a\x18treadle/v1/message.proto\x1a\x1dtreadle/v1/notification.proto\"S\n" +
+	"\x0fSignalAttribute\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
+	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value\"\xd1\x02\n" +
 	"\rSignalMessage\x12\x1a\n" +
 	"\bcontents\x18\x01 \x01(\tR\bcontents\x12&\n" +
 	"\x05parts\x18\x02 \x03(\v2\x10.treadle.v1.PartR\x05parts\x127\n" +
@@ -2752,7 +2890,8 @@ const file_treadle_v1_signal_proto_rawDesc = "" +
 	"attributes\x18\x03 \x01(\v2\x17.google.protobuf.StructR\n" +
 	"attributes\x123\n" +
 	"\bmetadata\x18\x04 \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12B\n" +
-	"\x10provider_options\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x0fproviderOptions\"\xad\x02\n" +
+	"\x10provider_options\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x0fproviderOptions\x12J\n" +
+	"\x12ordered_attributes\x18\x06 \x03(\v2\x1b.treadle.v1.SignalAttributeR\x11orderedAttributes\"\xf9\x02\n" +
 	"\x06Signal\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x19\n" +
 	"\btag_name\x18\x02 \x01(\tR\atagName\x12\x1a\n" +
@@ -2762,21 +2901,24 @@ const file_treadle_v1_signal_proto_rawDesc = "" +
 	"attributes\x18\x05 \x01(\v2\x17.google.protobuf.StructR\n" +
 	"attributes\x123\n" +
 	"\bmetadata\x18\x06 \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12B\n" +
-	"\x10provider_options\x18\a \x01(\v2\x17.google.protobuf.StructR\x0fproviderOptions\"{\n" +
+	"\x10provider_options\x18\a \x01(\v2\x17.google.protobuf.StructR\x0fproviderOptions\x12J\n" +
+	"\x12ordered_attributes\x18\b \x03(\v2\x1b.treadle.v1.SignalAttributeR\x11orderedAttributes\"\xc7\x01\n" +
 	"\bIfActive\x126\n" +
 	"\bbehavior\x18\x01 \x01(\x0e2\x1a.treadle.v1.ActiveBehaviorR\bbehavior\x127\n" +
 	"\n" +
 	"attributes\x18\x02 \x01(\v2\x17.google.protobuf.StructR\n" +
-	"attributes\"\xb7\x01\n" +
+	"attributes\x12J\n" +
+	"\x12ordered_attributes\x18\x03 \x03(\v2\x1b.treadle.v1.SignalAttributeR\x11orderedAttributes\"\x83\x02\n" +
 	"\x06IfIdle\x124\n" +
 	"\bbehavior\x18\x01 \x01(\x0e2\x18.treadle.v1.IdleBehaviorR\bbehavior\x127\n" +
 	"\n" +
 	"attributes\x18\x02 \x01(\v2\x17.google.protobuf.StructR\n" +
 	"attributes\x12>\n" +
-	"\x0estream_options\x18\x03 \x01(\v2\x17.treadle.v1.CallOptionsR\rstreamOptions\"Y\n" +
+	"\x0estream_options\x18\x03 \x01(\v2\x17.treadle.v1.CallOptionsR\rstreamOptions\x12J\n" +
+	"\x12ordered_attributes\x18\x04 \x03(\v2\x1b.treadle.v1.SignalAttributeR\x11orderedAttributes\"Y\n" +
 	"\x0eSignalAccepted\x120\n" +
 	"\x06action\x18\x01 \x01(\x0e2\x18.treadle.v1.SignalActionR\x06action\x12\x15\n" +
-	"\x06run_id\x18\x02 \x01(\tR\x05runId\"\xc2\x01\n" +
+	"\x06run_id\x18\x02 \x01(\tR\x05runId\"\x8e\x02\n" +
 	"\rCreatedSignal\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x19\n" +
@@ -2785,7 +2927,8 @@ const file_treadle_v1_signal_proto_rawDesc = "" +
 	"created_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x127\n" +
 	"\n" +
 	"attributes\x18\x05 \x01(\v2\x17.google.protobuf.StructR\n" +
-	"attributes\"\xb8\x02\n" +
+	"attributes\x12J\n" +
+	"\x12ordered_attributes\x18\x06 \x03(\v2\x1b.treadle.v1.SignalAttributeR\x11orderedAttributes\"\xb8\x02\n" +
 	"\x12SendMessageRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x1f\n" +
@@ -2827,7 +2970,7 @@ const file_treadle_v1_signal_proto_rawDesc = "" +
 	"request_id\x18\b \x01(\tR\trequestId\"\x7f\n" +
 	"\x12SendSignalResponse\x126\n" +
 	"\baccepted\x18\x01 \x01(\v2\x1a.treadle.v1.SignalAcceptedR\baccepted\x121\n" +
-	"\x06signal\x18\x02 \x01(\v2\x19.treadle.v1.CreatedSignalR\x06signal\"\xe6\x02\n" +
+	"\x06signal\x18\x02 \x01(\v2\x19.treadle.v1.CreatedSignalR\x06signal\"\xb2\x03\n" +
 	"\vStateSignal\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
 	"\tcache_key\x18\x02 \x01(\tR\bcacheKey\x12)\n" +
@@ -2839,7 +2982,9 @@ const file_treadle_v1_signal_proto_rawDesc = "" +
 	"attributes\x18\a \x01(\v2\x17.google.protobuf.StructR\n" +
 	"attributes\x123\n" +
 	"\bmetadata\x18\b \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12\x19\n" +
-	"\btag_name\x18\t \x01(\tR\atagName\"\xb6\x02\n" +
+	"\btag_name\x18\t \x01(\tR\atagName\x12J\n" +
+	"\x12ordered_attributes\x18\n" +
+	" \x03(\v2\x1b.treadle.v1.SignalAttributeR\x11orderedAttributes\"\xb6\x02\n" +
 	"\x16SendStateSignalRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x1f\n" +
@@ -2856,7 +3001,7 @@ const file_treadle_v1_signal_proto_rawDesc = "" +
 	"\x06signal\x18\x02 \x01(\v2\x19.treadle.v1.CreatedSignalR\x06signal\x12\x18\n" +
 	"\askipped\x18\x03 \x01(\bR\askipped\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x18\n" +
-	"\aversion\x18\x05 \x01(\x03R\aversion\"\xf4\x02\n" +
+	"\aversion\x18\x05 \x01(\x03R\aversion\"\xc0\x03\n" +
 	"\fNotification\x12\x16\n" +
 	"\x06source\x18\x01 \x01(\tR\x06source\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x18\n" +
@@ -2869,7 +3014,9 @@ const file_treadle_v1_signal_proto_rawDesc = "" +
 	"\n" +
 	"attributes\x18\b \x01(\v2\x17.google.protobuf.StructR\n" +
 	"attributes\x123\n" +
-	"\bmetadata\x18\t \x01(\v2\x17.google.protobuf.StructR\bmetadata\"\xa2\a\n" +
+	"\bmetadata\x18\t \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12J\n" +
+	"\x12ordered_attributes\x18\n" +
+	" \x03(\v2\x1b.treadle.v1.SignalAttributeR\x11orderedAttributes\"\xee\a\n" +
 	"\x12NotificationRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1f\n" +
 	"\vresource_id\x18\x02 \x01(\tR\n" +
@@ -2900,7 +3047,8 @@ const file_treadle_v1_signal_proto_rawDesc = "" +
 	"\vcreate_time\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12;\n" +
 	"\vupdate_time\x18\x15 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTime\"\xd8\x01\n" +
+	"updateTime\x12J\n" +
+	"\x12ordered_attributes\x18\x16 \x03(\v2\x1b.treadle.v1.SignalAttributeR\x11orderedAttributes\"\xd8\x01\n" +
 	"\x14NotificationDecision\x126\n" +
 	"\x06action\x18\x01 \x01(\x0e2\x1e.treadle.v1.NotificationActionR\x06action\x129\n" +
 	"\n" +
@@ -3007,7 +3155,7 @@ func file_treadle_v1_signal_proto_rawDescGZIP() []byte {
 }
 
 var file_treadle_v1_signal_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_treadle_v1_signal_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_treadle_v1_signal_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_treadle_v1_signal_proto_goTypes = []any{
 	(ActiveBehavior)(0),                    // 0: treadle.v1.ActiveBehavior
 	(IdleBehavior)(0),                      // 1: treadle.v1.IdleBehavior
@@ -3015,117 +3163,127 @@ var file_treadle_v1_signal_proto_goTypes = []any{
 	(StateMode)(0),                         // 3: treadle.v1.StateMode
 	(NotificationPriority)(0),              // 4: treadle.v1.NotificationPriority
 	(NotificationStatus)(0),                // 5: treadle.v1.NotificationStatus
-	(*SignalMessage)(nil),                  // 6: treadle.v1.SignalMessage
-	(*Signal)(nil),                         // 7: treadle.v1.Signal
-	(*IfActive)(nil),                       // 8: treadle.v1.IfActive
-	(*IfIdle)(nil),                         // 9: treadle.v1.IfIdle
-	(*SignalAccepted)(nil),                 // 10: treadle.v1.SignalAccepted
-	(*CreatedSignal)(nil),                  // 11: treadle.v1.CreatedSignal
-	(*SendMessageRequest)(nil),             // 12: treadle.v1.SendMessageRequest
-	(*SendMessageResponse)(nil),            // 13: treadle.v1.SendMessageResponse
-	(*QueueMessageRequest)(nil),            // 14: treadle.v1.QueueMessageRequest
-	(*QueueMessageResponse)(nil),           // 15: treadle.v1.QueueMessageResponse
-	(*SendSignalRequest)(nil),              // 16: treadle.v1.SendSignalRequest
-	(*SendSignalResponse)(nil),             // 17: treadle.v1.SendSignalResponse
-	(*StateSignal)(nil),                    // 18: treadle.v1.StateSignal
-	(*SendStateSignalRequest)(nil),         // 19: treadle.v1.SendStateSignalRequest
-	(*SendStateSignalResponse)(nil),        // 20: treadle.v1.SendStateSignalResponse
-	(*Notification)(nil),                   // 21: treadle.v1.Notification
-	(*NotificationRecord)(nil),             // 22: treadle.v1.NotificationRecord
-	(*NotificationDecision)(nil),           // 23: treadle.v1.NotificationDecision
-	(*SendNotificationSignalRequest)(nil),  // 24: treadle.v1.SendNotificationSignalRequest
-	(*SendNotificationSignalResponse)(nil), // 25: treadle.v1.SendNotificationSignalResponse
-	(*ListNotificationsRequest)(nil),       // 26: treadle.v1.ListNotificationsRequest
-	(*ListNotificationsResponse)(nil),      // 27: treadle.v1.ListNotificationsResponse
-	(*SubscribeToThreadRequest)(nil),       // 28: treadle.v1.SubscribeToThreadRequest
-	(*ActiveRun)(nil),                      // 29: treadle.v1.ActiveRun
-	(*SubscribeToThreadResponse)(nil),      // 30: treadle.v1.SubscribeToThreadResponse
-	(*AbortRunRequest)(nil),                // 31: treadle.v1.AbortRunRequest
-	(*AbortRunResponse)(nil),               // 32: treadle.v1.AbortRunResponse
-	(*GetActiveRunRequest)(nil),            // 33: treadle.v1.GetActiveRunRequest
-	(*GetActiveRunResponse)(nil),           // 34: treadle.v1.GetActiveRunResponse
-	(*Part)(nil),                           // 35: treadle.v1.Part
-	(*structpb.Struct)(nil),                // 36: google.protobuf.Struct
-	(*CallOptions)(nil),                    // 37: treadle.v1.CallOptions
-	(*timestamppb.Timestamp)(nil),          // 38: google.protobuf.Timestamp
-	(*structpb.Value)(nil),                 // 39: google.protobuf.Value
-	(NotificationAction)(0),                // 40: treadle.v1.NotificationAction
-	(*Chunk)(nil),                          // 41: treadle.v1.Chunk
+	(*SignalAttribute)(nil),                // 6: treadle.v1.SignalAttribute
+	(*SignalMessage)(nil),                  // 7: treadle.v1.SignalMessage
+	(*Signal)(nil),                         // 8: treadle.v1.Signal
+	(*IfActive)(nil),                       // 9: treadle.v1.IfActive
+	(*IfIdle)(nil),                         // 10: treadle.v1.IfIdle
+	(*SignalAccepted)(nil),                 // 11: treadle.v1.SignalAccepted
+	(*CreatedSignal)(nil),                  // 12: treadle.v1.CreatedSignal
+	(*SendMessageRequest)(nil),             // 13: treadle.v1.SendMessageRequest
+	(*SendMessageResponse)(nil),            // 14: treadle.v1.SendMessageResponse
+	(*QueueMessageRequest)(nil),            // 15: treadle.v1.QueueMessageRequest
+	(*QueueMessageResponse)(nil),           // 16: treadle.v1.QueueMessageResponse
+	(*SendSignalRequest)(nil),              // 17: treadle.v1.SendSignalRequest
+	(*SendSignalResponse)(nil),             // 18: treadle.v1.SendSignalResponse
+	(*StateSignal)(nil),                    // 19: treadle.v1.StateSignal
+	(*SendStateSignalRequest)(nil),         // 20: treadle.v1.SendStateSignalRequest
+	(*SendStateSignalResponse)(nil),        // 21: treadle.v1.SendStateSignalResponse
+	(*Notification)(nil),                   // 22: treadle.v1.Notification
+	(*NotificationRecord)(nil),             // 23: treadle.v1.NotificationRecord
+	(*NotificationDecision)(nil),           // 24: treadle.v1.NotificationDecision
+	(*SendNotificationSignalRequest)(nil),  // 25: treadle.v1.SendNotificationSignalRequest
+	(*SendNotificationSignalResponse)(nil), // 26: treadle.v1.SendNotificationSignalResponse
+	(*ListNotificationsRequest)(nil),       // 27: treadle.v1.ListNotificationsRequest
+	(*ListNotificationsResponse)(nil),      // 28: treadle.v1.ListNotificationsResponse
+	(*SubscribeToThreadRequest)(nil),       // 29: treadle.v1.SubscribeToThreadRequest
+	(*ActiveRun)(nil),                      // 30: treadle.v1.ActiveRun
+	(*SubscribeToThreadResponse)(nil),      // 31: treadle.v1.SubscribeToThreadResponse
+	(*AbortRunRequest)(nil),                // 32: treadle.v1.AbortRunRequest
+	(*AbortRunResponse)(nil),               // 33: treadle.v1.AbortRunResponse
+	(*GetActiveRunRequest)(nil),            // 34: treadle.v1.GetActiveRunRequest
+	(*GetActiveRunResponse)(nil),           // 35: treadle.v1.GetActiveRunResponse
+	(*structpb.Value)(nil),                 // 36: google.protobuf.Value
+	(*Part)(nil),                           // 37: treadle.v1.Part
+	(*structpb.Struct)(nil),                // 38: google.protobuf.Struct
+	(*CallOptions)(nil),                    // 39: treadle.v1.CallOptions
+	(*timestamppb.Timestamp)(nil),          // 40: google.protobuf.Timestamp
+	(NotificationAction)(0),                // 41: treadle.v1.NotificationAction
+	(*Chunk)(nil),                          // 42: treadle.v1.Chunk
 }
 var file_treadle_v1_signal_proto_depIdxs = []int32{
-	35, // 0: treadle.v1.SignalMessage.parts:type_name -> treadle.v1.Part
-	36, // 1: treadle.v1.SignalMessage.attributes:type_name -> google.protobuf.Struct
-	36, // 2: treadle.v1.SignalMessage.metadata:type_name -> google.protobuf.Struct
-	36, // 3: treadle.v1.SignalMessage.provider_options:type_name -> google.protobuf.Struct
-	35, // 4: treadle.v1.Signal.parts:type_name -> treadle.v1.Part
-	36, // 5: treadle.v1.Signal.attributes:type_name -> google.protobuf.Struct
-	36, // 6: treadle.v1.Signal.metadata:type_name -> google.protobuf.Struct
-	36, // 7: treadle.v1.Signal.provider_options:type_name -> google.protobuf.Struct
-	0,  // 8: treadle.v1.IfActive.behavior:type_name -> treadle.v1.ActiveBehavior
-	36, // 9: treadle.v1.IfActive.attributes:type_name -> google.protobuf.Struct
-	1,  // 10: treadle.v1.IfIdle.behavior:type_name -> treadle.v1.IdleBehavior
-	36, // 11: treadle.v1.IfIdle.attributes:type_name -> google.protobuf.Struct
-	37, // 12: treadle.v1.IfIdle.stream_options:type_name -> treadle.v1.CallOptions
-	2,  // 13: treadle.v1.SignalAccepted.action:type_name -> treadle.v1.SignalAction
-	38, // 14: treadle.v1.CreatedSignal.created_at:type_name -> google.protobuf.Timestamp
-	36, // 15: treadle.v1.CreatedSignal.attributes:type_name -> google.protobuf.Struct
-	6,  // 16: treadle.v1.SendMessageRequest.message:type_name -> treadle.v1.SignalMessage
-	8,  // 17: treadle.v1.SendMessageRequest.if_active:type_name -> treadle.v1.IfActive
-	9,  // 18: treadle.v1.SendMessageRequest.if_idle:type_name -> treadle.v1.IfIdle
-	10, // 19: treadle.v1.SendMessageResponse.accepted:type_name -> treadle.v1.SignalAccepted
-	11, // 20: treadle.v1.SendMessageResponse.signal:type_name -> treadle.v1.CreatedSignal
-	6,  // 21: treadle.v1.QueueMessageRequest.message:type_name -> treadle.v1.SignalMessage
-	8,  // 22: treadle.v1.QueueMessageRequest.if_active:type_name -> treadle.v1.IfActive
-	9,  // 23: treadle.v1.QueueMessageRequest.if_idle:type_name -> treadle.v1.IfIdle
-	10, // 24: treadle.v1.QueueMessageResponse.accepted:type_name -> treadle.v1.SignalAccepted
-	11, // 25: treadle.v1.QueueMessageResponse.signal:type_name -> treadle.v1.CreatedSignal
-	7,  // 26: treadle.v1.SendSignalRequest.signal:type_name -> treadle.v1.Signal
-	8,  // 27: treadle.v1.SendSignalRequest.if_active:type_name -> treadle.v1.IfActive
-	9,  // 28: treadle.v1.SendSignalRequest.if_idle:type_name -> treadle.v1.IfIdle
-	10, // 29: treadle.v1.SendSignalResponse.accepted:type_name -> treadle.v1.SignalAccepted
-	11, // 30: treadle.v1.SendSignalResponse.signal:type_name -> treadle.v1.CreatedSignal
-	3,  // 31: treadle.v1.StateSignal.mode:type_name -> treadle.v1.StateMode
-	39, // 32: treadle.v1.StateSignal.value:type_name -> google.protobuf.Value
-	39, // 33: treadle.v1.StateSignal.delta:type_name -> google.protobuf.Value
-	36, // 34: treadle.v1.StateSignal.attributes:type_name -> google.protobuf.Struct
-	36, // 35: treadle.v1.StateSignal.metadata:type_name -> google.protobuf.Struct
-	18, // 36: treadle.v1.SendStateSignalRequest.state:type_name -> treadle.v1.StateSignal
-	8,  // 37: treadle.v1.SendStateSignalRequest.if_active:type_name -> treadle.v1.IfActive
-	9,  // 38: treadle.v1.SendStateSignalRequest.if_idle:type_name -> treadle.v1.IfIdle
-	10, // 39: treadle.v1.SendStateSignalResponse.accepted:type_name -> treadle.v1.SignalAccepted
-	11, // 40: treadle.v1.SendStateSignalResponse.signal:type_name -> treadle.v1.CreatedSignal
-	4,  // 41: treadle.v1.Notification.priority:type_name -> treadle.v1.NotificationPriority
-	39, // 42: treadle.v1.Notification.payload:type_name -> google.protobuf.Value
-	36, // 43: treadle.v1.Notification.attributes:type_name -> google.protobuf.Struct
-	36, // 44: treadle.v1.Notification.metadata:type_name -> google.protobuf.Struct
-	4,  // 45: treadle.v1.NotificationRecord.priority:type_name -> treadle.v1.NotificationPriority
-	5,  // 46: treadle.v1.NotificationRecord.status:type_name -> treadle.v1.NotificationStatus
-	39, // 47: treadle.v1.NotificationRecord.payload:type_name -> google.protobuf.Value
-	38, // 48: treadle.v1.NotificationRecord.deliver_at:type_name -> google.protobuf.Timestamp
-	38, // 49: treadle.v1.NotificationRecord.summary_at:type_name -> google.protobuf.Timestamp
-	36, // 50: treadle.v1.NotificationRecord.attributes:type_name -> google.protobuf.Struct
-	36, // 51: treadle.v1.NotificationRecord.metadata:type_name -> google.protobuf.Struct
-	38, // 52: treadle.v1.NotificationRecord.create_time:type_name -> google.protobuf.Timestamp
-	38, // 53: treadle.v1.NotificationRecord.update_time:type_name -> google.protobuf.Timestamp
-	40, // 54: treadle.v1.NotificationDecision.action:type_name -> treadle.v1.NotificationAction
-	38, // 55: treadle.v1.NotificationDecision.deliver_at:type_name -> google.protobuf.Timestamp
-	38, // 56: treadle.v1.NotificationDecision.summary_at:type_name -> google.protobuf.Timestamp
-	21, // 57: treadle.v1.SendNotificationSignalRequest.notification:type_name -> treadle.v1.Notification
-	9,  // 58: treadle.v1.SendNotificationSignalRequest.if_idle:type_name -> treadle.v1.IfIdle
-	22, // 59: treadle.v1.SendNotificationSignalResponse.record:type_name -> treadle.v1.NotificationRecord
-	23, // 60: treadle.v1.SendNotificationSignalResponse.decision:type_name -> treadle.v1.NotificationDecision
-	11, // 61: treadle.v1.SendNotificationSignalResponse.signal:type_name -> treadle.v1.CreatedSignal
-	10, // 62: treadle.v1.SendNotificationSignalResponse.accepted:type_name -> treadle.v1.SignalAccepted
-	5,  // 63: treadle.v1.ListNotificationsRequest.statuses:type_name -> treadle.v1.NotificationStatus
-	22, // 64: treadle.v1.ListNotificationsResponse.notifications:type_name -> treadle.v1.NotificationRecord
-	41, // 65: treadle.v1.SubscribeToThreadResponse.chunks:type_name -> treadle.v1.Chunk
-	29, // 66: treadle.v1.SubscribeToThreadResponse.active_run:type_name -> treadle.v1.ActiveRun
-	29, // 67: treadle.v1.GetActiveRunResponse.active_run:type_name -> treadle.v1.ActiveRun
-	68, // [68:68] is the sub-list for method output_type
-	68, // [68:68] is the sub-list for method input_type
-	68, // [68:68] is the sub-list for extension type_name
-	68, // [68:68] is the sub-list for extension extendee
-	0,  // [0:68] is the sub-list for field type_name
+	36, // 0: treadle.v1.SignalAttribute.value:type_name -> google.protobuf.Value
+	37, // 1: treadle.v1.SignalMessage.parts:type_name -> treadle.v1.Part
+	38, // 2: treadle.v1.SignalMessage.attributes:type_name -> google.protobuf.Struct
+	38, // 3: treadle.v1.SignalMessage.metadata:type_name -> google.protobuf.Struct
+	38, // 4: treadle.v1.SignalMessage.provider_options:type_name -> google.protobuf.Struct
+	6,  // 5: treadle.v1.SignalMessage.ordered_attributes:type_name -> treadle.v1.SignalAttribute
+	37, // 6: treadle.v1.Signal.parts:type_name -> treadle.v1.Part
+	38, // 7: treadle.v1.Signal.attributes:type_name -> google.protobuf.Struct
+	38, // 8: treadle.v1.Signal.metadata:type_name -> google.protobuf.Struct
+	38, // 9: treadle.v1.Signal.provider_options:type_name -> google.protobuf.Struct
+	6,  // 10: treadle.v1.Signal.ordered_attributes:type_name -> treadle.v1.SignalAttribute
+	0,  // 11: treadle.v1.IfActive.behavior:type_name -> treadle.v1.ActiveBehavior
+	38, // 12: treadle.v1.IfActive.attributes:type_name -> google.protobuf.Struct
+	6,  // 13: treadle.v1.IfActive.ordered_attributes:type_name -> treadle.v1.SignalAttribute
+	1,  // 14: treadle.v1.IfIdle.behavior:type_name -> treadle.v1.IdleBehavior
+	38, // 15: treadle.v1.IfIdle.attributes:type_name -> google.protobuf.Struct
+	39, // 16: treadle.v1.IfIdle.stream_options:type_name -> treadle.v1.CallOptions
+	6,  // 17: treadle.v1.IfIdle.ordered_attributes:type_name -> treadle.v1.SignalAttribute
+	2,  // 18: treadle.v1.SignalAccepted.action:type_name -> treadle.v1.SignalAction
+	40, // 19: treadle.v1.CreatedSignal.created_at:type_name -> google.protobuf.Timestamp
+	38, // 20: treadle.v1.CreatedSignal.attributes:type_name -> google.protobuf.Struct
+	6,  // 21: treadle.v1.CreatedSignal.ordered_attributes:type_name -> treadle.v1.SignalAttribute
+	7,  // 22: treadle.v1.SendMessageRequest.message:type_name -> treadle.v1.SignalMessage
+	9,  // 23: treadle.v1.SendMessageRequest.if_active:type_name -> treadle.v1.IfActive
+	10, // 24: treadle.v1.SendMessageRequest.if_idle:type_name -> treadle.v1.IfIdle
+	11, // 25: treadle.v1.SendMessageResponse.accepted:type_name -> treadle.v1.SignalAccepted
+	12, // 26: treadle.v1.SendMessageResponse.signal:type_name -> treadle.v1.CreatedSignal
+	7,  // 27: treadle.v1.QueueMessageRequest.message:type_name -> treadle.v1.SignalMessage
+	9,  // 28: treadle.v1.QueueMessageRequest.if_active:type_name -> treadle.v1.IfActive
+	10, // 29: treadle.v1.QueueMessageRequest.if_idle:type_name -> treadle.v1.IfIdle
+	11, // 30: treadle.v1.QueueMessageResponse.accepted:type_name -> treadle.v1.SignalAccepted
+	12, // 31: treadle.v1.QueueMessageResponse.signal:type_name -> treadle.v1.CreatedSignal
+	8,  // 32: treadle.v1.SendSignalRequest.signal:type_name -> treadle.v1.Signal
+	9,  // 33: treadle.v1.SendSignalRequest.if_active:type_name -> treadle.v1.IfActive
+	10, // 34: treadle.v1.SendSignalRequest.if_idle:type_name -> treadle.v1.IfIdle
+	11, // 35: treadle.v1.SendSignalResponse.accepted:type_name -> treadle.v1.SignalAccepted
+	12, // 36: treadle.v1.SendSignalResponse.signal:type_name -> treadle.v1.CreatedSignal
+	3,  // 37: treadle.v1.StateSignal.mode:type_name -> treadle.v1.StateMode
+	36, // 38: treadle.v1.StateSignal.value:type_name -> google.protobuf.Value
+	36, // 39: treadle.v1.StateSignal.delta:type_name -> google.protobuf.Value
+	38, // 40: treadle.v1.StateSignal.attributes:type_name -> google.protobuf.Struct
+	38, // 41: treadle.v1.StateSignal.metadata:type_name -> google.protobuf.Struct
+	6,  // 42: treadle.v1.StateSignal.ordered_attributes:type_name -> treadle.v1.SignalAttribute
+	19, // 43: treadle.v1.SendStateSignalRequest.state:type_name -> treadle.v1.StateSignal
+	9,  // 44: treadle.v1.SendStateSignalRequest.if_active:type_name -> treadle.v1.IfActive
+	10, // 45: treadle.v1.SendStateSignalRequest.if_idle:type_name -> treadle.v1.IfIdle
+	11, // 46: treadle.v1.SendStateSignalResponse.accepted:type_name -> treadle.v1.SignalAccepted
+	12, // 47: treadle.v1.SendStateSignalResponse.signal:type_name -> treadle.v1.CreatedSignal
+	4,  // 48: treadle.v1.Notification.priority:type_name -> treadle.v1.NotificationPriority
+	36, // 49: treadle.v1.Notification.payload:type_name -> google.protobuf.Value
+	38, // 50: treadle.v1.Notification.attributes:type_name -> google.protobuf.Struct
+	38, // 51: treadle.v1.Notification.metadata:type_name -> google.protobuf.Struct
+	6,  // 52: treadle.v1.Notification.ordered_attributes:type_name -> treadle.v1.SignalAttribute
+	4,  // 53: treadle.v1.NotificationRecord.priority:type_name -> treadle.v1.NotificationPriority
+	5,  // 54: treadle.v1.NotificationRecord.status:type_name -> treadle.v1.NotificationStatus
+	36, // 55: treadle.v1.NotificationRecord.payload:type_name -> google.protobuf.Value
+	40, // 56: treadle.v1.NotificationRecord.deliver_at:type_name -> google.protobuf.Timestamp
+	40, // 57: treadle.v1.NotificationRecord.summary_at:type_name -> google.protobuf.Timestamp
+	38, // 58: treadle.v1.NotificationRecord.attributes:type_name -> google.protobuf.Struct
+	38, // 59: treadle.v1.NotificationRecord.metadata:type_name -> google.protobuf.Struct
+	40, // 60: treadle.v1.NotificationRecord.create_time:type_name -> google.protobuf.Timestamp
+	40, // 61: treadle.v1.NotificationRecord.update_time:type_name -> google.protobuf.Timestamp
+	6,  // 62: treadle.v1.NotificationRecord.ordered_attributes:type_name -> treadle.v1.SignalAttribute
+	41, // 63: treadle.v1.NotificationDecision.action:type_name -> treadle.v1.NotificationAction
+	40, // 64: treadle.v1.NotificationDecision.deliver_at:type_name -> google.protobuf.Timestamp
+	40, // 65: treadle.v1.NotificationDecision.summary_at:type_name -> google.protobuf.Timestamp
+	22, // 66: treadle.v1.SendNotificationSignalRequest.notification:type_name -> treadle.v1.Notification
+	10, // 67: treadle.v1.SendNotificationSignalRequest.if_idle:type_name -> treadle.v1.IfIdle
+	23, // 68: treadle.v1.SendNotificationSignalResponse.record:type_name -> treadle.v1.NotificationRecord
+	24, // 69: treadle.v1.SendNotificationSignalResponse.decision:type_name -> treadle.v1.NotificationDecision
+	12, // 70: treadle.v1.SendNotificationSignalResponse.signal:type_name -> treadle.v1.CreatedSignal
+	11, // 71: treadle.v1.SendNotificationSignalResponse.accepted:type_name -> treadle.v1.SignalAccepted
+	5,  // 72: treadle.v1.ListNotificationsRequest.statuses:type_name -> treadle.v1.NotificationStatus
+	23, // 73: treadle.v1.ListNotificationsResponse.notifications:type_name -> treadle.v1.NotificationRecord
+	42, // 74: treadle.v1.SubscribeToThreadResponse.chunks:type_name -> treadle.v1.Chunk
+	30, // 75: treadle.v1.SubscribeToThreadResponse.active_run:type_name -> treadle.v1.ActiveRun
+	30, // 76: treadle.v1.GetActiveRunResponse.active_run:type_name -> treadle.v1.ActiveRun
+	77, // [77:77] is the sub-list for method output_type
+	77, // [77:77] is the sub-list for method input_type
+	77, // [77:77] is the sub-list for extension type_name
+	77, // [77:77] is the sub-list for extension extendee
+	0,  // [0:77] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_signal_proto_init() }
@@ -3143,7 +3301,7 @@ func file_treadle_v1_signal_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_treadle_v1_signal_proto_rawDesc), len(file_treadle_v1_signal_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   29,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -20,7 +20,37 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file treadle/v1/signal.proto.
  */
 export const file_treadle_v1_signal: GenFile = /*@__PURE__*/
-  fileDesc("Chd0cmVhZGxlL3YxL3NpZ25hbC5wcm90bxIKdHJlYWRsZS52MSLNAQoNU2lnbmFsTWVzc2FnZRIQCghjb250ZW50cxgBIAEoCRIfCgVwYXJ0cxgCIAMoCzIQLnRyZWFkbGUudjEuUGFydBIrCgphdHRyaWJ1dGVzGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIpCghtZXRhZGF0YRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSMQoQcHJvdmlkZXJfb3B0aW9ucxgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3Qi5gEKBlNpZ25hbBIMCgR0eXBlGAEgASgJEhAKCHRhZ19uYW1lGAIgASgJEhAKCGNvbnRlbnRzGAMgASgJEh8KBXBhcnRzGAQgAygLMhAudHJlYWRsZS52MS5QYXJ0EisKCmF0dHJpYnV0ZXMYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EikKCG1ldGFkYXRhGAYgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIxChBwcm92aWRlcl9vcHRpb25zGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJlCghJZkFjdGl2ZRIsCghiZWhhdmlvchgBIAEoDjIaLnRyZWFkbGUudjEuQWN0aXZlQmVoYXZpb3ISKwoKYXR0cmlidXRlcxgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QikgEKBklmSWRsZRIqCghiZWhhdmlvchgBIAEoDjIYLnRyZWFkbGUudjEuSWRsZUJlaGF2aW9yEisKCmF0dHJpYnV0ZXMYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei8KDnN0cmVhbV9vcHRpb25zGAMgASgLMhcudHJlYWRsZS52MS5DYWxsT3B0aW9ucyJKCg5TaWduYWxBY2NlcHRlZBIoCgZhY3Rpb24YASABKA4yGC50cmVhZGxlLnYxLlNpZ25hbEFjdGlvbhIOCgZydW5faWQYAiABKAkimAEKDUNyZWF0ZWRTaWduYWwSCgoCaWQYASABKAkSDAoEdHlwZRgCIAEoCRIQCgh0YWdfbmFtZRgDIAEoCRIuCgpjcmVhdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIrCgphdHRyaWJ1dGVzGAUgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCLsAQoSU2VuZE1lc3NhZ2VSZXF1ZXN0EhAKCGFnZW50X2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRITCgtyZXNvdXJjZV9pZBgDIAEoCRIRCgl0aHJlYWRfaWQYBCABKAkSKgoHbWVzc2FnZRgFIAEoCzIZLnRyZWFkbGUudjEuU2lnbmFsTWVzc2FnZRInCglpZl9hY3RpdmUYBiABKAsyFC50cmVhZGxlLnYxLklmQWN0aXZlEiMKB2lmX2lkbGUYByABKAsyEi50cmVhZGxlLnYxLklmSWRsZRISCgpyZXF1ZXN0X2lkGAggASgJIm4KE1NlbmRNZXNzYWdlUmVzcG9uc2USLAoIYWNjZXB0ZWQYASABKAsyGi50cmVhZGxlLnYxLlNpZ25hbEFjY2VwdGVkEikKBnNpZ25hbBgCIAEoCzIZLnRyZWFkbGUudjEuQ3JlYXRlZFNpZ25hbCLtAQoTUXVldWVNZXNzYWdlUmVxdWVzdBIQCghhZ2VudF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkSEwoLcmVzb3VyY2VfaWQYAyABKAkSEQoJdGhyZWFkX2lkGAQgASgJEioKB21lc3NhZ2UYBSABKAsyGS50cmVhZGxlLnYxLlNpZ25hbE1lc3NhZ2USJwoJaWZfYWN0aXZlGAYgASgLMhQudHJlYWRsZS52MS5JZkFjdGl2ZRIjCgdpZl9pZGxlGAcgASgLMhIudHJlYWRsZS52MS5JZklkbGUSEgoKcmVxdWVzdF9pZBgIIAEoCSJvChRRdWV1ZU1lc3NhZ2VSZXNwb25zZRIsCghhY2NlcHRlZBgBIAEoCzIaLnRyZWFkbGUudjEuU2lnbmFsQWNjZXB0ZWQSKQoGc2lnbmFsGAIgASgLMhkudHJlYWRsZS52MS5DcmVhdGVkU2lnbmFsIuMBChFTZW5kU2lnbmFsUmVxdWVzdBIQCghhZ2VudF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkSEwoLcmVzb3VyY2VfaWQYAyABKAkSEQoJdGhyZWFkX2lkGAQgASgJEiIKBnNpZ25hbBgFIAEoCzISLnRyZWFkbGUudjEuU2lnbmFsEicKCWlmX2FjdGl2ZRgGIAEoCzIULnRyZWFkbGUudjEuSWZBY3RpdmUSIwoHaWZfaWRsZRgHIAEoCzISLnRyZWFkbGUudjEuSWZJZGxlEhIKCnJlcXVlc3RfaWQYCCABKAkibQoSU2VuZFNpZ25hbFJlc3BvbnNlEiwKCGFjY2VwdGVkGAEgASgLMhoudHJlYWRsZS52MS5TaWduYWxBY2NlcHRlZBIpCgZzaWduYWwYAiABKAsyGS50cmVhZGxlLnYxLkNyZWF0ZWRTaWduYWwimwIKC1N0YXRlU2lnbmFsEgoKAmlkGAEgASgJEhEKCWNhY2hlX2tleRgCIAEoCRIjCgRtb2RlGAMgASgOMhUudHJlYWRsZS52MS5TdGF0ZU1vZGUSJQoFdmFsdWUYBCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSJQoFZGVsdGEYBSABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSEAoIY29udGVudHMYBiABKAkSKwoKYXR0cmlidXRlcxgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSKQoIbWV0YWRhdGEYCCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhAKCHRhZ19uYW1lGAkgASgJIuwBChZTZW5kU3RhdGVTaWduYWxSZXF1ZXN0EhAKCGFnZW50X2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRITCgtyZXNvdXJjZV9pZBgDIAEoCRIRCgl0aHJlYWRfaWQYBCABKAkSJgoFc3RhdGUYBSABKAsyFy50cmVhZGxlLnYxLlN0YXRlU2lnbmFsEicKCWlmX2FjdGl2ZRgGIAEoCzIULnRyZWFkbGUudjEuSWZBY3RpdmUSIwoHaWZfaWRsZRgHIAEoCzISLnRyZWFkbGUudjEuSWZJZGxlEhIKCnJlcXVlc3RfaWQYCCABKAkipAEKF1NlbmRTdGF0ZVNpZ25hbFJlc3BvbnNlEiwKCGFjY2VwdGVkGAEgASgLMhoudHJlYWRsZS52MS5TaWduYWxBY2NlcHRlZBIpCgZzaWduYWwYAiABKAsyGS50cmVhZGxlLnYxLkNyZWF0ZWRTaWduYWwSDwoHc2tpcHBlZBgDIAEoCBIOCgZyZWFzb24YBCABKAkSDwoHdmVyc2lvbhgFIAEoAyKcAgoMTm90aWZpY2F0aW9uEg4KBnNvdXJjZRgBIAEoCRIMCgRraW5kGAIgASgJEg8KB3N1bW1hcnkYAyABKAkSMgoIcHJpb3JpdHkYBCABKA4yIC50cmVhZGxlLnYxLk5vdGlmaWNhdGlvblByaW9yaXR5EicKB3BheWxvYWQYBSABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSEgoKZGVkdXBlX2tleRgGIAEoCRIUCgxjb2FsZXNjZV9rZXkYByABKAkSKwoKYXR0cmlidXRlcxgIIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSKQoIbWV0YWRhdGEYCSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IrQFChJOb3RpZmljYXRpb25SZWNvcmQSCgoCaWQYASABKAkSEwoLcmVzb3VyY2VfaWQYAiABKAkSEQoJdGhyZWFkX2lkGAMgASgJEg4KBnNvdXJjZRgEIAEoCRIMCgRraW5kGAUgASgJEjIKCHByaW9yaXR5GAYgASgOMiAudHJlYWRsZS52MS5Ob3RpZmljYXRpb25Qcmlvcml0eRIuCgZzdGF0dXMYByABKA4yHi50cmVhZGxlLnYxLk5vdGlmaWNhdGlvblN0YXR1cxIPCgdzdW1tYXJ5GAggASgJEicKB3BheWxvYWQYCSABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSEgoKZGVkdXBlX2tleRgKIAEoCRIUCgxjb2FsZXNjZV9rZXkYCyABKAkSFwoPY29hbGVzY2VkX2NvdW50GAwgASgFEi4KCmRlbGl2ZXJfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnN1bW1hcnlfYXQYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhkKEWRlbGl2ZXJ5X2F0dGVtcHRzGA8gASgFEhsKE2RlbGl2ZXJlZF9zaWduYWxfaWQYECABKAkSGQoRc3VtbWFyeV9zaWduYWxfaWQYESABKAkSKwoKYXR0cmlidXRlcxgSIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSKQoIbWV0YWRhdGEYEyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei8KC2NyZWF0ZV90aW1lGBQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgVIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAitAEKFE5vdGlmaWNhdGlvbkRlY2lzaW9uEi4KBmFjdGlvbhgBIAEoDjIeLnRyZWFkbGUudjEuTm90aWZpY2F0aW9uQWN0aW9uEi4KCmRlbGl2ZXJfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnN1bW1hcnlfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEgwKBHJ1bGUYBCABKAkiwgEKHVNlbmROb3RpZmljYXRpb25TaWduYWxSZXF1ZXN0EhAKCGFnZW50X2lkGAEgASgJEhMKC3Jlc291cmNlX2lkGAIgASgJEhEKCXRocmVhZF9pZBgDIAEoCRIuCgxub3RpZmljYXRpb24YBCABKAsyGC50cmVhZGxlLnYxLk5vdGlmaWNhdGlvbhIjCgdpZl9pZGxlGAUgASgLMhIudHJlYWRsZS52MS5JZklkbGUSEgoKcmVxdWVzdF9pZBgGIAEoCSLtAQoeU2VuZE5vdGlmaWNhdGlvblNpZ25hbFJlc3BvbnNlEi4KBnJlY29yZBgBIAEoCzIeLnRyZWFkbGUudjEuTm90aWZpY2F0aW9uUmVjb3JkEjIKCGRlY2lzaW9uGAIgASgLMiAudHJlYWRsZS52MS5Ob3RpZmljYXRpb25EZWNpc2lvbhIOCgZydW5faWQYAyABKAkSKQoGc2lnbmFsGAQgASgLMhkudHJlYWRsZS52MS5DcmVhdGVkU2lnbmFsEiwKCGFjY2VwdGVkGAUgASgLMhoudHJlYWRsZS52MS5TaWduYWxBY2NlcHRlZCJ0ChhMaXN0Tm90aWZpY2F0aW9uc1JlcXVlc3QSEwoLcmVzb3VyY2VfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEjAKCHN0YXR1c2VzGAMgAygOMh4udHJlYWRsZS52MS5Ob3RpZmljYXRpb25TdGF0dXMiUgoZTGlzdE5vdGlmaWNhdGlvbnNSZXNwb25zZRI1Cg1ub3RpZmljYXRpb25zGAEgAygLMh4udHJlYWRsZS52MS5Ob3RpZmljYXRpb25SZWNvcmQiQgoYU3Vic2NyaWJlVG9UaHJlYWRSZXF1ZXN0EhMKC3Jlc291cmNlX2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCSItCglBY3RpdmVSdW4SDgoGcnVuX2lkGAEgASgJEhAKCGFnZW50X2lkGAIgASgJImkKGVN1YnNjcmliZVRvVGhyZWFkUmVzcG9uc2USIQoGY2h1bmtzGAEgAygLMhEudHJlYWRsZS52MS5DaHVuaxIpCgphY3RpdmVfcnVuGAIgASgLMhUudHJlYWRsZS52MS5BY3RpdmVSdW4iXQoPQWJvcnRSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRITCgtyZXNvdXJjZV9pZBgCIAEoCRIRCgl0aHJlYWRfaWQYAyABKAkSEgoKcmVxdWVzdF9pZBgEIAEoCSIzChBBYm9ydFJ1blJlc3BvbnNlEg8KB2Fib3J0ZWQYASABKAgSDgoGcnVuX2lkGAIgASgJIj0KE0dldEFjdGl2ZVJ1blJlcXVlc3QSEwoLcmVzb3VyY2VfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJIkEKFEdldEFjdGl2ZVJ1blJlc3BvbnNlEikKCmFjdGl2ZV9ydW4YASABKAsyFS50cmVhZGxlLnYxLkFjdGl2ZVJ1biqIAQoOQWN0aXZlQmVoYXZpb3ISHwobQUNUSVZFX0JFSEFWSU9SX1VOU1BFQ0lGSUVEEAASGwoXQUNUSVZFX0JFSEFWSU9SX0RFTElWRVIQARIbChdBQ1RJVkVfQkVIQVZJT1JfUEVSU0lTVBACEhsKF0FDVElWRV9CRUhBVklPUl9ESVNDQVJEEAMqewoMSWRsZUJlaGF2aW9yEh0KGUlETEVfQkVIQVZJT1JfVU5TUEVDSUZJRUQQABIWChJJRExFX0JFSEFWSU9SX1dBS0UQARIZChVJRExFX0JFSEFWSU9SX1BFUlNJU1QQAhIZChVJRExFX0JFSEFWSU9SX0RJU0NBUkQQAyqWAQoMU2lnbmFsQWN0aW9uEh0KGVNJR05BTF9BQ1RJT05fVU5TUEVDSUZJRUQQABIWChJTSUdOQUxfQUNUSU9OX1dBS0UQARIZChVTSUdOQUxfQUNUSU9OX0RFTElWRVIQAhIZChVTSUdOQUxfQUNUSU9OX1BFUlNJU1QQAxIZChVTSUdOQUxfQUNUSU9OX0RJU0NBUkQQBCpWCglTdGF0ZU1vZGUSGgoWU1RBVEVfTU9ERV9VTlNQRUNJRklFRBAAEhcKE1NUQVRFX01PREVfU05BUFNIT1QQARIUChBTVEFURV9NT0RFX0RFTFRBEAIqwAEKFE5vdGlmaWNhdGlvblByaW9yaXR5EiUKIU5PVElGSUNBVElPTl9QUklPUklUWV9VTlNQRUNJRklFRBAAEh0KGU5PVElGSUNBVElPTl9QUklPUklUWV9MT1cQARIgChxOT1RJRklDQVRJT05fUFJJT1JJVFlfTUVESVVNEAISHgoaTk9USUZJQ0FUSU9OX1BSSU9SSVRZX0hJR0gQAxIgChxOT1RJRklDQVRJT05fUFJJT1JJVFlfVVJHRU5UEAQq5AEKEk5vdGlmaWNhdGlvblN0YXR1cxIjCh9OT1RJRklDQVRJT05fU1RBVFVTX1VOU1BFQ0lGSUVEEAASHwobTk9USUZJQ0FUSU9OX1NUQVRVU19QRU5ESU5HEAESIQodTk9USUZJQ0FUSU9OX1NUQVRVU19ERUxJVkVSRUQQAhIiCh5OT1RJRklDQVRJT05fU1RBVFVTX1NVTU1BUklaRUQQAxIhCh1OT1RJRklDQVRJT05fU1RBVFVTX0RJU0NBUkRFRBAEEh4KGk5PVElGSUNBVElPTl9TVEFUVVNfRkFJTEVEEAVCYwoOZGV2LnRyZWFkbGUudjFQAVpCZ2l0aHViLmNvbS90cmVhZGxlLWRldi90cmVhZGxlL2NsaWVudHMvZ28vZ2VuL3RyZWFkbGUvdjE7dHJlYWRsZXYxqgIKVHJlYWRsZS5WMWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_agent, file_treadle_v1_chunk, file_treadle_v1_message, file_treadle_v1_notification]);
+  fileDesc("Chd0cmVhZGxlL3YxL3NpZ25hbC5wcm90bxIKdHJlYWRsZS52MSJGCg9TaWduYWxBdHRyaWJ1dGUSDAoEbmFtZRgBIAEoCRIlCgV2YWx1ZRgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZSKGAgoNU2lnbmFsTWVzc2FnZRIQCghjb250ZW50cxgBIAEoCRIfCgVwYXJ0cxgCIAMoCzIQLnRyZWFkbGUudjEuUGFydBIrCgphdHRyaWJ1dGVzGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIpCghtZXRhZGF0YRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSMQoQcHJvdmlkZXJfb3B0aW9ucxgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSNwoSb3JkZXJlZF9hdHRyaWJ1dGVzGAYgAygLMhsudHJlYWRsZS52MS5TaWduYWxBdHRyaWJ1dGUinwIKBlNpZ25hbBIMCgR0eXBlGAEgASgJEhAKCHRhZ19uYW1lGAIgASgJEhAKCGNvbnRlbnRzGAMgASgJEh8KBXBhcnRzGAQgAygLMhAudHJlYWRsZS52MS5QYXJ0EisKCmF0dHJpYnV0ZXMYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EikKCG1ldGFkYXRhGAYgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIxChBwcm92aWRlcl9vcHRpb25zGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBI3ChJvcmRlcmVkX2F0dHJpYnV0ZXMYCCADKAsyGy50cmVhZGxlLnYxLlNpZ25hbEF0dHJpYnV0ZSKeAQoISWZBY3RpdmUSLAoIYmVoYXZpb3IYASABKA4yGi50cmVhZGxlLnYxLkFjdGl2ZUJlaGF2aW9yEisKCmF0dHJpYnV0ZXMYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EjcKEm9yZGVyZWRfYXR0cmlidXRlcxgDIAMoCzIbLnRyZWFkbGUudjEuU2lnbmFsQXR0cmlidXRlIssBCgZJZklkbGUSKgoIYmVoYXZpb3IYASABKA4yGC50cmVhZGxlLnYxLklkbGVCZWhhdmlvchIrCgphdHRyaWJ1dGVzGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIvCg5zdHJlYW1fb3B0aW9ucxgDIAEoCzIXLnRyZWFkbGUudjEuQ2FsbE9wdGlvbnMSNwoSb3JkZXJlZF9hdHRyaWJ1dGVzGAQgAygLMhsudHJlYWRsZS52MS5TaWduYWxBdHRyaWJ1dGUiSgoOU2lnbmFsQWNjZXB0ZWQSKAoGYWN0aW9uGAEgASgOMhgudHJlYWRsZS52MS5TaWduYWxBY3Rpb24SDgoGcnVuX2lkGAIgASgJItEBCg1DcmVhdGVkU2lnbmFsEgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSEAoIdGFnX25hbWUYAyABKAkSLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKwoKYXR0cmlidXRlcxgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSNwoSb3JkZXJlZF9hdHRyaWJ1dGVzGAYgAygLMhsudHJlYWRsZS52MS5TaWduYWxBdHRyaWJ1dGUi7AEKElNlbmRNZXNzYWdlUmVxdWVzdBIQCghhZ2VudF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkSEwoLcmVzb3VyY2VfaWQYAyABKAkSEQoJdGhyZWFkX2lkGAQgASgJEioKB21lc3NhZ2UYBSABKAsyGS50cmVhZGxlLnYxLlNpZ25hbE1lc3NhZ2USJwoJaWZfYWN0aXZlGAYgASgLMhQudHJlYWRsZS52MS5JZkFjdGl2ZRIjCgdpZl9pZGxlGAcgASgLMhIudHJlYWRsZS52MS5JZklkbGUSEgoKcmVxdWVzdF9pZBgIIAEoCSJuChNTZW5kTWVzc2FnZVJlc3BvbnNlEiwKCGFjY2VwdGVkGAEgASgLMhoudHJlYWRsZS52MS5TaWduYWxBY2NlcHRlZBIpCgZzaWduYWwYAiABKAsyGS50cmVhZGxlLnYxLkNyZWF0ZWRTaWduYWwi7QEKE1F1ZXVlTWVzc2FnZVJlcXVlc3QSEAoIYWdlbnRfaWQYASABKAkSDgoGcnVuX2lkGAIgASgJEhMKC3Jlc291cmNlX2lkGAMgASgJEhEKCXRocmVhZF9pZBgEIAEoCRIqCgdtZXNzYWdlGAUgASgLMhkudHJlYWRsZS52MS5TaWduYWxNZXNzYWdlEicKCWlmX2FjdGl2ZRgGIAEoCzIULnRyZWFkbGUudjEuSWZBY3RpdmUSIwoHaWZfaWRsZRgHIAEoCzISLnRyZWFkbGUudjEuSWZJZGxlEhIKCnJlcXVlc3RfaWQYCCABKAkibwoUUXVldWVNZXNzYWdlUmVzcG9uc2USLAoIYWNjZXB0ZWQYASABKAsyGi50cmVhZGxlLnYxLlNpZ25hbEFjY2VwdGVkEikKBnNpZ25hbBgCIAEoCzIZLnRyZWFkbGUudjEuQ3JlYXRlZFNpZ25hbCLjAQoRU2VuZFNpZ25hbFJlcXVlc3QSEAoIYWdlbnRfaWQYASABKAkSDgoGcnVuX2lkGAIgASgJEhMKC3Jlc291cmNlX2lkGAMgASgJEhEKCXRocmVhZF9pZBgEIAEoCRIiCgZzaWduYWwYBSABKAsyEi50cmVhZGxlLnYxLlNpZ25hbBInCglpZl9hY3RpdmUYBiABKAsyFC50cmVhZGxlLnYxLklmQWN0aXZlEiMKB2lmX2lkbGUYByABKAsyEi50cmVhZGxlLnYxLklmSWRsZRISCgpyZXF1ZXN0X2lkGAggASgJIm0KElNlbmRTaWduYWxSZXNwb25zZRIsCghhY2NlcHRlZBgBIAEoCzIaLnRyZWFkbGUudjEuU2lnbmFsQWNjZXB0ZWQSKQoGc2lnbmFsGAIgASgLMhkudHJlYWRsZS52MS5DcmVhdGVkU2lnbmFsItQCCgtTdGF0ZVNpZ25hbBIKCgJpZBgBIAEoCRIRCgljYWNoZV9rZXkYAiABKAkSIwoEbW9kZRgDIAEoDjIVLnRyZWFkbGUudjEuU3RhdGVNb2RlEiUKBXZhbHVlGAQgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEiUKBWRlbHRhGAUgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEhAKCGNvbnRlbnRzGAYgASgJEisKCmF0dHJpYnV0ZXMYByABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EikKCG1ldGFkYXRhGAggASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIQCgh0YWdfbmFtZRgJIAEoCRI3ChJvcmRlcmVkX2F0dHJpYnV0ZXMYCiADKAsyGy50cmVhZGxlLnYxLlNpZ25hbEF0dHJpYnV0ZSLsAQoWU2VuZFN0YXRlU2lnbmFsUmVxdWVzdBIQCghhZ2VudF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkSEwoLcmVzb3VyY2VfaWQYAyABKAkSEQoJdGhyZWFkX2lkGAQgASgJEiYKBXN0YXRlGAUgASgLMhcudHJlYWRsZS52MS5TdGF0ZVNpZ25hbBInCglpZl9hY3RpdmUYBiABKAsyFC50cmVhZGxlLnYxLklmQWN0aXZlEiMKB2lmX2lkbGUYByABKAsyEi50cmVhZGxlLnYxLklmSWRsZRISCgpyZXF1ZXN0X2lkGAggASgJIqQBChdTZW5kU3RhdGVTaWduYWxSZXNwb25zZRIsCghhY2NlcHRlZBgBIAEoCzIaLnRyZWFkbGUudjEuU2lnbmFsQWNjZXB0ZWQSKQoGc2lnbmFsGAIgASgLMhkudHJlYWRsZS52MS5DcmVhdGVkU2lnbmFsEg8KB3NraXBwZWQYAyABKAgSDgoGcmVhc29uGAQgASgJEg8KB3ZlcnNpb24YBSABKAMi1QIKDE5vdGlmaWNhdGlvbhIOCgZzb3VyY2UYASABKAkSDAoEa2luZBgCIAEoCRIPCgdzdW1tYXJ5GAMgASgJEjIKCHByaW9yaXR5GAQgASgOMiAudHJlYWRsZS52MS5Ob3RpZmljYXRpb25Qcmlvcml0eRInCgdwYXlsb2FkGAUgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEhIKCmRlZHVwZV9rZXkYBiABKAkSFAoMY29hbGVzY2Vfa2V5GAcgASgJEisKCmF0dHJpYnV0ZXMYCCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EikKCG1ldGFkYXRhGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBI3ChJvcmRlcmVkX2F0dHJpYnV0ZXMYCiADKAsyGy50cmVhZGxlLnYxLlNpZ25hbEF0dHJpYnV0ZSLtBQoSTm90aWZpY2F0aW9uUmVjb3JkEgoKAmlkGAEgASgJEhMKC3Jlc291cmNlX2lkGAIgASgJEhEKCXRocmVhZF9pZBgDIAEoCRIOCgZzb3VyY2UYBCABKAkSDAoEa2luZBgFIAEoCRIyCghwcmlvcml0eRgGIAEoDjIgLnRyZWFkbGUudjEuTm90aWZpY2F0aW9uUHJpb3JpdHkSLgoGc3RhdHVzGAcgASgOMh4udHJlYWRsZS52MS5Ob3RpZmljYXRpb25TdGF0dXMSDwoHc3VtbWFyeRgIIAEoCRInCgdwYXlsb2FkGAkgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEhIKCmRlZHVwZV9rZXkYCiABKAkSFAoMY29hbGVzY2Vfa2V5GAsgASgJEhcKD2NvYWxlc2NlZF9jb3VudBgMIAEoBRIuCgpkZWxpdmVyX2F0GA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpzdW1tYXJ5X2F0GA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIZChFkZWxpdmVyeV9hdHRlbXB0cxgPIAEoBRIbChNkZWxpdmVyZWRfc2lnbmFsX2lkGBAgASgJEhkKEXN1bW1hcnlfc2lnbmFsX2lkGBEgASgJEisKCmF0dHJpYnV0ZXMYEiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EikKCG1ldGFkYXRhGBMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIvCgtjcmVhdGVfdGltZRgUIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYFSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjcKEm9yZGVyZWRfYXR0cmlidXRlcxgWIAMoCzIbLnRyZWFkbGUudjEuU2lnbmFsQXR0cmlidXRlIrQBChROb3RpZmljYXRpb25EZWNpc2lvbhIuCgZhY3Rpb24YASABKA4yHi50cmVhZGxlLnYxLk5vdGlmaWNhdGlvbkFjdGlvbhIuCgpkZWxpdmVyX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpzdW1tYXJ5X2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIMCgRydWxlGAQgASgJIsIBCh1TZW5kTm90aWZpY2F0aW9uU2lnbmFsUmVxdWVzdBIQCghhZ2VudF9pZBgBIAEoCRITCgtyZXNvdXJjZV9pZBgCIAEoCRIRCgl0aHJlYWRfaWQYAyABKAkSLgoMbm90aWZpY2F0aW9uGAQgASgLMhgudHJlYWRsZS52MS5Ob3RpZmljYXRpb24SIwoHaWZfaWRsZRgFIAEoCzISLnRyZWFkbGUudjEuSWZJZGxlEhIKCnJlcXVlc3RfaWQYBiABKAki7QEKHlNlbmROb3RpZmljYXRpb25TaWduYWxSZXNwb25zZRIuCgZyZWNvcmQYASABKAsyHi50cmVhZGxlLnYxLk5vdGlmaWNhdGlvblJlY29yZBIyCghkZWNpc2lvbhgCIAEoCzIgLnRyZWFkbGUudjEuTm90aWZpY2F0aW9uRGVjaXNpb24SDgoGcnVuX2lkGAMgASgJEikKBnNpZ25hbBgEIAEoCzIZLnRyZWFkbGUudjEuQ3JlYXRlZFNpZ25hbBIsCghhY2NlcHRlZBgFIAEoCzIaLnRyZWFkbGUudjEuU2lnbmFsQWNjZXB0ZWQidAoYTGlzdE5vdGlmaWNhdGlvbnNSZXF1ZXN0EhMKC3Jlc291cmNlX2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCRIwCghzdGF0dXNlcxgDIAMoDjIeLnRyZWFkbGUudjEuTm90aWZpY2F0aW9uU3RhdHVzIlIKGUxpc3ROb3RpZmljYXRpb25zUmVzcG9uc2USNQoNbm90aWZpY2F0aW9ucxgBIAMoCzIeLnRyZWFkbGUudjEuTm90aWZpY2F0aW9uUmVjb3JkIkIKGFN1YnNjcmliZVRvVGhyZWFkUmVxdWVzdBITCgtyZXNvdXJjZV9pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkiLQoJQWN0aXZlUnVuEg4KBnJ1bl9pZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCSJpChlTdWJzY3JpYmVUb1RocmVhZFJlc3BvbnNlEiEKBmNodW5rcxgBIAMoCzIRLnRyZWFkbGUudjEuQ2h1bmsSKQoKYWN0aXZlX3J1bhgCIAEoCzIVLnRyZWFkbGUudjEuQWN0aXZlUnVuIl0KD0Fib3J0UnVuUmVxdWVzdBIOCgZydW5faWQYASABKAkSEwoLcmVzb3VyY2VfaWQYAiABKAkSEQoJdGhyZWFkX2lkGAMgASgJEhIKCnJlcXVlc3RfaWQYBCABKAkiMwoQQWJvcnRSdW5SZXNwb25zZRIPCgdhYm9ydGVkGAEgASgIEg4KBnJ1bl9pZBgCIAEoCSI9ChNHZXRBY3RpdmVSdW5SZXF1ZXN0EhMKC3Jlc291cmNlX2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCSJBChRHZXRBY3RpdmVSdW5SZXNwb25zZRIpCgphY3RpdmVfcnVuGAEgASgLMhUudHJlYWRsZS52MS5BY3RpdmVSdW4qiAEKDkFjdGl2ZUJlaGF2aW9yEh8KG0FDVElWRV9CRUhBVklPUl9VTlNQRUNJRklFRBAAEhsKF0FDVElWRV9CRUhBVklPUl9ERUxJVkVSEAESGwoXQUNUSVZFX0JFSEFWSU9SX1BFUlNJU1QQAhIbChdBQ1RJVkVfQkVIQVZJT1JfRElTQ0FSRBADKnsKDElkbGVCZWhhdmlvchIdChlJRExFX0JFSEFWSU9SX1VOU1BFQ0lGSUVEEAASFgoSSURMRV9CRUhBVklPUl9XQUtFEAESGQoVSURMRV9CRUhBVklPUl9QRVJTSVNUEAISGQoVSURMRV9CRUhBVklPUl9ESVNDQVJEEAMqlgEKDFNpZ25hbEFjdGlvbhIdChlTSUdOQUxfQUNUSU9OX1VOU1BFQ0lGSUVEEAASFgoSU0lHTkFMX0FDVElPTl9XQUtFEAESGQoVU0lHTkFMX0FDVElPTl9ERUxJVkVSEAISGQoVU0lHTkFMX0FDVElPTl9QRVJTSVNUEAMSGQoVU0lHTkFMX0FDVElPTl9ESVNDQVJEEAQqVgoJU3RhdGVNb2RlEhoKFlNUQVRFX01PREVfVU5TUEVDSUZJRUQQABIXChNTVEFURV9NT0RFX1NOQVBTSE9UEAESFAoQU1RBVEVfTU9ERV9ERUxUQRACKsABChROb3RpZmljYXRpb25Qcmlvcml0eRIlCiFOT1RJRklDQVRJT05fUFJJT1JJVFlfVU5TUEVDSUZJRUQQABIdChlOT1RJRklDQVRJT05fUFJJT1JJVFlfTE9XEAESIAocTk9USUZJQ0FUSU9OX1BSSU9SSVRZX01FRElVTRACEh4KGk5PVElGSUNBVElPTl9QUklPUklUWV9ISUdIEAMSIAocTk9USUZJQ0FUSU9OX1BSSU9SSVRZX1VSR0VOVBAEKuQBChJOb3RpZmljYXRpb25TdGF0dXMSIwofTk9USUZJQ0FUSU9OX1NUQVRVU19VTlNQRUNJRklFRBAAEh8KG05PVElGSUNBVElPTl9TVEFUVVNfUEVORElORxABEiEKHU5PVElGSUNBVElPTl9TVEFUVVNfREVMSVZFUkVEEAISIgoeTk9USUZJQ0FUSU9OX1NUQVRVU19TVU1NQVJJWkVEEAMSIQodTk9USUZJQ0FUSU9OX1NUQVRVU19ESVNDQVJERUQQBBIeChpOT1RJRklDQVRJT05fU1RBVFVTX0ZBSUxFRBAFQmMKDmRldi50cmVhZGxlLnYxUAFaQmdpdGh1Yi5jb20vdHJlYWRsZS1kZXYvdHJlYWRsZS9jbGllbnRzL2dvL2dlbi90cmVhZGxlL3YxO3RyZWFkbGV2MaoCClRyZWFkbGUuVjFiBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_agent, file_treadle_v1_chunk, file_treadle_v1_message, file_treadle_v1_notification]);
+
+/**
+ * SignalAttribute is one XML attribute of a signal. A list of them keeps the order the caller
+ * gave, which is the order the model sees (a `google.protobuf.Struct` has no order).
+ *
+ * @generated from message treadle.v1.SignalAttribute
+ */
+export type SignalAttribute = Message<"treadle.v1.SignalAttribute"> & {
+  /**
+   * The attribute name. It MUST match `^[A-Za-z_][A-Za-z0-9_.-]*$` and be unique in its list.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * The value: a string, number or boolean (a list or object renders as JSON). A null value
+   * drops the attribute.
+   *
+   * @generated from field: google.protobuf.Value value = 2;
+   */
+  value?: Value | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.SignalAttribute.
+ * Use `create(SignalAttributeSchema)` to create a new message.
+ */
+export const SignalAttributeSchema: GenMessage<SignalAttribute> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_signal, 0);
 
 /**
  * SignalMessage is a user-written message (`SendMessage`, `QueueMessage`).
@@ -49,7 +79,8 @@ export type SignalMessage = Message<"treadle.v1.SignalMessage"> & {
   /**
    * Rendered as XML attributes of a `<user>` element. Names MUST match
    * `^[A-Za-z_][A-Za-z0-9_.-]*$`; values are strings, numbers or booleans; null values are
-   * dropped.
+   * dropped. A Struct has no order: they render `id`, `name`, `from` first, then the rest
+   * alphabetically. Use `ordered_attributes` to keep your order.
    *
    * @generated from field: google.protobuf.Struct attributes = 3;
    */
@@ -68,6 +99,14 @@ export type SignalMessage = Message<"treadle.v1.SignalMessage"> & {
    * @generated from field: google.protobuf.Struct provider_options = 5;
    */
   providerOptions?: JsonObject | undefined;
+
+  /**
+   * The attributes in the order they render (`note`, then `n` gives `<user note="…" n="3">`).
+   * When set, `attributes` MUST be empty.
+   *
+   * @generated from field: repeated treadle.v1.SignalAttribute ordered_attributes = 6;
+   */
+  orderedAttributes: SignalAttribute[];
 };
 
 /**
@@ -75,7 +114,7 @@ export type SignalMessage = Message<"treadle.v1.SignalMessage"> & {
  * Use `create(SignalMessageSchema)` to create a new message.
  */
 export const SignalMessageSchema: GenMessage<SignalMessage> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_signal, 0);
+  messageDesc(file_treadle_v1_signal, 1);
 
 /**
  * Signal is context sent into a thread (`SendSignal`).
@@ -134,6 +173,13 @@ export type Signal = Message<"treadle.v1.Signal"> & {
    * @generated from field: google.protobuf.Struct provider_options = 7;
    */
   providerOptions?: JsonObject | undefined;
+
+  /**
+   * The attributes in the order they render. When set, `attributes` MUST be empty.
+   *
+   * @generated from field: repeated treadle.v1.SignalAttribute ordered_attributes = 8;
+   */
+  orderedAttributes: SignalAttribute[];
 };
 
 /**
@@ -141,7 +187,7 @@ export type Signal = Message<"treadle.v1.Signal"> & {
  * Use `create(SignalSchema)` to create a new message.
  */
 export const SignalSchema: GenMessage<Signal> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_signal, 1);
+  messageDesc(file_treadle_v1_signal, 2);
 
 /**
  * IfActive controls a signal sent to a thread that has a running run.
@@ -162,6 +208,13 @@ export type IfActive = Message<"treadle.v1.IfActive"> & {
    * @generated from field: google.protobuf.Struct attributes = 2;
    */
   attributes?: JsonObject | undefined;
+
+  /**
+   * The same in order (rendered after the signal's own). When set, `attributes` MUST be empty.
+   *
+   * @generated from field: repeated treadle.v1.SignalAttribute ordered_attributes = 3;
+   */
+  orderedAttributes: SignalAttribute[];
 };
 
 /**
@@ -169,7 +222,7 @@ export type IfActive = Message<"treadle.v1.IfActive"> & {
  * Use `create(IfActiveSchema)` to create a new message.
  */
 export const IfActiveSchema: GenMessage<IfActive> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_signal, 2);
+  messageDesc(file_treadle_v1_signal, 3);
 
 /**
  * IfIdle controls a signal sent to a thread that has no running run.
@@ -198,6 +251,14 @@ export type IfIdle = Message<"treadle.v1.IfIdle"> & {
    * @generated from field: treadle.v1.CallOptions stream_options = 3;
    */
   streamOptions?: CallOptions | undefined;
+
+  /**
+   * The attributes in order (rendered after the signal's own). When set, `attributes` MUST be
+   * empty.
+   *
+   * @generated from field: repeated treadle.v1.SignalAttribute ordered_attributes = 4;
+   */
+  orderedAttributes: SignalAttribute[];
 };
 
 /**
@@ -205,7 +266,7 @@ export type IfIdle = Message<"treadle.v1.IfIdle"> & {
  * Use `create(IfIdleSchema)` to create a new message.
  */
 export const IfIdleSchema: GenMessage<IfIdle> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_signal, 3);
+  messageDesc(file_treadle_v1_signal, 4);
 
 /**
  * SignalAccepted says what the server did with a signal, decided when the call returns.
@@ -233,7 +294,7 @@ export type SignalAccepted = Message<"treadle.v1.SignalAccepted"> & {
  * Use `create(SignalAcceptedSchema)` to create a new message.
  */
 export const SignalAcceptedSchema: GenMessage<SignalAccepted> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_signal, 4);
+  messageDesc(file_treadle_v1_signal, 5);
 
 /**
  * CreatedSignal is the signal as the server created it.
@@ -275,6 +336,13 @@ export type CreatedSignal = Message<"treadle.v1.CreatedSignal"> & {
    * @generated from field: google.protobuf.Struct attributes = 5;
    */
   attributes?: JsonObject | undefined;
+
+  /**
+   * The same attributes in the order they render.
+   *
+   * @generated from field: repeated treadle.v1.SignalAttribute ordered_attributes = 6;
+   */
+  orderedAttributes: SignalAttribute[];
 };
 
 /**
@@ -282,7 +350,7 @@ export type CreatedSignal = Message<"treadle.v1.CreatedSignal"> & {
  * Use `create(CreatedSignalSchema)` to create a new message.
  */
 export const CreatedSignalSchema: GenMessage<CreatedSignal> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_signal, 5);
+  messageDesc(file_treadle_v1_signal, 6);
 
 /**
  * SendMessageRequest is the request of `SendMessage`.
@@ -356,7 +424,7 @@ export type SendMessageRequest = Message<"treadle.v1.SendMessageRequest"> & {
  * Use `create(SendMessageRequestSchema)` to create a new message.
  */
 export const SendMessageRequestSchema: GenMessage<SendMessageRequest> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_signal, 6);
+  messageDesc(file_treadle_v1_signal, 7);
 
 /**
  * SendMessageResponse is the response of `SendMessage`.
@@ -385,7 +453,7 @@ export type SendMessageResponse = Message<"treadle.v1.SendMessageResponse"> & {
  * Use `create(SendMessageResponseSchema)` to create a new message.
  */
 export const SendMessageResponseSchema: GenMessage<SendMessageResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_signal, 7);
+  messageDesc(file_treadle_v1_signal, 8);
 
 /**
  * QueueMessageRequest is the request of `QueueMessage`; it has the fields of `SendMessage`.
@@ -456,7 +524,7 @@ export type QueueMessageRequest = Message<"treadle.v1.QueueMessageRequest"> & {
  * Use `create(QueueMessageRequestSchema)` to create a new message.
  */
 export const QueueMessageRequestSchema: GenMessage<QueueMessageRequest> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_signal, 8);
+  messageDesc(file_treadle_v1_signal, 9);
 
 /**
  * QueueMessageResponse is the response of `QueueMessage`.
@@ -485,7 +553,7 @@ export type QueueMessageResponse = Message<"treadle.v1.QueueMessageResponse"> & 
  * Use `create(QueueMessageResponseSchema)` to create a new message.
  */
 export const QueueMessageResponseSchema: GenMessage<QueueMessageResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_signal, 9);
+  messageDesc(file_treadle_v1_signal, 10);
 
 /**
  * SendSignalRequest is the request of `SendSignal`; targets as in `SendMessageRequest`.
@@ -556,7 +624,7 @@ export type SendSignalRequest = Message<"treadle.v1.SendSignalRequest"> & {
  * Use `create(SendSignalRequestSchema)` to create a new message.
  */
 export const SendSignalRequestSchema: GenMessage<SendSignalRequest> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_signal, 10);
+  messageDesc(file_treadle_v1_signal, 11);
 
 /**
  * SendSignalResponse is the response of `SendSignal`.
@@ -584,7 +652,7 @@ export type SendSignalResponse = Message<"treadle.v1.SendSignalResponse"> & {
  * Use `create(SendSignalResponseSchema)` to create a new message.
  */
 export const SendSignalResponseSchema: GenMessage<SendSignalResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_signal, 11);
+  messageDesc(file_treadle_v1_signal, 12);
 
 /**
  * StateSignal is named, thread-scoped state owned by an outside producer (a browser, an editor).
@@ -655,6 +723,13 @@ export type StateSignal = Message<"treadle.v1.StateSignal"> & {
    * @generated from field: string tag_name = 9;
    */
   tagName: string;
+
+  /**
+   * The attributes in the order they render. When set, `attributes` MUST be empty.
+   *
+   * @generated from field: repeated treadle.v1.SignalAttribute ordered_attributes = 10;
+   */
+  orderedAttributes: SignalAttribute[];
 };
 
 /**
@@ -662,7 +737,7 @@ export type StateSignal = Message<"treadle.v1.StateSignal"> & {
  * Use `create(StateSignalSchema)` to create a new message.
  */
 export const StateSignalSchema: GenMessage<StateSignal> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_signal, 12);
+  messageDesc(file_treadle_v1_signal, 13);
 
 /**
  * SendStateSignalRequest is the request of `SendStateSignal`; targets as in `SendSignalRequest`.
@@ -733,7 +808,7 @@ export type SendStateSignalRequest = Message<"treadle.v1.SendStateSignalRequest"
  * Use `create(SendStateSignalRequestSchema)` to create a new message.
  */
 export const SendStateSignalRequestSchema: GenMessage<SendStateSignalRequest> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_signal, 13);
+  messageDesc(file_treadle_v1_signal, 14);
 
 /**
  * SendStateSignalResponse is the response of `SendStateSignal`.
@@ -784,7 +859,7 @@ export type SendStateSignalResponse = Message<"treadle.v1.SendStateSignalRespons
  * Use `create(SendStateSignalResponseSchema)` to create a new message.
  */
 export const SendStateSignalResponseSchema: GenMessage<SendStateSignalResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_signal, 14);
+  messageDesc(file_treadle_v1_signal, 15);
 
 /**
  * Notification is a notification to create in, or merge into, a thread's inbox.
@@ -854,6 +929,13 @@ export type Notification = Message<"treadle.v1.Notification"> & {
    * @generated from field: google.protobuf.Struct metadata = 9;
    */
   metadata?: JsonObject | undefined;
+
+  /**
+   * The extra attributes in the order they render. When set, `attributes` MUST be empty.
+   *
+   * @generated from field: repeated treadle.v1.SignalAttribute ordered_attributes = 10;
+   */
+  orderedAttributes: SignalAttribute[];
 };
 
 /**
@@ -861,7 +943,7 @@ export type Notification = Message<"treadle.v1.Notification"> & {
  * Use `create(NotificationSchema)` to create a new message.
  */
 export const NotificationSchema: GenMessage<Notification> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_signal, 15);
+  messageDesc(file_treadle_v1_signal, 16);
 
 /**
  * NotificationRecord is an inbox record.
@@ -947,7 +1029,8 @@ export type NotificationRecord = Message<"treadle.v1.NotificationRecord"> & {
   coalesceKey: string;
 
   /**
-   * How many notifications were merged into this record after the first.
+   * How many notifications were merged into this record after the first: 0 for a new record,
+   * 1 after the first merge.
    *
    * @generated from field: int32 coalesced_count = 12;
    */
@@ -968,7 +1051,7 @@ export type NotificationRecord = Message<"treadle.v1.NotificationRecord"> & {
   summaryAt?: Timestamp | undefined;
 
   /**
-   * How many times delivery was attempted.
+   * How many times delivery was attempted: 1 once delivered at the first attempt.
    *
    * @generated from field: int32 delivery_attempts = 15;
    */
@@ -1015,6 +1098,13 @@ export type NotificationRecord = Message<"treadle.v1.NotificationRecord"> & {
    * @generated from field: google.protobuf.Timestamp update_time = 21;
    */
   updateTime?: Timestamp | undefined;
+
+  /**
+   * The attributes in the order they render.
+   *
+   * @generated from field: repeated treadle.v1.SignalAttribute ordered_attributes = 22;
+   */
+  orderedAttributes: SignalAttribute[];
 };
 
 /**
@@ -1022,7 +1112,7 @@ export type NotificationRecord = Message<"treadle.v1.NotificationRecord"> & {
  * Use `create(NotificationRecordSchema)` to create a new message.
  */
 export const NotificationRecordSchema: GenMessage<NotificationRecord> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_signal, 16);
+  messageDesc(file_treadle_v1_signal, 17);
 
 /**
  * NotificationDecision is what the delivery policy decided for a notification.
@@ -1064,7 +1154,7 @@ export type NotificationDecision = Message<"treadle.v1.NotificationDecision"> & 
  * Use `create(NotificationDecisionSchema)` to create a new message.
  */
 export const NotificationDecisionSchema: GenMessage<NotificationDecision> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_signal, 17);
+  messageDesc(file_treadle_v1_signal, 18);
 
 /**
  * SendNotificationSignalRequest is the request of `SendNotificationSignal`.
@@ -1122,7 +1212,7 @@ export type SendNotificationSignalRequest = Message<"treadle.v1.SendNotification
  * Use `create(SendNotificationSignalRequestSchema)` to create a new message.
  */
 export const SendNotificationSignalRequestSchema: GenMessage<SendNotificationSignalRequest> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_signal, 18);
+  messageDesc(file_treadle_v1_signal, 19);
 
 /**
  * SendNotificationSignalResponse is the response of `SendNotificationSignal`.
@@ -1171,7 +1261,7 @@ export type SendNotificationSignalResponse = Message<"treadle.v1.SendNotificatio
  * Use `create(SendNotificationSignalResponseSchema)` to create a new message.
  */
 export const SendNotificationSignalResponseSchema: GenMessage<SendNotificationSignalResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_signal, 19);
+  messageDesc(file_treadle_v1_signal, 20);
 
 /**
  * ListNotificationsRequest is the request of `ListNotifications`.
@@ -1206,7 +1296,7 @@ export type ListNotificationsRequest = Message<"treadle.v1.ListNotificationsRequ
  * Use `create(ListNotificationsRequestSchema)` to create a new message.
  */
 export const ListNotificationsRequestSchema: GenMessage<ListNotificationsRequest> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_signal, 20);
+  messageDesc(file_treadle_v1_signal, 21);
 
 /**
  * ListNotificationsResponse is the response of `ListNotifications`.
@@ -1227,7 +1317,7 @@ export type ListNotificationsResponse = Message<"treadle.v1.ListNotificationsRes
  * Use `create(ListNotificationsResponseSchema)` to create a new message.
  */
 export const ListNotificationsResponseSchema: GenMessage<ListNotificationsResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_signal, 21);
+  messageDesc(file_treadle_v1_signal, 22);
 
 /**
  * SubscribeToThreadRequest is the request of `SubscribeToThread`.
@@ -1255,7 +1345,7 @@ export type SubscribeToThreadRequest = Message<"treadle.v1.SubscribeToThreadRequ
  * Use `create(SubscribeToThreadRequestSchema)` to create a new message.
  */
 export const SubscribeToThreadRequestSchema: GenMessage<SubscribeToThreadRequest> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_signal, 22);
+  messageDesc(file_treadle_v1_signal, 23);
 
 /**
  * ActiveRun says which run, if any, is running on a thread.
@@ -1283,7 +1373,7 @@ export type ActiveRun = Message<"treadle.v1.ActiveRun"> & {
  * Use `create(ActiveRunSchema)` to create a new message.
  */
 export const ActiveRunSchema: GenMessage<ActiveRun> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_signal, 23);
+  messageDesc(file_treadle_v1_signal, 24);
 
 /**
  * SubscribeToThreadResponse carries chunks of the thread's runs, or a change of its active run.
@@ -1312,7 +1402,7 @@ export type SubscribeToThreadResponse = Message<"treadle.v1.SubscribeToThreadRes
  * Use `create(SubscribeToThreadResponseSchema)` to create a new message.
  */
 export const SubscribeToThreadResponseSchema: GenMessage<SubscribeToThreadResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_signal, 24);
+  messageDesc(file_treadle_v1_signal, 25);
 
 /**
  * AbortRunRequest is the request of `AbortRun`: a run id, or a thread.
@@ -1355,7 +1445,7 @@ export type AbortRunRequest = Message<"treadle.v1.AbortRunRequest"> & {
  * Use `create(AbortRunRequestSchema)` to create a new message.
  */
 export const AbortRunRequestSchema: GenMessage<AbortRunRequest> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_signal, 25);
+  messageDesc(file_treadle_v1_signal, 26);
 
 /**
  * AbortRunResponse is the response of `AbortRun`.
@@ -1383,7 +1473,7 @@ export type AbortRunResponse = Message<"treadle.v1.AbortRunResponse"> & {
  * Use `create(AbortRunResponseSchema)` to create a new message.
  */
 export const AbortRunResponseSchema: GenMessage<AbortRunResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_signal, 26);
+  messageDesc(file_treadle_v1_signal, 27);
 
 /**
  * GetActiveRunRequest is the request of `GetActiveRun`.
@@ -1411,7 +1501,7 @@ export type GetActiveRunRequest = Message<"treadle.v1.GetActiveRunRequest"> & {
  * Use `create(GetActiveRunRequestSchema)` to create a new message.
  */
 export const GetActiveRunRequestSchema: GenMessage<GetActiveRunRequest> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_signal, 27);
+  messageDesc(file_treadle_v1_signal, 28);
 
 /**
  * GetActiveRunResponse is the response of `GetActiveRun`.
@@ -1432,7 +1522,7 @@ export type GetActiveRunResponse = Message<"treadle.v1.GetActiveRunResponse"> & 
  * Use `create(GetActiveRunResponseSchema)` to create a new message.
  */
 export const GetActiveRunResponseSchema: GenMessage<GetActiveRunResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_signal, 28);
+  messageDesc(file_treadle_v1_signal, 29);
 
 /**
  * ActiveBehavior says what happens to a signal when its thread has a running run.
@@ -1613,7 +1703,8 @@ export enum NotificationPriority {
   UNSPECIFIED = 0,
 
   /**
-   * Always batched into summaries; a summary reaches subscribers without waking the model.
+   * Always summarised at once; on an idle thread the summary is stored in the thread and reaches
+   * subscribers without waking the model.
    *
    * @generated from enum value: NOTIFICATION_PRIORITY_LOW = 1;
    */
@@ -1677,7 +1768,8 @@ export enum NotificationStatus {
   DELIVERED = 2,
 
   /**
-   * Reported in a summary signal; its full delivery, if any, is still due at `deliver_at`.
+   * Reported in a summary signal by earlier versions. A summarised record now stays
+   * NOTIFICATION_STATUS_PENDING (its `summary_signal_id` set) until it is delivered in full.
    *
    * @generated from enum value: NOTIFICATION_STATUS_SUMMARIZED = 3;
    */

@@ -15,6 +15,7 @@ import dev.treadle.v1.ListAgentsResponse;
 import dev.treadle.v1.Message;
 import dev.treadle.v1.SendMessageRequest;
 import dev.treadle.v1.SendMessageResponse;
+import dev.treadle.v1.SignalAttribute;
 import dev.treadle.v1.SignalMessage;
 import dev.treadle.v1.StreamRequest;
 import dev.treadle.v1.StreamResponse;
@@ -27,6 +28,7 @@ import io.grpc.ManagedChannel;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Optional;
 import java.util.Spliterators;
@@ -166,8 +168,32 @@ public final class AgentClient implements AutoCloseable {
         .setThreadId(threadId).setMessage(SignalMessage.newBuilder().setContents(text)).build());
   }
 
+  /**
+   * A user message with attributes, sent in the map's iteration order, which is the order the
+   * model sees them in: a {@link java.util.LinkedHashMap} with {@code note} then {@code n}
+   * renders {@code <user note="x" n="3">}.
+   */
+  public SendMessageResponse sendMessage(String agentId, String resourceId, String threadId, String text,
+      Map<String, ?> attributes) {
+    return sendMessage(SendMessageRequest.newBuilder().setAgentId(agentId).setResourceId(resourceId)
+        .setThreadId(threadId).setMessage(SignalMessage.newBuilder().setContents(text)
+            .addAllOrderedAttributes(orderedAttributes(attributes))).build());
+  }
+
   public SendMessageResponse sendMessage(SendMessageRequest request) {
     return threads.sendMessage(request);
+  }
+
+  /**
+   * Attributes in the map's iteration order as the proto's {@code ordered_attributes}, for the
+   * signal messages built by hand ({@code Signal}, {@code StateSignal}, {@code Notification},
+   * {@code IfActive}, {@code IfIdle}). A protobuf {@code Struct} has no order.
+   */
+  public static List<SignalAttribute> orderedAttributes(Map<String, ?> attributes) {
+    List<SignalAttribute> out = new ArrayList<>();
+    attributes.forEach((name, value) ->
+        out.add(SignalAttribute.newBuilder().setName(name).setValue(Json.toValue(value)).build()));
+    return out;
   }
 
   /** The raw thread stub, for the thread calls without a method here (list, signals, abort, ...). */

@@ -3,13 +3,17 @@ package dev.treadle.examples;
 import dev.treadle.client.AgentClient;
 import dev.treadle.client.Treadle;
 import dev.treadle.v1.Chunk;
+import java.util.LinkedHashMap;
 
 /** Subscribes to a thread, sends it a message and prints the run that message wakes. */
 public final class ThreadExample {
   public static void main(String[] args) {
     try (AgentClient client = Treadle.connect(System.getenv("TREADLE_TARGET"));
         AgentClient.Subscription thread = client.subscribeToThread("u1", "t1")) {
-      var sent = client.sendMessage("assistant", "u1", "t1", "hello");
+      var attributes = new LinkedHashMap<String, Object>(); // the model sees them in this order
+      attributes.put("from", "slack");
+      attributes.put("name", "Devin");
+      var sent = client.sendMessage("assistant", "u1", "t1", "hello", attributes);
       System.out.println(sent.getAccepted().getAction()); // SIGNAL_ACTION_WAKE: a run started
       while (thread.hasNext()) {
         Chunk c = thread.next();

@@ -1,0 +1,117 @@
+"""``treadle runs list RESOURCE THREAD`` and ``treadle runs show RESOURCE THREAD RUN``: the runs
+recorded on a memory thread, and one run with the messages it wrote, step by step.
+
+A run record holds its agent, status, finish reason, token usage and start and end times; a
+run's steps are read from the assistant message it stored (each step opens with a step-start
+part), and the messages are those the thread stored between the run's start and end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Any, TextIO
+
+import grpc
+
+from treadle_client import AgentClient, default_target
+from treadle.v1 import message_pb2, thread_service_pb2
+
+from . import cli_security
+from .cli_threads import STATUS, finish_reason_name, print_message, run_line, seconds
+
+def add_parser(sub: Any) -> None:
+    runs = sub.add_parser("runs", help="the runs recorded on a memory thread, or one of them",
+                          description="List the runs of a memory thread (newest first), or show one.")
+    runs.set_defaults(run=main)
+    verbs = runs.add_subparsers(dest="runs_command", required=True, metavar="VERB")
+    listing = verbs.add_parser("list", help="the thread's runs, newest first")
+    show = verbs.add_parser("show", help="one run: its record and the messages it wrote, step by step")
+    for parser in (listing, show):
+        parser.add_argument("resource", metavar="RESOURCE")
+        parser.add_argument("thread", metavar="THREAD")
+        parser.add_argument("--target", metavar="HOST:PORT", default=None,
+                            help=f"server address (default: {default_target()}; set TREADLE_TARGET to change it)")
+        cli_security.add_client_arguments(parser)
+    show.add_argument("run_id", metavar="RUN")
+
+
+def main(args: argparse.Namespace) -> int:
+    return asyncio.run(_run(args, sys.stdout))
+
+
+async def _run(args: argparse.Namespace, out: TextIO) -> int:
+    target = args.target or default_target()
+    async with AgentClient(target, **cli_security.client_options(args)) as client:
+        try:
+            runs = await client.list_runs(args.resource, args.thread)
+            if args.runs_command == "list":
+                if not runs:
+                    print(f"no runs on thread {args.thread!r}", file=out)
+                for r in runs:
+                    print(run_line(r), file=out)
+                return 0
+            found = [r for r in runs if r.id == args.run_id]
+            if not found:
+                ids = ", ".join(r.id for r in runs[:5]) or "none"
+                print(f"treadle runs: no run {args.run_id!r} on thread {args.thread!r} "
+                      f"(newest: {ids}; `treadle runs list {args.resource} {args.thread}` lists them)",
+                      file=sys.stderr)
+                return 1
+            messages = await client.list_messages(args.resource, args.thread)
+            older = [r for r in runs if r.start_time.ToNanoseconds() < found[0].start_time.ToNanoseconds()]
+            after = max((r.end_time.ToNanoseconds() for r in older if r.HasField("end_time")), default=0)
+            show_run(found[0], [m for m in messages if _during(m, found[0], after)], out)
+        except grpc.aio.AioRpcError as e:
+            print(cli_security.rpc_error("runs", e, target, args), file=sys.stderr)
+            return 1
+    return 0
+
+
+def show_run(run: thread_service_pb2.Run, mine: list[message_pb2.Message], out: TextIO) -> None:
+    """The run's record, then ``mine`` (the messages it wrote), its assistant message by step."""
+    print(f"run {run.id}", file=out)
+    print(f"  agent:    {run.agent_id}", file=out)
+    print(f"  thread:   {run.thread_id} (resource {run.resource_id})", file=out)
+    why = finish_reason_name(run)
+    print(f"  status:   {STATUS.get(run.status, '?')}{f' ({why})' if why else ''}", file=out)
+    print(f"  started:  {run.start_time.ToDatetime().isoformat(sep=' ', timespec='milliseconds')} UTC", file=out)
+    if run.HasField("end_time"):
+        print(f"  ended:    {run.end_time.ToDatetime().isoformat(sep=' ', timespec='milliseconds')} UTC "
+              f"({seconds(run):.2f} s)", file=out)
+    u = run.usage
+    print(f"  tokens:   {u.input_tokens} in, {u.output_tokens} out"
+          + (f", {u.reasoning_tokens} reasoning" if u.reasoning_tokens else "")
+          + (f", {u.cached_input_tokens} cached" if u.cached_input_tokens else ""), file=out)
+    steps = sum(1 for m in mine for p in m.content.parts if p.WhichOneof("part") == "step_start")
+    print(f"  steps:    {steps}", file=out)
+    for message in mine:
+        if message.role == message_pb2.MESSAGE_ROLE_ASSISTANT:
+            _print_steps(message, out)
+        else:
+            print_message(message, out)
+
+
+def _print_steps(message: message_pb2.Message, out: TextIO) -> None:
+    """The assistant message of a run, split at its step-start parts."""
+    step, current = 0, message_pb2.Message(role=message.role)
+    for part in message.content.parts:
+        if part.WhichOneof("part") == "step_start":
+            if current.content.parts:
+                print_message(current, out)
+            step += 1
+            print(f"step {step}", file=out)
+            current = message_pb2.Message(role=message.role)
+        else:
+            current.content.parts.append(part)
+    if current.content.parts:
+        print_message(current, out)
+
+
+def _during(message: message_pb2.Message, run: thread_service_pb2.Run, after: int) -> bool:
+    """Whether the run wrote ``message``: made after the previous run ended (``after``, in ns; its
+    input is made just before the run record) and before this one ended."""
+    created = message.created_at.ToNanoseconds()
+    end = run.end_time.ToNanoseconds() if run.HasField("end_time") else None
+    return created > after and (end is None or created <= end)
