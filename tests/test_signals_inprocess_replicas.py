@@ -119,3 +119,28 @@ async def test_a_replica_that_stops_hands_its_thread_to_the_other_at_once(replic
     assert b.active_run(KEY) is None and user_texts(model, 1)[-1] == "queued"
     assert await b.store.list_pending() == [] and await b.store.get_lease(KEY) is None
     watch.close()
+
+
+async def test_a_signal_forwarded_to_a_run_whose_inbox_just_closed_goes_to_the_next_run_at_once(replicas: Any) -> None:
+    held = Held()
+    model = ScriptedModel([tool_call_response("hold", {}), text_response("first"), text_response("took it")])
+    a, b = await replicas(model, held, ttl=10.0), await replicas(model, held, ttl=10.0)
+    woke = await a.send(TARGET, Signal("user", "user", "start"))
+    await held.entered.wait()
+    run = a.active_run(KEY)
+    assert run is not None
+    run.inbox.close()  # the run is ending: its inbox closed, its end not yet under the thread's lock
+    try:
+        started = asyncio.get_running_loop().time()
+        sent = await b.send(TARGET, Signal("user", "user", "just too late"))
+        assert asyncio.get_running_loop().time() - started < 5.0, "the sender never waits out the lease"
+        assert sent.accepted.action == "deliver" and sent.accepted.run_id == woke.accepted.run_id
+        assert sent.signal.id in [p.message.id for p in await a.store.list_pending(KEY)]  # kept, not dropped
+    finally:
+        held.release.set()
+    for _ in range(500):  # the ended run's end starts the next one with the signal
+        if len(model.requests) == 3 and a.active_run(KEY) is None and b.active_run(KEY) is None:
+            break
+        await asyncio.sleep(0.02)
+    assert user_texts(model, 2)[-1] == "just too late"
+    assert await a.store.list_pending() == []

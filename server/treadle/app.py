@@ -49,6 +49,7 @@ from .loop import AgentLoop
 from .memory import SqlStore, database_url, open_store
 from .providers.local import DEFAULT_LOCAL_MODEL, unavailable as local_unavailable
 from .memory.notify import LocalChannel, NotifyChannel, PostgresChannel
+from .signals.hub import CHANNEL_LOST
 from .memory.signal_sql import SqlSignalStore
 from .providers.router import ModelRouter
 from .registry import Registry
@@ -176,6 +177,7 @@ class TreadleApp:
         self.thread_service = ThreadServicer(self.threads, self.notifications)
         self.agent_service.threads = self.threads
         self.server.add_service(THREAD_SERVICE, self.thread_service.register)
+        self.server.drained.append(self.thread_service.inflight)
         self.store: SqlStore | None = None
         self.port: int | None = None
 
@@ -291,6 +293,8 @@ class TreadleApp:
             self.loop.memory = self.agent_service.store = self.thread_service.store = store
             self.threads.store = SqlSignalStore(store.engine)
             channel: NotifyChannel = PostgresChannel(url) if store.engine.dialect == "postgresql" else LocalChannel()
+            if isinstance(channel, PostgresChannel):  # a lost channel ends subscriptions with an error
+                channel.on_gap = lambda: self.threads.hub.gap(CHANNEL_LOST)
             self.relay = Relay(channel, self.threads.replica, (_encode_chunk, _decode_chunk), self.threads.received)
             await self.relay.start()
             self.threads.attach(self.relay)

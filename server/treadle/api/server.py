@@ -10,6 +10,7 @@ import os
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -119,6 +120,9 @@ class GrpcServer:
         self._server: grpc.aio.Server | None = None
         self._started = False
         self._stopping: asyncio.Task[None] | None = None
+        self.drained: list[Any] = []
+        """Trackers of other calls that finish before the server stops (``start_draining``,
+        ``wait_idle``): the mutating thread calls."""
 
     def add_service(self, name: str, register: Callable[[grpc.aio.Server], None]) -> None:
         """Register another servicer (``register(server)``) under its full service name."""
@@ -193,6 +197,8 @@ class GrpcServer:
         # elsewhere; closing the listener first would turn both into CANCELLED.
         await self.health.enter_graceful_shutdown()
         self._agents.start_draining()
+        for calls in self.drained:  # refuse new ones now (UNAVAILABLE, nothing applied)
+            calls.start_draining()
         if self._agents.inflight:
             log.info("draining %d in-flight run(s), up to %.1fs", self._agents.inflight, grace)
             try:
@@ -202,6 +208,9 @@ class GrpcServer:
                 self._agents.stop_inflight()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._agents.wait_idle(), _BACKSTOP)
+        for calls in self.drained:  # calls that were applied answer with what they did
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(calls.wait_idle(), max(grace, _BACKSTOP))
         # Runs are done; a short grace lets their last statuses go out, and long-lived health
         # watches must not hold the process up.
         await self._server.stop(_FINAL_GRACE)

@@ -20,7 +20,10 @@ from ..core.errors import (
     UnauthenticatedError,
 )
 from ..core.errors import ShuttingDownError as Draining
+from ..memory.retry import StoreUnavailableError
+from ..signals.hub import SubscriptionGapError
 from ..signals.ownership import RunAbortedError
+from sqlalchemy.exc import SQLAlchemyError
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +48,8 @@ _CODES: tuple[tuple[type[Exception], grpc.StatusCode], ...] = (
     (ResourceExhaustedError, grpc.StatusCode.RESOURCE_EXHAUSTED),
     (Draining, grpc.StatusCode.UNAVAILABLE),
     (RunAbortedError, grpc.StatusCode.ABORTED),
+    (StoreUnavailableError, grpc.StatusCode.UNAVAILABLE),
+    (SubscriptionGapError, grpc.StatusCode.UNAVAILABLE),
 )
 
 
@@ -52,6 +57,9 @@ def status_for(exc: Exception) -> tuple[grpc.StatusCode, str]:
     for cls, code in _CODES:
         if isinstance(exc, cls):
             return code, str(exc)
+    if isinstance(exc, SQLAlchemyError):  # its text holds SQL and the database's address: log only
+        log.error("store error in an RPC", exc_info=exc)
+        return grpc.StatusCode.UNAVAILABLE, "the database failed; see the server log (retry later)"
     # Not a deliberate error: the traceback goes to the log under an id the client gets; its text
     # (which may hold SQL, hosts or paths) does not leave the server.
     incident = uuid.uuid4().hex[:12]

@@ -25,6 +25,7 @@ from ..wire.data import (
     message_to_proto,
     struct_to_dict,
 )
+from .idempotency import idempotent
 from .status import unary
 
 SERVICE_NAME = "treadle.v1.ThreadService"
@@ -66,6 +67,7 @@ class ThreadServicer(thread_service_pb2_grpc.ThreadServiceServicer):
         return thread
 
     @unary
+    @idempotent(pb.CreateThreadResponse)
     async def CreateThread(
         self, request: pb.CreateThreadRequest, context: grpc.aio.ServicerContext
     ) -> pb.CreateThreadResponse:
@@ -100,6 +102,7 @@ class ThreadServicer(thread_service_pb2_grpc.ThreadServiceServicer):
         return out
 
     @unary
+    @idempotent(pb.UpdateThreadResponse)
     async def UpdateThread(
         self, request: pb.UpdateThreadRequest, context: grpc.aio.ServicerContext
     ) -> pb.UpdateThreadResponse:
@@ -119,6 +122,7 @@ class ThreadServicer(thread_service_pb2_grpc.ThreadServiceServicer):
         return pb.UpdateThreadResponse(thread=thread_to_proto(thread))
 
     @unary
+    @idempotent(pb.DeleteThreadResponse)
     async def DeleteThread(
         self, request: pb.DeleteThreadRequest, context: grpc.aio.ServicerContext
     ) -> pb.DeleteThreadResponse:

@@ -19,11 +19,13 @@ from ..config.auth import Limits
 from ..core.errors import InvalidArgumentError, NotFoundError, ResourceExhaustedError
 from ..memory import MemoryStore
 from ..signals import ActiveRunChanged, NotificationCenter, Sent, ThreadRuntime, send_state
+from ..signals.hub import SubscriptionGapError
 from ..signals.runtime import Target
 from ..v1 import signal_pb2
 from . import signal_convert as sc
 from ..wire.data import chunk_to_proto
 from . import auth
+from .idempotency import InFlight, RequestIds, idempotent
 from .status import abort_with, unary
 from .thread_service import SERVICE_NAME
 from .thread_service import ThreadServicer as MemoryRpcs
@@ -115,6 +117,7 @@ class SignalRpcs:
         return target
 
     @unary
+    @idempotent(signal_pb2.SendMessageResponse)
     async def SendMessage(
         self, request: signal_pb2.SendMessageRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.SendMessageResponse:
@@ -129,6 +132,7 @@ class SignalRpcs:
         return out
 
     @unary
+    @idempotent(signal_pb2.QueueMessageResponse)
     async def QueueMessage(
         self, request: signal_pb2.QueueMessageRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.QueueMessageResponse:
@@ -155,6 +159,7 @@ class SignalRpcs:
         return out
 
     @unary
+    @idempotent(signal_pb2.SendSignalResponse)
     async def SendSignal(
         self, request: signal_pb2.SendSignalRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.SendSignalResponse:
@@ -169,6 +174,7 @@ class SignalRpcs:
         return out
 
     @unary
+    @idempotent(signal_pb2.SendStateSignalResponse)
     async def SendStateSignal(
         self, request: signal_pb2.SendStateSignalRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.SendStateSignalResponse:
@@ -187,6 +193,7 @@ class SignalRpcs:
         return out
 
     @unary
+    @idempotent(signal_pb2.SendNotificationSignalResponse)
     async def SendNotificationSignal(
         self, request: signal_pb2.SendNotificationSignalRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.SendNotificationSignalResponse:
@@ -238,10 +245,13 @@ class SignalRpcs:
                 await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, (
                     f"this subscriber fell more than {sub.max_backlog_bytes} bytes behind the thread "
                     "(limits.maxSubscriberBacklogBytes) and was cut off; read faster, or subscribe again"))
+            if sub.gap:  # never a silent gap: the subscriber resubscribes
+                await abort_with(context, SubscriptionGapError(sub.gap))
         finally:
             sub.close()
 
     @unary
+    @idempotent(signal_pb2.AbortRunResponse)
     async def AbortRun(
         self, request: signal_pb2.AbortRunRequest, context: grpc.aio.ServicerContext
     ) -> signal_pb2.AbortRunResponse:
@@ -293,6 +303,10 @@ class ThreadServicer(SignalRpcs, MemoryRpcs):
     def __init__(self, runtime: ThreadRuntime, notifications: NotificationCenter) -> None:
         MemoryRpcs.__init__(self)
         SignalRpcs.__init__(self, runtime, notifications)
+        self.request_ids = RequestIds(lambda: getattr(self.store, "engine", None))
+        self.inflight = InFlight()
+        """Mutating calls running now (drained at SIGTERM)."""
+        """Answers of calls that carried a ``request_id``, in the store (see ``idempotency``)."""
 
 
 __all__ = ["SERVICE_NAME", "SignalRpcs", "ThreadServicer"]

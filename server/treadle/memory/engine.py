@@ -14,7 +14,8 @@ The store's SQL is written once, as plain functions of a SQLAlchemy ``Connection
   and back, which costs more than the write; when the write lock is taken (another write of
   this process in a thread, or another process) it is rolled back and run in the pool instead.
 - **PostgreSQL** uses psycopg 3's asyncio driver; the same function runs through
-  ``AsyncConnection.run_sync``.
+  ``AsyncConnection.run_sync``. Pooled connections are checked before use and a transaction
+  that meets a transient fault (a restart, a serialization failure) runs again (``retry.py``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from .retry import retrying
 
 SQLITE_FILE = "treadle.db"
 BUSY_TIMEOUT_SECONDS = 30.0
@@ -178,17 +181,27 @@ class PostgresDatabase(Database):
     def __init__(self, url: str) -> None:
         self.engine: AsyncEngine = create_async_engine(
             url, pool_size=10, max_overflow=20, pool_timeout=POOL_TIMEOUT_SECONDS,
+            pool_pre_ping=True,  # a connection the database closed (restart) is replaced, not used
         )
 
     async def write(self, fn: Work[T], *args: Any) -> T:
-        async with self.engine.begin() as conn:
-            return await conn.run_sync(fn, *args)
+        """One transaction, run again whole on a transient fault (``retry.py``)."""
+        async def attempt() -> T:
+            async with self.engine.begin() as conn:
+                return await conn.run_sync(fn, *args)
+
+        return await retrying(attempt)
 
     async def read(self, fn: Work[T], *args: Any) -> T:
+        async def attempt() -> T:
+            async with self.engine.connect() as conn:
+                return await conn.run_sync(fn, *args)
+
+        return await retrying(attempt)
+
+    async def run(self, fn: Work[T], *args: Any) -> T:
         async with self.engine.connect() as conn:
             return await conn.run_sync(fn, *args)
-
-    run = read
 
     async def dispose(self) -> None:
         await self.engine.dispose()

@@ -94,6 +94,9 @@ class PostgresChannel:
         self._send_lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
         self.name = ""
+        self.on_gap: Callable[[], None] | None = None
+        """Called when the listening connection was lost: what other replicas sent meanwhile
+        was not heard (subscribers must be told, never left with a silent gap)."""
 
     async def start(self, on_message: OnMessage) -> None:
         import psycopg
@@ -127,6 +130,11 @@ class PostgresChannel:
                     ready.set_exception(e)
                     return
                 log.warning("replica channel lost (%s); reconnecting", e)
+                if self.on_gap is not None:
+                    try:
+                        self.on_gap()
+                    except Exception:
+                        log.exception("telling subscribers of a lost replica channel failed")
             finally:
                 if self._listen is not None:
                     with contextlib.suppress(Exception):

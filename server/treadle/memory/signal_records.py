@@ -16,7 +16,7 @@ from ..core.messages import Message, new_id, utcnow
 ThreadKey: TypeAlias = tuple[str, str]
 """(resource id, thread id)."""
 
-PendingKind: TypeAlias = Literal["persisted", "queued"]
+PendingKind: TypeAlias = Literal["persisted", "queued", "accepted"]
 Priority: TypeAlias = Literal["low", "medium", "high", "urgent"]
 PRIORITIES: tuple[Priority, ...] = ("low", "medium", "high", "urgent")
 NotificationStatus: TypeAlias = Literal["pending", "delivered", "summarized", "discarded", "failed"]
@@ -25,7 +25,10 @@ NotificationStatus: TypeAlias = Literal["pending", "delivered", "summarized", "d
 @dataclass
 class PendingSignal:
     """A signal stored to be taken by a later run: ``persisted`` ones join the next run on the
-    thread; ``queued`` ones each start their own run, in order."""
+    thread; ``queued`` ones each start their own run, in order; ``accepted`` ones were accepted
+    into a run (delivered, or the input of a wake or queued run) and stay until the step that
+    took them in is stored (see ``signals/inbox.py``): a run whose runner died leaves them to
+    the next one."""
 
     key: ThreadKey
     message: Message
@@ -97,6 +100,9 @@ class NotificationRecord:
     id: str = field(default_factory=lambda: new_id("ntf"))
     create_time: datetime = field(default_factory=utcnow)
     update_time: datetime = field(default_factory=utcnow)
+    version: int = 0
+    """The stored version this copy was read at (0: not stored yet); a save is a
+    compare-and-set on it, so a stale copy never overwrites a newer record."""
 
     @property
     def mergeable(self) -> bool:
@@ -114,7 +120,11 @@ class NotificationRecord:
 class SignalStore(Protocol):
     """Every method is atomic on its own; the runtime orders them."""
 
-    async def add_pending(self, pending: PendingSignal) -> None: ...
+    async def add_pending(self, pending: PendingSignal) -> None:
+        """Store it; idempotent by message id: a row of that id already stored is kept (an
+        ``accepted`` one turns ``accepted``), and a signal already stored in its thread as a
+        message (consumed) is not stored again."""
+        ...
 
     async def list_pending(self, key: ThreadKey | None = None) -> list[PendingSignal]:
         """Oldest first; every thread's when ``key`` is None (recovery after a restart)."""
@@ -123,6 +133,10 @@ class SignalStore(Protocol):
     async def remove_pending(self, ids: Iterable[str], fence: Lease | None = None) -> None:
         """The signals were taken by a run (refused with ``LeaseLostError``, removing nothing,
         when ``fence`` is no longer the thread's live lease)."""
+        ...
+
+    async def get_pending(self, key: ThreadKey, id: str) -> PendingSignal | None:
+        """The thread's pending signal ``id`` (None: consumed, or never stored)."""
         ...
 
     async def take_pending(self, ids: Iterable[str], fence: Lease | None = None) -> list[PendingSignal]:
@@ -164,7 +178,11 @@ class SignalStore(Protocol):
 
     async def get_state(self, key: ThreadKey, channel: str) -> StateChannel | None: ...
 
-    async def put_state(self, key: ThreadKey, state: StateChannel) -> None: ...
+    async def put_state(self, key: ThreadKey, state: StateChannel, expected_version: int | None = None) -> bool:
+        """Store the channel's state; with ``expected_version``, only when the stored version is
+        still that (0: no state stored yet), a compare-and-set: False when another sender moved
+        the channel first (nothing written)."""
+        ...
 
     async def find_mergeable(
         self, key: ThreadKey, source: str, kind: str, dedupe_key: str, coalesce_key: str
@@ -173,7 +191,12 @@ class SignalStore(Protocol):
         coalesce key."""
         ...
 
-    async def save_notification(self, record: NotificationRecord) -> None: ...
+    async def save_notification(self, record: NotificationRecord, pending: PendingSignal | None = None) -> bool:
+        """Compare-and-set: store ``record`` when the stored one is still at ``record.version``
+        (or absent, for version 0), then ``record.version`` grows by one; False (nothing
+        written) when another writer changed it first. ``pending`` is stored in the same
+        transaction (a delivery claimed with its signal: one cannot be without the other)."""
+        ...
 
     async def list_notifications(
         self, key: ThreadKey | None = None, statuses: Iterable[str] = ()
@@ -196,6 +219,13 @@ class InMemorySignalStore:
         self._lock = asyncio.Lock()
 
     async def add_pending(self, pending: PendingSignal) -> None:
+        held = self._pending.get(pending.message.id)
+        if held is not None:
+            if pending.kind == "accepted":
+                held.kind = "accepted"
+                held.agent_id = held.agent_id or pending.agent_id
+            pending.seq = held.seq
+            return
         self._seq += 1
         pending.seq = self._seq
         self._pending[pending.message.id] = pending
@@ -214,6 +244,10 @@ class InMemorySignalStore:
         self._fenced(fence)
         for i in ids:
             self._pending.pop(i, None)
+
+    async def get_pending(self, key: ThreadKey, id: str) -> PendingSignal | None:
+        held = self._pending.get(id)
+        return held if held is not None and held.key == key else None
 
     async def take_pending(self, ids: Iterable[str], fence: Lease | None = None) -> list[PendingSignal]:
         self._fenced(fence)
@@ -256,8 +290,12 @@ class InMemorySignalStore:
         state = self._states.get((key, channel))
         return replace(state) if state else None
 
-    async def put_state(self, key: ThreadKey, state: StateChannel) -> None:
+    async def put_state(self, key: ThreadKey, state: StateChannel, expected_version: int | None = None) -> bool:
+        held = self._states.get((key, state.id))
+        if expected_version is not None and (held.version if held is not None else 0) != expected_version:
+            return False
         self._states[(key, state.id)] = replace(state)
+        return True
 
     async def find_mergeable(
         self, key: ThreadKey, source: str, kind: str, dedupe_key: str, coalesce_key: str
@@ -271,8 +309,15 @@ class InMemorySignalStore:
                 return replace(r)
         return None
 
-    async def save_notification(self, record: NotificationRecord) -> None:
+    async def save_notification(self, record: NotificationRecord, pending: PendingSignal | None = None) -> bool:
+        held = self._notifications.get(record.id)
+        if (held.version if held is not None else 0) != record.version:
+            return False
+        record.version += 1
         self._notifications[record.id] = replace(record)
+        if pending is not None:
+            await self.add_pending(pending)
+        return True
 
     async def list_notifications(
         self, key: ThreadKey | None = None, statuses: Iterable[str] = ()

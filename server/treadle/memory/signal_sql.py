@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import (
     BigInteger, Boolean, Column, Connection, Integer, MetaData, String, Table, Text, and_, column, delete,
-    or_, select, table, true, update,
+    exists, literal, or_, select, table, true, update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
 
@@ -53,6 +53,7 @@ notifications = Table(
     Column("deliver_when_idle", Boolean), Column("delivery_attempts", Integer),
     Column("delivered_signal_id", ID), Column("summary_signal_id", ID), Column("attributes", Text),
     Column("metadata", Text), Column("created_at", BigInteger), Column("updated_at", BigInteger),
+    Column("version", BigInteger, nullable=False, default=0),
 )
 thread_leases = Table(
     "thread_leases", _md,
@@ -63,6 +64,8 @@ thread_leases = Table(
 )
 _runs = table("runs", column("id", String), column("thread_id", String), column("resource_id", String),
               column("status", String), column("finish_reason", String), column("ended_at", BigInteger))
+_messages = table("messages", column("thread_id"), column("id"))
+"""The memory store's messages (``schema.messages``): a signal stored there is consumed."""
 _MERGEABLE = or_(
     notifications.c.status == "pending",
     (notifications.c.status == "summarized")
@@ -85,6 +88,10 @@ def _opt_time(value: int | None) -> datetime | None:
 class SqlSignalStore:
     """Each method is one transaction (``Database.write``) or one read (``Database.read``)."""
 
+    consumes_with_messages = True
+    """The memory store on the same database deletes a pending signal in the transaction that
+    stores its message (``sql._save``): the durable inbox's exactly-once."""
+
     def __init__(self, db: Database) -> None:
         self.db = db
         self._insert = postgresql.insert if db.dialect == "postgresql" else sqlite.insert
@@ -92,14 +99,7 @@ class SqlSignalStore:
     # --- pending signals ----------------------------------------------------------------------
 
     async def add_pending(self, pending: PendingSignal) -> None:
-        m = pending.message
-        stmt = pending_signals.insert().values(
-                id=m.id, resource_id=pending.key[0], thread_id=pending.key[1], kind=pending.kind,
-                agent_id=pending.agent_id, type=m.type, content=content_to_json(m.content),
-                options=_json(pending.options) if pending.options is not None else None,
-                created_at=micros(m.created_at),
-            ).returning(pending_signals.c.seq)
-        pending.seq = await self.db.write(lambda conn: conn.execute(stmt).scalar_one())
+        pending.seq = await self.db.write(_add_pending, pending)
 
     async def list_pending(self, key: ThreadKey | None = None) -> list[PendingSignal]:
         query = select(pending_signals).order_by(pending_signals.c.seq)
@@ -117,6 +117,12 @@ class SqlSignalStore:
                 conn.execute(stmt)
 
             await self.db.write(work)
+
+    async def get_pending(self, key: ThreadKey, id: str) -> PendingSignal | None:
+        c = pending_signals.c
+        rows = await self.db.read(_rows, select(pending_signals).where(
+            c.thread_id == key[1], c.id == id, c.resource_id == key[0]).limit(1))
+        return _pending(rows[0]) if rows else None
 
     async def take_pending(self, ids: Iterable[str], fence: Lease | None = None) -> list[PendingSignal]:
         wanted = list(ids)
@@ -203,13 +209,25 @@ class SqlSignalStore:
         row = rows[0] if rows else None
         return StateChannel(row.channel, row.cache_key, row.mode, row.version, row.last_signal_id) if row else None
 
-    async def put_state(self, key: ThreadKey, state: StateChannel) -> None:
+    async def put_state(self, key: ThreadKey, state: StateChannel, expected_version: int | None = None) -> bool:
+        c = state_channels.c
         values = {"cache_key": state.cache_key, "mode": state.mode, "version": state.version,
                   "last_signal_id": state.last_signal_id}
         stmt = self._insert(state_channels).values(
             resource_id=key[0], thread_id=key[1], channel=state.id, **values)
-        upsert = stmt.on_conflict_do_update(index_elements=["resource_id", "thread_id", "channel"], set_=values)
-        await self.db.write(lambda conn: conn.execute(upsert))
+        if expected_version is None:
+            upsert = stmt.on_conflict_do_update(index_elements=["resource_id", "thread_id", "channel"], set_=values)
+            await self.db.write(lambda conn: conn.execute(upsert))
+            return True
+        if expected_version == 0:
+            first = stmt.on_conflict_do_update(  # none yet, or one put back to version 0
+                index_elements=["resource_id", "thread_id", "channel"], set_=values, where=c.version == 0,
+            ).returning(c.channel)
+            return bool(await self.db.write(lambda conn: conn.execute(first).first() is not None))
+        cas = state_channels.update().where(
+            c.resource_id == key[0], c.thread_id == key[1], c.channel == state.id,
+            c.version == expected_version).values(**values)
+        return bool(await self.db.write(lambda conn: conn.execute(cas).rowcount == 1))
 
     # --- notifications ------------------------------------------------------------------------
 
@@ -231,7 +249,7 @@ class SqlSignalStore:
         rows = await self.db.read(_rows, query)
         return _record(rows[0]) if rows else None
 
-    async def save_notification(self, record: NotificationRecord) -> None:
+    async def save_notification(self, record: NotificationRecord, pending: PendingSignal | None = None) -> bool:
         values = {
             "resource_id": record.key[0], "thread_id": record.key[1], "agent_id": record.agent_id,
             "source": record.source, "kind": record.kind, "priority": record.priority,
@@ -246,9 +264,25 @@ class SqlSignalStore:
             "metadata": _json(record.metadata) if record.metadata is not None else None,
             "created_at": micros(record.create_time), "updated_at": micros(record.update_time),
         }
-        stmt = self._insert(notifications).values(id=record.id, **values)
-        upsert = stmt.on_conflict_do_update(index_elements=["id"], set_=values)
-        await self.db.write(lambda conn: conn.execute(upsert))
+        c = notifications.c
+        expected, values["version"] = record.version, record.version + 1
+        cas = notifications.update().where(c.id == record.id, c.version == expected).values(**values)
+        insert = self._insert(notifications).values(id=record.id, **values).on_conflict_do_nothing(
+            index_elements=["id"]).returning(c.id)
+
+        def work(conn: Connection) -> bool:
+            if expected == 0 and conn.execute(insert).first() is not None:
+                written = True
+            else:
+                written = conn.execute(cas).rowcount == 1
+            if written and pending is not None:
+                _add_pending(conn, pending)
+            return written
+
+        written = await self.db.write(work)
+        if written:
+            record.version += 1
+        return bool(written)
 
     async def list_notifications(
         self, key: ThreadKey | None = None, statuses: Iterable[str] = ()
@@ -261,6 +295,31 @@ class SqlSignalStore:
         if wanted:
             query = query.where(c.status.in_(wanted))
         return [_record(r) for r in await self.db.read(_rows, query)]
+
+
+def _add_pending(conn: Connection, pending: PendingSignal) -> int:
+    """Idempotent by message id (see ``SignalStore.add_pending``); returns the row's seq. A new
+    signal is one statement: inserted unless a row or a stored message of that id exists."""
+    m = pending.message
+    c = pending_signals.c
+    mine = (c.id == m.id, c.resource_id == pending.key[0], c.thread_id == pending.key[1])
+    values = {"id": m.id, "resource_id": pending.key[0], "thread_id": pending.key[1], "kind": pending.kind,
+              "agent_id": pending.agent_id, "type": m.type, "content": content_to_json(m.content),
+              "options": _json(pending.options) if pending.options is not None else None,
+              "created_at": micros(m.created_at)}
+    fresh = ~exists().where(*mine) & ~exists().where(_messages.c.thread_id == pending.key[1],
+                                                    _messages.c.id == m.id)
+    row = select(*(literal(v, pending_signals.c[k].type) for k, v in values.items())).where(fresh)
+    inserted = conn.execute(pending_signals.insert().from_select(list(values), row).returning(c.seq)).first()
+    if inserted is not None:
+        return int(inserted[0])
+    held = conn.execute(select(c.seq, c.kind, c.agent_id).where(*mine)).first()
+    if held is None:
+        return 0  # consumed: the thread holds it
+    if pending.kind == "accepted" and held.kind != "accepted":  # a retry, a leftover: upgraded
+        conn.execute(pending_signals.update().where(*mine).values(
+            kind="accepted", agent_id=held.agent_id or pending.agent_id))
+    return int(held.seq)
 
 
 def _rows(conn: Connection, query: Any) -> list[Any]:
@@ -296,7 +355,7 @@ def _record(r: Any) -> NotificationRecord:
         delivered_signal_id=r.delivered_signal_id, summary_signal_id=r.summary_signal_id,
         attributes=json.loads(r.attributes), metadata=json.loads(r.metadata) if r.metadata else None,
         agent_id=r.agent_id, id=r.id, create_time=from_micros(r.created_at),
-        update_time=from_micros(r.updated_at),
+        update_time=from_micros(r.updated_at), version=r.version,
     )
 
 

@@ -12,7 +12,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Table, and_, bindparam, delete, func, or_, select, tuple_, update
+from sqlalchemy import (
+    Connection, Table, and_, bindparam, column, delete, func, or_, select, table, tuple_, update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 
 from ..core.chunks import Usage
@@ -53,6 +55,10 @@ _END_RUN = update(t.runs).where(t.runs.c.id == bindparam("run_id")).values(
     status=bindparam("status"), finish_reason=bindparam("finish_reason"), usage=bindparam("usage"),
     ended_at=bindparam("ended_at"),
 )
+_PENDING = table("pending_signals", column("id"), column("thread_id"))
+_CONSUME = delete(_PENDING).where(_PENDING.c.thread_id == bindparam("thread_id"),
+                                  _PENDING.c.id.in_(bindparam("ids", expanding=True)))
+"""A signal waiting in the durable inbox is consumed by storing its message: one transaction."""
 _upserts: dict[str, Any] = {}
 
 
@@ -328,6 +334,9 @@ def _save(conn: Connection, thread_id: str, rows: list[dict[str, Any]], delete_i
                                               t.messages.c.id.in_(delete_ids)))
     if rows:
         conn.execute(_message_upsert(conn), rows)
+        signals = [r["id"] for r in rows if r["role"] == "signal"]
+        if signals:
+            conn.execute(_CONSUME, {"thread_id": thread_id, "ids": signals})
     conn.execute(_TOUCH_THREAD, {"thread_id": thread_id, "now": _now()})
 
 

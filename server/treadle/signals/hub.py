@@ -22,7 +22,14 @@ class ActiveRunChanged:
 Event: TypeAlias = Chunk | ActiveRunChanged
 
 
+CHANNEL_LOST = ("this server lost its connection to the other servers and may have missed events of the "
+                "thread; subscribe again (ListMessages has what was stored meanwhile)")
 DEFAULT_MAX_BACKLOG_BYTES = 8 << 20
+
+
+class SubscriptionGapError(Exception):
+    """This server may have missed events of the thread: the subscription ends with this
+    (UNAVAILABLE) instead of going on with a silent gap."""
 
 
 class Subscription:
@@ -40,6 +47,9 @@ class Subscription:
         self.max_backlog_bytes = max_backlog_bytes
         self.backlog = 0
         self.overflowed = False
+        self.gap = ""
+        """Set when this server may have missed events of the thread (``ThreadHub.gap``): the
+        stream ends, and the subscriber is told why (never a silent gap)."""
 
     def put(self, event: Event) -> None:
         if self.overflowed:
@@ -121,6 +131,14 @@ class ThreadHub:
         for sub in list(self._subs.get(key, ())):
             sub.put(event)
 
+    def gap(self, reason: str) -> None:
+        """Every subscription here may have missed events: each ends with an error."""
+        for subs in list(self._subs.values()):
+            for sub in list(subs):
+                sub.gap = reason
+                self._drop(sub)
+                sub.queue.put_nowait(None)
+
     def subscribers(self, key: ThreadKey) -> int:
         return len(self._subs.get(key, ()))
 
@@ -132,4 +150,4 @@ class ThreadHub:
                 del self._subs[sub.key]
 
 
-__all__ = ["ActiveRunChanged", "Event", "Subscription", "ThreadHub"]
+__all__ = ["CHANNEL_LOST", "ActiveRunChanged", "Event", "Subscription", "SubscriptionGapError", "ThreadHub"]

@@ -26,20 +26,23 @@ import inspect
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from ..agents import NotificationPolicy, NotificationRule
 from ..core.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
-from ..core.messages import Message, utcnow
+from ..core.messages import Message, new_id, utcnow
 from ..core.tool import Tool, ToolContext
 from .runtime import MAX_ID, Accepted, IfActive, IfIdle, Target, ThreadRuntime
+from ..memory.retry import StoreConflictError
 from .signal import Signal
-from .store import PRIORITIES, NotificationRecord, Priority, ThreadKey
+from .store import PRIORITIES, NotificationRecord, PendingSignal, Priority, ThreadKey
 
 log = logging.getLogger(__name__)
 
+CAS_ATTEMPTS = 8
+"""How often a sender merges again when other writers changed the record it read."""
 MAX_DELIVERY_ATTEMPTS = 5
 
 ActionName = Literal["deliver", "summarize", "defer", "discard"]
@@ -201,6 +204,11 @@ def _coerce(answer: Any, now: datetime) -> Decision:
     raise InvalidArgumentError(f"decide returned {answer!r}; return a decision, a dict or None")
 
 
+def _restore(record: NotificationRecord, before: NotificationRecord) -> None:
+    for f in fields(record):
+        setattr(record, f.name, getattr(before, f.name))
+
+
 def _rank(priority: str) -> int:
     return PRIORITIES.index(priority) if priority in PRIORITIES else 1  # type: ignore[arg-type]
 
@@ -232,6 +240,25 @@ class NotificationCenter:
             raise InvalidArgumentError(f"resource_id and thread_id must be at most {MAX_ID} characters")
         policy = self.runtime.agent(target.agent_id).notification_policy if target.agent_id else None
         key = (target.resource_id, target.thread_id)
+        if if_idle is not None and if_idle.stream_options is not None:
+            self._stream_options[key] = if_idle
+        for _ in range(CAS_ATTEMPTS):
+            result = await self._send_once(key, target, n, policy, if_idle)
+            if result is not None:
+                break
+        else:  # pragma: no cover - needs CAS_ATTEMPTS writers racing on one record
+            raise StoreConflictError("the notification record kept changing under concurrent senders; retry")
+        self._kick.set()
+        if result.decision.action == "defer" and await self.runtime.current_run(key) is None:
+            await self._thread_idle(key)
+        return result
+
+    async def _send_once(
+        self, key: ThreadKey, target: Target, n: NotificationInput, policy: NotificationPolicy | None,
+        if_idle: IfIdle | None,
+    ) -> NotificationResult | None:
+        """One merge-decide-write; None when another writer changed the record meanwhile (every
+        write is a compare-and-set on the version read, so the caller merges again)."""
         now = self.clock()
         record = await self.runtime.store.find_mergeable(key, n.source, n.kind, n.dedupe_key, n.coalesce_key)
         if record is not None:
@@ -249,38 +276,45 @@ class NotificationCenter:
                 metadata=n.metadata, agent_id=target.agent_id, create_time=now, update_time=now,
             )
         record.agent_id = target.agent_id or record.agent_id
-        if if_idle is not None and if_idle.stream_options is not None:
-            self._stream_options[key] = if_idle
         active = await self.runtime.current_run(key) is not None
         decision = await decide(policy, record, active, now, self.deciders, self.tools)
         result = NotificationResult(record, decision)
+        if decision.action == "deliver" and (decision.deliver_at is None or decision.deliver_at <= now):
+            sent = await self._deliver(record, if_idle)
+            if sent is None:
+                return None
+            result.signal, result.accepted = sent
+            return result
+        if decision.action == "summarize" and (decision.summary_at is None or decision.summary_at <= now):
+            record.deliver_when_idle = decision.deliver_when_idle
+            if not await self.runtime.store.save_notification(record):
+                return None
+            summary = await self._summarize(key, [record])
+            if summary is not None:
+                result.signal, result.accepted = summary
+            return result
         if decision.action == "discard":
             record.status = "discarded"
         elif decision.action == "defer":
             record.deliver_when_idle = True
-        elif decision.action == "deliver" and decision.deliver_at is not None and decision.deliver_at > now:
-            record.deliver_at = decision.deliver_at
-        elif decision.action == "summarize" and decision.summary_at is not None and decision.summary_at > now:
-            record.summary_at = decision.summary_at
         elif decision.action == "deliver":
-            await self.runtime.store.save_notification(record)
-            result.signal, result.accepted = await self._deliver(record, if_idle)
+            record.deliver_at = decision.deliver_at
         else:
-            record.deliver_when_idle = decision.deliver_when_idle
-            await self.runtime.store.save_notification(record)
-            result.signal, result.accepted = await self._summarize(key, [record])
-        await self.runtime.store.save_notification(record)
-        self._kick.set()
-        if decision.action == "defer" and not active:
-            await self._thread_idle(key)
-        return result
+            record.summary_at = decision.summary_at
+        return result if await self.runtime.store.save_notification(record) else None
 
     async def records(self, key: ThreadKey, statuses: Iterable[str] = ()) -> list[NotificationRecord]:
         return await self.runtime.store.list_notifications(key, statuses)
 
     # --- sending ------------------------------------------------------------------------------
 
-    async def _deliver(self, record: NotificationRecord, if_idle: IfIdle | None) -> tuple[Signal, Accepted]:
+    async def _deliver(
+        self, record: NotificationRecord, if_idle: IfIdle | None,
+    ) -> tuple[Signal, Accepted] | None:
+        """Claim the record (compare-and-set to ``delivered``, its signal stored in the same
+        transaction as accepted for the thread), then send it; None when another writer (an idle
+        hook on another replica, a sender) changed the record first: it is not sent twice. A
+        send that fails puts the record back (``failed`` after ``MAX_DELIVERY_ATTEMPTS``)."""
         attributes = {"id": record.id, "source": record.source, "type": record.kind,
                       "kind": record.kind, "priority": record.priority, "status": "delivered",
                       **record.attributes}
@@ -290,25 +324,59 @@ class NotificationCenter:
             "kind": record.kind, "priority": record.priority, "status": "delivered"}}
         signal = Signal(type="notification", tag_name="notification", contents=record.summary,
                         attributes=attributes, metadata=metadata)
+        signal.accepted_at = self.clock()
         idle = if_idle or self._stream_options.get(record.key) or IfIdle()
         target = Target(record.agent_id, "", *record.key)
+        before = replace(record)
         record.delivery_attempts += 1
-        sent = await self.runtime.send(target, signal, IfActive("deliver"), IfIdle(
-            "wake" if record.agent_id else "persist", None, idle.stream_options, idle.options_json,
-        ))
         record.status, record.delivered_signal_id = "delivered", signal.id
         record.deliver_at, record.summary_at, record.deliver_when_idle = None, None, False
         record.update_time = self.clock()
+        claim = PendingSignal(record.key, signal.to_message(thread_id=record.key[1], resource_id=record.key[0]),
+                              "accepted", agent_id=record.agent_id)
+        if not await self.runtime.store.save_notification(record, claim if record.agent_id else None):
+            _restore(record, before)
+            return None
+        try:
+            sent = await self.runtime.send(target, signal, IfActive("deliver"), IfIdle(
+                "wake" if record.agent_id else "persist", None, idle.stream_options, idle.options_json,
+            ))
+        except BaseException:
+            attempts, version = record.delivery_attempts, record.version
+            _restore(record, before)
+            record.delivery_attempts, record.version = attempts, version
+            if attempts >= MAX_DELIVERY_ATTEMPTS:
+                record.status = "failed"
+            with contextlib.suppress(Exception):
+                await self.runtime.store.remove_pending([signal.id])
+                await self.runtime.store.save_notification(record)
+            raise
         return sent.signal, sent.accepted
 
-    async def _summarize(self, key: ThreadKey, records: list[NotificationRecord]) -> tuple[Signal, Accepted]:
-        counts = Counter(r.source for r in records)
-        top = max((r.priority for r in records), key=_rank)
+    async def _summarize(
+        self, key: ThreadKey, records: list[NotificationRecord],
+    ) -> tuple[Signal, Accepted] | None:
+        """Each record is claimed (compare-and-set: its summary signal noted; it stays pending until
+        delivered in full) before anyone is told; a
+        summary names only those claimed (None when another writer changed them all)."""
+        signal_id = new_id("sig")
+        claimed: list[NotificationRecord] = []
+        for r in records:
+            before = replace(r)
+            r.summary_signal_id, r.summary_at, r.update_time = signal_id, None, self.clock()
+            if await self.runtime.store.save_notification(r):  # stored before anyone is told
+                claimed.append(r)
+            else:
+                _restore(r, before)
+        if not claimed:
+            return None
+        counts = Counter(r.source for r in claimed)
+        top = max((r.priority for r in claimed), key=_rank)
         signal = Signal(type="notification", tag_name="notification-summary",
                         contents=", ".join(f"{s}: {n}" for s, n in counts.items()),
-                        attributes={"pending": len(records), "priority": top},
-                        metadata={"notification": {"signal": "summary", "recordIds": [r.id for r in records],
-                                                   "pending": len(records), "priority": top}})
+                        attributes={"pending": len(claimed), "priority": top},
+                        metadata={"notification": {"signal": "summary", "recordIds": [r.id for r in claimed],
+                                                   "pending": len(claimed), "priority": top}}, id=signal_id)
         # Running: delivered into the run. Idle: not woken ("discard" leaves it to us) but stored
         # in the thread, so the next run has it in its history and does not stream it again.
         sent = await self.runtime.send(Target("", "", *key), signal, IfActive("deliver"), IfIdle("discard"))
@@ -317,9 +385,6 @@ class NotificationCenter:
             accepted = Accepted("persist")
             if not await self._store_in_thread(key, signal):
                 await self.runtime.send(Target("", "", *key), signal, IfActive("deliver"), IfIdle("persist"))
-        for r in records:  # they stay pending until delivered in full
-            r.summary_signal_id, r.summary_at, r.update_time = signal.id, None, self.clock()
-            await self.runtime.store.save_notification(r)  # stored before anyone is told
         if accepted.action == "persist":  # idle: subscribers see it, the model does not wake
             self.runtime.hub.publish(key, signal.to_chunk())
         return sent.signal, accepted
@@ -351,9 +416,6 @@ class NotificationCenter:
             await self._deliver(record, None)
         except Exception:
             log.exception("delivering notification %s failed", record.id)
-            if record.delivery_attempts >= MAX_DELIVERY_ATTEMPTS:
-                record.status = "failed"
-        await self.runtime.store.save_notification(record)
 
     # --- the dispatcher -----------------------------------------------------------------------
 

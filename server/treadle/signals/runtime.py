@@ -43,10 +43,11 @@ from ..loop import AgentLoop, GenerateResult
 from ..loop.inbox import Inbox
 from ..core.messages import Message, new_id, utcnow
 from .hub import ActiveRunChanged, Event, Subscription, ThreadHub
+from .inbox import DurableInbox, accept, is_accepted
 from .ownership import OwnedRun, fenced, keep_lease
 from .relay import Forwarded, Received, Relay, RemoteChunk, RunEnded, RunStarted
 from .signal import Signal, signal_from_message
-from .store import Lease, PendingSignal, SignalStore, ThreadKey
+from .store import Lease, PendingKind, PendingSignal, SignalStore, ThreadKey
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +98,7 @@ class ActiveRun:
     run_id: str
     agent_id: str
     key: ThreadKey
-    inbox: Inbox = field(default_factory=Inbox)
+    inbox: Inbox = field(default_factory=DurableInbox)
     options: CallOptions | None = None
     options_json: dict[str, Any] | None = None
     task: asyncio.Task[None] | None = None
@@ -454,7 +455,7 @@ class ThreadRuntime:
             self._watch(lease.key, lease.expires_at)
         seen: set[ThreadKey] = set()
         for pending in await self.store.list_pending():
-            if pending.kind == "queued" and pending.key not in seen:
+            if (pending.kind == "queued" or is_accepted(pending)) and pending.key not in seen:
                 seen.add(pending.key)
                 await self._resume(pending.key)
 
@@ -604,23 +605,21 @@ class ThreadRuntime:
         if not message.pending_id:
             await self._resume(key)
             return
-        agent_id = ""
-        async with self._locks[key]:
-            run = self._active.get(key)
-            if run is None or run.inbox.closed:
-                agent_id = run.agent_id if run is not None else ""
-            else:
-                # Taken only while the run holds its lease (else it stays stored for the taker).
-                for pending in await self.store.take_pending([message.pending_id], fence=run.lease):
-                    self._deliver(run, signal_from_message(pending.message))
-                self._ack(message, run.run_id)
-                return
-        # The run ended meanwhile: the signal starts the next one (as one sent here would).
         run_id = ""
-        for pending in await self.store.take_pending([message.pending_id]):
-            sent = await self.send(Target(pending.agent_id or agent_id, "", *key), signal_from_message(pending.message))
-            run_id = sent.accepted.run_id
-        self._ack(message, run_id)
+        try:
+            pending = await self.store.get_pending(key, message.pending_id)
+            if pending is None:
+                return  # taken already (a run started with it), or not ours to take
+            signal = signal_from_message(pending.message)
+            run = self._active.get(key)
+            if run is not None and self._deliver(run, signal):
+                run_id = run.run_id
+            else:
+                # The run ended meanwhile: the signal (still stored) goes to the next one.
+                accepted = await self._redeliver(key, pending.agent_id or (run.agent_id if run else ""), signal)
+                run_id = accepted.run_id or ""
+        finally:
+            self._ack(message, run_id)  # the sender never waits out a lease for a run that ended
 
     def _ack(self, message: Forwarded, run_id: str = "") -> None:
         if self.relay is not None:
@@ -653,8 +652,12 @@ class ThreadRuntime:
     ) -> Sent:
         signal.with_attributes(if_active.attributes)
         if if_active.behavior == "deliver":
-            self._deliver(run, signal)
-            return Sent(Accepted("deliver", run.run_id), signal)
+            signal.to_message()  # the rendering is checked before anything is stored
+            await accept(self.store, key, run.agent_id, signal)  # durable before the run sees it
+            if self._deliver(run, signal):
+                return Sent(Accepted("deliver", run.run_id), signal)
+            # The run ended meanwhile: the stored signal goes to the thread's next run.
+            return Sent(await self._redeliver(key, run.agent_id or target.agent_id, signal), signal)
         if if_active.behavior == "persist":
             signal.to_message()  # the rendering is checked before anything is stored
             await self.store.add_pending(PendingSignal(key, _stored(key, signal), "persisted", agent_id=run.agent_id))
@@ -673,7 +676,8 @@ class ThreadRuntime:
         if if_active.behavior == "deliver":
             signal.accepted_at = utcnow()
         agent_id = lease.agent_id or target.agent_id
-        await self.store.add_pending(PendingSignal(key, _stored(key, signal), "persisted", agent_id=agent_id))
+        kind: PendingKind = "accepted" if if_active.behavior == "deliver" else "persisted"
+        await self.store.add_pending(PendingSignal(key, _stored(key, signal), kind, agent_id=agent_id))
         if if_active.behavior == "persist":
             self._watch(key, lease.expires_at)
             return _Relayed(Sent(Accepted("persist"), signal))
@@ -715,11 +719,28 @@ class ThreadRuntime:
             return Sent(Accepted("persist"), signal)
         return Sent(Accepted("discard"), signal)
 
-    def _deliver(self, run: ActiveRun, signal: Signal) -> None:
-        signal.accepted_at = utcnow()
+    def _deliver(self, run: ActiveRun, signal: Signal) -> bool:
+        """Into the run's inbox (once per signal id); False when the run has ended."""
+        if signal.accepted_at is None:
+            signal.accepted_at = utcnow()
         message = signal.to_message(thread_id=run.key[1], resource_id=run.key[0])
-        if not run.inbox.put(message, signal.to_chunk(run.run_id)):  # pragma: no cover - guarded
-            raise RuntimeError("delivery to an ended run")
+        return run.inbox.put(message, signal.to_chunk(run.run_id))
+
+    async def _redeliver(self, key: ThreadKey, agent_id: str, signal: Signal) -> Accepted:
+        """A stored (accepted) signal whose run ended before taking it: into the thread's next
+        run, which is started here when none runs; it stays stored for the next run otherwise."""
+        async with self._locks[key]:
+            run = self._active.get(key)
+            if run is not None and self._deliver(run, signal):
+                return Accepted("deliver", run.run_id)
+            if run is not None or self._stopping:
+                return Accepted("persist")  # stored: that run's end starts the next one with it
+            try:
+                run_id = await self._start(key, agent_id, [], None, None) if agent_id else ""
+            except _HeldElsewhere as e:  # another replica runs the thread: it is told
+                self._watch(key, e.lease.expires_at)
+                return Accepted("deliver", e.lease.run_id)
+            return Accepted("wake", run_id) if run_id else Accepted("persist")
 
     # --- runs ---------------------------------------------------------------------------------
 
@@ -745,9 +766,15 @@ class ThreadRuntime:
         except BaseException:
             run.release_slot()
             raise
+        stored: list[str] = []
         try:
-            persisted = [p for p in await self.store.list_pending(key) if p.kind == "persisted"]
-            for signal in [*(signal_from_message(p.message) for p in persisted), *signals]:
+            waiting = [p for p in await self.store.list_pending(key) if p.kind != "queued"]
+            for signal in signals:  # the run's input is durable before the run sees it
+                known = any(p.message.id == signal.id for p in waiting)
+                await accept(self.store, key, agent_id, signal)
+                if not known and signal.id not in (taken or []):
+                    stored.append(signal.id)
+            for signal in [*(signal_from_message(p.message) for p in waiting), *signals]:
                 self._deliver(run, signal)
             if not run.inbox.pending:
                 run.release_slot()
@@ -764,12 +791,13 @@ class ThreadRuntime:
                 raise
         except BaseException:
             run.release_slot()
+            with contextlib.suppress(Exception):
+                await self.store.remove_pending(stored)  # a refused start stores nothing
             await self._release(run)
             raise
         self._activate(run)
-        await self.store.remove_pending([p.message.id for p in persisted] + (taken or []), fence=run.lease)
         if self.relay is not None:
-            for p in persisted:  # a caller here waiting on a dead replica's run hears where it went
+            for p in waiting:  # a caller here waiting on a dead replica's run hears where it went
                 self.relay.settle(p.message.id, run.run_id)
         self.hub.publish(key, ActiveRunChanged(run.run_id, agent_id))
         run.task = asyncio.get_running_loop().create_task(
@@ -798,6 +826,7 @@ class ThreadRuntime:
 
     async def _finish(self, run: ActiveRun) -> None:
         leftovers = run.inbox.close()  # from now on senders wait for the lock
+        await self._consumed_by(run)
         async with self._locks[run.key]:
             self._active.pop(run.key, None)
             self._by_run.pop(run.run_id, None)
@@ -812,8 +841,8 @@ class ThreadRuntime:
                 started = await self._start_next(run.key, run, signals)
             except Exception:
                 log.exception("could not start the next run on thread %s", run.key)
-                for signal in signals:
-                    await self.store.add_pending(PendingSignal(run.key, _stored(run.key, signal), "persisted"))
+                for signal in signals:  # stored already (accepted); kept for the next run
+                    await self.store.add_pending(PendingSignal(run.key, _stored(run.key, signal), "accepted"))
                 started = False
             finally:
                 if run.lease is not None and self._handover.get(run.key) is run.lease:
@@ -838,28 +867,50 @@ class ThreadRuntime:
     async def _start_next(self, key: ThreadKey, prev: ActiveRun | None, leftovers: list[Signal]) -> bool:
         """Signals the ended run never took first (one run), then the oldest queued message."""
         if self._stopping:
-            for signal in leftovers:
-                await self.store.add_pending(PendingSignal(key, _stored(key, signal), "persisted"))
+            for signal in leftovers:  # stored already (accepted): whoever takes the thread runs them
+                await self.store.add_pending(PendingSignal(key, _stored(key, signal), "accepted"))
             return True
         if leftovers and prev is not None:
             return bool(await self._start(key, prev.agent_id, leftovers, prev.options, prev.options_json,
                                           caller=prev.caller))
-        for pending in await self.store.list_pending(key):
-            if pending.kind != "queued":
+        pending = await self.store.list_pending(key)
+        for queued in pending:
+            if queued.kind != "queued":
                 continue
-            options = self._options_from_json(pending.options) if pending.options else None
-            caller = self._queued_by.get(pending.message.id)
+            options = self._options_from_json(queued.options) if queued.options else None
+            caller = self._queued_by.get(queued.message.id)
             try:
-                started = await self._start(key, pending.agent_id, [signal_from_message(pending.message)], options,
-                                            pending.options, taken=[pending.message.id], caller=caller)
+                started = await self._start(key, queued.agent_id, [signal_from_message(queued.message)], options,
+                                            queued.options, taken=[queued.message.id], caller=caller)
             except ResourceExhaustedError:
                 # Its credential (or the server) is at its run limit: the message stays queued
                 # and its run starts when a run ends, as a caller retrying would.
                 self._retry_when_freed(key)
                 return True
-            self._queued_by.pop(pending.message.id, None)
+            self._queued_by.pop(queued.message.id, None)
             return bool(started)
+        # Signals accepted into a run that never stored them (its runner died, or its inbox closed
+        # as they arrived): the next run. Not those the ended run itself took in and failed on:
+        # they wait for the next run (no retry loop on a signal that fails its run).
+        seen = prev.inbox.taken if prev is not None and isinstance(prev.inbox, DurableInbox) else set()
+        orphans = [p for p in pending if is_accepted(p) and p.message.id not in seen]
+        agent_id = next((p.agent_id for p in orphans if p.agent_id), prev.agent_id if prev is not None else "")
+        if orphans and agent_id:
+            try:
+                return bool(await self._start(key, agent_id, [], prev.options if prev else None,
+                                              prev.options_json if prev else None,
+                                              caller=prev.caller if prev else None))
+            except ResourceExhaustedError:
+                self._retry_when_freed(key)
+                return True
         return False
+
+    async def _consumed_by(self, run: ActiveRun) -> None:
+        """A store that does not consume signals with the messages that hold them (the in-memory
+        one): what the run took in is consumed at its end."""
+        if not getattr(self.store, "consumes_with_messages", False) and isinstance(run.inbox, DurableInbox):
+            with contextlib.suppress(Exception):
+                await self.store.remove_pending(run.inbox.taken)
 
     def _retry_when_freed(self, key: ThreadKey) -> None:
         if key in self._waiting_for_slot or self._stopping:

@@ -7,9 +7,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..core.errors import InvalidArgumentError
+from ..memory.retry import StoreConflictError
 from .runtime import IfActive, IfIdle, Sent, Target, ThreadRuntime
 from .signal import Signal, normalise_type
 from .store import StateChannel, ThreadKey
+
+CAS_ATTEMPTS = 8
+"""How often a sender reads the channel again when other senders moved it first."""
 
 
 @dataclass
@@ -57,10 +61,24 @@ async def send_state(
     key = (target.resource_id, target.thread_id)
     if check_thread is not None:
         await check_thread(key)
+    for _ in range(CAS_ATTEMPTS):
+        result = await _send_once(runtime, key, target, state, if_active, if_idle)
+        if result is not None:
+            return result
+    raise StoreConflictError(f"state channel {state.id!r} kept changing under concurrent senders; retry")
+
+
+async def _send_once(
+    runtime: ThreadRuntime, key: tuple[str, str], target: Target, state: StateInput,
+    if_active: IfActive | None, if_idle: IfIdle | None,
+) -> StateResult | None:
+    """The next version is claimed (compare-and-set on the version read) before it is sent, so
+    two senders never send one version twice; None when another sender claimed it first."""
     current = await runtime.store.get_state(key, state.id)
     if current is not None and current.cache_key == state.cache_key and current.mode == state.mode:
         return StateResult(None, current.version, skipped=True, reason="unchanged")
-    version = (current.version if current else 0) + 1
+    before = current.version if current else 0
+    version = before + 1
     _, tag = normalise_type("state", state.tag_name or "state")
     # As the framework shows it: the channel in ``metadata.state``, the value beside it.
     metadata: dict[str, Any] = {
@@ -74,10 +92,16 @@ async def send_state(
         metadata["delta"] = state.delta
     signal = Signal(type="state", tag_name=tag, contents=state.contents,
                     attributes=dict(state.attributes), metadata=metadata)
-    sent = await runtime.send(target, signal, if_active, if_idle)
-    await runtime.store.put_state(
-        key, StateChannel(state.id, state.cache_key, state.mode, version, signal.id)
-    )
+    signal.to_message()  # bad attributes raise before the version is claimed
+    claimed = StateChannel(state.id, state.cache_key, state.mode, version, signal.id)
+    if not await runtime.store.put_state(key, claimed, before):
+        return None
+    try:
+        sent = await runtime.send(target, signal, if_active, if_idle)
+    except BaseException:  # not sent: the channel goes back to what it was (unless moved on)
+        # (version 0 with no cache key: as if none was stored)
+        await runtime.store.put_state(key, current or StateChannel(state.id, "", "", 0, ""), version)
+        raise
     return StateResult(sent, version)
 
 

@@ -178,7 +178,7 @@ class CreatedSignal(_message.Message):
     def __init__(self, id: _Optional[str] = ..., type: _Optional[str] = ..., tag_name: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., attributes: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., ordered_attributes: _Optional[_Iterable[_Union[SignalAttribute, _Mapping]]] = ...) -> None: ...
 
 class SendMessageRequest(_message.Message):
-    __slots__ = ("agent_id", "run_id", "resource_id", "thread_id", "message", "if_active", "if_idle")
+    __slots__ = ("agent_id", "run_id", "resource_id", "thread_id", "message", "if_active", "if_idle", "request_id")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     RESOURCE_ID_FIELD_NUMBER: _ClassVar[int]
@@ -186,6 +186,7 @@ class SendMessageRequest(_message.Message):
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     IF_ACTIVE_FIELD_NUMBER: _ClassVar[int]
     IF_IDLE_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     run_id: str
     resource_id: str
@@ -193,7 +194,8 @@ class SendMessageRequest(_message.Message):
     message: SignalMessage
     if_active: IfActive
     if_idle: IfIdle
-    def __init__(self, agent_id: _Optional[str] = ..., run_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., message: _Optional[_Union[SignalMessage, _Mapping]] = ..., if_active: _Optional[_Union[IfActive, _Mapping]] = ..., if_idle: _Optional[_Union[IfIdle, _Mapping]] = ...) -> None: ...
+    request_id: str
+    def __init__(self, agent_id: _Optional[str] = ..., run_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., message: _Optional[_Union[SignalMessage, _Mapping]] = ..., if_active: _Optional[_Union[IfActive, _Mapping]] = ..., if_idle: _Optional[_Union[IfIdle, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class SendMessageResponse(_message.Message):
     __slots__ = ("accepted", "signal")
@@ -204,7 +206,7 @@ class SendMessageResponse(_message.Message):
     def __init__(self, accepted: _Optional[_Union[SignalAccepted, _Mapping]] = ..., signal: _Optional[_Union[CreatedSignal, _Mapping]] = ...) -> None: ...
 
 class QueueMessageRequest(_message.Message):
-    __slots__ = ("agent_id", "run_id", "resource_id", "thread_id", "message", "if_active", "if_idle")
+    __slots__ = ("agent_id", "run_id", "resource_id", "thread_id", "message", "if_active", "if_idle", "request_id")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     RESOURCE_ID_FIELD_NUMBER: _ClassVar[int]
@@ -212,6 +214,7 @@ class QueueMessageRequest(_message.Message):
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     IF_ACTIVE_FIELD_NUMBER: _ClassVar[int]
     IF_IDLE_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     run_id: str
     resource_id: str
@@ -219,7 +222,8 @@ class QueueMessageRequest(_message.Message):
     message: SignalMessage
     if_active: IfActive
     if_idle: IfIdle
-    def __init__(self, agent_id: _Optional[str] = ..., run_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., message: _Optional[_Union[SignalMessage, _Mapping]] = ..., if_active: _Optional[_Union[IfActive, _Mapping]] = ..., if_idle: _Optional[_Union[IfIdle, _Mapping]] = ...) -> None: ...
+    request_id: str
+    def __init__(self, agent_id: _Optional[str] = ..., run_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., message: _Optional[_Union[SignalMessage, _Mapping]] = ..., if_active: _Optional[_Union[IfActive, _Mapping]] = ..., if_idle: _Optional[_Union[IfIdle, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class QueueMessageResponse(_message.Message):
     __slots__ = ("accepted", "signal")
@@ -230,7 +234,7 @@ class QueueMessageResponse(_message.Message):
     def __init__(self, accepted: _Optional[_Union[SignalAccepted, _Mapping]] = ..., signal: _Optional[_Union[CreatedSignal, _Mapping]] = ...) -> None: ...
 
 class SendSignalRequest(_message.Message):
-    __slots__ = ("agent_id", "run_id", "resource_id", "thread_id", "signal", "if_active", "if_idle")
+    __slots__ = ("agent_id", "run_id", "resource_id", "thread_id", "signal", "if_active", "if_idle", "request_id")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     RESOURCE_ID_FIELD_NUMBER: _ClassVar[int]
@@ -238,6 +242,7 @@ class SendSignalRequest(_message.Message):
     SIGNAL_FIELD_NUMBER: _ClassVar[int]
     IF_ACTIVE_FIELD_NUMBER: _ClassVar[int]
     IF_IDLE_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     run_id: str
     resource_id: str
@@ -245,7 +250,8 @@ class SendSignalRequest(_message.Message):
     signal: Signal
     if_active: IfActive
     if_idle: IfIdle
-    def __init__(self, agent_id: _Optional[str] = ..., run_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., signal: _Optional[_Union[Signal, _Mapping]] = ..., if_active: _Optional[_Union[IfActive, _Mapping]] = ..., if_idle: _Optional[_Union[IfIdle, _Mapping]] = ...) -> None: ...
+    request_id: str
+    def __init__(self, agent_id: _Optional[str] = ..., run_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., signal: _Optional[_Union[Signal, _Mapping]] = ..., if_active: _Optional[_Union[IfActive, _Mapping]] = ..., if_idle: _Optional[_Union[IfIdle, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class SendSignalResponse(_message.Message):
     __slots__ = ("accepted", "signal")
@@ -280,7 +286,7 @@ class StateSignal(_message.Message):
     def __init__(self, id: _Optional[str] = ..., cache_key: _Optional[str] = ..., mode: _Optional[_Union[StateMode, str]] = ..., value: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., delta: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., contents: _Optional[str] = ..., attributes: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., tag_name: _Optional[str] = ..., ordered_attributes: _Optional[_Iterable[_Union[SignalAttribute, _Mapping]]] = ...) -> None: ...
 
 class SendStateSignalRequest(_message.Message):
-    __slots__ = ("agent_id", "run_id", "resource_id", "thread_id", "state", "if_active", "if_idle")
+    __slots__ = ("agent_id", "run_id", "resource_id", "thread_id", "state", "if_active", "if_idle", "request_id")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     RESOURCE_ID_FIELD_NUMBER: _ClassVar[int]
@@ -288,6 +294,7 @@ class SendStateSignalRequest(_message.Message):
     STATE_FIELD_NUMBER: _ClassVar[int]
     IF_ACTIVE_FIELD_NUMBER: _ClassVar[int]
     IF_IDLE_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     run_id: str
     resource_id: str
@@ -295,7 +302,8 @@ class SendStateSignalRequest(_message.Message):
     state: StateSignal
     if_active: IfActive
     if_idle: IfIdle
-    def __init__(self, agent_id: _Optional[str] = ..., run_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., state: _Optional[_Union[StateSignal, _Mapping]] = ..., if_active: _Optional[_Union[IfActive, _Mapping]] = ..., if_idle: _Optional[_Union[IfIdle, _Mapping]] = ...) -> None: ...
+    request_id: str
+    def __init__(self, agent_id: _Optional[str] = ..., run_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., state: _Optional[_Union[StateSignal, _Mapping]] = ..., if_active: _Optional[_Union[IfActive, _Mapping]] = ..., if_idle: _Optional[_Union[IfIdle, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class SendStateSignalResponse(_message.Message):
     __slots__ = ("accepted", "signal", "skipped", "reason", "version")
@@ -396,18 +404,20 @@ class NotificationDecision(_message.Message):
     def __init__(self, action: _Optional[_Union[_notification_pb2.NotificationAction, str]] = ..., deliver_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., summary_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., rule: _Optional[str] = ...) -> None: ...
 
 class SendNotificationSignalRequest(_message.Message):
-    __slots__ = ("agent_id", "resource_id", "thread_id", "notification", "if_idle")
+    __slots__ = ("agent_id", "resource_id", "thread_id", "notification", "if_idle", "request_id")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     RESOURCE_ID_FIELD_NUMBER: _ClassVar[int]
     THREAD_ID_FIELD_NUMBER: _ClassVar[int]
     NOTIFICATION_FIELD_NUMBER: _ClassVar[int]
     IF_IDLE_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     resource_id: str
     thread_id: str
     notification: Notification
     if_idle: IfIdle
-    def __init__(self, agent_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., notification: _Optional[_Union[Notification, _Mapping]] = ..., if_idle: _Optional[_Union[IfIdle, _Mapping]] = ...) -> None: ...
+    request_id: str
+    def __init__(self, agent_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., notification: _Optional[_Union[Notification, _Mapping]] = ..., if_idle: _Optional[_Union[IfIdle, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class SendNotificationSignalResponse(_message.Message):
     __slots__ = ("record", "decision", "run_id", "signal", "accepted")
@@ -464,14 +474,16 @@ class SubscribeToThreadResponse(_message.Message):
     def __init__(self, chunks: _Optional[_Iterable[_Union[_chunk_pb2.Chunk, _Mapping]]] = ..., active_run: _Optional[_Union[ActiveRun, _Mapping]] = ...) -> None: ...
 
 class AbortRunRequest(_message.Message):
-    __slots__ = ("run_id", "resource_id", "thread_id")
+    __slots__ = ("run_id", "resource_id", "thread_id", "request_id")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     RESOURCE_ID_FIELD_NUMBER: _ClassVar[int]
     THREAD_ID_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     resource_id: str
     thread_id: str
-    def __init__(self, run_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., thread_id: _Optional[str] = ...) -> None: ...
+    request_id: str
+    def __init__(self, run_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class AbortRunResponse(_message.Message):
     __slots__ = ("aborted", "run_id")

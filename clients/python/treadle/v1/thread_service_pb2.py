@@ -30,7 +30,7 @@ from treadle.v1 import message_pb2 as treadle_dot_v1_dot_message__pb2
 from treadle.v1 import signal_pb2 as treadle_dot_v1_dot_signal__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ftreadle/v1/thread_service.proto\x12\ntreadle.v1\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16treadle/v1/chunk.proto\x1a\x18treadle/v1/message.proto\x1a\x17treadle/v1/signal.proto\"\xfe\x01\n\x06Thread\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x1f\n\x0bresource_id\x18\x02 \x01(\tR\nresourceId\x12\x14\n\x05title\x18\x03 \x01(\tR\x05title\x12\x33\n\x08metadata\x18\x04 \x01(\x0b\x32\x17.google.protobuf.StructR\x08metadata\x12;\n\x0b\x63reate_time\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ncreateTime\x12;\n\x0bupdate_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\nupdateTime\"\xf7\x02\n\x03Run\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n\x08\x61gent_id\x18\x02 \x01(\tR\x07\x61gentId\x12\x1b\n\tthread_id\x18\x03 \x01(\tR\x08threadId\x12\x1f\n\x0bresource_id\x18\x04 \x01(\tR\nresourceId\x12-\n\x06status\x18\x05 \x01(\x0e\x32\x15.treadle.v1.RunStatusR\x06status\x12=\n\rfinish_reason\x18\x06 \x01(\x0e\x32\x18.treadle.v1.FinishReasonR\x0c\x66inishReason\x12\'\n\x05usage\x18\x07 \x01(\x0b\x32\x11.treadle.v1.UsageR\x05usage\x12\x39\n\nstart_time\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tstartTime\x12\x35\n\x08\x65nd_time\x18\t \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x07\x65ndTime\"A\n\x13\x43reateThreadRequest\x12*\n\x06thread\x18\x01 \x01(\x0b\x32\x12.treadle.v1.ThreadR\x06thread\"B\n\x14\x43reateThreadResponse\x12*\n\x06thread\x18\x01 \x01(\x0b\x32\x12.treadle.v1.ThreadR\x06thread\"P\n\x10GetThreadRequest\x12\x1f\n\x0bresource_id\x18\x01 \x01(\tR\nresourceId\x12\x1b\n\tthread_id\x18\x02 \x01(\tR\x08threadId\"?\n\x11GetThreadResponse\x12*\n\x06thread\x18\x01 \x01(\x0b\x32\x12.treadle.v1.ThreadR\x06thread\"q\n\x12ListThreadsRequest\x12\x1f\n\x0bresource_id\x18\x01 \x01(\tR\nresourceId\x12\x1b\n\tpage_size\x18\x02 \x01(\x05R\x08pageSize\x12\x1d\n\npage_token\x18\x03 \x01(\tR\tpageToken\"k\n\x13ListThreadsResponse\x12,\n\x07threads\x18\x01 \x03(\x0b\x32\x12.treadle.v1.ThreadR\x07threads\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x9f\x01\n\x13UpdateThreadRequest\x12\x1f\n\x0bresource_id\x18\x01 \x01(\tR\nresourceId\x12*\n\x06thread\x18\x02 \x01(\x0b\x32\x12.treadle.v1.ThreadR\x06thread\x12;\n\x0bupdate_mask\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.FieldMaskR\nupdateMask\"B\n\x14UpdateThreadResponse\x12*\n\x06thread\x18\x01 \x01(\x0b\x32\x12.treadle.v1.ThreadR\x06thread\"S\n\x13\x44\x65leteThreadRequest\x12\x1f\n\x0bresource_id\x18\x01 \x01(\tR\nresourceId\x12\x1b\n\tthread_id\x18\x02 \x01(\tR\x08threadId\"\x16\n\x14\x44\x65leteThreadResponse\"\x8f\x01\n\x13ListMessagesRequest\x12\x1f\n\x0bresource_id\x18\x01 \x01(\tR\nresourceId\x12\x1b\n\tthread_id\x18\x02 \x01(\tR\x08threadId\x12\x1b\n\tpage_size\x18\x03 \x01(\x05R\x08pageSize\x12\x1d\n\npage_token\x18\x04 \x01(\tR\tpageToken\"o\n\x14ListMessagesResponse\x12/\n\x08messages\x18\x01 \x03(\x0b\x32\x13.treadle.v1.MessageR\x08messages\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x8b\x01\n\x0fListRunsRequest\x12\x1f\n\x0bresource_id\x18\x01 \x01(\tR\nresourceId\x12\x1b\n\tthread_id\x18\x02 \x01(\tR\x08threadId\x12\x1b\n\tpage_size\x18\x03 \x01(\x05R\x08pageSize\x12\x1d\n\npage_token\x18\x04 \x01(\tR\tpageToken\"_\n\x10ListRunsResponse\x12#\n\x04runs\x18\x01 \x03(\x0b\x32\x0f.treadle.v1.RunR\x04runs\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken*\x87\x01\n\tRunStatus\x12\x1a\n\x16RUN_STATUS_UNSPECIFIED\x10\x00\x12\x16\n\x12RUN_STATUS_RUNNING\x10\x01\x12\x17\n\x13RUN_STATUS_FINISHED\x10\x02\x12\x15\n\x11RUN_STATUS_FAILED\x10\x03\x12\x16\n\x12RUN_STATUS_ABORTED\x10\x04\x32\xd9\n\n\rThreadService\x12Q\n\x0c\x43reateThread\x12\x1f.treadle.v1.CreateThreadRequest\x1a .treadle.v1.CreateThreadResponse\x12H\n\tGetThread\x12\x1c.treadle.v1.GetThreadRequest\x1a\x1d.treadle.v1.GetThreadResponse\x12N\n\x0bListThreads\x12\x1e.treadle.v1.ListThreadsRequest\x1a\x1f.treadle.v1.ListThreadsResponse\x12Q\n\x0cUpdateThread\x12\x1f.treadle.v1.UpdateThreadRequest\x1a .treadle.v1.UpdateThreadResponse\x12Q\n\x0c\x44\x65leteThread\x12\x1f.treadle.v1.DeleteThreadRequest\x1a .treadle.v1.DeleteThreadResponse\x12Q\n\x0cListMessages\x12\x1f.treadle.v1.ListMessagesRequest\x1a .treadle.v1.ListMessagesResponse\x12\x45\n\x08ListRuns\x12\x1b.treadle.v1.ListRunsRequest\x1a\x1c.treadle.v1.ListRunsResponse\x12N\n\x0bSendMessage\x12\x1e.treadle.v1.SendMessageRequest\x1a\x1f.treadle.v1.SendMessageResponse\x12Q\n\x0cQueueMessage\x12\x1f.treadle.v1.QueueMessageRequest\x1a .treadle.v1.QueueMessageResponse\x12K\n\nSendSignal\x12\x1d.treadle.v1.SendSignalRequest\x1a\x1e.treadle.v1.SendSignalResponse\x12Z\n\x0fSendStateSignal\x12\".treadle.v1.SendStateSignalRequest\x1a#.treadle.v1.SendStateSignalResponse\x12o\n\x16SendNotificationSignal\x12).treadle.v1.SendNotificationSignalRequest\x1a*.treadle.v1.SendNotificationSignalResponse\x12`\n\x11ListNotifications\x12$.treadle.v1.ListNotificationsRequest\x1a%.treadle.v1.ListNotificationsResponse\x12\x62\n\x11SubscribeToThread\x12$.treadle.v1.SubscribeToThreadRequest\x1a%.treadle.v1.SubscribeToThreadResponse0\x01\x12\x45\n\x08\x41\x62ortRun\x12\x1b.treadle.v1.AbortRunRequest\x1a\x1c.treadle.v1.AbortRunResponse\x12Q\n\x0cGetActiveRun\x12\x1f.treadle.v1.GetActiveRunRequest\x1a .treadle.v1.GetActiveRunResponseBc\n\x0e\x64\x65v.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\nTreadle.V1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ftreadle/v1/thread_service.proto\x12\ntreadle.v1\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16treadle/v1/chunk.proto\x1a\x18treadle/v1/message.proto\x1a\x17treadle/v1/signal.proto\"\xfe\x01\n\x06Thread\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x1f\n\x0bresource_id\x18\x02 \x01(\tR\nresourceId\x12\x14\n\x05title\x18\x03 \x01(\tR\x05title\x12\x33\n\x08metadata\x18\x04 \x01(\x0b\x32\x17.google.protobuf.StructR\x08metadata\x12;\n\x0b\x63reate_time\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ncreateTime\x12;\n\x0bupdate_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\nupdateTime\"\xf7\x02\n\x03Run\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n\x08\x61gent_id\x18\x02 \x01(\tR\x07\x61gentId\x12\x1b\n\tthread_id\x18\x03 \x01(\tR\x08threadId\x12\x1f\n\x0bresource_id\x18\x04 \x01(\tR\nresourceId\x12-\n\x06status\x18\x05 \x01(\x0e\x32\x15.treadle.v1.RunStatusR\x06status\x12=\n\rfinish_reason\x18\x06 \x01(\x0e\x32\x18.treadle.v1.FinishReasonR\x0c\x66inishReason\x12\'\n\x05usage\x18\x07 \x01(\x0b\x32\x11.treadle.v1.UsageR\x05usage\x12\x39\n\nstart_time\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tstartTime\x12\x35\n\x08\x65nd_time\x18\t \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x07\x65ndTime\"`\n\x13\x43reateThreadRequest\x12*\n\x06thread\x18\x01 \x01(\x0b\x32\x12.treadle.v1.ThreadR\x06thread\x12\x1d\n\nrequest_id\x18\x02 \x01(\tR\trequestId\"B\n\x14\x43reateThreadResponse\x12*\n\x06thread\x18\x01 \x01(\x0b\x32\x12.treadle.v1.ThreadR\x06thread\"P\n\x10GetThreadRequest\x12\x1f\n\x0bresource_id\x18\x01 \x01(\tR\nresourceId\x12\x1b\n\tthread_id\x18\x02 \x01(\tR\x08threadId\"?\n\x11GetThreadResponse\x12*\n\x06thread\x18\x01 \x01(\x0b\x32\x12.treadle.v1.ThreadR\x06thread\"q\n\x12ListThreadsRequest\x12\x1f\n\x0bresource_id\x18\x01 \x01(\tR\nresourceId\x12\x1b\n\tpage_size\x18\x02 \x01(\x05R\x08pageSize\x12\x1d\n\npage_token\x18\x03 \x01(\tR\tpageToken\"k\n\x13ListThreadsResponse\x12,\n\x07threads\x18\x01 \x03(\x0b\x32\x12.treadle.v1.ThreadR\x07threads\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xbe\x01\n\x13UpdateThreadRequest\x12\x1f\n\x0bresource_id\x18\x01 \x01(\tR\nresourceId\x12*\n\x06thread\x18\x02 \x01(\x0b\x32\x12.treadle.v1.ThreadR\x06thread\x12;\n\x0bupdate_mask\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.FieldMaskR\nupdateMask\x12\x1d\n\nrequest_id\x18\x04 \x01(\tR\trequestId\"B\n\x14UpdateThreadResponse\x12*\n\x06thread\x18\x01 \x01(\x0b\x32\x12.treadle.v1.ThreadR\x06thread\"r\n\x13\x44\x65leteThreadRequest\x12\x1f\n\x0bresource_id\x18\x01 \x01(\tR\nresourceId\x12\x1b\n\tthread_id\x18\x02 \x01(\tR\x08threadId\x12\x1d\n\nrequest_id\x18\x03 \x01(\tR\trequestId\"\x16\n\x14\x44\x65leteThreadResponse\"\x8f\x01\n\x13ListMessagesRequest\x12\x1f\n\x0bresource_id\x18\x01 \x01(\tR\nresourceId\x12\x1b\n\tthread_id\x18\x02 \x01(\tR\x08threadId\x12\x1b\n\tpage_size\x18\x03 \x01(\x05R\x08pageSize\x12\x1d\n\npage_token\x18\x04 \x01(\tR\tpageToken\"o\n\x14ListMessagesResponse\x12/\n\x08messages\x18\x01 \x03(\x0b\x32\x13.treadle.v1.MessageR\x08messages\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x8b\x01\n\x0fListRunsRequest\x12\x1f\n\x0bresource_id\x18\x01 \x01(\tR\nresourceId\x12\x1b\n\tthread_id\x18\x02 \x01(\tR\x08threadId\x12\x1b\n\tpage_size\x18\x03 \x01(\x05R\x08pageSize\x12\x1d\n\npage_token\x18\x04 \x01(\tR\tpageToken\"_\n\x10ListRunsResponse\x12#\n\x04runs\x18\x01 \x03(\x0b\x32\x0f.treadle.v1.RunR\x04runs\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken*\x87\x01\n\tRunStatus\x12\x1a\n\x16RUN_STATUS_UNSPECIFIED\x10\x00\x12\x16\n\x12RUN_STATUS_RUNNING\x10\x01\x12\x17\n\x13RUN_STATUS_FINISHED\x10\x02\x12\x15\n\x11RUN_STATUS_FAILED\x10\x03\x12\x16\n\x12RUN_STATUS_ABORTED\x10\x04\x32\xd9\n\n\rThreadService\x12Q\n\x0c\x43reateThread\x12\x1f.treadle.v1.CreateThreadRequest\x1a .treadle.v1.CreateThreadResponse\x12H\n\tGetThread\x12\x1c.treadle.v1.GetThreadRequest\x1a\x1d.treadle.v1.GetThreadResponse\x12N\n\x0bListThreads\x12\x1e.treadle.v1.ListThreadsRequest\x1a\x1f.treadle.v1.ListThreadsResponse\x12Q\n\x0cUpdateThread\x12\x1f.treadle.v1.UpdateThreadRequest\x1a .treadle.v1.UpdateThreadResponse\x12Q\n\x0c\x44\x65leteThread\x12\x1f.treadle.v1.DeleteThreadRequest\x1a .treadle.v1.DeleteThreadResponse\x12Q\n\x0cListMessages\x12\x1f.treadle.v1.ListMessagesRequest\x1a .treadle.v1.ListMessagesResponse\x12\x45\n\x08ListRuns\x12\x1b.treadle.v1.ListRunsRequest\x1a\x1c.treadle.v1.ListRunsResponse\x12N\n\x0bSendMessage\x12\x1e.treadle.v1.SendMessageRequest\x1a\x1f.treadle.v1.SendMessageResponse\x12Q\n\x0cQueueMessage\x12\x1f.treadle.v1.QueueMessageRequest\x1a .treadle.v1.QueueMessageResponse\x12K\n\nSendSignal\x12\x1d.treadle.v1.SendSignalRequest\x1a\x1e.treadle.v1.SendSignalResponse\x12Z\n\x0fSendStateSignal\x12\".treadle.v1.SendStateSignalRequest\x1a#.treadle.v1.SendStateSignalResponse\x12o\n\x16SendNotificationSignal\x12).treadle.v1.SendNotificationSignalRequest\x1a*.treadle.v1.SendNotificationSignalResponse\x12`\n\x11ListNotifications\x12$.treadle.v1.ListNotificationsRequest\x1a%.treadle.v1.ListNotificationsResponse\x12\x62\n\x11SubscribeToThread\x12$.treadle.v1.SubscribeToThreadRequest\x1a%.treadle.v1.SubscribeToThreadResponse0\x01\x12\x45\n\x08\x41\x62ortRun\x12\x1b.treadle.v1.AbortRunRequest\x1a\x1c.treadle.v1.AbortRunResponse\x12Q\n\x0cGetActiveRun\x12\x1f.treadle.v1.GetActiveRunRequest\x1a .treadle.v1.GetActiveRunResponseBc\n\x0e\x64\x65v.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\nTreadle.V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -38,40 +38,40 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'treadle.v1.thread_service_p
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\016dev.treadle.v1P\001ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\252\002\nTreadle.V1'
-  _globals['_RUNSTATUS']._serialized_start=2198
-  _globals['_RUNSTATUS']._serialized_end=2333
+  _globals['_RUNSTATUS']._serialized_start=2291
+  _globals['_RUNSTATUS']._serialized_end=2426
   _globals['_THREAD']._serialized_start=220
   _globals['_THREAD']._serialized_end=474
   _globals['_RUN']._serialized_start=477
   _globals['_RUN']._serialized_end=852
   _globals['_CREATETHREADREQUEST']._serialized_start=854
-  _globals['_CREATETHREADREQUEST']._serialized_end=919
-  _globals['_CREATETHREADRESPONSE']._serialized_start=921
-  _globals['_CREATETHREADRESPONSE']._serialized_end=987
-  _globals['_GETTHREADREQUEST']._serialized_start=989
-  _globals['_GETTHREADREQUEST']._serialized_end=1069
-  _globals['_GETTHREADRESPONSE']._serialized_start=1071
-  _globals['_GETTHREADRESPONSE']._serialized_end=1134
-  _globals['_LISTTHREADSREQUEST']._serialized_start=1136
-  _globals['_LISTTHREADSREQUEST']._serialized_end=1249
-  _globals['_LISTTHREADSRESPONSE']._serialized_start=1251
-  _globals['_LISTTHREADSRESPONSE']._serialized_end=1358
-  _globals['_UPDATETHREADREQUEST']._serialized_start=1361
-  _globals['_UPDATETHREADREQUEST']._serialized_end=1520
-  _globals['_UPDATETHREADRESPONSE']._serialized_start=1522
-  _globals['_UPDATETHREADRESPONSE']._serialized_end=1588
-  _globals['_DELETETHREADREQUEST']._serialized_start=1590
-  _globals['_DELETETHREADREQUEST']._serialized_end=1673
-  _globals['_DELETETHREADRESPONSE']._serialized_start=1675
-  _globals['_DELETETHREADRESPONSE']._serialized_end=1697
-  _globals['_LISTMESSAGESREQUEST']._serialized_start=1700
-  _globals['_LISTMESSAGESREQUEST']._serialized_end=1843
-  _globals['_LISTMESSAGESRESPONSE']._serialized_start=1845
-  _globals['_LISTMESSAGESRESPONSE']._serialized_end=1956
-  _globals['_LISTRUNSREQUEST']._serialized_start=1959
-  _globals['_LISTRUNSREQUEST']._serialized_end=2098
-  _globals['_LISTRUNSRESPONSE']._serialized_start=2100
-  _globals['_LISTRUNSRESPONSE']._serialized_end=2195
-  _globals['_THREADSERVICE']._serialized_start=2336
-  _globals['_THREADSERVICE']._serialized_end=3705
+  _globals['_CREATETHREADREQUEST']._serialized_end=950
+  _globals['_CREATETHREADRESPONSE']._serialized_start=952
+  _globals['_CREATETHREADRESPONSE']._serialized_end=1018
+  _globals['_GETTHREADREQUEST']._serialized_start=1020
+  _globals['_GETTHREADREQUEST']._serialized_end=1100
+  _globals['_GETTHREADRESPONSE']._serialized_start=1102
+  _globals['_GETTHREADRESPONSE']._serialized_end=1165
+  _globals['_LISTTHREADSREQUEST']._serialized_start=1167
+  _globals['_LISTTHREADSREQUEST']._serialized_end=1280
+  _globals['_LISTTHREADSRESPONSE']._serialized_start=1282
+  _globals['_LISTTHREADSRESPONSE']._serialized_end=1389
+  _globals['_UPDATETHREADREQUEST']._serialized_start=1392
+  _globals['_UPDATETHREADREQUEST']._serialized_end=1582
+  _globals['_UPDATETHREADRESPONSE']._serialized_start=1584
+  _globals['_UPDATETHREADRESPONSE']._serialized_end=1650
+  _globals['_DELETETHREADREQUEST']._serialized_start=1652
+  _globals['_DELETETHREADREQUEST']._serialized_end=1766
+  _globals['_DELETETHREADRESPONSE']._serialized_start=1768
+  _globals['_DELETETHREADRESPONSE']._serialized_end=1790
+  _globals['_LISTMESSAGESREQUEST']._serialized_start=1793
+  _globals['_LISTMESSAGESREQUEST']._serialized_end=1936
+  _globals['_LISTMESSAGESRESPONSE']._serialized_start=1938
+  _globals['_LISTMESSAGESRESPONSE']._serialized_end=2049
+  _globals['_LISTRUNSREQUEST']._serialized_start=2052
+  _globals['_LISTRUNSREQUEST']._serialized_end=2191
+  _globals['_LISTRUNSRESPONSE']._serialized_start=2193
+  _globals['_LISTRUNSRESPONSE']._serialized_end=2288
+  _globals['_THREADSERVICE']._serialized_start=2429
+  _globals['_THREADSERVICE']._serialized_end=3798
 # @@protoc_insertion_point(module_scope)

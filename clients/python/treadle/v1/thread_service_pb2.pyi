@@ -67,10 +67,12 @@ class Run(_message.Message):
     def __init__(self, id: _Optional[str] = ..., agent_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., status: _Optional[_Union[RunStatus, str]] = ..., finish_reason: _Optional[_Union[_chunk_pb2.FinishReason, str]] = ..., usage: _Optional[_Union[_chunk_pb2.Usage, _Mapping]] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class CreateThreadRequest(_message.Message):
-    __slots__ = ("thread",)
+    __slots__ = ("thread", "request_id")
     THREAD_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     thread: Thread
-    def __init__(self, thread: _Optional[_Union[Thread, _Mapping]] = ...) -> None: ...
+    request_id: str
+    def __init__(self, thread: _Optional[_Union[Thread, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class CreateThreadResponse(_message.Message):
     __slots__ = ("thread",)
@@ -111,14 +113,16 @@ class ListThreadsResponse(_message.Message):
     def __init__(self, threads: _Optional[_Iterable[_Union[Thread, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class UpdateThreadRequest(_message.Message):
-    __slots__ = ("resource_id", "thread", "update_mask")
+    __slots__ = ("resource_id", "thread", "update_mask", "request_id")
     RESOURCE_ID_FIELD_NUMBER: _ClassVar[int]
     THREAD_FIELD_NUMBER: _ClassVar[int]
     UPDATE_MASK_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     resource_id: str
     thread: Thread
     update_mask: _field_mask_pb2.FieldMask
-    def __init__(self, resource_id: _Optional[str] = ..., thread: _Optional[_Union[Thread, _Mapping]] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ...) -> None: ...
+    request_id: str
+    def __init__(self, resource_id: _Optional[str] = ..., thread: _Optional[_Union[Thread, _Mapping]] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class UpdateThreadResponse(_message.Message):
     __slots__ = ("thread",)
@@ -127,12 +131,14 @@ class UpdateThreadResponse(_message.Message):
     def __init__(self, thread: _Optional[_Union[Thread, _Mapping]] = ...) -> None: ...
 
 class DeleteThreadRequest(_message.Message):
-    __slots__ = ("resource_id", "thread_id")
+    __slots__ = ("resource_id", "thread_id", "request_id")
     RESOURCE_ID_FIELD_NUMBER: _ClassVar[int]
     THREAD_ID_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     resource_id: str
     thread_id: str
-    def __init__(self, resource_id: _Optional[str] = ..., thread_id: _Optional[str] = ...) -> None: ...
+    request_id: str
+    def __init__(self, resource_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class DeleteThreadResponse(_message.Message):
     __slots__ = ()

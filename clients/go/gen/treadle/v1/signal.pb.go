@@ -954,7 +954,10 @@ type SendMessageRequest struct {
 	// What to do when the thread is running.
 	IfActive *IfActive `protobuf:"bytes,6,opt,name=if_active,json=ifActive,proto3" json:"if_active,omitempty"`
 	// What to do when the thread is idle.
-	IfIdle        *IfIdle `protobuf:"bytes,7,opt,name=if_idle,json=ifIdle,proto3" json:"if_idle,omitempty"`
+	IfIdle *IfIdle `protobuf:"bytes,7,opt,name=if_idle,json=ifIdle,proto3" json:"if_idle,omitempty"`
+	// Optional client id of this call: a retry with the same id (on any server, within 24 hours)
+	// returns the first answer and changes nothing. Up to 255 characters.
+	RequestId     string `protobuf:"bytes,8,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1038,6 +1041,13 @@ func (x *SendMessageRequest) GetIfIdle() *IfIdle {
 	return nil
 }
 
+func (x *SendMessageRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
 // SendMessageResponse is the response of `SendMessage`.
 type SendMessageResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1110,7 +1120,10 @@ type QueueMessageRequest struct {
 	// Attributes merged in when the thread is running (its behavior is ignored: the message waits).
 	IfActive *IfActive `protobuf:"bytes,6,opt,name=if_active,json=ifActive,proto3" json:"if_active,omitempty"`
 	// Attributes and run options for the run that takes the message.
-	IfIdle        *IfIdle `protobuf:"bytes,7,opt,name=if_idle,json=ifIdle,proto3" json:"if_idle,omitempty"`
+	IfIdle *IfIdle `protobuf:"bytes,7,opt,name=if_idle,json=ifIdle,proto3" json:"if_idle,omitempty"`
+	// Optional client id of this call: a retry with the same id (on any server, within 24 hours)
+	// returns the first answer and changes nothing. Up to 255 characters.
+	RequestId     string `protobuf:"bytes,8,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1194,6 +1207,13 @@ func (x *QueueMessageRequest) GetIfIdle() *IfIdle {
 	return nil
 }
 
+func (x *QueueMessageRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
 // QueueMessageResponse is the response of `QueueMessage`.
 type QueueMessageResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1266,7 +1286,10 @@ type SendSignalRequest struct {
 	// What to do when the thread is running.
 	IfActive *IfActive `protobuf:"bytes,6,opt,name=if_active,json=ifActive,proto3" json:"if_active,omitempty"`
 	// What to do when the thread is idle.
-	IfIdle        *IfIdle `protobuf:"bytes,7,opt,name=if_idle,json=ifIdle,proto3" json:"if_idle,omitempty"`
+	IfIdle *IfIdle `protobuf:"bytes,7,opt,name=if_idle,json=ifIdle,proto3" json:"if_idle,omitempty"`
+	// Optional client id of this call: a retry with the same id (on any server, within 24 hours)
+	// returns the first answer and changes nothing. Up to 255 characters.
+	RequestId     string `protobuf:"bytes,8,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1348,6 +1371,13 @@ func (x *SendSignalRequest) GetIfIdle() *IfIdle {
 		return x.IfIdle
 	}
 	return nil
+}
+
+func (x *SendSignalRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
 }
 
 // SendSignalResponse is the response of `SendSignal`.
@@ -1549,7 +1579,10 @@ type SendStateSignalRequest struct {
 	// What to do when the thread is running.
 	IfActive *IfActive `protobuf:"bytes,6,opt,name=if_active,json=ifActive,proto3" json:"if_active,omitempty"`
 	// What to do when the thread is idle.
-	IfIdle        *IfIdle `protobuf:"bytes,7,opt,name=if_idle,json=ifIdle,proto3" json:"if_idle,omitempty"`
+	IfIdle *IfIdle `protobuf:"bytes,7,opt,name=if_idle,json=ifIdle,proto3" json:"if_idle,omitempty"`
+	// Optional client id of this call: a retry with the same id (on any server, within 24 hours)
+	// returns the first answer and changes nothing. Up to 255 characters.
+	RequestId     string `protobuf:"bytes,8,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1631,6 +1664,13 @@ func (x *SendStateSignalRequest) GetIfIdle() *IfIdle {
 		return x.IfIdle
 	}
 	return nil
+}
+
+func (x *SendStateSignalRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
 }
 
 // SendStateSignalResponse is the response of `SendStateSignal`.
@@ -2166,7 +2206,10 @@ type SendNotificationSignalRequest struct {
 	Notification *Notification `protobuf:"bytes,4,opt,name=notification,proto3" json:"notification,omitempty"`
 	// Options of the run started when the notification wakes an idle thread (only
 	// `stream_options` is used).
-	IfIdle        *IfIdle `protobuf:"bytes,5,opt,name=if_idle,json=ifIdle,proto3" json:"if_idle,omitempty"`
+	IfIdle *IfIdle `protobuf:"bytes,5,opt,name=if_idle,json=ifIdle,proto3" json:"if_idle,omitempty"`
+	// Optional client id of this call: a retry with the same id (on any server, within 24 hours)
+	// returns the first answer and changes nothing. Up to 255 characters.
+	RequestId     string `protobuf:"bytes,6,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2234,6 +2277,13 @@ func (x *SendNotificationSignalRequest) GetIfIdle() *IfIdle {
 		return x.IfIdle
 	}
 	return nil
+}
+
+func (x *SendNotificationSignalRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
 }
 
 // SendNotificationSignalResponse is the response of `SendNotificationSignal`.
@@ -2602,7 +2652,10 @@ type AbortRunRequest struct {
 	// Resource (owner) of the thread whose active run is aborted.
 	ResourceId string `protobuf:"bytes,2,opt,name=resource_id,json=resourceId,proto3" json:"resource_id,omitempty"`
 	// The thread whose active run is aborted.
-	ThreadId      string `protobuf:"bytes,3,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	ThreadId string `protobuf:"bytes,3,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	// Optional client id of this call: a retry with the same id (on any server, within 24 hours)
+	// returns the first answer and changes nothing. Up to 255 characters.
+	RequestId     string `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2654,6 +2707,13 @@ func (x *AbortRunRequest) GetResourceId() string {
 func (x *AbortRunRequest) GetThreadId() string {
 	if x != nil {
 		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *AbortRunRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
 	}
 	return ""
 }
@@ -2868,7 +2928,7 @@ const file_treadle_v1_signal_proto_rawDesc = "" +
 	"\n" +
 	"attributes\x18\x05 \x01(\v2\x17.google.protobuf.StructR\n" +
 	"attributes\x12J\n" +
-	"\x12ordered_attributes\x18\x06 \x03(\v2\x1b.treadle.v1.SignalAttributeR\x11orderedAttributes\"\x99\x02\n" +
+	"\x12ordered_attributes\x18\x06 \x03(\v2\x1b.treadle.v1.SignalAttributeR\x11orderedAttributes\"\xb8\x02\n" +
 	"\x12SendMessageRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x1f\n" +
@@ -2877,10 +2937,12 @@ const file_treadle_v1_signal_proto_rawDesc = "" +
 	"\tthread_id\x18\x04 \x01(\tR\bthreadId\x123\n" +
 	"\amessage\x18\x05 \x01(\v2\x19.treadle.v1.SignalMessageR\amessage\x121\n" +
 	"\tif_active\x18\x06 \x01(\v2\x14.treadle.v1.IfActiveR\bifActive\x12+\n" +
-	"\aif_idle\x18\a \x01(\v2\x12.treadle.v1.IfIdleR\x06ifIdle\"\x80\x01\n" +
+	"\aif_idle\x18\a \x01(\v2\x12.treadle.v1.IfIdleR\x06ifIdle\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\b \x01(\tR\trequestId\"\x80\x01\n" +
 	"\x13SendMessageResponse\x126\n" +
 	"\baccepted\x18\x01 \x01(\v2\x1a.treadle.v1.SignalAcceptedR\baccepted\x121\n" +
-	"\x06signal\x18\x02 \x01(\v2\x19.treadle.v1.CreatedSignalR\x06signal\"\x9a\x02\n" +
+	"\x06signal\x18\x02 \x01(\v2\x19.treadle.v1.CreatedSignalR\x06signal\"\xb9\x02\n" +
 	"\x13QueueMessageRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x1f\n" +
@@ -2889,10 +2951,12 @@ const file_treadle_v1_signal_proto_rawDesc = "" +
 	"\tthread_id\x18\x04 \x01(\tR\bthreadId\x123\n" +
 	"\amessage\x18\x05 \x01(\v2\x19.treadle.v1.SignalMessageR\amessage\x121\n" +
 	"\tif_active\x18\x06 \x01(\v2\x14.treadle.v1.IfActiveR\bifActive\x12+\n" +
-	"\aif_idle\x18\a \x01(\v2\x12.treadle.v1.IfIdleR\x06ifIdle\"\x81\x01\n" +
+	"\aif_idle\x18\a \x01(\v2\x12.treadle.v1.IfIdleR\x06ifIdle\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\b \x01(\tR\trequestId\"\x81\x01\n" +
 	"\x14QueueMessageResponse\x126\n" +
 	"\baccepted\x18\x01 \x01(\v2\x1a.treadle.v1.SignalAcceptedR\baccepted\x121\n" +
-	"\x06signal\x18\x02 \x01(\v2\x19.treadle.v1.CreatedSignalR\x06signal\"\x8f\x02\n" +
+	"\x06signal\x18\x02 \x01(\v2\x19.treadle.v1.CreatedSignalR\x06signal\"\xae\x02\n" +
 	"\x11SendSignalRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x1f\n" +
@@ -2901,7 +2965,9 @@ const file_treadle_v1_signal_proto_rawDesc = "" +
 	"\tthread_id\x18\x04 \x01(\tR\bthreadId\x12*\n" +
 	"\x06signal\x18\x05 \x01(\v2\x12.treadle.v1.SignalR\x06signal\x121\n" +
 	"\tif_active\x18\x06 \x01(\v2\x14.treadle.v1.IfActiveR\bifActive\x12+\n" +
-	"\aif_idle\x18\a \x01(\v2\x12.treadle.v1.IfIdleR\x06ifIdle\"\x7f\n" +
+	"\aif_idle\x18\a \x01(\v2\x12.treadle.v1.IfIdleR\x06ifIdle\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\b \x01(\tR\trequestId\"\x7f\n" +
 	"\x12SendSignalResponse\x126\n" +
 	"\baccepted\x18\x01 \x01(\v2\x1a.treadle.v1.SignalAcceptedR\baccepted\x121\n" +
 	"\x06signal\x18\x02 \x01(\v2\x19.treadle.v1.CreatedSignalR\x06signal\"\xb2\x03\n" +
@@ -2918,7 +2984,7 @@ const file_treadle_v1_signal_proto_rawDesc = "" +
 	"\bmetadata\x18\b \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12\x19\n" +
 	"\btag_name\x18\t \x01(\tR\atagName\x12J\n" +
 	"\x12ordered_attributes\x18\n" +
-	" \x03(\v2\x1b.treadle.v1.SignalAttributeR\x11orderedAttributes\"\x97\x02\n" +
+	" \x03(\v2\x1b.treadle.v1.SignalAttributeR\x11orderedAttributes\"\xb6\x02\n" +
 	"\x16SendStateSignalRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x1f\n" +
@@ -2927,7 +2993,9 @@ const file_treadle_v1_signal_proto_rawDesc = "" +
 	"\tthread_id\x18\x04 \x01(\tR\bthreadId\x12-\n" +
 	"\x05state\x18\x05 \x01(\v2\x17.treadle.v1.StateSignalR\x05state\x121\n" +
 	"\tif_active\x18\x06 \x01(\v2\x14.treadle.v1.IfActiveR\bifActive\x12+\n" +
-	"\aif_idle\x18\a \x01(\v2\x12.treadle.v1.IfIdleR\x06ifIdle\"\xd0\x01\n" +
+	"\aif_idle\x18\a \x01(\v2\x12.treadle.v1.IfIdleR\x06ifIdle\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\b \x01(\tR\trequestId\"\xd0\x01\n" +
 	"\x17SendStateSignalResponse\x126\n" +
 	"\baccepted\x18\x01 \x01(\v2\x1a.treadle.v1.SignalAcceptedR\baccepted\x121\n" +
 	"\x06signal\x18\x02 \x01(\v2\x19.treadle.v1.CreatedSignalR\x06signal\x12\x18\n" +
@@ -2987,14 +3055,16 @@ const file_treadle_v1_signal_proto_rawDesc = "" +
 	"deliver_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tdeliverAt\x129\n" +
 	"\n" +
 	"summary_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tsummaryAt\x12\x12\n" +
-	"\x04rule\x18\x04 \x01(\tR\x04rule\"\xe3\x01\n" +
+	"\x04rule\x18\x04 \x01(\tR\x04rule\"\x82\x02\n" +
 	"\x1dSendNotificationSignalRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1f\n" +
 	"\vresource_id\x18\x02 \x01(\tR\n" +
 	"resourceId\x12\x1b\n" +
 	"\tthread_id\x18\x03 \x01(\tR\bthreadId\x12<\n" +
 	"\fnotification\x18\x04 \x01(\v2\x18.treadle.v1.NotificationR\fnotification\x12+\n" +
-	"\aif_idle\x18\x05 \x01(\v2\x12.treadle.v1.IfIdleR\x06ifIdle\"\x98\x02\n" +
+	"\aif_idle\x18\x05 \x01(\v2\x12.treadle.v1.IfIdleR\x06ifIdle\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x06 \x01(\tR\trequestId\"\x98\x02\n" +
 	"\x1eSendNotificationSignalResponse\x126\n" +
 	"\x06record\x18\x01 \x01(\v2\x1e.treadle.v1.NotificationRecordR\x06record\x12<\n" +
 	"\bdecision\x18\x02 \x01(\v2 .treadle.v1.NotificationDecisionR\bdecision\x12\x15\n" +
@@ -3018,12 +3088,14 @@ const file_treadle_v1_signal_proto_rawDesc = "" +
 	"\x19SubscribeToThreadResponse\x12)\n" +
 	"\x06chunks\x18\x01 \x03(\v2\x11.treadle.v1.ChunkR\x06chunks\x124\n" +
 	"\n" +
-	"active_run\x18\x02 \x01(\v2\x15.treadle.v1.ActiveRunR\tactiveRun\"f\n" +
+	"active_run\x18\x02 \x01(\v2\x15.treadle.v1.ActiveRunR\tactiveRun\"\x85\x01\n" +
 	"\x0fAbortRunRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1f\n" +
 	"\vresource_id\x18\x02 \x01(\tR\n" +
 	"resourceId\x12\x1b\n" +
-	"\tthread_id\x18\x03 \x01(\tR\bthreadId\"C\n" +
+	"\tthread_id\x18\x03 \x01(\tR\bthreadId\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x04 \x01(\tR\trequestId\"C\n" +
 	"\x10AbortRunResponse\x12\x18\n" +
 	"\aaborted\x18\x01 \x01(\bR\aaborted\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\"S\n" +

@@ -298,7 +298,10 @@ func (x *Run) GetEndTime() *timestamppb.Timestamp {
 type CreateThreadRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The thread; `id` and `resource_id` MUST be set.
-	Thread        *Thread `protobuf:"bytes,1,opt,name=thread,proto3" json:"thread,omitempty"`
+	Thread *Thread `protobuf:"bytes,1,opt,name=thread,proto3" json:"thread,omitempty"`
+	// Optional client id of this call: a retry with the same id (on any server, within 24 hours)
+	// returns the first answer and changes nothing. Up to 255 characters.
+	RequestId     string `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -338,6 +341,13 @@ func (x *CreateThreadRequest) GetThread() *Thread {
 		return x.Thread
 	}
 	return nil
+}
+
+func (x *CreateThreadRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
 }
 
 // CreateThreadResponse is the response of `CreateThread`.
@@ -614,7 +624,10 @@ type UpdateThreadRequest struct {
 	// The thread's new fields; `id` names the thread.
 	Thread *Thread `protobuf:"bytes,2,opt,name=thread,proto3" json:"thread,omitempty"`
 	// The fields to set: `title`, `metadata`. When unset, both are set.
-	UpdateMask    *fieldmaskpb.FieldMask `protobuf:"bytes,3,opt,name=update_mask,json=updateMask,proto3" json:"update_mask,omitempty"`
+	UpdateMask *fieldmaskpb.FieldMask `protobuf:"bytes,3,opt,name=update_mask,json=updateMask,proto3" json:"update_mask,omitempty"`
+	// Optional client id of this call: a retry with the same id (on any server, within 24 hours)
+	// returns the first answer and changes nothing. Up to 255 characters.
+	RequestId     string `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -670,6 +683,13 @@ func (x *UpdateThreadRequest) GetUpdateMask() *fieldmaskpb.FieldMask {
 	return nil
 }
 
+func (x *UpdateThreadRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
 // UpdateThreadResponse is the response of `UpdateThread`.
 type UpdateThreadResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -722,7 +742,10 @@ type DeleteThreadRequest struct {
 	// Id of the resource that owns the thread.
 	ResourceId string `protobuf:"bytes,1,opt,name=resource_id,json=resourceId,proto3" json:"resource_id,omitempty"`
 	// Id of the thread.
-	ThreadId      string `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	ThreadId string `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	// Optional client id of this call: a retry with the same id (on any server, within 24 hours)
+	// returns the first answer and changes nothing. Up to 255 characters.
+	RequestId     string `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -767,6 +790,13 @@ func (x *DeleteThreadRequest) GetResourceId() string {
 func (x *DeleteThreadRequest) GetThreadId() string {
 	if x != nil {
 		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *DeleteThreadRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
 	}
 	return ""
 }
@@ -1091,9 +1121,11 @@ const file_treadle_v1_thread_service_proto_rawDesc = "" +
 	"\x05usage\x18\a \x01(\v2\x11.treadle.v1.UsageR\x05usage\x129\n" +
 	"\n" +
 	"start_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x125\n" +
-	"\bend_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\"A\n" +
+	"\bend_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\"`\n" +
 	"\x13CreateThreadRequest\x12*\n" +
-	"\x06thread\x18\x01 \x01(\v2\x12.treadle.v1.ThreadR\x06thread\"B\n" +
+	"\x06thread\x18\x01 \x01(\v2\x12.treadle.v1.ThreadR\x06thread\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x02 \x01(\tR\trequestId\"B\n" +
 	"\x14CreateThreadResponse\x12*\n" +
 	"\x06thread\x18\x01 \x01(\v2\x12.treadle.v1.ThreadR\x06thread\"P\n" +
 	"\x10GetThreadRequest\x12\x1f\n" +
@@ -1110,19 +1142,23 @@ const file_treadle_v1_thread_service_proto_rawDesc = "" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\"k\n" +
 	"\x13ListThreadsResponse\x12,\n" +
 	"\athreads\x18\x01 \x03(\v2\x12.treadle.v1.ThreadR\athreads\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x9f\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xbe\x01\n" +
 	"\x13UpdateThreadRequest\x12\x1f\n" +
 	"\vresource_id\x18\x01 \x01(\tR\n" +
 	"resourceId\x12*\n" +
 	"\x06thread\x18\x02 \x01(\v2\x12.treadle.v1.ThreadR\x06thread\x12;\n" +
 	"\vupdate_mask\x18\x03 \x01(\v2\x1a.google.protobuf.FieldMaskR\n" +
-	"updateMask\"B\n" +
+	"updateMask\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x04 \x01(\tR\trequestId\"B\n" +
 	"\x14UpdateThreadResponse\x12*\n" +
-	"\x06thread\x18\x01 \x01(\v2\x12.treadle.v1.ThreadR\x06thread\"S\n" +
+	"\x06thread\x18\x01 \x01(\v2\x12.treadle.v1.ThreadR\x06thread\"r\n" +
 	"\x13DeleteThreadRequest\x12\x1f\n" +
 	"\vresource_id\x18\x01 \x01(\tR\n" +
 	"resourceId\x12\x1b\n" +
-	"\tthread_id\x18\x02 \x01(\tR\bthreadId\"\x16\n" +
+	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x03 \x01(\tR\trequestId\"\x16\n" +
 	"\x14DeleteThreadResponse\"\x8f\x01\n" +
 	"\x13ListMessagesRequest\x12\x1f\n" +
 	"\vresource_id\x18\x01 \x01(\tR\n" +

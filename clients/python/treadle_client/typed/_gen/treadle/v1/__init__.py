@@ -1415,6 +1415,12 @@ class AbortRunRequest(betterproto2.Message):
     The thread whose active run is aborted.
     """
 
+    request_id: "str" = betterproto2.field(4, betterproto2.TYPE_STRING)
+    """
+    Optional client id of this call: a retry with the same id (on any server, within 24 hours)
+    returns the first answer and changes nothing. Up to 255 characters.
+    """
+
 
 default_message_pool.register_message("treadle.v1", "AbortRunRequest", AbortRunRequest)
 
@@ -2304,6 +2310,12 @@ class CreateThreadRequest(betterproto2.Message):
     The thread; `id` and `resource_id` MUST be set.
     """
 
+    request_id: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+    """
+    Optional client id of this call: a retry with the same id (on any server, within 24 hours)
+    returns the first answer and changes nothing. Up to 255 characters.
+    """
+
 
 default_message_pool.register_message(
     "treadle.v1", "CreateThreadRequest", CreateThreadRequest
@@ -2433,6 +2445,12 @@ class DeleteThreadRequest(betterproto2.Message):
     thread_id: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
     """
     Id of the thread.
+    """
+
+    request_id: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    """
+    Optional client id of this call: a retry with the same id (on any server, within 24 hours)
+    returns the first answer and changes nothing. Up to 255 characters.
     """
 
 
@@ -5195,6 +5213,12 @@ class QueueMessageRequest(betterproto2.Message):
     Attributes and run options for the run that takes the message.
     """
 
+    request_id: "str" = betterproto2.field(8, betterproto2.TYPE_STRING)
+    """
+    Optional client id of this call: a retry with the same id (on any server, within 24 hours)
+    returns the first answer and changes nothing. Up to 255 characters.
+    """
+
 
 default_message_pool.register_message(
     "treadle.v1", "QueueMessageRequest", QueueMessageRequest
@@ -5566,6 +5590,12 @@ class SendMessageRequest(betterproto2.Message):
     What to do when the thread is idle.
     """
 
+    request_id: "str" = betterproto2.field(8, betterproto2.TYPE_STRING)
+    """
+    Optional client id of this call: a retry with the same id (on any server, within 24 hours)
+    returns the first answer and changes nothing. Up to 255 characters.
+    """
+
 
 default_message_pool.register_message(
     "treadle.v1", "SendMessageRequest", SendMessageRequest
@@ -5633,6 +5663,12 @@ class SendNotificationSignalRequest(betterproto2.Message):
     """
     Options of the run started when the notification wakes an idle thread (only
     `stream_options` is used).
+    """
+
+    request_id: "str" = betterproto2.field(6, betterproto2.TYPE_STRING)
+    """
+    Optional client id of this call: a retry with the same id (on any server, within 24 hours)
+    returns the first answer and changes nothing. Up to 255 characters.
     """
 
 
@@ -5733,6 +5769,12 @@ class SendSignalRequest(betterproto2.Message):
     What to do when the thread is idle.
     """
 
+    request_id: "str" = betterproto2.field(8, betterproto2.TYPE_STRING)
+    """
+    Optional client id of this call: a retry with the same id (on any server, within 24 hours)
+    returns the first answer and changes nothing. Up to 255 characters.
+    """
+
 
 default_message_pool.register_message(
     "treadle.v1", "SendSignalRequest", SendSignalRequest
@@ -5810,6 +5852,12 @@ class SendStateSignalRequest(betterproto2.Message):
     )
     """
     What to do when the thread is idle.
+    """
+
+    request_id: "str" = betterproto2.field(8, betterproto2.TYPE_STRING)
+    """
+    Optional client id of this call: a retry with the same id (on any server, within 24 hours)
+    returns the first answer and changes nothing. Up to 255 characters.
     """
 
 
@@ -7690,6 +7738,12 @@ class UpdateThreadRequest(betterproto2.Message):
     )
     """
     The fields to set: `title`, `metadata`. When unset, both are set.
+    """
+
+    request_id: "str" = betterproto2.field(4, betterproto2.TYPE_STRING)
+    """
+    Optional client id of this call: a retry with the same id (on any server, within 24 hours)
+    returns the first answer and changes nothing. Up to 255 characters.
     """
 
 
