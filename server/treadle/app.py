@@ -178,6 +178,7 @@ class TreadleApp:
         self.agent_service.threads = self.threads
         self.server.add_service(THREAD_SERVICE, self.thread_service.register)
         self.server.drained.append(self.thread_service.inflight)
+        self.server.drained.append(_Leaving(self.threads))
         self.store: SqlStore | None = None
         self.port: int | None = None
 
@@ -508,3 +509,16 @@ def _within_storage_budget(limits: Limits, max_message_bytes: int) -> Limits:
                  "store lists back within %d bytes (TREADLE_MAX_MESSAGE_BYTES)",
                  fitted.max_request_bytes, fitted.max_signal_bytes, max_message_bytes)
     return fitted
+
+
+class _Leaving:
+    """Drained at SIGTERM: the thread runtime takes over no thread while the server drains."""
+
+    def __init__(self, threads: ThreadRuntime) -> None:
+        self._threads = threads
+
+    def start_draining(self) -> None:
+        self._threads.start_draining()
+
+    async def wait_idle(self) -> None:
+        return None

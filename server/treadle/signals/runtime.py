@@ -208,6 +208,8 @@ class ThreadRuntime:
         self._idle = asyncio.Event()
         self._idle.set()
         self._stopping = False
+        self._leaving = False
+        """Set at SIGTERM (``start_draining``): this replica takes over no thread any more."""
         self._tasks: set[asyncio.Task[None]] = set()
         """Every run task until it has fully ended (its end also starts the next run)."""
         self.on_idle: list[OnIdle] = []
@@ -427,6 +429,15 @@ class ThreadRuntime:
             await asyncio.shield(task)
         return run.run_id
 
+    def start_draining(self) -> None:
+        """SIGTERM, while the calls and runs in flight finish: this replica is leaving, so it
+        takes over no thread whose lease expires meanwhile (another replica will); ``stop``
+        ends the rest."""
+        self._leaving = True
+        for handle in self._watches.values():
+            handle.cancel()
+        self._watches.clear()
+
     async def stop(self) -> None:
         """Server shutdown: end every active run; queued and persisted signals stay stored."""
         self._stopping = True
@@ -534,7 +545,7 @@ class ThreadRuntime:
 
     def _watch(self, key: ThreadKey, expires_at: datetime) -> None:
         """Look at the thread's lease when it expires: renewed, look again then; not, take over."""
-        if self._stopping or key in self._active:
+        if self._stopping or self._leaving or key in self._active:
             return
         self._unwatch(key)
         delay = max(0.0, (expires_at - self.clock()).total_seconds())
@@ -560,8 +571,8 @@ class ThreadRuntime:
         """The thread's runner is gone: run what is queued for it (persisted signals join the
         run), or, when nothing is, deliver what waited for the thread to be idle. The takeover
         holds the lease itself, so of several watching replicas exactly one does it."""
-        if key in self._active:
-            return  # a run of this replica holds the thread
+        if key in self._active or self._leaving:
+            return  # a run of this replica holds the thread; or this replica is leaving
         try:
             token = await self._acquire(key, new_id("takeover"), "")
         except _HeldElsewhere as e:  # another replica took it over (or a run started)
