@@ -84,18 +84,25 @@ def show_run(run: thread_service_pb2.Run, mine: list[message_pb2.Message], out: 
     print(f"  tokens:   {u.input_tokens} in, {u.output_tokens} out"
           + (f", {u.reasoning_tokens} reasoning" if u.reasoning_tokens else "")
           + (f", {u.cached_input_tokens} cached" if u.cached_input_tokens else ""), file=out)
-    steps = sum(1 for m in mine for p in m.content.parts if p.WhichOneof("part") == "step_start")
+    assistant = [m for m in mine if m.role == message_pb2.MESSAGE_ROLE_ASSISTANT]
+    # An assistant message holds one step, then a step-start part before each further one; the
+    # answer after a signal taken in at a step boundary is a new message (its next step).
+    steps = sum(1 + sum(p.WhichOneof("part") == "step_start" for p in m.content.parts) for m in assistant)
     print(f"  steps:    {steps}", file=out)
+    step = 0
     for message in mine:
         if message.role == message_pb2.MESSAGE_ROLE_ASSISTANT:
-            _print_steps(message, out)
+            step = _print_steps(message, step, out)
         else:
             print_message(message, out)
 
 
-def _print_steps(message: message_pb2.Message, out: TextIO) -> None:
-    """The assistant message of a run, split at its step-start parts."""
-    step, current = 0, message_pb2.Message(role=message.role)
+def _print_steps(message: message_pb2.Message, step: int, out: TextIO) -> int:
+    """An assistant message of the run, one step after ``step`` and one more at each step-start
+    part; returns the last step's number."""
+    step += 1
+    print(f"step {step}", file=out)
+    current = message_pb2.Message(role=message.role)
     for part in message.content.parts:
         if part.WhichOneof("part") == "step_start":
             if current.content.parts:
@@ -107,6 +114,7 @@ def _print_steps(message: message_pb2.Message, out: TextIO) -> None:
             current.content.parts.append(part)
     if current.content.parts:
         print_message(current, out)
+    return step
 
 
 def _during(message: message_pb2.Message, run: thread_service_pb2.Run, after: int) -> bool:
