@@ -349,7 +349,8 @@ class ThreadRuntime:
     async def stream(self, agent: Agent, request: RunRequest) -> AsyncIterator[Chunk]:
         """A caller's own run on a thread (``AgentService.Stream`` with memory): its chunks go to
         the caller and to the thread's subscribers, and, when the thread was idle, it is the
-        thread's active run, so signals reach it. On a running thread it runs beside that run."""
+        thread's active run, so signals reach it. On a running thread it waits for that run to
+        end (one runner per thread)."""
         key = self._memory_key(agent, request)
         if key is None:
             async for chunk in self.loop.stream(agent, request):
@@ -395,16 +396,40 @@ class ThreadRuntime:
         self.loop.plan(agent, request)  # a bad request raises before the thread is reserved
         if request.run_id and await self.run_thread(request.run_id) is not None:
             raise AlreadyExistsError(f"run id {request.run_id!r} is taken: choose another, or leave run_id empty")
-        async with self._locks[key]:
-            if key in self._active or self._stopping:
-                return None, request
-            run = ActiveRun(request.run_id or new_id("run"), agent.id, key, options=request.options)
+        while True:
+            # Subscribed before the thread is looked at, so that its run's end is not missed.
+            watch = self.hub.subscribe(key)
             try:
-                run.lease = await self._acquire(key, run.run_id, agent.id)
-            except _HeldElsewhere:  # then it runs beside the other replica's
-                return None, request
-            self._activate(run)
-            return run, replace(request, run_id=run.run_id, inbox=run.inbox)
+                async with self._locks[key]:
+                    if self._stopping:
+                        return None, request
+                    held: Lease | None = None
+                    if key not in self._active:
+                        run = ActiveRun(request.run_id or new_id("run"), agent.id, key, options=request.options)
+                        try:
+                            run.lease = await self._acquire(key, run.run_id, agent.id)
+                        except _HeldElsewhere as e:
+                            held = e.lease
+                        else:
+                            self._activate(run)
+                            return run, replace(request, run_id=run.run_id, inbox=run.inbox)
+                # One runner per thread: a caller's run on a busy thread waits for that run to end.
+                await self._until_idle(watch, held)
+            finally:
+                watch.close()
+
+    async def _until_idle(self, watch: Subscription, held: Lease | None) -> None:
+        """Until the thread's active run ends (here or on another replica), or, for another
+        replica's, until its lease runs out (its replica may be gone: the caller looks again)."""
+        left = self.lease_ttl if held is None else max(0.0, (held.expires_at - self.clock()).total_seconds())
+
+        async def ended() -> None:
+            async for event in watch.events():
+                if isinstance(event, ActiveRunChanged) and not event.run_id:
+                    return
+
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(ended(), left + 0.05)
 
     def _publisher(self, key: ThreadKey, run: ActiveRun | None) -> Callable[[Chunk], None]:
         started = False
