@@ -202,3 +202,26 @@ async def _until_abort(subscription: Any) -> list[Any]:
         if chunk.HasField("abort"):
             break
     return chunks
+
+
+async def test_a_retried_call_with_its_request_id_is_answered_once_and_applied_once(
+    database: Database, start_app: StartApp, openai_server: Callable[..., OpenAIServer]
+) -> None:
+    """What a client does after UNAVAILABLE: the same call again with the same ``request_id``."""
+    server = openai_server([Turn.say("hello back")])
+    running = await start(database, start_app, server)
+    async with AgentClient(running.target) as client:
+        await client.create_thread(RES, THR, request_id="create-1")
+        again = await client.create_thread(RES, THR, request_id="create-1")  # not ALREADY_EXISTS
+        assert again.id == THR
+        subscription = await client.subscribe_to_thread(RES, THR)
+        first = await client.send_message("echo", "only once", resource_id=RES, thread_id=THR, request_id="send-1")
+        assert len(await runs_ended(subscription, 1)) > 0
+        retried = await client.send_message("echo", "only once", resource_id=RES, thread_id=THR, request_id="send-1")
+        assert retried == first and first.accepted.action == signal_pb2.SIGNAL_ACTION_WAKE
+        texts = [m.content.parts[0].text.text for m in await client.list_messages(RES, THR)]
+        assert texts == ["only once", "hello back"]
+        assert len(server.requests) == 1
+        other = await client.send_message("echo", "only once", resource_id=RES, thread_id=THR, request_id="send-2",
+                                          if_idle={"behavior": "IDLE_BEHAVIOR_PERSIST"})
+        assert other.signal.id != first.signal.id  # another id is another call

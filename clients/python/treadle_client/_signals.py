@@ -97,53 +97,56 @@ class SignalCalls:
     async def send_message(
         self, agent_id: str, message: str | Json, *, resource_id: str = "", thread_id: str = "",
         run_id: str = "", attributes: Json | None = None, if_active: Json | None = None,
-        if_idle: Json | None = None, timeout: float | None = None,
+        if_idle: Json | None = None, request_id: str = "",
+        timeout: float | None = None,
     ) -> signal_pb2.SendMessageResponse:
         """A user message (``SendMessage``); ``message`` is text or a ``SignalMessage`` dict."""
         request = signal_pb2.SendMessageRequest()
-        _target(request, agent_id, resource_id, thread_id, run_id, if_active, if_idle)
+        _target(request, agent_id, resource_id, thread_id, run_id, if_active, if_idle, request_id)
         _message(request.message, message, attributes)
         return await self._stub_signals.SendMessage(request, timeout=timeout, metadata=self._metadata)  # type: ignore[no-any-return]
 
     async def queue_message(
         self, agent_id: str, message: str | Json, *, resource_id: str = "", thread_id: str = "",
         run_id: str = "", attributes: Json | None = None, if_active: Json | None = None,
-        if_idle: Json | None = None, timeout: float | None = None,
+        if_idle: Json | None = None, request_id: str = "",
+        timeout: float | None = None,
     ) -> signal_pb2.QueueMessageResponse:
         """A user message run after the thread's active run (``QueueMessage``)."""
         request = signal_pb2.QueueMessageRequest()
-        _target(request, agent_id, resource_id, thread_id, run_id, if_active, if_idle)
+        _target(request, agent_id, resource_id, thread_id, run_id, if_active, if_idle, request_id)
         _message(request.message, message, attributes)
         return await self._stub_signals.QueueMessage(request, timeout=timeout, metadata=self._metadata)  # type: ignore[no-any-return]
 
     async def send_signal(
         self, agent_id: str, signal: Json, *, resource_id: str = "", thread_id: str = "",
         run_id: str = "", if_active: Json | None = None, if_idle: Json | None = None,
-        timeout: float | None = None,
+        request_id: str = "", timeout: float | None = None,
     ) -> signal_pb2.SendSignalResponse:
         """A signal: ``{"type": "notification", "tagName": "github-review", "contents": ...}``."""
         request = signal_pb2.SendSignalRequest()
-        _target(request, agent_id, resource_id, thread_id, run_id, if_active, if_idle)
+        _target(request, agent_id, resource_id, thread_id, run_id, if_active, if_idle, request_id)
         json_format.ParseDict(_ordered(signal), request.signal)
         return await self._stub_signals.SendSignal(request, timeout=timeout, metadata=self._metadata)  # type: ignore[no-any-return]
 
     async def send_state_signal(
         self, agent_id: str, state: Json, *, resource_id: str, thread_id: str,
-        if_active: Json | None = None, if_idle: Json | None = None, timeout: float | None = None,
+        if_active: Json | None = None, if_idle: Json | None = None, request_id: str = "", timeout: float | None = None,
     ) -> signal_pb2.SendStateSignalResponse:
         """Named thread state (``{"id": "browser", "cacheKey": ..., "contents": ...}``)."""
         request = signal_pb2.SendStateSignalRequest()
-        _target(request, agent_id, resource_id, thread_id, "", if_active, if_idle)
+        _target(request, agent_id, resource_id, thread_id, "", if_active, if_idle, request_id)
         json_format.ParseDict(_ordered(state), request.state)
         return await self._stub_signals.SendStateSignal(request, timeout=timeout, metadata=self._metadata)  # type: ignore[no-any-return]
 
     async def send_notification_signal(
         self, agent_id: str, notification: Json, *, resource_id: str, thread_id: str,
-        if_idle: Json | None = None, timeout: float | None = None,
+        if_idle: Json | None = None, request_id: str = "",
+        timeout: float | None = None,
     ) -> signal_pb2.SendNotificationSignalResponse:
         """An inbox record (``{"source": "github", "kind": "ci-status", "summary": ...}``)."""
         request = signal_pb2.SendNotificationSignalRequest(
-            agent_id=agent_id, resource_id=resource_id, thread_id=thread_id)
+            agent_id=agent_id, resource_id=resource_id, thread_id=thread_id, request_id=request_id)
         json_format.ParseDict(_ordered(notification), request.notification)
         if if_idle is not None:
             json_format.ParseDict(_ordered(if_idle), request.if_idle)
@@ -158,9 +161,11 @@ class SignalCalls:
         return list(response.notifications)
 
     async def abort_run(
-        self, run_id: str = "", *, resource_id: str = "", thread_id: str = "", timeout: float | None = None,
+        self, run_id: str = "", *, resource_id: str = "", thread_id: str = "", request_id: str = "",
+        timeout: float | None = None,
     ) -> bool:
-        request = signal_pb2.AbortRunRequest(run_id=run_id, resource_id=resource_id, thread_id=thread_id)
+        request = signal_pb2.AbortRunRequest(run_id=run_id, resource_id=resource_id, thread_id=thread_id,
+                                             request_id=request_id)
         response = await self._stub_signals.AbortRun(request, timeout=timeout, metadata=self._metadata)
         return bool(response.aborted)
 
@@ -172,8 +177,9 @@ class SignalCalls:
 
 
 def _target(request: Any, agent_id: str, resource_id: str, thread_id: str, run_id: str,
-            if_active: Json | None, if_idle: Json | None) -> None:
+            if_active: Json | None, if_idle: Json | None, request_id: str = "") -> None:
     request.agent_id, request.resource_id, request.thread_id = agent_id, resource_id, thread_id
+    request.request_id = request_id  # a retry with the same id is answered once, applied once
     if run_id:
         request.run_id = run_id
     if if_active is not None:

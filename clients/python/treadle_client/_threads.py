@@ -27,11 +27,11 @@ class ThreadCalls:
 
     async def create_thread(
         self, resource_id: str, thread_id: str, *, title: str = "",
-        metadata: Mapping[str, Any] | None = None, timeout: float | None = None,
+        metadata: Mapping[str, Any] | None = None, request_id: str = "", timeout: float | None = None,
     ) -> pb.Thread:
         thread = pb.Thread(id=thread_id, resource_id=resource_id, title=title, metadata=_struct(metadata))
         response = await self._threads.CreateThread(
-            pb.CreateThreadRequest(thread=thread), timeout=timeout, metadata=self._metadata
+            pb.CreateThreadRequest(thread=thread, request_id=request_id), timeout=timeout, metadata=self._metadata
         )
         return response.thread  # type: ignore[no-any-return]
 
@@ -60,7 +60,7 @@ class ThreadCalls:
 
     async def update_thread(
         self, resource_id: str, thread_id: str, *, title: str | None = None,
-        metadata: Mapping[str, Any] | None = None, timeout: float | None = None,
+        metadata: Mapping[str, Any] | None = None, request_id: str = "", timeout: float | None = None,
     ) -> pb.Thread:
         """Set the title and/or the metadata (only those given)."""
         paths = [name for name, value in (("title", title), ("metadata", metadata)) if value is not None]
@@ -68,14 +68,17 @@ class ThreadCalls:
             resource_id=resource_id,
             thread=pb.Thread(id=thread_id, title=title or "", metadata=_struct(metadata)),
             update_mask=field_mask_pb2.FieldMask(paths=paths),
+            request_id=request_id,
         )
         response = await self._threads.UpdateThread(request, timeout=timeout, metadata=self._metadata)
         return response.thread  # type: ignore[no-any-return]
 
-    async def delete_thread(self, resource_id: str, thread_id: str, *, timeout: float | None = None) -> None:
+    async def delete_thread(
+        self, resource_id: str, thread_id: str, *, request_id: str = "", timeout: float | None = None,
+    ) -> None:
         """Delete the thread with its messages and runs."""
         await self._threads.DeleteThread(
-            pb.DeleteThreadRequest(resource_id=resource_id, thread_id=thread_id),
+            pb.DeleteThreadRequest(resource_id=resource_id, thread_id=thread_id, request_id=request_id),
             timeout=timeout, metadata=self._metadata,
         )
 

@@ -198,10 +198,10 @@ class AgentClient:
 
     async def create_thread(
         self, resource_id: str, thread_id: str, *, title: str = "",
-        metadata: Mapping[str, Any] | None = None, timeout: float | None = None,
+        metadata: Mapping[str, Any] | None = None, request_id: str = "", timeout: float | None = None,
     ) -> v1.Thread:
         thread = await self.plain.create_thread(resource_id, thread_id, title=title, metadata=metadata,
-                                                timeout=timeout)
+                                                request_id=request_id, timeout=timeout)
         return to_dataclass(v1.Thread, thread)
 
     async def get_thread(self, resource_id: str, thread_id: str, *, timeout: float | None = None) -> v1.Thread:
@@ -216,16 +216,18 @@ class AgentClient:
 
     async def update_thread(
         self, resource_id: str, thread_id: str, *, title: str | None = None,
-        metadata: Mapping[str, Any] | None = None, timeout: float | None = None,
+        metadata: Mapping[str, Any] | None = None, request_id: str = "", timeout: float | None = None,
     ) -> v1.Thread:
         """Set the title and/or the metadata (only those given)."""
         thread = await self.plain.update_thread(resource_id, thread_id, title=title, metadata=metadata,
-                                                timeout=timeout)
+                                                request_id=request_id, timeout=timeout)
         return to_dataclass(v1.Thread, thread)
 
-    async def delete_thread(self, resource_id: str, thread_id: str, *, timeout: float | None = None) -> None:
+    async def delete_thread(
+        self, resource_id: str, thread_id: str, *, request_id: str = "", timeout: float | None = None,
+    ) -> None:
         """Delete the thread with its messages and runs."""
-        await self.plain.delete_thread(resource_id, thread_id, timeout=timeout)
+        await self.plain.delete_thread(resource_id, thread_id, request_id=request_id, timeout=timeout)
 
     async def list_messages(
         self, resource_id: str, thread_id: str, *, page_size: int = 0, timeout: float | None = None
@@ -250,60 +252,60 @@ class AgentClient:
     async def send_message(
         self, agent_id: str, message: str | Json, *, resource_id: str = "", thread_id: str = "",
         run_id: str = "", attributes: Mapping[str, Any] | None = None, if_active: Json | None = None,
-        if_idle: Json | None = None, timeout: float | None = None,
+        if_idle: Json | None = None, request_id: str = "", timeout: float | None = None,
     ) -> v1.SendMessageResponse:
         """A user message (``SendMessage``); ``message`` is text or a ``SignalMessage``."""
         response = await self.plain.send_message(
             agent_id, message if isinstance(message, str) else _json(message) or {},
             resource_id=resource_id, thread_id=thread_id, run_id=run_id, attributes=attributes,
-            if_active=_json(if_active), if_idle=_json(if_idle), timeout=timeout,
+            if_active=_json(if_active), if_idle=_json(if_idle), request_id=request_id, timeout=timeout,
         )
         return to_dataclass(v1.SendMessageResponse, response)
 
     async def queue_message(
         self, agent_id: str, message: str | Json, *, resource_id: str = "", thread_id: str = "",
         run_id: str = "", attributes: Mapping[str, Any] | None = None, if_active: Json | None = None,
-        if_idle: Json | None = None, timeout: float | None = None,
+        if_idle: Json | None = None, request_id: str = "", timeout: float | None = None,
     ) -> v1.QueueMessageResponse:
         """A user message run after the thread's active run (``QueueMessage``)."""
         response = await self.plain.queue_message(
             agent_id, message if isinstance(message, str) else _json(message) or {},
             resource_id=resource_id, thread_id=thread_id, run_id=run_id, attributes=attributes,
-            if_active=_json(if_active), if_idle=_json(if_idle), timeout=timeout,
+            if_active=_json(if_active), if_idle=_json(if_idle), request_id=request_id, timeout=timeout,
         )
         return to_dataclass(v1.QueueMessageResponse, response)
 
     async def send_signal(
         self, agent_id: str, signal: Json, *, resource_id: str = "", thread_id: str = "",
         run_id: str = "", if_active: Json | None = None, if_idle: Json | None = None,
-        timeout: float | None = None,
+        request_id: str = "", timeout: float | None = None,
     ) -> v1.SendSignalResponse:
         """A signal: ``v1.Signal(type="notification", tag_name="github-review", contents=...)``."""
         response = await self.plain.send_signal(
             agent_id, _json(signal) or {}, resource_id=resource_id, thread_id=thread_id, run_id=run_id,
-            if_active=_json(if_active), if_idle=_json(if_idle), timeout=timeout,
+            if_active=_json(if_active), if_idle=_json(if_idle), request_id=request_id, timeout=timeout,
         )
         return to_dataclass(v1.SendSignalResponse, response)
 
     async def send_state_signal(
         self, agent_id: str, state: Json, *, resource_id: str, thread_id: str,
-        if_active: Json | None = None, if_idle: Json | None = None, timeout: float | None = None,
+        if_active: Json | None = None, if_idle: Json | None = None, request_id: str = "", timeout: float | None = None,
     ) -> v1.SendStateSignalResponse:
         """Named thread state (``v1.StateSignal(id="browser", cache_key=..., contents=...)``)."""
         response = await self.plain.send_state_signal(
             agent_id, _json(state) or {}, resource_id=resource_id, thread_id=thread_id,
-            if_active=_json(if_active), if_idle=_json(if_idle), timeout=timeout,
+            if_active=_json(if_active), if_idle=_json(if_idle), request_id=request_id, timeout=timeout,
         )
         return to_dataclass(v1.SendStateSignalResponse, response)
 
     async def send_notification_signal(
         self, agent_id: str, notification: Json, *, resource_id: str, thread_id: str,
-        if_idle: Json | None = None, timeout: float | None = None,
+        if_idle: Json | None = None, request_id: str = "", timeout: float | None = None,
     ) -> v1.SendNotificationSignalResponse:
         """An inbox record (``v1.Notification(source="github", kind="ci-status", summary=...)``)."""
         response = await self.plain.send_notification_signal(
             agent_id, _json(notification) or {}, resource_id=resource_id, thread_id=thread_id,
-            if_idle=_json(if_idle), timeout=timeout,
+            if_idle=_json(if_idle), request_id=request_id, timeout=timeout,
         )
         return to_dataclass(v1.SendNotificationSignalResponse, response)
 
@@ -314,9 +316,11 @@ class AgentClient:
         return [to_dataclass(v1.NotificationRecord, r) for r in records]
 
     async def abort_run(
-        self, run_id: str = "", *, resource_id: str = "", thread_id: str = "", timeout: float | None = None,
+        self, run_id: str = "", *, resource_id: str = "", thread_id: str = "", request_id: str = "",
+        timeout: float | None = None,
     ) -> bool:
-        return await self.plain.abort_run(run_id, resource_id=resource_id, thread_id=thread_id, timeout=timeout)
+        return await self.plain.abort_run(run_id, resource_id=resource_id, thread_id=thread_id,
+                                          request_id=request_id, timeout=timeout)
 
     async def get_active_run(self, resource_id: str, thread_id: str, *, timeout: float | None = None) -> str:
         """The thread's running run id, or "" when it is idle."""
