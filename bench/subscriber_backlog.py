@@ -47,11 +47,10 @@ def free_port() -> int:
 
 
 async def run_once(stub: thread_service_pb2_grpc.ThreadServiceStub, thread: str) -> None:
-    where = {"resource_id": "bench", "thread_id": thread}
     sent = await stub.SendMessage(signal_pb2.SendMessageRequest(
-        agent_id="echo", **where, message=signal_pb2.SignalMessage(contents="go")))
+        agent_id="echo", resource_id="bench", thread_id=thread, message=signal_pb2.SignalMessage(contents="go")))
     while True:  # bounded by the fake's one answer; polled through the API as a user would
-        runs = await stub.ListRuns(thread_service_pb2.ListRunsRequest(**where))
+        runs = await stub.ListRuns(thread_service_pb2.ListRunsRequest(resource_id="bench", thread_id=thread))
         mine = [r for r in runs.runs if r.id == sent.accepted.run_id]
         if mine and mine[0].status != thread_service_pb2.RUN_STATUS_RUNNING:
             return
