@@ -257,3 +257,28 @@ class ModerationEmitter:
         await args.writer.custom(
             {"type": "data-progress", "data": {"status": "Processing"}, "transient": True}
         )
+
+
+class AddToolProcessor:
+    """``processInputStep`` returning ``tools``: adds a tool to the first step, keeping the
+    agent's (the framework's ``{...tools, newTool}``). Remotely the tool goes by its name, which
+    the server finds among the tools it can attach to an agent."""
+
+    id = "add-tool"
+
+    def __init__(self, tool: Any) -> None:
+        self.tool = tool
+
+    async def process_input_step(self, args: ProcessInputStepArgs) -> ProcessInputStepResult:
+        if args.step_number == 0:
+            return ProcessInputStepResult(tools={**args.tools, self.tool.name: self.tool})
+        return ProcessInputStepResult()
+
+
+class AddUnknownToolProcessor:
+    """Names a tool nobody has: the hook fails, naming it."""
+
+    id = "add-unknown-tool"
+
+    async def process_input_step(self, args: ProcessInputStepArgs) -> dict[str, Any]:
+        return {"tools": [*args.tools, "no-such-tool"]}

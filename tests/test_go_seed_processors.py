@@ -33,6 +33,7 @@ TESTS = (
     "test_scan_tool_result_blocks_prompt_injection",
     "test_error_recovery_trims_and_retries_context_length",
     "test_moderation_collector_sees_data_parts",
+    "test_input_step_adds_a_tool_that_the_model_sees_and_that_runs",
 )
 for _name in TESTS:
     globals()[_name] = getattr(seed, _name)

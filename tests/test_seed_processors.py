@@ -10,6 +10,8 @@ import pytest
 
 from tests.harness import Harness, harness_factory, of_type, text_of, types  # noqa: F401
 from tests.seed_processors import (
+    AddToolProcessor,
+    AddUnknownToolProcessor,
     AlertingContentFilter,
     ContentFilter,
     DynamicModelProcessor,
@@ -391,3 +393,32 @@ async def test_tool_error_reaches_model_and_after_hook(harness_factory) -> None:
     tool_message = [m for m in h.bodies()[1]["messages"] if m["role"] == "tool"][0]
     assert "database is down" in tool_message["content"]
     assert text_of(chunks) == "sorry"
+
+
+async def test_input_step_adds_a_tool_that_the_model_sees_and_that_runs(harness_factory) -> None:
+    calls: list[Any] = []
+    h: Harness = harness_factory([Turn.call("lookup", {"q": "otter"}), Turn.say("otters hold hands")])
+    lookup = echo_tool("lookup", {"fact": "they hold hands"}, calls)
+    h.registry.add_tool(lookup)  # the server knows it; the agent does not list it
+    agent = h.agent(input_processors=[AddToolProcessor(lookup)], tools=[echo_tool("search", "s")])
+    chunks = await h.stream(agent, "tell me about otters")
+    bodies = h.bodies()
+    assert sorted(t["function"]["name"] for t in bodies[0]["tools"]) == ["lookup", "search"]
+    assert calls == [{"q": "otter"}]
+    assert [(c.payload.tool_name, c.payload.result) for c in of_type(chunks, "tool-result")] == [
+        ("lookup", {"fact": "they hold hands"})
+    ]
+    tool_message = [m for m in bodies[1]["messages"] if m["role"] == "tool"][0]
+    assert json.loads(tool_message["content"]) == {"fact": "they hold hands"}
+    # the override lasts its own step: the next one has the agent's tools again
+    assert [t["function"]["name"] for t in bodies[1]["tools"]] == ["search"]
+    assert text_of(chunks) == "otters hold hands"
+
+
+async def test_input_step_naming_an_unknown_tool_fails_the_run(harness_factory) -> None:
+    h: Harness = harness_factory([])
+    agent = h.agent(input_processors=[AddUnknownToolProcessor()], tools=[echo_tool("search", "s")])
+    chunks = await h.stream(agent, "hi")
+    error = of_type(chunks, "error")[0].payload
+    assert "no-such-tool" in error.message and "add-unknown-tool" in error.message
+    assert h.bodies() == []  # the model was never called

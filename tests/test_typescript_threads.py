@@ -23,6 +23,7 @@ async def test_the_agent_client_subscribes_sends_the_pages_message_and_sees_the_
     t, server = await threads([Turn.say(["Hi ", "Devin"])])
     report = json.loads(await _run_script("thread_signals.ts", t.running.target))
     assert report.pop("text") == "Hi Devin"  # the subscriber saw the woken run's text
+    assert report.pop("finishReason") == "stop"  # the framework's chunk shapes, as stream() gives
     # The object's key order is the order the model sees (not the stable order of a Struct).
     assert user_texts(server.requests[0]) == ['<user from="slack" name="Devin">hello</user>']
     assert report.pop("signalId")

@@ -152,6 +152,7 @@ class TreadleApp:
             meter=meter_provider.get_meter("treadle") if meter_provider is not None else None,
         )
         self.registry.remote_tools = lambda name: remote_tool(self.tool_hub, name)
+        self.registry.remote_tool_attached = lambda name: self.tool_hub.definition(name) is not None
         self.server.add_service(TOOL_SERVICE, ToolServicer(self.tool_hub).register)
         # Remote processors: ids no in-process processor has resolve to the attached streams.
         self.processors = ProcessorHub(

@@ -29,6 +29,7 @@ class Registry:
         self.remote_processors: Callable[[ProcessorRef], Any] | None = None
         """Resolves ids no in-process processor has (remote processors attach by id)."""
         self.remote_tools: Callable[[str], Tool | None] | None = None
+        self.remote_tool_attached: Callable[[str], bool] = lambda name: False
         """Resolves tool names no in-process tool has (remote tools attach by name)."""
         self.builtin_context = builtin.BuiltinContext()
         """What built-in processors are built with (the loop fills in its router and tracer)."""
@@ -141,6 +142,16 @@ class Registry:
         if remote is None:
             raise NotFoundError(f"tool {ref!r} is not registered")
         return remote
+
+    def find_tool(self, name: str) -> Tool | None:
+        """A tool that can run now: registered on the server, or served by an attached remote
+        tool service (``processInputStep`` adds tools by name; an unknown one is an error then,
+        not a placeholder that attaches later as an agent's ``tools`` entry may)."""
+        if name in self._tools:
+            return self._tools[name]
+        if self.remote_tools is not None and self.remote_tool_attached(name):
+            return self.remote_tools(name)
+        return None
 
     def resolve_hooks(self, ref: Any) -> ToolHooks | None:
         if ref is None or isinstance(ref, ToolHooks):

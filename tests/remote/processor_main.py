@@ -59,6 +59,10 @@ class _RecordingHarness:
     def __init__(self, sink: list[Any]) -> None:
         self._sink = sink
         self.server = self
+        self.registry = self  # the server's tools stay with the server
+
+    def add_tool(self, tool: Any) -> None:
+        pass
 
     def add(self, *steps: Any) -> None:
         pass

@@ -103,8 +103,10 @@ func ExampleClient_SubscribeToThread() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		fmt.Print(chunk.GetTextDelta().GetText())
-		if chunk.GetFinish() != nil && chunk.RunId == sent.Accepted.GetRunId() {
+		if chunk.Type() == "text-delta" {
+			fmt.Print(chunk.Text())
+		}
+		if chunk.Type() == "finish" && chunk.RunId == sent.Accepted.GetRunId() {
 			break
 		}
 	}

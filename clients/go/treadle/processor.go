@@ -49,6 +49,23 @@ type ProcessInputStepArgs struct {
 	*treadlev1.ProcessInputStepArgs
 }
 
+// ToolNames are the names of the step's tools (GetTools()), in order.
+func (a *ProcessInputStepArgs) ToolNames() []string {
+	names := make([]string, 0, len(a.GetTools()))
+	for _, t := range a.GetTools() {
+		names = append(names, t.GetName())
+	}
+	return names
+}
+
+// StepTools is the Mastra Processor API's `tools` result of processInputStep, for
+// StepOverrides.Tools: the step's tools become exactly these names (append one to
+// args.ToolNames() to add a tool). Each is one of the step's tools, a tool registered on the
+// server, or a tool an attached tool service serves (ServeTools).
+func StepTools(names ...string) *treadlev1.StepTools {
+	return &treadlev1.StepTools{Names: append([]string{}, names...)}
+}
+
 // ProcessLLMRequestArgs are the arguments of ProcessLLMRequest.
 type ProcessLLMRequestArgs struct {
 	Call

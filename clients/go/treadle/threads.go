@@ -311,10 +311,11 @@ type ThreadSubscription struct {
 	pending []ThreadEvent
 }
 
-// ThreadEvent is one thing a subscription saw: a chunk of a run, or (Chunk nil) a change of the
-// thread's active run, ActiveRun.RunId "" meaning the thread went idle.
+// ThreadEvent is one thing a subscription saw: a chunk of a run (as Stream yields it: Type(),
+// Text(), FinishReason(), the generated getters), or (Chunk nil) a change of the thread's active
+// run, ActiveRun.RunId "" meaning the thread went idle.
 type ThreadEvent struct {
-	Chunk     *treadlev1.Chunk
+	Chunk     *Chunk
 	ActiveRun *treadlev1.ActiveRun
 }
 
@@ -335,7 +336,7 @@ func (c *Client) SubscribeToThread(ctx context.Context, resourceID, threadID str
 	}
 	s.active = first.GetActiveRun()
 	for _, ch := range first.Chunks {
-		s.pending = append(s.pending, ThreadEvent{Chunk: ch})
+		s.pending = append(s.pending, ThreadEvent{Chunk: &Chunk{ch}})
 	}
 	return s, nil
 }
@@ -374,27 +375,42 @@ func (s *ThreadSubscription) Next() (ThreadEvent, error) {
 			s.pending = append(s.pending, ThreadEvent{ActiveRun: r.ActiveRun})
 		}
 		for _, ch := range r.Chunks {
-			s.pending = append(s.pending, ThreadEvent{Chunk: ch})
+			s.pending = append(s.pending, ThreadEvent{Chunk: &Chunk{ch}})
 		}
 		s.mu.Unlock()
 	}
 }
 
-// Recv returns the next chunk (each carries its RunId), skipping run changes (ActiveRun keeps
-// the last one); io.EOF once the stream ended, codes.Canceled after Close.
-func (s *ThreadSubscription) Recv() (*treadlev1.Chunk, error) {
+// Recv returns the next chunk, as Stream yields it (each carries its RunId), skipping run
+// changes (ActiveRun keeps the last one); io.EOF once the stream ended, codes.Canceled after
+// Close.
+func (s *ThreadSubscription) Recv() (Chunk, error) {
 	for {
 		e, err := s.Next()
-		if err != nil || e.Chunk != nil {
-			return e.Chunk, err
+		if err != nil {
+			return Chunk{}, err
+		}
+		if e.Chunk != nil {
+			return *e.Chunk, nil
 		}
 	}
 }
 
-// Chunks yields the subscription's chunks until the stream ends (io.EOF ends it quietly) or
-// the loop breaks; a failure is yielded once, last.
-func (s *ThreadSubscription) Chunks() iter.Seq2[*treadlev1.Chunk, error] {
+// RecvProto is Recv returning the generated message.
+func (s *ThreadSubscription) RecvProto() (*treadlev1.Chunk, error) {
+	c, err := s.Recv()
+	return c.Chunk, err
+}
+
+// Chunks yields the subscription's chunks, as Stream yields them, until the stream ends (io.EOF
+// ends it quietly) or the loop breaks; a failure is yielded once, last.
+func (s *ThreadSubscription) Chunks() iter.Seq2[Chunk, error] {
 	return each(s.Recv)
+}
+
+// ChunksProto is Chunks yielding the generated messages.
+func (s *ThreadSubscription) ChunksProto() iter.Seq2[*treadlev1.Chunk, error] {
+	return each(s.RecvProto)
 }
 
 // Events yields chunks and run changes, as Chunks does.

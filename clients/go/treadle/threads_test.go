@@ -107,7 +107,10 @@ func TestThreadCalls(t *testing.T) {
 		if sub.ActiveRun().GetRunId() != "run-1" || ch.RunId != "run-1" {
 			t.Fatalf("chunk %v while %v is active", ch, sub.ActiveRun())
 		}
-		texts = append(texts, ch.GetTextDelta().GetText())
+		if ch.Type() != "text-delta" {
+			t.Fatalf("chunk type %q", ch.Type())
+		}
+		texts = append(texts, ch.Text())
 	}
 	if len(texts) != 1 || texts[0] != "hi" || sub.ActiveRun().GetRunId() != "" {
 		t.Fatalf("chunks %v, active %v", texts, sub.ActiveRun())
@@ -134,6 +137,22 @@ func TestThreadCalls(t *testing.T) {
 	}
 	if !slices.Equal(seen, []string{"active=run-1", "chunk", "active="}) {
 		t.Fatalf("events: %v", seen)
+	}
+	// The generated messages stay reachable.
+	sub3, err := c.SubscribeToThread(ctx, "u1", "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub3.Close()
+	var raw []*treadlev1.Chunk
+	for ch, err := range sub3.ChunksProto() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw = append(raw, ch)
+	}
+	if len(raw) != 1 || raw[0].GetTextDelta().GetText() != "hi" {
+		t.Fatalf("raw chunks: %v", raw)
 	}
 
 	if _, err := c.UpdateThread(ctx, "u1", "t1", WithTitle("Plans")); err != nil {

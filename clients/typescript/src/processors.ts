@@ -98,6 +98,12 @@ export interface ProcessInputStepResult {
   model?: string;
   toolChoice?: ToolChoice;
   activeTools?: string[];
+  /**
+   * The step's tools become exactly these (`{...tools, lookup: ...}` adds one). Only the names
+   * travel: each must be one of the step's tools, a tool registered on the server, or a tool an
+   * attached tool service serves (`serveTools`).
+   */
+  tools?: Record<string, unknown> | (string | { name: string })[];
   messages?: MastraDBMessage[];
   messageList?: MessageList;
   systemMessages?: (CoreSystemMessage | string)[];

@@ -31,9 +31,10 @@ import {
   type SubscribeToThreadResponse,
 } from "./gen/treadle/v1/signal_pb.js";
 import type { Part } from "./gen/treadle/v1/message_pb.js";
-import { partToProto } from "./internal/convert.js";
+import { chunkFromProto, partToProto } from "./internal/convert.js";
 import { enumFromString, enumToString, fromPlain, toPlain, valueToJs, type Plain } from "./internal/plain.js";
 import type { MastraMessagePart } from "./memory.js";
+import type { ChunkType } from "./stream.js";
 import { type CallControl, ThreadCalls, type ThreadKey } from "./threads.js";
 
 export type Attributes = Record<string, string | number | boolean>;
@@ -168,11 +169,13 @@ export interface ListNotificationsOptions extends ThreadKey, CallControl {
 
 /**
  * The chunks of every run on a thread, from the moment of subscribing. Iterate it (or its
- * `stream`) for chunks; `activeRunId()` is the thread's running run (null when idle), kept
- * current as runs start and end while it is iterated. `unsubscribe()` ends the iteration without
- * aborting anything; `abort()` aborts the active run.
+ * `stream`) for chunks in the framework's shapes, as `stream()` yields them (`chunk.type ===
+ * "text-delta"`, `chunk.payload.text`, `chunk.runId`); `streamProto` yields the generated `Chunk`
+ * messages instead (iterate one of them). `activeRunId()` is the thread's running run (null when
+ * idle), kept current as runs start and end while it is iterated. `unsubscribe()` ends the
+ * iteration without aborting anything; `abort()` aborts the active run.
  */
-export class ThreadSubscription implements AsyncIterable<Chunk> {
+export class ThreadSubscription implements AsyncIterable<ChunkType> {
   private active: string | null;
   private unsubscribed = false;
 
@@ -187,8 +190,14 @@ export class ThreadSubscription implements AsyncIterable<Chunk> {
     this.active = first.activeRun?.runId || null;
   }
 
-  get stream(): AsyncIterable<Chunk> {
+  /** The subscription itself: chunks in the framework's shapes. */
+  get stream(): AsyncIterable<ChunkType> {
     return this;
+  }
+
+  /** The generated `Chunk` messages, as they travelled. */
+  get streamProto(): AsyncIterable<Chunk> {
+    return { [Symbol.asyncIterator]: () => this.protoChunks() };
   }
 
   activeRunId(): string | null {
@@ -213,7 +222,11 @@ export class ThreadSubscription implements AsyncIterable<Chunk> {
     this.unsubscribe();
   }
 
-  async *[Symbol.asyncIterator](): AsyncIterator<Chunk> {
+  async *[Symbol.asyncIterator](): AsyncIterator<ChunkType> {
+    for await (const chunk of this.protoChunks()) yield chunkFromProto(chunk);
+  }
+
+  private async *protoChunks(): AsyncGenerator<Chunk, void, undefined> {
     try {
       for (;;) {
         const r = await this.responses.next();

@@ -78,11 +78,29 @@ describe("signals", () => {
     responses.push(create(SubscribeToThreadResponseSchema, { activeRun: { runId: "run-1", agentId: "support" }, chunks: [delta("a"), delta("b")] }));
     const texts: string[] = [];
     for await (const chunk of subscription.stream) {
-      if (chunk.chunk.case === "textDelta") texts.push(chunk.chunk.value.text);
+      // the framework's shapes, as stream() gives them
+      if (chunk.type === "text-delta") texts.push(chunk.payload.text);
+      assert.equal(chunk.runId, "run-1");
       assert.equal(subscription.activeRunId(), "run-1");
       if (texts.length === 2) subscription.unsubscribe();
     }
     assert.deepEqual(texts, ["a", "b"]);
+  });
+
+  test("a subscription's streamProto yields the generated chunks", async () => {
+    const responses = new Queue<ReturnType<typeof create<typeof SubscribeToThreadResponseSchema>>>();
+    server.threads = { subscribeToThread: () => responses };
+    responses.push(create(SubscribeToThreadResponseSchema, { activeRun: {} }));
+    const subscription = await new AgentClient(server.target).subscribeToThread({ resourceId: "u", threadId: "t" });
+    responses.push(create(SubscribeToThreadResponseSchema, {
+      activeRun: { runId: "run-1", agentId: "support" },
+      chunks: [{ runId: "run-1", chunk: { case: "textDelta", value: { id: "x", text: "raw" } } }],
+    }));
+    for await (const chunk of subscription.streamProto) {
+      assert.equal(chunk.chunk.case, "textDelta");
+      assert.equal(chunk.chunk.case === "textDelta" && chunk.chunk.value.text, "raw");
+      subscription.unsubscribe();
+    }
   });
 });
 

@@ -159,6 +159,7 @@ class AgentLoop:
             max_processor_retries=retries,
             instructions=list(agent.instructions),
             tracer=self.tracer,
+            find_tool=self.registry.find_tool,
         )
 
     def _error_lane(self, agent: Agent, per_call: list[Any] | None) -> list[Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 from opentelemetry.trace import Tracer
@@ -35,6 +36,8 @@ class RunPlan:
     max_processor_retries: int | None
     instructions: list[SystemMessage]
     tracer: Tracer
+    find_tool: Callable[[str], Tool | None] | None = None
+    """Finds a tool by name for a ``processInputStep`` that adds one (``Registry.find_tool``)."""
 
     def retry_budget_for_tripwire(self) -> int:
         """Tripwire retries need an explicit ``max_processor_retries``."""
@@ -63,6 +66,8 @@ class RunState:
     response_id: str = ""
     """The id of the response's current assistant message (every step adds its parts to it);
     cleared when a signal is taken in, so that the answer after it starts a new message."""
+    step_tools: dict[str, Tool] = field(default_factory=dict)
+    """The current step's tools, after ``processInputStep``: a tool call runs the one named here."""
     finish_streamed: bool = False
     """The current step's model ``finish`` went through the output processors."""
 

@@ -6,8 +6,9 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeAlias
 
 from opentelemetry import trace
@@ -25,6 +26,7 @@ from ..core.args import (
     StepResult,
 )
 from ..providers.base import LanguageModel, ModelConfig, ModelFinish, ModelRequest
+from ..tools import Tool
 from ..tracing.spans import ATTR, chat_span
 from .collect import StepCollector
 from .output import Output
@@ -128,11 +130,13 @@ async def _run(
         lambda p, c, cfg: ProcessInputStepArgs(
             messages=ml.get_all(), message_list=ml, step_number=n, steps=list(state.steps),
             system_messages=list(ml.system_messages), model=_model_name(cfg["model"]),
-            tool_choice=cfg["tool_choice"], active_tools=list(cfg["active_tools"]),
+            tool_choice=cfg["tool_choice"], active_tools=_active_tools(cfg),
             tools=dict(cfg["tools"]), provider_options=cfg["provider_options"],
             model_settings=cfg["model_settings"], structured_output=cfg["structured_output"], **c,
         ),
+        resolve_tools=partial(_step_tools, plan),
     )
+    state.step_tools = {name: t for name, t in config["tools"].items() if isinstance(t, Tool)}
     model = _resolve(config["model"], plan, resolve_model)
     step.result.model_id = model.model_id
 
@@ -355,7 +359,8 @@ def _initial_config(plan: RunPlan) -> dict[str, Any]:
     return {
         "model": plan.model.id,
         "tools": dict(plan.tools),
-        "active_tools": list(opts.active_tools) if opts.active_tools is not None else list(plan.tools),
+        # None: every tool of the step is active, those a processor adds included
+        "active_tools": list(opts.active_tools) if opts.active_tools is not None else None,
         "tool_choice": opts.tool_choice or "auto",
         "provider_options": dict(opts.provider_options or {}),
         "model_settings": plan.model_settings,
@@ -397,10 +402,47 @@ def _resolve(model: Any, plan: RunPlan, resolve_model: ResolveModel) -> Language
     ))
 
 
+def _step_tools(plan: RunPlan, returned: Any, current: dict[str, Any]) -> dict[str, Any]:
+    """A ``processInputStep`` ``tools`` result as the step's tool set. Tools pass as they are;
+    a name (a list entry, or a mapping key whose value is not a tool, e.g. a remote processor's
+    definition) is the step's tool of that name or a tool the server can attach to an agent."""
+    if returned is None:
+        return {}
+    items = returned.items() if isinstance(returned, Mapping) else [
+        (x if isinstance(x, str) else getattr(x, "name", None), x) for x in returned
+    ]
+    out: dict[str, Any] = {}
+    for name, value in items:
+        if not isinstance(name, str) or not name:
+            raise LookupError(f"processInputStep returned a tool without a name: {value!r}")
+        if isinstance(value, Tool) or (not isinstance(value, str) and hasattr(value, "run")):
+            out[name] = value
+        elif name in current:
+            out[name] = current[name]
+        else:
+            out[name] = _registry_tool(plan, name)
+    return out
+
+
+def _registry_tool(plan: RunPlan, name: str) -> Any:
+    tool = plan.find_tool(name) if plan.find_tool is not None else None
+    if tool is None:
+        raise LookupError(
+            f"processInputStep returned tool {name!r}, which is not one of the step's tools, "
+            "a tool registered on this server, or a tool an attached tool service serves"
+        )
+    return tool
+
+
+def _active_tools(config: dict[str, Any]) -> list[str]:
+    active = config["active_tools"]
+    return list(config["tools"]) if active is None else list(active)
+
+
 def _visible_tools(config: dict[str, Any]) -> list[Any]:
     if config["tool_choice"] == "none":  # toolChoice none also hides the tools
         return []
-    active = set(config["active_tools"])
+    active = set(_active_tools(config))
     specs = []
     for name, t in config["tools"].items():
         if name in active:

@@ -67,7 +67,7 @@ async def _execute(plan: RunPlan, state: RunState, output: Output, call: ToolCal
         if before is not None and not before.proceed:
             span.set_attribute("treadle.tool.skipped", True)
             return _Outcome(True, before.output)  # afterToolCall is skipped too
-        tool = plan.tools.get(call.tool_name)
+        tool = state.step_tools.get(call.tool_name) or plan.tools.get(call.tool_name)
         error: BaseException | None = None
         value: Any = None
         if tool is None:

@@ -272,8 +272,12 @@ class ChainRunner:
         message_list: MessageList,
         overrides: dict[str, Any],
         build: Callable[[Any, dict[str, Any], dict[str, Any]], Any],
+        resolve_tools: Callable[[Any, dict[str, Any]], dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
-        """Chains step overrides: each processor sees the previous one's (``Object.assign``)."""
+        """Chains step overrides: each processor sees the previous one's (``Object.assign``).
+
+        ``resolve_tools(returned, current)`` turns a returned ``tools`` (tools, or names of
+        tools) into the step's tool set; a ``LookupError`` from it fails the processor."""
         hook = "process_input_step"
         for index, p, method in self._implementing(processors, hook, lambda p, c: build(p, c, overrides)):
             scope = message_list.get_all()
@@ -287,6 +291,11 @@ class ChainRunner:
                     self.apply_message_result(
                         p, hook, MessagesResult(messages, system), message_list, scope
                     )
+                if "tools" in changes and resolve_tools is not None:
+                    try:
+                        changes["tools"] = resolve_tools(changes["tools"], overrides["tools"])
+                    except LookupError as e:
+                        raise ProcessorError(p.id, SEED_NAMES[hook], str(e.args[0] if e.args else e)) from None
                 overrides.update(changes)
             else:
                 self.apply_message_result(p, hook, result, message_list, scope)

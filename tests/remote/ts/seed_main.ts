@@ -11,7 +11,7 @@
 // Exits when stdin closes.
 import { createInterface } from "node:readline";
 import { attach, HOOKS, type Processor, type ProcessInputArgs, type ProcessOutputStreamArgs, type ProcessOutputResultArgs,
-  type ProcessOutputStepArgs, type ProcessorViolation } from "@treadle/client/processors";
+  type ProcessOutputStepArgs, type ProcessorViolation, type ProcessInputStepArgs } from "@treadle/client/processors";
 import { ContentFilter } from "./seed/content_filter.js";
 import { ErrorRecoveryProcessor } from "./seed/error_recovery.js";
 import { LowercaseProcessor } from "./seed/lowercase.js";
@@ -28,6 +28,16 @@ class ModerationEmitter implements Processor {
   async processOutputStep({ writer }: ProcessOutputStepArgs) {
     await writer.custom({ type: "data-moderation", data: { level: "warn", reason: "Possibly unsafe" } });
     await writer.custom({ type: "data-progress", data: { status: "Processing" }, transient: true });
+  }
+}
+
+/** Adds the server's `lookup` tool to the first step, keeping the agent's tools. */
+class AddToolProcessor implements Processor {
+  id = "add-tool";
+
+  async processInputStep({ stepNumber, tools }: ProcessInputStepArgs) {
+    if (stepNumber === 0) return { tools: { ...tools, lookup: { name: "lookup" } } };
+    return {};
   }
 }
 
@@ -97,6 +107,7 @@ const SETUPS: Record<string, () => Setup> = {
   test_redact_tool_result_reaches_stream_and_next_step: () => plain(new RedactToolResult()),
   test_scan_tool_result_blocks_prompt_injection: () => plain(new ScanToolResult()),
   test_error_recovery_trims_and_retries_context_length: () => plain(new ErrorRecoveryProcessor()),
+  test_input_step_adds_a_tool_that_the_model_sees_and_that_runs: () => plain(new AddToolProcessor()),
   test_on_violation_is_called_on_abort_and_its_errors_are_swallowed: () => {
     const filter = new AlertingContentFilter(["secret"]);
     return {

@@ -23,11 +23,15 @@ const { signal } = await sent;
 let text = "";
 let activeDuringRun: string | null = null;
 const kinds: string[] = [];
+let finishReason = "";
 for await (const chunk of subscription) {
-  kinds.push(chunk.chunk.case === "data" ? chunk.chunk.value.name : chunk.chunk.case ?? "");
-  if (chunk.chunk.case === "textDelta" && chunk.runId === accepted.runId) text += chunk.chunk.value.text;
+  kinds.push(chunk.type);
+  if (chunk.type === "text-delta" && chunk.runId === accepted.runId) text += chunk.payload.text;
   activeDuringRun ??= subscription.activeRunId();
-  if (chunk.chunk.case === "finish" && chunk.runId === accepted.runId) break;
+  if (chunk.type === "finish" && chunk.runId === accepted.runId) {
+    finishReason = chunk.payload.reason;
+    break;
+  }
 }
 subscription.unsubscribe();
 
@@ -56,7 +60,7 @@ console.log(JSON.stringify({
   accepted: { action: accepted.action, hasRunId: Boolean(accepted.runId) },
   activeDuringRun: activeDuringRun === accepted.runId,
   signalId: signal.id, signalType: signal.type, attributeOrder: Object.keys(signal.attributes),
-  text, kinds: [...new Set(kinds)].filter((k) => k.startsWith("data-")),
+  text, finishReason, kinds: [...new Set(kinds)].filter((k) => k.startsWith("data-")),
   stored: stored.map((m) => MessageRole[m.role]),
   persisted: { skipped: persisted.skipped, action: persisted.skipped ? "" : (await persisted.accepted).action },
   again,

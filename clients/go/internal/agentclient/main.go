@@ -114,8 +114,8 @@ func run(target string) error {
 			}
 			continue
 		}
-		if e.Chunk.RunId == runID {
-			text += e.Chunk.GetTextDelta().GetText()
+		if e.Chunk.RunId == runID && e.Chunk.Type() == "text-delta" {
+			text += e.Chunk.Text()
 		}
 	}
 	out["active_runs"] = woken

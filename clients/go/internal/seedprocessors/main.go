@@ -156,6 +156,8 @@ func setupOf(test string) (setup, bool) {
 		return one(RedactToolResult{}), true
 	case "test_scan_tool_result_blocks_prompt_injection":
 		return one(ScanToolResult{}), true
+	case "test_input_step_adds_a_tool_that_the_model_sees_and_that_runs":
+		return one(AddToolProcessor{}), true
 	case "test_error_recovery_trims_and_retries_context_length":
 		return one(ErrorRecoveryProcessor{}), true
 	case "test_moderation_collector_sees_data_parts":

@@ -262,3 +262,16 @@ func (ErrorRecoveryProcessor) ProcessAPIError(_ context.Context, a *treadle.Proc
 	})
 	return &treadle.APIErrorDecision{Retry: true, Messages: trimmed}, nil
 }
+
+// AddToolProcessor adds the server's "lookup" tool to the first step, keeping the agent's.
+type AddToolProcessor struct{}
+
+func (AddToolProcessor) ID() string { return "add-tool" }
+
+func (AddToolProcessor) ProcessInputStep(_ context.Context, a *treadle.ProcessInputStepArgs) (*treadle.Replace, error) {
+	if a.StepNumber != 0 {
+		return nil, nil
+	}
+	tools := treadle.StepTools(append(a.ToolNames(), "lookup")...)
+	return &treadle.Replace{StepOverrides: &treadlev1.StepOverrides{Tools: tools}}, nil
+}

@@ -488,20 +488,28 @@ class ActiveTools(_message.Message):
     def __init__(self, names: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class StepOverrides(_message.Message):
-    __slots__ = ("model", "tool_choice", "active_tools", "provider_options", "model_settings", "structured_output")
+    __slots__ = ("model", "tool_choice", "active_tools", "provider_options", "model_settings", "structured_output", "tools")
     MODEL_FIELD_NUMBER: _ClassVar[int]
     TOOL_CHOICE_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_TOOLS_FIELD_NUMBER: _ClassVar[int]
     PROVIDER_OPTIONS_FIELD_NUMBER: _ClassVar[int]
     MODEL_SETTINGS_FIELD_NUMBER: _ClassVar[int]
     STRUCTURED_OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
     model: str
     tool_choice: _agent_pb2.ToolChoice
     active_tools: ActiveTools
     provider_options: _struct_pb2.Struct
     model_settings: _agent_pb2.ModelSettings
     structured_output: _agent_pb2.StructuredOutput
-    def __init__(self, model: _Optional[str] = ..., tool_choice: _Optional[_Union[_agent_pb2.ToolChoice, _Mapping]] = ..., active_tools: _Optional[_Union[ActiveTools, _Mapping]] = ..., provider_options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., model_settings: _Optional[_Union[_agent_pb2.ModelSettings, _Mapping]] = ..., structured_output: _Optional[_Union[_agent_pb2.StructuredOutput, _Mapping]] = ...) -> None: ...
+    tools: StepTools
+    def __init__(self, model: _Optional[str] = ..., tool_choice: _Optional[_Union[_agent_pb2.ToolChoice, _Mapping]] = ..., active_tools: _Optional[_Union[ActiveTools, _Mapping]] = ..., provider_options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., model_settings: _Optional[_Union[_agent_pb2.ModelSettings, _Mapping]] = ..., structured_output: _Optional[_Union[_agent_pb2.StructuredOutput, _Mapping]] = ..., tools: _Optional[_Union[StepTools, _Mapping]] = ...) -> None: ...
+
+class StepTools(_message.Message):
+    __slots__ = ("names",)
+    NAMES_FIELD_NUMBER: _ClassVar[int]
+    names: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, names: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class AbortOutcome(_message.Message):
     __slots__ = ("reason", "retry", "metadata")

@@ -337,7 +337,8 @@ def _input_step_result(returned: Any, replace: pb.ReplaceOutcome) -> Any:
     changes = returned.set_fields()
     s = replace.step_overrides
     if "tools" in changes:
-        raise ValueError("processInputStep cannot replace tools remotely; set active_tools instead")
+        s.tools.SetInParent()
+        s.tools.names.extend(step_tool_names(changes["tools"]))
     if "model" in changes:
         model = changes["model"]
         s.model = model if isinstance(model, str) else f"{model.provider}/{model.model_id}"
@@ -354,6 +355,18 @@ def _input_step_result(returned: Any, replace: pb.ReplaceOutcome) -> Any:
         structured_output_to_proto(changes["structured_output"], s.structured_output)
     messages, system = changes.get("messages"), changes.get("system_messages")
     return MessagesResult(messages, system) if messages is not None or system is not None else None
+
+
+def step_tool_names(tools: Any) -> list[str]:
+    """The names of a ``processInputStep`` ``tools`` result: a mapping's keys (``{**tools, "lookup":
+    ...}``), or a list of names or of tools with a ``name``."""
+    if tools is None:
+        return []
+    if isinstance(tools, Mapping):
+        return [str(k) for k in tools]
+    if isinstance(tools, str):
+        raise ValueError("processInputStep tools must be a mapping or a list of names, not a string")
+    return [t if isinstance(t, str) else str(getattr(t, "name")) for t in tools]
 
 
 def _llm_request_result(returned: Any, replace: pb.ReplaceOutcome) -> None:

@@ -368,6 +368,12 @@ def _step_overrides(s: pb.StepOverrides) -> dict[str, Any]:
         o["model_settings"] = model_settings_from_proto(s.model_settings, "step_overrides.model_settings")
     if s.HasField("structured_output"):
         o["structured_output"] = structured_output_from_proto(s.structured_output)
+    if s.HasField("tools"):
+        names = list(s.tools.names)
+        for i, name in enumerate(names):
+            if not name:
+                raise MalformedResultError(f"step_overrides.tools.names[{i}] is empty")
+        o["tools"] = names  # names; the run resolves them against the step's tools and the registry
     return o
 
 

@@ -213,6 +213,20 @@ function shownIds(hook: HookName, snap: MessageListSnapshot | undefined): string
   return (snap?.messages ?? []).filter((m) => view === undefined || m.source === view).map((m) => m.message?.id ?? "");
 }
 
+/** The names of a `processInputStep` `tools` result: an object's keys (`{...tools, lookup}`) or an array of names or of tools with a `name`. */
+function stepToolNames(tools: unknown): string[] {
+  if (tools === null) return [];
+  if (Array.isArray(tools)) {
+    return tools.map((t, i) => {
+      const name = typeof t === "string" ? t : (t as { name?: unknown } | null)?.name;
+      if (typeof name !== "string" || !name) throw new TypeError(`processInputStep tools[${i}] has no name`);
+      return name;
+    });
+  }
+  if (typeof tools === "object") return Object.keys(tools as object);
+  throw new TypeError("processInputStep tools must be an object of tools or an array of names");
+}
+
 /** The answer to a non-stream hook that returned `returned` (throws TypeError for a value the hook may not return). */
 export function encodeResult(hook: HookName, inv: Invocation, returned: unknown, list: MessageList): InvocationResult {
   const out = create(InvocationResultSchema, { invocationId: inv.invocationId });
@@ -222,12 +236,12 @@ export function encodeResult(hook: HookName, inv: Invocation, returned: unknown,
   if (hook === "processInputStep" && returned && typeof returned === "object" && !Array.isArray(returned) && !(returned instanceof MessageList)) {
     const r = returned as Plain;
     if (Object.keys(r).some((k) => STEP_KEYS.has(k))) {
-      if ("tools" in r && r.tools !== undefined) throw new TypeError("processInputStep cannot replace tools remotely; set activeTools instead");
       const s = create(StepOverridesSchema);
       if (typeof r.model === "string") s.model = r.model;
       else if (r.model !== undefined) throw new TypeError("model must be a `provider/model` string");
       if (r.toolChoice !== undefined) s.toolChoice = toolChoiceToProto(r.toolChoice);
       if (r.activeTools !== undefined) s.activeTools = { $typeName: "treadle.v1.ActiveTools", names: [...(r.activeTools as string[])] };
+      if (r.tools !== undefined) s.tools = { $typeName: "treadle.v1.StepTools", names: stepToolNames(r.tools) };
       if (r.providerOptions !== undefined) s.providerOptions = r.providerOptions as never;
       if (r.modelSettings !== undefined) s.modelSettings = fromPlain(ModelSettingsSchema, r.modelSettings as Plain) as never;
       if (r.structuredOutput !== undefined) s.structuredOutput = fromPlain(StructuredOutputSchema, r.structuredOutput as Plain) as never;

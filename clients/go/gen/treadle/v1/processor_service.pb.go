@@ -3094,8 +3094,13 @@ type StepOverrides struct {
 	ModelSettings *ModelSettings `protobuf:"bytes,5,opt,name=model_settings,json=modelSettings,proto3" json:"model_settings,omitempty"`
 	// Structured output for this step.
 	StructuredOutput *StructuredOutput `protobuf:"bytes,6,opt,name=structured_output,json=structuredOutput,proto3" json:"structured_output,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The step's tools become exactly these (the Mastra Processor API's `tools` result, e.g.
+	// `{...tools, lookup}` to add one). Each name is one of the step's current tools, a tool
+	// registered on the server, or a tool an attached tool service (`ToolService.Attach`) serves;
+	// another name fails the hook. Tools a step adds run when the model calls them.
+	Tools         *StepTools `protobuf:"bytes,7,opt,name=tools,proto3" json:"tools,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StepOverrides) Reset() {
@@ -3170,6 +3175,59 @@ func (x *StepOverrides) GetStructuredOutput() *StructuredOutput {
 	return nil
 }
 
+func (x *StepOverrides) GetTools() *StepTools {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+// StepTools is a list of tool names for one step (a wrapper, so an empty list differs from none).
+type StepTools struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The names.
+	Names         []string `protobuf:"bytes,1,rep,name=names,proto3" json:"names,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StepTools) Reset() {
+	*x = StepTools{}
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StepTools) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StepTools) ProtoMessage() {}
+
+func (x *StepTools) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StepTools.ProtoReflect.Descriptor instead.
+func (*StepTools) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *StepTools) GetNames() []string {
+	if x != nil {
+		return x.Names
+	}
+	return nil
+}
+
 // AbortOutcome is the Mastra Processor API's `abort(reason, {retry, metadata})`.
 type AbortOutcome struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3185,7 +3243,7 @@ type AbortOutcome struct {
 
 func (x *AbortOutcome) Reset() {
 	*x = AbortOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[34]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3197,7 +3255,7 @@ func (x *AbortOutcome) String() string {
 func (*AbortOutcome) ProtoMessage() {}
 
 func (x *AbortOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[34]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3210,7 +3268,7 @@ func (x *AbortOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbortOutcome.ProtoReflect.Descriptor instead.
 func (*AbortOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{34}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *AbortOutcome) GetReason() string {
@@ -3245,7 +3303,7 @@ type RetryOutcome struct {
 
 func (x *RetryOutcome) Reset() {
 	*x = RetryOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3257,7 +3315,7 @@ func (x *RetryOutcome) String() string {
 func (*RetryOutcome) ProtoMessage() {}
 
 func (x *RetryOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3270,7 +3328,7 @@ func (x *RetryOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryOutcome.ProtoReflect.Descriptor instead.
 func (*RetryOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{35}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *RetryOutcome) GetMessages() *MessageListReplacement {
@@ -3291,7 +3349,7 @@ type ErrorOutcome struct {
 
 func (x *ErrorOutcome) Reset() {
 	*x = ErrorOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[36]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3303,7 +3361,7 @@ func (x *ErrorOutcome) String() string {
 func (*ErrorOutcome) ProtoMessage() {}
 
 func (x *ErrorOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[36]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3316,7 +3374,7 @@ func (x *ErrorOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorOutcome.ProtoReflect.Descriptor instead.
 func (*ErrorOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{36}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ErrorOutcome) GetMessage() string {
@@ -3338,7 +3396,7 @@ type StreamOutcomes struct {
 
 func (x *StreamOutcomes) Reset() {
 	*x = StreamOutcomes{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[37]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3350,7 +3408,7 @@ func (x *StreamOutcomes) String() string {
 func (*StreamOutcomes) ProtoMessage() {}
 
 func (x *StreamOutcomes) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[37]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3363,7 +3421,7 @@ func (x *StreamOutcomes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamOutcomes.ProtoReflect.Descriptor instead.
 func (*StreamOutcomes) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{37}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *StreamOutcomes) GetChunks() []*ChunkOutcome {
@@ -3393,7 +3451,7 @@ type ChunkOutcome struct {
 
 func (x *ChunkOutcome) Reset() {
 	*x = ChunkOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[38]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3405,7 +3463,7 @@ func (x *ChunkOutcome) String() string {
 func (*ChunkOutcome) ProtoMessage() {}
 
 func (x *ChunkOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[38]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3418,7 +3476,7 @@ func (x *ChunkOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChunkOutcome.ProtoReflect.Descriptor instead.
 func (*ChunkOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{38}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ChunkOutcome) GetOutcome() isChunkOutcome_Outcome {
@@ -3542,7 +3600,7 @@ type ChunkSequence struct {
 
 func (x *ChunkSequence) Reset() {
 	*x = ChunkSequence{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[39]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3554,7 +3612,7 @@ func (x *ChunkSequence) String() string {
 func (*ChunkSequence) ProtoMessage() {}
 
 func (x *ChunkSequence) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[39]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3567,7 +3625,7 @@ func (x *ChunkSequence) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChunkSequence.ProtoReflect.Descriptor instead.
 func (*ChunkSequence) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{39}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ChunkSequence) GetChunks() []*Chunk {
@@ -3586,7 +3644,7 @@ type DropOutcome struct {
 
 func (x *DropOutcome) Reset() {
 	*x = DropOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[40]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3598,7 +3656,7 @@ func (x *DropOutcome) String() string {
 func (*DropOutcome) ProtoMessage() {}
 
 func (x *DropOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[40]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3611,7 +3669,7 @@ func (x *DropOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropOutcome.ProtoReflect.Descriptor instead.
 func (*DropOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{40}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{41}
 }
 
 var File_treadle_v1_processor_service_proto protoreflect.FileDescriptor
@@ -3817,7 +3875,7 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x0eCachedResponse\x12)\n" +
 	"\x06chunks\x18\x01 \x03(\v2\x11.treadle.v1.ChunkR\x06chunks\"#\n" +
 	"\vActiveTools\x12\x14\n" +
-	"\x05names\x18\x01 \x03(\tR\x05names\"\xeb\x02\n" +
+	"\x05names\x18\x01 \x03(\tR\x05names\"\x98\x03\n" +
 	"\rStepOverrides\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x127\n" +
 	"\vtool_choice\x18\x02 \x01(\v2\x16.treadle.v1.ToolChoiceR\n" +
@@ -3825,7 +3883,10 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\factive_tools\x18\x03 \x01(\v2\x17.treadle.v1.ActiveToolsR\vactiveTools\x12B\n" +
 	"\x10provider_options\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x0fproviderOptions\x12@\n" +
 	"\x0emodel_settings\x18\x05 \x01(\v2\x19.treadle.v1.ModelSettingsR\rmodelSettings\x12I\n" +
-	"\x11structured_output\x18\x06 \x01(\v2\x1c.treadle.v1.StructuredOutputR\x10structuredOutput\"p\n" +
+	"\x11structured_output\x18\x06 \x01(\v2\x1c.treadle.v1.StructuredOutputR\x10structuredOutput\x12+\n" +
+	"\x05tools\x18\a \x01(\v2\x15.treadle.v1.StepToolsR\x05tools\"!\n" +
+	"\tStepTools\x12\x14\n" +
+	"\x05names\x18\x01 \x03(\tR\x05names\"p\n" +
 	"\fAbortOutcome\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x14\n" +
 	"\x05retry\x18\x02 \x01(\bR\x05retry\x122\n" +
@@ -3894,7 +3955,7 @@ func file_treadle_v1_processor_service_proto_rawDescGZIP() []byte {
 }
 
 var file_treadle_v1_processor_service_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_treadle_v1_processor_service_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_treadle_v1_processor_service_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_treadle_v1_processor_service_proto_goTypes = []any{
 	(Hook)(0),                              // 0: treadle.v1.Hook
 	(HookMode)(0),                          // 1: treadle.v1.HookMode
@@ -3934,60 +3995,61 @@ var file_treadle_v1_processor_service_proto_goTypes = []any{
 	(*CachedResponse)(nil),                 // 35: treadle.v1.CachedResponse
 	(*ActiveTools)(nil),                    // 36: treadle.v1.ActiveTools
 	(*StepOverrides)(nil),                  // 37: treadle.v1.StepOverrides
-	(*AbortOutcome)(nil),                   // 38: treadle.v1.AbortOutcome
-	(*RetryOutcome)(nil),                   // 39: treadle.v1.RetryOutcome
-	(*ErrorOutcome)(nil),                   // 40: treadle.v1.ErrorOutcome
-	(*StreamOutcomes)(nil),                 // 41: treadle.v1.StreamOutcomes
-	(*ChunkOutcome)(nil),                   // 42: treadle.v1.ChunkOutcome
-	(*ChunkSequence)(nil),                  // 43: treadle.v1.ChunkSequence
-	(*DropOutcome)(nil),                    // 44: treadle.v1.DropOutcome
-	(*CancelInvocation)(nil),               // 45: treadle.v1.CancelInvocation
-	(*Drain)(nil),                          // 46: treadle.v1.Drain
-	(*durationpb.Duration)(nil),            // 47: google.protobuf.Duration
-	(*Message)(nil),                        // 48: treadle.v1.Message
-	(*SystemMessage)(nil),                  // 49: treadle.v1.SystemMessage
-	(*structpb.Struct)(nil),                // 50: google.protobuf.Struct
-	(*TraceContext)(nil),                   // 51: treadle.v1.TraceContext
-	(*timestamppb.Timestamp)(nil),          // 52: google.protobuf.Timestamp
-	(*StepResult)(nil),                     // 53: treadle.v1.StepResult
-	(*ToolChoice)(nil),                     // 54: treadle.v1.ToolChoice
-	(*ToolDefinition)(nil),                 // 55: treadle.v1.ToolDefinition
-	(*ModelSettings)(nil),                  // 56: treadle.v1.ModelSettings
-	(*StructuredOutput)(nil),               // 57: treadle.v1.StructuredOutput
-	(*PromptMessage)(nil),                  // 58: treadle.v1.PromptMessage
-	(*Chunk)(nil),                          // 59: treadle.v1.Chunk
-	(*structpb.Value)(nil),                 // 60: google.protobuf.Value
-	(FinishReason)(0),                      // 61: treadle.v1.FinishReason
-	(*ToolCall)(nil),                       // 62: treadle.v1.ToolCall
-	(*Usage)(nil),                          // 63: treadle.v1.Usage
-	(*DataChunk)(nil),                      // 64: treadle.v1.DataChunk
-	(*SystemMessages)(nil),                 // 65: treadle.v1.SystemMessages
+	(*StepTools)(nil),                      // 38: treadle.v1.StepTools
+	(*AbortOutcome)(nil),                   // 39: treadle.v1.AbortOutcome
+	(*RetryOutcome)(nil),                   // 40: treadle.v1.RetryOutcome
+	(*ErrorOutcome)(nil),                   // 41: treadle.v1.ErrorOutcome
+	(*StreamOutcomes)(nil),                 // 42: treadle.v1.StreamOutcomes
+	(*ChunkOutcome)(nil),                   // 43: treadle.v1.ChunkOutcome
+	(*ChunkSequence)(nil),                  // 44: treadle.v1.ChunkSequence
+	(*DropOutcome)(nil),                    // 45: treadle.v1.DropOutcome
+	(*CancelInvocation)(nil),               // 46: treadle.v1.CancelInvocation
+	(*Drain)(nil),                          // 47: treadle.v1.Drain
+	(*durationpb.Duration)(nil),            // 48: google.protobuf.Duration
+	(*Message)(nil),                        // 49: treadle.v1.Message
+	(*SystemMessage)(nil),                  // 50: treadle.v1.SystemMessage
+	(*structpb.Struct)(nil),                // 51: google.protobuf.Struct
+	(*TraceContext)(nil),                   // 52: treadle.v1.TraceContext
+	(*timestamppb.Timestamp)(nil),          // 53: google.protobuf.Timestamp
+	(*StepResult)(nil),                     // 54: treadle.v1.StepResult
+	(*ToolChoice)(nil),                     // 55: treadle.v1.ToolChoice
+	(*ToolDefinition)(nil),                 // 56: treadle.v1.ToolDefinition
+	(*ModelSettings)(nil),                  // 57: treadle.v1.ModelSettings
+	(*StructuredOutput)(nil),               // 58: treadle.v1.StructuredOutput
+	(*PromptMessage)(nil),                  // 59: treadle.v1.PromptMessage
+	(*Chunk)(nil),                          // 60: treadle.v1.Chunk
+	(*structpb.Value)(nil),                 // 61: google.protobuf.Value
+	(FinishReason)(0),                      // 62: treadle.v1.FinishReason
+	(*ToolCall)(nil),                       // 63: treadle.v1.ToolCall
+	(*Usage)(nil),                          // 64: treadle.v1.Usage
+	(*DataChunk)(nil),                      // 65: treadle.v1.DataChunk
+	(*SystemMessages)(nil),                 // 66: treadle.v1.SystemMessages
 }
 var file_treadle_v1_processor_service_proto_depIdxs = []int32{
 	7,   // 0: treadle.v1.ProcessorServiceAttachRequest.handshake:type_name -> treadle.v1.ProcessorHandshake
 	29,  // 1: treadle.v1.ProcessorServiceAttachRequest.result:type_name -> treadle.v1.InvocationResult
 	10,  // 2: treadle.v1.ProcessorServiceAttachResponse.welcome:type_name -> treadle.v1.ProcessorWelcome
 	13,  // 3: treadle.v1.ProcessorServiceAttachResponse.invocation:type_name -> treadle.v1.Invocation
-	45,  // 4: treadle.v1.ProcessorServiceAttachResponse.cancel:type_name -> treadle.v1.CancelInvocation
-	46,  // 5: treadle.v1.ProcessorServiceAttachResponse.drain:type_name -> treadle.v1.Drain
+	46,  // 4: treadle.v1.ProcessorServiceAttachResponse.cancel:type_name -> treadle.v1.CancelInvocation
+	47,  // 5: treadle.v1.ProcessorServiceAttachResponse.drain:type_name -> treadle.v1.Drain
 	6,   // 6: treadle.v1.ProcessorServiceAttachResponse.run_ended:type_name -> treadle.v1.RunEnded
 	8,   // 7: treadle.v1.ProcessorHandshake.processors:type_name -> treadle.v1.ProcessorDeclaration
 	9,   // 8: treadle.v1.ProcessorDeclaration.hooks:type_name -> treadle.v1.HookDeclaration
 	0,   // 9: treadle.v1.HookDeclaration.hook:type_name -> treadle.v1.Hook
 	1,   // 10: treadle.v1.HookDeclaration.mode:type_name -> treadle.v1.HookMode
-	47,  // 11: treadle.v1.HookDeclaration.timeout:type_name -> google.protobuf.Duration
+	48,  // 11: treadle.v1.HookDeclaration.timeout:type_name -> google.protobuf.Duration
 	2,   // 12: treadle.v1.HookDeclaration.delivery:type_name -> treadle.v1.StreamDelivery
 	8,   // 13: treadle.v1.ProcessorWelcome.processors:type_name -> treadle.v1.ProcessorDeclaration
-	48,  // 14: treadle.v1.ListedMessage.message:type_name -> treadle.v1.Message
+	49,  // 14: treadle.v1.ListedMessage.message:type_name -> treadle.v1.Message
 	3,   // 15: treadle.v1.ListedMessage.source:type_name -> treadle.v1.MessageSource
 	11,  // 16: treadle.v1.MessageListSnapshot.messages:type_name -> treadle.v1.ListedMessage
-	49,  // 17: treadle.v1.MessageListSnapshot.system_messages:type_name -> treadle.v1.SystemMessage
+	50,  // 17: treadle.v1.MessageListSnapshot.system_messages:type_name -> treadle.v1.SystemMessage
 	0,   // 18: treadle.v1.Invocation.hook:type_name -> treadle.v1.Hook
-	50,  // 19: treadle.v1.Invocation.request_context:type_name -> google.protobuf.Struct
+	51,  // 19: treadle.v1.Invocation.request_context:type_name -> google.protobuf.Struct
 	14,  // 20: treadle.v1.Invocation.state:type_name -> treadle.v1.ProcessorState
-	51,  // 21: treadle.v1.Invocation.trace_context:type_name -> treadle.v1.TraceContext
-	52,  // 22: treadle.v1.Invocation.deadline:type_name -> google.protobuf.Timestamp
-	47,  // 23: treadle.v1.Invocation.timeout:type_name -> google.protobuf.Duration
+	52,  // 21: treadle.v1.Invocation.trace_context:type_name -> treadle.v1.TraceContext
+	53,  // 22: treadle.v1.Invocation.deadline:type_name -> google.protobuf.Timestamp
+	48,  // 23: treadle.v1.Invocation.timeout:type_name -> google.protobuf.Duration
 	15,  // 24: treadle.v1.Invocation.process_input:type_name -> treadle.v1.ProcessInputArgs
 	16,  // 25: treadle.v1.Invocation.process_input_step:type_name -> treadle.v1.ProcessInputStepArgs
 	17,  // 26: treadle.v1.Invocation.process_llm_request:type_name -> treadle.v1.ProcessLLMRequestArgs
@@ -4000,84 +4062,85 @@ var file_treadle_v1_processor_service_proto_depIdxs = []int32{
 	24,  // 33: treadle.v1.Invocation.before_tool_call:type_name -> treadle.v1.BeforeToolCallArgs
 	25,  // 34: treadle.v1.Invocation.after_tool_call:type_name -> treadle.v1.AfterToolCallArgs
 	26,  // 35: treadle.v1.Invocation.on_violation:type_name -> treadle.v1.OnViolationArgs
-	50,  // 36: treadle.v1.ProcessorState.value:type_name -> google.protobuf.Struct
+	51,  // 36: treadle.v1.ProcessorState.value:type_name -> google.protobuf.Struct
 	12,  // 37: treadle.v1.ProcessInputArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
 	12,  // 38: treadle.v1.ProcessInputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	53,  // 39: treadle.v1.ProcessInputStepArgs.steps:type_name -> treadle.v1.StepResult
-	54,  // 40: treadle.v1.ProcessInputStepArgs.tool_choice:type_name -> treadle.v1.ToolChoice
-	55,  // 41: treadle.v1.ProcessInputStepArgs.tools:type_name -> treadle.v1.ToolDefinition
-	50,  // 42: treadle.v1.ProcessInputStepArgs.provider_options:type_name -> google.protobuf.Struct
-	56,  // 43: treadle.v1.ProcessInputStepArgs.model_settings:type_name -> treadle.v1.ModelSettings
-	57,  // 44: treadle.v1.ProcessInputStepArgs.structured_output:type_name -> treadle.v1.StructuredOutput
-	58,  // 45: treadle.v1.ProcessLLMRequestArgs.prompt:type_name -> treadle.v1.PromptMessage
-	53,  // 46: treadle.v1.ProcessLLMRequestArgs.steps:type_name -> treadle.v1.StepResult
-	59,  // 47: treadle.v1.ProcessLLMResponseArgs.chunks:type_name -> treadle.v1.Chunk
-	53,  // 48: treadle.v1.ProcessLLMResponseArgs.steps:type_name -> treadle.v1.StepResult
-	60,  // 49: treadle.v1.APIError.body:type_name -> google.protobuf.Value
+	54,  // 39: treadle.v1.ProcessInputStepArgs.steps:type_name -> treadle.v1.StepResult
+	55,  // 40: treadle.v1.ProcessInputStepArgs.tool_choice:type_name -> treadle.v1.ToolChoice
+	56,  // 41: treadle.v1.ProcessInputStepArgs.tools:type_name -> treadle.v1.ToolDefinition
+	51,  // 42: treadle.v1.ProcessInputStepArgs.provider_options:type_name -> google.protobuf.Struct
+	57,  // 43: treadle.v1.ProcessInputStepArgs.model_settings:type_name -> treadle.v1.ModelSettings
+	58,  // 44: treadle.v1.ProcessInputStepArgs.structured_output:type_name -> treadle.v1.StructuredOutput
+	59,  // 45: treadle.v1.ProcessLLMRequestArgs.prompt:type_name -> treadle.v1.PromptMessage
+	54,  // 46: treadle.v1.ProcessLLMRequestArgs.steps:type_name -> treadle.v1.StepResult
+	60,  // 47: treadle.v1.ProcessLLMResponseArgs.chunks:type_name -> treadle.v1.Chunk
+	54,  // 48: treadle.v1.ProcessLLMResponseArgs.steps:type_name -> treadle.v1.StepResult
+	61,  // 49: treadle.v1.APIError.body:type_name -> google.protobuf.Value
 	19,  // 50: treadle.v1.ProcessAPIErrorArgs.error:type_name -> treadle.v1.APIError
 	12,  // 51: treadle.v1.ProcessAPIErrorArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	53,  // 52: treadle.v1.ProcessAPIErrorArgs.steps:type_name -> treadle.v1.StepResult
-	59,  // 53: treadle.v1.ProcessOutputStreamArgs.parts:type_name -> treadle.v1.Chunk
+	54,  // 52: treadle.v1.ProcessAPIErrorArgs.steps:type_name -> treadle.v1.StepResult
+	60,  // 53: treadle.v1.ProcessOutputStreamArgs.parts:type_name -> treadle.v1.Chunk
 	12,  // 54: treadle.v1.ProcessOutputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	61,  // 55: treadle.v1.ProcessOutputStepArgs.finish_reason:type_name -> treadle.v1.FinishReason
-	62,  // 56: treadle.v1.ProcessOutputStepArgs.tool_calls:type_name -> treadle.v1.ToolCall
-	63,  // 57: treadle.v1.ProcessOutputStepArgs.usage:type_name -> treadle.v1.Usage
-	53,  // 58: treadle.v1.ProcessOutputStepArgs.steps:type_name -> treadle.v1.StepResult
-	50,  // 59: treadle.v1.ProcessOutputStepArgs.provider_metadata:type_name -> google.protobuf.Struct
+	62,  // 55: treadle.v1.ProcessOutputStepArgs.finish_reason:type_name -> treadle.v1.FinishReason
+	63,  // 56: treadle.v1.ProcessOutputStepArgs.tool_calls:type_name -> treadle.v1.ToolCall
+	64,  // 57: treadle.v1.ProcessOutputStepArgs.usage:type_name -> treadle.v1.Usage
+	54,  // 58: treadle.v1.ProcessOutputStepArgs.steps:type_name -> treadle.v1.StepResult
+	51,  // 59: treadle.v1.ProcessOutputStepArgs.provider_metadata:type_name -> google.protobuf.Struct
 	12,  // 60: treadle.v1.ProcessToolResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	60,  // 61: treadle.v1.ProcessToolResultArgs.args:type_name -> google.protobuf.Value
-	60,  // 62: treadle.v1.ProcessToolResultArgs.result:type_name -> google.protobuf.Value
-	53,  // 63: treadle.v1.ProcessToolResultArgs.steps:type_name -> treadle.v1.StepResult
-	60,  // 64: treadle.v1.BeforeToolCallArgs.args:type_name -> google.protobuf.Value
-	60,  // 65: treadle.v1.AfterToolCallArgs.args:type_name -> google.protobuf.Value
-	60,  // 66: treadle.v1.AfterToolCallArgs.output:type_name -> google.protobuf.Value
-	60,  // 67: treadle.v1.OnViolationArgs.detail:type_name -> google.protobuf.Value
-	63,  // 68: treadle.v1.OutputResult.usage:type_name -> treadle.v1.Usage
-	61,  // 69: treadle.v1.OutputResult.finish_reason:type_name -> treadle.v1.FinishReason
-	53,  // 70: treadle.v1.OutputResult.steps:type_name -> treadle.v1.StepResult
+	61,  // 61: treadle.v1.ProcessToolResultArgs.args:type_name -> google.protobuf.Value
+	61,  // 62: treadle.v1.ProcessToolResultArgs.result:type_name -> google.protobuf.Value
+	54,  // 63: treadle.v1.ProcessToolResultArgs.steps:type_name -> treadle.v1.StepResult
+	61,  // 64: treadle.v1.BeforeToolCallArgs.args:type_name -> google.protobuf.Value
+	61,  // 65: treadle.v1.AfterToolCallArgs.args:type_name -> google.protobuf.Value
+	61,  // 66: treadle.v1.AfterToolCallArgs.output:type_name -> google.protobuf.Value
+	61,  // 67: treadle.v1.OnViolationArgs.detail:type_name -> google.protobuf.Value
+	64,  // 68: treadle.v1.OutputResult.usage:type_name -> treadle.v1.Usage
+	62,  // 69: treadle.v1.OutputResult.finish_reason:type_name -> treadle.v1.FinishReason
+	54,  // 70: treadle.v1.OutputResult.steps:type_name -> treadle.v1.StepResult
 	12,  // 71: treadle.v1.ProcessOutputResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
 	27,  // 72: treadle.v1.ProcessOutputResultArgs.result:type_name -> treadle.v1.OutputResult
 	31,  // 73: treadle.v1.InvocationResult.unchanged:type_name -> treadle.v1.UnchangedOutcome
 	32,  // 74: treadle.v1.InvocationResult.replace:type_name -> treadle.v1.ReplaceOutcome
-	38,  // 75: treadle.v1.InvocationResult.abort:type_name -> treadle.v1.AbortOutcome
-	39,  // 76: treadle.v1.InvocationResult.retry:type_name -> treadle.v1.RetryOutcome
-	40,  // 77: treadle.v1.InvocationResult.error:type_name -> treadle.v1.ErrorOutcome
-	41,  // 78: treadle.v1.InvocationResult.stream:type_name -> treadle.v1.StreamOutcomes
+	39,  // 75: treadle.v1.InvocationResult.abort:type_name -> treadle.v1.AbortOutcome
+	40,  // 76: treadle.v1.InvocationResult.retry:type_name -> treadle.v1.RetryOutcome
+	41,  // 77: treadle.v1.InvocationResult.error:type_name -> treadle.v1.ErrorOutcome
+	42,  // 78: treadle.v1.InvocationResult.stream:type_name -> treadle.v1.StreamOutcomes
 	30,  // 79: treadle.v1.InvocationResult.skip_tool:type_name -> treadle.v1.SkipToolOutcome
 	14,  // 80: treadle.v1.InvocationResult.state:type_name -> treadle.v1.ProcessorState
-	64,  // 81: treadle.v1.InvocationResult.custom_chunks:type_name -> treadle.v1.DataChunk
-	60,  // 82: treadle.v1.SkipToolOutcome.output:type_name -> google.protobuf.Value
+	65,  // 81: treadle.v1.InvocationResult.custom_chunks:type_name -> treadle.v1.DataChunk
+	61,  // 82: treadle.v1.SkipToolOutcome.output:type_name -> google.protobuf.Value
 	33,  // 83: treadle.v1.ReplaceOutcome.messages:type_name -> treadle.v1.MessageListReplacement
-	65,  // 84: treadle.v1.ReplaceOutcome.system_messages:type_name -> treadle.v1.SystemMessages
+	66,  // 84: treadle.v1.ReplaceOutcome.system_messages:type_name -> treadle.v1.SystemMessages
 	37,  // 85: treadle.v1.ReplaceOutcome.step_overrides:type_name -> treadle.v1.StepOverrides
 	34,  // 86: treadle.v1.ReplaceOutcome.prompt:type_name -> treadle.v1.PromptReplacement
 	35,  // 87: treadle.v1.ReplaceOutcome.cached_response:type_name -> treadle.v1.CachedResponse
-	48,  // 88: treadle.v1.MessageListReplacement.messages:type_name -> treadle.v1.Message
+	49,  // 88: treadle.v1.MessageListReplacement.messages:type_name -> treadle.v1.Message
 	3,   // 89: treadle.v1.MessageListReplacement.sources:type_name -> treadle.v1.MessageSource
-	58,  // 90: treadle.v1.PromptReplacement.messages:type_name -> treadle.v1.PromptMessage
-	59,  // 91: treadle.v1.CachedResponse.chunks:type_name -> treadle.v1.Chunk
-	54,  // 92: treadle.v1.StepOverrides.tool_choice:type_name -> treadle.v1.ToolChoice
+	59,  // 90: treadle.v1.PromptReplacement.messages:type_name -> treadle.v1.PromptMessage
+	60,  // 91: treadle.v1.CachedResponse.chunks:type_name -> treadle.v1.Chunk
+	55,  // 92: treadle.v1.StepOverrides.tool_choice:type_name -> treadle.v1.ToolChoice
 	36,  // 93: treadle.v1.StepOverrides.active_tools:type_name -> treadle.v1.ActiveTools
-	50,  // 94: treadle.v1.StepOverrides.provider_options:type_name -> google.protobuf.Struct
-	56,  // 95: treadle.v1.StepOverrides.model_settings:type_name -> treadle.v1.ModelSettings
-	57,  // 96: treadle.v1.StepOverrides.structured_output:type_name -> treadle.v1.StructuredOutput
-	60,  // 97: treadle.v1.AbortOutcome.metadata:type_name -> google.protobuf.Value
-	33,  // 98: treadle.v1.RetryOutcome.messages:type_name -> treadle.v1.MessageListReplacement
-	42,  // 99: treadle.v1.StreamOutcomes.chunks:type_name -> treadle.v1.ChunkOutcome
-	31,  // 100: treadle.v1.ChunkOutcome.unchanged:type_name -> treadle.v1.UnchangedOutcome
-	59,  // 101: treadle.v1.ChunkOutcome.replace:type_name -> treadle.v1.Chunk
-	44,  // 102: treadle.v1.ChunkOutcome.drop:type_name -> treadle.v1.DropOutcome
-	38,  // 103: treadle.v1.ChunkOutcome.abort:type_name -> treadle.v1.AbortOutcome
-	40,  // 104: treadle.v1.ChunkOutcome.error:type_name -> treadle.v1.ErrorOutcome
-	43,  // 105: treadle.v1.ChunkOutcome.chunks:type_name -> treadle.v1.ChunkSequence
-	59,  // 106: treadle.v1.ChunkSequence.chunks:type_name -> treadle.v1.Chunk
-	4,   // 107: treadle.v1.ProcessorService.Attach:input_type -> treadle.v1.ProcessorServiceAttachRequest
-	5,   // 108: treadle.v1.ProcessorService.Attach:output_type -> treadle.v1.ProcessorServiceAttachResponse
-	108, // [108:109] is the sub-list for method output_type
-	107, // [107:108] is the sub-list for method input_type
-	107, // [107:107] is the sub-list for extension type_name
-	107, // [107:107] is the sub-list for extension extendee
-	0,   // [0:107] is the sub-list for field type_name
+	51,  // 94: treadle.v1.StepOverrides.provider_options:type_name -> google.protobuf.Struct
+	57,  // 95: treadle.v1.StepOverrides.model_settings:type_name -> treadle.v1.ModelSettings
+	58,  // 96: treadle.v1.StepOverrides.structured_output:type_name -> treadle.v1.StructuredOutput
+	38,  // 97: treadle.v1.StepOverrides.tools:type_name -> treadle.v1.StepTools
+	61,  // 98: treadle.v1.AbortOutcome.metadata:type_name -> google.protobuf.Value
+	33,  // 99: treadle.v1.RetryOutcome.messages:type_name -> treadle.v1.MessageListReplacement
+	43,  // 100: treadle.v1.StreamOutcomes.chunks:type_name -> treadle.v1.ChunkOutcome
+	31,  // 101: treadle.v1.ChunkOutcome.unchanged:type_name -> treadle.v1.UnchangedOutcome
+	60,  // 102: treadle.v1.ChunkOutcome.replace:type_name -> treadle.v1.Chunk
+	45,  // 103: treadle.v1.ChunkOutcome.drop:type_name -> treadle.v1.DropOutcome
+	39,  // 104: treadle.v1.ChunkOutcome.abort:type_name -> treadle.v1.AbortOutcome
+	41,  // 105: treadle.v1.ChunkOutcome.error:type_name -> treadle.v1.ErrorOutcome
+	44,  // 106: treadle.v1.ChunkOutcome.chunks:type_name -> treadle.v1.ChunkSequence
+	60,  // 107: treadle.v1.ChunkSequence.chunks:type_name -> treadle.v1.Chunk
+	4,   // 108: treadle.v1.ProcessorService.Attach:input_type -> treadle.v1.ProcessorServiceAttachRequest
+	5,   // 109: treadle.v1.ProcessorService.Attach:output_type -> treadle.v1.ProcessorServiceAttachResponse
+	109, // [109:110] is the sub-list for method output_type
+	108, // [108:109] is the sub-list for method input_type
+	108, // [108:108] is the sub-list for extension type_name
+	108, // [108:108] is the sub-list for extension extendee
+	0,   // [0:108] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_processor_service_proto_init() }
@@ -4124,7 +4187,7 @@ func file_treadle_v1_processor_service_proto_init() {
 		(*InvocationResult_Stream)(nil),
 		(*InvocationResult_SkipTool)(nil),
 	}
-	file_treadle_v1_processor_service_proto_msgTypes[38].OneofWrappers = []any{
+	file_treadle_v1_processor_service_proto_msgTypes[39].OneofWrappers = []any{
 		(*ChunkOutcome_Unchanged)(nil),
 		(*ChunkOutcome_Replace)(nil),
 		(*ChunkOutcome_Drop)(nil),
@@ -4138,7 +4201,7 @@ func file_treadle_v1_processor_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_treadle_v1_processor_service_proto_rawDesc), len(file_treadle_v1_processor_service_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   41,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

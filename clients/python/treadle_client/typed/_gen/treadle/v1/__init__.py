@@ -153,6 +153,7 @@ __all__ = (
     "StepResult",
     "StepStartChunk",
     "StepStartPart",
+    "StepTools",
     "StreamDelivery",
     "StreamOutcomes",
     "StreamRequest",
@@ -6416,6 +6417,16 @@ class StepOverrides(betterproto2.Message):
     Structured output for this step.
     """
 
+    tools: "StepTools | None" = betterproto2.field(
+        7, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    The step's tools become exactly these (the Mastra Processor API's `tools` result, e.g.
+    `{...tools, lookup}` to add one). Each name is one of the step's current tools, a tool
+    registered on the server, or a tool an attached tool service (`ToolService.Attach`) serves;
+    another name fails the hook. Tools a step adds run when the model calls them.
+    """
+
 
 default_message_pool.register_message("treadle.v1", "StepOverrides", StepOverrides)
 
@@ -6523,6 +6534,21 @@ class StepStartPart(betterproto2.Message):
 
 
 default_message_pool.register_message("treadle.v1", "StepStartPart", StepStartPart)
+
+
+@dataclass(eq=False, repr=False)
+class StepTools(betterproto2.Message):
+    """
+    StepTools is a list of tool names for one step (a wrapper, so an empty list differs from none).
+    """
+
+    names: "list[str]" = betterproto2.field(1, betterproto2.TYPE_STRING, repeated=True)
+    """
+    The names.
+    """
+
+
+default_message_pool.register_message("treadle.v1", "StepTools", StepTools)
 
 
 @dataclass(eq=False, repr=False)

@@ -306,8 +306,12 @@ public final class AgentClient implements AutoCloseable {
     return s;
   }
 
-  /** The chunks of every run on one thread; {@link #activeRunId()} is the running run ("" when idle). */
-  public static final class Subscription implements Iterator<Chunk>, AutoCloseable {
+  /**
+   * The chunks of every run on one thread, as {@link RunChunk}s like {@code stream} gives them
+   * ({@code type()}, {@code text()}, {@code finishReason()}, {@code runId()}; {@code proto()} is
+   * the generated message); {@link #activeRunId()} is the running run ("" when idle).
+   */
+  public static final class Subscription implements Iterator<RunChunk>, AutoCloseable {
     private final Iterator<SubscribeToThreadResponse> responses;
     private final Context.CancellableContext ctx;
     private Iterator<Chunk> batch = List.<Chunk>of().iterator();
@@ -338,11 +342,11 @@ public final class AgentClient implements AutoCloseable {
     }
 
     @Override
-    public Chunk next() {
+    public RunChunk next() {
       if (!hasNext()) {
         throw new NoSuchElementException();
       }
-      return batch.next();
+      return new RunChunk(batch.next());
     }
 
     /** Stops the subscription without aborting anything. */

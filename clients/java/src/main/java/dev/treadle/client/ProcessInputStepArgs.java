@@ -30,4 +30,14 @@ public final class ProcessInputStepArgs extends MessageListArgs {
   public List<String> activeTools() {
     return args.getActiveToolsList();
   }
+
+  /** Every tool available to the step (name, description, input schema). */
+  public List<dev.treadle.v1.ToolDefinition> tools() {
+    return args.getToolsList();
+  }
+
+  /** The names of the step's tools, in order. */
+  public List<String> toolNames() {
+    return args.getToolsList().stream().map(dev.treadle.v1.ToolDefinition::getName).toList();
+  }
 }

@@ -6,6 +6,7 @@ import dev.treadle.v1.PromptMessage;
 import dev.treadle.v1.PromptReplacement;
 import dev.treadle.v1.ReplaceOutcome;
 import dev.treadle.v1.StepOverrides;
+import dev.treadle.v1.StepTools;
 import dev.treadle.v1.SystemMessage;
 import dev.treadle.v1.SystemMessages;
 import java.util.List;
@@ -29,6 +30,20 @@ public final class Replace {
   /** {@code processLLMRequest}: the prompt for this provider call only. */
   public static ReplaceOutcome prompt(List<PromptMessage> prompt) {
     return ReplaceOutcome.newBuilder().setPrompt(PromptReplacement.newBuilder().addAllMessages(prompt)).build();
+  }
+
+  /**
+   * {@code processInputStep}: the step's tools become exactly these names (the framework's
+   * {@code tools} result; add one to {@code args.toolNames()} to add a tool). Each is one of the
+   * step's tools, a tool registered on the server, or a tool an attached tool service serves.
+   */
+  public static ReplaceOutcome tools(List<String> names) {
+    return stepOverrides(StepOverrides.newBuilder().setTools(stepTools(names)).build());
+  }
+
+  /** The {@code tools} field of {@link StepOverrides}, to combine with other overrides. */
+  public static StepTools stepTools(List<String> names) {
+    return StepTools.newBuilder().addAllNames(names).build();
   }
 
   /** {@code processInputStep}: overrides for this step (model, tool choice, active tools, ...). */

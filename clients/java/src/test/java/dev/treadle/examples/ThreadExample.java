@@ -1,8 +1,8 @@
 package dev.treadle.examples;
 
 import dev.treadle.client.AgentClient;
+import dev.treadle.client.RunChunk;
 import dev.treadle.client.Treadle;
-import dev.treadle.v1.Chunk;
 import java.util.LinkedHashMap;
 
 /** Subscribes to a thread, sends it a message and prints the run that message wakes. */
@@ -16,9 +16,9 @@ public final class ThreadExample {
       var sent = client.sendMessage("assistant", "u1", "t1", "hello", attributes);
       System.out.println(sent.getAccepted().getAction()); // SIGNAL_ACTION_WAKE: a run started
       while (thread.hasNext()) {
-        Chunk c = thread.next();
-        if (c.hasTextDelta()) System.out.print(c.getTextDelta().getText());
-        if (c.hasFinish()) break;
+        RunChunk c = thread.next(); // as stream() gives them; c.proto() is the generated Chunk
+        if (c.type().equals("text-delta")) System.out.print(c.text());
+        if (c.type().equals("finish")) break;
       }
       System.out.println();
     }

@@ -158,6 +158,7 @@ public final class ExamplesMain {
       case "test_redact_tool_result_reaches_stream_and_next_step" -> Setup.plain(new RedactToolResult());
       case "test_scan_tool_result_blocks_prompt_injection" -> Setup.plain(new ScanToolResult());
       case "test_error_recovery_trims_and_retries_context_length" -> Setup.plain(new ErrorRecoveryProcessor());
+      case "test_input_step_adds_a_tool_that_the_model_sees_and_that_runs" -> Setup.plain(new AddToolProcessor());
       case "test_moderation_collector_sees_data_parts" -> {
         Blind blind = new Blind();
         ReportingCollector collector = new ReportingCollector();
