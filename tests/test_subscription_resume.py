@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import threading
 from typing import Any
 from urllib.parse import unquote
 
@@ -22,7 +21,7 @@ import pytest
 from tests.support import OpenAIServer, Turn
 from tests.support.databases import Database
 from tests.test_cli import READY_TIMEOUT
-from tests.test_signals_replicas import held_turn, replicas  # noqa: F401 - a fixture
+from tests.test_signals_replicas import replicas  # noqa: F401 - a fixture
 from tests.test_signals_serve import THREAD, until
 from treadle.v1 import signal_pb2
 from treadle_client import AgentClient
@@ -33,17 +32,22 @@ def patient_start(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TREADLE_STARTUP_TIMEOUT", "60")
 
 
-def _terminate_listeners(postgres: Database) -> int:
-    """Terminates the replicas' LISTEN connections (each reconnects a second later)."""
+def _terminate_listeners(postgres: Database, newest_only: bool = False, via: Any = None) -> int:
+    """Terminates the replicas' LISTEN connections (each reconnects a second later); with
+    ``newest_only``, the last replica's only. ``via``: a connection to do it on."""
     import psycopg
 
     assert postgres.database is not None
     base, _, query = postgres.database.partition("?")
     schema = unquote(dict(p.split("=", 1) for p in query.split("&"))["options"]).split("=", 1)[1]
     channel = "treadle_" + hashlib.sha256(schema.encode()).hexdigest()[:16]
+    sql = ("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid IN (SELECT pid FROM "
+           "pg_stat_activity WHERE query = %s ORDER BY backend_start DESC LIMIT %s)")
+    args = (f"LISTEN {channel}", 1 if newest_only else 100)
+    if via is not None:
+        return len(via.execute(sql, args).fetchall())
     with psycopg.connect(base, autocommit=True) as conn:
-        return len(conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = %s",
-                                (f"LISTEN {channel}",)).fetchall())
+        return len(conn.execute(sql, args).fetchall())
 
 
 def _request(position: str = "") -> signal_pb2.SubscribeToThreadRequest:
@@ -75,7 +79,8 @@ def test_a_subscriber_resumes_from_its_position_and_gets_the_run_it_missed(
 
     assert _terminate_listeners(postgres) == 2
     with pytest.raises(grpc.RpcError) as failed:
-        next(stream)  # b may have missed what a sent: an error, at once, never a silent gap
+        for _ in stream:  # (the end of the run before may still come first)
+            pass  # b may have missed what a sent: an error, at once, never a silent gap
     assert failed.value.code() == grpc.StatusCode.UNAVAILABLE
     assert "position" in str(failed.value.details())
 
@@ -113,6 +118,23 @@ def test_a_subscriber_resumes_from_its_position_and_gets_the_run_it_missed(
     assert response.HasField("active_run") and not response.messages and not response.chunks
     again.cancel()
 
+    async def resume_with_the_client() -> tuple[list[str], list[tuple[str, str]], str]:
+        async with AgentClient(b.proc.target) as client:
+            sub = await client.subscribe_to_thread("u1", "t1", position=position)
+            texts = _texts(sub.replayed_messages)
+            assert sub.position == position  # nothing handled yet
+            ends: list[tuple[str, str]] = []
+            async for chunk in sub:  # the replayed ends come first
+                ends.append((chunk.run_id, str(chunk.WhichOneof("chunk"))))
+                if len(ends) == 2:
+                    break
+            sub.unsubscribe()
+            return texts, ends
+
+    texts, ends_seen = asyncio.run(resume_with_the_client())
+    assert texts == ["while you were away", "second answer", "and now", "third answer"]
+    assert ends_seen == [(missed, "finish"), (later, "finish")]
+
 
 def test_a_bad_position_is_refused_and_names_the_field(replicas: Any, openai_server: Any) -> None:
     b = replicas(openai_server([]))
@@ -125,42 +147,38 @@ def test_a_bad_position_is_refused_and_names_the_field(replicas: Any, openai_ser
 def test_subscribing_while_the_replica_reconnects_never_misses_the_next_run(
     replicas: Any, openai_server: Any, postgres: Database
 ) -> None:
-    entered, release = threading.Event(), threading.Event()
-    server: OpenAIServer = openai_server([held_turn(entered, release, Turn.say("the answer"))])
+    import psycopg
+
+    server: OpenAIServer = openai_server([Turn.say("the answer")])
     a, b = replicas(server), replicas(server)
+    early = b.stub.SubscribeToThread(_request(), timeout=READY_TIMEOUT)
+    position = next(early).position
+    assert postgres.database is not None
+    other = postgres.database.partition("?")[0].rsplit("/", 1)[0] + "/template1"
+    with psycopg.connect(other, autocommit=True) as admin:
+        try:  # b's new LISTEN connection is refused until the end: b cannot hear a meanwhile
+            admin.execute("ALTER DATABASE postgres WITH ALLOW_CONNECTIONS false")
+            assert _terminate_listeners(postgres, newest_only=True, via=admin) == 1
+            with pytest.raises(grpc.RpcError):
+                next(early)  # b noticed (its subscribers were told)
+            stream = b.stub.SubscribeToThread(_request(position), timeout=READY_TIMEOUT)  # subscribing now ...
+            run_id = _send(a, "go")  # ... as a run starts (and ends) on a
+            until(lambda: not a.active())
+        finally:
+            admin.execute("ALTER DATABASE postgres WITH ALLOW_CONNECTIONS true")
+    try:
+        responses = list(_until_finish(stream, run_id))
+    except grpc.RpcError as e:  # refused while b could not hear a: the client resumes
+        assert e.code() == grpc.StatusCode.UNAVAILABLE, e
+        responses = list(_until_finish(b.stub.SubscribeToThread(_request(position), timeout=READY_TIMEOUT), run_id))
+    chunks = [c for r in responses for c in r.chunks]
+    assert any(c.HasField("finish") and c.run_id == run_id for c in chunks), "a silent gap"
+    assert "the answer" in " ".join(_texts(m for r in responses for m in r.messages))
 
-    async def watch(started: threading.Event, run_ids: list[str]) -> tuple[str, int]:
-        """A client that resubscribes with its position on every error, until it saw the run."""
-        async with AgentClient(b.proc.target) as client:
-            position, errors, text = "", 0, ""
-            assert _terminate_listeners(postgres) == 2  # b is reconnecting as we subscribe
-            while True:
-                try:
-                    sub = await client.subscribe_to_thread("u1", "t1", position=position)
-                    started.set()  # the run starts on a right after this subscription
-                    text += "".join(m.content.parts[0].text.text for m in sub.replayed_messages
-                                    if m.role == 2 and m.content.parts and m.content.parts[0].HasField("text"))
-                    async for chunk in sub:
-                        if chunk.HasField("text_delta"):
-                            text += chunk.text_delta.text
-                        if chunk.HasField("finish") and run_ids and chunk.run_id == run_ids[0]:
-                            return text, errors
-                        position = sub.position
-                except grpc.aio.AioRpcError as e:
-                    assert e.code() == grpc.StatusCode.UNAVAILABLE, e
-                    errors += 1
-                    if sub_position := locals().get("sub"):
-                        position = sub_position.position or position
 
-    started, run_ids = threading.Event(), []
-    result: list[tuple[str, int]] = []
-    watcher = threading.Thread(target=lambda: result.append(asyncio.run(watch(started, run_ids))), daemon=True)
-    watcher.start()
-    assert started.wait(READY_TIMEOUT)
-    run_ids.append(_send(a, "go"))
-    assert entered.wait(READY_TIMEOUT)
-    release.set()
-    watcher.join(READY_TIMEOUT)
-    assert result, "the subscriber never saw the run end: a silent gap"
-    text, errors = result[0]
-    assert "the answer" in text
+def _until_finish(stream: Any, run_id: str) -> Any:
+    for response in stream:
+        yield response
+        if any(c.HasField("finish") and c.run_id == run_id for c in response.chunks):
+            stream.cancel()
+            return

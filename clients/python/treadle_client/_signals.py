@@ -119,6 +119,7 @@ class SignalCalls:
             metadata=self._metadata,
         )
         subscription = ThreadSubscription(call, self, resource_id, thread_id)
+        subscription.position = position
         await subscription._first()
         return subscription
 
