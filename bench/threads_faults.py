@@ -12,7 +12,8 @@ every kind: ``SendMessage`` (wake or deliver by thread, deliver to the run id a 
 answered, and persist), ``QueueMessage``, ``SendSignal`` (user, reactive),
 ``SendStateSignal``, ``SendNotificationSignal`` of each priority, and ``AgentService.Stream``
 runs on the threads; every one carries a unique marker (``sigT<thread>N<n>``) in its text. Each thread has a subscriber on a random replica,
-which subscribes again on another one when its stream ends with an error. Meanwhile four
+which subscribes again on another one, from the ``position`` of the last response it had, when
+its stream ends with an error. Meanwhile four
 faults, in turn: SIGKILL of a replica, SIGSTOP past the lease then SIGCONT, a restart of the
 PostgreSQL cluster, SIGTERM of a replica (a killed or terminated replica is started again, so
 three stay up); right after each fault, each thread that had a model call in flight on the
@@ -299,12 +300,13 @@ class Harness:
 
     def subscriber(self, thread: str, index: int) -> None:
         rng = random.Random(self.args.seed * 7919 + index)
+        position = ""  # each new stream resumes where the last one ended (what it missed is replayed)
         while not self.stop_subscribers.is_set():
             replica = self.live(rng)
             sub: dict[str, Any] = {"thread": thread, "replica": replica.name, "from": 0.0, "to": 0.0, "error": "",
                                    "runs": defaultdict(list)}
-            call = replica.threads.SubscribeToThread(signal_pb2.SubscribeToThreadRequest(resource_id=RESOURCE,
-                                                                                         thread_id=thread))
+            call = replica.threads.SubscribeToThread(signal_pb2.SubscribeToThreadRequest(
+                resource_id=RESOURCE, thread_id=thread, position=position))
             sub["call"] = call
             with self.lock:
                 self.subscriptions.append(sub)
@@ -317,6 +319,7 @@ class Harness:
                         kinds.append(chunk.WhichOneof("chunk") or "")
                         if chunk.HasField("error"):
                             self.note_status("subscriber error chunk", thread, replica.name, "", chunk.error.message)
+                    position = response.position or position
                 sub["to"] = now()
                 sub["error"] = "ended" if not self.stop_subscribers.is_set() else ""
             except grpc.RpcError as e:

@@ -502,3 +502,41 @@ async def test_a_generate_call_on_a_thread_is_its_active_run(threads: Any) -> No
     assert user_texts(server.requests[1]) == ["hi", "and this"]
     await watch.idle_after(run_id)
     assert watch.text(run_id) == "onetwo", "subscribers see a Generate run's chunks too"
+
+
+async def test_a_subscriber_resumes_from_its_position_with_what_it_missed(threads: Any) -> None:
+    t, server = await threads([Turn.say("first"), Turn.say("second")])
+    watch = await t.subscribe()
+    one = await t.call("SendMessage", {"agentId": "echo", **THREAD, "message": {"contents": "one"}})
+    await watch.idle_after(one["accepted"]["runId"])
+    position = watch.responses[-1].position  # the response saying the run ended: past it
+    assert position and watch.responses[-1].HasField("active_run")
+    await t.close()  # the subscriber goes away ...
+
+    two = await t.call("SendMessage", {"agentId": "echo", **THREAD, "message": {"contents": "two"}})
+    async def idle() -> None:  # ... while a whole run runs
+        while (await t.call("GetActiveRun", THREAD))["activeRun"]:
+            await asyncio.sleep(0.02)
+
+    await asyncio.wait_for(idle(), 10)
+    assert len(server.requests) == 2
+
+    replayed: list[signal_pb2.SubscribeToThreadResponse] = []
+    call = t.stub.SubscribeToThread(signal_pb2.SubscribeToThreadRequest(
+        resource_id=THREAD["resourceId"], thread_id=THREAD["threadId"], position=position))
+    async for response in call:
+        replayed.append(response)
+        if response.HasField("active_run"):
+            break
+    call.cancel()
+    texts = [p.text.text for r in replayed for m in r.messages for p in m.content.parts if p.HasField("text")]
+    assert texts == ["two", "second"]  # not the run it saw
+    [end] = [c for r in replayed for c in r.chunks]
+    assert end.run_id == two["accepted"]["runId"] and end.HasField("finish")
+    assert replayed[-1].position != position
+
+    with pytest.raises(grpc.aio.AioRpcError) as bad:
+        async for _ in t.stub.SubscribeToThread(signal_pb2.SubscribeToThreadRequest(
+                resource_id=THREAD["resourceId"], thread_id=THREAD["threadId"], position="v1.x")):
+            pass
+    assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "position" in str(bad.value.details())

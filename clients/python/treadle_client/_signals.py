@@ -24,7 +24,7 @@ from typing import Any
 import grpc
 from google.protobuf import json_format
 
-from treadle.v1 import chunk_pb2, signal_pb2, thread_service_pb2_grpc
+from treadle.v1 import chunk_pb2, message_pb2, signal_pb2, thread_service_pb2_grpc
 
 Json = Mapping[str, Any]
 
@@ -34,6 +34,12 @@ class ThreadSubscription:
 
     Iterate it for chunks; ``active_run_id`` is the thread's running run ("" when idle), kept
     current as runs start and end. ``unsubscribe`` stops the stream without aborting anything.
+
+    ``position`` is where the subscriber is: once the chunks of a response are handled it moves
+    past them. If the stream ends with an error (UNAVAILABLE: the server may have missed events),
+    subscribe again with ``position=subscription.position``: ``replayed_messages`` then holds the
+    messages the thread stored meanwhile, and the iteration starts with the last chunk
+    (``finish``, ``abort`` or ``error``) of each run that ended meanwhile.
     """
 
     def __init__(self, call: Any, client: SignalCalls, resource_id: str, thread_id: str) -> None:
@@ -41,13 +47,32 @@ class ThreadSubscription:
         self._client = client
         self._key = (resource_id, thread_id)
         self.active_run_id = ""
+        self.position = ""
+        self.replayed_messages: list[message_pb2.Message] = []
+        self._replayed_chunks: list[chunk_pb2.Chunk] = []
+        self._first_position = ""
         self._unsubscribed = False
 
     async def _first(self) -> None:
-        response = await self._call.read()
-        self.active_run_id = response.active_run.run_id
+        while True:  # a resumed subscription's replayed messages come before the thread's state
+            response = await self._call.read()
+            if response is grpc.aio.EOF:  # (an error status is raised by read)
+                return
+            self.replayed_messages.extend(response.messages)
+            self._replayed_chunks.extend(response.chunks)
+            if response.HasField("active_run"):
+                self.active_run_id = response.active_run.run_id
+                if not self._replayed_chunks:
+                    self.position = response.position
+                self._first_position = response.position
+                return
 
     async def __aiter__(self) -> AsyncIterator[chunk_pb2.Chunk]:
+        replayed, self._replayed_chunks = self._replayed_chunks, []
+        for chunk in replayed:
+            yield chunk
+        if replayed:
+            self.position = self._first_position
         while not self._unsubscribed:
             try:
                 response = await self._call.read()
@@ -61,6 +86,7 @@ class ThreadSubscription:
                 self.active_run_id = response.active_run.run_id
             for chunk in response.chunks:
                 yield chunk
+            self.position = response.position or self.position
 
     async def abort(self) -> bool:
         """Abort the thread's active run; True when one was running."""
@@ -84,13 +110,16 @@ class SignalCalls:
             self._signal_stub = thread_service_pb2_grpc.ThreadServiceStub(self._channel)
         return self._signal_stub
 
-    async def subscribe_to_thread(self, resource_id: str, thread_id: str) -> ThreadSubscription:
-        """Subscribed once this returns: call it before sending, to see the whole reaction."""
+    async def subscribe_to_thread(self, resource_id: str, thread_id: str, *, position: str = "") -> ThreadSubscription:
+        """Subscribed once this returns: call it before sending, to see the whole reaction.
+        ``position`` (an earlier subscription's ``position``) resumes it: what was missed is
+        replayed first."""
         call = self._stub_signals.SubscribeToThread(
-            signal_pb2.SubscribeToThreadRequest(resource_id=resource_id, thread_id=thread_id),
+            signal_pb2.SubscribeToThreadRequest(resource_id=resource_id, thread_id=thread_id, position=position),
             metadata=self._metadata,
         )
         subscription = ThreadSubscription(call, self, resource_id, thread_id)
+        subscription.position = position
         await subscription._first()
         return subscription
 

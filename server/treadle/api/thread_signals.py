@@ -19,11 +19,14 @@ from ..config.auth import Limits
 from ..core.errors import InvalidArgumentError, NotFoundError, ResourceExhaustedError
 from ..memory import MemoryStore
 from ..signals import ActiveRunChanged, NotificationCenter, Sent, ThreadRuntime, send_state
-from ..signals.hub import SubscriptionGapError
+from ..signals.hub import CHANNEL_DOWN, Subscription, SubscriptionGapError
+from ..signals.resume import Position, parse_position, position_after, position_now, replay
 from ..signals.runtime import Target
 from ..v1 import signal_pb2
 from . import signal_convert as sc
-from ..wire.data import chunk_to_proto
+from ..memory.base import RunRecord
+from ..v1 import chunk_pb2
+from ..wire.data import chunk_to_proto, enum_to_pb, message_to_proto
 from . import auth
 from .idempotency import InFlight, RequestIds, idempotent
 from .status import abort_with, unary
@@ -31,6 +34,9 @@ from .thread_service import SERVICE_NAME
 from .thread_service import ThreadServicer as MemoryRpcs
 
 MAX_CHUNKS_PER_RESPONSE = 256
+REPLAYED_MESSAGES_PER_RESPONSE = 64
+CHANNEL_WAIT = 5.0
+"""Seconds a subscription waits for this replica to hear the others again (UNAVAILABLE after)."""
 MAX_RESPONSE_BYTES = 256 << 10
 """About how much a subscriber takes from its backlog at a time: what is converted and waiting
 to be sent stays small, the rest stays counted in the backlog it is cut off by."""
@@ -229,26 +235,75 @@ class SignalRpcs:
     ) -> AsyncIterator[signal_pb2.SubscribeToThreadResponse]:
         try:
             key = _thread(request.resource_id, request.thread_id)
+            since = parse_position(request.position) if request.position else None
         except Exception as e:
             await abort_with(context, e)
-        sub = self._runtime.subscribe(key)
+        sub = await self._hearing_subscription(key, context)
         try:
-            first = signal_pb2.SubscribeToThreadResponse()
+            store = self.store
+            replayed: set[str] = set()
+            if since is not None and store is not None:
+                try:
+                    missed = await replay(store, key, since)
+                except Exception as e:
+                    await abort_with(context, e)
+                for start in range(0, len(missed.messages), REPLAYED_MESSAGES_PER_RESPONSE):
+                    batch = signal_pb2.SubscribeToThreadResponse(position=since.encode())
+                    for message in missed.messages[start:start + REPLAYED_MESSAGES_PER_RESPONSE]:
+                        message_to_proto(message, batch.messages.add())
+                    yield batch
+                position = missed.position
+                replayed = {ended.id for ended in missed.ended}
+                first = signal_pb2.SubscribeToThreadResponse()
+                for ended in missed.ended:
+                    _ended_chunk(ended, first.chunks.add())
+            else:
+                position = await position_now(store, key) if store is not None else Position()
+                first = signal_pb2.SubscribeToThreadResponse()
             first.active_run.SetInParent()
+            running = ""
             if (run := await self._runtime.current_run(key)) is not None:
                 first.active_run.run_id, first.active_run.agent_id = run.run_id, run.agent_id
+                running = run.run_id
+            first.position = position.encode()
             yield first
             async for event in sub.events():
-                for response in _responses([event, *sub.batch(MAX_RESPONSE_BYTES)]):
+                events = [e for e in [event, *sub.batch(MAX_RESPONSE_BYTES)]
+                          if not (replayed and isinstance(e, Chunk) and e.run_id in replayed)]
+                for response in _responses(events):
+                    if response.HasField("active_run"):
+                        if not response.active_run.run_id and running and store is not None:
+                            # a run ended: the position moves past it when nothing is stored after it
+                            position = await position_after(store, key, running) or position
+                        running = response.active_run.run_id
+                    elif response.chunks:
+                        running = response.chunks[-1].run_id or running
+                    response.position = position.encode()
                     yield response
             if sub.overflowed:
                 await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, (
                     f"this subscriber fell more than {sub.max_backlog_bytes} bytes behind the thread "
-                    "(limits.maxSubscriberBacklogBytes) and was cut off; read faster, or subscribe again"))
-            if sub.gap:  # never a silent gap: the subscriber resubscribes
+                    "(limits.maxSubscriberBacklogBytes) and was cut off; read faster, or subscribe again "
+                    "with the `position` of the last response you handled"))
+            if sub.gap:  # never a silent gap: the subscriber resumes from its position
                 await abort_with(context, SubscriptionGapError(sub.gap))
         finally:
             sub.close()
+
+    async def _hearing_subscription(self, key: tuple[str, str], context: grpc.aio.ServicerContext) -> Subscription:
+        """A subscription made while this replica hears the others (it waits up to
+        ``CHANNEL_WAIT`` seconds for a reconnecting channel, then answers UNAVAILABLE): a
+        subscription that could miss a run silently is never made."""
+        deadline = asyncio.get_running_loop().time() + CHANNEL_WAIT
+        while True:
+            left = deadline - asyncio.get_running_loop().time()
+            if left > 0 and await self._runtime.wait_hearing(left):
+                sub = self._runtime.subscribe(key)
+                if self._runtime.hearing:  # still (the channel may have dropped again meanwhile)
+                    return sub
+                sub.close()
+                continue
+            await abort_with(context, SubscriptionGapError(CHANNEL_DOWN))
 
     @unary
     @idempotent(signal_pb2.AbortRunResponse)
@@ -295,6 +350,19 @@ def _responses(events: list[Chunk | ActiveRunChanged]) -> list[signal_pb2.Subscr
             out.append(current)
         chunk_to_proto(event, current.chunks.add())
     return out
+
+
+def _ended_chunk(run: RunRecord, out: chunk_pb2.Chunk) -> None:
+    """The last chunk of a replayed run: ``finish`` (its reason and usage), ``abort`` or ``error``."""
+    out.run_id = run.id
+    if run.status == "aborted":
+        out.abort.reason = run.finish_reason or "aborted"
+    elif run.status == "failed":
+        out.error.name, out.error.message = "RunFailed", "the run failed (its stored messages are above)"
+    else:
+        out.finish.reason = enum_to_pb(chunk_pb2.FinishReason.DESCRIPTOR, run.finish_reason)
+        u, total = run.usage, out.finish.total_usage
+        total.input_tokens, total.output_tokens, total.total_tokens = u.input_tokens, u.output_tokens, u.total_tokens
 
 
 class ThreadServicer(SignalRpcs, MemoryRpcs):

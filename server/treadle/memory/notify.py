@@ -44,6 +44,16 @@ class NotifyChannel(Protocol):
         there is nothing to encode or send."""
         ...
 
+    @property
+    def listening(self) -> bool:
+        """True while everything the other replicas send is heard (False while a lost listening
+        connection is being replaced)."""
+        ...
+
+    async def wait_listening(self, timeout: float) -> bool:
+        """Until ``listening`` (True), or ``timeout`` seconds (False)."""
+        ...
+
     async def close(self) -> None: ...
 
 
@@ -66,6 +76,12 @@ class LocalChannel:
     @property
     def heard(self) -> bool:
         return any(peer is not self for peer in self._group.members)
+
+    listening = True
+    """One process: nothing to lose."""
+
+    async def wait_listening(self, timeout: float) -> bool:
+        return True
 
     async def publish(self, payloads: list[str]) -> None:
         for peer in list(self._group.members):
@@ -94,6 +110,7 @@ class PostgresChannel:
         self._send_lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
         self.name = ""
+        self._listening = asyncio.Event()
         self.on_gap: Callable[[], None] | None = None
         """Called when the listening connection was lost: what other replicas sent meanwhile
         was not heard (subscribers must be told, never left with a silent gap)."""
@@ -116,6 +133,7 @@ class PostgresChannel:
             try:
                 self._listen = await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True)
                 await self._listen.execute(f"LISTEN {self.name}")
+                self._listening.set()
                 if not ready.done():
                     ready.set_result(None)
                 async for notify in self._listen.notifies():
@@ -123,9 +141,12 @@ class PostgresChannel:
                         on_message(notify.payload)
                     except Exception:
                         log.exception("handling a replica message failed")
+                raise ConnectionError("the listening connection ended")  # a gap like any other loss
             except asyncio.CancelledError:
+                self._listening.clear()
                 raise
             except Exception as e:
+                self._listening.clear()  # before subscribers hear of the gap: none subscribes into it
                 if not ready.done():
                     ready.set_exception(e)
                     return
@@ -144,6 +165,19 @@ class PostgresChannel:
 
     heard = True
     """Other replicas may listen at any time: everything is sent."""
+
+    @property
+    def listening(self) -> bool:
+        return self._listening.is_set()
+
+    async def wait_listening(self, timeout: float) -> bool:
+        if self._listening.is_set():
+            return True
+        try:
+            await asyncio.wait_for(self._listening.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
 
     async def publish(self, payloads: list[str]) -> None:
         if not payloads or self._send is None:

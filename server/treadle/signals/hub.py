@@ -23,7 +23,10 @@ Event: TypeAlias = Chunk | ActiveRunChanged
 
 
 CHANNEL_LOST = ("this server lost its connection to the other servers and may have missed events of the "
-                "thread; subscribe again (ListMessages has what was stored meanwhile)")
+                "thread; subscribe again with the `position` of the last response you handled: what "
+                "was stored meanwhile is replayed")
+CHANNEL_DOWN = ("this server cannot hear the other servers now (its connection to them is being "
+                "replaced) and would miss their runs; retry, on this server or another")
 DEFAULT_MAX_BACKLOG_BYTES = 8 << 20
 
 
@@ -150,4 +153,4 @@ class ThreadHub:
                 del self._subs[sub.key]
 
 
-__all__ = ["CHANNEL_LOST", "ActiveRunChanged", "Event", "Subscription", "SubscriptionGapError", "ThreadHub"]
+__all__ = ["CHANNEL_DOWN", "CHANNEL_LOST", "ActiveRunChanged", "Event", "Subscription", "SubscriptionGapError", "ThreadHub"]

@@ -290,6 +290,16 @@ class ThreadRuntime:
     def subscribe(self, key: ThreadKey) -> Subscription:
         return self.hub.subscribe(key)
 
+    @property
+    def hearing(self) -> bool:
+        """False while this replica cannot hear the others (its channel is reconnecting): a
+        subscription made now could miss a run with no error."""
+        return self.relay is None or self.relay.channel.listening
+
+    async def wait_hearing(self, timeout: float) -> bool:
+        """Until ``hearing`` (True), or ``timeout`` seconds (False)."""
+        return self.relay is None or await self.relay.channel.wait_listening(timeout)
+
     async def wait_idle(self) -> None:
         """Until no thread has an active run."""
         await self._idle.wait()

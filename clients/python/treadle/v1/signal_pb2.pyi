@@ -450,12 +450,14 @@ class ListNotificationsResponse(_message.Message):
     def __init__(self, notifications: _Optional[_Iterable[_Union[NotificationRecord, _Mapping]]] = ...) -> None: ...
 
 class SubscribeToThreadRequest(_message.Message):
-    __slots__ = ("resource_id", "thread_id")
+    __slots__ = ("resource_id", "thread_id", "position")
     RESOURCE_ID_FIELD_NUMBER: _ClassVar[int]
     THREAD_ID_FIELD_NUMBER: _ClassVar[int]
+    POSITION_FIELD_NUMBER: _ClassVar[int]
     resource_id: str
     thread_id: str
-    def __init__(self, resource_id: _Optional[str] = ..., thread_id: _Optional[str] = ...) -> None: ...
+    position: str
+    def __init__(self, resource_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., position: _Optional[str] = ...) -> None: ...
 
 class ActiveRun(_message.Message):
     __slots__ = ("run_id", "agent_id")
@@ -466,12 +468,16 @@ class ActiveRun(_message.Message):
     def __init__(self, run_id: _Optional[str] = ..., agent_id: _Optional[str] = ...) -> None: ...
 
 class SubscribeToThreadResponse(_message.Message):
-    __slots__ = ("chunks", "active_run")
+    __slots__ = ("chunks", "active_run", "messages", "position")
     CHUNKS_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_RUN_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    POSITION_FIELD_NUMBER: _ClassVar[int]
     chunks: _containers.RepeatedCompositeFieldContainer[_chunk_pb2.Chunk]
     active_run: ActiveRun
-    def __init__(self, chunks: _Optional[_Iterable[_Union[_chunk_pb2.Chunk, _Mapping]]] = ..., active_run: _Optional[_Union[ActiveRun, _Mapping]] = ...) -> None: ...
+    messages: _containers.RepeatedCompositeFieldContainer[_message_pb2.Message]
+    position: str
+    def __init__(self, chunks: _Optional[_Iterable[_Union[_chunk_pb2.Chunk, _Mapping]]] = ..., active_run: _Optional[_Union[ActiveRun, _Mapping]] = ..., messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., position: _Optional[str] = ...) -> None: ...
 
 class AbortRunRequest(_message.Message):
     __slots__ = ("run_id", "resource_id", "thread_id", "request_id")

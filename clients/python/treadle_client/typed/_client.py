@@ -101,6 +101,16 @@ class ThreadSubscription:
         """The thread's running run ("" when idle), kept current as runs start and end."""
         return self.plain.active_run_id
 
+    @property
+    def position(self) -> str:
+        """Where the subscriber is: ``subscribe_to_thread(..., position=...)`` resumes from it."""
+        return self.plain.position
+
+    @property
+    def replayed_messages(self) -> list[v1.Message]:
+        """On a resumed subscription: the messages the thread stored meanwhile, oldest first."""
+        return [to_dataclass(v1.Message, m) for m in self.plain.replayed_messages]
+
     async def __aiter__(self) -> AsyncIterator[Chunk]:
         async for chunk in self.plain:
             yield _chunk(chunk)
@@ -245,9 +255,11 @@ class AgentClient:
 
     # --- signals ------------------------------------------------------------------------------
 
-    async def subscribe_to_thread(self, resource_id: str, thread_id: str) -> ThreadSubscription:
-        """Subscribed once this returns: call it before sending, to see the whole reaction."""
-        return ThreadSubscription(await self.plain.subscribe_to_thread(resource_id, thread_id))
+    async def subscribe_to_thread(self, resource_id: str, thread_id: str, *, position: str = "") -> ThreadSubscription:
+        """Subscribed once this returns: call it before sending, to see the whole reaction.
+        ``position`` (an earlier subscription's ``position``) resumes it: what was missed is
+        replayed first."""
+        return ThreadSubscription(await self.plain.subscribe_to_thread(resource_id, thread_id, position=position))
 
     async def send_message(
         self, agent_id: str, message: str | Json, *, resource_id: str = "", thread_id: str = "",

@@ -2484,7 +2484,12 @@ type SubscribeToThreadRequest struct {
 	// Resource (owner) of the thread.
 	ResourceId string `protobuf:"bytes,1,opt,name=resource_id,json=resourceId,proto3" json:"resource_id,omitempty"`
 	// The thread. Required.
-	ThreadId      string `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	ThreadId string `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	// Optional: the `position` of the last response this subscriber handled (on an earlier
+	// stream). The stream first replays, from the store, what the thread got since then: stored
+	// messages (`messages`) and a `finish` chunk for each run that ended meanwhile; then it goes
+	// on as a new subscription. Empty: from now, nothing replayed.
+	Position      string `protobuf:"bytes,3,opt,name=position,proto3" json:"position,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2529,6 +2534,13 @@ func (x *SubscribeToThreadRequest) GetResourceId() string {
 func (x *SubscribeToThreadRequest) GetThreadId() string {
 	if x != nil {
 		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *SubscribeToThreadRequest) GetPosition() string {
+	if x != nil {
+		return x.Position
 	}
 	return ""
 }
@@ -2595,7 +2607,12 @@ type SubscribeToThreadResponse struct {
 	Chunks []*Chunk `protobuf:"bytes,1,rep,name=chunks,proto3" json:"chunks,omitempty"`
 	// Set in the first response (the state when the subscription started) and whenever a run
 	// starts or ends.
-	ActiveRun     *ActiveRun `protobuf:"bytes,2,opt,name=active_run,json=activeRun,proto3" json:"active_run,omitempty"`
+	ActiveRun *ActiveRun `protobuf:"bytes,2,opt,name=active_run,json=activeRun,proto3" json:"active_run,omitempty"`
+	// Stored messages replayed on a resumed subscription (the request's `position`), oldest first.
+	Messages []*Message `protobuf:"bytes,3,rep,name=messages,proto3" json:"messages,omitempty"`
+	// Where this subscriber is: pass it as the request's `position` to resume after this response
+	// (on any server) with nothing missed. Opaque; set on every response.
+	Position      string `protobuf:"bytes,4,opt,name=position,proto3" json:"position,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2642,6 +2659,20 @@ func (x *SubscribeToThreadResponse) GetActiveRun() *ActiveRun {
 		return x.ActiveRun
 	}
 	return nil
+}
+
+func (x *SubscribeToThreadResponse) GetMessages() []*Message {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *SubscribeToThreadResponse) GetPosition() string {
+	if x != nil {
+		return x.Position
+	}
+	return ""
 }
 
 // AbortRunRequest is the request of `AbortRun`: a run id, or a thread.
@@ -3077,18 +3108,21 @@ const file_treadle_v1_signal_proto_rawDesc = "" +
 	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12:\n" +
 	"\bstatuses\x18\x03 \x03(\x0e2\x1e.treadle.v1.NotificationStatusR\bstatuses\"a\n" +
 	"\x19ListNotificationsResponse\x12D\n" +
-	"\rnotifications\x18\x01 \x03(\v2\x1e.treadle.v1.NotificationRecordR\rnotifications\"X\n" +
+	"\rnotifications\x18\x01 \x03(\v2\x1e.treadle.v1.NotificationRecordR\rnotifications\"t\n" +
 	"\x18SubscribeToThreadRequest\x12\x1f\n" +
 	"\vresource_id\x18\x01 \x01(\tR\n" +
 	"resourceId\x12\x1b\n" +
-	"\tthread_id\x18\x02 \x01(\tR\bthreadId\"=\n" +
+	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12\x1a\n" +
+	"\bposition\x18\x03 \x01(\tR\bposition\"=\n" +
 	"\tActiveRun\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x19\n" +
-	"\bagent_id\x18\x02 \x01(\tR\aagentId\"|\n" +
+	"\bagent_id\x18\x02 \x01(\tR\aagentId\"\xc9\x01\n" +
 	"\x19SubscribeToThreadResponse\x12)\n" +
 	"\x06chunks\x18\x01 \x03(\v2\x11.treadle.v1.ChunkR\x06chunks\x124\n" +
 	"\n" +
-	"active_run\x18\x02 \x01(\v2\x15.treadle.v1.ActiveRunR\tactiveRun\"\x85\x01\n" +
+	"active_run\x18\x02 \x01(\v2\x15.treadle.v1.ActiveRunR\tactiveRun\x12/\n" +
+	"\bmessages\x18\x03 \x03(\v2\x13.treadle.v1.MessageR\bmessages\x12\x1a\n" +
+	"\bposition\x18\x04 \x01(\tR\bposition\"\x85\x01\n" +
 	"\x0fAbortRunRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1f\n" +
 	"\vresource_id\x18\x02 \x01(\tR\n" +
@@ -3200,6 +3234,7 @@ var file_treadle_v1_signal_proto_goTypes = []any{
 	(*timestamppb.Timestamp)(nil),          // 40: google.protobuf.Timestamp
 	(NotificationAction)(0),                // 41: treadle.v1.NotificationAction
 	(*Chunk)(nil),                          // 42: treadle.v1.Chunk
+	(*Message)(nil),                        // 43: treadle.v1.Message
 }
 var file_treadle_v1_signal_proto_depIdxs = []int32{
 	36, // 0: treadle.v1.SignalAttribute.value:type_name -> google.protobuf.Value
@@ -3278,12 +3313,13 @@ var file_treadle_v1_signal_proto_depIdxs = []int32{
 	23, // 73: treadle.v1.ListNotificationsResponse.notifications:type_name -> treadle.v1.NotificationRecord
 	42, // 74: treadle.v1.SubscribeToThreadResponse.chunks:type_name -> treadle.v1.Chunk
 	30, // 75: treadle.v1.SubscribeToThreadResponse.active_run:type_name -> treadle.v1.ActiveRun
-	30, // 76: treadle.v1.GetActiveRunResponse.active_run:type_name -> treadle.v1.ActiveRun
-	77, // [77:77] is the sub-list for method output_type
-	77, // [77:77] is the sub-list for method input_type
-	77, // [77:77] is the sub-list for extension type_name
-	77, // [77:77] is the sub-list for extension extendee
-	0,  // [0:77] is the sub-list for field type_name
+	43, // 76: treadle.v1.SubscribeToThreadResponse.messages:type_name -> treadle.v1.Message
+	30, // 77: treadle.v1.GetActiveRunResponse.active_run:type_name -> treadle.v1.ActiveRun
+	78, // [78:78] is the sub-list for method output_type
+	78, // [78:78] is the sub-list for method input_type
+	78, // [78:78] is the sub-list for extension type_name
+	78, // [78:78] is the sub-list for extension extendee
+	0,  // [0:78] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_signal_proto_init() }

@@ -6670,6 +6670,14 @@ class SubscribeToThreadRequest(betterproto2.Message):
     The thread. Required.
     """
 
+    position: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    """
+    Optional: the `position` of the last response this subscriber handled (on an earlier
+    stream). The stream first replays, from the store, what the thread got since then: stored
+    messages (`messages`) and a `finish` chunk for each run that ended meanwhile; then it goes
+    on as a new subscription. Empty: from now, nothing replayed.
+    """
+
 
 default_message_pool.register_message(
     "treadle.v1", "SubscribeToThreadRequest", SubscribeToThreadRequest
@@ -6695,6 +6703,19 @@ class SubscribeToThreadResponse(betterproto2.Message):
     """
     Set in the first response (the state when the subscription started) and whenever a run
     starts or ends.
+    """
+
+    messages: "list[Message]" = betterproto2.field(
+        3, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    Stored messages replayed on a resumed subscription (the request's `position`), oldest first.
+    """
+
+    position: "str" = betterproto2.field(4, betterproto2.TYPE_STRING)
+    """
+    Where this subscriber is: pass it as the request's `position` to resume after this response
+    (on any server) with nothing missed. Opaque; set on every response.
     """
 
 
