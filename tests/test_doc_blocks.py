@@ -48,7 +48,6 @@ DOC_BLOCKS = {
     ("examples/README.md", "sh", 0): "test_examples_readme_commands",
     # go block #0 (a whole program) and the install commands: tests/test_sdk_install.py
     **{(GO_README, "go", i): "test_go_readme_fragments_are_compiled_examples" for i in range(1, 7)},
-    ("clients/java/README.md", "xml", 0): "test_java_dependency_is_the_built_artifact",
 }
 
 
@@ -223,6 +222,7 @@ def test_go_readme_fragments_are_compiled_examples() -> None:
 
 
 def test_java_dependency_is_the_built_artifact() -> None:
+    """The README's pom.xml (run by tests/test_sdk_install.py) names the artifact the SDK builds."""
     pom_block = block("clients/java/README.md", "xml", 0)  # a whole project's pom.xml
     dependency = pom_block[pom_block.index("<dependency>"):pom_block.index("</dependency>")]
     pom = (ROOT / "clients" / "java" / "pom.xml").read_text()

@@ -182,6 +182,9 @@ class ChainRunner:
             span.set_attribute(ATTR.PROCESSOR_OUTCOME, outcome)
             await _notify_violation(processor, e, hook)
             raise
+        except asyncio.CancelledError:  # a parallel guardrail whose group another one ended
+            outcome = "cancelled"
+            raise
         except ProcessorError as e:  # already attributed (e.g. an unavailable remote processor)
             span.set_attribute(ATTR.PROCESSOR_OUTCOME, "error")
             span.set_status(Status(StatusCode.ERROR, str(e)))

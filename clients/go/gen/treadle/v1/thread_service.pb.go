@@ -420,7 +420,7 @@ type RunHookStats struct {
 	// The time the invocations took, added up.
 	TotalDuration *durationpb.Duration `protobuf:"bytes,5,opt,name=total_duration,json=totalDuration,proto3" json:"total_duration,omitempty"`
 	// How the invocations ended, counted by outcome (`continue`, `replace`, `drop`, `abort`,
-	// `retry`, `error`).
+	// `retry`, `error`, `cancelled`).
 	Outcomes      map[string]int32 `protobuf:"bytes,6,rep,name=outcomes,proto3" json:"outcomes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -268,7 +268,7 @@ export type RunHookStats = Message<"treadle.v1.RunHookStats"> & {
 
   /**
    * How the invocations ended, counted by outcome (`continue`, `replace`, `drop`, `abort`,
-   * `retry`, `error`).
+   * `retry`, `error`, `cancelled`).
    *
    * @generated from field: map<string, int32> outcomes = 6;
    */

@@ -5603,7 +5603,7 @@ class RunHookStats(betterproto2.Message):
     )
     """
     How the invocations ended, counted by outcome (`continue`, `replace`, `drop`, `abort`,
-    `retry`, `error`).
+    `retry`, `error`, `cancelled`).
     """
 
 
