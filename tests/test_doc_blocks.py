@@ -46,8 +46,8 @@ DOC_BLOCKS = {
     (PROTOCOL, "sh", 0): "test_protocol_trying_it",
     ("docs/remote-processors.md", "yaml", 0): "test_remote_processors_parallel_group_loads",
     ("examples/README.md", "sh", 0): "test_examples_readme_commands",
-    # go block #0 (a whole program) and the install commands: tests/test_sdk_install.py
-    **{(GO_README, "go", i): "test_go_readme_fragments_are_compiled_examples" for i in range(1, 7)},
+    # go blocks #0 (a whole program) and #1 (its body) and the install commands: tests/test_sdk_install.py
+    **{(GO_README, "go", i): "test_go_readme_fragments_are_compiled_examples" for i in range(2, 7)},
 }
 
 

@@ -41,6 +41,7 @@ DOC_BLOCKS = {
     (TS, "ts", 4): "test_typescript_installs_from_a_packed_tarball",
     (TS, "sh", 2): "test_typescript_sdk_builds_and_tests_in_a_clone",
     (GO, "go", 0): "test_go_installs_with_a_replace_line",
+    (GO, "go", 1): "test_go_installs_with_a_replace_line",
     (GO, "sh", 0): "test_go_installs_with_a_replace_line",
     (JAVA, "xml", 0): "test_java_installs_into_the_local_maven_repository",
     (JAVA, "sh", 0): "test_java_installs_into_the_local_maven_repository",
@@ -172,7 +173,12 @@ async def test_go_installs_with_a_replace_line(server: Any, clone: Path, tmp_pat
     s.agent("support", [Turn.say("On its way."), Turn.say(["Once ", "upon ", "a time."])])
     project = tmp_path / "app"
     project.mkdir()
-    (project / "main.go").write_text(block(GO, "go", 0))
+    program = block(GO, "go", 0)
+    # The agent client fragment (go block #1) is this program's body; only its address differs.
+    for line in block(GO, "go", 1).strip().splitlines():
+        expected = line.replace('treadle.Dial("127.0.0.1:50051")', 'treadle.Dial(os.Getenv("TREADLE_TARGET"))')
+        assert expected.strip() in program, line
+    (project / "main.go").write_text(program)
     setup, run = split_run(block(GO, "sh", 0), s.target)
     env = env_for(clone)
     env.pop("GOFLAGS", None)
