@@ -83,7 +83,9 @@ def test_ctrl_c_during_a_single_answer_exits_130_without_a_traceback(terminal: T
 
 def test_runs_list_and_show_and_threads_show_lists_runs(terminal: Terminal, openai_server: Any) -> None:
     fake = openai_server([Turn.call("lookup", {"q": "x"}), Turn.say("Done."), Turn.say("Again.")])
-    agents = {"agents": [{"id": "helper", "model": "openai/gpt-4o-mini", "tools": ["lookup"]}]}
+    agents = {"agents": [{"id": "helper", "model": "openai/gpt-4o-mini", "tools": ["lookup"],
+                          "inputProcessors": [{"builtin": "unicode-normalizer"}],
+                          "outputProcessors": [{"builtin": "pii"}]}]}
     path = Path(terminal.env["TREADLE_DATA_DIR"]) / "agents.yaml"
     path.write_text(yaml.safe_dump(agents))
     server = terminal.serve([".venv/bin/treadle", "serve", "--config", str(path)], OPENAI_BASE_URL=fake.base_url)
@@ -103,8 +105,23 @@ def test_runs_list_and_show_and_threads_show_lists_runs(terminal: Terminal, open
     out = shown.stdout.splitlines()
     assert out[0] == f"run {older}" and out[1] == "  agent:    helper" and out[2] == "  thread:   t (resource r)"
     assert out[3] == "  status:   finished (stop)" and out[7] == "  steps:    2"
-    assert out[8:] == ["user: find x", "step 1", 'assistant: → tool lookup({"q": "x"})',
-                       '           ← lookup: {"found": "x"}', "step 2", "assistant: Done."]
+    number = r"\d+\.\d\d"
+    hook = rf"  · (\S+) (\w+): (\d+) calls?, ({number}) ms \((.*)\)"
+    step = rf"step (\d)  ({number}) s  gpt-4o-mini  (\S+), tokens \d+ in / \d+ out"
+    hooks = [m.groups() for line in out if (m := re.fullmatch(hook, line))]
+    assert all(float(h[3]) >= 0 and int(h[2]) >= 1 for h in hooks), hooks
+    assert out[8:10] == ["  hooks outside steps (processInput, processOutputResult):",
+                         "  · unicode-normalizer processInput: 1 call, " + out[9].split(", ", 1)[1]]
+    first_step = out.index(next(line for line in out if line.startswith("step 1  ")))
+    assert out[first_step + 1].startswith("  · pii processOutputStream: ")  # one line per step, not per chunk
+    assert sum(h[:2] == ("pii", "processOutputStream") for h in hooks) == 2, hooks
+    steps = [m.groups() for line in out if (m := re.fullmatch(step, line))]
+    assert [(s[0], s[2]) for s in steps] == [("1", "tool-calls"), ("2", "stop")], out
+    assert all(float(s[1]) > 0 for s in steps), steps
+    messages = [line for line in out[8:] if not re.fullmatch(hook, line) and not line.startswith("  hooks ")]
+    assert [re.sub(r"^step (\d).*", r"step \1", line) for line in messages] == [
+        "user: find x", "step 1", 'assistant: → tool lookup({"q": "x"})',
+        '           ← lookup: {"found": "x"}', "step 2", "assistant: Done."]
     missing = terminal.run([".venv/bin/treadle", "runs", "show", "r", "t", "run_nope"])
     assert missing.returncode == 1
     assert missing.stderr.startswith("treadle runs: no run 'run_nope' on thread 't' (newest: ")

@@ -176,6 +176,31 @@ async def test_runs_are_recorded_newest_first(store: SqlStore) -> None:
     assert r1.finish_reason == "stop" and r1.usage == Usage(1, 2, 3) and r1.ended_at is not None
 
 
+async def test_a_run_keeps_its_steps_and_hook_counts_from_its_end(store: SqlStore) -> None:
+    from treadle.processors.stats import RunStats
+
+    await store.open_thread("u1", "t1")
+    await store.start_run("r1", "agent", "t1", "u1")
+    stats = RunStats()
+    stats.hook("pii", "processInput", 0.002, "continue")
+    stats.begin_step(1)
+    for i in range(300):  # one entry per step, processor and hook, never one per chunk
+        stats.hook("upper", "processOutputStream", 0.0001, "drop" if i == 7 else "continue")
+    stats.end_step("stop", Usage(5, 7, 12), "gpt-4o-mini")
+    await store.end_run("r1", "finished", "stop", Usage(5, 7, 12), detail=stats.detail())
+    await store.start_run("r2", "agent", "t1", "u1")
+    r2, r1 = (await store.list_runs("t1", PageRequest(10, 1 << 20))).items
+    assert r2.detail == {}  # still running: nothing recorded yet
+    (step,) = r1.detail["steps"]
+    assert (step["number"], step["finish_reason"], step["model"]) == (1, "stop", "gpt-4o-mini")
+    assert step["usage"]["output_tokens"] == 7 and step["ended_us"] >= step["started_us"] > 0
+    hooks = {(h["step"], h["processor_id"], h["hook"]): h for h in r1.detail["hooks"]}
+    assert set(hooks) == {(0, "pii", "processInput"), (1, "upper", "processOutputStream")}
+    stream = hooks[(1, "upper", "processOutputStream")]
+    assert stream["count"] == 300 and stream["outcomes"] == {"continue": 299, "drop": 1}
+    assert stream["seconds"] == pytest.approx(0.03)
+
+
 async def test_a_taken_run_id_is_already_exists_and_writes_nothing(store: SqlStore) -> None:
     from treadle.core.errors import AlreadyExistsError
 

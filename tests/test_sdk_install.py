@@ -23,6 +23,7 @@ import pytest
 
 from tests.doc_blocks import DEFAULT_ADDRESS, ROOT, block
 from tests.support import Turn
+from tests.support.otlp import OtlpReceiver, otlp  # noqa: F401
 from tests.test_remote_processes import Server, server  # noqa: F401
 from treadle.agents import ProcessorRef
 from treadle.core.messages import TextPart
@@ -36,7 +37,11 @@ README_TARGET = DEFAULT_ADDRESS
 DOC_BLOCKS = {
     (TS, "sh", 0): "test_typescript_installs_from_a_packed_tarball",
     (TS, "ts", 0): "test_typescript_installs_from_a_packed_tarball",
+    (TS, "sh", 1): "test_typescript_installs_from_a_packed_tarball",
+    (TS, "ts", 4): "test_typescript_installs_from_a_packed_tarball",
+    (TS, "sh", 2): "test_typescript_sdk_builds_and_tests_in_a_clone",
     (GO, "go", 0): "test_go_installs_with_a_replace_line",
+    (GO, "go", 1): "test_go_installs_with_a_replace_line",
     (GO, "sh", 0): "test_go_installs_with_a_replace_line",
     (JAVA, "xml", 0): "test_java_installs_into_the_local_maven_repository",
     (JAVA, "sh", 0): "test_java_installs_into_the_local_maven_repository",
@@ -88,9 +93,12 @@ class SecretFilter:
         return args.messages
 
 
-async def test_typescript_installs_from_a_packed_tarball(server: Any, clone: Path, tmp_path: Path) -> None:
+async def test_typescript_installs_from_a_packed_tarball(
+    server: Any, clone: Path, tmp_path: Path, otlp: OtlpReceiver,
+) -> None:
     s: Server = await server()
     s.agent("assistant", [Turn.say(["Hello", " there"])], input_processors=[SecretFilter()])
+    s.agent("traced", [Turn.say(["traced ", "answer"])], output_processors=[ProcessorRef("traced-echo")])
     project = tmp_path / "app"
     project.mkdir()
     # The README's first example, as agent.ts.
@@ -104,6 +112,29 @@ async def test_typescript_installs_from_a_packed_tarball(server: Any, clone: Pat
     out = await asyncio.to_thread(sh, [run], project, env, 120)
     assert out == "Hello there\nblocked by secret-filter: no secrets\n"
 
+    # The tracing example, in the same project, with the packages its block names.
+    (project / "tracing.ts").write_text(block(TS, "ts", 4))
+    setup, run = split_run(block(TS, "sh", 1), s.target)
+    await asyncio.to_thread(sh, setup, project, env, 300)
+    env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = otlp.endpoint
+    log = (tmp_path / "tracing.log").open("wb")
+    proc = await asyncio.create_subprocess_exec("bash", "-c", run, cwd=project, env=env, start_new_session=True,
+                                                stdout=log, stderr=subprocess.STDOUT)
+    try:
+        assert await s.app.processors.wait_attached("traced-echo", 120), (tmp_path / "tracing.log").read_text()
+        async with AgentClient(s.target) as client:
+            traced = await client.generate("traced", "hi", timeout=30)
+        assert traced.text == "traced answer"
+        os.killpg(proc.pid, signal.SIGTERM)  # the example shuts its provider down: the spans leave
+        for _ in range(200):
+            if any(span.name == "processOutputStream traced-echo" for span in otlp.spans()):
+                break
+            await asyncio.sleep(0.1)
+        assert {span.name for span in otlp.spans()} == {"processOutputStream traced-echo"}
+    finally:
+        await _stop(proc)
+        log.close()
+
     # The linked alternative: the clone's `npm ci` built dist/ (the `prepare` script).
     linked = tmp_path / "linked"
     linked.mkdir()
@@ -116,12 +147,38 @@ async def test_typescript_installs_from_a_packed_tarball(server: Any, clone: Pat
     assert out == "function\n"
 
 
+async def _stop(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            await asyncio.wait_for(proc.wait(), 20)
+        except ProcessLookupError:
+            await proc.wait()
+        except TimeoutError:
+            os.killpg(proc.pid, signal.SIGKILL)
+            await proc.wait()
+
+
+def test_typescript_sdk_builds_and_tests_in_a_clone(clone: Path) -> None:
+    """The README's Developing commands, as written, in ``clients/typescript`` of a fresh clone."""
+    lines = [line.split("#")[0].strip() for line in block(TS, "sh", 2).strip().splitlines()]
+    assert lines == ["npm ci", "npm test"]
+    out = sh(lines, clone / "clients" / "typescript", env_for(clone), 900)
+    assert (clone / "clients" / "typescript" / "dist" / "index.js").is_file()
+    assert re.search(r"^(#|ℹ) fail 0$", out, re.M) and re.search(r"^(#|ℹ) pass [1-9]\d*$", out, re.M), out[-2000:]
+
+
 async def test_go_installs_with_a_replace_line(server: Any, clone: Path, tmp_path: Path) -> None:
     s: Server = await server()
     s.agent("support", [Turn.say("On its way."), Turn.say(["Once ", "upon ", "a time."])])
     project = tmp_path / "app"
     project.mkdir()
-    (project / "main.go").write_text(block(GO, "go", 0))
+    program = block(GO, "go", 0)
+    # The agent client fragment (go block #1) is this program's body; only its address differs.
+    for line in block(GO, "go", 1).strip().splitlines():
+        expected = line.replace('treadle.Dial("127.0.0.1:50051")', 'treadle.Dial(os.Getenv("TREADLE_TARGET"))')
+        assert expected.strip() in program, line
+    (project / "main.go").write_text(program)
     setup, run = split_run(block(GO, "sh", 0), s.target)
     env = env_for(clone)
     env.pop("GOFLAGS", None)

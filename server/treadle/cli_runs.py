@@ -1,9 +1,11 @@
 """``treadle runs list RESOURCE THREAD`` and ``treadle runs show RESOURCE THREAD RUN``: the runs
 recorded on a memory thread, and one run with the messages it wrote, step by step.
 
-A run record holds its agent, status, finish reason, token usage and start and end times; a
-run's steps are read from the assistant message it stored (each step opens with a step-start
-part), and the messages are those the thread stored between the run's start and end.
+A run record holds its agent, status, finish reason, token usage and start and end times, and,
+from when it ended, its steps (times, finish reason, usage, model) and its processor hook
+invocations counted per step, processor and hook. The messages are those the thread stored
+between the run's start and end, split into steps at the step-start parts of its assistant
+messages; each step line shows the stored step's duration and model, and the hooks under it.
 """
 
 from __future__ import annotations
@@ -88,27 +90,62 @@ def show_run(run: thread_service_pb2.Run, mine: list[message_pb2.Message], out: 
     # An assistant message holds one step, then a step-start part before each further one; the
     # answer after a signal taken in at a step boundary is a new message (its next step).
     steps = sum(1 + sum(p.WhichOneof("part") == "step_start" for p in m.content.parts) for m in assistant)
-    print(f"  steps:    {steps}", file=out)
+    print(f"  steps:    {max(steps, len(run.steps))}", file=out)
+    outside = [h for h in run.hooks if h.step == 0]
+    if outside:
+        print("  hooks outside steps (processInput, processOutputResult):", file=out)
+        for h in outside:
+            print(hook_line(h), file=out)
     step = 0
     for message in mine:
         if message.role == message_pb2.MESSAGE_ROLE_ASSISTANT:
-            step = _print_steps(message, step, out)
+            step = _print_steps(run, message, step, out)
         else:
             print_message(message, out)
+    for later in run.steps:  # steps that stored no message (a rejected or failed one)
+        if later.number > step:
+            _print_step_line(run, later.number, out)
 
 
-def _print_steps(message: message_pb2.Message, step: int, out: TextIO) -> int:
+def step_line(run: thread_service_pb2.Run, number: int) -> str:
+    """``step N``, with the stored step's duration, model, finish reason and tokens."""
+    found = [s for s in run.steps if s.number == number]
+    if not found:
+        return f"step {number}"
+    s = found[0]
+    took = (s.end_time.ToNanoseconds() - s.start_time.ToNanoseconds()) / 1e9
+    model = f"  {s.model}" if s.model else ""
+    return (f"step {number}  {took:.2f} s{model}  {s.finish_reason or '?'}, "
+            f"tokens {s.usage.input_tokens} in / {s.usage.output_tokens} out")
+
+
+def hook_line(h: thread_service_pb2.RunHookStats) -> str:
+    """One processor hook's invocations in a step: count, time and outcomes."""
+    ms = h.total_duration.ToNanoseconds() / 1e6
+    outcomes = ", ".join(f"{k} {v}" for k, v in sorted(h.outcomes.items()))
+    calls = "call" if h.count == 1 else "calls"
+    return f"  · {h.processor_id} {h.hook}: {h.count} {calls}, {ms:.2f} ms ({outcomes})"
+
+
+def _print_step_line(run: thread_service_pb2.Run, number: int, out: TextIO) -> None:
+    print(step_line(run, number), file=out)
+    for h in run.hooks:
+        if h.step == number:
+            print(hook_line(h), file=out)
+
+
+def _print_steps(run: thread_service_pb2.Run, message: message_pb2.Message, step: int, out: TextIO) -> int:
     """An assistant message of the run, one step after ``step`` and one more at each step-start
     part; returns the last step's number."""
     step += 1
-    print(f"step {step}", file=out)
+    _print_step_line(run, step, out)
     current = message_pb2.Message(role=message.role)
     for part in message.content.parts:
         if part.WhichOneof("part") == "step_start":
             if current.content.parts:
                 print_message(current, out)
             step += 1
-            print(f"step {step}", file=out)
+            _print_step_line(run, step, out)
             current = message_pb2.Message(role=message.role)
         else:
             current.content.parts.append(part)

@@ -190,6 +190,20 @@ def run_to_proto(run: RunRecord, out: pb.Run) -> pb.Run:
     datetime_to_ts(run.started_at, out.start_time)
     if run.ended_at is not None:
         datetime_to_ts(run.ended_at, out.end_time)
+    for step in run.detail.get("steps", ()):
+        s = out.steps.add(number=step["number"], finish_reason=step["finish_reason"], model=step["model"])
+        s.start_time.FromMicroseconds(step["started_us"])
+        s.end_time.FromMicroseconds(step["ended_us"])
+        su = step.get("usage") or {}
+        s.usage.input_tokens, s.usage.output_tokens, s.usage.total_tokens = (
+            su.get("input_tokens", 0), su.get("output_tokens", 0), su.get("total_tokens", 0))
+        s.usage.reasoning_tokens = su.get("reasoning_tokens", 0)
+        s.usage.cached_input_tokens = su.get("cached_input_tokens", 0)
+    for hook in run.detail.get("hooks", ()):
+        h = out.hooks.add(step=hook["step"], processor_id=hook["processor_id"], hook=hook["hook"],
+                          count=hook["count"])
+        h.total_duration.FromNanoseconds(round(hook["seconds"] * 1e9))
+        h.outcomes.update(hook["outcomes"])
     return out
 
 

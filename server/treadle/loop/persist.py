@@ -18,6 +18,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 from ..core.chunks import Usage
 from ..core.message_list import MessageList
 from ..core.messages import Message, copy_message
+from ..processors.stats import RunStats
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +42,7 @@ class ThreadMemory(Protocol):
     async def end_run(
         self, run_id: str, status: RunStatus, finish_reason: str, usage: Usage, *,
         thread_id: str = "", resource_id: str = "", messages: Sequence[Message] = (),
-        delete_ids: Sequence[str] = (),
+        delete_ids: Sequence[str] = (), detail: dict[str, Any] | None = None,
     ) -> None: ...
 
 
@@ -55,6 +56,11 @@ class Persister:
         self._saved: dict[str, Message] = {}
         """Copies of what this run wrote, by id: to skip unchanged ones and to find removed ones."""
         self._run_id = ""
+        self.stats: RunStats | None = None
+        """The run's steps and hook invocations, stored with its end."""
+
+    def _detail(self) -> dict[str, Any] | None:
+        return self.stats.detail() if self.stats is not None else None
 
     @property
     def active(self) -> bool:
@@ -102,7 +108,7 @@ class Persister:
         changed, gone = self._changes(ml)
         await self._memory.end_run(
             self._run_id, "finished", finish_reason, usage, thread_id=self.thread_id,
-            resource_id=self.resource_id, messages=changed, delete_ids=gone,
+            resource_id=self.resource_id, messages=changed, delete_ids=gone, detail=self._detail(),
         )
         self._written(changed, gone)
         self._run_id = ""  # ended
@@ -121,6 +127,6 @@ class Persister:
         if self._memory is None or not self._run_id:
             return
         try:
-            await self._memory.end_run(self._run_id, status, finish_reason, usage)
+            await self._memory.end_run(self._run_id, status, finish_reason, usage, detail=self._detail())
         except Exception:  # the answer is out; a failed bookkeeping write must not change it
             log.warning("could not record the end of run %s", self._run_id, exc_info=True)

@@ -229,6 +229,7 @@ class AgentLoop:
                          emit_direct=output.send, emit_processed=output.emit,
                          agent_id=plan.agent.id, thread_id=ml.thread_id, resource_id=ml.resource_id)
         state = RunState(ml, scope, ChainRunner(scope))
+        persist.stats = scope.stats
         output.bind(state.chain, plan.output_processors, ml)
         await output.send(Chunk.of(Start(plan.agent.id, "")))
         await _take_signals(request, ml, output)  # signals that woke the run are its input
@@ -260,8 +261,17 @@ class AgentLoop:
                 # so the thread reads in the order the model saw it.
                 state.response_id = ""
             scope.step_number = state.step_number
-            with step_span(self.tracer, state.step_number):
-                outcome = await run_step(plan, state, output, self.models.resolve, base_system)
+            scope.stats.begin_step(state.step_number + 1)
+            done, outcome = len(state.steps), None
+            try:
+                with step_span(self.tracer, state.step_number):
+                    outcome = await run_step(plan, state, output, self.models.resolve, base_system)
+            finally:
+                last = state.steps[-1] if len(state.steps) > done else None
+                scope.stats.end_step(
+                    last.finish_reason if last is not None else _outcome_reason(outcome),
+                    last.usage if last is not None else None,
+                    last.model_id if last is not None else "")
             state.chain.end_stream_spans()
             state.step_number += 1
             match outcome:
@@ -388,6 +398,18 @@ def _log_run(plan: RunPlan, status: RunStatus, result: GenerateResult, seconds: 
     run_log.info("run %s agent=%s thread=%s %s (%s) in %.2fs, tokens %d in / %d out", plan.run_id, plan.agent.id,
                  thread or "-", status, reason or "-", seconds, usage.input_tokens, usage.output_tokens,
                  extra={"fields": fields})
+
+
+def _outcome_reason(outcome: object) -> str:
+    """A step's finish reason when it recorded no step result (rejected, tripped or failed)."""
+    match outcome:
+        case RetryStep():
+            return "retry"
+        case Tripped():
+            return "tripwire"
+        case Failed():
+            return "error"
+    return "error" if outcome is None else "unknown"
 
 
 def _end_run(plan: RunPlan) -> None:

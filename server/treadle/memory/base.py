@@ -39,6 +39,9 @@ class RunRecord:
     usage: Usage = field(default_factory=Usage)
     started_at: datetime = field(default_factory=utcnow)
     ended_at: datetime | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+    """Recorded when the run ends: ``steps`` (number, ``started_us``/``ended_us``, finish reason,
+    usage, model) and ``hooks`` (per step, processor and hook: count, seconds, outcomes)."""
 
 
 @dataclass
@@ -100,9 +103,9 @@ class MemoryStore(Protocol):
     async def end_run(
         self, run_id: str, status: RunStatus, finish_reason: str, usage: Usage, *,
         thread_id: str = "", resource_id: str = "", messages: Sequence[Message] = (),
-        delete_ids: Sequence[str] = (),
+        delete_ids: Sequence[str] = (), detail: dict[str, Any] | None = None,
     ) -> None:
-        """Record how the run ended, saving ``messages`` (as ``save_messages``) in the same
+        """Record how the run ended (with ``detail``, its steps and hook invocations), saving ``messages`` (as ``save_messages``) in the same
         transaction."""
         ...
 

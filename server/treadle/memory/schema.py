@@ -60,4 +60,5 @@ runs = Table(
     Column("usage", Text, nullable=False),
     Column("started_at", MICROS, nullable=False),
     Column("ended_at", MICROS, nullable=True),
+    Column("detail", Text, nullable=True),
 )

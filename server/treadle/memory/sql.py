@@ -53,7 +53,7 @@ _TOUCH_THREAD = (update(t.threads).where(t.threads.c.id == bindparam("thread_id"
                  .values(updated_at=bindparam("now")))
 _END_RUN = update(t.runs).where(t.runs.c.id == bindparam("run_id")).values(
     status=bindparam("status"), finish_reason=bindparam("finish_reason"), usage=bindparam("usage"),
-    ended_at=bindparam("ended_at"),
+    ended_at=bindparam("ended_at"), detail=bindparam("detail"),
 )
 _PENDING = table("pending_signals", column("id"), column("thread_id"))
 _CONSUME = delete(_PENDING).where(_PENDING.c.thread_id == bindparam("thread_id"),
@@ -140,12 +140,13 @@ class SqlStore:
     async def end_run(
         self, run_id: str, status: RunStatus, finish_reason: str, usage: Usage, *,
         thread_id: str = "", resource_id: str = "", messages: Sequence[Message] = (),
-        delete_ids: Sequence[str] = (),
+        delete_ids: Sequence[str] = (), detail: dict[str, Any] | None = None,
     ) -> None:
         """Record how the run ended, with a last save of messages in the same transaction."""
         rows = _message_rows(thread_id, resource_id, messages)
         values = {"run_id": run_id, "status": status, "finish_reason": finish_reason,
-                  "usage": _usage_json(usage), "ended_at": _now()}
+                  "usage": _usage_json(usage), "ended_at": _now(),
+                  "detail": json.dumps(detail) if detail is not None else None}
         fence = current_fence.get()
 
         def work(conn: Connection) -> None:
@@ -235,7 +236,7 @@ class SqlStore:
             query = query.where(or_(c.started_at < s, and_(c.started_at == s, c.id < i)))
         query = query.order_by(c.started_at.desc(), c.id.desc()).limit(page.size + 1)
         rows = await self.db.read(_all, query)
-        return _page(rows, page, lambda r: 200, _run, lambda r: (r.started_at, r.id))
+        return _page(rows, page, lambda r: 200 + len(r.detail or ""), _run, lambda r: (r.started_at, r.id))
 
     # --- agents -------------------------------------------------------------------------------
 
@@ -361,6 +362,7 @@ def _run(row: Any) -> RunRecord:
         status=row.status, finish_reason=row.finish_reason, usage=Usage(**json.loads(row.usage)),
         started_at=from_micros(row.started_at),
         ended_at=from_micros(row.ended_at) if row.ended_at is not None else None,
+        detail=json.loads(row.detail) if row.detail else {},
     )
 
 

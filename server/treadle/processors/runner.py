@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import time
 from functools import partial
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -26,6 +27,7 @@ from ..tracing.spans import ATTR, processor_span
 from ..core.args import AbortFn, ProcessorStreamWriter, ProcessOutputStreamArgs, RunInfo, make_abort
 from ..core.processor import SEED_NAMES, ProcessorViolation, implements, wants_tool
 from .parallel import GROUP_HOOKS, ParallelGroup
+from .stats import RunStats
 from ..core.results import (
     MessagesResult,
     ProcessInputStepResult,
@@ -61,6 +63,8 @@ class RunScope:
     states: dict[str, dict[str, Any]] = field(default_factory=dict)
     held_guards: list[asyncio.Task[None]] = field(default_factory=list)
     """Parallel guardrail groups (``with_model``) still running beside the first provider call."""
+    stats: RunStats = field(default_factory=RunStats)
+    """The run's steps and hook invocations, stored with the run when it ends."""
 
     def state_for(self, processor_id: str) -> dict[str, Any]:
         return self.states.setdefault(processor_id, {})
@@ -164,6 +168,8 @@ class ChainRunner:
         if ctx is None:
             ctx = trace.set_span_in_context(span)
         token = otel_context.attach(ctx)
+        started = time.perf_counter()
+        outcome = "error"
         try:
             _set_index(processor, index)
             args = build(self._common(processor, hook, ctx, index))
@@ -172,8 +178,12 @@ class ChainRunner:
                 result = await result
         except TripwireError as e:
             e.processor_id = e.processor_id or processor.id
-            span.set_attribute(ATTR.PROCESSOR_OUTCOME, "retry" if e.retry else "abort")
+            outcome = "retry" if e.retry else "abort"
+            span.set_attribute(ATTR.PROCESSOR_OUTCOME, outcome)
             await _notify_violation(processor, e, hook)
+            raise
+        except asyncio.CancelledError:  # a parallel guardrail whose group another one ended
+            outcome = "cancelled"
             raise
         except ProcessorError as e:  # already attributed (e.g. an unavailable remote processor)
             span.set_attribute(ATTR.PROCESSOR_OUTCOME, "error")
@@ -185,10 +195,14 @@ class ChainRunner:
             span.set_status(Status(StatusCode.ERROR, str(e)))
             raise ProcessorError(processor.id, SEED_NAMES[hook], e) from e
         else:
+            outcome = "continue" if result is None else "replace"
+            if hook == "process_output_stream":
+                outcome = "drop" if result is None else "continue" if result is args.part else "replace"
             if own_span:
-                span.set_attribute(ATTR.PROCESSOR_OUTCOME, "continue" if result is None else "replace")
+                span.set_attribute(ATTR.PROCESSOR_OUTCOME, outcome)
             return result
         finally:
+            self.scope.stats.hook(processor.id, SEED_NAMES[hook], time.perf_counter() - started, outcome)
             otel_context.detach(token)
             if own_span:
                 span.end()
@@ -432,17 +446,22 @@ class ChainRunner:
             part=chunk, stream_parts=parts, message_list=message_list,
             **self._common(processor, "process_output_stream", ctx, index),
         )
+        started = time.perf_counter()
         pending = await processor.submit_output_stream(args)
-        return self._answer(processor, stream, chunk, pending)
+        return self._answer(processor, stream, chunk, pending, started)
 
     async def _answer(
-        self, processor: Any, stream: _StreamSpan, chunk: Chunk, pending: Awaitable[StreamResult]
+        self, processor: Any, stream: _StreamSpan, chunk: Chunk, pending: Awaitable[StreamResult],
+        started: float,
     ) -> StreamResult:
+        outcome = "error"
         try:
             result = await pending
+            outcome = "drop" if result is None else "continue" if result is chunk else "replace"
         except TripwireError as e:
             e.processor_id = e.processor_id or processor.id
-            stream.span.set_attribute(ATTR.PROCESSOR_OUTCOME, "retry" if e.retry else "abort")
+            outcome = "retry" if e.retry else "abort"
+            stream.span.set_attribute(ATTR.PROCESSOR_OUTCOME, outcome)
             await _notify_violation(processor, e, "process_output_stream")
             raise
         except ProcessorUnavailableError:
@@ -450,6 +469,9 @@ class ChainRunner:
         except Exception:
             log.warning("processOutputStream of %s failed; chunk passes", processor.id, exc_info=True)
             return chunk
+        finally:
+            self.scope.stats.hook(processor.id, SEED_NAMES["process_output_stream"],
+                                  time.perf_counter() - started, outcome)
         return stream.count(chunk, result)
 
     @staticmethod

@@ -1,5 +1,6 @@
 import datetime
 
+from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import field_mask_pb2 as _field_mask_pb2
 from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
@@ -45,7 +46,7 @@ class Thread(_message.Message):
     def __init__(self, id: _Optional[str] = ..., resource_id: _Optional[str] = ..., title: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class Run(_message.Message):
-    __slots__ = ("id", "agent_id", "thread_id", "resource_id", "status", "finish_reason", "usage", "start_time", "end_time")
+    __slots__ = ("id", "agent_id", "thread_id", "resource_id", "status", "finish_reason", "usage", "start_time", "end_time", "steps", "hooks")
     ID_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     THREAD_ID_FIELD_NUMBER: _ClassVar[int]
@@ -55,6 +56,8 @@ class Run(_message.Message):
     USAGE_FIELD_NUMBER: _ClassVar[int]
     START_TIME_FIELD_NUMBER: _ClassVar[int]
     END_TIME_FIELD_NUMBER: _ClassVar[int]
+    STEPS_FIELD_NUMBER: _ClassVar[int]
+    HOOKS_FIELD_NUMBER: _ClassVar[int]
     id: str
     agent_id: str
     thread_id: str
@@ -64,7 +67,48 @@ class Run(_message.Message):
     usage: _chunk_pb2.Usage
     start_time: _timestamp_pb2.Timestamp
     end_time: _timestamp_pb2.Timestamp
-    def __init__(self, id: _Optional[str] = ..., agent_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., status: _Optional[_Union[RunStatus, str]] = ..., finish_reason: _Optional[_Union[_chunk_pb2.FinishReason, str]] = ..., usage: _Optional[_Union[_chunk_pb2.Usage, _Mapping]] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    steps: _containers.RepeatedCompositeFieldContainer[RunStep]
+    hooks: _containers.RepeatedCompositeFieldContainer[RunHookStats]
+    def __init__(self, id: _Optional[str] = ..., agent_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., status: _Optional[_Union[RunStatus, str]] = ..., finish_reason: _Optional[_Union[_chunk_pb2.FinishReason, str]] = ..., usage: _Optional[_Union[_chunk_pb2.Usage, _Mapping]] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., steps: _Optional[_Iterable[_Union[RunStep, _Mapping]]] = ..., hooks: _Optional[_Iterable[_Union[RunHookStats, _Mapping]]] = ...) -> None: ...
+
+class RunStep(_message.Message):
+    __slots__ = ("number", "start_time", "end_time", "finish_reason", "usage", "model")
+    NUMBER_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_FIELD_NUMBER: _ClassVar[int]
+    END_TIME_FIELD_NUMBER: _ClassVar[int]
+    FINISH_REASON_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    number: int
+    start_time: _timestamp_pb2.Timestamp
+    end_time: _timestamp_pb2.Timestamp
+    finish_reason: str
+    usage: _chunk_pb2.Usage
+    model: str
+    def __init__(self, number: _Optional[int] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finish_reason: _Optional[str] = ..., usage: _Optional[_Union[_chunk_pb2.Usage, _Mapping]] = ..., model: _Optional[str] = ...) -> None: ...
+
+class RunHookStats(_message.Message):
+    __slots__ = ("step", "processor_id", "hook", "count", "total_duration", "outcomes")
+    class OutcomesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    PROCESSOR_ID_FIELD_NUMBER: _ClassVar[int]
+    HOOK_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_DURATION_FIELD_NUMBER: _ClassVar[int]
+    OUTCOMES_FIELD_NUMBER: _ClassVar[int]
+    step: int
+    processor_id: str
+    hook: str
+    count: int
+    total_duration: _duration_pb2.Duration
+    outcomes: _containers.ScalarMap[str, int]
+    def __init__(self, step: _Optional[int] = ..., processor_id: _Optional[str] = ..., hook: _Optional[str] = ..., count: _Optional[int] = ..., total_duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., outcomes: _Optional[_Mapping[str, int]] = ...) -> None: ...
 
 class CreateThreadRequest(_message.Message):
     __slots__ = ("thread", "request_id")

@@ -9,6 +9,7 @@ package treadlev1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	fieldmaskpb "google.golang.org/protobuf/types/known/fieldmaskpb"
 	structpb "google.golang.org/protobuf/types/known/structpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
@@ -196,7 +197,12 @@ type Run struct {
 	// When the run started.
 	StartTime *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
 	// When the run ended; unset while it runs.
-	EndTime       *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
+	EndTime *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
+	// The run's steps, in order; recorded when the run ends (empty while it runs).
+	Steps []*RunStep `protobuf:"bytes,10,rep,name=steps,proto3" json:"steps,omitempty"`
+	// The processor hooks the run invoked, one entry per step, processor and hook (never one per
+	// chunk); recorded when the run ends.
+	Hooks         []*RunHookStats `protobuf:"bytes,11,rep,name=hooks,proto3" json:"hooks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -294,6 +300,204 @@ func (x *Run) GetEndTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Run) GetSteps() []*RunStep {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
+func (x *Run) GetHooks() []*RunHookStats {
+	if x != nil {
+		return x.Hooks
+	}
+	return nil
+}
+
+// RunStep is one step of a run: one model call and what followed it.
+type RunStep struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The step's number, from 1.
+	Number int32 `protobuf:"varint,1,opt,name=number,proto3" json:"number,omitempty"`
+	// When the step started.
+	StartTime *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
+	// When the step ended.
+	EndTime *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
+	// Why the step ended (`stop`, `tool-calls`, `tripwire`, `error`, ...).
+	FinishReason string `protobuf:"bytes,4,opt,name=finish_reason,json=finishReason,proto3" json:"finish_reason,omitempty"`
+	// Tokens the step used.
+	Usage *Usage `protobuf:"bytes,5,opt,name=usage,proto3" json:"usage,omitempty"`
+	// The model the step called (`provider/model`).
+	Model         string `protobuf:"bytes,6,opt,name=model,proto3" json:"model,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunStep) Reset() {
+	*x = RunStep{}
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunStep) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunStep) ProtoMessage() {}
+
+func (x *RunStep) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunStep.ProtoReflect.Descriptor instead.
+func (*RunStep) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *RunStep) GetNumber() int32 {
+	if x != nil {
+		return x.Number
+	}
+	return 0
+}
+
+func (x *RunStep) GetStartTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartTime
+	}
+	return nil
+}
+
+func (x *RunStep) GetEndTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EndTime
+	}
+	return nil
+}
+
+func (x *RunStep) GetFinishReason() string {
+	if x != nil {
+		return x.FinishReason
+	}
+	return ""
+}
+
+func (x *RunStep) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *RunStep) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+// RunHookStats aggregates the invocations of one processor hook in one step of a run.
+type RunHookStats struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The step the hook ran in, from 1; 0 for hooks outside any step (`processInput` before the
+	// first step, `processOutputResult` after the last).
+	Step int32 `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
+	// Id of the processor.
+	ProcessorId string `protobuf:"bytes,2,opt,name=processor_id,json=processorId,proto3" json:"processor_id,omitempty"`
+	// The hook (`processInput`, `processInputStep`, `processOutputStream`, ...).
+	Hook string `protobuf:"bytes,3,opt,name=hook,proto3" json:"hook,omitempty"`
+	// How many times the hook was invoked (for `processOutputStream`: once per chunk).
+	Count int32 `protobuf:"varint,4,opt,name=count,proto3" json:"count,omitempty"`
+	// The time the invocations took, added up.
+	TotalDuration *durationpb.Duration `protobuf:"bytes,5,opt,name=total_duration,json=totalDuration,proto3" json:"total_duration,omitempty"`
+	// How the invocations ended, counted by outcome (`continue`, `replace`, `drop`, `abort`,
+	// `retry`, `error`, `cancelled`).
+	Outcomes      map[string]int32 `protobuf:"bytes,6,rep,name=outcomes,proto3" json:"outcomes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunHookStats) Reset() {
+	*x = RunHookStats{}
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunHookStats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunHookStats) ProtoMessage() {}
+
+func (x *RunHookStats) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunHookStats.ProtoReflect.Descriptor instead.
+func (*RunHookStats) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *RunHookStats) GetStep() int32 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *RunHookStats) GetProcessorId() string {
+	if x != nil {
+		return x.ProcessorId
+	}
+	return ""
+}
+
+func (x *RunHookStats) GetHook() string {
+	if x != nil {
+		return x.Hook
+	}
+	return ""
+}
+
+func (x *RunHookStats) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *RunHookStats) GetTotalDuration() *durationpb.Duration {
+	if x != nil {
+		return x.TotalDuration
+	}
+	return nil
+}
+
+func (x *RunHookStats) GetOutcomes() map[string]int32 {
+	if x != nil {
+		return x.Outcomes
+	}
+	return nil
+}
+
 // CreateThreadRequest is the request of `CreateThread`.
 type CreateThreadRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -308,7 +512,7 @@ type CreateThreadRequest struct {
 
 func (x *CreateThreadRequest) Reset() {
 	*x = CreateThreadRequest{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[2]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -320,7 +524,7 @@ func (x *CreateThreadRequest) String() string {
 func (*CreateThreadRequest) ProtoMessage() {}
 
 func (x *CreateThreadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[2]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -333,7 +537,7 @@ func (x *CreateThreadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateThreadRequest.ProtoReflect.Descriptor instead.
 func (*CreateThreadRequest) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{2}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *CreateThreadRequest) GetThread() *Thread {
@@ -361,7 +565,7 @@ type CreateThreadResponse struct {
 
 func (x *CreateThreadResponse) Reset() {
 	*x = CreateThreadResponse{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[3]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -373,7 +577,7 @@ func (x *CreateThreadResponse) String() string {
 func (*CreateThreadResponse) ProtoMessage() {}
 
 func (x *CreateThreadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[3]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -386,7 +590,7 @@ func (x *CreateThreadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateThreadResponse.ProtoReflect.Descriptor instead.
 func (*CreateThreadResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{3}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CreateThreadResponse) GetThread() *Thread {
@@ -409,7 +613,7 @@ type GetThreadRequest struct {
 
 func (x *GetThreadRequest) Reset() {
 	*x = GetThreadRequest{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[4]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -421,7 +625,7 @@ func (x *GetThreadRequest) String() string {
 func (*GetThreadRequest) ProtoMessage() {}
 
 func (x *GetThreadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[4]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -434,7 +638,7 @@ func (x *GetThreadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetThreadRequest.ProtoReflect.Descriptor instead.
 func (*GetThreadRequest) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{4}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *GetThreadRequest) GetResourceId() string {
@@ -462,7 +666,7 @@ type GetThreadResponse struct {
 
 func (x *GetThreadResponse) Reset() {
 	*x = GetThreadResponse{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[5]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -474,7 +678,7 @@ func (x *GetThreadResponse) String() string {
 func (*GetThreadResponse) ProtoMessage() {}
 
 func (x *GetThreadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[5]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -487,7 +691,7 @@ func (x *GetThreadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetThreadResponse.ProtoReflect.Descriptor instead.
 func (*GetThreadResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{5}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *GetThreadResponse) GetThread() *Thread {
@@ -512,7 +716,7 @@ type ListThreadsRequest struct {
 
 func (x *ListThreadsRequest) Reset() {
 	*x = ListThreadsRequest{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[6]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -524,7 +728,7 @@ func (x *ListThreadsRequest) String() string {
 func (*ListThreadsRequest) ProtoMessage() {}
 
 func (x *ListThreadsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[6]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -537,7 +741,7 @@ func (x *ListThreadsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListThreadsRequest.ProtoReflect.Descriptor instead.
 func (*ListThreadsRequest) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{6}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListThreadsRequest) GetResourceId() string {
@@ -574,7 +778,7 @@ type ListThreadsResponse struct {
 
 func (x *ListThreadsResponse) Reset() {
 	*x = ListThreadsResponse{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[7]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -586,7 +790,7 @@ func (x *ListThreadsResponse) String() string {
 func (*ListThreadsResponse) ProtoMessage() {}
 
 func (x *ListThreadsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[7]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -599,7 +803,7 @@ func (x *ListThreadsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListThreadsResponse.ProtoReflect.Descriptor instead.
 func (*ListThreadsResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{7}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListThreadsResponse) GetThreads() []*Thread {
@@ -634,7 +838,7 @@ type UpdateThreadRequest struct {
 
 func (x *UpdateThreadRequest) Reset() {
 	*x = UpdateThreadRequest{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[8]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -646,7 +850,7 @@ func (x *UpdateThreadRequest) String() string {
 func (*UpdateThreadRequest) ProtoMessage() {}
 
 func (x *UpdateThreadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[8]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -659,7 +863,7 @@ func (x *UpdateThreadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateThreadRequest.ProtoReflect.Descriptor instead.
 func (*UpdateThreadRequest) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{8}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *UpdateThreadRequest) GetResourceId() string {
@@ -701,7 +905,7 @@ type UpdateThreadResponse struct {
 
 func (x *UpdateThreadResponse) Reset() {
 	*x = UpdateThreadResponse{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[9]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -713,7 +917,7 @@ func (x *UpdateThreadResponse) String() string {
 func (*UpdateThreadResponse) ProtoMessage() {}
 
 func (x *UpdateThreadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[9]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -726,7 +930,7 @@ func (x *UpdateThreadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateThreadResponse.ProtoReflect.Descriptor instead.
 func (*UpdateThreadResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{9}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *UpdateThreadResponse) GetThread() *Thread {
@@ -752,7 +956,7 @@ type DeleteThreadRequest struct {
 
 func (x *DeleteThreadRequest) Reset() {
 	*x = DeleteThreadRequest{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[10]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -764,7 +968,7 @@ func (x *DeleteThreadRequest) String() string {
 func (*DeleteThreadRequest) ProtoMessage() {}
 
 func (x *DeleteThreadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[10]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -777,7 +981,7 @@ func (x *DeleteThreadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteThreadRequest.ProtoReflect.Descriptor instead.
 func (*DeleteThreadRequest) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{10}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *DeleteThreadRequest) GetResourceId() string {
@@ -810,7 +1014,7 @@ type DeleteThreadResponse struct {
 
 func (x *DeleteThreadResponse) Reset() {
 	*x = DeleteThreadResponse{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[11]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -822,7 +1026,7 @@ func (x *DeleteThreadResponse) String() string {
 func (*DeleteThreadResponse) ProtoMessage() {}
 
 func (x *DeleteThreadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[11]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -835,7 +1039,7 @@ func (x *DeleteThreadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteThreadResponse.ProtoReflect.Descriptor instead.
 func (*DeleteThreadResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{11}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{13}
 }
 
 // ListMessagesRequest is the request of `ListMessages`.
@@ -855,7 +1059,7 @@ type ListMessagesRequest struct {
 
 func (x *ListMessagesRequest) Reset() {
 	*x = ListMessagesRequest{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[12]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -867,7 +1071,7 @@ func (x *ListMessagesRequest) String() string {
 func (*ListMessagesRequest) ProtoMessage() {}
 
 func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[12]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -880,7 +1084,7 @@ func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesRequest.ProtoReflect.Descriptor instead.
 func (*ListMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{12}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListMessagesRequest) GetResourceId() string {
@@ -924,7 +1128,7 @@ type ListMessagesResponse struct {
 
 func (x *ListMessagesResponse) Reset() {
 	*x = ListMessagesResponse{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[13]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -936,7 +1140,7 @@ func (x *ListMessagesResponse) String() string {
 func (*ListMessagesResponse) ProtoMessage() {}
 
 func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[13]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -949,7 +1153,7 @@ func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesResponse.ProtoReflect.Descriptor instead.
 func (*ListMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{13}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListMessagesResponse) GetMessages() []*Message {
@@ -983,7 +1187,7 @@ type ListRunsRequest struct {
 
 func (x *ListRunsRequest) Reset() {
 	*x = ListRunsRequest{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[14]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -995,7 +1199,7 @@ func (x *ListRunsRequest) String() string {
 func (*ListRunsRequest) ProtoMessage() {}
 
 func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[14]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1008,7 +1212,7 @@ func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRunsRequest.ProtoReflect.Descriptor instead.
 func (*ListRunsRequest) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{14}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListRunsRequest) GetResourceId() string {
@@ -1052,7 +1256,7 @@ type ListRunsResponse struct {
 
 func (x *ListRunsResponse) Reset() {
 	*x = ListRunsResponse{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[15]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1064,7 +1268,7 @@ func (x *ListRunsResponse) String() string {
 func (*ListRunsResponse) ProtoMessage() {}
 
 func (x *ListRunsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[15]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1077,7 +1281,7 @@ func (x *ListRunsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRunsResponse.ProtoReflect.Descriptor instead.
 func (*ListRunsResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{15}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListRunsResponse) GetRuns() []*Run {
@@ -1099,7 +1303,7 @@ var File_treadle_v1_thread_service_proto protoreflect.FileDescriptor
 const file_treadle_v1_thread_service_proto_rawDesc = "" +
 	"\n" +
 	"\x1ftreadle/v1/thread_service.proto\x12\n" +
-	"treadle.v1\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16treadle/v1/chunk.proto\x1a\x18treadle/v1/message.proto\x1a\x17treadle/v1/signal.proto\"\xfe\x01\n" +
+	"treadle.v1\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16treadle/v1/chunk.proto\x1a\x18treadle/v1/message.proto\x1a\x17treadle/v1/signal.proto\"\xfe\x01\n" +
 	"\x06Thread\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1f\n" +
 	"\vresource_id\x18\x02 \x01(\tR\n" +
@@ -1109,7 +1313,7 @@ const file_treadle_v1_thread_service_proto_rawDesc = "" +
 	"\vcreate_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12;\n" +
 	"\vupdate_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTime\"\xf7\x02\n" +
+	"updateTime\"\xd2\x03\n" +
 	"\x03Run\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12\x1b\n" +
@@ -1121,7 +1325,28 @@ const file_treadle_v1_thread_service_proto_rawDesc = "" +
 	"\x05usage\x18\a \x01(\v2\x11.treadle.v1.UsageR\x05usage\x129\n" +
 	"\n" +
 	"start_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x125\n" +
-	"\bend_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\"`\n" +
+	"\bend_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\x12)\n" +
+	"\x05steps\x18\n" +
+	" \x03(\v2\x13.treadle.v1.RunStepR\x05steps\x12.\n" +
+	"\x05hooks\x18\v \x03(\v2\x18.treadle.v1.RunHookStatsR\x05hooks\"\xf7\x01\n" +
+	"\aRunStep\x12\x16\n" +
+	"\x06number\x18\x01 \x01(\x05R\x06number\x129\n" +
+	"\n" +
+	"start_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x125\n" +
+	"\bend_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\x12#\n" +
+	"\rfinish_reason\x18\x04 \x01(\tR\ffinishReason\x12'\n" +
+	"\x05usage\x18\x05 \x01(\v2\x11.treadle.v1.UsageR\x05usage\x12\x14\n" +
+	"\x05model\x18\x06 \x01(\tR\x05model\"\xb2\x02\n" +
+	"\fRunHookStats\x12\x12\n" +
+	"\x04step\x18\x01 \x01(\x05R\x04step\x12!\n" +
+	"\fprocessor_id\x18\x02 \x01(\tR\vprocessorId\x12\x12\n" +
+	"\x04hook\x18\x03 \x01(\tR\x04hook\x12\x14\n" +
+	"\x05count\x18\x04 \x01(\x05R\x05count\x12@\n" +
+	"\x0etotal_duration\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\rtotalDuration\x12B\n" +
+	"\boutcomes\x18\x06 \x03(\v2&.treadle.v1.RunHookStats.OutcomesEntryR\boutcomes\x1a;\n" +
+	"\rOutcomesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"`\n" +
 	"\x13CreateThreadRequest\x12*\n" +
 	"\x06thread\x18\x01 \x01(\v2\x12.treadle.v1.ThreadR\x06thread\x12\x1d\n" +
 	"\n" +
@@ -1221,105 +1446,116 @@ func file_treadle_v1_thread_service_proto_rawDescGZIP() []byte {
 }
 
 var file_treadle_v1_thread_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_treadle_v1_thread_service_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_treadle_v1_thread_service_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_treadle_v1_thread_service_proto_goTypes = []any{
 	(RunStatus)(0),                         // 0: treadle.v1.RunStatus
 	(*Thread)(nil),                         // 1: treadle.v1.Thread
 	(*Run)(nil),                            // 2: treadle.v1.Run
-	(*CreateThreadRequest)(nil),            // 3: treadle.v1.CreateThreadRequest
-	(*CreateThreadResponse)(nil),           // 4: treadle.v1.CreateThreadResponse
-	(*GetThreadRequest)(nil),               // 5: treadle.v1.GetThreadRequest
-	(*GetThreadResponse)(nil),              // 6: treadle.v1.GetThreadResponse
-	(*ListThreadsRequest)(nil),             // 7: treadle.v1.ListThreadsRequest
-	(*ListThreadsResponse)(nil),            // 8: treadle.v1.ListThreadsResponse
-	(*UpdateThreadRequest)(nil),            // 9: treadle.v1.UpdateThreadRequest
-	(*UpdateThreadResponse)(nil),           // 10: treadle.v1.UpdateThreadResponse
-	(*DeleteThreadRequest)(nil),            // 11: treadle.v1.DeleteThreadRequest
-	(*DeleteThreadResponse)(nil),           // 12: treadle.v1.DeleteThreadResponse
-	(*ListMessagesRequest)(nil),            // 13: treadle.v1.ListMessagesRequest
-	(*ListMessagesResponse)(nil),           // 14: treadle.v1.ListMessagesResponse
-	(*ListRunsRequest)(nil),                // 15: treadle.v1.ListRunsRequest
-	(*ListRunsResponse)(nil),               // 16: treadle.v1.ListRunsResponse
-	(*structpb.Struct)(nil),                // 17: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),          // 18: google.protobuf.Timestamp
-	(FinishReason)(0),                      // 19: treadle.v1.FinishReason
-	(*Usage)(nil),                          // 20: treadle.v1.Usage
-	(*fieldmaskpb.FieldMask)(nil),          // 21: google.protobuf.FieldMask
-	(*Message)(nil),                        // 22: treadle.v1.Message
-	(*SendMessageRequest)(nil),             // 23: treadle.v1.SendMessageRequest
-	(*QueueMessageRequest)(nil),            // 24: treadle.v1.QueueMessageRequest
-	(*SendSignalRequest)(nil),              // 25: treadle.v1.SendSignalRequest
-	(*SendStateSignalRequest)(nil),         // 26: treadle.v1.SendStateSignalRequest
-	(*SendNotificationSignalRequest)(nil),  // 27: treadle.v1.SendNotificationSignalRequest
-	(*ListNotificationsRequest)(nil),       // 28: treadle.v1.ListNotificationsRequest
-	(*SubscribeToThreadRequest)(nil),       // 29: treadle.v1.SubscribeToThreadRequest
-	(*AbortRunRequest)(nil),                // 30: treadle.v1.AbortRunRequest
-	(*GetActiveRunRequest)(nil),            // 31: treadle.v1.GetActiveRunRequest
-	(*SendMessageResponse)(nil),            // 32: treadle.v1.SendMessageResponse
-	(*QueueMessageResponse)(nil),           // 33: treadle.v1.QueueMessageResponse
-	(*SendSignalResponse)(nil),             // 34: treadle.v1.SendSignalResponse
-	(*SendStateSignalResponse)(nil),        // 35: treadle.v1.SendStateSignalResponse
-	(*SendNotificationSignalResponse)(nil), // 36: treadle.v1.SendNotificationSignalResponse
-	(*ListNotificationsResponse)(nil),      // 37: treadle.v1.ListNotificationsResponse
-	(*SubscribeToThreadResponse)(nil),      // 38: treadle.v1.SubscribeToThreadResponse
-	(*AbortRunResponse)(nil),               // 39: treadle.v1.AbortRunResponse
-	(*GetActiveRunResponse)(nil),           // 40: treadle.v1.GetActiveRunResponse
+	(*RunStep)(nil),                        // 3: treadle.v1.RunStep
+	(*RunHookStats)(nil),                   // 4: treadle.v1.RunHookStats
+	(*CreateThreadRequest)(nil),            // 5: treadle.v1.CreateThreadRequest
+	(*CreateThreadResponse)(nil),           // 6: treadle.v1.CreateThreadResponse
+	(*GetThreadRequest)(nil),               // 7: treadle.v1.GetThreadRequest
+	(*GetThreadResponse)(nil),              // 8: treadle.v1.GetThreadResponse
+	(*ListThreadsRequest)(nil),             // 9: treadle.v1.ListThreadsRequest
+	(*ListThreadsResponse)(nil),            // 10: treadle.v1.ListThreadsResponse
+	(*UpdateThreadRequest)(nil),            // 11: treadle.v1.UpdateThreadRequest
+	(*UpdateThreadResponse)(nil),           // 12: treadle.v1.UpdateThreadResponse
+	(*DeleteThreadRequest)(nil),            // 13: treadle.v1.DeleteThreadRequest
+	(*DeleteThreadResponse)(nil),           // 14: treadle.v1.DeleteThreadResponse
+	(*ListMessagesRequest)(nil),            // 15: treadle.v1.ListMessagesRequest
+	(*ListMessagesResponse)(nil),           // 16: treadle.v1.ListMessagesResponse
+	(*ListRunsRequest)(nil),                // 17: treadle.v1.ListRunsRequest
+	(*ListRunsResponse)(nil),               // 18: treadle.v1.ListRunsResponse
+	nil,                                    // 19: treadle.v1.RunHookStats.OutcomesEntry
+	(*structpb.Struct)(nil),                // 20: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),          // 21: google.protobuf.Timestamp
+	(FinishReason)(0),                      // 22: treadle.v1.FinishReason
+	(*Usage)(nil),                          // 23: treadle.v1.Usage
+	(*durationpb.Duration)(nil),            // 24: google.protobuf.Duration
+	(*fieldmaskpb.FieldMask)(nil),          // 25: google.protobuf.FieldMask
+	(*Message)(nil),                        // 26: treadle.v1.Message
+	(*SendMessageRequest)(nil),             // 27: treadle.v1.SendMessageRequest
+	(*QueueMessageRequest)(nil),            // 28: treadle.v1.QueueMessageRequest
+	(*SendSignalRequest)(nil),              // 29: treadle.v1.SendSignalRequest
+	(*SendStateSignalRequest)(nil),         // 30: treadle.v1.SendStateSignalRequest
+	(*SendNotificationSignalRequest)(nil),  // 31: treadle.v1.SendNotificationSignalRequest
+	(*ListNotificationsRequest)(nil),       // 32: treadle.v1.ListNotificationsRequest
+	(*SubscribeToThreadRequest)(nil),       // 33: treadle.v1.SubscribeToThreadRequest
+	(*AbortRunRequest)(nil),                // 34: treadle.v1.AbortRunRequest
+	(*GetActiveRunRequest)(nil),            // 35: treadle.v1.GetActiveRunRequest
+	(*SendMessageResponse)(nil),            // 36: treadle.v1.SendMessageResponse
+	(*QueueMessageResponse)(nil),           // 37: treadle.v1.QueueMessageResponse
+	(*SendSignalResponse)(nil),             // 38: treadle.v1.SendSignalResponse
+	(*SendStateSignalResponse)(nil),        // 39: treadle.v1.SendStateSignalResponse
+	(*SendNotificationSignalResponse)(nil), // 40: treadle.v1.SendNotificationSignalResponse
+	(*ListNotificationsResponse)(nil),      // 41: treadle.v1.ListNotificationsResponse
+	(*SubscribeToThreadResponse)(nil),      // 42: treadle.v1.SubscribeToThreadResponse
+	(*AbortRunResponse)(nil),               // 43: treadle.v1.AbortRunResponse
+	(*GetActiveRunResponse)(nil),           // 44: treadle.v1.GetActiveRunResponse
 }
 var file_treadle_v1_thread_service_proto_depIdxs = []int32{
-	17, // 0: treadle.v1.Thread.metadata:type_name -> google.protobuf.Struct
-	18, // 1: treadle.v1.Thread.create_time:type_name -> google.protobuf.Timestamp
-	18, // 2: treadle.v1.Thread.update_time:type_name -> google.protobuf.Timestamp
+	20, // 0: treadle.v1.Thread.metadata:type_name -> google.protobuf.Struct
+	21, // 1: treadle.v1.Thread.create_time:type_name -> google.protobuf.Timestamp
+	21, // 2: treadle.v1.Thread.update_time:type_name -> google.protobuf.Timestamp
 	0,  // 3: treadle.v1.Run.status:type_name -> treadle.v1.RunStatus
-	19, // 4: treadle.v1.Run.finish_reason:type_name -> treadle.v1.FinishReason
-	20, // 5: treadle.v1.Run.usage:type_name -> treadle.v1.Usage
-	18, // 6: treadle.v1.Run.start_time:type_name -> google.protobuf.Timestamp
-	18, // 7: treadle.v1.Run.end_time:type_name -> google.protobuf.Timestamp
-	1,  // 8: treadle.v1.CreateThreadRequest.thread:type_name -> treadle.v1.Thread
-	1,  // 9: treadle.v1.CreateThreadResponse.thread:type_name -> treadle.v1.Thread
-	1,  // 10: treadle.v1.GetThreadResponse.thread:type_name -> treadle.v1.Thread
-	1,  // 11: treadle.v1.ListThreadsResponse.threads:type_name -> treadle.v1.Thread
-	1,  // 12: treadle.v1.UpdateThreadRequest.thread:type_name -> treadle.v1.Thread
-	21, // 13: treadle.v1.UpdateThreadRequest.update_mask:type_name -> google.protobuf.FieldMask
-	1,  // 14: treadle.v1.UpdateThreadResponse.thread:type_name -> treadle.v1.Thread
-	22, // 15: treadle.v1.ListMessagesResponse.messages:type_name -> treadle.v1.Message
-	2,  // 16: treadle.v1.ListRunsResponse.runs:type_name -> treadle.v1.Run
-	3,  // 17: treadle.v1.ThreadService.CreateThread:input_type -> treadle.v1.CreateThreadRequest
-	5,  // 18: treadle.v1.ThreadService.GetThread:input_type -> treadle.v1.GetThreadRequest
-	7,  // 19: treadle.v1.ThreadService.ListThreads:input_type -> treadle.v1.ListThreadsRequest
-	9,  // 20: treadle.v1.ThreadService.UpdateThread:input_type -> treadle.v1.UpdateThreadRequest
-	11, // 21: treadle.v1.ThreadService.DeleteThread:input_type -> treadle.v1.DeleteThreadRequest
-	13, // 22: treadle.v1.ThreadService.ListMessages:input_type -> treadle.v1.ListMessagesRequest
-	15, // 23: treadle.v1.ThreadService.ListRuns:input_type -> treadle.v1.ListRunsRequest
-	23, // 24: treadle.v1.ThreadService.SendMessage:input_type -> treadle.v1.SendMessageRequest
-	24, // 25: treadle.v1.ThreadService.QueueMessage:input_type -> treadle.v1.QueueMessageRequest
-	25, // 26: treadle.v1.ThreadService.SendSignal:input_type -> treadle.v1.SendSignalRequest
-	26, // 27: treadle.v1.ThreadService.SendStateSignal:input_type -> treadle.v1.SendStateSignalRequest
-	27, // 28: treadle.v1.ThreadService.SendNotificationSignal:input_type -> treadle.v1.SendNotificationSignalRequest
-	28, // 29: treadle.v1.ThreadService.ListNotifications:input_type -> treadle.v1.ListNotificationsRequest
-	29, // 30: treadle.v1.ThreadService.SubscribeToThread:input_type -> treadle.v1.SubscribeToThreadRequest
-	30, // 31: treadle.v1.ThreadService.AbortRun:input_type -> treadle.v1.AbortRunRequest
-	31, // 32: treadle.v1.ThreadService.GetActiveRun:input_type -> treadle.v1.GetActiveRunRequest
-	4,  // 33: treadle.v1.ThreadService.CreateThread:output_type -> treadle.v1.CreateThreadResponse
-	6,  // 34: treadle.v1.ThreadService.GetThread:output_type -> treadle.v1.GetThreadResponse
-	8,  // 35: treadle.v1.ThreadService.ListThreads:output_type -> treadle.v1.ListThreadsResponse
-	10, // 36: treadle.v1.ThreadService.UpdateThread:output_type -> treadle.v1.UpdateThreadResponse
-	12, // 37: treadle.v1.ThreadService.DeleteThread:output_type -> treadle.v1.DeleteThreadResponse
-	14, // 38: treadle.v1.ThreadService.ListMessages:output_type -> treadle.v1.ListMessagesResponse
-	16, // 39: treadle.v1.ThreadService.ListRuns:output_type -> treadle.v1.ListRunsResponse
-	32, // 40: treadle.v1.ThreadService.SendMessage:output_type -> treadle.v1.SendMessageResponse
-	33, // 41: treadle.v1.ThreadService.QueueMessage:output_type -> treadle.v1.QueueMessageResponse
-	34, // 42: treadle.v1.ThreadService.SendSignal:output_type -> treadle.v1.SendSignalResponse
-	35, // 43: treadle.v1.ThreadService.SendStateSignal:output_type -> treadle.v1.SendStateSignalResponse
-	36, // 44: treadle.v1.ThreadService.SendNotificationSignal:output_type -> treadle.v1.SendNotificationSignalResponse
-	37, // 45: treadle.v1.ThreadService.ListNotifications:output_type -> treadle.v1.ListNotificationsResponse
-	38, // 46: treadle.v1.ThreadService.SubscribeToThread:output_type -> treadle.v1.SubscribeToThreadResponse
-	39, // 47: treadle.v1.ThreadService.AbortRun:output_type -> treadle.v1.AbortRunResponse
-	40, // 48: treadle.v1.ThreadService.GetActiveRun:output_type -> treadle.v1.GetActiveRunResponse
-	33, // [33:49] is the sub-list for method output_type
-	17, // [17:33] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	22, // 4: treadle.v1.Run.finish_reason:type_name -> treadle.v1.FinishReason
+	23, // 5: treadle.v1.Run.usage:type_name -> treadle.v1.Usage
+	21, // 6: treadle.v1.Run.start_time:type_name -> google.protobuf.Timestamp
+	21, // 7: treadle.v1.Run.end_time:type_name -> google.protobuf.Timestamp
+	3,  // 8: treadle.v1.Run.steps:type_name -> treadle.v1.RunStep
+	4,  // 9: treadle.v1.Run.hooks:type_name -> treadle.v1.RunHookStats
+	21, // 10: treadle.v1.RunStep.start_time:type_name -> google.protobuf.Timestamp
+	21, // 11: treadle.v1.RunStep.end_time:type_name -> google.protobuf.Timestamp
+	23, // 12: treadle.v1.RunStep.usage:type_name -> treadle.v1.Usage
+	24, // 13: treadle.v1.RunHookStats.total_duration:type_name -> google.protobuf.Duration
+	19, // 14: treadle.v1.RunHookStats.outcomes:type_name -> treadle.v1.RunHookStats.OutcomesEntry
+	1,  // 15: treadle.v1.CreateThreadRequest.thread:type_name -> treadle.v1.Thread
+	1,  // 16: treadle.v1.CreateThreadResponse.thread:type_name -> treadle.v1.Thread
+	1,  // 17: treadle.v1.GetThreadResponse.thread:type_name -> treadle.v1.Thread
+	1,  // 18: treadle.v1.ListThreadsResponse.threads:type_name -> treadle.v1.Thread
+	1,  // 19: treadle.v1.UpdateThreadRequest.thread:type_name -> treadle.v1.Thread
+	25, // 20: treadle.v1.UpdateThreadRequest.update_mask:type_name -> google.protobuf.FieldMask
+	1,  // 21: treadle.v1.UpdateThreadResponse.thread:type_name -> treadle.v1.Thread
+	26, // 22: treadle.v1.ListMessagesResponse.messages:type_name -> treadle.v1.Message
+	2,  // 23: treadle.v1.ListRunsResponse.runs:type_name -> treadle.v1.Run
+	5,  // 24: treadle.v1.ThreadService.CreateThread:input_type -> treadle.v1.CreateThreadRequest
+	7,  // 25: treadle.v1.ThreadService.GetThread:input_type -> treadle.v1.GetThreadRequest
+	9,  // 26: treadle.v1.ThreadService.ListThreads:input_type -> treadle.v1.ListThreadsRequest
+	11, // 27: treadle.v1.ThreadService.UpdateThread:input_type -> treadle.v1.UpdateThreadRequest
+	13, // 28: treadle.v1.ThreadService.DeleteThread:input_type -> treadle.v1.DeleteThreadRequest
+	15, // 29: treadle.v1.ThreadService.ListMessages:input_type -> treadle.v1.ListMessagesRequest
+	17, // 30: treadle.v1.ThreadService.ListRuns:input_type -> treadle.v1.ListRunsRequest
+	27, // 31: treadle.v1.ThreadService.SendMessage:input_type -> treadle.v1.SendMessageRequest
+	28, // 32: treadle.v1.ThreadService.QueueMessage:input_type -> treadle.v1.QueueMessageRequest
+	29, // 33: treadle.v1.ThreadService.SendSignal:input_type -> treadle.v1.SendSignalRequest
+	30, // 34: treadle.v1.ThreadService.SendStateSignal:input_type -> treadle.v1.SendStateSignalRequest
+	31, // 35: treadle.v1.ThreadService.SendNotificationSignal:input_type -> treadle.v1.SendNotificationSignalRequest
+	32, // 36: treadle.v1.ThreadService.ListNotifications:input_type -> treadle.v1.ListNotificationsRequest
+	33, // 37: treadle.v1.ThreadService.SubscribeToThread:input_type -> treadle.v1.SubscribeToThreadRequest
+	34, // 38: treadle.v1.ThreadService.AbortRun:input_type -> treadle.v1.AbortRunRequest
+	35, // 39: treadle.v1.ThreadService.GetActiveRun:input_type -> treadle.v1.GetActiveRunRequest
+	6,  // 40: treadle.v1.ThreadService.CreateThread:output_type -> treadle.v1.CreateThreadResponse
+	8,  // 41: treadle.v1.ThreadService.GetThread:output_type -> treadle.v1.GetThreadResponse
+	10, // 42: treadle.v1.ThreadService.ListThreads:output_type -> treadle.v1.ListThreadsResponse
+	12, // 43: treadle.v1.ThreadService.UpdateThread:output_type -> treadle.v1.UpdateThreadResponse
+	14, // 44: treadle.v1.ThreadService.DeleteThread:output_type -> treadle.v1.DeleteThreadResponse
+	16, // 45: treadle.v1.ThreadService.ListMessages:output_type -> treadle.v1.ListMessagesResponse
+	18, // 46: treadle.v1.ThreadService.ListRuns:output_type -> treadle.v1.ListRunsResponse
+	36, // 47: treadle.v1.ThreadService.SendMessage:output_type -> treadle.v1.SendMessageResponse
+	37, // 48: treadle.v1.ThreadService.QueueMessage:output_type -> treadle.v1.QueueMessageResponse
+	38, // 49: treadle.v1.ThreadService.SendSignal:output_type -> treadle.v1.SendSignalResponse
+	39, // 50: treadle.v1.ThreadService.SendStateSignal:output_type -> treadle.v1.SendStateSignalResponse
+	40, // 51: treadle.v1.ThreadService.SendNotificationSignal:output_type -> treadle.v1.SendNotificationSignalResponse
+	41, // 52: treadle.v1.ThreadService.ListNotifications:output_type -> treadle.v1.ListNotificationsResponse
+	42, // 53: treadle.v1.ThreadService.SubscribeToThread:output_type -> treadle.v1.SubscribeToThreadResponse
+	43, // 54: treadle.v1.ThreadService.AbortRun:output_type -> treadle.v1.AbortRunResponse
+	44, // 55: treadle.v1.ThreadService.GetActiveRun:output_type -> treadle.v1.GetActiveRunResponse
+	40, // [40:56] is the sub-list for method output_type
+	24, // [24:40] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_thread_service_proto_init() }
@@ -1336,7 +1572,7 @@ func file_treadle_v1_thread_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_treadle_v1_thread_service_proto_rawDesc), len(file_treadle_v1_thread_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   16,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -126,7 +126,9 @@ __all__ = (
     "RetryOutcome",
     "Run",
     "RunEnded",
+    "RunHookStats",
     "RunStatus",
+    "RunStep",
     "SendMessageRequest",
     "SendMessageResponse",
     "SendNotificationSignalRequest",
@@ -5522,6 +5524,21 @@ class Run(betterproto2.Message):
     When the run ended; unset while it runs.
     """
 
+    steps: "list[RunStep]" = betterproto2.field(
+        10, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    The run's steps, in order; recorded when the run ends (empty while it runs).
+    """
+
+    hooks: "list[RunHookStats]" = betterproto2.field(
+        11, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    The processor hooks the run invoked, one entry per step, processor and hook (never one per
+    chunk); recorded when the run ends.
+    """
+
 
 default_message_pool.register_message("treadle.v1", "Run", Run)
 
@@ -5539,6 +5556,111 @@ class RunEnded(betterproto2.Message):
 
 
 default_message_pool.register_message("treadle.v1", "RunEnded", RunEnded)
+
+
+@dataclass(eq=False, repr=False)
+class RunHookStats(betterproto2.Message):
+    """
+    RunHookStats aggregates the invocations of one processor hook in one step of a run.
+    """
+
+    step: "int" = betterproto2.field(1, betterproto2.TYPE_INT32)
+    """
+    The step the hook ran in, from 1; 0 for hooks outside any step (`processInput` before the
+    first step, `processOutputResult` after the last).
+    """
+
+    processor_id: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+    """
+    Id of the processor.
+    """
+
+    hook: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    """
+    The hook (`processInput`, `processInputStep`, `processOutputStream`, ...).
+    """
+
+    count: "int" = betterproto2.field(4, betterproto2.TYPE_INT32)
+    """
+    How many times the hook was invoked (for `processOutputStream`: once per chunk).
+    """
+
+    total_duration: "datetime.timedelta | None" = betterproto2.field(
+        5,
+        betterproto2.TYPE_MESSAGE,
+        unwrap=lambda: __google__protobuf__.Duration,
+        optional=True,
+    )
+    """
+    The time the invocations took, added up.
+    """
+
+    outcomes: "dict[str, int]" = betterproto2.field(
+        6,
+        betterproto2.TYPE_MAP,
+        map_meta=betterproto2.map_meta(
+            betterproto2.TYPE_STRING, betterproto2.TYPE_INT32
+        ),
+    )
+    """
+    How the invocations ended, counted by outcome (`continue`, `replace`, `drop`, `abort`,
+    `retry`, `error`, `cancelled`).
+    """
+
+
+default_message_pool.register_message("treadle.v1", "RunHookStats", RunHookStats)
+
+
+@dataclass(eq=False, repr=False)
+class RunStep(betterproto2.Message):
+    """
+    RunStep is one step of a run: one model call and what followed it.
+    """
+
+    number: "int" = betterproto2.field(1, betterproto2.TYPE_INT32)
+    """
+    The step's number, from 1.
+    """
+
+    start_time: "datetime.datetime | None" = betterproto2.field(
+        2,
+        betterproto2.TYPE_MESSAGE,
+        unwrap=lambda: __google__protobuf__.Timestamp,
+        optional=True,
+    )
+    """
+    When the step started.
+    """
+
+    end_time: "datetime.datetime | None" = betterproto2.field(
+        3,
+        betterproto2.TYPE_MESSAGE,
+        unwrap=lambda: __google__protobuf__.Timestamp,
+        optional=True,
+    )
+    """
+    When the step ended.
+    """
+
+    finish_reason: "str" = betterproto2.field(4, betterproto2.TYPE_STRING)
+    """
+    Why the step ended (`stop`, `tool-calls`, `tripwire`, `error`, ...).
+    """
+
+    usage: "Usage | None" = betterproto2.field(
+        5, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    Tokens the step used.
+    """
+
+    model: "str" = betterproto2.field(6, betterproto2.TYPE_STRING)
+    """
+    The model the step called (`provider/model`).
+    """
+
+
+default_message_pool.register_message("treadle.v1", "RunStep", RunStep)
 
 
 @dataclass(eq=False, repr=False)
