@@ -2,7 +2,7 @@
 ``runs`` (steps with their times, finish reason, usage and model; hooks aggregated per step,
 processor and hook). Runs that ended before this revision have none.
 
-Revision ID: 0007_run_detail
+Revision ID: 0006_run_detail
 Revises: 0005_delivery
 Create Date: 2026-12-02
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0007_run_detail"
+revision = "0006_run_detail"
 down_revision = "0005_delivery"
 branch_labels = None
 depends_on = None
