@@ -17,6 +17,7 @@ started with ``.ci/postgres``.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 import asyncio
 import os
 import statistics
@@ -61,6 +62,9 @@ async def _replica(database: str, data_dir: Path, model: ScriptedModel, hold: To
     app.registry.add_tool(hold)
     app.registry.add_agent(Agent(id="bench", model="scripted/bench", tools=["hold"]))
     await app.start()
+    # The bench holds one run while it sends every signal into it: more than one thread may
+    # have waiting by default (limits.maxSignalsPerThread).
+    app.thread_service.limits = replace(app.thread_service.limits, max_signals_per_thread=100_000)
     return app
 
 
