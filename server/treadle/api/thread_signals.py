@@ -85,13 +85,13 @@ class SignalRpcs:
         self._arriving[counted] = (lock, users + 1)
         try:
             async with lock:
-                pending = await self._runtime.store.list_pending(key)
+                waiting = await self._runtime.store.count_pending(key)  # a count: no rows read
                 if queued:
-                    count = sum(p.kind == "queued" for p in pending)
+                    count = waiting.get("queued", 0)
                     limit, name, what = self.limits.max_queued_per_thread, "maxQueuedPerThread", "queued messages"
                 else:
                     run = self._runtime.active_run(key)
-                    count = sum(p.kind == "persisted" for p in pending) + (len(run.inbox) if run is not None else 0)
+                    count = waiting.get("persisted", 0) + (len(run.inbox) if run is not None else 0)
                     limit, name, what = self.limits.max_signals_per_thread, "maxSignalsPerThread", "signals waiting"
                 if count >= limit:
                     raise ResourceExhaustedError(

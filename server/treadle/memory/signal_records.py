@@ -130,6 +130,10 @@ class SignalStore(Protocol):
         """Oldest first; every thread's when ``key`` is None (recovery after a restart)."""
         ...
 
+    async def count_pending(self, key: ThreadKey) -> dict[str, int]:
+        """How many signals of each kind the thread has waiting (the per-thread limits)."""
+        ...
+
     async def remove_pending(self, ids: Iterable[str], fence: Lease | None = None) -> None:
         """The signals were taken by a run (refused with ``LeaseLostError``, removing nothing,
         when ``fence`` is no longer the thread's live lease)."""
@@ -233,6 +237,13 @@ class InMemorySignalStore:
     async def list_pending(self, key: ThreadKey | None = None) -> list[PendingSignal]:
         out = [p for p in self._pending.values() if key is None or p.key == key]
         return sorted(out, key=lambda p: p.seq)
+
+    async def count_pending(self, key: ThreadKey) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for p in self._pending.values():
+            if p.key == key:
+                counts[p.kind] = counts.get(p.kind, 0) + 1
+        return counts
 
     def _fenced(self, fence: Lease | None) -> None:
         if fence is not None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import (
     BigInteger, Boolean, Column, Connection, Integer, MetaData, String, Table, Text, and_, column, delete,
-    exists, literal, or_, select, table, true, update,
+    exists, func, literal, or_, select, table, true, update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
 
@@ -106,6 +106,12 @@ class SqlSignalStore:
         if key is not None:
             query = query.where(pending_signals.c.resource_id == key[0], pending_signals.c.thread_id == key[1])
         return [_pending(r) for r in await self.db.read(_rows, query)]
+
+    async def count_pending(self, key: ThreadKey) -> dict[str, int]:
+        c = pending_signals.c
+        query = (select(c.kind, func.count()).where(c.resource_id == key[0], c.thread_id == key[1])
+                 .group_by(c.kind))
+        return {kind: int(n) for kind, n in await self.db.read(_rows, query)}
 
     async def remove_pending(self, ids: Iterable[str], fence: Lease | None = None) -> None:
         wanted = list(ids)
