@@ -29,7 +29,7 @@ def serve(capsys: pytest.CaptureFixture[str], data_dir: Path, *args: str) -> tup
 @pytest.mark.parametrize(("name", "text", "problem"), [
     ("agents.yaml", "agents: [", "not valid YAML: "),
     ("agents.json", '{"agents": [}', "not valid JSON: Expecting value: line 1 column 13 (char 12)"),
-    ("agents.yaml", "agent:\n  - id: echo\n", "unknown top-level keys ['agent']; expected some of ['agents', 'auth', 'limits', 'providers', 'providerCredentials']"),
+    ("agents.yaml", "agent:\n  - id: echo\n", "unknown top-level keys ['agent']; expected some of ['agents', 'auth', 'limits', 'providers', 'providerCredentials', 'remoteServers']"),
     ("agents.yaml", "agents: 5\n", "expected a list of agents or an 'agents:' list"),
     ("agents.yaml", "just a string\n", "expected a list of agents or an 'agents:' list"),
     ("agents.yaml", "agents:\n  - echo\n", "agents[0] is not an object"),

@@ -47,6 +47,9 @@ SAMPLES: dict[str, Any] = {
     "error": ch.ErrorPayload("it broke", "APICallError", {"status": 500}),
     "abort": ch.AbortPayload("user left"),
     "tripwire": ch.Tripwire("blocked", True, {"score": 0.9}, "guard"),
+    "tool-output": ch.ToolOutput("c1", "agent-research", ch.Chunk.of(ch.ToolOutput(
+        "c9", "agent-write", ch.Chunk("text-delta", ch.TextDelta("t1", "Hi"), run_id="run-3"), ["agent-write"],
+    ), run_id="run-2"), ["agent-research", "agent-write"]),
 }
 
 

@@ -139,7 +139,7 @@ def test_chunk_oneof_names() -> None:
         "reasoning_delta", "reasoning_end", "tool_call_input_streaming_start", "tool_call_delta",
         "tool_call_input_streaming_end", "tool_call", "tool_result", "tool_error", "source",
         "file", "response_metadata", "step_finish", "finish", "error", "abort", "tripwire",
-        "data",
+        "data", "tool_output",
     ]  # fmt: skip
     assert sorted(names) == sorted(expected)
     contract = {

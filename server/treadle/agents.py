@@ -133,6 +133,43 @@ class NotificationPolicy:
     """A callable, or the name of a decide function registered with the server."""
 
 
+SubAgentMemory: TypeAlias = Literal["fresh_thread", "stable_thread", "none"]
+SubAgentFailure: TypeAlias = Literal["tool_error", "fail_run"]
+
+_SUB_AGENT_KEY = re.compile(r"^[A-Za-z0-9_-]{1,58}$")
+"""``agent-<key>`` stays within the 64 characters providers allow for a tool name."""
+
+
+@dataclass
+class RemoteSubAgent:
+    """An agent of another Treadle server: ``target`` names a server of the config file's
+    ``remoteServers`` section (endpoint, TLS, credential), ``agent_id`` the agent there."""
+
+    target: str
+    agent_id: str
+
+
+@dataclass
+class SubAgentRef:
+    """An agent this agent may delegate to, offered to its model as the tool ``agent-<key>``."""
+
+    key: str
+    agent_id: str = ""
+    """A local agent; exactly one of ``agent_id`` and ``remote`` is set."""
+    remote: RemoteSubAgent | None = None
+    description: str = ""
+    memory: SubAgentMemory = "fresh_thread"
+    max_steps: int | None = None
+    """Cap on one delegation's steps; None: the sub-agent's default."""
+    include_tool_results: bool = False
+    """Send the whole output object back to the parent's model, not just its ``text``."""
+    failure: SubAgentFailure = "tool_error"
+
+    @property
+    def tool_name(self) -> str:
+        return f"agent-{self.key}"
+
+
 @dataclass
 class Agent:
     id: str
@@ -160,6 +197,7 @@ class Agent:
     tool_hooks: Any = None
     memory: MemorySettings = field(default_factory=MemorySettings)
     notification_policy: NotificationPolicy | None = None
+    sub_agents: list[SubAgentRef] = field(default_factory=list)
     source: AgentSource = "code"
     create_time: datetime = field(default_factory=utcnow)
     update_time: datetime = field(default_factory=utcnow)
@@ -186,6 +224,27 @@ class Agent:
             for ref in getattr(self, lane):
                 if isinstance(ref, ProcessorRef) and not ref.processor_id:
                     raise InvalidArgumentError(f"agent {self.id!r}: {lane} has a processor without id")
+        self._validate_sub_agents()
+
+    def _validate_sub_agents(self) -> None:
+        tools = {t if isinstance(t, str) else getattr(t, "name", "") for t in self.tools}
+        seen: set[str] = set()
+        for i, ref in enumerate(self.sub_agents):
+            where = f"agent {self.id!r}: sub_agents[{i}]"
+            if not _SUB_AGENT_KEY.match(ref.key):
+                raise InvalidArgumentError(
+                    f"{where}: key {ref.key!r} is malformed: use 1-58 letters, digits, '_' or '-'")
+            if ref.key in seen:
+                raise InvalidArgumentError(f"{where}: key {ref.key!r} is repeated")
+            seen.add(ref.key)
+            if ref.tool_name in tools:
+                raise InvalidArgumentError(f"{where}: the tool {ref.tool_name!r} collides with a tool of the agent")
+            if bool(ref.agent_id) == (ref.remote is not None):
+                raise InvalidArgumentError(f"{where}: set exactly one of agentId and remote")
+            if ref.remote is not None and not (ref.remote.target and ref.remote.agent_id):
+                raise InvalidArgumentError(f"{where}: remote needs both target and agentId")
+            if ref.max_steps is not None and ref.max_steps < 1:
+                raise InvalidArgumentError(f"{where}: maxSteps must be at least 1")
 
 
 def lane_for_call(agent_id: str, lane: str, agent_lane: list[Any], per_call: list[Any] | None) -> list[Any]:
@@ -235,3 +294,5 @@ class RunRequest:
     run_id: str = ""
     inbox: Any = None
     """A ``loop.inbox.Inbox`` of signals the run takes in at each step boundary (threads only)."""
+    instructions: list[SystemMessage] = field(default_factory=list)
+    """System messages appended to the agent's instructions for this run (a delegation's)."""

@@ -27,6 +27,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from .agents import Agent, ProcessorRef, ToolHooksRef
 from .api import AgentServicer, GrpcServer, ServerOptions
+from .api.remote_agent import RemoteAgents
 from .api.remote_tool import remote_tool
 from .api.tool_hub import ToolHub
 from .api.tool_service import SERVICE_NAME as TOOL_SERVICE, ToolServicer
@@ -172,6 +173,8 @@ class TreadleApp:
                                      options_from_json=options_from_json,
                                      lease_ttl=self.settings.thread_lease_ttl)
         self.threads.slots = self.gate  # wakes and queued runs count against the run limits
+        # Sub-agents of this server run as the thread runtime runs a call: recorded, subscribable.
+        self.loop.sub_agents.start = self.threads.stream
         self.relay: Relay | None = None
         """The other replicas on the store (PostgreSQL LISTEN/NOTIFY), opened with the store."""
         self.notifications = NotificationCenter(self.threads, tools=self.registry.resolve_tool)
@@ -212,6 +215,7 @@ class TreadleApp:
             try:
                 agent = agent_from_dict(data, source="config")
                 self.agent_service.check_models(agent)
+                self.agent_service.check_sub_agents(agent)
             except InvalidArgumentError as e:
                 raise AgentFileError(f"{where}: {e}") from None
             if agent.id in {a.id for a in self.registry.list_agents()}:
@@ -257,6 +261,9 @@ class TreadleApp:
         self.thread_service.limits = limits
         self.threads.hub.max_backlog_bytes = security.limits.max_subscriber_backlog_bytes
         self.models.trust = security.trust
+        if security.remote_servers:
+            self.loop.remote_agents = RemoteAgents(security.remote_servers, self._env)
+            self.agent_service.remote_servers = frozenset(security.remote_servers)
         self.agent_service.max_list_page_bytes = security.limits.max_list_page_bytes
         self.server.options.reflection = security.auth is None or security.auth.reflection
         if security.auth is None:
@@ -315,6 +322,8 @@ class TreadleApp:
             self.relay = None
         await attached
         await self.models.aclose()
+        if isinstance(self.loop.remote_agents, RemoteAgents):
+            await self.loop.remote_agents.aclose()
         if self.store is not None:
             await self.store.close()
             self.store = None

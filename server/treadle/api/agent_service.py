@@ -19,6 +19,7 @@ from typing import Any, Protocol, cast
 
 import grpc
 from google.protobuf import field_mask_pb2, json_format
+from opentelemetry import context as otel_context
 
 from ..agents import Agent, RunRequest
 from ..core.chunks import Chunk
@@ -27,6 +28,7 @@ from ..loop import AgentLoop
 from ..memory import MemoryStore, StoredAgent
 from ..core.messages import utcnow
 from ..registry import Registry
+from ..tracing.spans import extract_context
 from ..v1 import agent_pb2, agent_service_pb2, agent_service_pb2_grpc, chunk_pb2
 from . import auth, convert
 from .status import SHUTTING_DOWN, ShuttingDownError, abort_with, unary
@@ -62,6 +64,8 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
         self._idle.set()
         self._draining = False
         self.max_list_page_bytes = MAX_LIST_PAGE_BYTES
+        self.remote_servers: frozenset[str] = frozenset()
+        """Names of the config file's ``remoteServers`` (remote sub-agents name one)."""
         self.store: MemoryStore | None = None
         self.threads: Any = None
         """The thread runtime: a ``Stream`` on a thread is one of its runs (subscribers see it,
@@ -103,6 +107,7 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
             raise InvalidArgumentError("agent is required")
         agent = convert.agent_from_proto(request.agent, source="api")
         self.check_models(agent)
+        self.check_sub_agents(agent)
         self._registry.add_agent(agent)
         try:
             await self._keep(agent)
@@ -157,6 +162,7 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
             merged = _apply_mask(request.update_mask, request.agent, convert.agent_to_proto(current))
         agent = convert.agent_from_proto(merged, source=current.source)
         self.check_models(agent)
+        self.check_sub_agents(agent)
         agent.create_time, agent.update_time = current.create_time, utcnow()
         agent.validate()
         await self._keep(agent)
@@ -185,6 +191,15 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
             except InvalidArgumentError as e:
                 raise InvalidArgumentError(f"{field}: {e}") from None
 
+    def check_sub_agents(self, agent: Agent) -> None:
+        """A remote sub-agent must name a server of this server's ``remoteServers``."""
+        for i, ref in enumerate(agent.sub_agents):
+            if ref.remote is not None and ref.remote.target not in self.remote_servers:
+                known = ", ".join(sorted(self.remote_servers)) or "none configured"
+                raise InvalidArgumentError(
+                    f"agent.sub_agents[{i}].remote.target: {ref.remote.target!r} is not one of this server's "
+                    f"remoteServers ({known})")
+
     # --- runs ---------------------------------------------------------------------------------
 
     @unary
@@ -195,7 +210,8 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
         stop = asyncio.Event()
         # On a thread, the run is the thread's active run (signals sent meanwhile reach it).
         generate = self.threads.generate if self.threads is not None and run.options.memory else self._loop.generate
-        task = asyncio.create_task(generate(agent, run))
+        with _caller_trace(context):
+            task = asyncio.create_task(generate(agent, run))
         waiter = asyncio.create_task(stop.wait())
         with self._track(stop.set):
             try:
@@ -221,7 +237,8 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
         except Exception as e:
             await abort_with(context, e)
         pipe = _Pipe()
-        producer = asyncio.create_task(self._produce(agent, run, pipe))
+        with _caller_trace(context):
+            producer = asyncio.create_task(self._produce(agent, run, pipe))
         try:
             with self._track(pipe.shut):
                 while (response := await pipe.take()) is not None:
@@ -296,6 +313,21 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
     @property
     def draining(self) -> bool:
         return self._draining
+
+
+@contextlib.contextmanager
+def _caller_trace(context: grpc.aio.ServicerContext) -> Iterator[None]:
+    """The run's task starts in the caller's trace, when it sent one (a delegating server)."""
+    carrier = {k: v for k, v in context.invocation_metadata() or () if isinstance(v, str)}
+    parent = extract_context(carrier)
+    if parent is None:
+        yield
+        return
+    token = otel_context.attach(parent)
+    try:
+        yield
+    finally:
+        otel_context.detach(token)
 
 
 def _log_failed(run_id: str, agent_id: str, reason: str) -> None:

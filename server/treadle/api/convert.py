@@ -152,6 +152,7 @@ def agent_from_proto(pb: agent_pb2.Agent, *, source: a.AgentSource, path: str = 
         tool_hooks=_hooks_ref(pb.tool_hooks) if pb.HasField("tool_hooks") else None,
         memory=_memory_settings(pb.memory, f"{path}.memory"),
         notification_policy=policy_from_proto(pb.notifications, f"{path}.notifications"),
+        sub_agents=[_sub_agent_from_proto(r) for r in pb.sub_agents],
         source=source,
         create_time=now,
         update_time=now,
@@ -193,10 +194,47 @@ def agent_to_proto(agent: a.Agent, out: agent_pb2.Agent | None = None) -> agent_
     if agent.memory != a.MemorySettings():
         out.memory.last_messages = agent.memory.last_messages
     policy_to_proto(agent.notification_policy, out.notifications)
+    for ref in agent.sub_agents:
+        _sub_agent_to_proto(ref, out.sub_agents.add())
     out.source = enum_to_pb(_SOURCE, agent.source)
     datetime_to_ts(agent.create_time, out.create_time)
     datetime_to_ts(agent.update_time, out.update_time)
     return out
+
+
+_SUB_MEMORY = {agent_pb2.SUB_AGENT_MEMORY_UNSPECIFIED: "fresh_thread",
+               agent_pb2.SUB_AGENT_MEMORY_FRESH_THREAD: "fresh_thread",
+               agent_pb2.SUB_AGENT_MEMORY_STABLE_THREAD: "stable_thread",
+               agent_pb2.SUB_AGENT_MEMORY_NONE: "none"}
+_SUB_FAILURE = {agent_pb2.SUB_AGENT_FAILURE_UNSPECIFIED: "tool_error",
+                agent_pb2.SUB_AGENT_FAILURE_TOOL_ERROR: "tool_error",
+                agent_pb2.SUB_AGENT_FAILURE_FAIL_RUN: "fail_run"}
+
+
+def _sub_agent_from_proto(pb: agent_pb2.SubAgentRef) -> a.SubAgentRef:
+    remote = a.RemoteSubAgent(pb.remote.target, pb.remote.agent_id) if pb.HasField("remote") else None
+    return a.SubAgentRef(
+        key=pb.key, agent_id=pb.agent_id, remote=remote, description=pb.description,
+        memory=_SUB_MEMORY.get(pb.memory, "fresh_thread"),  # type: ignore[arg-type]
+        max_steps=pb.max_steps if pb.HasField("max_steps") else None,
+        include_tool_results=pb.include_tool_results,
+        failure=_SUB_FAILURE.get(pb.failure, "tool_error"),  # type: ignore[arg-type]
+    )
+
+
+def _sub_agent_to_proto(ref: a.SubAgentRef, out: agent_pb2.SubAgentRef) -> None:
+    out.key, out.description, out.include_tool_results = ref.key, ref.description, ref.include_tool_results
+    if ref.remote is not None:
+        out.remote.target, out.remote.agent_id = ref.remote.target, ref.remote.agent_id
+    else:
+        out.agent_id = ref.agent_id
+    out.memory = {"fresh_thread": agent_pb2.SUB_AGENT_MEMORY_FRESH_THREAD,
+                  "stable_thread": agent_pb2.SUB_AGENT_MEMORY_STABLE_THREAD,
+                  "none": agent_pb2.SUB_AGENT_MEMORY_NONE}[ref.memory]
+    if ref.max_steps is not None:
+        out.max_steps = ref.max_steps
+    if ref.failure == "fail_run":
+        out.failure = agent_pb2.SUB_AGENT_FAILURE_FAIL_RUN
 
 
 def _memory_settings(pb: agent_pb2.MemorySettings, path: str) -> a.MemorySettings:

@@ -28,7 +28,7 @@ class AgentFileError(TreadleError):
     """The agent file cannot be used; the message names the file and, where known, the agent."""
 
 
-SECTIONS = ("agents", "auth", "limits", "providers", "providerCredentials")
+SECTIONS = ("agents", "auth", "limits", "providers", "providerCredentials", "remoteServers")
 """Top-level keys of the server config file; all but ``agents`` are read by ``config.security``."""
 
 

@@ -29,6 +29,7 @@ from ..providers.trust import ProviderCredential, ProviderTrust, check_base_url
 from ..core.errors import InvalidArgumentError
 from .agent_file import AgentFileError, read_config_file
 from .auth import AuthConfig, AuthConfigError, Limits, parse_auth, parse_limits
+from .remote_servers import RemoteServer, parse_remote_servers
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,8 @@ class Security:
     """None: no auth section, so the server is unauthenticated and must stay on loopback."""
     limits: Limits = field(default_factory=Limits)
     trust: ProviderTrust = field(default_factory=ProviderTrust)
+    remote_servers: Mapping[str, RemoteServer] = field(default_factory=dict)
+    """Other Treadle servers agents delegate to (``remoteServers``)."""
 
 
 def load_security(config_file: Path | None, auth_file: Path | None = None) -> Security:
@@ -47,6 +50,7 @@ def load_security(config_file: Path | None, auth_file: Path | None = None) -> Se
         auth = parse_auth(data["auth"], f"{config_file}: auth") if "auth" in data else None
         limits = parse_limits(data["limits"], f"{config_file}: limits") if "limits" in data else Limits()
         trust = _trust(data, str(config_file))
+        remote = parse_remote_servers(data.get("remoteServers"), str(config_file))
         if auth_file is not None:
             extra = read_config_file(auth_file)
             if isinstance(extra, Mapping) and "auth" in extra:
@@ -54,7 +58,7 @@ def load_security(config_file: Path | None, auth_file: Path | None = None) -> Se
             auth = parse_auth(extra, f"{auth_file}")
     except AuthConfigError as e:
         raise AgentFileError(str(e)) from None
-    return Security(auth, limits, trust)
+    return Security(auth, limits, trust, remote)
 
 
 def _trust(data: Mapping[str, Any], where: str) -> ProviderTrust:

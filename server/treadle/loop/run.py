@@ -33,6 +33,7 @@ from ..tracing.spans import agent_span, step_span
 from .output import END, Output
 from .persist import Persister, RunStatus, ThreadMemory
 from .state import RunPlan, RunState
+from .subagents import ChildRunner, LocalRunner, sub_agent_tool
 from .step import Continue, Done, Failed, RetryCall, RetryStep, Tripped, run_step
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,10 @@ class AgentLoop:
         self.tracer = tracer
         self.memory = memory
         """Where runs with ``memory`` options load and store their thread; None: no storage."""
+        self.sub_agents = LocalRunner(registry.snapshot_agent, self.stream)
+        """Runs local sub-agents; the app points ``start`` at the thread runtime."""
+        self.remote_agents: ChildRunner | None = None
+        """Runs sub-agents of other Treadle servers (``api.remote_agent``), when configured."""
         context = registry.builtin_context
         context.models = context.models or models
         context.tracer = context.tracer or tracer
@@ -141,6 +146,13 @@ class AgentLoop:
             return group_refs(lane_for_call(agent.id, "input_processors", agent_lane, per_call), resolve)
 
         tools = {t.name: t for t in (self.registry.resolve_tool(x) for x in agent.tools)}
+        for ref in agent.sub_agents:
+            runner = self.sub_agents if ref.remote is None else self.remote_agents
+            if runner is None:
+                raise InvalidArgumentError(
+                    f"agent {agent.id!r}: sub-agent {ref.key!r} is on server {ref.remote.target!r} "  # type: ignore[union-attr]
+                    "but this server has no remoteServers configured")
+            tools[ref.tool_name] = sub_agent_tool(ref, runner)
         hooks = (self.registry.resolve_hooks(agent.tool_hooks) or ToolHooks()).overridden_by(
             self.registry.resolve_hooks(opts.tool_hooks)
         )
@@ -157,7 +169,7 @@ class AgentLoop:
             model_settings=opts.model_settings or ModelSettings(),
             max_steps=max_steps,
             max_processor_retries=retries,
-            instructions=list(agent.instructions),
+            instructions=[*agent.instructions, *request.instructions],
             tracer=self.tracer,
             find_tool=self.registry.find_tool,
         )

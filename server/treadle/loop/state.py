@@ -68,6 +68,8 @@ class RunState:
     cleared when a signal is taken in, so that the answer after it starts a new message."""
     step_tools: dict[str, Tool] = field(default_factory=dict)
     """The current step's tools, after ``processInputStep``: a tool call runs the one named here."""
+    bailed: bool = False
+    """A delegation-complete hook bailed: the run ends after this step's tools."""
     finish_streamed: bool = False
     """The current step's model ``finish`` went through the output processors."""
 

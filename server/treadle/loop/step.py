@@ -209,12 +209,13 @@ async def _run(
     if collector.tool_calls:
         await run_tool_calls(plan, state, output, collector.tool_calls, result)
 
+    more = bool(collector.tool_calls) and not state.bailed
     await output.emit(Chunk.of(StepFinish(
         reason=finish.reason, usage=finish.usage, text=result.text,
         tool_calls=list(result.tool_calls), raw_reason=finish.raw_reason, message_id=message.id,
-        step_number=n, is_continued=bool(collector.tool_calls),
+        step_number=n, is_continued=more,
     )))
-    return Continue() if collector.tool_calls else Done()
+    return Continue() if more else Done()
 
 
 def _response_message(state: RunState, step: _Step, model_id: str) -> Message:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,16 +19,29 @@ from ..core.chunks import Chunk, ToolCallPayload, ToolErrorPayload, ToolResult, 
 from ..core.args import (
     AfterToolCallArgs,
     BeforeToolCallArgs,
-    ProcessorStreamWriter,
     ProcessToolResultArgs,
+    ToolStreamWriter,
     StepResult,
 )
+from ..core.args import OnDelegationCompleteArgs, OnDelegationStartArgs
+from ..core.errors import ProcessorError, ProcessorUnavailableError
+from ..core.messages import Message
 from ..core.processor import wants_tool
 from ..tools import ToolAfterHookContext, ToolContext, ToolHookContext
 from ..tools.hooks import as_before_result, call_hook
 from ..tracing.spans import ATTR, tool_span
 from .output import Output
 from .state import RunPlan, RunState
+from .subagents import (
+    Delegation,
+    DelegationCompleteResult,
+    DelegationOutcome,
+    DelegationStartResult,
+)
+
+log = logging.getLogger(__name__)
+
+_SAME = object()
 
 
 @dataclass
@@ -35,17 +49,25 @@ class _Outcome:
     ok: bool
     value: Any = None
     error: str = ""
+    for_model: Any = _SAME
+    """What the model gets of ``value`` (a tool's ``to_model_output``); ``_SAME``: all of it."""
 
 
 async def run_tool_calls(
     plan: RunPlan, state: RunState, output: Output, calls: list[ToolCallPayload], result: StepResult
 ) -> None:
-    outcomes = await asyncio.gather(*(_execute(plan, state, output, c) for c in calls))
+    feedback: list[str] = []
+    outcomes = await asyncio.gather(*(_execute(plan, state, output, c, feedback) for c in calls))
     for call, outcome in zip(calls, outcomes, strict=True):
         await _deliver(plan, state, output, call, outcome, result)
+    for text in feedback:  # a delegation's feedback: an assistant message after the results
+        state.message_list.add(Message.assistant(text), "response")
+        state.response_id = ""  # the answer after it starts a new message
 
 
-async def _execute(plan: RunPlan, state: RunState, output: Output, call: ToolCallPayload) -> _Outcome:
+async def _execute(
+    plan: RunPlan, state: RunState, output: Output, call: ToolCallPayload, feedback: list[str]
+) -> _Outcome:
     hook_ctx = {
         "tool_call_id": call.tool_call_id,
         "run_id": plan.run_id,
@@ -75,12 +97,15 @@ async def _execute(plan: RunPlan, state: RunState, output: Output, call: ToolCal
         else:
             ctx = ToolContext(
                 call.tool_call_id, plan.run_id, plan.agent.id, state.scope.request_context,
-                ProcessorStreamWriter(output.emit, plan.run_id),
+                ToolStreamWriter(output.emit, output.send, plan.run_id, call.tool_call_id, call.tool_name),
                 thread_id=state.scope.thread_id, resource_id=state.scope.resource_id,
+                delegation=_Delegations(plan, state, call, feedback),
             )
             try:
                 value = await tool.run(call.args, ctx)
             except Exception as e:  # a tool's failure is the model's to handle, not the run's
+                if getattr(e, "fails_run", False):  # a sub-agent whose failure policy ends the run
+                    raise
                 error = e
         await call_hook(
             hooks.after_tool_call,
@@ -96,7 +121,8 @@ async def _execute(plan: RunPlan, state: RunState, output: Output, call: ToolCal
             span.set_attribute(ATTR.ERROR_TYPE, type(error).__name__)
             span.set_status(_error_status(error))
             return _Outcome(False, error=str(error) or type(error).__name__)
-        return _Outcome(True, value)
+        to_model = getattr(tool, "to_model_output", None)
+        return _Outcome(True, value, for_model=to_model(value) if to_model is not None else _SAME)
 
 
 async def _deliver(
@@ -135,9 +161,87 @@ async def _deliver(
     else:
         value = outcome.value
         if current is not None:
-            ml.update_tool_invocation(dataclasses.replace(current, state="result", result=value))
+            seen = value if outcome.for_model is _SAME else outcome.for_model
+            ml.update_tool_invocation(dataclasses.replace(current, state="result", result=seen))
     result.tool_results.append(ToolResult(call.tool_call_id, call.tool_name, call.args, value))
     await output.emit(Chunk.of(ToolResultPayload(call.tool_call_id, call.tool_name, value, args=call.args)))
+
+
+class _Delegations:
+    """The parent's processors' delegation hooks, for one sub-agent tool call (``subagents``)."""
+
+    def __init__(self, plan: RunPlan, state: RunState, call: ToolCallPayload, feedback: list[str]) -> None:
+        self._plan, self._state, self._call, self._feedback = plan, state, call, feedback
+
+    async def start(self, d: Delegation) -> DelegationStartResult:
+        decision = DelegationStartResult()
+
+        def apply(result: Any) -> bool:
+            r = _start_result(result)
+            if r is None:
+                return False
+            if not r.proceed:
+                decision.proceed, decision.rejection_reason = False, r.rejection_reason
+                return True
+            for name in ("prompt", "instructions", "max_steps"):
+                value = getattr(r, f"modified_{name}")
+                if value is not None:  # later processors see the change
+                    setattr(decision, f"modified_{name}", value)
+                    setattr(d, name, value)
+            return False
+
+        await self._run("on_delegation_start", lambda p, c: OnDelegationStartArgs(
+            key=d.ref.key, sub_agent_id=d.sub_agent_id, tool_call_id=d.tool_call_id, prompt=d.prompt,
+            instructions=d.instructions, max_steps=d.max_steps, iteration=self._state.step_number, **c,
+        ), apply)
+        return decision
+
+    async def complete(self, d: Delegation, outcome: DelegationOutcome) -> None:
+        def apply(result: Any) -> bool:
+            r = _complete_result(result)
+            if r is not None:
+                if r.feedback:
+                    self._feedback.append(r.feedback)
+                if r.bail:
+                    self._state.bailed = True
+            return False
+
+        await self._run("on_delegation_complete", lambda p, c: OnDelegationCompleteArgs(
+            key=d.ref.key, sub_agent_id=d.sub_agent_id, tool_call_id=d.tool_call_id, prompt=d.prompt,
+            result=outcome.result, success=outcome.success, error=outcome.error,
+            duration=outcome.duration, **c,
+        ), apply)
+
+    async def _run(self, hook: str, build: Any, apply: Any) -> None:
+        try:
+            await self._state.chain.run_tool_hook(_tool_processors(self._plan), hook, self._call.tool_name,
+                                                  build, stop=apply)
+        except ProcessorUnavailableError:
+            raise
+        except ProcessorError:  # as in the framework: a failing delegation hook is logged, ignored
+            log.warning("delegation hook %s failed; the delegation goes on", hook, exc_info=True)
+
+
+def _start_result(result: Any) -> DelegationStartResult | None:
+    if result is None or isinstance(result, DelegationStartResult):
+        return result
+    if isinstance(result, dict):
+        return DelegationStartResult(
+            proceed=result.get("proceed", True) is not False,
+            rejection_reason=str(result.get("rejectionReason") or result.get("rejection_reason") or ""),
+            modified_prompt=result.get("modifiedPrompt", result.get("modified_prompt")),
+            modified_instructions=result.get("modifiedInstructions", result.get("modified_instructions")),
+            modified_max_steps=result.get("modifiedMaxSteps", result.get("modified_max_steps")),
+        )
+    return None
+
+
+def _complete_result(result: Any) -> DelegationCompleteResult | None:
+    if result is None or isinstance(result, DelegationCompleteResult):
+        return result
+    if isinstance(result, dict):
+        return DelegationCompleteResult(str(result.get("feedback") or ""), bool(result.get("bail")))
+    return None
 
 
 def _tool_processors(plan: RunPlan) -> list[Any]:

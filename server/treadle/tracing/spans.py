@@ -11,7 +11,7 @@ Span tree of one call::
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -131,6 +131,14 @@ def inject_context(context: Context | None = None) -> dict[str, str]:
     carrier: dict[str, str] = {}
     propagate.inject(carrier, context=context)
     return carrier
+
+
+def extract_context(carrier: Mapping[str, str]) -> Context | None:
+    """The trace context a caller sent (``traceparent`` metadata), or None when it sent none:
+    a run started by another server's delegation joins that server's trace."""
+    if "traceparent" not in carrier:
+        return None
+    return propagate.extract(dict(carrier))
 
 
 def current_span() -> Span:

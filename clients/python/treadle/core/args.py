@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, Protocol
 
-from .chunks import Chunk, FinishReason, ToolCall, ToolResult, Tripwire, Usage
+from .chunks import Chunk, FinishReason, ToolCall, ToolOutput, ToolResult, Tripwire, Usage
 from .errors import TripwireError
 from .message_list import MessageList
 from .messages import Message, Prompt, SystemMessage
@@ -73,6 +73,37 @@ class ProcessorStreamWriter:
             raise ValueError(f"writer.custom() takes data-* chunks, got {chunk.type!r}")
         chunk.run_id = chunk.run_id or self._run_id
         await self._emit(chunk)
+
+
+class ToolStreamWriter(ProcessorStreamWriter):
+    """A tool's writer (the Mastra framework's ``context.writer``): ``write(chunk)`` reaches the
+    client as a ``tool-output`` chunk of this tool call (a ``tool-output`` chunk nests, its path
+    extended); ``custom`` and ``data-*`` chunks pass through unwrapped, as the run's own.
+
+    ``write`` goes straight to the client: the chunks are not the run's model output, so the
+    run's output processors do not see them (a sub-agent's own processors already did).
+    """
+
+    def __init__(
+        self, emit: Callable[[Chunk], Awaitable[object]], send: Callable[[Chunk], Awaitable[object]],
+        run_id: str, tool_call_id: str, tool_name: str,
+    ) -> None:
+        super().__init__(emit, run_id)
+        self._send = send
+        self.tool_call_id = tool_call_id
+        self.tool_name = tool_name
+
+    @property
+    def can_write(self) -> bool:
+        return True
+
+    async def write(self, chunk: Chunk) -> None:
+        if chunk.is_data:
+            return await self.custom(chunk)
+        inner = chunk.payload.path if chunk.type == "tool-output" else []
+        wrapped = Chunk.of(ToolOutput(self.tool_call_id, self.tool_name, chunk, [self.tool_name, *inner]),
+                           run_id=self._run_id)
+        await self._send(wrapped)
 
 
 @dataclass
@@ -259,3 +290,40 @@ class ProcessOutputResultArgs(_Common):
     state: dict[str, Any]
     result: OutputResult
     writer: ProcessorStreamWriter | None = None
+
+
+@dataclass(kw_only=True)
+class OnDelegationStartArgs(_Common):
+    """``onDelegationStart``: the model called the sub-agent tool ``agent-<key>``. Return None to
+    let it run as asked, ``{"proceed": False, "rejectionReason": ...}`` to reject it (the tool
+    returns ``[Delegation Rejected] <reason>``), or ``{"modifiedPrompt" | "modifiedInstructions" |
+    "modifiedMaxSteps": ...}`` to change it."""
+
+    key: str
+    sub_agent_id: str
+    tool_call_id: str
+    prompt: str
+    instructions: str
+    max_steps: int
+    iteration: int
+    state: dict[str, Any]
+    writer: ProcessorStreamWriter | None = None
+
+
+@dataclass(kw_only=True)
+class OnDelegationCompleteArgs(_Common):
+    """``onDelegationComplete``: the sub-agent tool ended. Return ``{"feedback": ...}`` to add an
+    assistant message to the parent's memory, ``{"bail": True}`` to end the parent's run after
+    this step."""
+
+    key: str
+    sub_agent_id: str
+    tool_call_id: str
+    prompt: str
+    result: Any = None
+    success: bool = True
+    error: str = ""
+    duration: float = 0.0
+    state: dict[str, Any]
+    writer: ProcessorStreamWriter | None = None
+

@@ -228,6 +228,26 @@ class AbortPayload:
     reason: str = ""
 
 
+@dataclass
+class ToolOutput:
+    """A chunk of a sub-agent (or a tool's ``writer.write``) inside the tool call
+    ``tool_call_id``: ``output`` is the inner chunk as it was produced (a delta), ``path`` the
+    tool names from this run's down to the innermost (``["agent-research", "agent-write"]``)."""
+
+    tool_call_id: str
+    tool_name: str
+    output: Chunk | None = None
+    path: list[str] = field(default_factory=list)
+
+    @property
+    def innermost(self) -> Chunk | None:
+        """The chunk at the end of the nesting (unwrapping every ``tool-output``)."""
+        chunk = self.output
+        while chunk is not None and chunk.type == "tool-output":
+            chunk = chunk.payload.output
+        return chunk
+
+
 Payload: TypeAlias = (
     Start
     | StepStart
@@ -251,6 +271,7 @@ Payload: TypeAlias = (
     | ErrorPayload
     | AbortPayload
     | Tripwire
+    | ToolOutput
 )
 
 PAYLOAD_TYPES: dict[str, type] = {
@@ -276,6 +297,7 @@ PAYLOAD_TYPES: dict[str, type] = {
     "error": ErrorPayload,
     "abort": AbortPayload,
     "tripwire": Tripwire,
+    "tool-output": ToolOutput,
 }
 """Chunk type name -> payload class; ``data-*`` chunks have no payload."""
 

@@ -20,6 +20,8 @@ HOOKS: tuple[str, ...] = (
 """Hook method names, in the Mastra framework's order (``processInput`` -> ``process_input`` ...)."""
 
 TOOL_HOOKS: tuple[str, ...] = ("before_tool_call", "after_tool_call")
+DELEGATION_HOOKS: tuple[str, ...] = ("on_delegation_start", "on_delegation_complete")
+"""Around a sub-agent tool call (``agent-<key>``) of the agent's model; served like tool hooks."""
 """The agent's tool hooks, which a processor may also serve (a remote one: in any language).
 A processor's optional ``tool_names`` (a set of names, or a dict hook -> names) limits these
 hooks, and ``process_tool_result``, to those tools."""
@@ -37,6 +39,8 @@ SEED_NAMES: dict[str, str] = {
     "before_tool_call": "beforeToolCall",
     "after_tool_call": "afterToolCall",
     "on_violation": "onViolation",
+    "on_delegation_start": "onDelegationStart",
+    "on_delegation_complete": "onDelegationComplete",
 }
 
 

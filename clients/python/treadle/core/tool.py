@@ -22,6 +22,8 @@ class ToolContext:
     thread_id: str = ""
     """The run's memory thread, when it has one (remote tools receive it)."""
     resource_id: str = ""
+    delegation: Any = None
+    """For a sub-agent tool: the parent's delegation hooks (the server sets it)."""
 
 
 @dataclass
@@ -33,6 +35,9 @@ class Tool:
         default_factory=lambda: {"type": "object", "properties": {}}
     )
     output_schema: dict[str, Any] | None = None
+    to_model_output: Callable[[Any], Any] | None = None
+    """What of the output goes back to the model (the Mastra framework's ``toModelOutput``);
+    the client's ``tool-result`` chunk still holds the whole output."""
 
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, self.input_schema)

@@ -33,6 +33,19 @@ class AgentSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     AGENT_SOURCE_CONFIG: _ClassVar[AgentSource]
     AGENT_SOURCE_CODE: _ClassVar[AgentSource]
     AGENT_SOURCE_API: _ClassVar[AgentSource]
+
+class SubAgentMemory(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SUB_AGENT_MEMORY_UNSPECIFIED: _ClassVar[SubAgentMemory]
+    SUB_AGENT_MEMORY_FRESH_THREAD: _ClassVar[SubAgentMemory]
+    SUB_AGENT_MEMORY_STABLE_THREAD: _ClassVar[SubAgentMemory]
+    SUB_AGENT_MEMORY_NONE: _ClassVar[SubAgentMemory]
+
+class SubAgentFailure(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SUB_AGENT_FAILURE_UNSPECIFIED: _ClassVar[SubAgentFailure]
+    SUB_AGENT_FAILURE_TOOL_ERROR: _ClassVar[SubAgentFailure]
+    SUB_AGENT_FAILURE_FAIL_RUN: _ClassVar[SubAgentFailure]
 FAILURE_POLICY_UNSPECIFIED: FailurePolicy
 FAILURE_POLICY_FAIL_CLOSED: FailurePolicy
 FAILURE_POLICY_FAIL_OPEN: FailurePolicy
@@ -44,6 +57,13 @@ AGENT_SOURCE_UNSPECIFIED: AgentSource
 AGENT_SOURCE_CONFIG: AgentSource
 AGENT_SOURCE_CODE: AgentSource
 AGENT_SOURCE_API: AgentSource
+SUB_AGENT_MEMORY_UNSPECIFIED: SubAgentMemory
+SUB_AGENT_MEMORY_FRESH_THREAD: SubAgentMemory
+SUB_AGENT_MEMORY_STABLE_THREAD: SubAgentMemory
+SUB_AGENT_MEMORY_NONE: SubAgentMemory
+SUB_AGENT_FAILURE_UNSPECIFIED: SubAgentFailure
+SUB_AGENT_FAILURE_TOOL_ERROR: SubAgentFailure
+SUB_AGENT_FAILURE_FAIL_RUN: SubAgentFailure
 
 class ProcessorRef(_message.Message):
     __slots__ = ("id", "failure_policy", "timeout", "builtin", "options", "parallel_group", "with_model", "locked")
@@ -192,7 +212,7 @@ class SystemMessages(_message.Message):
     def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.SystemMessage, _Mapping]]] = ...) -> None: ...
 
 class Agent(_message.Message):
-    __slots__ = ("id", "name", "description", "metadata", "instructions", "instruction_messages", "model", "base_url", "fallback_models", "tools", "input_processors", "output_processors", "error_processors", "max_processor_retries", "default_options", "request_context_schema", "tool_hooks", "source", "create_time", "update_time", "provider_credential", "memory", "notifications", "error_processor_defaults")
+    __slots__ = ("id", "name", "description", "metadata", "instructions", "instruction_messages", "model", "base_url", "fallback_models", "tools", "input_processors", "output_processors", "error_processors", "max_processor_retries", "default_options", "request_context_schema", "tool_hooks", "source", "create_time", "update_time", "provider_credential", "memory", "notifications", "error_processor_defaults", "sub_agents")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
@@ -217,6 +237,7 @@ class Agent(_message.Message):
     MEMORY_FIELD_NUMBER: _ClassVar[int]
     NOTIFICATIONS_FIELD_NUMBER: _ClassVar[int]
     ERROR_PROCESSOR_DEFAULTS_FIELD_NUMBER: _ClassVar[int]
+    SUB_AGENTS_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     description: str
@@ -241,4 +262,33 @@ class Agent(_message.Message):
     memory: MemorySettings
     notifications: _notification_pb2.NotificationSettings
     error_processor_defaults: bool
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., instructions: _Optional[str] = ..., instruction_messages: _Optional[_Union[SystemMessages, _Mapping]] = ..., model: _Optional[str] = ..., base_url: _Optional[str] = ..., fallback_models: _Optional[_Iterable[_Union[FallbackModel, _Mapping]]] = ..., tools: _Optional[_Iterable[str]] = ..., input_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., output_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., error_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., max_processor_retries: _Optional[int] = ..., default_options: _Optional[_Union[CallOptions, _Mapping]] = ..., request_context_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., tool_hooks: _Optional[_Union[ToolHooksRef, _Mapping]] = ..., source: _Optional[_Union[AgentSource, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., provider_credential: _Optional[str] = ..., memory: _Optional[_Union[MemorySettings, _Mapping]] = ..., notifications: _Optional[_Union[_notification_pb2.NotificationSettings, _Mapping]] = ..., error_processor_defaults: _Optional[bool] = ...) -> None: ...
+    sub_agents: _containers.RepeatedCompositeFieldContainer[SubAgentRef]
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., instructions: _Optional[str] = ..., instruction_messages: _Optional[_Union[SystemMessages, _Mapping]] = ..., model: _Optional[str] = ..., base_url: _Optional[str] = ..., fallback_models: _Optional[_Iterable[_Union[FallbackModel, _Mapping]]] = ..., tools: _Optional[_Iterable[str]] = ..., input_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., output_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., error_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., max_processor_retries: _Optional[int] = ..., default_options: _Optional[_Union[CallOptions, _Mapping]] = ..., request_context_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., tool_hooks: _Optional[_Union[ToolHooksRef, _Mapping]] = ..., source: _Optional[_Union[AgentSource, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., provider_credential: _Optional[str] = ..., memory: _Optional[_Union[MemorySettings, _Mapping]] = ..., notifications: _Optional[_Union[_notification_pb2.NotificationSettings, _Mapping]] = ..., error_processor_defaults: _Optional[bool] = ..., sub_agents: _Optional[_Iterable[_Union[SubAgentRef, _Mapping]]] = ...) -> None: ...
+
+class RemoteSubAgent(_message.Message):
+    __slots__ = ("target", "agent_id")
+    TARGET_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    target: str
+    agent_id: str
+    def __init__(self, target: _Optional[str] = ..., agent_id: _Optional[str] = ...) -> None: ...
+
+class SubAgentRef(_message.Message):
+    __slots__ = ("key", "agent_id", "remote", "description", "memory", "max_steps", "include_tool_results", "failure")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    REMOTE_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_FIELD_NUMBER: _ClassVar[int]
+    MAX_STEPS_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_TOOL_RESULTS_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    agent_id: str
+    remote: RemoteSubAgent
+    description: str
+    memory: SubAgentMemory
+    max_steps: int
+    include_tool_results: bool
+    failure: SubAgentFailure
+    def __init__(self, key: _Optional[str] = ..., agent_id: _Optional[str] = ..., remote: _Optional[_Union[RemoteSubAgent, _Mapping]] = ..., description: _Optional[str] = ..., memory: _Optional[_Union[SubAgentMemory, str]] = ..., max_steps: _Optional[int] = ..., include_tool_results: _Optional[bool] = ..., failure: _Optional[_Union[SubAgentFailure, str]] = ...) -> None: ...

@@ -100,7 +100,7 @@ class Tripwire(_message.Message):
     def __init__(self, reason: _Optional[str] = ..., retry: _Optional[bool] = ..., metadata: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., processor_id: _Optional[str] = ...) -> None: ...
 
 class Chunk(_message.Message):
-    __slots__ = ("run_id", "metadata", "start", "step_start", "text_start", "text_delta", "text_end", "reasoning_start", "reasoning_delta", "reasoning_end", "tool_call_input_streaming_start", "tool_call_delta", "tool_call_input_streaming_end", "tool_call", "tool_result", "tool_error", "source", "file", "response_metadata", "step_finish", "finish", "error", "abort", "tripwire", "data")
+    __slots__ = ("run_id", "metadata", "start", "step_start", "text_start", "text_delta", "text_end", "reasoning_start", "reasoning_delta", "reasoning_end", "tool_call_input_streaming_start", "tool_call_delta", "tool_call_input_streaming_end", "tool_call", "tool_result", "tool_error", "source", "file", "response_metadata", "step_finish", "finish", "error", "abort", "tripwire", "data", "tool_output")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     FROM_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
@@ -127,6 +127,7 @@ class Chunk(_message.Message):
     ABORT_FIELD_NUMBER: _ClassVar[int]
     TRIPWIRE_FIELD_NUMBER: _ClassVar[int]
     DATA_FIELD_NUMBER: _ClassVar[int]
+    TOOL_OUTPUT_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     metadata: _struct_pb2.Struct
     start: StartChunk
@@ -152,7 +153,8 @@ class Chunk(_message.Message):
     abort: AbortChunk
     tripwire: TripwireChunk
     data: DataChunk
-    def __init__(self, run_id: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., start: _Optional[_Union[StartChunk, _Mapping]] = ..., step_start: _Optional[_Union[StepStartChunk, _Mapping]] = ..., text_start: _Optional[_Union[TextStartChunk, _Mapping]] = ..., text_delta: _Optional[_Union[TextDeltaChunk, _Mapping]] = ..., text_end: _Optional[_Union[TextEndChunk, _Mapping]] = ..., reasoning_start: _Optional[_Union[ReasoningStartChunk, _Mapping]] = ..., reasoning_delta: _Optional[_Union[ReasoningDeltaChunk, _Mapping]] = ..., reasoning_end: _Optional[_Union[ReasoningEndChunk, _Mapping]] = ..., tool_call_input_streaming_start: _Optional[_Union[ToolCallInputStreamingStartChunk, _Mapping]] = ..., tool_call_delta: _Optional[_Union[ToolCallDeltaChunk, _Mapping]] = ..., tool_call_input_streaming_end: _Optional[_Union[ToolCallInputStreamingEndChunk, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallChunk, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResultChunk, _Mapping]] = ..., tool_error: _Optional[_Union[ToolErrorChunk, _Mapping]] = ..., source: _Optional[_Union[SourceChunk, _Mapping]] = ..., file: _Optional[_Union[FileChunk, _Mapping]] = ..., response_metadata: _Optional[_Union[ResponseMetadataChunk, _Mapping]] = ..., step_finish: _Optional[_Union[StepFinishChunk, _Mapping]] = ..., finish: _Optional[_Union[FinishChunk, _Mapping]] = ..., error: _Optional[_Union[ErrorChunk, _Mapping]] = ..., abort: _Optional[_Union[AbortChunk, _Mapping]] = ..., tripwire: _Optional[_Union[TripwireChunk, _Mapping]] = ..., data: _Optional[_Union[DataChunk, _Mapping]] = ..., **kwargs) -> None: ...
+    tool_output: ToolOutputChunk
+    def __init__(self, run_id: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., start: _Optional[_Union[StartChunk, _Mapping]] = ..., step_start: _Optional[_Union[StepStartChunk, _Mapping]] = ..., text_start: _Optional[_Union[TextStartChunk, _Mapping]] = ..., text_delta: _Optional[_Union[TextDeltaChunk, _Mapping]] = ..., text_end: _Optional[_Union[TextEndChunk, _Mapping]] = ..., reasoning_start: _Optional[_Union[ReasoningStartChunk, _Mapping]] = ..., reasoning_delta: _Optional[_Union[ReasoningDeltaChunk, _Mapping]] = ..., reasoning_end: _Optional[_Union[ReasoningEndChunk, _Mapping]] = ..., tool_call_input_streaming_start: _Optional[_Union[ToolCallInputStreamingStartChunk, _Mapping]] = ..., tool_call_delta: _Optional[_Union[ToolCallDeltaChunk, _Mapping]] = ..., tool_call_input_streaming_end: _Optional[_Union[ToolCallInputStreamingEndChunk, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallChunk, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResultChunk, _Mapping]] = ..., tool_error: _Optional[_Union[ToolErrorChunk, _Mapping]] = ..., source: _Optional[_Union[SourceChunk, _Mapping]] = ..., file: _Optional[_Union[FileChunk, _Mapping]] = ..., response_metadata: _Optional[_Union[ResponseMetadataChunk, _Mapping]] = ..., step_finish: _Optional[_Union[StepFinishChunk, _Mapping]] = ..., finish: _Optional[_Union[FinishChunk, _Mapping]] = ..., error: _Optional[_Union[ErrorChunk, _Mapping]] = ..., abort: _Optional[_Union[AbortChunk, _Mapping]] = ..., tripwire: _Optional[_Union[TripwireChunk, _Mapping]] = ..., data: _Optional[_Union[DataChunk, _Mapping]] = ..., tool_output: _Optional[_Union[ToolOutputChunk, _Mapping]] = ..., **kwargs) -> None: ...
 
 class StartChunk(_message.Message):
     __slots__ = ("agent_id", "message_id")
@@ -397,6 +399,18 @@ class DataChunk(_message.Message):
     transient: bool
     id: str
     def __init__(self, name: _Optional[str] = ..., data: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., transient: _Optional[bool] = ..., id: _Optional[str] = ...) -> None: ...
+
+class ToolOutputChunk(_message.Message):
+    __slots__ = ("tool_call_id", "tool_name", "output", "path")
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    tool_call_id: str
+    tool_name: str
+    output: Chunk
+    path: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, tool_call_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., output: _Optional[_Union[Chunk, _Mapping]] = ..., path: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class StepResult(_message.Message):
     __slots__ = ("step_number", "text", "reasoning_text", "tool_calls", "tool_results", "finish_reason", "usage", "tripwire", "model_id")

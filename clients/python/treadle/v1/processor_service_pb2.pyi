@@ -32,6 +32,8 @@ class Hook(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     HOOK_BEFORE_TOOL_CALL: _ClassVar[Hook]
     HOOK_AFTER_TOOL_CALL: _ClassVar[Hook]
     HOOK_ON_VIOLATION: _ClassVar[Hook]
+    HOOK_ON_DELEGATION_START: _ClassVar[Hook]
+    HOOK_ON_DELEGATION_COMPLETE: _ClassVar[Hook]
 
 class HookMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -65,6 +67,8 @@ HOOK_PROCESS_OUTPUT_RESULT: Hook
 HOOK_BEFORE_TOOL_CALL: Hook
 HOOK_AFTER_TOOL_CALL: Hook
 HOOK_ON_VIOLATION: Hook
+HOOK_ON_DELEGATION_START: Hook
+HOOK_ON_DELEGATION_COMPLETE: Hook
 HOOK_MODE_UNSPECIFIED: HookMode
 HOOK_MODE_MUTATE: HookMode
 HOOK_MODE_OBSERVE: HookMode
@@ -174,7 +178,7 @@ class MessageListSnapshot(_message.Message):
     def __init__(self, messages: _Optional[_Iterable[_Union[ListedMessage, _Mapping]]] = ..., system_messages: _Optional[_Iterable[_Union[_message_pb2.SystemMessage, _Mapping]]] = ...) -> None: ...
 
 class Invocation(_message.Message):
-    __slots__ = ("invocation_id", "processor_id", "hook", "run_id", "agent_id", "thread_id", "resource_id", "step_number", "retry_count", "request_context", "state", "trace_context", "deadline", "processor_index", "timeout", "process_input", "process_input_step", "process_llm_request", "process_llm_response", "process_api_error", "process_output_stream", "process_output_step", "process_tool_result", "process_output_result", "before_tool_call", "after_tool_call", "on_violation")
+    __slots__ = ("invocation_id", "processor_id", "hook", "run_id", "agent_id", "thread_id", "resource_id", "step_number", "retry_count", "request_context", "state", "trace_context", "deadline", "processor_index", "timeout", "process_input", "process_input_step", "process_llm_request", "process_llm_response", "process_api_error", "process_output_stream", "process_output_step", "process_tool_result", "process_output_result", "before_tool_call", "after_tool_call", "on_violation", "on_delegation_start", "on_delegation_complete")
     INVOCATION_ID_FIELD_NUMBER: _ClassVar[int]
     PROCESSOR_ID_FIELD_NUMBER: _ClassVar[int]
     HOOK_FIELD_NUMBER: _ClassVar[int]
@@ -202,6 +206,8 @@ class Invocation(_message.Message):
     BEFORE_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     AFTER_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     ON_VIOLATION_FIELD_NUMBER: _ClassVar[int]
+    ON_DELEGATION_START_FIELD_NUMBER: _ClassVar[int]
+    ON_DELEGATION_COMPLETE_FIELD_NUMBER: _ClassVar[int]
     invocation_id: str
     processor_id: str
     hook: Hook
@@ -229,7 +235,9 @@ class Invocation(_message.Message):
     before_tool_call: BeforeToolCallArgs
     after_tool_call: AfterToolCallArgs
     on_violation: OnViolationArgs
-    def __init__(self, invocation_id: _Optional[str] = ..., processor_id: _Optional[str] = ..., hook: _Optional[_Union[Hook, str]] = ..., run_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., step_number: _Optional[int] = ..., retry_count: _Optional[int] = ..., request_context: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., state: _Optional[_Union[ProcessorState, _Mapping]] = ..., trace_context: _Optional[_Union[_remote_pb2.TraceContext, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., processor_index: _Optional[int] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., process_input: _Optional[_Union[ProcessInputArgs, _Mapping]] = ..., process_input_step: _Optional[_Union[ProcessInputStepArgs, _Mapping]] = ..., process_llm_request: _Optional[_Union[ProcessLLMRequestArgs, _Mapping]] = ..., process_llm_response: _Optional[_Union[ProcessLLMResponseArgs, _Mapping]] = ..., process_api_error: _Optional[_Union[ProcessAPIErrorArgs, _Mapping]] = ..., process_output_stream: _Optional[_Union[ProcessOutputStreamArgs, _Mapping]] = ..., process_output_step: _Optional[_Union[ProcessOutputStepArgs, _Mapping]] = ..., process_tool_result: _Optional[_Union[ProcessToolResultArgs, _Mapping]] = ..., process_output_result: _Optional[_Union[ProcessOutputResultArgs, _Mapping]] = ..., before_tool_call: _Optional[_Union[BeforeToolCallArgs, _Mapping]] = ..., after_tool_call: _Optional[_Union[AfterToolCallArgs, _Mapping]] = ..., on_violation: _Optional[_Union[OnViolationArgs, _Mapping]] = ...) -> None: ...
+    on_delegation_start: OnDelegationStartArgs
+    on_delegation_complete: OnDelegationCompleteArgs
+    def __init__(self, invocation_id: _Optional[str] = ..., processor_id: _Optional[str] = ..., hook: _Optional[_Union[Hook, str]] = ..., run_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., step_number: _Optional[int] = ..., retry_count: _Optional[int] = ..., request_context: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., state: _Optional[_Union[ProcessorState, _Mapping]] = ..., trace_context: _Optional[_Union[_remote_pb2.TraceContext, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., processor_index: _Optional[int] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., process_input: _Optional[_Union[ProcessInputArgs, _Mapping]] = ..., process_input_step: _Optional[_Union[ProcessInputStepArgs, _Mapping]] = ..., process_llm_request: _Optional[_Union[ProcessLLMRequestArgs, _Mapping]] = ..., process_llm_response: _Optional[_Union[ProcessLLMResponseArgs, _Mapping]] = ..., process_api_error: _Optional[_Union[ProcessAPIErrorArgs, _Mapping]] = ..., process_output_stream: _Optional[_Union[ProcessOutputStreamArgs, _Mapping]] = ..., process_output_step: _Optional[_Union[ProcessOutputStepArgs, _Mapping]] = ..., process_tool_result: _Optional[_Union[ProcessToolResultArgs, _Mapping]] = ..., process_output_result: _Optional[_Union[ProcessOutputResultArgs, _Mapping]] = ..., before_tool_call: _Optional[_Union[BeforeToolCallArgs, _Mapping]] = ..., after_tool_call: _Optional[_Union[AfterToolCallArgs, _Mapping]] = ..., on_violation: _Optional[_Union[OnViolationArgs, _Mapping]] = ..., on_delegation_start: _Optional[_Union[OnDelegationStartArgs, _Mapping]] = ..., on_delegation_complete: _Optional[_Union[OnDelegationCompleteArgs, _Mapping]] = ...) -> None: ...
 
 class ProcessorState(_message.Message):
     __slots__ = ("value", "version")
@@ -393,6 +401,66 @@ class OnViolationArgs(_message.Message):
     hook: str
     def __init__(self, processor_id: _Optional[str] = ..., message: _Optional[str] = ..., detail: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., hook: _Optional[str] = ...) -> None: ...
 
+class OnDelegationStartArgs(_message.Message):
+    __slots__ = ("key", "sub_agent_id", "tool_call_id", "prompt", "instructions", "max_steps", "iteration")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    SUB_AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_FIELD_NUMBER: _ClassVar[int]
+    INSTRUCTIONS_FIELD_NUMBER: _ClassVar[int]
+    MAX_STEPS_FIELD_NUMBER: _ClassVar[int]
+    ITERATION_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    sub_agent_id: str
+    tool_call_id: str
+    prompt: str
+    instructions: str
+    max_steps: int
+    iteration: int
+    def __init__(self, key: _Optional[str] = ..., sub_agent_id: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., prompt: _Optional[str] = ..., instructions: _Optional[str] = ..., max_steps: _Optional[int] = ..., iteration: _Optional[int] = ...) -> None: ...
+
+class DelegationStartOutcome(_message.Message):
+    __slots__ = ("proceed", "rejection_reason", "modified_prompt", "modified_instructions", "modified_max_steps")
+    PROCEED_FIELD_NUMBER: _ClassVar[int]
+    REJECTION_REASON_FIELD_NUMBER: _ClassVar[int]
+    MODIFIED_PROMPT_FIELD_NUMBER: _ClassVar[int]
+    MODIFIED_INSTRUCTIONS_FIELD_NUMBER: _ClassVar[int]
+    MODIFIED_MAX_STEPS_FIELD_NUMBER: _ClassVar[int]
+    proceed: bool
+    rejection_reason: str
+    modified_prompt: str
+    modified_instructions: str
+    modified_max_steps: int
+    def __init__(self, proceed: _Optional[bool] = ..., rejection_reason: _Optional[str] = ..., modified_prompt: _Optional[str] = ..., modified_instructions: _Optional[str] = ..., modified_max_steps: _Optional[int] = ...) -> None: ...
+
+class OnDelegationCompleteArgs(_message.Message):
+    __slots__ = ("key", "sub_agent_id", "tool_call_id", "prompt", "result", "success", "error", "duration")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    SUB_AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    DURATION_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    sub_agent_id: str
+    tool_call_id: str
+    prompt: str
+    result: _struct_pb2.Value
+    success: bool
+    error: str
+    duration: _duration_pb2.Duration
+    def __init__(self, key: _Optional[str] = ..., sub_agent_id: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., prompt: _Optional[str] = ..., result: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., success: _Optional[bool] = ..., error: _Optional[str] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class DelegationCompleteOutcome(_message.Message):
+    __slots__ = ("feedback", "bail")
+    FEEDBACK_FIELD_NUMBER: _ClassVar[int]
+    BAIL_FIELD_NUMBER: _ClassVar[int]
+    feedback: str
+    bail: bool
+    def __init__(self, feedback: _Optional[str] = ..., bail: _Optional[bool] = ...) -> None: ...
+
 class OutputResult(_message.Message):
     __slots__ = ("text", "usage", "finish_reason", "steps")
     TEXT_FIELD_NUMBER: _ClassVar[int]
@@ -414,7 +482,7 @@ class ProcessOutputResultArgs(_message.Message):
     def __init__(self, message_list: _Optional[_Union[MessageListSnapshot, _Mapping]] = ..., result: _Optional[_Union[OutputResult, _Mapping]] = ...) -> None: ...
 
 class InvocationResult(_message.Message):
-    __slots__ = ("invocation_id", "unchanged", "replace", "abort", "retry", "error", "stream", "skip_tool", "state", "custom_chunks")
+    __slots__ = ("invocation_id", "unchanged", "replace", "abort", "retry", "error", "stream", "skip_tool", "delegation_start", "delegation_complete", "state", "custom_chunks")
     INVOCATION_ID_FIELD_NUMBER: _ClassVar[int]
     UNCHANGED_FIELD_NUMBER: _ClassVar[int]
     REPLACE_FIELD_NUMBER: _ClassVar[int]
@@ -423,6 +491,8 @@ class InvocationResult(_message.Message):
     ERROR_FIELD_NUMBER: _ClassVar[int]
     STREAM_FIELD_NUMBER: _ClassVar[int]
     SKIP_TOOL_FIELD_NUMBER: _ClassVar[int]
+    DELEGATION_START_FIELD_NUMBER: _ClassVar[int]
+    DELEGATION_COMPLETE_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     CUSTOM_CHUNKS_FIELD_NUMBER: _ClassVar[int]
     invocation_id: str
@@ -433,9 +503,11 @@ class InvocationResult(_message.Message):
     error: ErrorOutcome
     stream: StreamOutcomes
     skip_tool: SkipToolOutcome
+    delegation_start: DelegationStartOutcome
+    delegation_complete: DelegationCompleteOutcome
     state: ProcessorState
     custom_chunks: _containers.RepeatedCompositeFieldContainer[_chunk_pb2.DataChunk]
-    def __init__(self, invocation_id: _Optional[str] = ..., unchanged: _Optional[_Union[UnchangedOutcome, _Mapping]] = ..., replace: _Optional[_Union[ReplaceOutcome, _Mapping]] = ..., abort: _Optional[_Union[AbortOutcome, _Mapping]] = ..., retry: _Optional[_Union[RetryOutcome, _Mapping]] = ..., error: _Optional[_Union[ErrorOutcome, _Mapping]] = ..., stream: _Optional[_Union[StreamOutcomes, _Mapping]] = ..., skip_tool: _Optional[_Union[SkipToolOutcome, _Mapping]] = ..., state: _Optional[_Union[ProcessorState, _Mapping]] = ..., custom_chunks: _Optional[_Iterable[_Union[_chunk_pb2.DataChunk, _Mapping]]] = ...) -> None: ...
+    def __init__(self, invocation_id: _Optional[str] = ..., unchanged: _Optional[_Union[UnchangedOutcome, _Mapping]] = ..., replace: _Optional[_Union[ReplaceOutcome, _Mapping]] = ..., abort: _Optional[_Union[AbortOutcome, _Mapping]] = ..., retry: _Optional[_Union[RetryOutcome, _Mapping]] = ..., error: _Optional[_Union[ErrorOutcome, _Mapping]] = ..., stream: _Optional[_Union[StreamOutcomes, _Mapping]] = ..., skip_tool: _Optional[_Union[SkipToolOutcome, _Mapping]] = ..., delegation_start: _Optional[_Union[DelegationStartOutcome, _Mapping]] = ..., delegation_complete: _Optional[_Union[DelegationCompleteOutcome, _Mapping]] = ..., state: _Optional[_Union[ProcessorState, _Mapping]] = ..., custom_chunks: _Optional[_Iterable[_Union[_chunk_pb2.DataChunk, _Mapping]]] = ...) -> None: ...
 
 class SkipToolOutcome(_message.Message):
     __slots__ = ("output",)

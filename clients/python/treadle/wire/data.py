@@ -374,6 +374,13 @@ def chunk_to_proto(chunk: ch.Chunk, out: chunk_pb2.Chunk | None = None) -> chunk
     field = chunk.type.replace("-", "_")
     if field not in _CHUNK_FIELDS or field == "data":
         raise ValueError(f"chunk type {chunk.type!r} has no proto form")
+    if field == "tool_output":  # recursive: the inner chunk is a whole Chunk
+        p = chunk.payload
+        out.tool_output.tool_call_id, out.tool_output.tool_name = p.tool_call_id, p.tool_name
+        out.tool_output.path.extend(p.path)
+        if p.output is not None:
+            chunk_to_proto(p.output, out.tool_output.output)
+        return out
     fill(getattr(out, field), chunk.payload)
     return out
 
@@ -398,7 +405,12 @@ def chunk_from_proto(pb: chunk_pb2.Chunk, path: str = "chunk") -> ch.Chunk:
             id=d.id,
         )
     type_name = field.replace("_", "-")
-    payload = build(ch.PAYLOAD_TYPES[type_name], getattr(pb, field), f"{path}.{field}")
+    if field == "tool_output":
+        t = pb.tool_output
+        inner = chunk_from_proto(t.output, f"{path}.tool_output.output") if t.HasField("output") else None
+        payload: Any = ch.ToolOutput(t.tool_call_id, t.tool_name, inner, list(t.path))
+    else:
+        payload = build(ch.PAYLOAD_TYPES[type_name], getattr(pb, field), f"{path}.{field}")
     return ch.Chunk(
         type=type_name, payload=payload, run_id=pb.run_id, from_=origin, metadata=metadata  # type: ignore[arg-type]
     )

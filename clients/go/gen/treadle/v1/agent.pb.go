@@ -194,6 +194,119 @@ func (AgentSource) EnumDescriptor() ([]byte, []int) {
 	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{2}
 }
 
+// SubAgentMemory says which memory thread a sub-agent's run uses.
+type SubAgentMemory int32
+
+const (
+	// Not set; the server MUST treat it as SUB_AGENT_MEMORY_FRESH_THREAD.
+	SubAgentMemory_SUB_AGENT_MEMORY_UNSPECIFIED SubAgentMemory = 0
+	// A new thread per delegation, `<parentThread>-<childRunId>`, owned by the resource
+	// `<parentResource>-<key>`. A call whose parent has no thread runs the sub-agent without memory.
+	SubAgentMemory_SUB_AGENT_MEMORY_FRESH_THREAD SubAgentMemory = 1
+	// One thread per parent thread, `<parentThread>-<key>` (resource `<parentResource>-<key>`): the
+	// sub-agent remembers earlier delegations of the same conversation.
+	SubAgentMemory_SUB_AGENT_MEMORY_STABLE_THREAD SubAgentMemory = 2
+	// The sub-agent runs without memory; nothing of the delegation is stored.
+	SubAgentMemory_SUB_AGENT_MEMORY_NONE SubAgentMemory = 3
+)
+
+// Enum value maps for SubAgentMemory.
+var (
+	SubAgentMemory_name = map[int32]string{
+		0: "SUB_AGENT_MEMORY_UNSPECIFIED",
+		1: "SUB_AGENT_MEMORY_FRESH_THREAD",
+		2: "SUB_AGENT_MEMORY_STABLE_THREAD",
+		3: "SUB_AGENT_MEMORY_NONE",
+	}
+	SubAgentMemory_value = map[string]int32{
+		"SUB_AGENT_MEMORY_UNSPECIFIED":   0,
+		"SUB_AGENT_MEMORY_FRESH_THREAD":  1,
+		"SUB_AGENT_MEMORY_STABLE_THREAD": 2,
+		"SUB_AGENT_MEMORY_NONE":          3,
+	}
+)
+
+func (x SubAgentMemory) Enum() *SubAgentMemory {
+	p := new(SubAgentMemory)
+	*p = x
+	return p
+}
+
+func (x SubAgentMemory) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SubAgentMemory) Descriptor() protoreflect.EnumDescriptor {
+	return file_treadle_v1_agent_proto_enumTypes[3].Descriptor()
+}
+
+func (SubAgentMemory) Type() protoreflect.EnumType {
+	return &file_treadle_v1_agent_proto_enumTypes[3]
+}
+
+func (x SubAgentMemory) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SubAgentMemory.Descriptor instead.
+func (SubAgentMemory) EnumDescriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{3}
+}
+
+// SubAgentFailure says what a failed delegation does to the parent's run.
+type SubAgentFailure int32
+
+const (
+	// Not set; the server MUST treat it as SUB_AGENT_FAILURE_TOOL_ERROR.
+	SubAgentFailure_SUB_AGENT_FAILURE_UNSPECIFIED SubAgentFailure = 0
+	// The tool call ends with an error result (the model sees it and MAY try something else);
+	// the parent's run goes on. A sub-agent's tripwire is such a failure.
+	SubAgentFailure_SUB_AGENT_FAILURE_TOOL_ERROR SubAgentFailure = 1
+	// The parent's run ends with an error naming the sub-agent.
+	SubAgentFailure_SUB_AGENT_FAILURE_FAIL_RUN SubAgentFailure = 2
+)
+
+// Enum value maps for SubAgentFailure.
+var (
+	SubAgentFailure_name = map[int32]string{
+		0: "SUB_AGENT_FAILURE_UNSPECIFIED",
+		1: "SUB_AGENT_FAILURE_TOOL_ERROR",
+		2: "SUB_AGENT_FAILURE_FAIL_RUN",
+	}
+	SubAgentFailure_value = map[string]int32{
+		"SUB_AGENT_FAILURE_UNSPECIFIED": 0,
+		"SUB_AGENT_FAILURE_TOOL_ERROR":  1,
+		"SUB_AGENT_FAILURE_FAIL_RUN":    2,
+	}
+)
+
+func (x SubAgentFailure) Enum() *SubAgentFailure {
+	p := new(SubAgentFailure)
+	*p = x
+	return p
+}
+
+func (x SubAgentFailure) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SubAgentFailure) Descriptor() protoreflect.EnumDescriptor {
+	return file_treadle_v1_agent_proto_enumTypes[4].Descriptor()
+}
+
+func (SubAgentFailure) Type() protoreflect.EnumType {
+	return &file_treadle_v1_agent_proto_enumTypes[4]
+}
+
+func (x SubAgentFailure) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SubAgentFailure.Descriptor instead.
+func (SubAgentFailure) EnumDescriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{4}
+}
+
 // ProcessorRef names a processor, by id, in one of an agent's processor arrays.
 //
 // The id names a processor registered in the server (Python code) or attached remotely over
@@ -1249,8 +1362,14 @@ type Agent struct {
 	// transient retry) when it has no error processors of its own. Unset means true; false opts
 	// out. An agent or call that lists its own error processors gets only those.
 	ErrorProcessorDefaults *bool `protobuf:"varint,23,opt,name=error_processor_defaults,json=errorProcessorDefaults,proto3,oneof" json:"error_processor_defaults,omitempty"`
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	// Sub-agents this agent MAY delegate to. Each one is offered to the model as the tool
+	// `agent-<key>` with the input `{prompt, threadId?, resourceId?, instructions?, maxSteps?}`
+	// and the output `{text, subAgentThreadId?, subAgentResourceId?, subAgentToolResults?}`.
+	// Keys MUST be unique within the agent and MUST NOT make a tool name that collides with one
+	// of `tools` (INVALID_ARGUMENT).
+	SubAgents     []*SubAgentRef `protobuf:"bytes,25,rep,name=sub_agents,json=subAgents,proto3" json:"sub_agents,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Agent) Reset() {
@@ -1462,6 +1581,13 @@ func (x *Agent) GetErrorProcessorDefaults() bool {
 	return false
 }
 
+func (x *Agent) GetSubAgents() []*SubAgentRef {
+	if x != nil {
+		return x.SubAgents
+	}
+	return nil
+}
+
 type isAgent_InstructionsKind interface {
 	isAgent_InstructionsKind()
 }
@@ -1480,6 +1606,206 @@ type Agent_InstructionMessages struct {
 func (*Agent_Instructions) isAgent_InstructionsKind() {}
 
 func (*Agent_InstructionMessages) isAgent_InstructionsKind() {}
+
+// RemoteSubAgent is an agent served by another Treadle server.
+type RemoteSubAgent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Name of a server in the `remoteServers` section of this server's config file. The endpoint,
+	// TLS settings and credential come from there, never from the request.
+	Target string `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
+	// Id of the agent on that server.
+	AgentId       string `protobuf:"bytes,2,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoteSubAgent) Reset() {
+	*x = RemoteSubAgent{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoteSubAgent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoteSubAgent) ProtoMessage() {}
+
+func (x *RemoteSubAgent) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoteSubAgent.ProtoReflect.Descriptor instead.
+func (*RemoteSubAgent) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *RemoteSubAgent) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+func (x *RemoteSubAgent) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+// SubAgentRef names an agent this agent MAY delegate to, and how.
+type SubAgentRef struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The key: the tool is `agent-<key>`. 1-58 letters, digits, `_` or `-`.
+	Key string `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// Which agent runs. Exactly one branch MUST be set.
+	//
+	// Types that are valid to be assigned to Target:
+	//
+	//	*SubAgentRef_AgentId
+	//	*SubAgentRef_Remote
+	Target isSubAgentRef_Target `protobuf_oneof:"target"`
+	// The tool's description shown to the model; when empty, the sub-agent's own description
+	// (`Agent: <key>` when that is empty too, or for a remote agent).
+	Description string `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
+	// Which memory thread the sub-agent's run uses.
+	Memory SubAgentMemory `protobuf:"varint,5,opt,name=memory,proto3,enum=treadle.v1.SubAgentMemory" json:"memory,omitempty"`
+	// The most steps one delegation MAY run. A `maxSteps` chosen by the model is capped at it;
+	// when unset, at the sub-agent's default (`default_options.max_steps`, else 5).
+	MaxSteps *int32 `protobuf:"varint,6,opt,name=max_steps,json=maxSteps,proto3,oneof" json:"max_steps,omitempty"`
+	// When true, the whole output object goes back to the parent's model; by default only its
+	// `text` does (the client's `toolResult` always holds the whole object).
+	IncludeToolResults bool `protobuf:"varint,7,opt,name=include_tool_results,json=includeToolResults,proto3" json:"include_tool_results,omitempty"`
+	// What a failed delegation does to the parent's run.
+	Failure       SubAgentFailure `protobuf:"varint,8,opt,name=failure,proto3,enum=treadle.v1.SubAgentFailure" json:"failure,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubAgentRef) Reset() {
+	*x = SubAgentRef{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubAgentRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubAgentRef) ProtoMessage() {}
+
+func (x *SubAgentRef) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubAgentRef.ProtoReflect.Descriptor instead.
+func (*SubAgentRef) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *SubAgentRef) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *SubAgentRef) GetTarget() isSubAgentRef_Target {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+func (x *SubAgentRef) GetAgentId() string {
+	if x != nil {
+		if x, ok := x.Target.(*SubAgentRef_AgentId); ok {
+			return x.AgentId
+		}
+	}
+	return ""
+}
+
+func (x *SubAgentRef) GetRemote() *RemoteSubAgent {
+	if x != nil {
+		if x, ok := x.Target.(*SubAgentRef_Remote); ok {
+			return x.Remote
+		}
+	}
+	return nil
+}
+
+func (x *SubAgentRef) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *SubAgentRef) GetMemory() SubAgentMemory {
+	if x != nil {
+		return x.Memory
+	}
+	return SubAgentMemory_SUB_AGENT_MEMORY_UNSPECIFIED
+}
+
+func (x *SubAgentRef) GetMaxSteps() int32 {
+	if x != nil && x.MaxSteps != nil {
+		return *x.MaxSteps
+	}
+	return 0
+}
+
+func (x *SubAgentRef) GetIncludeToolResults() bool {
+	if x != nil {
+		return x.IncludeToolResults
+	}
+	return false
+}
+
+func (x *SubAgentRef) GetFailure() SubAgentFailure {
+	if x != nil {
+		return x.Failure
+	}
+	return SubAgentFailure_SUB_AGENT_FAILURE_UNSPECIFIED
+}
+
+type isSubAgentRef_Target interface {
+	isSubAgentRef_Target()
+}
+
+type SubAgentRef_AgentId struct {
+	// Id of an agent of this server.
+	AgentId string `protobuf:"bytes,2,opt,name=agent_id,json=agentId,proto3,oneof"`
+}
+
+type SubAgentRef_Remote struct {
+	// An agent of another Treadle server.
+	Remote *RemoteSubAgent `protobuf:"bytes,3,opt,name=remote,proto3,oneof"`
+}
+
+func (*SubAgentRef_AgentId) isSubAgentRef_Target() {}
+
+func (*SubAgentRef_Remote) isSubAgentRef_Target() {}
 
 var File_treadle_v1_agent_proto protoreflect.FileDescriptor
 
@@ -1574,7 +1900,7 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\rlast_messages\x18\x01 \x01(\x05H\x00R\flastMessages\x88\x01\x01B\x10\n" +
 	"\x0e_last_messages\"G\n" +
 	"\x0eSystemMessages\x125\n" +
-	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"\xbb\n" +
+	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"\xf3\n" +
 	"\n" +
 	"\x05Agent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
@@ -1604,10 +1930,27 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\x13provider_credential\x18\x18 \x01(\tR\x12providerCredential\x122\n" +
 	"\x06memory\x18\x15 \x01(\v2\x1a.treadle.v1.MemorySettingsR\x06memory\x12F\n" +
 	"\rnotifications\x18\x16 \x01(\v2 .treadle.v1.NotificationSettingsR\rnotifications\x12=\n" +
-	"\x18error_processor_defaults\x18\x17 \x01(\bH\x02R\x16errorProcessorDefaults\x88\x01\x01B\x13\n" +
+	"\x18error_processor_defaults\x18\x17 \x01(\bH\x02R\x16errorProcessorDefaults\x88\x01\x01\x126\n" +
+	"\n" +
+	"sub_agents\x18\x19 \x03(\v2\x17.treadle.v1.SubAgentRefR\tsubAgentsB\x13\n" +
 	"\x11instructions_kindB\x18\n" +
 	"\x16_max_processor_retriesB\x1b\n" +
-	"\x19_error_processor_defaults*m\n" +
+	"\x19_error_processor_defaults\"C\n" +
+	"\x0eRemoteSubAgent\x12\x16\n" +
+	"\x06target\x18\x01 \x01(\tR\x06target\x12\x19\n" +
+	"\bagent_id\x18\x02 \x01(\tR\aagentId\"\xeb\x02\n" +
+	"\vSubAgentRef\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x1b\n" +
+	"\bagent_id\x18\x02 \x01(\tH\x00R\aagentId\x124\n" +
+	"\x06remote\x18\x03 \x01(\v2\x1a.treadle.v1.RemoteSubAgentH\x00R\x06remote\x12 \n" +
+	"\vdescription\x18\x04 \x01(\tR\vdescription\x122\n" +
+	"\x06memory\x18\x05 \x01(\x0e2\x1a.treadle.v1.SubAgentMemoryR\x06memory\x12 \n" +
+	"\tmax_steps\x18\x06 \x01(\x05H\x01R\bmaxSteps\x88\x01\x01\x120\n" +
+	"\x14include_tool_results\x18\a \x01(\bR\x12includeToolResults\x125\n" +
+	"\afailure\x18\b \x01(\x0e2\x1b.treadle.v1.SubAgentFailureR\afailureB\b\n" +
+	"\x06targetB\f\n" +
+	"\n" +
+	"_max_steps*m\n" +
 	"\rFailurePolicy\x12\x1e\n" +
 	"\x1aFAILURE_POLICY_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aFAILURE_POLICY_FAIL_CLOSED\x10\x01\x12\x1c\n" +
@@ -1621,7 +1964,16 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\x18AGENT_SOURCE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13AGENT_SOURCE_CONFIG\x10\x01\x12\x15\n" +
 	"\x11AGENT_SOURCE_CODE\x10\x02\x12\x14\n" +
-	"\x10AGENT_SOURCE_API\x10\x03Bc\n" +
+	"\x10AGENT_SOURCE_API\x10\x03*\x94\x01\n" +
+	"\x0eSubAgentMemory\x12 \n" +
+	"\x1cSUB_AGENT_MEMORY_UNSPECIFIED\x10\x00\x12!\n" +
+	"\x1dSUB_AGENT_MEMORY_FRESH_THREAD\x10\x01\x12\"\n" +
+	"\x1eSUB_AGENT_MEMORY_STABLE_THREAD\x10\x02\x12\x19\n" +
+	"\x15SUB_AGENT_MEMORY_NONE\x10\x03*v\n" +
+	"\x0fSubAgentFailure\x12!\n" +
+	"\x1dSUB_AGENT_FAILURE_UNSPECIFIED\x10\x00\x12 \n" +
+	"\x1cSUB_AGENT_FAILURE_TOOL_ERROR\x10\x01\x12\x1e\n" +
+	"\x1aSUB_AGENT_FAILURE_FAIL_RUN\x10\x02Bc\n" +
 	"\x0edev.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\n" +
 	"Treadle.V1b\x06proto3"
 
@@ -1637,70 +1989,78 @@ func file_treadle_v1_agent_proto_rawDescGZIP() []byte {
 	return file_treadle_v1_agent_proto_rawDescData
 }
 
-var file_treadle_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_treadle_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_treadle_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_treadle_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_treadle_v1_agent_proto_goTypes = []any{
 	(FailurePolicy)(0),            // 0: treadle.v1.FailurePolicy
 	(ToolChoiceMode)(0),           // 1: treadle.v1.ToolChoiceMode
 	(AgentSource)(0),              // 2: treadle.v1.AgentSource
-	(*ProcessorRef)(nil),          // 3: treadle.v1.ProcessorRef
-	(*ProcessorList)(nil),         // 4: treadle.v1.ProcessorList
-	(*ModelSettings)(nil),         // 5: treadle.v1.ModelSettings
-	(*FallbackModel)(nil),         // 6: treadle.v1.FallbackModel
-	(*ToolChoice)(nil),            // 7: treadle.v1.ToolChoice
-	(*ToolHooksRef)(nil),          // 8: treadle.v1.ToolHooksRef
-	(*ThreadOptions)(nil),         // 9: treadle.v1.ThreadOptions
-	(*MemoryOptions)(nil),         // 10: treadle.v1.MemoryOptions
-	(*StructuredOutput)(nil),      // 11: treadle.v1.StructuredOutput
-	(*CallOptions)(nil),           // 12: treadle.v1.CallOptions
-	(*MemorySettings)(nil),        // 13: treadle.v1.MemorySettings
-	(*SystemMessages)(nil),        // 14: treadle.v1.SystemMessages
-	(*Agent)(nil),                 // 15: treadle.v1.Agent
-	(*durationpb.Duration)(nil),   // 16: google.protobuf.Duration
-	(*structpb.Struct)(nil),       // 17: google.protobuf.Struct
-	(*SystemMessage)(nil),         // 18: treadle.v1.SystemMessage
-	(*timestamppb.Timestamp)(nil), // 19: google.protobuf.Timestamp
-	(*NotificationSettings)(nil),  // 20: treadle.v1.NotificationSettings
+	(SubAgentMemory)(0),           // 3: treadle.v1.SubAgentMemory
+	(SubAgentFailure)(0),          // 4: treadle.v1.SubAgentFailure
+	(*ProcessorRef)(nil),          // 5: treadle.v1.ProcessorRef
+	(*ProcessorList)(nil),         // 6: treadle.v1.ProcessorList
+	(*ModelSettings)(nil),         // 7: treadle.v1.ModelSettings
+	(*FallbackModel)(nil),         // 8: treadle.v1.FallbackModel
+	(*ToolChoice)(nil),            // 9: treadle.v1.ToolChoice
+	(*ToolHooksRef)(nil),          // 10: treadle.v1.ToolHooksRef
+	(*ThreadOptions)(nil),         // 11: treadle.v1.ThreadOptions
+	(*MemoryOptions)(nil),         // 12: treadle.v1.MemoryOptions
+	(*StructuredOutput)(nil),      // 13: treadle.v1.StructuredOutput
+	(*CallOptions)(nil),           // 14: treadle.v1.CallOptions
+	(*MemorySettings)(nil),        // 15: treadle.v1.MemorySettings
+	(*SystemMessages)(nil),        // 16: treadle.v1.SystemMessages
+	(*Agent)(nil),                 // 17: treadle.v1.Agent
+	(*RemoteSubAgent)(nil),        // 18: treadle.v1.RemoteSubAgent
+	(*SubAgentRef)(nil),           // 19: treadle.v1.SubAgentRef
+	(*durationpb.Duration)(nil),   // 20: google.protobuf.Duration
+	(*structpb.Struct)(nil),       // 21: google.protobuf.Struct
+	(*SystemMessage)(nil),         // 22: treadle.v1.SystemMessage
+	(*timestamppb.Timestamp)(nil), // 23: google.protobuf.Timestamp
+	(*NotificationSettings)(nil),  // 24: treadle.v1.NotificationSettings
 }
 var file_treadle_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: treadle.v1.ProcessorRef.failure_policy:type_name -> treadle.v1.FailurePolicy
-	16, // 1: treadle.v1.ProcessorRef.timeout:type_name -> google.protobuf.Duration
-	17, // 2: treadle.v1.ProcessorRef.options:type_name -> google.protobuf.Struct
-	3,  // 3: treadle.v1.ProcessorList.processors:type_name -> treadle.v1.ProcessorRef
+	20, // 1: treadle.v1.ProcessorRef.timeout:type_name -> google.protobuf.Duration
+	21, // 2: treadle.v1.ProcessorRef.options:type_name -> google.protobuf.Struct
+	5,  // 3: treadle.v1.ProcessorList.processors:type_name -> treadle.v1.ProcessorRef
 	1,  // 4: treadle.v1.ToolChoice.mode:type_name -> treadle.v1.ToolChoiceMode
-	17, // 5: treadle.v1.ThreadOptions.metadata:type_name -> google.protobuf.Struct
-	9,  // 6: treadle.v1.MemoryOptions.thread:type_name -> treadle.v1.ThreadOptions
-	17, // 7: treadle.v1.StructuredOutput.schema:type_name -> google.protobuf.Struct
-	4,  // 8: treadle.v1.CallOptions.input_processors:type_name -> treadle.v1.ProcessorList
-	4,  // 9: treadle.v1.CallOptions.output_processors:type_name -> treadle.v1.ProcessorList
-	4,  // 10: treadle.v1.CallOptions.error_processors:type_name -> treadle.v1.ProcessorList
-	7,  // 11: treadle.v1.CallOptions.tool_choice:type_name -> treadle.v1.ToolChoice
-	5,  // 12: treadle.v1.CallOptions.model_settings:type_name -> treadle.v1.ModelSettings
-	17, // 13: treadle.v1.CallOptions.provider_options:type_name -> google.protobuf.Struct
-	10, // 14: treadle.v1.CallOptions.memory:type_name -> treadle.v1.MemoryOptions
-	17, // 15: treadle.v1.CallOptions.request_context:type_name -> google.protobuf.Struct
-	11, // 16: treadle.v1.CallOptions.structured_output:type_name -> treadle.v1.StructuredOutput
-	8,  // 17: treadle.v1.CallOptions.tool_hooks:type_name -> treadle.v1.ToolHooksRef
-	18, // 18: treadle.v1.SystemMessages.messages:type_name -> treadle.v1.SystemMessage
-	17, // 19: treadle.v1.Agent.metadata:type_name -> google.protobuf.Struct
-	14, // 20: treadle.v1.Agent.instruction_messages:type_name -> treadle.v1.SystemMessages
-	6,  // 21: treadle.v1.Agent.fallback_models:type_name -> treadle.v1.FallbackModel
-	3,  // 22: treadle.v1.Agent.input_processors:type_name -> treadle.v1.ProcessorRef
-	3,  // 23: treadle.v1.Agent.output_processors:type_name -> treadle.v1.ProcessorRef
-	3,  // 24: treadle.v1.Agent.error_processors:type_name -> treadle.v1.ProcessorRef
-	12, // 25: treadle.v1.Agent.default_options:type_name -> treadle.v1.CallOptions
-	17, // 26: treadle.v1.Agent.request_context_schema:type_name -> google.protobuf.Struct
-	8,  // 27: treadle.v1.Agent.tool_hooks:type_name -> treadle.v1.ToolHooksRef
+	21, // 5: treadle.v1.ThreadOptions.metadata:type_name -> google.protobuf.Struct
+	11, // 6: treadle.v1.MemoryOptions.thread:type_name -> treadle.v1.ThreadOptions
+	21, // 7: treadle.v1.StructuredOutput.schema:type_name -> google.protobuf.Struct
+	6,  // 8: treadle.v1.CallOptions.input_processors:type_name -> treadle.v1.ProcessorList
+	6,  // 9: treadle.v1.CallOptions.output_processors:type_name -> treadle.v1.ProcessorList
+	6,  // 10: treadle.v1.CallOptions.error_processors:type_name -> treadle.v1.ProcessorList
+	9,  // 11: treadle.v1.CallOptions.tool_choice:type_name -> treadle.v1.ToolChoice
+	7,  // 12: treadle.v1.CallOptions.model_settings:type_name -> treadle.v1.ModelSettings
+	21, // 13: treadle.v1.CallOptions.provider_options:type_name -> google.protobuf.Struct
+	12, // 14: treadle.v1.CallOptions.memory:type_name -> treadle.v1.MemoryOptions
+	21, // 15: treadle.v1.CallOptions.request_context:type_name -> google.protobuf.Struct
+	13, // 16: treadle.v1.CallOptions.structured_output:type_name -> treadle.v1.StructuredOutput
+	10, // 17: treadle.v1.CallOptions.tool_hooks:type_name -> treadle.v1.ToolHooksRef
+	22, // 18: treadle.v1.SystemMessages.messages:type_name -> treadle.v1.SystemMessage
+	21, // 19: treadle.v1.Agent.metadata:type_name -> google.protobuf.Struct
+	16, // 20: treadle.v1.Agent.instruction_messages:type_name -> treadle.v1.SystemMessages
+	8,  // 21: treadle.v1.Agent.fallback_models:type_name -> treadle.v1.FallbackModel
+	5,  // 22: treadle.v1.Agent.input_processors:type_name -> treadle.v1.ProcessorRef
+	5,  // 23: treadle.v1.Agent.output_processors:type_name -> treadle.v1.ProcessorRef
+	5,  // 24: treadle.v1.Agent.error_processors:type_name -> treadle.v1.ProcessorRef
+	14, // 25: treadle.v1.Agent.default_options:type_name -> treadle.v1.CallOptions
+	21, // 26: treadle.v1.Agent.request_context_schema:type_name -> google.protobuf.Struct
+	10, // 27: treadle.v1.Agent.tool_hooks:type_name -> treadle.v1.ToolHooksRef
 	2,  // 28: treadle.v1.Agent.source:type_name -> treadle.v1.AgentSource
-	19, // 29: treadle.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
-	19, // 30: treadle.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
-	13, // 31: treadle.v1.Agent.memory:type_name -> treadle.v1.MemorySettings
-	20, // 32: treadle.v1.Agent.notifications:type_name -> treadle.v1.NotificationSettings
-	33, // [33:33] is the sub-list for method output_type
-	33, // [33:33] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	23, // 29: treadle.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
+	23, // 30: treadle.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
+	15, // 31: treadle.v1.Agent.memory:type_name -> treadle.v1.MemorySettings
+	24, // 32: treadle.v1.Agent.notifications:type_name -> treadle.v1.NotificationSettings
+	19, // 33: treadle.v1.Agent.sub_agents:type_name -> treadle.v1.SubAgentRef
+	18, // 34: treadle.v1.SubAgentRef.remote:type_name -> treadle.v1.RemoteSubAgent
+	3,  // 35: treadle.v1.SubAgentRef.memory:type_name -> treadle.v1.SubAgentMemory
+	4,  // 36: treadle.v1.SubAgentRef.failure:type_name -> treadle.v1.SubAgentFailure
+	37, // [37:37] is the sub-list for method output_type
+	37, // [37:37] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_agent_proto_init() }
@@ -1726,13 +2086,17 @@ func file_treadle_v1_agent_proto_init() {
 		(*Agent_Instructions)(nil),
 		(*Agent_InstructionMessages)(nil),
 	}
+	file_treadle_v1_agent_proto_msgTypes[14].OneofWrappers = []any{
+		(*SubAgentRef_AgentId)(nil),
+		(*SubAgentRef_Remote)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_treadle_v1_agent_proto_rawDesc), len(file_treadle_v1_agent_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   13,
+			NumEnums:      5,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -506,6 +506,7 @@ type Chunk struct {
 	//	*Chunk_Abort
 	//	*Chunk_Tripwire
 	//	*Chunk_Data
+	//	*Chunk_ToolOutput
 	Chunk         isChunk_Chunk `protobuf_oneof:"chunk"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -776,6 +777,15 @@ func (x *Chunk) GetData() *DataChunk {
 	return nil
 }
 
+func (x *Chunk) GetToolOutput() *ToolOutputChunk {
+	if x != nil {
+		if x, ok := x.Chunk.(*Chunk_ToolOutput); ok {
+			return x.ToolOutput
+		}
+	}
+	return nil
+}
+
 type isChunk_Chunk interface {
 	isChunk_Chunk()
 }
@@ -895,6 +905,11 @@ type Chunk_Data struct {
 	Data *DataChunk `protobuf:"bytes,32,opt,name=data,proto3,oneof"`
 }
 
+type Chunk_ToolOutput struct {
+	// A chunk of a sub-agent (or of a tool's own writer) running inside a tool call of this run.
+	ToolOutput *ToolOutputChunk `protobuf:"bytes,33,opt,name=tool_output,json=toolOutput,proto3,oneof"`
+}
+
 func (*Chunk_Start) isChunk_Chunk() {}
 
 func (*Chunk_StepStart) isChunk_Chunk() {}
@@ -940,6 +955,8 @@ func (*Chunk_Abort) isChunk_Chunk() {}
 func (*Chunk_Tripwire) isChunk_Chunk() {}
 
 func (*Chunk_Data) isChunk_Chunk() {}
+
+func (*Chunk_ToolOutput) isChunk_Chunk() {}
 
 // StartChunk says a run started.
 type StartChunk struct {
@@ -2477,6 +2494,85 @@ func (x *DataChunk) GetId() string {
 	return ""
 }
 
+// ToolOutputChunk carries one chunk of a sub-agent that runs inside a tool call, as it happens.
+//
+// Chunks arrive as deltas, never as cumulative snapshots. A sub-agent's own sub-agents nest:
+// `output` is then itself a `toolOutput` chunk, and `path` lists every tool name from this run's
+// down to the one that produced the innermost chunk, so a client MAY route by `path` without
+// unwrapping. `data-*` chunks of a sub-agent are never wrapped: they arrive as this run's own.
+type ToolOutputChunk struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Id of this run's tool call the chunk belongs to.
+	ToolCallId string `protobuf:"bytes,1,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// Name of that tool (`agent-<key>` for a sub-agent).
+	ToolName string `protobuf:"bytes,2,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	// The sub-agent's chunk, with its own `run_id`.
+	Output *Chunk `protobuf:"bytes,3,opt,name=output,proto3" json:"output,omitempty"`
+	// The tool names from the outermost to the innermost (for example
+	// `["agent-research", "agent-write"]`); the first is always `tool_name`.
+	Path          []string `protobuf:"bytes,4,rep,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolOutputChunk) Reset() {
+	*x = ToolOutputChunk{}
+	mi := &file_treadle_v1_chunk_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolOutputChunk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolOutputChunk) ProtoMessage() {}
+
+func (x *ToolOutputChunk) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_chunk_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolOutputChunk.ProtoReflect.Descriptor instead.
+func (*ToolOutputChunk) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_chunk_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ToolOutputChunk) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *ToolOutputChunk) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *ToolOutputChunk) GetOutput() *Chunk {
+	if x != nil {
+		return x.Output
+	}
+	return nil
+}
+
+func (x *ToolOutputChunk) GetPath() []string {
+	if x != nil {
+		return x.Path
+	}
+	return nil
+}
+
 // StepResult is the outcome of one step of the agent loop, as returned by `Generate`.
 type StepResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2504,7 +2600,7 @@ type StepResult struct {
 
 func (x *StepResult) Reset() {
 	*x = StepResult{}
-	mi := &file_treadle_v1_chunk_proto_msgTypes[28]
+	mi := &file_treadle_v1_chunk_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2516,7 +2612,7 @@ func (x *StepResult) String() string {
 func (*StepResult) ProtoMessage() {}
 
 func (x *StepResult) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_chunk_proto_msgTypes[28]
+	mi := &file_treadle_v1_chunk_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2529,7 +2625,7 @@ func (x *StepResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepResult.ProtoReflect.Descriptor instead.
 func (*StepResult) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_chunk_proto_rawDescGZIP(), []int{28}
+	return file_treadle_v1_chunk_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *StepResult) GetStepNumber() int32 {
@@ -2624,7 +2720,7 @@ const file_treadle_v1_chunk_proto_rawDesc = "" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x14\n" +
 	"\x05retry\x18\x02 \x01(\bR\x05retry\x122\n" +
 	"\bmetadata\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\bmetadata\x12!\n" +
-	"\fprocessor_id\x18\x04 \x01(\tR\vprocessorId\"\xd5\f\n" +
+	"\fprocessor_id\x18\x04 \x01(\tR\vprocessorId\"\x95\r\n" +
 	"\x05Chunk\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12)\n" +
 	"\x04from\x18\x02 \x01(\x0e2\x15.treadle.v1.ChunkFromR\x04from\x123\n" +
@@ -2658,7 +2754,9 @@ const file_treadle_v1_chunk_proto_rawDesc = "" +
 	"\x05error\x18\x1d \x01(\v2\x16.treadle.v1.ErrorChunkH\x00R\x05error\x12.\n" +
 	"\x05abort\x18\x1e \x01(\v2\x16.treadle.v1.AbortChunkH\x00R\x05abort\x127\n" +
 	"\btripwire\x18\x1f \x01(\v2\x19.treadle.v1.TripwireChunkH\x00R\btripwire\x12+\n" +
-	"\x04data\x18  \x01(\v2\x15.treadle.v1.DataChunkH\x00R\x04dataB\a\n" +
+	"\x04data\x18  \x01(\v2\x15.treadle.v1.DataChunkH\x00R\x04data\x12>\n" +
+	"\vtool_output\x18! \x01(\v2\x1b.treadle.v1.ToolOutputChunkH\x00R\n" +
+	"toolOutputB\a\n" +
 	"\x05chunk\"F\n" +
 	"\n" +
 	"StartChunk\x12\x19\n" +
@@ -2776,7 +2874,13 @@ const file_treadle_v1_chunk_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12*\n" +
 	"\x04data\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x04data\x12\x1c\n" +
 	"\ttransient\x18\x03 \x01(\bR\ttransient\x12\x0e\n" +
-	"\x02id\x18\x04 \x01(\tR\x02id\"\x8d\x03\n" +
+	"\x02id\x18\x04 \x01(\tR\x02id\"\x8f\x01\n" +
+	"\x0fToolOutputChunk\x12 \n" +
+	"\ftool_call_id\x18\x01 \x01(\tR\n" +
+	"toolCallId\x12\x1b\n" +
+	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12)\n" +
+	"\x06output\x18\x03 \x01(\v2\x11.treadle.v1.ChunkR\x06output\x12\x12\n" +
+	"\x04path\x18\x04 \x03(\tR\x04path\"\x8d\x03\n" +
 	"\n" +
 	"StepResult\x12\x1f\n" +
 	"\vstep_number\x18\x01 \x01(\x05R\n" +
@@ -2823,7 +2927,7 @@ func file_treadle_v1_chunk_proto_rawDescGZIP() []byte {
 }
 
 var file_treadle_v1_chunk_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_treadle_v1_chunk_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_treadle_v1_chunk_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_treadle_v1_chunk_proto_goTypes = []any{
 	(ChunkFrom)(0),                           // 0: treadle.v1.ChunkFrom
 	(FinishReason)(0),                        // 1: treadle.v1.FinishReason
@@ -2855,20 +2959,21 @@ var file_treadle_v1_chunk_proto_goTypes = []any{
 	(*AbortChunk)(nil),                       // 27: treadle.v1.AbortChunk
 	(*TripwireChunk)(nil),                    // 28: treadle.v1.TripwireChunk
 	(*DataChunk)(nil),                        // 29: treadle.v1.DataChunk
-	(*StepResult)(nil),                       // 30: treadle.v1.StepResult
-	(*structpb.Value)(nil),                   // 31: google.protobuf.Value
-	(*structpb.Struct)(nil),                  // 32: google.protobuf.Struct
-	(SourceType)(0),                          // 33: treadle.v1.SourceType
-	(*timestamppb.Timestamp)(nil),            // 34: google.protobuf.Timestamp
-	(*SkippedProcessor)(nil),                 // 35: treadle.v1.SkippedProcessor
+	(*ToolOutputChunk)(nil),                  // 30: treadle.v1.ToolOutputChunk
+	(*StepResult)(nil),                       // 31: treadle.v1.StepResult
+	(*structpb.Value)(nil),                   // 32: google.protobuf.Value
+	(*structpb.Struct)(nil),                  // 33: google.protobuf.Struct
+	(SourceType)(0),                          // 34: treadle.v1.SourceType
+	(*timestamppb.Timestamp)(nil),            // 35: google.protobuf.Timestamp
+	(*SkippedProcessor)(nil),                 // 36: treadle.v1.SkippedProcessor
 }
 var file_treadle_v1_chunk_proto_depIdxs = []int32{
-	31, // 0: treadle.v1.ToolCall.args:type_name -> google.protobuf.Value
-	31, // 1: treadle.v1.ToolResult.args:type_name -> google.protobuf.Value
-	31, // 2: treadle.v1.ToolResult.result:type_name -> google.protobuf.Value
-	31, // 3: treadle.v1.Tripwire.metadata:type_name -> google.protobuf.Value
+	32, // 0: treadle.v1.ToolCall.args:type_name -> google.protobuf.Value
+	32, // 1: treadle.v1.ToolResult.args:type_name -> google.protobuf.Value
+	32, // 2: treadle.v1.ToolResult.result:type_name -> google.protobuf.Value
+	32, // 3: treadle.v1.Tripwire.metadata:type_name -> google.protobuf.Value
 	0,  // 4: treadle.v1.Chunk.from:type_name -> treadle.v1.ChunkFrom
-	32, // 5: treadle.v1.Chunk.metadata:type_name -> google.protobuf.Struct
+	33, // 5: treadle.v1.Chunk.metadata:type_name -> google.protobuf.Struct
 	7,  // 6: treadle.v1.Chunk.start:type_name -> treadle.v1.StartChunk
 	8,  // 7: treadle.v1.Chunk.step_start:type_name -> treadle.v1.StepStartChunk
 	9,  // 8: treadle.v1.Chunk.text_start:type_name -> treadle.v1.TextStartChunk
@@ -2892,37 +2997,39 @@ var file_treadle_v1_chunk_proto_depIdxs = []int32{
 	27, // 26: treadle.v1.Chunk.abort:type_name -> treadle.v1.AbortChunk
 	28, // 27: treadle.v1.Chunk.tripwire:type_name -> treadle.v1.TripwireChunk
 	29, // 28: treadle.v1.Chunk.data:type_name -> treadle.v1.DataChunk
-	32, // 29: treadle.v1.TextStartChunk.provider_metadata:type_name -> google.protobuf.Struct
-	32, // 30: treadle.v1.TextDeltaChunk.provider_metadata:type_name -> google.protobuf.Struct
-	32, // 31: treadle.v1.TextEndChunk.provider_metadata:type_name -> google.protobuf.Struct
-	32, // 32: treadle.v1.ReasoningStartChunk.provider_metadata:type_name -> google.protobuf.Struct
-	32, // 33: treadle.v1.ReasoningDeltaChunk.provider_metadata:type_name -> google.protobuf.Struct
-	32, // 34: treadle.v1.ReasoningEndChunk.provider_metadata:type_name -> google.protobuf.Struct
-	31, // 35: treadle.v1.ToolCallChunk.args:type_name -> google.protobuf.Value
-	31, // 36: treadle.v1.ToolResultChunk.result:type_name -> google.protobuf.Value
-	31, // 37: treadle.v1.ToolResultChunk.args:type_name -> google.protobuf.Value
-	31, // 38: treadle.v1.ToolErrorChunk.args:type_name -> google.protobuf.Value
-	33, // 39: treadle.v1.SourceChunk.source_type:type_name -> treadle.v1.SourceType
-	34, // 40: treadle.v1.ResponseMetadataChunk.timestamp:type_name -> google.protobuf.Timestamp
-	1,  // 41: treadle.v1.StepFinishChunk.reason:type_name -> treadle.v1.FinishReason
-	2,  // 42: treadle.v1.StepFinishChunk.usage:type_name -> treadle.v1.Usage
-	3,  // 43: treadle.v1.StepFinishChunk.tool_calls:type_name -> treadle.v1.ToolCall
-	1,  // 44: treadle.v1.FinishChunk.reason:type_name -> treadle.v1.FinishReason
-	2,  // 45: treadle.v1.FinishChunk.total_usage:type_name -> treadle.v1.Usage
-	35, // 46: treadle.v1.FinishChunk.skipped_processors:type_name -> treadle.v1.SkippedProcessor
-	31, // 47: treadle.v1.ErrorChunk.details:type_name -> google.protobuf.Value
-	31, // 48: treadle.v1.TripwireChunk.metadata:type_name -> google.protobuf.Value
-	31, // 49: treadle.v1.DataChunk.data:type_name -> google.protobuf.Value
-	3,  // 50: treadle.v1.StepResult.tool_calls:type_name -> treadle.v1.ToolCall
-	4,  // 51: treadle.v1.StepResult.tool_results:type_name -> treadle.v1.ToolResult
-	1,  // 52: treadle.v1.StepResult.finish_reason:type_name -> treadle.v1.FinishReason
-	2,  // 53: treadle.v1.StepResult.usage:type_name -> treadle.v1.Usage
-	5,  // 54: treadle.v1.StepResult.tripwire:type_name -> treadle.v1.Tripwire
-	55, // [55:55] is the sub-list for method output_type
-	55, // [55:55] is the sub-list for method input_type
-	55, // [55:55] is the sub-list for extension type_name
-	55, // [55:55] is the sub-list for extension extendee
-	0,  // [0:55] is the sub-list for field type_name
+	30, // 29: treadle.v1.Chunk.tool_output:type_name -> treadle.v1.ToolOutputChunk
+	33, // 30: treadle.v1.TextStartChunk.provider_metadata:type_name -> google.protobuf.Struct
+	33, // 31: treadle.v1.TextDeltaChunk.provider_metadata:type_name -> google.protobuf.Struct
+	33, // 32: treadle.v1.TextEndChunk.provider_metadata:type_name -> google.protobuf.Struct
+	33, // 33: treadle.v1.ReasoningStartChunk.provider_metadata:type_name -> google.protobuf.Struct
+	33, // 34: treadle.v1.ReasoningDeltaChunk.provider_metadata:type_name -> google.protobuf.Struct
+	33, // 35: treadle.v1.ReasoningEndChunk.provider_metadata:type_name -> google.protobuf.Struct
+	32, // 36: treadle.v1.ToolCallChunk.args:type_name -> google.protobuf.Value
+	32, // 37: treadle.v1.ToolResultChunk.result:type_name -> google.protobuf.Value
+	32, // 38: treadle.v1.ToolResultChunk.args:type_name -> google.protobuf.Value
+	32, // 39: treadle.v1.ToolErrorChunk.args:type_name -> google.protobuf.Value
+	34, // 40: treadle.v1.SourceChunk.source_type:type_name -> treadle.v1.SourceType
+	35, // 41: treadle.v1.ResponseMetadataChunk.timestamp:type_name -> google.protobuf.Timestamp
+	1,  // 42: treadle.v1.StepFinishChunk.reason:type_name -> treadle.v1.FinishReason
+	2,  // 43: treadle.v1.StepFinishChunk.usage:type_name -> treadle.v1.Usage
+	3,  // 44: treadle.v1.StepFinishChunk.tool_calls:type_name -> treadle.v1.ToolCall
+	1,  // 45: treadle.v1.FinishChunk.reason:type_name -> treadle.v1.FinishReason
+	2,  // 46: treadle.v1.FinishChunk.total_usage:type_name -> treadle.v1.Usage
+	36, // 47: treadle.v1.FinishChunk.skipped_processors:type_name -> treadle.v1.SkippedProcessor
+	32, // 48: treadle.v1.ErrorChunk.details:type_name -> google.protobuf.Value
+	32, // 49: treadle.v1.TripwireChunk.metadata:type_name -> google.protobuf.Value
+	32, // 50: treadle.v1.DataChunk.data:type_name -> google.protobuf.Value
+	6,  // 51: treadle.v1.ToolOutputChunk.output:type_name -> treadle.v1.Chunk
+	3,  // 52: treadle.v1.StepResult.tool_calls:type_name -> treadle.v1.ToolCall
+	4,  // 53: treadle.v1.StepResult.tool_results:type_name -> treadle.v1.ToolResult
+	1,  // 54: treadle.v1.StepResult.finish_reason:type_name -> treadle.v1.FinishReason
+	2,  // 55: treadle.v1.StepResult.usage:type_name -> treadle.v1.Usage
+	5,  // 56: treadle.v1.StepResult.tripwire:type_name -> treadle.v1.Tripwire
+	57, // [57:57] is the sub-list for method output_type
+	57, // [57:57] is the sub-list for method input_type
+	57, // [57:57] is the sub-list for extension type_name
+	57, // [57:57] is the sub-list for extension extendee
+	0,  // [0:57] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_chunk_proto_init() }
@@ -2956,6 +3063,7 @@ func file_treadle_v1_chunk_proto_init() {
 		(*Chunk_Abort)(nil),
 		(*Chunk_Tripwire)(nil),
 		(*Chunk_Data)(nil),
+		(*Chunk_ToolOutput)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2963,7 +3071,7 @@ func file_treadle_v1_chunk_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_treadle_v1_chunk_proto_rawDesc), len(file_treadle_v1_chunk_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   29,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -56,6 +56,12 @@ const (
 	// reported. Always fire and forget: the server sends it as an OBSERVE hook whatever mode is
 	// declared, and ignores any answer. Errors in it are the process's own to swallow.
 	Hook_HOOK_ON_VIOLATION Hook = 12
+	// `onDelegationStart`: before a sub-agent tool (`agent-<key>`) runs; MAY reject the delegation
+	// with a reason or change its prompt, instructions or step cap.
+	Hook_HOOK_ON_DELEGATION_START Hook = 13
+	// `onDelegationComplete`: after a sub-agent tool ran, with its result or error; MAY add
+	// feedback to the parent's memory or bail (end the parent's run after this step).
+	Hook_HOOK_ON_DELEGATION_COMPLETE Hook = 14
 )
 
 // Enum value maps for Hook.
@@ -74,21 +80,25 @@ var (
 		10: "HOOK_BEFORE_TOOL_CALL",
 		11: "HOOK_AFTER_TOOL_CALL",
 		12: "HOOK_ON_VIOLATION",
+		13: "HOOK_ON_DELEGATION_START",
+		14: "HOOK_ON_DELEGATION_COMPLETE",
 	}
 	Hook_value = map[string]int32{
-		"HOOK_UNSPECIFIED":           0,
-		"HOOK_PROCESS_INPUT":         1,
-		"HOOK_PROCESS_INPUT_STEP":    2,
-		"HOOK_PROCESS_LLM_REQUEST":   3,
-		"HOOK_PROCESS_LLM_RESPONSE":  4,
-		"HOOK_PROCESS_API_ERROR":     5,
-		"HOOK_PROCESS_OUTPUT_STREAM": 6,
-		"HOOK_PROCESS_OUTPUT_STEP":   7,
-		"HOOK_PROCESS_TOOL_RESULT":   8,
-		"HOOK_PROCESS_OUTPUT_RESULT": 9,
-		"HOOK_BEFORE_TOOL_CALL":      10,
-		"HOOK_AFTER_TOOL_CALL":       11,
-		"HOOK_ON_VIOLATION":          12,
+		"HOOK_UNSPECIFIED":            0,
+		"HOOK_PROCESS_INPUT":          1,
+		"HOOK_PROCESS_INPUT_STEP":     2,
+		"HOOK_PROCESS_LLM_REQUEST":    3,
+		"HOOK_PROCESS_LLM_RESPONSE":   4,
+		"HOOK_PROCESS_API_ERROR":      5,
+		"HOOK_PROCESS_OUTPUT_STREAM":  6,
+		"HOOK_PROCESS_OUTPUT_STEP":    7,
+		"HOOK_PROCESS_TOOL_RESULT":    8,
+		"HOOK_PROCESS_OUTPUT_RESULT":  9,
+		"HOOK_BEFORE_TOOL_CALL":       10,
+		"HOOK_AFTER_TOOL_CALL":        11,
+		"HOOK_ON_VIOLATION":           12,
+		"HOOK_ON_DELEGATION_START":    13,
+		"HOOK_ON_DELEGATION_COMPLETE": 14,
 	}
 )
 
@@ -1038,6 +1048,8 @@ type Invocation struct {
 	//	*Invocation_BeforeToolCall
 	//	*Invocation_AfterToolCall
 	//	*Invocation_OnViolation
+	//	*Invocation_OnDelegationStart
+	//	*Invocation_OnDelegationComplete
 	Args          isInvocation_Args `protobuf_oneof:"args"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1293,6 +1305,24 @@ func (x *Invocation) GetOnViolation() *OnViolationArgs {
 	return nil
 }
 
+func (x *Invocation) GetOnDelegationStart() *OnDelegationStartArgs {
+	if x != nil {
+		if x, ok := x.Args.(*Invocation_OnDelegationStart); ok {
+			return x.OnDelegationStart
+		}
+	}
+	return nil
+}
+
+func (x *Invocation) GetOnDelegationComplete() *OnDelegationCompleteArgs {
+	if x != nil {
+		if x, ok := x.Args.(*Invocation_OnDelegationComplete); ok {
+			return x.OnDelegationComplete
+		}
+	}
+	return nil
+}
+
 type isInvocation_Args interface {
 	isInvocation_Args()
 }
@@ -1357,6 +1387,16 @@ type Invocation_OnViolation struct {
 	OnViolation *OnViolationArgs `protobuf:"bytes,31,opt,name=on_violation,json=onViolation,proto3,oneof"`
 }
 
+type Invocation_OnDelegationStart struct {
+	// Arguments of `onDelegationStart`.
+	OnDelegationStart *OnDelegationStartArgs `protobuf:"bytes,32,opt,name=on_delegation_start,json=onDelegationStart,proto3,oneof"`
+}
+
+type Invocation_OnDelegationComplete struct {
+	// Arguments of `onDelegationComplete`.
+	OnDelegationComplete *OnDelegationCompleteArgs `protobuf:"bytes,33,opt,name=on_delegation_complete,json=onDelegationComplete,proto3,oneof"`
+}
+
 func (*Invocation_ProcessInput) isInvocation_Args() {}
 
 func (*Invocation_ProcessInputStep) isInvocation_Args() {}
@@ -1380,6 +1420,10 @@ func (*Invocation_BeforeToolCall) isInvocation_Args() {}
 func (*Invocation_AfterToolCall) isInvocation_Args() {}
 
 func (*Invocation_OnViolation) isInvocation_Args() {}
+
+func (*Invocation_OnDelegationStart) isInvocation_Args() {}
+
+func (*Invocation_OnDelegationComplete) isInvocation_Args() {}
 
 // ProcessorState is one processor's state for one call: shared by all of its hooks and steps,
 // never by two calls.
@@ -2386,6 +2430,359 @@ func (x *OnViolationArgs) GetHook() string {
 	return ""
 }
 
+// OnDelegationStartArgs are the arguments of `onDelegationStart`: the parent's model called a
+// sub-agent tool. Reply: `unchanged` (proceed as asked), `delegation_start`, `abort` or `error`
+// (an error is logged and the delegation proceeds, as in the Mastra framework).
+type OnDelegationStartArgs struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The sub-agent's key (the tool is `agent-<key>`).
+	Key string `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// Id of the agent that will run (on the remote server, for a remote sub-agent).
+	SubAgentId string `protobuf:"bytes,2,opt,name=sub_agent_id,json=subAgentId,proto3" json:"sub_agent_id,omitempty"`
+	// Id of the parent's tool call.
+	ToolCallId string `protobuf:"bytes,3,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// The prompt the model wrote.
+	Prompt string `protobuf:"bytes,4,opt,name=prompt,proto3" json:"prompt,omitempty"`
+	// The instructions the model added, if any.
+	Instructions string `protobuf:"bytes,5,opt,name=instructions,proto3" json:"instructions,omitempty"`
+	// The step cap the delegation will use (after capping the model's choice).
+	MaxSteps int32 `protobuf:"varint,6,opt,name=max_steps,json=maxSteps,proto3" json:"max_steps,omitempty"`
+	// The parent's current step, starting at 0.
+	Iteration     int32 `protobuf:"varint,7,opt,name=iteration,proto3" json:"iteration,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OnDelegationStartArgs) Reset() {
+	*x = OnDelegationStartArgs{}
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OnDelegationStartArgs) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OnDelegationStartArgs) ProtoMessage() {}
+
+func (x *OnDelegationStartArgs) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OnDelegationStartArgs.ProtoReflect.Descriptor instead.
+func (*OnDelegationStartArgs) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *OnDelegationStartArgs) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *OnDelegationStartArgs) GetSubAgentId() string {
+	if x != nil {
+		return x.SubAgentId
+	}
+	return ""
+}
+
+func (x *OnDelegationStartArgs) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *OnDelegationStartArgs) GetPrompt() string {
+	if x != nil {
+		return x.Prompt
+	}
+	return ""
+}
+
+func (x *OnDelegationStartArgs) GetInstructions() string {
+	if x != nil {
+		return x.Instructions
+	}
+	return ""
+}
+
+func (x *OnDelegationStartArgs) GetMaxSteps() int32 {
+	if x != nil {
+		return x.MaxSteps
+	}
+	return 0
+}
+
+func (x *OnDelegationStartArgs) GetIteration() int32 {
+	if x != nil {
+		return x.Iteration
+	}
+	return 0
+}
+
+// DelegationStartOutcome is `onDelegationStart`'s answer. With `proceed` false the tool returns
+// `[Delegation Rejected] <rejection_reason>` without running the sub-agent; otherwise every field
+// that is set replaces the delegation's own (a hook MAY exceed the sub-agent's step cap).
+type DelegationStartOutcome struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// False rejects the delegation.
+	Proceed bool `protobuf:"varint,1,opt,name=proceed,proto3" json:"proceed,omitempty"`
+	// Why the delegation is rejected (with `proceed` false).
+	RejectionReason string `protobuf:"bytes,2,opt,name=rejection_reason,json=rejectionReason,proto3" json:"rejection_reason,omitempty"`
+	// A new prompt for the sub-agent.
+	ModifiedPrompt *string `protobuf:"bytes,3,opt,name=modified_prompt,json=modifiedPrompt,proto3,oneof" json:"modified_prompt,omitempty"`
+	// New instructions appended to the sub-agent's own.
+	ModifiedInstructions *string `protobuf:"bytes,4,opt,name=modified_instructions,json=modifiedInstructions,proto3,oneof" json:"modified_instructions,omitempty"`
+	// A new step cap.
+	ModifiedMaxSteps *int32 `protobuf:"varint,5,opt,name=modified_max_steps,json=modifiedMaxSteps,proto3,oneof" json:"modified_max_steps,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *DelegationStartOutcome) Reset() {
+	*x = DelegationStartOutcome{}
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DelegationStartOutcome) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DelegationStartOutcome) ProtoMessage() {}
+
+func (x *DelegationStartOutcome) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DelegationStartOutcome.ProtoReflect.Descriptor instead.
+func (*DelegationStartOutcome) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *DelegationStartOutcome) GetProceed() bool {
+	if x != nil {
+		return x.Proceed
+	}
+	return false
+}
+
+func (x *DelegationStartOutcome) GetRejectionReason() string {
+	if x != nil {
+		return x.RejectionReason
+	}
+	return ""
+}
+
+func (x *DelegationStartOutcome) GetModifiedPrompt() string {
+	if x != nil && x.ModifiedPrompt != nil {
+		return *x.ModifiedPrompt
+	}
+	return ""
+}
+
+func (x *DelegationStartOutcome) GetModifiedInstructions() string {
+	if x != nil && x.ModifiedInstructions != nil {
+		return *x.ModifiedInstructions
+	}
+	return ""
+}
+
+func (x *DelegationStartOutcome) GetModifiedMaxSteps() int32 {
+	if x != nil && x.ModifiedMaxSteps != nil {
+		return *x.ModifiedMaxSteps
+	}
+	return 0
+}
+
+// OnDelegationCompleteArgs are the arguments of `onDelegationComplete`: a sub-agent tool ended.
+// Reply: `unchanged`, `delegation_complete` or `error` (logged and ignored).
+type OnDelegationCompleteArgs struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The sub-agent's key.
+	Key string `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// Id of the agent that ran.
+	SubAgentId string `protobuf:"bytes,2,opt,name=sub_agent_id,json=subAgentId,proto3" json:"sub_agent_id,omitempty"`
+	// Id of the parent's tool call.
+	ToolCallId string `protobuf:"bytes,3,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// The prompt the sub-agent got.
+	Prompt string `protobuf:"bytes,4,opt,name=prompt,proto3" json:"prompt,omitempty"`
+	// The tool's output (`{text, subAgentThreadId, ...}`), when the delegation succeeded.
+	Result *structpb.Value `protobuf:"bytes,5,opt,name=result,proto3" json:"result,omitempty"`
+	// True when the delegation succeeded.
+	Success bool `protobuf:"varint,6,opt,name=success,proto3" json:"success,omitempty"`
+	// Why it failed (with `success` false).
+	Error string `protobuf:"bytes,7,opt,name=error,proto3" json:"error,omitempty"`
+	// How long the delegation took.
+	Duration      *durationpb.Duration `protobuf:"bytes,8,opt,name=duration,proto3" json:"duration,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OnDelegationCompleteArgs) Reset() {
+	*x = OnDelegationCompleteArgs{}
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OnDelegationCompleteArgs) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OnDelegationCompleteArgs) ProtoMessage() {}
+
+func (x *OnDelegationCompleteArgs) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OnDelegationCompleteArgs.ProtoReflect.Descriptor instead.
+func (*OnDelegationCompleteArgs) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *OnDelegationCompleteArgs) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *OnDelegationCompleteArgs) GetSubAgentId() string {
+	if x != nil {
+		return x.SubAgentId
+	}
+	return ""
+}
+
+func (x *OnDelegationCompleteArgs) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *OnDelegationCompleteArgs) GetPrompt() string {
+	if x != nil {
+		return x.Prompt
+	}
+	return ""
+}
+
+func (x *OnDelegationCompleteArgs) GetResult() *structpb.Value {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *OnDelegationCompleteArgs) GetSuccess() bool {
+	if x != nil {
+		return x.Success
+	}
+	return false
+}
+
+func (x *OnDelegationCompleteArgs) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *OnDelegationCompleteArgs) GetDuration() *durationpb.Duration {
+	if x != nil {
+		return x.Duration
+	}
+	return nil
+}
+
+// DelegationCompleteOutcome is `onDelegationComplete`'s answer.
+type DelegationCompleteOutcome struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Saved into the parent's thread as an assistant message after the tool result; the model
+	// sees it at the next step. Empty: none.
+	Feedback string `protobuf:"bytes,1,opt,name=feedback,proto3" json:"feedback,omitempty"`
+	// End the parent's run after this step, with the delegation's result as its last tool result
+	// (the model is not called again).
+	Bail          bool `protobuf:"varint,2,opt,name=bail,proto3" json:"bail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DelegationCompleteOutcome) Reset() {
+	*x = DelegationCompleteOutcome{}
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DelegationCompleteOutcome) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DelegationCompleteOutcome) ProtoMessage() {}
+
+func (x *DelegationCompleteOutcome) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DelegationCompleteOutcome.ProtoReflect.Descriptor instead.
+func (*DelegationCompleteOutcome) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *DelegationCompleteOutcome) GetFeedback() string {
+	if x != nil {
+		return x.Feedback
+	}
+	return ""
+}
+
+func (x *DelegationCompleteOutcome) GetBail() bool {
+	if x != nil {
+		return x.Bail
+	}
+	return false
+}
+
 // OutputResult is the whole call's result, for `processOutputResult`.
 type OutputResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2403,7 +2800,7 @@ type OutputResult struct {
 
 func (x *OutputResult) Reset() {
 	*x = OutputResult{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[23]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2415,7 +2812,7 @@ func (x *OutputResult) String() string {
 func (*OutputResult) ProtoMessage() {}
 
 func (x *OutputResult) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[23]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2428,7 +2825,7 @@ func (x *OutputResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutputResult.ProtoReflect.Descriptor instead.
 func (*OutputResult) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{23}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *OutputResult) GetText() string {
@@ -2473,7 +2870,7 @@ type ProcessOutputResultArgs struct {
 
 func (x *ProcessOutputResultArgs) Reset() {
 	*x = ProcessOutputResultArgs{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[24]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2485,7 +2882,7 @@ func (x *ProcessOutputResultArgs) String() string {
 func (*ProcessOutputResultArgs) ProtoMessage() {}
 
 func (x *ProcessOutputResultArgs) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[24]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2498,7 +2895,7 @@ func (x *ProcessOutputResultArgs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessOutputResultArgs.ProtoReflect.Descriptor instead.
 func (*ProcessOutputResultArgs) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{24}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ProcessOutputResultArgs) GetMessageList() *MessageListSnapshot {
@@ -2531,6 +2928,8 @@ type InvocationResult struct {
 	//	*InvocationResult_Error
 	//	*InvocationResult_Stream
 	//	*InvocationResult_SkipTool
+	//	*InvocationResult_DelegationStart
+	//	*InvocationResult_DelegationComplete
 	Outcome isInvocationResult_Outcome `protobuf_oneof:"outcome"`
 	// The processor's new state, when the hook changed it (the whole object).
 	State *ProcessorState `protobuf:"bytes,10,opt,name=state,proto3" json:"state,omitempty"`
@@ -2543,7 +2942,7 @@ type InvocationResult struct {
 
 func (x *InvocationResult) Reset() {
 	*x = InvocationResult{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[25]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2555,7 +2954,7 @@ func (x *InvocationResult) String() string {
 func (*InvocationResult) ProtoMessage() {}
 
 func (x *InvocationResult) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[25]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2568,7 +2967,7 @@ func (x *InvocationResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvocationResult.ProtoReflect.Descriptor instead.
 func (*InvocationResult) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{25}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *InvocationResult) GetInvocationId() string {
@@ -2648,6 +3047,24 @@ func (x *InvocationResult) GetSkipTool() *SkipToolOutcome {
 	return nil
 }
 
+func (x *InvocationResult) GetDelegationStart() *DelegationStartOutcome {
+	if x != nil {
+		if x, ok := x.Outcome.(*InvocationResult_DelegationStart); ok {
+			return x.DelegationStart
+		}
+	}
+	return nil
+}
+
+func (x *InvocationResult) GetDelegationComplete() *DelegationCompleteOutcome {
+	if x != nil {
+		if x, ok := x.Outcome.(*InvocationResult_DelegationComplete); ok {
+			return x.DelegationComplete
+		}
+	}
+	return nil
+}
+
 func (x *InvocationResult) GetState() *ProcessorState {
 	if x != nil {
 		return x.State
@@ -2701,6 +3118,16 @@ type InvocationResult_SkipTool struct {
 	SkipTool *SkipToolOutcome `protobuf:"bytes,8,opt,name=skip_tool,json=skipTool,proto3,oneof"`
 }
 
+type InvocationResult_DelegationStart struct {
+	// `onDelegationStart` only: reject the delegation, or change it.
+	DelegationStart *DelegationStartOutcome `protobuf:"bytes,12,opt,name=delegation_start,json=delegationStart,proto3,oneof"`
+}
+
+type InvocationResult_DelegationComplete struct {
+	// `onDelegationComplete` only: feedback for the parent's memory, or bail.
+	DelegationComplete *DelegationCompleteOutcome `protobuf:"bytes,13,opt,name=delegation_complete,json=delegationComplete,proto3,oneof"`
+}
+
 func (*InvocationResult_Unchanged) isInvocationResult_Outcome() {}
 
 func (*InvocationResult_Replace) isInvocationResult_Outcome() {}
@@ -2715,6 +3142,10 @@ func (*InvocationResult_Stream) isInvocationResult_Outcome() {}
 
 func (*InvocationResult_SkipTool) isInvocationResult_Outcome() {}
 
+func (*InvocationResult_DelegationStart) isInvocationResult_Outcome() {}
+
+func (*InvocationResult_DelegationComplete) isInvocationResult_Outcome() {}
+
 // SkipToolOutcome is `beforeToolCall`'s `{proceed: false, output}`.
 type SkipToolOutcome struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2726,7 +3157,7 @@ type SkipToolOutcome struct {
 
 func (x *SkipToolOutcome) Reset() {
 	*x = SkipToolOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[26]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2738,7 +3169,7 @@ func (x *SkipToolOutcome) String() string {
 func (*SkipToolOutcome) ProtoMessage() {}
 
 func (x *SkipToolOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[26]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2751,7 +3182,7 @@ func (x *SkipToolOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkipToolOutcome.ProtoReflect.Descriptor instead.
 func (*SkipToolOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{26}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SkipToolOutcome) GetOutput() *structpb.Value {
@@ -2770,7 +3201,7 @@ type UnchangedOutcome struct {
 
 func (x *UnchangedOutcome) Reset() {
 	*x = UnchangedOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[27]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2782,7 +3213,7 @@ func (x *UnchangedOutcome) String() string {
 func (*UnchangedOutcome) ProtoMessage() {}
 
 func (x *UnchangedOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[27]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2795,7 +3226,7 @@ func (x *UnchangedOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnchangedOutcome.ProtoReflect.Descriptor instead.
 func (*UnchangedOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{27}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{31}
 }
 
 // ReplaceOutcome carries replacements; unset fields leave things unchanged.
@@ -2818,7 +3249,7 @@ type ReplaceOutcome struct {
 
 func (x *ReplaceOutcome) Reset() {
 	*x = ReplaceOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[28]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2830,7 +3261,7 @@ func (x *ReplaceOutcome) String() string {
 func (*ReplaceOutcome) ProtoMessage() {}
 
 func (x *ReplaceOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[28]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2843,7 +3274,7 @@ func (x *ReplaceOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplaceOutcome.ProtoReflect.Descriptor instead.
 func (*ReplaceOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{28}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ReplaceOutcome) GetMessages() *MessageListReplacement {
@@ -2897,7 +3328,7 @@ type MessageListReplacement struct {
 
 func (x *MessageListReplacement) Reset() {
 	*x = MessageListReplacement{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[29]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2909,7 +3340,7 @@ func (x *MessageListReplacement) String() string {
 func (*MessageListReplacement) ProtoMessage() {}
 
 func (x *MessageListReplacement) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[29]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2922,7 +3353,7 @@ func (x *MessageListReplacement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageListReplacement.ProtoReflect.Descriptor instead.
 func (*MessageListReplacement) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{29}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *MessageListReplacement) GetMessages() []*Message {
@@ -2950,7 +3381,7 @@ type PromptReplacement struct {
 
 func (x *PromptReplacement) Reset() {
 	*x = PromptReplacement{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[30]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2962,7 +3393,7 @@ func (x *PromptReplacement) String() string {
 func (*PromptReplacement) ProtoMessage() {}
 
 func (x *PromptReplacement) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[30]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2975,7 +3406,7 @@ func (x *PromptReplacement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PromptReplacement.ProtoReflect.Descriptor instead.
 func (*PromptReplacement) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{30}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *PromptReplacement) GetMessages() []*PromptMessage {
@@ -2997,7 +3428,7 @@ type CachedResponse struct {
 
 func (x *CachedResponse) Reset() {
 	*x = CachedResponse{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[31]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3009,7 +3440,7 @@ func (x *CachedResponse) String() string {
 func (*CachedResponse) ProtoMessage() {}
 
 func (x *CachedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[31]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3022,7 +3453,7 @@ func (x *CachedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CachedResponse.ProtoReflect.Descriptor instead.
 func (*CachedResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{31}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *CachedResponse) GetChunks() []*Chunk {
@@ -3043,7 +3474,7 @@ type ActiveTools struct {
 
 func (x *ActiveTools) Reset() {
 	*x = ActiveTools{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[32]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3055,7 +3486,7 @@ func (x *ActiveTools) String() string {
 func (*ActiveTools) ProtoMessage() {}
 
 func (x *ActiveTools) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[32]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3068,7 +3499,7 @@ func (x *ActiveTools) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActiveTools.ProtoReflect.Descriptor instead.
 func (*ActiveTools) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{32}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ActiveTools) GetNames() []string {
@@ -3105,7 +3536,7 @@ type StepOverrides struct {
 
 func (x *StepOverrides) Reset() {
 	*x = StepOverrides{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[33]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3117,7 +3548,7 @@ func (x *StepOverrides) String() string {
 func (*StepOverrides) ProtoMessage() {}
 
 func (x *StepOverrides) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[33]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3130,7 +3561,7 @@ func (x *StepOverrides) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepOverrides.ProtoReflect.Descriptor instead.
 func (*StepOverrides) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{33}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *StepOverrides) GetModel() string {
@@ -3193,7 +3624,7 @@ type StepTools struct {
 
 func (x *StepTools) Reset() {
 	*x = StepTools{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[34]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3205,7 +3636,7 @@ func (x *StepTools) String() string {
 func (*StepTools) ProtoMessage() {}
 
 func (x *StepTools) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[34]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3218,7 +3649,7 @@ func (x *StepTools) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepTools.ProtoReflect.Descriptor instead.
 func (*StepTools) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{34}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *StepTools) GetNames() []string {
@@ -3243,7 +3674,7 @@ type AbortOutcome struct {
 
 func (x *AbortOutcome) Reset() {
 	*x = AbortOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3255,7 +3686,7 @@ func (x *AbortOutcome) String() string {
 func (*AbortOutcome) ProtoMessage() {}
 
 func (x *AbortOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3268,7 +3699,7 @@ func (x *AbortOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbortOutcome.ProtoReflect.Descriptor instead.
 func (*AbortOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{35}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *AbortOutcome) GetReason() string {
@@ -3303,7 +3734,7 @@ type RetryOutcome struct {
 
 func (x *RetryOutcome) Reset() {
 	*x = RetryOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[36]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3315,7 +3746,7 @@ func (x *RetryOutcome) String() string {
 func (*RetryOutcome) ProtoMessage() {}
 
 func (x *RetryOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[36]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3328,7 +3759,7 @@ func (x *RetryOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryOutcome.ProtoReflect.Descriptor instead.
 func (*RetryOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{36}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *RetryOutcome) GetMessages() *MessageListReplacement {
@@ -3349,7 +3780,7 @@ type ErrorOutcome struct {
 
 func (x *ErrorOutcome) Reset() {
 	*x = ErrorOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[37]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3361,7 +3792,7 @@ func (x *ErrorOutcome) String() string {
 func (*ErrorOutcome) ProtoMessage() {}
 
 func (x *ErrorOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[37]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3374,7 +3805,7 @@ func (x *ErrorOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorOutcome.ProtoReflect.Descriptor instead.
 func (*ErrorOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{37}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ErrorOutcome) GetMessage() string {
@@ -3396,7 +3827,7 @@ type StreamOutcomes struct {
 
 func (x *StreamOutcomes) Reset() {
 	*x = StreamOutcomes{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[38]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3408,7 +3839,7 @@ func (x *StreamOutcomes) String() string {
 func (*StreamOutcomes) ProtoMessage() {}
 
 func (x *StreamOutcomes) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[38]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3421,7 +3852,7 @@ func (x *StreamOutcomes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamOutcomes.ProtoReflect.Descriptor instead.
 func (*StreamOutcomes) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{38}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *StreamOutcomes) GetChunks() []*ChunkOutcome {
@@ -3451,7 +3882,7 @@ type ChunkOutcome struct {
 
 func (x *ChunkOutcome) Reset() {
 	*x = ChunkOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[39]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3463,7 +3894,7 @@ func (x *ChunkOutcome) String() string {
 func (*ChunkOutcome) ProtoMessage() {}
 
 func (x *ChunkOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[39]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3476,7 +3907,7 @@ func (x *ChunkOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChunkOutcome.ProtoReflect.Descriptor instead.
 func (*ChunkOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{39}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ChunkOutcome) GetOutcome() isChunkOutcome_Outcome {
@@ -3600,7 +4031,7 @@ type ChunkSequence struct {
 
 func (x *ChunkSequence) Reset() {
 	*x = ChunkSequence{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[40]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3612,7 +4043,7 @@ func (x *ChunkSequence) String() string {
 func (*ChunkSequence) ProtoMessage() {}
 
 func (x *ChunkSequence) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[40]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3625,7 +4056,7 @@ func (x *ChunkSequence) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChunkSequence.ProtoReflect.Descriptor instead.
 func (*ChunkSequence) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{40}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ChunkSequence) GetChunks() []*Chunk {
@@ -3644,7 +4075,7 @@ type DropOutcome struct {
 
 func (x *DropOutcome) Reset() {
 	*x = DropOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[41]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3656,7 +4087,7 @@ func (x *DropOutcome) String() string {
 func (*DropOutcome) ProtoMessage() {}
 
 func (x *DropOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[41]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3669,7 +4100,7 @@ func (x *DropOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropOutcome.ProtoReflect.Descriptor instead.
 func (*DropOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{41}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{45}
 }
 
 var File_treadle_v1_processor_service_proto protoreflect.FileDescriptor
@@ -3727,7 +4158,7 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x06source\x18\x02 \x01(\x0e2\x19.treadle.v1.MessageSourceR\x06source\"\x90\x01\n" +
 	"\x13MessageListSnapshot\x125\n" +
 	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.ListedMessageR\bmessages\x12B\n" +
-	"\x0fsystem_messages\x18\x02 \x03(\v2\x19.treadle.v1.SystemMessageR\x0esystemMessages\"\xc7\f\n" +
+	"\x0fsystem_messages\x18\x02 \x03(\v2\x19.treadle.v1.SystemMessageR\x0esystemMessages\"\xfa\r\n" +
 	"\n" +
 	"Invocation\x12#\n" +
 	"\rinvocation_id\x18\x01 \x01(\tR\finvocationId\x12!\n" +
@@ -3760,7 +4191,9 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x15process_output_result\x18\x1c \x01(\v2#.treadle.v1.ProcessOutputResultArgsH\x00R\x13processOutputResult\x12J\n" +
 	"\x10before_tool_call\x18\x1d \x01(\v2\x1e.treadle.v1.BeforeToolCallArgsH\x00R\x0ebeforeToolCall\x12G\n" +
 	"\x0fafter_tool_call\x18\x1e \x01(\v2\x1d.treadle.v1.AfterToolCallArgsH\x00R\rafterToolCall\x12@\n" +
-	"\fon_violation\x18\x1f \x01(\v2\x1b.treadle.v1.OnViolationArgsH\x00R\vonViolationB\x06\n" +
+	"\fon_violation\x18\x1f \x01(\v2\x1b.treadle.v1.OnViolationArgsH\x00R\vonViolation\x12S\n" +
+	"\x13on_delegation_start\x18  \x01(\v2!.treadle.v1.OnDelegationStartArgsH\x00R\x11onDelegationStart\x12\\\n" +
+	"\x16on_delegation_complete\x18! \x01(\v2$.treadle.v1.OnDelegationCompleteArgsH\x00R\x14onDelegationCompleteB\x06\n" +
 	"\x04args\"Y\n" +
 	"\x0eProcessorState\x12-\n" +
 	"\x05value\x18\x01 \x01(\v2\x17.google.protobuf.StructR\x05value\x12\x18\n" +
@@ -3836,7 +4269,40 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\fprocessor_id\x18\x01 \x01(\tR\vprocessorId\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12.\n" +
 	"\x06detail\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x06detail\x12\x12\n" +
-	"\x04hook\x18\x04 \x01(\tR\x04hook\"\xb8\x01\n" +
+	"\x04hook\x18\x04 \x01(\tR\x04hook\"\xe4\x01\n" +
+	"\x15OnDelegationStartArgs\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12 \n" +
+	"\fsub_agent_id\x18\x02 \x01(\tR\n" +
+	"subAgentId\x12 \n" +
+	"\ftool_call_id\x18\x03 \x01(\tR\n" +
+	"toolCallId\x12\x16\n" +
+	"\x06prompt\x18\x04 \x01(\tR\x06prompt\x12\"\n" +
+	"\finstructions\x18\x05 \x01(\tR\finstructions\x12\x1b\n" +
+	"\tmax_steps\x18\x06 \x01(\x05R\bmaxSteps\x12\x1c\n" +
+	"\titeration\x18\a \x01(\x05R\titeration\"\xbd\x02\n" +
+	"\x16DelegationStartOutcome\x12\x18\n" +
+	"\aproceed\x18\x01 \x01(\bR\aproceed\x12)\n" +
+	"\x10rejection_reason\x18\x02 \x01(\tR\x0frejectionReason\x12,\n" +
+	"\x0fmodified_prompt\x18\x03 \x01(\tH\x00R\x0emodifiedPrompt\x88\x01\x01\x128\n" +
+	"\x15modified_instructions\x18\x04 \x01(\tH\x01R\x14modifiedInstructions\x88\x01\x01\x121\n" +
+	"\x12modified_max_steps\x18\x05 \x01(\x05H\x02R\x10modifiedMaxSteps\x88\x01\x01B\x12\n" +
+	"\x10_modified_promptB\x18\n" +
+	"\x16_modified_instructionsB\x15\n" +
+	"\x13_modified_max_steps\"\x9f\x02\n" +
+	"\x18OnDelegationCompleteArgs\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12 \n" +
+	"\fsub_agent_id\x18\x02 \x01(\tR\n" +
+	"subAgentId\x12 \n" +
+	"\ftool_call_id\x18\x03 \x01(\tR\n" +
+	"toolCallId\x12\x16\n" +
+	"\x06prompt\x18\x04 \x01(\tR\x06prompt\x12.\n" +
+	"\x06result\x18\x05 \x01(\v2\x16.google.protobuf.ValueR\x06result\x12\x18\n" +
+	"\asuccess\x18\x06 \x01(\bR\asuccess\x12\x14\n" +
+	"\x05error\x18\a \x01(\tR\x05error\x125\n" +
+	"\bduration\x18\b \x01(\v2\x19.google.protobuf.DurationR\bduration\"K\n" +
+	"\x19DelegationCompleteOutcome\x12\x1a\n" +
+	"\bfeedback\x18\x01 \x01(\tR\bfeedback\x12\x12\n" +
+	"\x04bail\x18\x02 \x01(\bR\x04bail\"\xb8\x01\n" +
 	"\fOutputResult\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12'\n" +
 	"\x05usage\x18\x02 \x01(\v2\x11.treadle.v1.UsageR\x05usage\x12=\n" +
@@ -3844,7 +4310,7 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x05steps\x18\x04 \x03(\v2\x16.treadle.v1.StepResultR\x05steps\"\x8f\x01\n" +
 	"\x17ProcessOutputResultArgs\x12B\n" +
 	"\fmessage_list\x18\x01 \x01(\v2\x1f.treadle.v1.MessageListSnapshotR\vmessageList\x120\n" +
-	"\x06result\x18\x02 \x01(\v2\x18.treadle.v1.OutputResultR\x06result\"\xae\x04\n" +
+	"\x06result\x18\x02 \x01(\v2\x18.treadle.v1.OutputResultR\x06result\"\xd9\x05\n" +
 	"\x10InvocationResult\x12#\n" +
 	"\rinvocation_id\x18\x01 \x01(\tR\finvocationId\x12<\n" +
 	"\tunchanged\x18\x02 \x01(\v2\x1c.treadle.v1.UnchangedOutcomeH\x00R\tunchanged\x126\n" +
@@ -3853,7 +4319,9 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x05retry\x18\x05 \x01(\v2\x18.treadle.v1.RetryOutcomeH\x00R\x05retry\x120\n" +
 	"\x05error\x18\x06 \x01(\v2\x18.treadle.v1.ErrorOutcomeH\x00R\x05error\x124\n" +
 	"\x06stream\x18\a \x01(\v2\x1a.treadle.v1.StreamOutcomesH\x00R\x06stream\x12:\n" +
-	"\tskip_tool\x18\b \x01(\v2\x1b.treadle.v1.SkipToolOutcomeH\x00R\bskipTool\x120\n" +
+	"\tskip_tool\x18\b \x01(\v2\x1b.treadle.v1.SkipToolOutcomeH\x00R\bskipTool\x12O\n" +
+	"\x10delegation_start\x18\f \x01(\v2\".treadle.v1.DelegationStartOutcomeH\x00R\x0fdelegationStart\x12X\n" +
+	"\x13delegation_complete\x18\r \x01(\v2%.treadle.v1.DelegationCompleteOutcomeH\x00R\x12delegationComplete\x120\n" +
 	"\x05state\x18\n" +
 	" \x01(\v2\x1a.treadle.v1.ProcessorStateR\x05state\x12:\n" +
 	"\rcustom_chunks\x18\v \x03(\v2\x15.treadle.v1.DataChunkR\fcustomChunksB\t\n" +
@@ -3907,7 +4375,7 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\aoutcome\":\n" +
 	"\rChunkSequence\x12)\n" +
 	"\x06chunks\x18\x01 \x03(\v2\x11.treadle.v1.ChunkR\x06chunks\"\r\n" +
-	"\vDropOutcome*\xf2\x02\n" +
+	"\vDropOutcome*\xb1\x03\n" +
 	"\x04Hook\x12\x14\n" +
 	"\x10HOOK_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12HOOK_PROCESS_INPUT\x10\x01\x12\x1b\n" +
@@ -3922,7 +4390,9 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x15HOOK_BEFORE_TOOL_CALL\x10\n" +
 	"\x12\x18\n" +
 	"\x14HOOK_AFTER_TOOL_CALL\x10\v\x12\x15\n" +
-	"\x11HOOK_ON_VIOLATION\x10\f*R\n" +
+	"\x11HOOK_ON_VIOLATION\x10\f\x12\x1c\n" +
+	"\x18HOOK_ON_DELEGATION_START\x10\r\x12\x1f\n" +
+	"\x1bHOOK_ON_DELEGATION_COMPLETE\x10\x0e*R\n" +
 	"\bHookMode\x12\x19\n" +
 	"\x15HOOK_MODE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10HOOK_MODE_MUTATE\x10\x01\x12\x15\n" +
@@ -3955,7 +4425,7 @@ func file_treadle_v1_processor_service_proto_rawDescGZIP() []byte {
 }
 
 var file_treadle_v1_processor_service_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_treadle_v1_processor_service_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_treadle_v1_processor_service_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_treadle_v1_processor_service_proto_goTypes = []any{
 	(Hook)(0),                              // 0: treadle.v1.Hook
 	(HookMode)(0),                          // 1: treadle.v1.HookMode
@@ -3984,72 +4454,76 @@ var file_treadle_v1_processor_service_proto_goTypes = []any{
 	(*BeforeToolCallArgs)(nil),             // 24: treadle.v1.BeforeToolCallArgs
 	(*AfterToolCallArgs)(nil),              // 25: treadle.v1.AfterToolCallArgs
 	(*OnViolationArgs)(nil),                // 26: treadle.v1.OnViolationArgs
-	(*OutputResult)(nil),                   // 27: treadle.v1.OutputResult
-	(*ProcessOutputResultArgs)(nil),        // 28: treadle.v1.ProcessOutputResultArgs
-	(*InvocationResult)(nil),               // 29: treadle.v1.InvocationResult
-	(*SkipToolOutcome)(nil),                // 30: treadle.v1.SkipToolOutcome
-	(*UnchangedOutcome)(nil),               // 31: treadle.v1.UnchangedOutcome
-	(*ReplaceOutcome)(nil),                 // 32: treadle.v1.ReplaceOutcome
-	(*MessageListReplacement)(nil),         // 33: treadle.v1.MessageListReplacement
-	(*PromptReplacement)(nil),              // 34: treadle.v1.PromptReplacement
-	(*CachedResponse)(nil),                 // 35: treadle.v1.CachedResponse
-	(*ActiveTools)(nil),                    // 36: treadle.v1.ActiveTools
-	(*StepOverrides)(nil),                  // 37: treadle.v1.StepOverrides
-	(*StepTools)(nil),                      // 38: treadle.v1.StepTools
-	(*AbortOutcome)(nil),                   // 39: treadle.v1.AbortOutcome
-	(*RetryOutcome)(nil),                   // 40: treadle.v1.RetryOutcome
-	(*ErrorOutcome)(nil),                   // 41: treadle.v1.ErrorOutcome
-	(*StreamOutcomes)(nil),                 // 42: treadle.v1.StreamOutcomes
-	(*ChunkOutcome)(nil),                   // 43: treadle.v1.ChunkOutcome
-	(*ChunkSequence)(nil),                  // 44: treadle.v1.ChunkSequence
-	(*DropOutcome)(nil),                    // 45: treadle.v1.DropOutcome
-	(*CancelInvocation)(nil),               // 46: treadle.v1.CancelInvocation
-	(*Drain)(nil),                          // 47: treadle.v1.Drain
-	(*durationpb.Duration)(nil),            // 48: google.protobuf.Duration
-	(*Message)(nil),                        // 49: treadle.v1.Message
-	(*SystemMessage)(nil),                  // 50: treadle.v1.SystemMessage
-	(*structpb.Struct)(nil),                // 51: google.protobuf.Struct
-	(*TraceContext)(nil),                   // 52: treadle.v1.TraceContext
-	(*timestamppb.Timestamp)(nil),          // 53: google.protobuf.Timestamp
-	(*StepResult)(nil),                     // 54: treadle.v1.StepResult
-	(*ToolChoice)(nil),                     // 55: treadle.v1.ToolChoice
-	(*ToolDefinition)(nil),                 // 56: treadle.v1.ToolDefinition
-	(*ModelSettings)(nil),                  // 57: treadle.v1.ModelSettings
-	(*StructuredOutput)(nil),               // 58: treadle.v1.StructuredOutput
-	(*PromptMessage)(nil),                  // 59: treadle.v1.PromptMessage
-	(*Chunk)(nil),                          // 60: treadle.v1.Chunk
-	(*structpb.Value)(nil),                 // 61: google.protobuf.Value
-	(FinishReason)(0),                      // 62: treadle.v1.FinishReason
-	(*ToolCall)(nil),                       // 63: treadle.v1.ToolCall
-	(*Usage)(nil),                          // 64: treadle.v1.Usage
-	(*DataChunk)(nil),                      // 65: treadle.v1.DataChunk
-	(*SystemMessages)(nil),                 // 66: treadle.v1.SystemMessages
+	(*OnDelegationStartArgs)(nil),          // 27: treadle.v1.OnDelegationStartArgs
+	(*DelegationStartOutcome)(nil),         // 28: treadle.v1.DelegationStartOutcome
+	(*OnDelegationCompleteArgs)(nil),       // 29: treadle.v1.OnDelegationCompleteArgs
+	(*DelegationCompleteOutcome)(nil),      // 30: treadle.v1.DelegationCompleteOutcome
+	(*OutputResult)(nil),                   // 31: treadle.v1.OutputResult
+	(*ProcessOutputResultArgs)(nil),        // 32: treadle.v1.ProcessOutputResultArgs
+	(*InvocationResult)(nil),               // 33: treadle.v1.InvocationResult
+	(*SkipToolOutcome)(nil),                // 34: treadle.v1.SkipToolOutcome
+	(*UnchangedOutcome)(nil),               // 35: treadle.v1.UnchangedOutcome
+	(*ReplaceOutcome)(nil),                 // 36: treadle.v1.ReplaceOutcome
+	(*MessageListReplacement)(nil),         // 37: treadle.v1.MessageListReplacement
+	(*PromptReplacement)(nil),              // 38: treadle.v1.PromptReplacement
+	(*CachedResponse)(nil),                 // 39: treadle.v1.CachedResponse
+	(*ActiveTools)(nil),                    // 40: treadle.v1.ActiveTools
+	(*StepOverrides)(nil),                  // 41: treadle.v1.StepOverrides
+	(*StepTools)(nil),                      // 42: treadle.v1.StepTools
+	(*AbortOutcome)(nil),                   // 43: treadle.v1.AbortOutcome
+	(*RetryOutcome)(nil),                   // 44: treadle.v1.RetryOutcome
+	(*ErrorOutcome)(nil),                   // 45: treadle.v1.ErrorOutcome
+	(*StreamOutcomes)(nil),                 // 46: treadle.v1.StreamOutcomes
+	(*ChunkOutcome)(nil),                   // 47: treadle.v1.ChunkOutcome
+	(*ChunkSequence)(nil),                  // 48: treadle.v1.ChunkSequence
+	(*DropOutcome)(nil),                    // 49: treadle.v1.DropOutcome
+	(*CancelInvocation)(nil),               // 50: treadle.v1.CancelInvocation
+	(*Drain)(nil),                          // 51: treadle.v1.Drain
+	(*durationpb.Duration)(nil),            // 52: google.protobuf.Duration
+	(*Message)(nil),                        // 53: treadle.v1.Message
+	(*SystemMessage)(nil),                  // 54: treadle.v1.SystemMessage
+	(*structpb.Struct)(nil),                // 55: google.protobuf.Struct
+	(*TraceContext)(nil),                   // 56: treadle.v1.TraceContext
+	(*timestamppb.Timestamp)(nil),          // 57: google.protobuf.Timestamp
+	(*StepResult)(nil),                     // 58: treadle.v1.StepResult
+	(*ToolChoice)(nil),                     // 59: treadle.v1.ToolChoice
+	(*ToolDefinition)(nil),                 // 60: treadle.v1.ToolDefinition
+	(*ModelSettings)(nil),                  // 61: treadle.v1.ModelSettings
+	(*StructuredOutput)(nil),               // 62: treadle.v1.StructuredOutput
+	(*PromptMessage)(nil),                  // 63: treadle.v1.PromptMessage
+	(*Chunk)(nil),                          // 64: treadle.v1.Chunk
+	(*structpb.Value)(nil),                 // 65: google.protobuf.Value
+	(FinishReason)(0),                      // 66: treadle.v1.FinishReason
+	(*ToolCall)(nil),                       // 67: treadle.v1.ToolCall
+	(*Usage)(nil),                          // 68: treadle.v1.Usage
+	(*DataChunk)(nil),                      // 69: treadle.v1.DataChunk
+	(*SystemMessages)(nil),                 // 70: treadle.v1.SystemMessages
 }
 var file_treadle_v1_processor_service_proto_depIdxs = []int32{
 	7,   // 0: treadle.v1.ProcessorServiceAttachRequest.handshake:type_name -> treadle.v1.ProcessorHandshake
-	29,  // 1: treadle.v1.ProcessorServiceAttachRequest.result:type_name -> treadle.v1.InvocationResult
+	33,  // 1: treadle.v1.ProcessorServiceAttachRequest.result:type_name -> treadle.v1.InvocationResult
 	10,  // 2: treadle.v1.ProcessorServiceAttachResponse.welcome:type_name -> treadle.v1.ProcessorWelcome
 	13,  // 3: treadle.v1.ProcessorServiceAttachResponse.invocation:type_name -> treadle.v1.Invocation
-	46,  // 4: treadle.v1.ProcessorServiceAttachResponse.cancel:type_name -> treadle.v1.CancelInvocation
-	47,  // 5: treadle.v1.ProcessorServiceAttachResponse.drain:type_name -> treadle.v1.Drain
+	50,  // 4: treadle.v1.ProcessorServiceAttachResponse.cancel:type_name -> treadle.v1.CancelInvocation
+	51,  // 5: treadle.v1.ProcessorServiceAttachResponse.drain:type_name -> treadle.v1.Drain
 	6,   // 6: treadle.v1.ProcessorServiceAttachResponse.run_ended:type_name -> treadle.v1.RunEnded
 	8,   // 7: treadle.v1.ProcessorHandshake.processors:type_name -> treadle.v1.ProcessorDeclaration
 	9,   // 8: treadle.v1.ProcessorDeclaration.hooks:type_name -> treadle.v1.HookDeclaration
 	0,   // 9: treadle.v1.HookDeclaration.hook:type_name -> treadle.v1.Hook
 	1,   // 10: treadle.v1.HookDeclaration.mode:type_name -> treadle.v1.HookMode
-	48,  // 11: treadle.v1.HookDeclaration.timeout:type_name -> google.protobuf.Duration
+	52,  // 11: treadle.v1.HookDeclaration.timeout:type_name -> google.protobuf.Duration
 	2,   // 12: treadle.v1.HookDeclaration.delivery:type_name -> treadle.v1.StreamDelivery
 	8,   // 13: treadle.v1.ProcessorWelcome.processors:type_name -> treadle.v1.ProcessorDeclaration
-	49,  // 14: treadle.v1.ListedMessage.message:type_name -> treadle.v1.Message
+	53,  // 14: treadle.v1.ListedMessage.message:type_name -> treadle.v1.Message
 	3,   // 15: treadle.v1.ListedMessage.source:type_name -> treadle.v1.MessageSource
 	11,  // 16: treadle.v1.MessageListSnapshot.messages:type_name -> treadle.v1.ListedMessage
-	50,  // 17: treadle.v1.MessageListSnapshot.system_messages:type_name -> treadle.v1.SystemMessage
+	54,  // 17: treadle.v1.MessageListSnapshot.system_messages:type_name -> treadle.v1.SystemMessage
 	0,   // 18: treadle.v1.Invocation.hook:type_name -> treadle.v1.Hook
-	51,  // 19: treadle.v1.Invocation.request_context:type_name -> google.protobuf.Struct
+	55,  // 19: treadle.v1.Invocation.request_context:type_name -> google.protobuf.Struct
 	14,  // 20: treadle.v1.Invocation.state:type_name -> treadle.v1.ProcessorState
-	52,  // 21: treadle.v1.Invocation.trace_context:type_name -> treadle.v1.TraceContext
-	53,  // 22: treadle.v1.Invocation.deadline:type_name -> google.protobuf.Timestamp
-	48,  // 23: treadle.v1.Invocation.timeout:type_name -> google.protobuf.Duration
+	56,  // 21: treadle.v1.Invocation.trace_context:type_name -> treadle.v1.TraceContext
+	57,  // 22: treadle.v1.Invocation.deadline:type_name -> google.protobuf.Timestamp
+	52,  // 23: treadle.v1.Invocation.timeout:type_name -> google.protobuf.Duration
 	15,  // 24: treadle.v1.Invocation.process_input:type_name -> treadle.v1.ProcessInputArgs
 	16,  // 25: treadle.v1.Invocation.process_input_step:type_name -> treadle.v1.ProcessInputStepArgs
 	17,  // 26: treadle.v1.Invocation.process_llm_request:type_name -> treadle.v1.ProcessLLMRequestArgs
@@ -4058,89 +4532,95 @@ var file_treadle_v1_processor_service_proto_depIdxs = []int32{
 	21,  // 29: treadle.v1.Invocation.process_output_stream:type_name -> treadle.v1.ProcessOutputStreamArgs
 	22,  // 30: treadle.v1.Invocation.process_output_step:type_name -> treadle.v1.ProcessOutputStepArgs
 	23,  // 31: treadle.v1.Invocation.process_tool_result:type_name -> treadle.v1.ProcessToolResultArgs
-	28,  // 32: treadle.v1.Invocation.process_output_result:type_name -> treadle.v1.ProcessOutputResultArgs
+	32,  // 32: treadle.v1.Invocation.process_output_result:type_name -> treadle.v1.ProcessOutputResultArgs
 	24,  // 33: treadle.v1.Invocation.before_tool_call:type_name -> treadle.v1.BeforeToolCallArgs
 	25,  // 34: treadle.v1.Invocation.after_tool_call:type_name -> treadle.v1.AfterToolCallArgs
 	26,  // 35: treadle.v1.Invocation.on_violation:type_name -> treadle.v1.OnViolationArgs
-	51,  // 36: treadle.v1.ProcessorState.value:type_name -> google.protobuf.Struct
-	12,  // 37: treadle.v1.ProcessInputArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	12,  // 38: treadle.v1.ProcessInputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	54,  // 39: treadle.v1.ProcessInputStepArgs.steps:type_name -> treadle.v1.StepResult
-	55,  // 40: treadle.v1.ProcessInputStepArgs.tool_choice:type_name -> treadle.v1.ToolChoice
-	56,  // 41: treadle.v1.ProcessInputStepArgs.tools:type_name -> treadle.v1.ToolDefinition
-	51,  // 42: treadle.v1.ProcessInputStepArgs.provider_options:type_name -> google.protobuf.Struct
-	57,  // 43: treadle.v1.ProcessInputStepArgs.model_settings:type_name -> treadle.v1.ModelSettings
-	58,  // 44: treadle.v1.ProcessInputStepArgs.structured_output:type_name -> treadle.v1.StructuredOutput
-	59,  // 45: treadle.v1.ProcessLLMRequestArgs.prompt:type_name -> treadle.v1.PromptMessage
-	54,  // 46: treadle.v1.ProcessLLMRequestArgs.steps:type_name -> treadle.v1.StepResult
-	60,  // 47: treadle.v1.ProcessLLMResponseArgs.chunks:type_name -> treadle.v1.Chunk
-	54,  // 48: treadle.v1.ProcessLLMResponseArgs.steps:type_name -> treadle.v1.StepResult
-	61,  // 49: treadle.v1.APIError.body:type_name -> google.protobuf.Value
-	19,  // 50: treadle.v1.ProcessAPIErrorArgs.error:type_name -> treadle.v1.APIError
-	12,  // 51: treadle.v1.ProcessAPIErrorArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	54,  // 52: treadle.v1.ProcessAPIErrorArgs.steps:type_name -> treadle.v1.StepResult
-	60,  // 53: treadle.v1.ProcessOutputStreamArgs.parts:type_name -> treadle.v1.Chunk
-	12,  // 54: treadle.v1.ProcessOutputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	62,  // 55: treadle.v1.ProcessOutputStepArgs.finish_reason:type_name -> treadle.v1.FinishReason
-	63,  // 56: treadle.v1.ProcessOutputStepArgs.tool_calls:type_name -> treadle.v1.ToolCall
-	64,  // 57: treadle.v1.ProcessOutputStepArgs.usage:type_name -> treadle.v1.Usage
-	54,  // 58: treadle.v1.ProcessOutputStepArgs.steps:type_name -> treadle.v1.StepResult
-	51,  // 59: treadle.v1.ProcessOutputStepArgs.provider_metadata:type_name -> google.protobuf.Struct
-	12,  // 60: treadle.v1.ProcessToolResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	61,  // 61: treadle.v1.ProcessToolResultArgs.args:type_name -> google.protobuf.Value
-	61,  // 62: treadle.v1.ProcessToolResultArgs.result:type_name -> google.protobuf.Value
-	54,  // 63: treadle.v1.ProcessToolResultArgs.steps:type_name -> treadle.v1.StepResult
-	61,  // 64: treadle.v1.BeforeToolCallArgs.args:type_name -> google.protobuf.Value
-	61,  // 65: treadle.v1.AfterToolCallArgs.args:type_name -> google.protobuf.Value
-	61,  // 66: treadle.v1.AfterToolCallArgs.output:type_name -> google.protobuf.Value
-	61,  // 67: treadle.v1.OnViolationArgs.detail:type_name -> google.protobuf.Value
-	64,  // 68: treadle.v1.OutputResult.usage:type_name -> treadle.v1.Usage
-	62,  // 69: treadle.v1.OutputResult.finish_reason:type_name -> treadle.v1.FinishReason
-	54,  // 70: treadle.v1.OutputResult.steps:type_name -> treadle.v1.StepResult
-	12,  // 71: treadle.v1.ProcessOutputResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	27,  // 72: treadle.v1.ProcessOutputResultArgs.result:type_name -> treadle.v1.OutputResult
-	31,  // 73: treadle.v1.InvocationResult.unchanged:type_name -> treadle.v1.UnchangedOutcome
-	32,  // 74: treadle.v1.InvocationResult.replace:type_name -> treadle.v1.ReplaceOutcome
-	39,  // 75: treadle.v1.InvocationResult.abort:type_name -> treadle.v1.AbortOutcome
-	40,  // 76: treadle.v1.InvocationResult.retry:type_name -> treadle.v1.RetryOutcome
-	41,  // 77: treadle.v1.InvocationResult.error:type_name -> treadle.v1.ErrorOutcome
-	42,  // 78: treadle.v1.InvocationResult.stream:type_name -> treadle.v1.StreamOutcomes
-	30,  // 79: treadle.v1.InvocationResult.skip_tool:type_name -> treadle.v1.SkipToolOutcome
-	14,  // 80: treadle.v1.InvocationResult.state:type_name -> treadle.v1.ProcessorState
-	65,  // 81: treadle.v1.InvocationResult.custom_chunks:type_name -> treadle.v1.DataChunk
-	61,  // 82: treadle.v1.SkipToolOutcome.output:type_name -> google.protobuf.Value
-	33,  // 83: treadle.v1.ReplaceOutcome.messages:type_name -> treadle.v1.MessageListReplacement
-	66,  // 84: treadle.v1.ReplaceOutcome.system_messages:type_name -> treadle.v1.SystemMessages
-	37,  // 85: treadle.v1.ReplaceOutcome.step_overrides:type_name -> treadle.v1.StepOverrides
-	34,  // 86: treadle.v1.ReplaceOutcome.prompt:type_name -> treadle.v1.PromptReplacement
-	35,  // 87: treadle.v1.ReplaceOutcome.cached_response:type_name -> treadle.v1.CachedResponse
-	49,  // 88: treadle.v1.MessageListReplacement.messages:type_name -> treadle.v1.Message
-	3,   // 89: treadle.v1.MessageListReplacement.sources:type_name -> treadle.v1.MessageSource
-	59,  // 90: treadle.v1.PromptReplacement.messages:type_name -> treadle.v1.PromptMessage
-	60,  // 91: treadle.v1.CachedResponse.chunks:type_name -> treadle.v1.Chunk
-	55,  // 92: treadle.v1.StepOverrides.tool_choice:type_name -> treadle.v1.ToolChoice
-	36,  // 93: treadle.v1.StepOverrides.active_tools:type_name -> treadle.v1.ActiveTools
-	51,  // 94: treadle.v1.StepOverrides.provider_options:type_name -> google.protobuf.Struct
-	57,  // 95: treadle.v1.StepOverrides.model_settings:type_name -> treadle.v1.ModelSettings
-	58,  // 96: treadle.v1.StepOverrides.structured_output:type_name -> treadle.v1.StructuredOutput
-	38,  // 97: treadle.v1.StepOverrides.tools:type_name -> treadle.v1.StepTools
-	61,  // 98: treadle.v1.AbortOutcome.metadata:type_name -> google.protobuf.Value
-	33,  // 99: treadle.v1.RetryOutcome.messages:type_name -> treadle.v1.MessageListReplacement
-	43,  // 100: treadle.v1.StreamOutcomes.chunks:type_name -> treadle.v1.ChunkOutcome
-	31,  // 101: treadle.v1.ChunkOutcome.unchanged:type_name -> treadle.v1.UnchangedOutcome
-	60,  // 102: treadle.v1.ChunkOutcome.replace:type_name -> treadle.v1.Chunk
-	45,  // 103: treadle.v1.ChunkOutcome.drop:type_name -> treadle.v1.DropOutcome
-	39,  // 104: treadle.v1.ChunkOutcome.abort:type_name -> treadle.v1.AbortOutcome
-	41,  // 105: treadle.v1.ChunkOutcome.error:type_name -> treadle.v1.ErrorOutcome
-	44,  // 106: treadle.v1.ChunkOutcome.chunks:type_name -> treadle.v1.ChunkSequence
-	60,  // 107: treadle.v1.ChunkSequence.chunks:type_name -> treadle.v1.Chunk
-	4,   // 108: treadle.v1.ProcessorService.Attach:input_type -> treadle.v1.ProcessorServiceAttachRequest
-	5,   // 109: treadle.v1.ProcessorService.Attach:output_type -> treadle.v1.ProcessorServiceAttachResponse
-	109, // [109:110] is the sub-list for method output_type
-	108, // [108:109] is the sub-list for method input_type
-	108, // [108:108] is the sub-list for extension type_name
-	108, // [108:108] is the sub-list for extension extendee
-	0,   // [0:108] is the sub-list for field type_name
+	27,  // 36: treadle.v1.Invocation.on_delegation_start:type_name -> treadle.v1.OnDelegationStartArgs
+	29,  // 37: treadle.v1.Invocation.on_delegation_complete:type_name -> treadle.v1.OnDelegationCompleteArgs
+	55,  // 38: treadle.v1.ProcessorState.value:type_name -> google.protobuf.Struct
+	12,  // 39: treadle.v1.ProcessInputArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	12,  // 40: treadle.v1.ProcessInputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	58,  // 41: treadle.v1.ProcessInputStepArgs.steps:type_name -> treadle.v1.StepResult
+	59,  // 42: treadle.v1.ProcessInputStepArgs.tool_choice:type_name -> treadle.v1.ToolChoice
+	60,  // 43: treadle.v1.ProcessInputStepArgs.tools:type_name -> treadle.v1.ToolDefinition
+	55,  // 44: treadle.v1.ProcessInputStepArgs.provider_options:type_name -> google.protobuf.Struct
+	61,  // 45: treadle.v1.ProcessInputStepArgs.model_settings:type_name -> treadle.v1.ModelSettings
+	62,  // 46: treadle.v1.ProcessInputStepArgs.structured_output:type_name -> treadle.v1.StructuredOutput
+	63,  // 47: treadle.v1.ProcessLLMRequestArgs.prompt:type_name -> treadle.v1.PromptMessage
+	58,  // 48: treadle.v1.ProcessLLMRequestArgs.steps:type_name -> treadle.v1.StepResult
+	64,  // 49: treadle.v1.ProcessLLMResponseArgs.chunks:type_name -> treadle.v1.Chunk
+	58,  // 50: treadle.v1.ProcessLLMResponseArgs.steps:type_name -> treadle.v1.StepResult
+	65,  // 51: treadle.v1.APIError.body:type_name -> google.protobuf.Value
+	19,  // 52: treadle.v1.ProcessAPIErrorArgs.error:type_name -> treadle.v1.APIError
+	12,  // 53: treadle.v1.ProcessAPIErrorArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	58,  // 54: treadle.v1.ProcessAPIErrorArgs.steps:type_name -> treadle.v1.StepResult
+	64,  // 55: treadle.v1.ProcessOutputStreamArgs.parts:type_name -> treadle.v1.Chunk
+	12,  // 56: treadle.v1.ProcessOutputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	66,  // 57: treadle.v1.ProcessOutputStepArgs.finish_reason:type_name -> treadle.v1.FinishReason
+	67,  // 58: treadle.v1.ProcessOutputStepArgs.tool_calls:type_name -> treadle.v1.ToolCall
+	68,  // 59: treadle.v1.ProcessOutputStepArgs.usage:type_name -> treadle.v1.Usage
+	58,  // 60: treadle.v1.ProcessOutputStepArgs.steps:type_name -> treadle.v1.StepResult
+	55,  // 61: treadle.v1.ProcessOutputStepArgs.provider_metadata:type_name -> google.protobuf.Struct
+	12,  // 62: treadle.v1.ProcessToolResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	65,  // 63: treadle.v1.ProcessToolResultArgs.args:type_name -> google.protobuf.Value
+	65,  // 64: treadle.v1.ProcessToolResultArgs.result:type_name -> google.protobuf.Value
+	58,  // 65: treadle.v1.ProcessToolResultArgs.steps:type_name -> treadle.v1.StepResult
+	65,  // 66: treadle.v1.BeforeToolCallArgs.args:type_name -> google.protobuf.Value
+	65,  // 67: treadle.v1.AfterToolCallArgs.args:type_name -> google.protobuf.Value
+	65,  // 68: treadle.v1.AfterToolCallArgs.output:type_name -> google.protobuf.Value
+	65,  // 69: treadle.v1.OnViolationArgs.detail:type_name -> google.protobuf.Value
+	65,  // 70: treadle.v1.OnDelegationCompleteArgs.result:type_name -> google.protobuf.Value
+	52,  // 71: treadle.v1.OnDelegationCompleteArgs.duration:type_name -> google.protobuf.Duration
+	68,  // 72: treadle.v1.OutputResult.usage:type_name -> treadle.v1.Usage
+	66,  // 73: treadle.v1.OutputResult.finish_reason:type_name -> treadle.v1.FinishReason
+	58,  // 74: treadle.v1.OutputResult.steps:type_name -> treadle.v1.StepResult
+	12,  // 75: treadle.v1.ProcessOutputResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	31,  // 76: treadle.v1.ProcessOutputResultArgs.result:type_name -> treadle.v1.OutputResult
+	35,  // 77: treadle.v1.InvocationResult.unchanged:type_name -> treadle.v1.UnchangedOutcome
+	36,  // 78: treadle.v1.InvocationResult.replace:type_name -> treadle.v1.ReplaceOutcome
+	43,  // 79: treadle.v1.InvocationResult.abort:type_name -> treadle.v1.AbortOutcome
+	44,  // 80: treadle.v1.InvocationResult.retry:type_name -> treadle.v1.RetryOutcome
+	45,  // 81: treadle.v1.InvocationResult.error:type_name -> treadle.v1.ErrorOutcome
+	46,  // 82: treadle.v1.InvocationResult.stream:type_name -> treadle.v1.StreamOutcomes
+	34,  // 83: treadle.v1.InvocationResult.skip_tool:type_name -> treadle.v1.SkipToolOutcome
+	28,  // 84: treadle.v1.InvocationResult.delegation_start:type_name -> treadle.v1.DelegationStartOutcome
+	30,  // 85: treadle.v1.InvocationResult.delegation_complete:type_name -> treadle.v1.DelegationCompleteOutcome
+	14,  // 86: treadle.v1.InvocationResult.state:type_name -> treadle.v1.ProcessorState
+	69,  // 87: treadle.v1.InvocationResult.custom_chunks:type_name -> treadle.v1.DataChunk
+	65,  // 88: treadle.v1.SkipToolOutcome.output:type_name -> google.protobuf.Value
+	37,  // 89: treadle.v1.ReplaceOutcome.messages:type_name -> treadle.v1.MessageListReplacement
+	70,  // 90: treadle.v1.ReplaceOutcome.system_messages:type_name -> treadle.v1.SystemMessages
+	41,  // 91: treadle.v1.ReplaceOutcome.step_overrides:type_name -> treadle.v1.StepOverrides
+	38,  // 92: treadle.v1.ReplaceOutcome.prompt:type_name -> treadle.v1.PromptReplacement
+	39,  // 93: treadle.v1.ReplaceOutcome.cached_response:type_name -> treadle.v1.CachedResponse
+	53,  // 94: treadle.v1.MessageListReplacement.messages:type_name -> treadle.v1.Message
+	3,   // 95: treadle.v1.MessageListReplacement.sources:type_name -> treadle.v1.MessageSource
+	63,  // 96: treadle.v1.PromptReplacement.messages:type_name -> treadle.v1.PromptMessage
+	64,  // 97: treadle.v1.CachedResponse.chunks:type_name -> treadle.v1.Chunk
+	59,  // 98: treadle.v1.StepOverrides.tool_choice:type_name -> treadle.v1.ToolChoice
+	40,  // 99: treadle.v1.StepOverrides.active_tools:type_name -> treadle.v1.ActiveTools
+	55,  // 100: treadle.v1.StepOverrides.provider_options:type_name -> google.protobuf.Struct
+	61,  // 101: treadle.v1.StepOverrides.model_settings:type_name -> treadle.v1.ModelSettings
+	62,  // 102: treadle.v1.StepOverrides.structured_output:type_name -> treadle.v1.StructuredOutput
+	42,  // 103: treadle.v1.StepOverrides.tools:type_name -> treadle.v1.StepTools
+	65,  // 104: treadle.v1.AbortOutcome.metadata:type_name -> google.protobuf.Value
+	37,  // 105: treadle.v1.RetryOutcome.messages:type_name -> treadle.v1.MessageListReplacement
+	47,  // 106: treadle.v1.StreamOutcomes.chunks:type_name -> treadle.v1.ChunkOutcome
+	35,  // 107: treadle.v1.ChunkOutcome.unchanged:type_name -> treadle.v1.UnchangedOutcome
+	64,  // 108: treadle.v1.ChunkOutcome.replace:type_name -> treadle.v1.Chunk
+	49,  // 109: treadle.v1.ChunkOutcome.drop:type_name -> treadle.v1.DropOutcome
+	43,  // 110: treadle.v1.ChunkOutcome.abort:type_name -> treadle.v1.AbortOutcome
+	45,  // 111: treadle.v1.ChunkOutcome.error:type_name -> treadle.v1.ErrorOutcome
+	48,  // 112: treadle.v1.ChunkOutcome.chunks:type_name -> treadle.v1.ChunkSequence
+	64,  // 113: treadle.v1.ChunkSequence.chunks:type_name -> treadle.v1.Chunk
+	4,   // 114: treadle.v1.ProcessorService.Attach:input_type -> treadle.v1.ProcessorServiceAttachRequest
+	5,   // 115: treadle.v1.ProcessorService.Attach:output_type -> treadle.v1.ProcessorServiceAttachResponse
+	115, // [115:116] is the sub-list for method output_type
+	114, // [114:115] is the sub-list for method input_type
+	114, // [114:114] is the sub-list for extension type_name
+	114, // [114:114] is the sub-list for extension extendee
+	0,   // [0:114] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_processor_service_proto_init() }
@@ -4177,8 +4657,11 @@ func file_treadle_v1_processor_service_proto_init() {
 		(*Invocation_BeforeToolCall)(nil),
 		(*Invocation_AfterToolCall)(nil),
 		(*Invocation_OnViolation)(nil),
+		(*Invocation_OnDelegationStart)(nil),
+		(*Invocation_OnDelegationComplete)(nil),
 	}
-	file_treadle_v1_processor_service_proto_msgTypes[25].OneofWrappers = []any{
+	file_treadle_v1_processor_service_proto_msgTypes[24].OneofWrappers = []any{}
+	file_treadle_v1_processor_service_proto_msgTypes[29].OneofWrappers = []any{
 		(*InvocationResult_Unchanged)(nil),
 		(*InvocationResult_Replace)(nil),
 		(*InvocationResult_Abort)(nil),
@@ -4186,8 +4669,10 @@ func file_treadle_v1_processor_service_proto_init() {
 		(*InvocationResult_Error)(nil),
 		(*InvocationResult_Stream)(nil),
 		(*InvocationResult_SkipTool)(nil),
+		(*InvocationResult_DelegationStart)(nil),
+		(*InvocationResult_DelegationComplete)(nil),
 	}
-	file_treadle_v1_processor_service_proto_msgTypes[39].OneofWrappers = []any{
+	file_treadle_v1_processor_service_proto_msgTypes[43].OneofWrappers = []any{
 		(*ChunkOutcome_Unchanged)(nil),
 		(*ChunkOutcome_Replace)(nil),
 		(*ChunkOutcome_Drop)(nil),
@@ -4201,7 +4686,7 @@ func file_treadle_v1_processor_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_treadle_v1_processor_service_proto_rawDesc), len(file_treadle_v1_processor_service_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   42,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

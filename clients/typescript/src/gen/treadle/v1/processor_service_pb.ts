@@ -22,7 +22,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file treadle/v1/processor_service.proto.
  */
 export const file_treadle_v1_processor_service: GenFile = /*@__PURE__*/
-  fileDesc("CiJ0cmVhZGxlL3YxL3Byb2Nlc3Nvcl9zZXJ2aWNlLnByb3RvEgp0cmVhZGxlLnYxIo8BCh1Qcm9jZXNzb3JTZXJ2aWNlQXR0YWNoUmVxdWVzdBIzCgloYW5kc2hha2UYASABKAsyHi50cmVhZGxlLnYxLlByb2Nlc3NvckhhbmRzaGFrZUgAEi4KBnJlc3VsdBgCIAEoCzIcLnRyZWFkbGUudjEuSW52b2NhdGlvblJlc3VsdEgAQgkKB21lc3NhZ2UiiQIKHlByb2Nlc3NvclNlcnZpY2VBdHRhY2hSZXNwb25zZRIvCgd3ZWxjb21lGAEgASgLMhwudHJlYWRsZS52MS5Qcm9jZXNzb3JXZWxjb21lSAASLAoKaW52b2NhdGlvbhgCIAEoCzIWLnRyZWFkbGUudjEuSW52b2NhdGlvbkgAEi4KBmNhbmNlbBgDIAEoCzIcLnRyZWFkbGUudjEuQ2FuY2VsSW52b2NhdGlvbkgAEiIKBWRyYWluGAQgASgLMhEudHJlYWRsZS52MS5EcmFpbkgAEikKCXJ1bl9lbmRlZBgFIAEoCzIULnRyZWFkbGUudjEuUnVuRW5kZWRIAEIJCgdtZXNzYWdlIhoKCFJ1bkVuZGVkEg4KBnJ1bl9pZBgBIAEoCSJ6ChJQcm9jZXNzb3JIYW5kc2hha2USGQoRcHJvdG9jb2xfdmVyc2lvbnMYASADKA0SNAoKcHJvY2Vzc29ycxgCIAMoCzIgLnRyZWFkbGUudjEuUHJvY2Vzc29yRGVjbGFyYXRpb24SEwoLaW5zdGFuY2VfaWQYAyABKAkicQoUUHJvY2Vzc29yRGVjbGFyYXRpb24SCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIqCgVob29rcxgEIAMoCzIbLnRyZWFkbGUudjEuSG9va0RlY2xhcmF0aW9uIooCCg9Ib29rRGVjbGFyYXRpb24SHgoEaG9vaxgBIAEoDjIQLnRyZWFkbGUudjEuSG9vaxIiCgRtb2RlGAIgASgOMhQudHJlYWRsZS52MS5Ib29rTW9kZRIqCgd0aW1lb3V0GAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhoKEnByb2Nlc3NfZGF0YV9wYXJ0cxgEIAEoCBIsCghkZWxpdmVyeRgFIAEoDjIaLnRyZWFkbGUudjEuU3RyZWFtRGVsaXZlcnkSEgoKbWF4X3dpbmRvdxgGIAEoDRIVCg1tYXhfaW5fZmxpZ2h0GAcgASgNEhIKCnRvb2xfbmFtZXMYCCADKAkidQoQUHJvY2Vzc29yV2VsY29tZRIYChBwcm90b2NvbF92ZXJzaW9uGAEgASgNEjQKCnByb2Nlc3NvcnMYAiADKAsyIC50cmVhZGxlLnYxLlByb2Nlc3NvckRlY2xhcmF0aW9uEhEKCXNlcnZlcl9pZBgDIAEoCSJgCg1MaXN0ZWRNZXNzYWdlEiQKB21lc3NhZ2UYASABKAsyEy50cmVhZGxlLnYxLk1lc3NhZ2USKQoGc291cmNlGAIgASgOMhkudHJlYWRsZS52MS5NZXNzYWdlU291cmNlInYKE01lc3NhZ2VMaXN0U25hcHNob3QSKwoIbWVzc2FnZXMYASADKAsyGS50cmVhZGxlLnYxLkxpc3RlZE1lc3NhZ2USMgoPc3lzdGVtX21lc3NhZ2VzGAIgAygLMhkudHJlYWRsZS52MS5TeXN0ZW1NZXNzYWdlIswJCgpJbnZvY2F0aW9uEhUKDWludm9jYXRpb25faWQYASABKAkSFAoMcHJvY2Vzc29yX2lkGAIgASgJEh4KBGhvb2sYAyABKA4yEC50cmVhZGxlLnYxLkhvb2sSDgoGcnVuX2lkGAQgASgJEhAKCGFnZW50X2lkGAUgASgJEhEKCXRocmVhZF9pZBgGIAEoCRITCgtyZXNvdXJjZV9pZBgHIAEoCRITCgtzdGVwX251bWJlchgIIAEoBRITCgtyZXRyeV9jb3VudBgJIAEoBRIwCg9yZXF1ZXN0X2NvbnRleHQYCiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EikKBXN0YXRlGAsgASgLMhoudHJlYWRsZS52MS5Qcm9jZXNzb3JTdGF0ZRIvCg10cmFjZV9jb250ZXh0GAwgASgLMhgudHJlYWRsZS52MS5UcmFjZUNvbnRleHQSLAoIZGVhZGxpbmUYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3Byb2Nlc3Nvcl9pbmRleBgOIAEoBRIqCgd0aW1lb3V0GA8gASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjUKDXByb2Nlc3NfaW5wdXQYFCABKAsyHC50cmVhZGxlLnYxLlByb2Nlc3NJbnB1dEFyZ3NIABI+ChJwcm9jZXNzX2lucHV0X3N0ZXAYFSABKAsyIC50cmVhZGxlLnYxLlByb2Nlc3NJbnB1dFN0ZXBBcmdzSAASQAoTcHJvY2Vzc19sbG1fcmVxdWVzdBgWIAEoCzIhLnRyZWFkbGUudjEuUHJvY2Vzc0xMTVJlcXVlc3RBcmdzSAASQgoUcHJvY2Vzc19sbG1fcmVzcG9uc2UYFyABKAsyIi50cmVhZGxlLnYxLlByb2Nlc3NMTE1SZXNwb25zZUFyZ3NIABI8ChFwcm9jZXNzX2FwaV9lcnJvchgYIAEoCzIfLnRyZWFkbGUudjEuUHJvY2Vzc0FQSUVycm9yQXJnc0gAEkQKFXByb2Nlc3Nfb3V0cHV0X3N0cmVhbRgZIAEoCzIjLnRyZWFkbGUudjEuUHJvY2Vzc091dHB1dFN0cmVhbUFyZ3NIABJAChNwcm9jZXNzX291dHB1dF9zdGVwGBogASgLMiEudHJlYWRsZS52MS5Qcm9jZXNzT3V0cHV0U3RlcEFyZ3NIABJAChNwcm9jZXNzX3Rvb2xfcmVzdWx0GBsgASgLMiEudHJlYWRsZS52MS5Qcm9jZXNzVG9vbFJlc3VsdEFyZ3NIABJEChVwcm9jZXNzX291dHB1dF9yZXN1bHQYHCABKAsyIy50cmVhZGxlLnYxLlByb2Nlc3NPdXRwdXRSZXN1bHRBcmdzSAASOgoQYmVmb3JlX3Rvb2xfY2FsbBgdIAEoCzIeLnRyZWFkbGUudjEuQmVmb3JlVG9vbENhbGxBcmdzSAASOAoPYWZ0ZXJfdG9vbF9jYWxsGB4gASgLMh0udHJlYWRsZS52MS5BZnRlclRvb2xDYWxsQXJnc0gAEjMKDG9uX3Zpb2xhdGlvbhgfIAEoCzIbLnRyZWFkbGUudjEuT25WaW9sYXRpb25BcmdzSABCBgoEYXJncyJJCg5Qcm9jZXNzb3JTdGF0ZRImCgV2YWx1ZRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDwoHdmVyc2lvbhgCIAEoBCJJChBQcm9jZXNzSW5wdXRBcmdzEjUKDG1lc3NhZ2VfbGlzdBgBIAEoCzIfLnRyZWFkbGUudjEuTWVzc2FnZUxpc3RTbmFwc2hvdCKQAwoUUHJvY2Vzc0lucHV0U3RlcEFyZ3MSNQoMbWVzc2FnZV9saXN0GAEgASgLMh8udHJlYWRsZS52MS5NZXNzYWdlTGlzdFNuYXBzaG90EiUKBXN0ZXBzGAIgAygLMhYudHJlYWRsZS52MS5TdGVwUmVzdWx0Eg0KBW1vZGVsGAMgASgJEisKC3Rvb2xfY2hvaWNlGAQgASgLMhYudHJlYWRsZS52MS5Ub29sQ2hvaWNlEhQKDGFjdGl2ZV90b29scxgFIAMoCRIpCgV0b29scxgGIAMoCzIaLnRyZWFkbGUudjEuVG9vbERlZmluaXRpb24SMQoQcHJvdmlkZXJfb3B0aW9ucxgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSMQoObW9kZWxfc2V0dGluZ3MYCCABKAsyGS50cmVhZGxlLnYxLk1vZGVsU2V0dGluZ3MSNwoRc3RydWN0dXJlZF9vdXRwdXQYCSABKAsyHC50cmVhZGxlLnYxLlN0cnVjdHVyZWRPdXRwdXQieAoVUHJvY2Vzc0xMTVJlcXVlc3RBcmdzEikKBnByb21wdBgBIAMoCzIZLnRyZWFkbGUudjEuUHJvbXB0TWVzc2FnZRINCgVtb2RlbBgCIAEoCRIlCgVzdGVwcxgDIAMoCzIWLnRyZWFkbGUudjEuU3RlcFJlc3VsdCKFAQoWUHJvY2Vzc0xMTVJlc3BvbnNlQXJncxIhCgZjaHVua3MYASADKAsyES50cmVhZGxlLnYxLkNodW5rEg0KBW1vZGVsGAIgASgJEiUKBXN0ZXBzGAMgAygLMhYudHJlYWRsZS52MS5TdGVwUmVzdWx0EhIKCmZyb21fY2FjaGUYBCABKAgikAEKCEFQSUVycm9yEg8KB21lc3NhZ2UYASABKAkSEwoLc3RhdHVzX2NvZGUYAiABKAUSJAoEYm9keRgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIQCghwcm92aWRlchgEIAEoCRIQCghtb2RlbF9pZBgFIAEoCRIUCgxpc19yZXRyeWFibGUYBiABKAgimAEKE1Byb2Nlc3NBUElFcnJvckFyZ3MSIwoFZXJyb3IYASABKAsyFC50cmVhZGxlLnYxLkFQSUVycm9yEjUKDG1lc3NhZ2VfbGlzdBgCIAEoCzIfLnRyZWFkbGUudjEuTWVzc2FnZUxpc3RTbmFwc2hvdBIlCgVzdGVwcxgDIAMoCzIWLnRyZWFkbGUudjEuU3RlcFJlc3VsdCI7ChdQcm9jZXNzT3V0cHV0U3RyZWFtQXJncxIgCgVwYXJ0cxgBIAMoCzIRLnRyZWFkbGUudjEuQ2h1bmsitAIKFVByb2Nlc3NPdXRwdXRTdGVwQXJncxI1CgxtZXNzYWdlX2xpc3QYASABKAsyHy50cmVhZGxlLnYxLk1lc3NhZ2VMaXN0U25hcHNob3QSLwoNZmluaXNoX3JlYXNvbhgCIAEoDjIYLnRyZWFkbGUudjEuRmluaXNoUmVhc29uEigKCnRvb2xfY2FsbHMYAyADKAsyFC50cmVhZGxlLnYxLlRvb2xDYWxsEgwKBHRleHQYBCABKAkSIAoFdXNhZ2UYBSABKAsyES50cmVhZGxlLnYxLlVzYWdlEiUKBXN0ZXBzGAYgAygLMhYudHJlYWRsZS52MS5TdGVwUmVzdWx0EjIKEXByb3ZpZGVyX21ldGFkYXRhGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCKHAgoVUHJvY2Vzc1Rvb2xSZXN1bHRBcmdzEjUKDG1lc3NhZ2VfbGlzdBgBIAEoCzIfLnRyZWFkbGUudjEuTWVzc2FnZUxpc3RTbmFwc2hvdBIRCgl0b29sX25hbWUYAiABKAkSFAoMdG9vbF9jYWxsX2lkGAMgASgJEiQKBGFyZ3MYBCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSJgoGcmVzdWx0GAUgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEhkKEXByb3ZpZGVyX2V4ZWN1dGVkGAYgASgIEiUKBXN0ZXBzGAcgAygLMhYudHJlYWRsZS52MS5TdGVwUmVzdWx0ImMKEkJlZm9yZVRvb2xDYWxsQXJncxIRCgl0b29sX25hbWUYASABKAkSFAoMdG9vbF9jYWxsX2lkGAIgASgJEiQKBGFyZ3MYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUimQEKEUFmdGVyVG9vbENhbGxBcmdzEhEKCXRvb2xfbmFtZRgBIAEoCRIUCgx0b29sX2NhbGxfaWQYAiABKAkSJAoEYXJncxgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRImCgZvdXRwdXQYBCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSDQoFZXJyb3IYBSABKAkibgoPT25WaW9sYXRpb25BcmdzEhQKDHByb2Nlc3Nvcl9pZBgBIAEoCRIPCgdtZXNzYWdlGAIgASgJEiYKBmRldGFpbBgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIMCgRob29rGAQgASgJIpYBCgxPdXRwdXRSZXN1bHQSDAoEdGV4dBgBIAEoCRIgCgV1c2FnZRgCIAEoCzIRLnRyZWFkbGUudjEuVXNhZ2USLwoNZmluaXNoX3JlYXNvbhgDIAEoDjIYLnRyZWFkbGUudjEuRmluaXNoUmVhc29uEiUKBXN0ZXBzGAQgAygLMhYudHJlYWRsZS52MS5TdGVwUmVzdWx0InoKF1Byb2Nlc3NPdXRwdXRSZXN1bHRBcmdzEjUKDG1lc3NhZ2VfbGlzdBgBIAEoCzIfLnRyZWFkbGUudjEuTWVzc2FnZUxpc3RTbmFwc2hvdBIoCgZyZXN1bHQYAiABKAsyGC50cmVhZGxlLnYxLk91dHB1dFJlc3VsdCLQAwoQSW52b2NhdGlvblJlc3VsdBIVCg1pbnZvY2F0aW9uX2lkGAEgASgJEjEKCXVuY2hhbmdlZBgCIAEoCzIcLnRyZWFkbGUudjEuVW5jaGFuZ2VkT3V0Y29tZUgAEi0KB3JlcGxhY2UYAyABKAsyGi50cmVhZGxlLnYxLlJlcGxhY2VPdXRjb21lSAASKQoFYWJvcnQYBCABKAsyGC50cmVhZGxlLnYxLkFib3J0T3V0Y29tZUgAEikKBXJldHJ5GAUgASgLMhgudHJlYWRsZS52MS5SZXRyeU91dGNvbWVIABIpCgVlcnJvchgGIAEoCzIYLnRyZWFkbGUudjEuRXJyb3JPdXRjb21lSAASLAoGc3RyZWFtGAcgASgLMhoudHJlYWRsZS52MS5TdHJlYW1PdXRjb21lc0gAEjAKCXNraXBfdG9vbBgIIAEoCzIbLnRyZWFkbGUudjEuU2tpcFRvb2xPdXRjb21lSAASKQoFc3RhdGUYCiABKAsyGi50cmVhZGxlLnYxLlByb2Nlc3NvclN0YXRlEiwKDWN1c3RvbV9jaHVua3MYCyADKAsyFS50cmVhZGxlLnYxLkRhdGFDaHVua0IJCgdvdXRjb21lIjkKD1NraXBUb29sT3V0Y29tZRImCgZvdXRwdXQYASABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUiEgoQVW5jaGFuZ2VkT3V0Y29tZSKSAgoOUmVwbGFjZU91dGNvbWUSNAoIbWVzc2FnZXMYASABKAsyIi50cmVhZGxlLnYxLk1lc3NhZ2VMaXN0UmVwbGFjZW1lbnQSMwoPc3lzdGVtX21lc3NhZ2VzGAIgASgLMhoudHJlYWRsZS52MS5TeXN0ZW1NZXNzYWdlcxIxCg5zdGVwX292ZXJyaWRlcxgDIAEoCzIZLnRyZWFkbGUudjEuU3RlcE92ZXJyaWRlcxItCgZwcm9tcHQYBCABKAsyHS50cmVhZGxlLnYxLlByb21wdFJlcGxhY2VtZW50EjMKD2NhY2hlZF9yZXNwb25zZRgFIAEoCzIaLnRyZWFkbGUudjEuQ2FjaGVkUmVzcG9uc2UiawoWTWVzc2FnZUxpc3RSZXBsYWNlbWVudBIlCghtZXNzYWdlcxgBIAMoCzITLnRyZWFkbGUudjEuTWVzc2FnZRIqCgdzb3VyY2VzGAIgAygOMhkudHJlYWRsZS52MS5NZXNzYWdlU291cmNlIkAKEVByb21wdFJlcGxhY2VtZW50EisKCG1lc3NhZ2VzGAEgAygLMhkudHJlYWRsZS52MS5Qcm9tcHRNZXNzYWdlIjMKDkNhY2hlZFJlc3BvbnNlEiEKBmNodW5rcxgBIAMoCzIRLnRyZWFkbGUudjEuQ2h1bmsiHAoLQWN0aXZlVG9vbHMSDQoFbmFtZXMYASADKAkivwIKDVN0ZXBPdmVycmlkZXMSDQoFbW9kZWwYASABKAkSKwoLdG9vbF9jaG9pY2UYAiABKAsyFi50cmVhZGxlLnYxLlRvb2xDaG9pY2USLQoMYWN0aXZlX3Rvb2xzGAMgASgLMhcudHJlYWRsZS52MS5BY3RpdmVUb29scxIxChBwcm92aWRlcl9vcHRpb25zGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIxCg5tb2RlbF9zZXR0aW5ncxgFIAEoCzIZLnRyZWFkbGUudjEuTW9kZWxTZXR0aW5ncxI3ChFzdHJ1Y3R1cmVkX291dHB1dBgGIAEoCzIcLnRyZWFkbGUudjEuU3RydWN0dXJlZE91dHB1dBIkCgV0b29scxgHIAEoCzIVLnRyZWFkbGUudjEuU3RlcFRvb2xzIhoKCVN0ZXBUb29scxINCgVuYW1lcxgBIAMoCSJXCgxBYm9ydE91dGNvbWUSDgoGcmVhc29uGAEgASgJEg0KBXJldHJ5GAIgASgIEigKCG1ldGFkYXRhGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIkQKDFJldHJ5T3V0Y29tZRI0CghtZXNzYWdlcxgBIAEoCzIiLnRyZWFkbGUudjEuTWVzc2FnZUxpc3RSZXBsYWNlbWVudCIfCgxFcnJvck91dGNvbWUSDwoHbWVzc2FnZRgBIAEoCSI6Cg5TdHJlYW1PdXRjb21lcxIoCgZjaHVua3MYASADKAsyGC50cmVhZGxlLnYxLkNodW5rT3V0Y29tZSKeAgoMQ2h1bmtPdXRjb21lEjEKCXVuY2hhbmdlZBgBIAEoCzIcLnRyZWFkbGUudjEuVW5jaGFuZ2VkT3V0Y29tZUgAEiQKB3JlcGxhY2UYAiABKAsyES50cmVhZGxlLnYxLkNodW5rSAASJwoEZHJvcBgDIAEoCzIXLnRyZWFkbGUudjEuRHJvcE91dGNvbWVIABIpCgVhYm9ydBgEIAEoCzIYLnRyZWFkbGUudjEuQWJvcnRPdXRjb21lSAASKQoFZXJyb3IYBSABKAsyGC50cmVhZGxlLnYxLkVycm9yT3V0Y29tZUgAEisKBmNodW5rcxgGIAEoCzIZLnRyZWFkbGUudjEuQ2h1bmtTZXF1ZW5jZUgAQgkKB291dGNvbWUiMgoNQ2h1bmtTZXF1ZW5jZRIhCgZjaHVua3MYASADKAsyES50cmVhZGxlLnYxLkNodW5rIg0KC0Ryb3BPdXRjb21lKvICCgRIb29rEhQKEEhPT0tfVU5TUEVDSUZJRUQQABIWChJIT09LX1BST0NFU1NfSU5QVVQQARIbChdIT09LX1BST0NFU1NfSU5QVVRfU1RFUBACEhwKGEhPT0tfUFJPQ0VTU19MTE1fUkVRVUVTVBADEh0KGUhPT0tfUFJPQ0VTU19MTE1fUkVTUE9OU0UQBBIaChZIT09LX1BST0NFU1NfQVBJX0VSUk9SEAUSHgoaSE9PS19QUk9DRVNTX09VVFBVVF9TVFJFQU0QBhIcChhIT09LX1BST0NFU1NfT1VUUFVUX1NURVAQBxIcChhIT09LX1BST0NFU1NfVE9PTF9SRVNVTFQQCBIeChpIT09LX1BST0NFU1NfT1VUUFVUX1JFU1VMVBAJEhkKFUhPT0tfQkVGT1JFX1RPT0xfQ0FMTBAKEhgKFEhPT0tfQUZURVJfVE9PTF9DQUxMEAsSFQoRSE9PS19PTl9WSU9MQVRJT04QDCpSCghIb29rTW9kZRIZChVIT09LX01PREVfVU5TUEVDSUZJRUQQABIUChBIT09LX01PREVfTVVUQVRFEAESFQoRSE9PS19NT0RFX09CU0VSVkUQAipuCg5TdHJlYW1EZWxpdmVyeRIfChtTVFJFQU1fREVMSVZFUllfVU5TUEVDSUZJRUQQABIdChlTVFJFQU1fREVMSVZFUllfUEVSX0NIVU5LEAESHAoYU1RSRUFNX0RFTElWRVJZX1dJTkRPV0VEEAIqnQEKDU1lc3NhZ2VTb3VyY2USHgoaTUVTU0FHRV9TT1VSQ0VfVU5TUEVDSUZJRUQQABIZChVNRVNTQUdFX1NPVVJDRV9NRU1PUlkQARIYChRNRVNTQUdFX1NPVVJDRV9JTlBVVBACEhsKF01FU1NBR0VfU09VUkNFX1JFU1BPTlNFEAMSGgoWTUVTU0FHRV9TT1VSQ0VfQ09OVEVYVBAEMncKEFByb2Nlc3NvclNlcnZpY2USYwoGQXR0YWNoEikudHJlYWRsZS52MS5Qcm9jZXNzb3JTZXJ2aWNlQXR0YWNoUmVxdWVzdBoqLnRyZWFkbGUudjEuUHJvY2Vzc29yU2VydmljZUF0dGFjaFJlc3BvbnNlKAEwAUJjCg5kZXYudHJlYWRsZS52MVABWkJnaXRodWIuY29tL3RyZWFkbGUtZGV2L3RyZWFkbGUvY2xpZW50cy9nby9nZW4vdHJlYWRsZS92MTt0cmVhZGxldjGqAgpUcmVhZGxlLlYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_agent, file_treadle_v1_chunk, file_treadle_v1_message, file_treadle_v1_prompt, file_treadle_v1_remote]);
+  fileDesc("CiJ0cmVhZGxlL3YxL3Byb2Nlc3Nvcl9zZXJ2aWNlLnByb3RvEgp0cmVhZGxlLnYxIo8BCh1Qcm9jZXNzb3JTZXJ2aWNlQXR0YWNoUmVxdWVzdBIzCgloYW5kc2hha2UYASABKAsyHi50cmVhZGxlLnYxLlByb2Nlc3NvckhhbmRzaGFrZUgAEi4KBnJlc3VsdBgCIAEoCzIcLnRyZWFkbGUudjEuSW52b2NhdGlvblJlc3VsdEgAQgkKB21lc3NhZ2UiiQIKHlByb2Nlc3NvclNlcnZpY2VBdHRhY2hSZXNwb25zZRIvCgd3ZWxjb21lGAEgASgLMhwudHJlYWRsZS52MS5Qcm9jZXNzb3JXZWxjb21lSAASLAoKaW52b2NhdGlvbhgCIAEoCzIWLnRyZWFkbGUudjEuSW52b2NhdGlvbkgAEi4KBmNhbmNlbBgDIAEoCzIcLnRyZWFkbGUudjEuQ2FuY2VsSW52b2NhdGlvbkgAEiIKBWRyYWluGAQgASgLMhEudHJlYWRsZS52MS5EcmFpbkgAEikKCXJ1bl9lbmRlZBgFIAEoCzIULnRyZWFkbGUudjEuUnVuRW5kZWRIAEIJCgdtZXNzYWdlIhoKCFJ1bkVuZGVkEg4KBnJ1bl9pZBgBIAEoCSJ6ChJQcm9jZXNzb3JIYW5kc2hha2USGQoRcHJvdG9jb2xfdmVyc2lvbnMYASADKA0SNAoKcHJvY2Vzc29ycxgCIAMoCzIgLnRyZWFkbGUudjEuUHJvY2Vzc29yRGVjbGFyYXRpb24SEwoLaW5zdGFuY2VfaWQYAyABKAkicQoUUHJvY2Vzc29yRGVjbGFyYXRpb24SCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIqCgVob29rcxgEIAMoCzIbLnRyZWFkbGUudjEuSG9va0RlY2xhcmF0aW9uIooCCg9Ib29rRGVjbGFyYXRpb24SHgoEaG9vaxgBIAEoDjIQLnRyZWFkbGUudjEuSG9vaxIiCgRtb2RlGAIgASgOMhQudHJlYWRsZS52MS5Ib29rTW9kZRIqCgd0aW1lb3V0GAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhoKEnByb2Nlc3NfZGF0YV9wYXJ0cxgEIAEoCBIsCghkZWxpdmVyeRgFIAEoDjIaLnRyZWFkbGUudjEuU3RyZWFtRGVsaXZlcnkSEgoKbWF4X3dpbmRvdxgGIAEoDRIVCg1tYXhfaW5fZmxpZ2h0GAcgASgNEhIKCnRvb2xfbmFtZXMYCCADKAkidQoQUHJvY2Vzc29yV2VsY29tZRIYChBwcm90b2NvbF92ZXJzaW9uGAEgASgNEjQKCnByb2Nlc3NvcnMYAiADKAsyIC50cmVhZGxlLnYxLlByb2Nlc3NvckRlY2xhcmF0aW9uEhEKCXNlcnZlcl9pZBgDIAEoCSJgCg1MaXN0ZWRNZXNzYWdlEiQKB21lc3NhZ2UYASABKAsyEy50cmVhZGxlLnYxLk1lc3NhZ2USKQoGc291cmNlGAIgASgOMhkudHJlYWRsZS52MS5NZXNzYWdlU291cmNlInYKE01lc3NhZ2VMaXN0U25hcHNob3QSKwoIbWVzc2FnZXMYASADKAsyGS50cmVhZGxlLnYxLkxpc3RlZE1lc3NhZ2USMgoPc3lzdGVtX21lc3NhZ2VzGAIgAygLMhkudHJlYWRsZS52MS5TeXN0ZW1NZXNzYWdlItYKCgpJbnZvY2F0aW9uEhUKDWludm9jYXRpb25faWQYASABKAkSFAoMcHJvY2Vzc29yX2lkGAIgASgJEh4KBGhvb2sYAyABKA4yEC50cmVhZGxlLnYxLkhvb2sSDgoGcnVuX2lkGAQgASgJEhAKCGFnZW50X2lkGAUgASgJEhEKCXRocmVhZF9pZBgGIAEoCRITCgtyZXNvdXJjZV9pZBgHIAEoCRITCgtzdGVwX251bWJlchgIIAEoBRITCgtyZXRyeV9jb3VudBgJIAEoBRIwCg9yZXF1ZXN0X2NvbnRleHQYCiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EikKBXN0YXRlGAsgASgLMhoudHJlYWRsZS52MS5Qcm9jZXNzb3JTdGF0ZRIvCg10cmFjZV9jb250ZXh0GAwgASgLMhgudHJlYWRsZS52MS5UcmFjZUNvbnRleHQSLAoIZGVhZGxpbmUYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3Byb2Nlc3Nvcl9pbmRleBgOIAEoBRIqCgd0aW1lb3V0GA8gASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjUKDXByb2Nlc3NfaW5wdXQYFCABKAsyHC50cmVhZGxlLnYxLlByb2Nlc3NJbnB1dEFyZ3NIABI+ChJwcm9jZXNzX2lucHV0X3N0ZXAYFSABKAsyIC50cmVhZGxlLnYxLlByb2Nlc3NJbnB1dFN0ZXBBcmdzSAASQAoTcHJvY2Vzc19sbG1fcmVxdWVzdBgWIAEoCzIhLnRyZWFkbGUudjEuUHJvY2Vzc0xMTVJlcXVlc3RBcmdzSAASQgoUcHJvY2Vzc19sbG1fcmVzcG9uc2UYFyABKAsyIi50cmVhZGxlLnYxLlByb2Nlc3NMTE1SZXNwb25zZUFyZ3NIABI8ChFwcm9jZXNzX2FwaV9lcnJvchgYIAEoCzIfLnRyZWFkbGUudjEuUHJvY2Vzc0FQSUVycm9yQXJnc0gAEkQKFXByb2Nlc3Nfb3V0cHV0X3N0cmVhbRgZIAEoCzIjLnRyZWFkbGUudjEuUHJvY2Vzc091dHB1dFN0cmVhbUFyZ3NIABJAChNwcm9jZXNzX291dHB1dF9zdGVwGBogASgLMiEudHJlYWRsZS52MS5Qcm9jZXNzT3V0cHV0U3RlcEFyZ3NIABJAChNwcm9jZXNzX3Rvb2xfcmVzdWx0GBsgASgLMiEudHJlYWRsZS52MS5Qcm9jZXNzVG9vbFJlc3VsdEFyZ3NIABJEChVwcm9jZXNzX291dHB1dF9yZXN1bHQYHCABKAsyIy50cmVhZGxlLnYxLlByb2Nlc3NPdXRwdXRSZXN1bHRBcmdzSAASOgoQYmVmb3JlX3Rvb2xfY2FsbBgdIAEoCzIeLnRyZWFkbGUudjEuQmVmb3JlVG9vbENhbGxBcmdzSAASOAoPYWZ0ZXJfdG9vbF9jYWxsGB4gASgLMh0udHJlYWRsZS52MS5BZnRlclRvb2xDYWxsQXJnc0gAEjMKDG9uX3Zpb2xhdGlvbhgfIAEoCzIbLnRyZWFkbGUudjEuT25WaW9sYXRpb25BcmdzSAASQAoTb25fZGVsZWdhdGlvbl9zdGFydBggIAEoCzIhLnRyZWFkbGUudjEuT25EZWxlZ2F0aW9uU3RhcnRBcmdzSAASRgoWb25fZGVsZWdhdGlvbl9jb21wbGV0ZRghIAEoCzIkLnRyZWFkbGUudjEuT25EZWxlZ2F0aW9uQ29tcGxldGVBcmdzSABCBgoEYXJncyJJCg5Qcm9jZXNzb3JTdGF0ZRImCgV2YWx1ZRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDwoHdmVyc2lvbhgCIAEoBCJJChBQcm9jZXNzSW5wdXRBcmdzEjUKDG1lc3NhZ2VfbGlzdBgBIAEoCzIfLnRyZWFkbGUudjEuTWVzc2FnZUxpc3RTbmFwc2hvdCKQAwoUUHJvY2Vzc0lucHV0U3RlcEFyZ3MSNQoMbWVzc2FnZV9saXN0GAEgASgLMh8udHJlYWRsZS52MS5NZXNzYWdlTGlzdFNuYXBzaG90EiUKBXN0ZXBzGAIgAygLMhYudHJlYWRsZS52MS5TdGVwUmVzdWx0Eg0KBW1vZGVsGAMgASgJEisKC3Rvb2xfY2hvaWNlGAQgASgLMhYudHJlYWRsZS52MS5Ub29sQ2hvaWNlEhQKDGFjdGl2ZV90b29scxgFIAMoCRIpCgV0b29scxgGIAMoCzIaLnRyZWFkbGUudjEuVG9vbERlZmluaXRpb24SMQoQcHJvdmlkZXJfb3B0aW9ucxgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSMQoObW9kZWxfc2V0dGluZ3MYCCABKAsyGS50cmVhZGxlLnYxLk1vZGVsU2V0dGluZ3MSNwoRc3RydWN0dXJlZF9vdXRwdXQYCSABKAsyHC50cmVhZGxlLnYxLlN0cnVjdHVyZWRPdXRwdXQieAoVUHJvY2Vzc0xMTVJlcXVlc3RBcmdzEikKBnByb21wdBgBIAMoCzIZLnRyZWFkbGUudjEuUHJvbXB0TWVzc2FnZRINCgVtb2RlbBgCIAEoCRIlCgVzdGVwcxgDIAMoCzIWLnRyZWFkbGUudjEuU3RlcFJlc3VsdCKFAQoWUHJvY2Vzc0xMTVJlc3BvbnNlQXJncxIhCgZjaHVua3MYASADKAsyES50cmVhZGxlLnYxLkNodW5rEg0KBW1vZGVsGAIgASgJEiUKBXN0ZXBzGAMgAygLMhYudHJlYWRsZS52MS5TdGVwUmVzdWx0EhIKCmZyb21fY2FjaGUYBCABKAgikAEKCEFQSUVycm9yEg8KB21lc3NhZ2UYASABKAkSEwoLc3RhdHVzX2NvZGUYAiABKAUSJAoEYm9keRgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIQCghwcm92aWRlchgEIAEoCRIQCghtb2RlbF9pZBgFIAEoCRIUCgxpc19yZXRyeWFibGUYBiABKAgimAEKE1Byb2Nlc3NBUElFcnJvckFyZ3MSIwoFZXJyb3IYASABKAsyFC50cmVhZGxlLnYxLkFQSUVycm9yEjUKDG1lc3NhZ2VfbGlzdBgCIAEoCzIfLnRyZWFkbGUudjEuTWVzc2FnZUxpc3RTbmFwc2hvdBIlCgVzdGVwcxgDIAMoCzIWLnRyZWFkbGUudjEuU3RlcFJlc3VsdCI7ChdQcm9jZXNzT3V0cHV0U3RyZWFtQXJncxIgCgVwYXJ0cxgBIAMoCzIRLnRyZWFkbGUudjEuQ2h1bmsitAIKFVByb2Nlc3NPdXRwdXRTdGVwQXJncxI1CgxtZXNzYWdlX2xpc3QYASABKAsyHy50cmVhZGxlLnYxLk1lc3NhZ2VMaXN0U25hcHNob3QSLwoNZmluaXNoX3JlYXNvbhgCIAEoDjIYLnRyZWFkbGUudjEuRmluaXNoUmVhc29uEigKCnRvb2xfY2FsbHMYAyADKAsyFC50cmVhZGxlLnYxLlRvb2xDYWxsEgwKBHRleHQYBCABKAkSIAoFdXNhZ2UYBSABKAsyES50cmVhZGxlLnYxLlVzYWdlEiUKBXN0ZXBzGAYgAygLMhYudHJlYWRsZS52MS5TdGVwUmVzdWx0EjIKEXByb3ZpZGVyX21ldGFkYXRhGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCKHAgoVUHJvY2Vzc1Rvb2xSZXN1bHRBcmdzEjUKDG1lc3NhZ2VfbGlzdBgBIAEoCzIfLnRyZWFkbGUudjEuTWVzc2FnZUxpc3RTbmFwc2hvdBIRCgl0b29sX25hbWUYAiABKAkSFAoMdG9vbF9jYWxsX2lkGAMgASgJEiQKBGFyZ3MYBCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSJgoGcmVzdWx0GAUgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEhkKEXByb3ZpZGVyX2V4ZWN1dGVkGAYgASgIEiUKBXN0ZXBzGAcgAygLMhYudHJlYWRsZS52MS5TdGVwUmVzdWx0ImMKEkJlZm9yZVRvb2xDYWxsQXJncxIRCgl0b29sX25hbWUYASABKAkSFAoMdG9vbF9jYWxsX2lkGAIgASgJEiQKBGFyZ3MYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUimQEKEUFmdGVyVG9vbENhbGxBcmdzEhEKCXRvb2xfbmFtZRgBIAEoCRIUCgx0b29sX2NhbGxfaWQYAiABKAkSJAoEYXJncxgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRImCgZvdXRwdXQYBCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSDQoFZXJyb3IYBSABKAkibgoPT25WaW9sYXRpb25BcmdzEhQKDHByb2Nlc3Nvcl9pZBgBIAEoCRIPCgdtZXNzYWdlGAIgASgJEiYKBmRldGFpbBgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIMCgRob29rGAQgASgJIpwBChVPbkRlbGVnYXRpb25TdGFydEFyZ3MSCwoDa2V5GAEgASgJEhQKDHN1Yl9hZ2VudF9pZBgCIAEoCRIUCgx0b29sX2NhbGxfaWQYAyABKAkSDgoGcHJvbXB0GAQgASgJEhQKDGluc3RydWN0aW9ucxgFIAEoCRIRCgltYXhfc3RlcHMYBiABKAUSEQoJaXRlcmF0aW9uGAcgASgFIusBChZEZWxlZ2F0aW9uU3RhcnRPdXRjb21lEg8KB3Byb2NlZWQYASABKAgSGAoQcmVqZWN0aW9uX3JlYXNvbhgCIAEoCRIcCg9tb2RpZmllZF9wcm9tcHQYAyABKAlIAIgBARIiChVtb2RpZmllZF9pbnN0cnVjdGlvbnMYBCABKAlIAYgBARIfChJtb2RpZmllZF9tYXhfc3RlcHMYBSABKAVIAogBAUISChBfbW9kaWZpZWRfcHJvbXB0QhgKFl9tb2RpZmllZF9pbnN0cnVjdGlvbnNCFQoTX21vZGlmaWVkX21heF9zdGVwcyLYAQoYT25EZWxlZ2F0aW9uQ29tcGxldGVBcmdzEgsKA2tleRgBIAEoCRIUCgxzdWJfYWdlbnRfaWQYAiABKAkSFAoMdG9vbF9jYWxsX2lkGAMgASgJEg4KBnByb21wdBgEIAEoCRImCgZyZXN1bHQYBSABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSDwoHc3VjY2VzcxgGIAEoCBINCgVlcnJvchgHIAEoCRIrCghkdXJhdGlvbhgIIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiI7ChlEZWxlZ2F0aW9uQ29tcGxldGVPdXRjb21lEhAKCGZlZWRiYWNrGAEgASgJEgwKBGJhaWwYAiABKAgilgEKDE91dHB1dFJlc3VsdBIMCgR0ZXh0GAEgASgJEiAKBXVzYWdlGAIgASgLMhEudHJlYWRsZS52MS5Vc2FnZRIvCg1maW5pc2hfcmVhc29uGAMgASgOMhgudHJlYWRsZS52MS5GaW5pc2hSZWFzb24SJQoFc3RlcHMYBCADKAsyFi50cmVhZGxlLnYxLlN0ZXBSZXN1bHQiegoXUHJvY2Vzc091dHB1dFJlc3VsdEFyZ3MSNQoMbWVzc2FnZV9saXN0GAEgASgLMh8udHJlYWRsZS52MS5NZXNzYWdlTGlzdFNuYXBzaG90EigKBnJlc3VsdBgCIAEoCzIYLnRyZWFkbGUudjEuT3V0cHV0UmVzdWx0ItYEChBJbnZvY2F0aW9uUmVzdWx0EhUKDWludm9jYXRpb25faWQYASABKAkSMQoJdW5jaGFuZ2VkGAIgASgLMhwudHJlYWRsZS52MS5VbmNoYW5nZWRPdXRjb21lSAASLQoHcmVwbGFjZRgDIAEoCzIaLnRyZWFkbGUudjEuUmVwbGFjZU91dGNvbWVIABIpCgVhYm9ydBgEIAEoCzIYLnRyZWFkbGUudjEuQWJvcnRPdXRjb21lSAASKQoFcmV0cnkYBSABKAsyGC50cmVhZGxlLnYxLlJldHJ5T3V0Y29tZUgAEikKBWVycm9yGAYgASgLMhgudHJlYWRsZS52MS5FcnJvck91dGNvbWVIABIsCgZzdHJlYW0YByABKAsyGi50cmVhZGxlLnYxLlN0cmVhbU91dGNvbWVzSAASMAoJc2tpcF90b29sGAggASgLMhsudHJlYWRsZS52MS5Ta2lwVG9vbE91dGNvbWVIABI+ChBkZWxlZ2F0aW9uX3N0YXJ0GAwgASgLMiIudHJlYWRsZS52MS5EZWxlZ2F0aW9uU3RhcnRPdXRjb21lSAASRAoTZGVsZWdhdGlvbl9jb21wbGV0ZRgNIAEoCzIlLnRyZWFkbGUudjEuRGVsZWdhdGlvbkNvbXBsZXRlT3V0Y29tZUgAEikKBXN0YXRlGAogASgLMhoudHJlYWRsZS52MS5Qcm9jZXNzb3JTdGF0ZRIsCg1jdXN0b21fY2h1bmtzGAsgAygLMhUudHJlYWRsZS52MS5EYXRhQ2h1bmtCCQoHb3V0Y29tZSI5Cg9Ta2lwVG9vbE91dGNvbWUSJgoGb3V0cHV0GAEgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIhIKEFVuY2hhbmdlZE91dGNvbWUikgIKDlJlcGxhY2VPdXRjb21lEjQKCG1lc3NhZ2VzGAEgASgLMiIudHJlYWRsZS52MS5NZXNzYWdlTGlzdFJlcGxhY2VtZW50EjMKD3N5c3RlbV9tZXNzYWdlcxgCIAEoCzIaLnRyZWFkbGUudjEuU3lzdGVtTWVzc2FnZXMSMQoOc3RlcF9vdmVycmlkZXMYAyABKAsyGS50cmVhZGxlLnYxLlN0ZXBPdmVycmlkZXMSLQoGcHJvbXB0GAQgASgLMh0udHJlYWRsZS52MS5Qcm9tcHRSZXBsYWNlbWVudBIzCg9jYWNoZWRfcmVzcG9uc2UYBSABKAsyGi50cmVhZGxlLnYxLkNhY2hlZFJlc3BvbnNlImsKFk1lc3NhZ2VMaXN0UmVwbGFjZW1lbnQSJQoIbWVzc2FnZXMYASADKAsyEy50cmVhZGxlLnYxLk1lc3NhZ2USKgoHc291cmNlcxgCIAMoDjIZLnRyZWFkbGUudjEuTWVzc2FnZVNvdXJjZSJAChFQcm9tcHRSZXBsYWNlbWVudBIrCghtZXNzYWdlcxgBIAMoCzIZLnRyZWFkbGUudjEuUHJvbXB0TWVzc2FnZSIzCg5DYWNoZWRSZXNwb25zZRIhCgZjaHVua3MYASADKAsyES50cmVhZGxlLnYxLkNodW5rIhwKC0FjdGl2ZVRvb2xzEg0KBW5hbWVzGAEgAygJIr8CCg1TdGVwT3ZlcnJpZGVzEg0KBW1vZGVsGAEgASgJEisKC3Rvb2xfY2hvaWNlGAIgASgLMhYudHJlYWRsZS52MS5Ub29sQ2hvaWNlEi0KDGFjdGl2ZV90b29scxgDIAEoCzIXLnRyZWFkbGUudjEuQWN0aXZlVG9vbHMSMQoQcHJvdmlkZXJfb3B0aW9ucxgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSMQoObW9kZWxfc2V0dGluZ3MYBSABKAsyGS50cmVhZGxlLnYxLk1vZGVsU2V0dGluZ3MSNwoRc3RydWN0dXJlZF9vdXRwdXQYBiABKAsyHC50cmVhZGxlLnYxLlN0cnVjdHVyZWRPdXRwdXQSJAoFdG9vbHMYByABKAsyFS50cmVhZGxlLnYxLlN0ZXBUb29scyIaCglTdGVwVG9vbHMSDQoFbmFtZXMYASADKAkiVwoMQWJvcnRPdXRjb21lEg4KBnJlYXNvbhgBIAEoCRINCgVyZXRyeRgCIAEoCBIoCghtZXRhZGF0YRgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZSJECgxSZXRyeU91dGNvbWUSNAoIbWVzc2FnZXMYASABKAsyIi50cmVhZGxlLnYxLk1lc3NhZ2VMaXN0UmVwbGFjZW1lbnQiHwoMRXJyb3JPdXRjb21lEg8KB21lc3NhZ2UYASABKAkiOgoOU3RyZWFtT3V0Y29tZXMSKAoGY2h1bmtzGAEgAygLMhgudHJlYWRsZS52MS5DaHVua091dGNvbWUingIKDENodW5rT3V0Y29tZRIxCgl1bmNoYW5nZWQYASABKAsyHC50cmVhZGxlLnYxLlVuY2hhbmdlZE91dGNvbWVIABIkCgdyZXBsYWNlGAIgASgLMhEudHJlYWRsZS52MS5DaHVua0gAEicKBGRyb3AYAyABKAsyFy50cmVhZGxlLnYxLkRyb3BPdXRjb21lSAASKQoFYWJvcnQYBCABKAsyGC50cmVhZGxlLnYxLkFib3J0T3V0Y29tZUgAEikKBWVycm9yGAUgASgLMhgudHJlYWRsZS52MS5FcnJvck91dGNvbWVIABIrCgZjaHVua3MYBiABKAsyGS50cmVhZGxlLnYxLkNodW5rU2VxdWVuY2VIAEIJCgdvdXRjb21lIjIKDUNodW5rU2VxdWVuY2USIQoGY2h1bmtzGAEgAygLMhEudHJlYWRsZS52MS5DaHVuayINCgtEcm9wT3V0Y29tZSqxAwoESG9vaxIUChBIT09LX1VOU1BFQ0lGSUVEEAASFgoSSE9PS19QUk9DRVNTX0lOUFVUEAESGwoXSE9PS19QUk9DRVNTX0lOUFVUX1NURVAQAhIcChhIT09LX1BST0NFU1NfTExNX1JFUVVFU1QQAxIdChlIT09LX1BST0NFU1NfTExNX1JFU1BPTlNFEAQSGgoWSE9PS19QUk9DRVNTX0FQSV9FUlJPUhAFEh4KGkhPT0tfUFJPQ0VTU19PVVRQVVRfU1RSRUFNEAYSHAoYSE9PS19QUk9DRVNTX09VVFBVVF9TVEVQEAcSHAoYSE9PS19QUk9DRVNTX1RPT0xfUkVTVUxUEAgSHgoaSE9PS19QUk9DRVNTX09VVFBVVF9SRVNVTFQQCRIZChVIT09LX0JFRk9SRV9UT09MX0NBTEwQChIYChRIT09LX0FGVEVSX1RPT0xfQ0FMTBALEhUKEUhPT0tfT05fVklPTEFUSU9OEAwSHAoYSE9PS19PTl9ERUxFR0FUSU9OX1NUQVJUEA0SHwobSE9PS19PTl9ERUxFR0FUSU9OX0NPTVBMRVRFEA4qUgoISG9va01vZGUSGQoVSE9PS19NT0RFX1VOU1BFQ0lGSUVEEAASFAoQSE9PS19NT0RFX01VVEFURRABEhUKEUhPT0tfTU9ERV9PQlNFUlZFEAIqbgoOU3RyZWFtRGVsaXZlcnkSHwobU1RSRUFNX0RFTElWRVJZX1VOU1BFQ0lGSUVEEAASHQoZU1RSRUFNX0RFTElWRVJZX1BFUl9DSFVOSxABEhwKGFNUUkVBTV9ERUxJVkVSWV9XSU5ET1dFRBACKp0BCg1NZXNzYWdlU291cmNlEh4KGk1FU1NBR0VfU09VUkNFX1VOU1BFQ0lGSUVEEAASGQoVTUVTU0FHRV9TT1VSQ0VfTUVNT1JZEAESGAoUTUVTU0FHRV9TT1VSQ0VfSU5QVVQQAhIbChdNRVNTQUdFX1NPVVJDRV9SRVNQT05TRRADEhoKFk1FU1NBR0VfU09VUkNFX0NPTlRFWFQQBDJ3ChBQcm9jZXNzb3JTZXJ2aWNlEmMKBkF0dGFjaBIpLnRyZWFkbGUudjEuUHJvY2Vzc29yU2VydmljZUF0dGFjaFJlcXVlc3QaKi50cmVhZGxlLnYxLlByb2Nlc3NvclNlcnZpY2VBdHRhY2hSZXNwb25zZSgBMAFCYwoOZGV2LnRyZWFkbGUudjFQAVpCZ2l0aHViLmNvbS90cmVhZGxlLWRldi90cmVhZGxlL2NsaWVudHMvZ28vZ2VuL3RyZWFkbGUvdjE7dHJlYWRsZXYxqgIKVHJlYWRsZS5WMWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_agent, file_treadle_v1_chunk, file_treadle_v1_message, file_treadle_v1_prompt, file_treadle_v1_remote]);
 
 /**
  * ProcessorServiceAttachRequest is a message from the processor process to the server.
@@ -604,6 +604,22 @@ export type Invocation = Message<"treadle.v1.Invocation"> & {
      */
     value: OnViolationArgs;
     case: "onViolation";
+  } | {
+    /**
+     * Arguments of `onDelegationStart`.
+     *
+     * @generated from field: treadle.v1.OnDelegationStartArgs on_delegation_start = 32;
+     */
+    value: OnDelegationStartArgs;
+    case: "onDelegationStart";
+  } | {
+    /**
+     * Arguments of `onDelegationComplete`.
+     *
+     * @generated from field: treadle.v1.OnDelegationCompleteArgs on_delegation_complete = 33;
+     */
+    value: OnDelegationCompleteArgs;
+    case: "onDelegationComplete";
   } | { case: undefined; value?: undefined };
 };
 
@@ -1211,6 +1227,223 @@ export const OnViolationArgsSchema: GenMessage<OnViolationArgs> = /*@__PURE__*/
   messageDesc(file_treadle_v1_processor_service, 22);
 
 /**
+ * OnDelegationStartArgs are the arguments of `onDelegationStart`: the parent's model called a
+ * sub-agent tool. Reply: `unchanged` (proceed as asked), `delegation_start`, `abort` or `error`
+ * (an error is logged and the delegation proceeds, as in the Mastra framework).
+ *
+ * @generated from message treadle.v1.OnDelegationStartArgs
+ */
+export type OnDelegationStartArgs = Message<"treadle.v1.OnDelegationStartArgs"> & {
+  /**
+   * The sub-agent's key (the tool is `agent-<key>`).
+   *
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * Id of the agent that will run (on the remote server, for a remote sub-agent).
+   *
+   * @generated from field: string sub_agent_id = 2;
+   */
+  subAgentId: string;
+
+  /**
+   * Id of the parent's tool call.
+   *
+   * @generated from field: string tool_call_id = 3;
+   */
+  toolCallId: string;
+
+  /**
+   * The prompt the model wrote.
+   *
+   * @generated from field: string prompt = 4;
+   */
+  prompt: string;
+
+  /**
+   * The instructions the model added, if any.
+   *
+   * @generated from field: string instructions = 5;
+   */
+  instructions: string;
+
+  /**
+   * The step cap the delegation will use (after capping the model's choice).
+   *
+   * @generated from field: int32 max_steps = 6;
+   */
+  maxSteps: number;
+
+  /**
+   * The parent's current step, starting at 0.
+   *
+   * @generated from field: int32 iteration = 7;
+   */
+  iteration: number;
+};
+
+/**
+ * Describes the message treadle.v1.OnDelegationStartArgs.
+ * Use `create(OnDelegationStartArgsSchema)` to create a new message.
+ */
+export const OnDelegationStartArgsSchema: GenMessage<OnDelegationStartArgs> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_processor_service, 23);
+
+/**
+ * DelegationStartOutcome is `onDelegationStart`'s answer. With `proceed` false the tool returns
+ * `[Delegation Rejected] <rejection_reason>` without running the sub-agent; otherwise every field
+ * that is set replaces the delegation's own (a hook MAY exceed the sub-agent's step cap).
+ *
+ * @generated from message treadle.v1.DelegationStartOutcome
+ */
+export type DelegationStartOutcome = Message<"treadle.v1.DelegationStartOutcome"> & {
+  /**
+   * False rejects the delegation.
+   *
+   * @generated from field: bool proceed = 1;
+   */
+  proceed: boolean;
+
+  /**
+   * Why the delegation is rejected (with `proceed` false).
+   *
+   * @generated from field: string rejection_reason = 2;
+   */
+  rejectionReason: string;
+
+  /**
+   * A new prompt for the sub-agent.
+   *
+   * @generated from field: optional string modified_prompt = 3;
+   */
+  modifiedPrompt?: string | undefined;
+
+  /**
+   * New instructions appended to the sub-agent's own.
+   *
+   * @generated from field: optional string modified_instructions = 4;
+   */
+  modifiedInstructions?: string | undefined;
+
+  /**
+   * A new step cap.
+   *
+   * @generated from field: optional int32 modified_max_steps = 5;
+   */
+  modifiedMaxSteps?: number | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.DelegationStartOutcome.
+ * Use `create(DelegationStartOutcomeSchema)` to create a new message.
+ */
+export const DelegationStartOutcomeSchema: GenMessage<DelegationStartOutcome> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_processor_service, 24);
+
+/**
+ * OnDelegationCompleteArgs are the arguments of `onDelegationComplete`: a sub-agent tool ended.
+ * Reply: `unchanged`, `delegation_complete` or `error` (logged and ignored).
+ *
+ * @generated from message treadle.v1.OnDelegationCompleteArgs
+ */
+export type OnDelegationCompleteArgs = Message<"treadle.v1.OnDelegationCompleteArgs"> & {
+  /**
+   * The sub-agent's key.
+   *
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * Id of the agent that ran.
+   *
+   * @generated from field: string sub_agent_id = 2;
+   */
+  subAgentId: string;
+
+  /**
+   * Id of the parent's tool call.
+   *
+   * @generated from field: string tool_call_id = 3;
+   */
+  toolCallId: string;
+
+  /**
+   * The prompt the sub-agent got.
+   *
+   * @generated from field: string prompt = 4;
+   */
+  prompt: string;
+
+  /**
+   * The tool's output (`{text, subAgentThreadId, ...}`), when the delegation succeeded.
+   *
+   * @generated from field: google.protobuf.Value result = 5;
+   */
+  result?: Value | undefined;
+
+  /**
+   * True when the delegation succeeded.
+   *
+   * @generated from field: bool success = 6;
+   */
+  success: boolean;
+
+  /**
+   * Why it failed (with `success` false).
+   *
+   * @generated from field: string error = 7;
+   */
+  error: string;
+
+  /**
+   * How long the delegation took.
+   *
+   * @generated from field: google.protobuf.Duration duration = 8;
+   */
+  duration?: Duration | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.OnDelegationCompleteArgs.
+ * Use `create(OnDelegationCompleteArgsSchema)` to create a new message.
+ */
+export const OnDelegationCompleteArgsSchema: GenMessage<OnDelegationCompleteArgs> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_processor_service, 25);
+
+/**
+ * DelegationCompleteOutcome is `onDelegationComplete`'s answer.
+ *
+ * @generated from message treadle.v1.DelegationCompleteOutcome
+ */
+export type DelegationCompleteOutcome = Message<"treadle.v1.DelegationCompleteOutcome"> & {
+  /**
+   * Saved into the parent's thread as an assistant message after the tool result; the model
+   * sees it at the next step. Empty: none.
+   *
+   * @generated from field: string feedback = 1;
+   */
+  feedback: string;
+
+  /**
+   * End the parent's run after this step, with the delegation's result as its last tool result
+   * (the model is not called again).
+   *
+   * @generated from field: bool bail = 2;
+   */
+  bail: boolean;
+};
+
+/**
+ * Describes the message treadle.v1.DelegationCompleteOutcome.
+ * Use `create(DelegationCompleteOutcomeSchema)` to create a new message.
+ */
+export const DelegationCompleteOutcomeSchema: GenMessage<DelegationCompleteOutcome> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_processor_service, 26);
+
+/**
  * OutputResult is the whole call's result, for `processOutputResult`.
  *
  * @generated from message treadle.v1.OutputResult
@@ -1250,7 +1483,7 @@ export type OutputResult = Message<"treadle.v1.OutputResult"> & {
  * Use `create(OutputResultSchema)` to create a new message.
  */
 export const OutputResultSchema: GenMessage<OutputResult> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 23);
+  messageDesc(file_treadle_v1_processor_service, 27);
 
 /**
  * ProcessOutputResultArgs are the arguments of `processOutputResult`. Reply: `unchanged`,
@@ -1279,7 +1512,7 @@ export type ProcessOutputResultArgs = Message<"treadle.v1.ProcessOutputResultArg
  * Use `create(ProcessOutputResultArgsSchema)` to create a new message.
  */
 export const ProcessOutputResultArgsSchema: GenMessage<ProcessOutputResultArgs> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 24);
+  messageDesc(file_treadle_v1_processor_service, 28);
 
 /**
  * InvocationResult answers one invocation.
@@ -1355,6 +1588,22 @@ export type InvocationResult = Message<"treadle.v1.InvocationResult"> & {
      */
     value: SkipToolOutcome;
     case: "skipTool";
+  } | {
+    /**
+     * `onDelegationStart` only: reject the delegation, or change it.
+     *
+     * @generated from field: treadle.v1.DelegationStartOutcome delegation_start = 12;
+     */
+    value: DelegationStartOutcome;
+    case: "delegationStart";
+  } | {
+    /**
+     * `onDelegationComplete` only: feedback for the parent's memory, or bail.
+     *
+     * @generated from field: treadle.v1.DelegationCompleteOutcome delegation_complete = 13;
+     */
+    value: DelegationCompleteOutcome;
+    case: "delegationComplete";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -1378,7 +1627,7 @@ export type InvocationResult = Message<"treadle.v1.InvocationResult"> & {
  * Use `create(InvocationResultSchema)` to create a new message.
  */
 export const InvocationResultSchema: GenMessage<InvocationResult> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 25);
+  messageDesc(file_treadle_v1_processor_service, 29);
 
 /**
  * SkipToolOutcome is `beforeToolCall`'s `{proceed: false, output}`.
@@ -1399,7 +1648,7 @@ export type SkipToolOutcome = Message<"treadle.v1.SkipToolOutcome"> & {
  * Use `create(SkipToolOutcomeSchema)` to create a new message.
  */
 export const SkipToolOutcomeSchema: GenMessage<SkipToolOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 26);
+  messageDesc(file_treadle_v1_processor_service, 30);
 
 /**
  * UnchangedOutcome: the hook changed nothing.
@@ -1414,7 +1663,7 @@ export type UnchangedOutcome = Message<"treadle.v1.UnchangedOutcome"> & {
  * Use `create(UnchangedOutcomeSchema)` to create a new message.
  */
 export const UnchangedOutcomeSchema: GenMessage<UnchangedOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 27);
+  messageDesc(file_treadle_v1_processor_service, 31);
 
 /**
  * ReplaceOutcome carries replacements; unset fields leave things unchanged.
@@ -1464,7 +1713,7 @@ export type ReplaceOutcome = Message<"treadle.v1.ReplaceOutcome"> & {
  * Use `create(ReplaceOutcomeSchema)` to create a new message.
  */
 export const ReplaceOutcomeSchema: GenMessage<ReplaceOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 28);
+  messageDesc(file_treadle_v1_processor_service, 32);
 
 /**
  * MessageListReplacement is a whole message list.
@@ -1495,7 +1744,7 @@ export type MessageListReplacement = Message<"treadle.v1.MessageListReplacement"
  * Use `create(MessageListReplacementSchema)` to create a new message.
  */
 export const MessageListReplacementSchema: GenMessage<MessageListReplacement> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 29);
+  messageDesc(file_treadle_v1_processor_service, 33);
 
 /**
  * PromptReplacement is a whole prompt.
@@ -1516,7 +1765,7 @@ export type PromptReplacement = Message<"treadle.v1.PromptReplacement"> & {
  * Use `create(PromptReplacementSchema)` to create a new message.
  */
 export const PromptReplacementSchema: GenMessage<PromptReplacement> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 30);
+  messageDesc(file_treadle_v1_processor_service, 34);
 
 /**
  * CachedResponse is a provider response to replay (text, reasoning and tool-call chunks, and a
@@ -1538,7 +1787,7 @@ export type CachedResponse = Message<"treadle.v1.CachedResponse"> & {
  * Use `create(CachedResponseSchema)` to create a new message.
  */
 export const CachedResponseSchema: GenMessage<CachedResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 31);
+  messageDesc(file_treadle_v1_processor_service, 35);
 
 /**
  * ActiveTools is a list of tool names (a wrapper, so an empty list differs from none).
@@ -1559,7 +1808,7 @@ export type ActiveTools = Message<"treadle.v1.ActiveTools"> & {
  * Use `create(ActiveToolsSchema)` to create a new message.
  */
 export const ActiveToolsSchema: GenMessage<ActiveTools> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 32);
+  messageDesc(file_treadle_v1_processor_service, 36);
 
 /**
  * StepOverrides are `processInputStep` overrides for the current step; unset fields keep the
@@ -1626,7 +1875,7 @@ export type StepOverrides = Message<"treadle.v1.StepOverrides"> & {
  * Use `create(StepOverridesSchema)` to create a new message.
  */
 export const StepOverridesSchema: GenMessage<StepOverrides> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 33);
+  messageDesc(file_treadle_v1_processor_service, 37);
 
 /**
  * StepTools is a list of tool names for one step (a wrapper, so an empty list differs from none).
@@ -1647,7 +1896,7 @@ export type StepTools = Message<"treadle.v1.StepTools"> & {
  * Use `create(StepToolsSchema)` to create a new message.
  */
 export const StepToolsSchema: GenMessage<StepTools> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 34);
+  messageDesc(file_treadle_v1_processor_service, 38);
 
 /**
  * AbortOutcome is the Mastra Processor API's `abort(reason, {retry, metadata})`.
@@ -1682,7 +1931,7 @@ export type AbortOutcome = Message<"treadle.v1.AbortOutcome"> & {
  * Use `create(AbortOutcomeSchema)` to create a new message.
  */
 export const AbortOutcomeSchema: GenMessage<AbortOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 35);
+  messageDesc(file_treadle_v1_processor_service, 39);
 
 /**
  * RetryOutcome asks `processAPIError` to retry the failed call.
@@ -1703,7 +1952,7 @@ export type RetryOutcome = Message<"treadle.v1.RetryOutcome"> & {
  * Use `create(RetryOutcomeSchema)` to create a new message.
  */
 export const RetryOutcomeSchema: GenMessage<RetryOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 36);
+  messageDesc(file_treadle_v1_processor_service, 40);
 
 /**
  * ErrorOutcome reports a hook that failed.
@@ -1724,7 +1973,7 @@ export type ErrorOutcome = Message<"treadle.v1.ErrorOutcome"> & {
  * Use `create(ErrorOutcomeSchema)` to create a new message.
  */
 export const ErrorOutcomeSchema: GenMessage<ErrorOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 37);
+  messageDesc(file_treadle_v1_processor_service, 41);
 
 /**
  * StreamOutcomes holds one outcome per chunk of a `processOutputStream` invocation (each
@@ -1746,7 +1995,7 @@ export type StreamOutcomes = Message<"treadle.v1.StreamOutcomes"> & {
  * Use `create(StreamOutcomesSchema)` to create a new message.
  */
 export const StreamOutcomesSchema: GenMessage<StreamOutcomes> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 38);
+  messageDesc(file_treadle_v1_processor_service, 42);
 
 /**
  * ChunkOutcome is what happens to one stream chunk.
@@ -1818,7 +2067,7 @@ export type ChunkOutcome = Message<"treadle.v1.ChunkOutcome"> & {
  * Use `create(ChunkOutcomeSchema)` to create a new message.
  */
 export const ChunkOutcomeSchema: GenMessage<ChunkOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 39);
+  messageDesc(file_treadle_v1_processor_service, 43);
 
 /**
  * ChunkSequence is zero or more chunks that take the place of one stream chunk.
@@ -1839,7 +2088,7 @@ export type ChunkSequence = Message<"treadle.v1.ChunkSequence"> & {
  * Use `create(ChunkSequenceSchema)` to create a new message.
  */
 export const ChunkSequenceSchema: GenMessage<ChunkSequence> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 40);
+  messageDesc(file_treadle_v1_processor_service, 44);
 
 /**
  * DropOutcome drops a stream chunk.
@@ -1854,7 +2103,7 @@ export type DropOutcome = Message<"treadle.v1.DropOutcome"> & {
  * Use `create(DropOutcomeSchema)` to create a new message.
  */
 export const DropOutcomeSchema: GenMessage<DropOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 41);
+  messageDesc(file_treadle_v1_processor_service, 45);
 
 /**
  * Hook names one method of the Processor interface.
@@ -1954,6 +2203,22 @@ export enum Hook {
    * @generated from enum value: HOOK_ON_VIOLATION = 12;
    */
   ON_VIOLATION = 12,
+
+  /**
+   * `onDelegationStart`: before a sub-agent tool (`agent-<key>`) runs; MAY reject the delegation
+   * with a reason or change its prompt, instructions or step cap.
+   *
+   * @generated from enum value: HOOK_ON_DELEGATION_START = 13;
+   */
+  ON_DELEGATION_START = 13,
+
+  /**
+   * `onDelegationComplete`: after a sub-agent tool ran, with its result or error; MAY add
+   * feedback to the parent's memory or bail (end the parent's run after this step).
+   *
+   * @generated from enum value: HOOK_ON_DELEGATION_COMPLETE = 14;
+   */
+  ON_DELEGATION_COMPLETE = 14,
 }
 
 /**

@@ -30,6 +30,8 @@ __all__ = (
     "CreatedSignal",
     "DataChunk",
     "DataPart",
+    "DelegationCompleteOutcome",
+    "DelegationStartOutcome",
     "DeleteAgentRequest",
     "DeleteAgentResponse",
     "DeleteThreadRequest",
@@ -91,6 +93,8 @@ __all__ = (
     "NotificationRule",
     "NotificationSettings",
     "NotificationStatus",
+    "OnDelegationCompleteArgs",
+    "OnDelegationStartArgs",
     "OnViolationArgs",
     "OutputResult",
     "Part",
@@ -121,6 +125,7 @@ __all__ = (
     "ReasoningEndChunk",
     "ReasoningPart",
     "ReasoningStartChunk",
+    "RemoteSubAgent",
     "ReplaceOutcome",
     "ResponseMetadataChunk",
     "RetryOutcome",
@@ -161,6 +166,9 @@ __all__ = (
     "StreamRequest",
     "StreamResponse",
     "StructuredOutput",
+    "SubAgentFailure",
+    "SubAgentMemory",
+    "SubAgentRef",
     "SubscribeToThreadRequest",
     "SubscribeToThreadResponse",
     "SystemMessage",
@@ -187,6 +195,7 @@ __all__ = (
     "ToolInvocation",
     "ToolInvocationPart",
     "ToolInvocationState",
+    "ToolOutputChunk",
     "ToolResult",
     "ToolResultChunk",
     "ToolResultPart",
@@ -610,6 +619,18 @@ class Hook(betterproto2.Enum):
     declared, and ignores any answer. Errors in it are the process's own to swallow.
     """
 
+    ON_DELEGATION_START = 13
+    """
+    `onDelegationStart`: before a sub-agent tool (`agent-<key>`) runs; MAY reject the delegation
+    with a reason or change its prompt, instructions or step cap.
+    """
+
+    ON_DELEGATION_COMPLETE = 14
+    """
+    `onDelegationComplete`: after a sub-agent tool ran, with its result or error; MAY add
+    feedback to the parent's memory or bail (end the parent's run after this step).
+    """
+
     @classmethod
     def betterproto_value_to_renamed_proto_names(cls) -> dict[int, str]:
         return {
@@ -626,6 +647,8 @@ class Hook(betterproto2.Enum):
             10: "HOOK_BEFORE_TOOL_CALL",
             11: "HOOK_AFTER_TOOL_CALL",
             12: "HOOK_ON_VIOLATION",
+            13: "HOOK_ON_DELEGATION_START",
+            14: "HOOK_ON_DELEGATION_COMPLETE",
         }
 
     @classmethod
@@ -644,6 +667,8 @@ class Hook(betterproto2.Enum):
             "HOOK_BEFORE_TOOL_CALL": 10,
             "HOOK_AFTER_TOOL_CALL": 11,
             "HOOK_ON_VIOLATION": 12,
+            "HOOK_ON_DELEGATION_START": 13,
+            "HOOK_ON_DELEGATION_COMPLETE": 14,
         }
 
 
@@ -1260,6 +1285,90 @@ class StreamDelivery(betterproto2.Enum):
         }
 
 
+class SubAgentFailure(betterproto2.Enum):
+    """
+    SubAgentFailure says what a failed delegation does to the parent's run.
+    """
+
+    UNSPECIFIED = 0
+    """
+    Not set; the server MUST treat it as SUB_AGENT_FAILURE_TOOL_ERROR.
+    """
+
+    TOOL_ERROR = 1
+    """
+    The tool call ends with an error result (the model sees it and MAY try something else);
+    the parent's run goes on. A sub-agent's tripwire is such a failure.
+    """
+
+    FAIL_RUN = 2
+    """
+    The parent's run ends with an error naming the sub-agent.
+    """
+
+    @classmethod
+    def betterproto_value_to_renamed_proto_names(cls) -> dict[int, str]:
+        return {
+            0: "SUB_AGENT_FAILURE_UNSPECIFIED",
+            1: "SUB_AGENT_FAILURE_TOOL_ERROR",
+            2: "SUB_AGENT_FAILURE_FAIL_RUN",
+        }
+
+    @classmethod
+    def betterproto_renamed_proto_names_to_value(cls) -> dict[str, int]:
+        return {
+            "SUB_AGENT_FAILURE_UNSPECIFIED": 0,
+            "SUB_AGENT_FAILURE_TOOL_ERROR": 1,
+            "SUB_AGENT_FAILURE_FAIL_RUN": 2,
+        }
+
+
+class SubAgentMemory(betterproto2.Enum):
+    """
+    SubAgentMemory says which memory thread a sub-agent's run uses.
+    """
+
+    UNSPECIFIED = 0
+    """
+    Not set; the server MUST treat it as SUB_AGENT_MEMORY_FRESH_THREAD.
+    """
+
+    FRESH_THREAD = 1
+    """
+    A new thread per delegation, `<parentThread>-<childRunId>`, owned by the resource
+    `<parentResource>-<key>`. A call whose parent has no thread runs the sub-agent without memory.
+    """
+
+    STABLE_THREAD = 2
+    """
+    One thread per parent thread, `<parentThread>-<key>` (resource `<parentResource>-<key>`): the
+    sub-agent remembers earlier delegations of the same conversation.
+    """
+
+    NONE = 3
+    """
+    The sub-agent runs without memory; nothing of the delegation is stored.
+    """
+
+    @classmethod
+    def betterproto_value_to_renamed_proto_names(cls) -> dict[int, str]:
+        return {
+            0: "SUB_AGENT_MEMORY_UNSPECIFIED",
+            1: "SUB_AGENT_MEMORY_FRESH_THREAD",
+            2: "SUB_AGENT_MEMORY_STABLE_THREAD",
+            3: "SUB_AGENT_MEMORY_NONE",
+        }
+
+    @classmethod
+    def betterproto_renamed_proto_names_to_value(cls) -> dict[str, int]:
+        return {
+            "SUB_AGENT_MEMORY_UNSPECIFIED": 0,
+            "SUB_AGENT_MEMORY_FRESH_THREAD": 1,
+            "SUB_AGENT_MEMORY_STABLE_THREAD": 2,
+            "SUB_AGENT_MEMORY_NONE": 3,
+        }
+
+
 class ToolChoiceMode(betterproto2.Enum):
     """
     ToolChoiceMode says whether and how the model must call tools.
@@ -1707,6 +1816,17 @@ class Agent(betterproto2.Message):
     out. An agent or call that lists its own error processors gets only those.
     """
 
+    sub_agents: "list[SubAgentRef]" = betterproto2.field(
+        25, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    Sub-agents this agent MAY delegate to. Each one is offered to the model as the tool
+    `agent-<key>` with the input `{prompt, threadId?, resourceId?, instructions?, maxSteps?}`
+    and the output `{text, subAgentThreadId?, subAgentResourceId?, subAgentToolResults?}`.
+    Keys MUST be unique within the agent and MUST NOT make a tool name that collides with one
+    of `tools` (INVALID_ARGUMENT).
+    """
+
 
 default_message_pool.register_message("treadle.v1", "Agent", Agent)
 
@@ -2134,6 +2254,13 @@ class Chunk(betterproto2.Message):
     A custom `data-*` chunk, including the signal chunks `data-user-message` and `data-signal`.
     """
 
+    tool_output: "ToolOutputChunk | None" = betterproto2.field(
+        33, betterproto2.TYPE_MESSAGE, optional=True, group="chunk"
+    )
+    """
+    A chunk of a sub-agent (or of a tool's own writer) running inside a tool call of this run.
+    """
+
 
 default_message_pool.register_message("treadle.v1", "Chunk", Chunk)
 
@@ -2401,6 +2528,75 @@ class DataPart(betterproto2.Message):
 
 
 default_message_pool.register_message("treadle.v1", "DataPart", DataPart)
+
+
+@dataclass(eq=False, repr=False)
+class DelegationCompleteOutcome(betterproto2.Message):
+    """
+    DelegationCompleteOutcome is `onDelegationComplete`'s answer.
+    """
+
+    feedback: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    Saved into the parent's thread as an assistant message after the tool result; the model
+    sees it at the next step. Empty: none.
+    """
+
+    bail: "bool" = betterproto2.field(2, betterproto2.TYPE_BOOL)
+    """
+    End the parent's run after this step, with the delegation's result as its last tool result
+    (the model is not called again).
+    """
+
+
+default_message_pool.register_message(
+    "treadle.v1", "DelegationCompleteOutcome", DelegationCompleteOutcome
+)
+
+
+@dataclass(eq=False, repr=False)
+class DelegationStartOutcome(betterproto2.Message):
+    """
+    DelegationStartOutcome is `onDelegationStart`'s answer. With `proceed` false the tool returns
+    `[Delegation Rejected] <rejection_reason>` without running the sub-agent; otherwise every field
+    that is set replaces the delegation's own (a hook MAY exceed the sub-agent's step cap).
+    """
+
+    proceed: "bool" = betterproto2.field(1, betterproto2.TYPE_BOOL)
+    """
+    False rejects the delegation.
+    """
+
+    rejection_reason: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+    """
+    Why the delegation is rejected (with `proceed` false).
+    """
+
+    modified_prompt: "str | None" = betterproto2.field(
+        3, betterproto2.TYPE_STRING, optional=True
+    )
+    """
+    A new prompt for the sub-agent.
+    """
+
+    modified_instructions: "str | None" = betterproto2.field(
+        4, betterproto2.TYPE_STRING, optional=True
+    )
+    """
+    New instructions appended to the sub-agent's own.
+    """
+
+    modified_max_steps: "int | None" = betterproto2.field(
+        5, betterproto2.TYPE_INT32, optional=True
+    )
+    """
+    A new step cap.
+    """
+
+
+default_message_pool.register_message(
+    "treadle.v1", "DelegationStartOutcome", DelegationStartOutcome
+)
 
 
 @dataclass(eq=False, repr=False)
@@ -3255,6 +3451,20 @@ class Invocation(betterproto2.Message):
     Arguments of `onViolation`.
     """
 
+    on_delegation_start: "OnDelegationStartArgs | None" = betterproto2.field(
+        32, betterproto2.TYPE_MESSAGE, optional=True, group="args"
+    )
+    """
+    Arguments of `onDelegationStart`.
+    """
+
+    on_delegation_complete: "OnDelegationCompleteArgs | None" = betterproto2.field(
+        33, betterproto2.TYPE_MESSAGE, optional=True, group="args"
+    )
+    """
+    Arguments of `onDelegationComplete`.
+    """
+
 
 default_message_pool.register_message("treadle.v1", "Invocation", Invocation)
 
@@ -3320,6 +3530,20 @@ class InvocationResult(betterproto2.Message):
     )
     """
     `beforeToolCall` only: do not run the tool; use this output as its result.
+    """
+
+    delegation_start: "DelegationStartOutcome | None" = betterproto2.field(
+        12, betterproto2.TYPE_MESSAGE, optional=True, group="outcome"
+    )
+    """
+    `onDelegationStart` only: reject the delegation, or change it.
+    """
+
+    delegation_complete: "DelegationCompleteOutcome | None" = betterproto2.field(
+        13, betterproto2.TYPE_MESSAGE, optional=True, group="outcome"
+    )
+    """
+    `onDelegationComplete` only: feedback for the parent's memory, or bail.
     """
 
     state: "ProcessorState | None" = betterproto2.field(
@@ -4246,6 +4470,115 @@ class NotificationSettings(betterproto2.Message):
 
 default_message_pool.register_message(
     "treadle.v1", "NotificationSettings", NotificationSettings
+)
+
+
+@dataclass(eq=False, repr=False)
+class OnDelegationCompleteArgs(betterproto2.Message):
+    """
+    OnDelegationCompleteArgs are the arguments of `onDelegationComplete`: a sub-agent tool ended.
+    Reply: `unchanged`, `delegation_complete` or `error` (logged and ignored).
+    """
+
+    key: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    The sub-agent's key.
+    """
+
+    sub_agent_id: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+    """
+    Id of the agent that ran.
+    """
+
+    tool_call_id: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    """
+    Id of the parent's tool call.
+    """
+
+    prompt: "str" = betterproto2.field(4, betterproto2.TYPE_STRING)
+    """
+    The prompt the sub-agent got.
+    """
+
+    result: "__google__protobuf__.Value | None" = betterproto2.field(
+        5, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    The tool's output (`{text, subAgentThreadId, ...}`), when the delegation succeeded.
+    """
+
+    success: "bool" = betterproto2.field(6, betterproto2.TYPE_BOOL)
+    """
+    True when the delegation succeeded.
+    """
+
+    error: "str" = betterproto2.field(7, betterproto2.TYPE_STRING)
+    """
+    Why it failed (with `success` false).
+    """
+
+    duration: "datetime.timedelta | None" = betterproto2.field(
+        8,
+        betterproto2.TYPE_MESSAGE,
+        unwrap=lambda: __google__protobuf__.Duration,
+        optional=True,
+    )
+    """
+    How long the delegation took.
+    """
+
+
+default_message_pool.register_message(
+    "treadle.v1", "OnDelegationCompleteArgs", OnDelegationCompleteArgs
+)
+
+
+@dataclass(eq=False, repr=False)
+class OnDelegationStartArgs(betterproto2.Message):
+    """
+    OnDelegationStartArgs are the arguments of `onDelegationStart`: the parent's model called a
+    sub-agent tool. Reply: `unchanged` (proceed as asked), `delegation_start`, `abort` or `error`
+    (an error is logged and the delegation proceeds, as in the Mastra framework).
+    """
+
+    key: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    The sub-agent's key (the tool is `agent-<key>`).
+    """
+
+    sub_agent_id: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+    """
+    Id of the agent that will run (on the remote server, for a remote sub-agent).
+    """
+
+    tool_call_id: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    """
+    Id of the parent's tool call.
+    """
+
+    prompt: "str" = betterproto2.field(4, betterproto2.TYPE_STRING)
+    """
+    The prompt the model wrote.
+    """
+
+    instructions: "str" = betterproto2.field(5, betterproto2.TYPE_STRING)
+    """
+    The instructions the model added, if any.
+    """
+
+    max_steps: "int" = betterproto2.field(6, betterproto2.TYPE_INT32)
+    """
+    The step cap the delegation will use (after capping the model's choice).
+    """
+
+    iteration: "int" = betterproto2.field(7, betterproto2.TYPE_INT32)
+    """
+    The parent's current step, starting at 0.
+    """
+
+
+default_message_pool.register_message(
+    "treadle.v1", "OnDelegationStartArgs", OnDelegationStartArgs
 )
 
 
@@ -5360,6 +5693,27 @@ class ReasoningStartChunk(betterproto2.Message):
 default_message_pool.register_message(
     "treadle.v1", "ReasoningStartChunk", ReasoningStartChunk
 )
+
+
+@dataclass(eq=False, repr=False)
+class RemoteSubAgent(betterproto2.Message):
+    """
+    RemoteSubAgent is an agent served by another Treadle server.
+    """
+
+    target: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    Name of a server in the `remoteServers` section of this server's config file. The endpoint,
+    TLS settings and credential come from there, never from the request.
+    """
+
+    agent_id: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+    """
+    Id of the agent on that server.
+    """
+
+
+default_message_pool.register_message("treadle.v1", "RemoteSubAgent", RemoteSubAgent)
 
 
 @dataclass(eq=False, repr=False)
@@ -6777,6 +7131,72 @@ default_message_pool.register_message(
 
 
 @dataclass(eq=False, repr=False)
+class SubAgentRef(betterproto2.Message):
+    """
+    SubAgentRef names an agent this agent MAY delegate to, and how.
+
+    Oneofs:
+        - target: Which agent runs. Exactly one branch MUST be set.
+    """
+
+    key: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    The key: the tool is `agent-<key>`. 1-58 letters, digits, `_` or `-`.
+    """
+
+    agent_id: "str | None" = betterproto2.field(
+        2, betterproto2.TYPE_STRING, optional=True, group="target"
+    )
+    """
+    Id of an agent of this server.
+    """
+
+    remote: "RemoteSubAgent | None" = betterproto2.field(
+        3, betterproto2.TYPE_MESSAGE, optional=True, group="target"
+    )
+    """
+    An agent of another Treadle server.
+    """
+
+    description: "str" = betterproto2.field(4, betterproto2.TYPE_STRING)
+    """
+    The tool's description shown to the model; when empty, the sub-agent's own description
+    (`Agent: <key>` when that is empty too, or for a remote agent).
+    """
+
+    memory: "SubAgentMemory" = betterproto2.field(
+        5, betterproto2.TYPE_ENUM, default_factory=lambda: SubAgentMemory(0)
+    )
+    """
+    Which memory thread the sub-agent's run uses.
+    """
+
+    max_steps: "int | None" = betterproto2.field(
+        6, betterproto2.TYPE_INT32, optional=True
+    )
+    """
+    The most steps one delegation MAY run. A `maxSteps` chosen by the model is capped at it;
+    when unset, at the sub-agent's default (`default_options.max_steps`, else 5).
+    """
+
+    include_tool_results: "bool" = betterproto2.field(7, betterproto2.TYPE_BOOL)
+    """
+    When true, the whole output object goes back to the parent's model; by default only its
+    `text` does (the client's `toolResult` always holds the whole object).
+    """
+
+    failure: "SubAgentFailure" = betterproto2.field(
+        8, betterproto2.TYPE_ENUM, default_factory=lambda: SubAgentFailure(0)
+    )
+    """
+    What a failed delegation does to the parent's run.
+    """
+
+
+default_message_pool.register_message("treadle.v1", "SubAgentRef", SubAgentRef)
+
+
+@dataclass(eq=False, repr=False)
 class SubscribeToThreadRequest(betterproto2.Message):
     """
     SubscribeToThreadRequest is the request of `SubscribeToThread`.
@@ -7519,6 +7939,44 @@ class ToolInvocationPart(betterproto2.Message):
 default_message_pool.register_message(
     "treadle.v1", "ToolInvocationPart", ToolInvocationPart
 )
+
+
+@dataclass(eq=False, repr=False)
+class ToolOutputChunk(betterproto2.Message):
+    """
+    ToolOutputChunk carries one chunk of a sub-agent that runs inside a tool call, as it happens.
+
+    Chunks arrive as deltas, never as cumulative snapshots. A sub-agent's own sub-agents nest:
+    `output` is then itself a `toolOutput` chunk, and `path` lists every tool name from this run's
+    down to the one that produced the innermost chunk, so a client MAY route by `path` without
+    unwrapping. `data-*` chunks of a sub-agent are never wrapped: they arrive as this run's own.
+    """
+
+    tool_call_id: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    Id of this run's tool call the chunk belongs to.
+    """
+
+    tool_name: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+    """
+    Name of that tool (`agent-<key>` for a sub-agent).
+    """
+
+    output: "Chunk | None" = betterproto2.field(
+        3, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    The sub-agent's chunk, with its own `run_id`.
+    """
+
+    path: "list[str]" = betterproto2.field(4, betterproto2.TYPE_STRING, repeated=True)
+    """
+    The tool names from the outermost to the innermost (for example
+    `["agent-research", "agent-write"]`); the first is always `tool_name`.
+    """
+
+
+default_message_pool.register_message("treadle.v1", "ToolOutputChunk", ToolOutputChunk)
 
 
 @dataclass(eq=False, repr=False)
