@@ -46,18 +46,21 @@ LEAD = {"id": "lead", "instructions": "You lead.", "model": "openai/gpt-4o-mini"
 MEMORY = {"memory": {"resource": "u1", "threadId": "t1"}}
 
 
-def routed(turns: dict[str, list[Turn]]) -> Callable[[dict[str, Any]], Turn]:
+Step = Turn | Callable[[dict[str, Any]], Turn]
+
+
+def routed(turns: dict[str, list[Step]]) -> Callable[[dict[str, Any]], Turn]:
     """A script step that answers each request with the next turn of the agent whose
-    instructions open its prompt (the agents run concurrently on one fake)."""
+    instructions open its prompt (one fake serves every agent of both servers)."""
     lock = threading.Lock()
 
     def step(body: dict[str, Any]) -> Turn:
         system = body["messages"][0]["content"]
         with lock:
-            for prefix, queue in turns.items():
-                if system.startswith(prefix):
-                    return queue.pop(0)
-        raise AssertionError(f"no agent answers the prompt {system!r}")
+            queue = next((q for prefix, q in turns.items() if system.startswith(prefix)), None)
+            assert queue, f"no agent answers the prompt {system!r}"
+            turn = queue.pop(0)
+        return turn if isinstance(turn, Turn) else turn(body)
 
     return step
 
@@ -153,3 +156,166 @@ def test_the_lead_delegates_to_a_local_sub_agent_and_streams_its_deltas(
         "MESSAGE_ROLE_USER", "MESSAGE_ROLE_ASSISTANT"]
     assert "Find two facts." in json_format.MessageToJson(child.messages[0])
     assert "Fact two." in json_format.MessageToJson(child.messages[1])
+
+
+CLIENT = """
+import json, sys, grpc
+from google.protobuf import json_format
+from treadle.v1 import agent_service_pb2, agent_service_pb2_grpc
+channel = grpc.insecure_channel(sys.argv[1])
+stub = agent_service_pb2_grpc.AgentServiceStub(channel)
+request = agent_service_pb2.StreamRequest(agent_id="lead", prompt="Dig deep.")
+request.options.memory.resource, request.options.memory.thread_id = "u1", "t1"
+for response in stub.Stream(request):
+    for chunk in response.chunks:
+        print(json.dumps(json_format.MessageToDict(chunk)), flush=True)
+"""
+
+
+def runs(target: str, resource: str, thread: str) -> list[dict[str, Any]]:
+    with grpc.insecure_channel(target) as channel:
+        stub = thread_service_pb2_grpc.ThreadServiceStub(channel)
+        response = stub.ListRuns(thread_service_pb2.ListRunsRequest(resource_id=resource, thread_id=thread))
+    return [json_format.MessageToDict(r) for r in response.runs]
+
+
+def wait_for(check: Callable[[], Any], timeout: float = READY_TIMEOUT) -> Any:
+    deadline = time.monotonic() + timeout
+    while (value := check()) is None or value is False:
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+    return value
+
+
+def remote_lead(**ref: Any) -> dict[str, Any]:
+    return {**LEAD, "subAgents": [{"key": "research", "remote": {"target": "research-box", "agentId": "researcher"},
+                                   **ref}]}
+
+
+def test_killing_the_client_cancels_the_remote_sub_agents_run_on_the_second_server(
+    serve: Callable[..., ServeProcess], openai_server: Any, tmp_path: Path
+) -> None:
+    step = routed({
+        "You lead.": [Turn.call("agent-research", {"prompt": "Dig."})],
+        "You research.": [Turn.say(["word "] * 600, pace=0.05)],  # 30 s unless cancelled
+    })
+    provider: OpenAIServer = openai_server([step] * 2)
+    remote = serve(provider, write_config(tmp_path, [RESEARCHER]))
+    parent = serve(provider, write_config(tmp_path, [remote_lead()],
+                                          remoteServers={"research-box": {"endpoint": remote.target}}))
+    client = subprocess.Popen([sys.executable, "-c", CLIENT, parent.target], stdout=subprocess.PIPE, text=True,
+                              cwd=ROOT)
+    try:
+        assert client.stdout is not None
+        seen: list[dict[str, Any]] = []
+        for line in client.stdout:
+            seen.append(json.loads(line))
+            if len([c for c in seen if "textDelta" in c.get("toolOutput", {}).get("output", {})]) == 3:
+                break
+        client.send_signal(signal.SIGKILL)
+        client.wait(timeout=READY_TIMEOUT)
+    finally:
+        if client.poll() is None:
+            client.kill()
+    child_run = next(c["toolOutput"]["output"]["runId"] for c in seen if "toolOutput" in c)
+
+    started = time.monotonic()
+    [run] = wait_for(lambda: [r for r in runs(remote.target, "u1-research", f"t1-{child_run}")
+                              if r["status"] != "RUN_STATUS_RUNNING"] or None)
+    assert run["id"] == child_run and run["agentId"] == "researcher"
+    assert run["status"] == "RUN_STATUS_ABORTED" and time.monotonic() - started < 20
+    [parent_run] = wait_for(lambda: [r for r in runs(parent.target, "u1", "t1")
+                                     if r["status"] != "RUN_STATUS_RUNNING"] or None)
+    assert parent_run["status"] == "RUN_STATUS_ABORTED"
+
+
+def test_a_remote_sub_agent_streams_into_the_parent_and_both_servers_share_one_trace(
+    serve: Callable[..., ServeProcess], openai_server: Any, tmp_path: Path
+) -> None:
+    step = routed({
+        "You lead.": [Turn.call("agent-research", {"prompt": "Dig.", "instructions": "Be brief."}),
+                      Turn.say("Done.")],
+        "You research.": [Turn.say(["Deep ", "fact."])],
+    })
+    provider: OpenAIServer = openai_server([step] * 3)
+    otlp = OtlpReceiver()
+    try:
+        tracing = {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": otlp.endpoint, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf",
+                   "OTEL_BSP_SCHEDULE_DELAY": "50"}
+        remote = serve(provider, write_config(tmp_path, [RESEARCHER]), OTEL_SERVICE_NAME="research", **tracing)
+        parent = serve(provider, write_config(tmp_path, [remote_lead(description="Digs for facts.")],
+                                              remoteServers={"research-box": {"endpoint": remote.target}}),
+                       OTEL_SERVICE_NAME="lead", **tracing)
+
+        chunks = stream(parent.target, "lead", "Go.", **MEMORY)
+
+        tools = {t["function"]["name"]: t["function"] for t in provider.requests[0]["tools"]}
+        assert tools == {"agent-research": {"name": "agent-research", "description": "Digs for facts.",
+                                            "parameters": INPUT_SCHEMA}}
+        # The model's instructions reach the remote agent after its own.
+        assert [m["content"] for m in provider.requests[1]["messages"][:2]] == ["You research.", "Be brief."]
+        k = kinds(chunks)
+        assert k.index("toolOutput:textDelta") < k.index("toolResult") < k.index("textDelta")
+        result = next(c["toolResult"] for c in chunks if "toolResult" in c)["result"]
+        assert result["text"] == "Deep fact." and result["subAgentResourceId"] == "u1-research"
+
+        def both() -> Any:
+            spans = {sp.name: sp for sp in otlp.spans()}
+            return spans if {"invoke_agent lead", "invoke_agent researcher"} <= set(spans) else None
+
+        spans = wait_for(both)
+        lead, child = spans["invoke_agent lead"], spans["invoke_agent researcher"]
+        assert child.trace_id == lead.trace_id
+        tool = spans["execute_tool agent-research"]
+        assert tool.trace_id == lead.trace_id and child.parent_span_id == tool.span_id
+    finally:
+        otlp.close()
+
+
+def test_sub_agents_nest_three_deep_with_a_path_of_keys(
+    serve: Callable[..., ServeProcess], openai_server: Any, tmp_path: Path
+) -> None:
+    researcher = {**RESEARCHER, "subAgents": [{"key": "write", "agentId": "writer"}]}
+    step = routed({
+        "You lead.": [Turn.call("agent-research", {"prompt": "Research and write."}), Turn.say("Final.")],
+        "You research.": [Turn.call("agent-write", {"prompt": "Write it."}), Turn.say("Written up.")],
+        "You write.": [Turn.say(["Once ", "upon."])],
+    })
+    provider: OpenAIServer = openai_server([step] * 5)
+    proc = serve(provider, write_config(tmp_path, [researcher, WRITER, LEAD]))
+
+    chunks = stream(proc.target, "lead", "Go.")
+
+    nested = [c["toolOutput"] for c in chunks if c.get("toolOutput", {}).get("path") == ["agent-research", "agent-write"]]
+    texts = [n["output"]["toolOutput"]["output"]["textDelta"]["text"] for n in nested
+             if "textDelta" in n["output"]["toolOutput"]["output"]]
+    assert texts == ["Once ", "upon."]
+    assert all(n["toolName"] == "agent-research" and n["output"]["toolOutput"]["toolName"] == "agent-write"
+               for n in nested)
+    # The researcher's own text and its tool result arrive with a path of one key.
+    shallow = [c["toolOutput"]["output"] for c in chunks if c.get("toolOutput", {}).get("path") == ["agent-research"]]
+    assert "".join(o["textDelta"]["text"] for o in shallow if "textDelta" in o) == "Written up."
+    assert [o["toolResult"]["result"]["text"] for o in shallow if "toolResult" in o] == ["Once upon."]
+    assert next(c["toolResult"] for c in chunks if "toolResult" in c)["result"]["text"] == "Written up."
+    assert "".join(c["textDelta"]["text"] for c in chunks if "textDelta" in c) == "Final."
+
+
+def test_a_sub_agent_that_trips_ends_the_tool_call_with_an_error_not_the_parent_run(
+    serve: Callable[..., ServeProcess], openai_server: Any, tmp_path: Path
+) -> None:
+    guarded = {**RESEARCHER, "outputProcessors": [{"builtin": "pii", "options": {"strategy": "block"}}]}
+    step = routed({
+        "You lead.": [Turn.call("agent-research", {"prompt": "Who to mail?"}), Turn.say("I cannot share that.")],
+        "You research.": [Turn.say(["Mail ", "bob@example.com today."])],
+    })
+    provider: OpenAIServer = openai_server([step] * 3)
+    proc = serve(provider, write_config(tmp_path, [guarded, LEAD]))
+
+    chunks = stream(proc.target, "lead", "Go.")
+
+    assert "tripwire" in [k.split(":")[1] for k in kinds(chunks) if k.startswith("toolOutput:")]
+    error = next(c["toolError"] for c in chunks if "toolError" in c)
+    assert error["toolName"] == "agent-research" and error["error"].startswith("sub-agent 'research' tripped:")
+    assert "tripwire" not in chunks[-1] and chunks[-1]["finish"]["reason"] == "FINISH_REASON_STOP"
+    assert "".join(c["textDelta"]["text"] for c in chunks if "textDelta" in c) == "I cannot share that."
+    assert provider.requests[2]["messages"][-1]["content"].startswith("sub-agent 'research' tripped:")
