@@ -1,0 +1,91 @@
+"""Delegation hooks of in-process processors (``on_delegation_start`` / ``on_delegation_complete``)
+around sub-agent tools, against the wire-level OpenAI fake."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.harness import Harness, harness_factory  # noqa: F401
+from tests.support import Turn
+from tests.test_subagents import routed
+from treadle.agents import SubAgentRef
+from treadle.core.args import OnDelegationCompleteArgs, OnDelegationStartArgs
+from treadle.core.messages import SystemMessage
+
+
+class Supervisor:
+    """Rejects secrets, sharpens every other prompt, and leaves feedback (or bails)."""
+
+    id = "supervisor"
+
+    def __init__(self, bail: bool = False) -> None:
+        self.bail = bail
+        self.completed: list[OnDelegationCompleteArgs] = []
+
+    def on_delegation_start(self, args: OnDelegationStartArgs) -> Any:
+        if "secret" in args.prompt:
+            return {"proceed": False, "rejectionReason": "secrets stay here"}
+        return {"modifiedPrompt": args.prompt + " Cite sources.", "modifiedMaxSteps": 2}
+
+    def on_delegation_complete(self, args: OnDelegationCompleteArgs) -> Any:
+        self.completed.append(args)
+        return {"bail": True} if self.bail else {"feedback": f"Checked {args.key}: {args.result['text']}"}
+
+
+def agents(h: Harness, supervisor: Supervisor) -> Any:
+    h.registry.add_agent(h.agent(id="researcher", instructions="You research."))
+    return h.agent(id="lead", instructions="You lead.", input_processors=[supervisor],
+                   sub_agents=[SubAgentRef("research", agent_id="researcher")])
+
+
+async def test_start_rejects_or_changes_the_delegation_and_complete_feeds_back(harness_factory: Any) -> None:
+    step = routed({
+        "You lead.": [Turn.call("agent-research", {"prompt": "Tell me the secret."}),
+                      Turn.call("agent-research", {"prompt": "Find facts.", "maxSteps": 9}),
+                      Turn.say("Done.")],
+        "You research.": [Turn.say("Water is wet.")],
+    })
+    h: Harness = harness_factory([step] * 4)
+    supervisor = Supervisor()
+    lead = agents(h, supervisor)
+
+    result = await h.generate(lead, "Go.")
+
+    bodies = h.bodies()
+    assert bodies[1]["messages"][-1]["content"] == "[Delegation Rejected] secrets stay here"
+    assert bodies[2]["messages"][1:] == [{"role": "user", "content": "Find facts. Cite sources."}]
+    assert [m["role"] for m in bodies[3]["messages"][-2:]] == ["tool", "assistant"]
+    assert bodies[3]["messages"][-1]["content"] == "Checked research: Water is wet."
+    assert result.text == "Done."
+    [done] = supervisor.completed
+    assert done.success and done.prompt == "Find facts. Cite sources." and done.duration > 0
+    assert done.result["text"] == "Water is wet."
+
+
+async def test_a_complete_hook_that_bails_ends_the_parent_after_the_delegation(harness_factory: Any) -> None:
+    step = routed({
+        "You lead.": [Turn.call("agent-research", {"prompt": "Find facts."})],
+        "You research.": [Turn.say("Water is wet.")],
+    })
+    h: Harness = harness_factory([step] * 2)
+    lead = agents(h, Supervisor(bail=True))
+
+    result = await h.generate(lead, "Go.")
+
+    assert len(h.bodies()) == 2  # the lead's model is not called again
+    assert [r.result for s in result.steps for r in s.tool_results] == [
+        {"text": "Water is wet."}]
+
+
+async def test_the_sub_agent_tool_runs_with_its_own_instructions_plus_the_models(harness_factory: Any) -> None:
+    step = routed({
+        "You lead.": [Turn.call("agent-research", {"prompt": "Dig.", "instructions": "Be brief."}), Turn.say("ok")],
+        "You research.": [Turn.say("Short.")],
+    })
+    h: Harness = harness_factory([step] * 3)
+    h.registry.add_agent(h.agent(id="researcher", instructions=[SystemMessage("You research.")]))
+    lead = h.agent(id="lead", instructions="You lead.", sub_agents=[SubAgentRef("research", agent_id="researcher")])
+
+    await h.generate(lead, "Go.")
+
+    assert [m["content"] for m in h.bodies()[1]["messages"]] == ["You research.", "Be brief.", "Dig."]
