@@ -18,7 +18,7 @@ from treadle_client import AgentClient
 
 def test_public_surface_is_pinned() -> None:
     assert treadle_client.__all__ == [
-        "DEFAULT_TARGET", "AgentClient", "AttachError", "Attachment", "TextGate", "attach", "default_target",
+        "DEFAULT_TARGET", "AgentClient", "AttachError", "Attachment", "TextGate", "attach", "default_target", "nested",
         "run_processors", "run_tools", "serve_tools", "TLSConfig", "TOKEN_ENV", "ThreadSubscription",
         "Tool", "ToolContext", "tool",
     ]

@@ -27,6 +27,7 @@ from ._agents import DEFAULT_TARGET, AgentClient, default_target
 from ._attach import AttachError, Attachment
 from ._blocking import run_processors, run_tools
 from ._connect import TOKEN_ENV, TLSConfig
+from ._nested import nested
 from ._processors import attach
 from ._text_gate import TextGate
 from ._signals import ThreadSubscription
@@ -40,6 +41,7 @@ __all__ = [
     "TextGate",
     "attach",
     "default_target",
+    "nested",
     "run_processors",
     "run_tools",
     "serve_tools",
