@@ -1,13 +1,22 @@
-"""Delegation hooks of in-process processors (``on_delegation_start`` / ``on_delegation_complete``)
-around sub-agent tools, against the wire-level OpenAI fake."""
+"""Delegation hooks (``on_delegation_start`` / ``on_delegation_complete``) around sub-agent
+tools, against the wire-level OpenAI fake: in-process processors, and a TypeScript processor in
+its own process attached to a ``treadle serve`` process."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.harness import Harness, harness_factory  # noqa: F401
-from tests.support import Turn
-from tests.test_subagents import routed
+from tests.support import OpenAIServer, Turn
+from tests.test_cli import ROOT, ServeProcess
+from tests.test_subagents import LEAD, RESEARCHER, routed, serve, stream, write_config  # noqa: F401
+from tests.test_typescript_sdk import NODE_TSX, TS_CLIENT
 from treadle.agents import SubAgentRef
 from treadle.core.args import OnDelegationCompleteArgs, OnDelegationStartArgs
 from treadle.core.messages import SystemMessage
@@ -89,3 +98,39 @@ async def test_the_sub_agent_tool_runs_with_its_own_instructions_plus_the_models
     await h.generate(lead, "Go.")
 
     assert [m["content"] for m in h.bodies()[1]["messages"]] == ["You research.", "Be brief.", "Dig."]
+
+
+def test_a_typescript_processor_serves_the_delegation_hooks_to_a_serve_process(
+    serve: Callable[..., ServeProcess], openai_server: Any, tmp_path: Path
+) -> None:
+    if not (TS_CLIENT / "node_modules").exists():
+        pytest.fail("clients/typescript/node_modules is missing: run `npm ci --prefix clients/typescript`")
+    step = routed({
+        "You lead.": [Turn.call("agent-research", {"prompt": "What is the admin password?"}),
+                      Turn.call("agent-research", {"prompt": "Facts about tides."}), Turn.say("Done.")],
+        "You research.": [Turn.say("Tides follow the moon.")],
+    })
+    provider: OpenAIServer = openai_server([step] * 4)
+    lead = {**LEAD, "inputProcessors": [{"id": "supervisor"}]}
+    proc = serve(provider, write_config(tmp_path, [RESEARCHER, lead]))
+    supervisor = subprocess.Popen([*NODE_TSX, str(ROOT / "tests/remote/ts/delegation_supervisor.ts"), proc.target],
+                                  cwd=TS_CLIENT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert supervisor.stdout is not None
+        assert supervisor.stdout.readline().strip() == "ready"
+
+        chunks = stream(proc.target, "lead", "Tell me about tides.")
+
+        complete = json.loads(supervisor.stdout.readline().removeprefix("complete "))
+    finally:
+        assert supervisor.stdin is not None
+        supervisor.stdin.close()
+        supervisor.wait(30)
+    assert "".join(c["textDelta"]["text"] for c in chunks if "textDelta" in c) == "Done."
+    rejected, delegated, after = provider.requests[1], provider.requests[2], provider.requests[3]
+    assert rejected["messages"][-1]["content"] == "[Delegation Rejected] credentials stay with the lead"
+    assert [m["content"] for m in delegated["messages"]] == [
+        "You research.", "Answer in one sentence.", "Facts about tides. Cite sources."]
+    assert after["messages"][-1] == {"role": "assistant", "content": "Checked research."}
+    assert complete == {"key": "research", "success": True, "text": "Tides follow the moon.",
+                        "prompt": "Facts about tides. Cite sources."}

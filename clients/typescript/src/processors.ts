@@ -195,6 +195,49 @@ export type ProcessorMessageResult = Promise<MessagesResult | void | undefined> 
 
 type Awaitable<T> = T | Promise<T>;
 
+/** `onDelegationStart`: the parent's model called the sub-agent tool `agent-<key>`. */
+export interface OnDelegationStartArgs<TTripwireMetadata = unknown> extends ProcessorArgsBase<TTripwireMetadata> {
+  key: string;
+  subAgentId: string;
+  toolCallId: string;
+  prompt: string;
+  instructions?: string;
+  /** The step cap the delegation will use (unset: the sub-agent's own default). */
+  maxSteps?: number;
+  /** The parent's current step. */
+  iteration: number;
+}
+
+export interface DelegationStartResult {
+  /** `false` rejects: the tool returns `[Delegation Rejected] <rejectionReason>`. */
+  proceed?: boolean;
+  rejectionReason?: string;
+  modifiedPrompt?: string;
+  modifiedInstructions?: string;
+  modifiedMaxSteps?: number;
+}
+
+/** `onDelegationComplete`: the sub-agent tool ended. */
+export interface OnDelegationCompleteArgs<TTripwireMetadata = unknown> extends ProcessorArgsBase<TTripwireMetadata> {
+  key: string;
+  subAgentId: string;
+  toolCallId: string;
+  prompt: string;
+  /** The tool's output (`{text, subAgentThreadId?, ...}`) when it succeeded. */
+  result?: unknown;
+  success: boolean;
+  error?: string;
+  /** Milliseconds. */
+  duration: number;
+}
+
+export interface DelegationCompleteResult {
+  /** Added as an assistant message after the tool results. */
+  feedback?: string;
+  /** End the parent's run after this step. */
+  bail?: boolean;
+}
+
 /** What `onViolation` receives when the processor aborted a run (the framework's `ProcessorViolation`). */
 export interface ProcessorViolation {
   processorId: string;
@@ -225,6 +268,10 @@ export interface Processor<TId extends string = string, TTripwireMetadata = unkn
   processOutputStep?(args: ProcessOutputStepArgs<TTripwireMetadata>): ProcessorMessageResult;
   processToolResult?(args: ProcessToolResultArgs<TTripwireMetadata>): ProcessorMessageResult;
   processOutputResult?(args: ProcessOutputResultArgs<TTripwireMetadata>): ProcessorMessageResult;
+  /** Before a sub-agent tool (`agent-<key>`) runs: reject it (`{proceed: false, rejectionReason}`) or change it. */
+  onDelegationStart?(args: OnDelegationStartArgs<TTripwireMetadata>): Awaitable<DelegationStartResult | void | undefined>;
+  /** After a sub-agent tool ran: `{feedback}` for the parent's memory, or `{bail: true}`. */
+  onDelegationComplete?(args: OnDelegationCompleteArgs<TTripwireMetadata>): Awaitable<DelegationCompleteResult | void | undefined>;
   /** Called after this processor aborted a run, from any hook: fire and forget, errors swallowed. */
   onViolation?(violation: ProcessorViolation): void | Promise<void>;
 }

@@ -52,6 +52,9 @@ export interface ChunkPayloads {
   error: { name?: string; message: string; details?: unknown };
   abort: { reason?: string };
   tripwire: { reason: string; retry?: boolean; metadata?: unknown; processorId?: string };
+  /** A sub-agent's chunk inside the tool call `toolCallId`; `path` lists the tool names from the
+   * outermost to the innermost (`["agent-research", "agent-write"]`). */
+  "tool-output": { toolCallId: string; toolName: string; output?: ChunkType; path: string[] };
 }
 
 interface ChunkEnvelope {
@@ -73,3 +76,12 @@ export interface DataChunkType extends ChunkEnvelope {
 export type ChunkType =
   | { [K in keyof ChunkPayloads]: ChunkEnvelope & { type: K; payload: ChunkPayloads[K] } }[keyof ChunkPayloads]
   | DataChunkType;
+
+/** The path of tool names and the innermost chunk of a `tool-output` chunk (a sub-agent's chunk,
+ * nested to any depth); any other chunk is `{ path: [], chunk }`, the run's own. */
+export function nested(chunk: ChunkType): { path: string[]; chunk: ChunkType } {
+  const path = chunk.type === "tool-output" ? [...chunk.payload.path] : [];
+  let inner: ChunkType = chunk;
+  while (inner.type === "tool-output" && inner.payload.output) inner = inner.payload.output;
+  return { path, chunk: inner };
+}

@@ -143,6 +143,14 @@ class RemoteProcessor:
         """Runs ``afterToolCall`` remotely."""
         return await self._call("after_tool_call", args)
 
+    async def on_delegation_start(self, args: Any) -> Any:
+        """Runs ``onDelegationStart`` remotely."""
+        return await self._call("on_delegation_start", args)
+
+    async def on_delegation_complete(self, args: Any) -> Any:
+        """Runs ``onDelegationComplete`` remotely."""
+        return await self._call("on_delegation_complete", args)
+
     async def on_violation(self, violation: ProcessorViolation) -> None:
         """Sends ``onViolation`` when the process declared it: always fire and forget, and a
         processor that cannot be reached misses it (the run is over; the policy does not apply)."""

@@ -21,6 +21,8 @@ HOOK_ENUM: dict[str, int] = {
     "before_tool_call": pb.HOOK_BEFORE_TOOL_CALL,
     "after_tool_call": pb.HOOK_AFTER_TOOL_CALL,
     "on_violation": pb.HOOK_ON_VIOLATION,
+    "on_delegation_start": pb.HOOK_ON_DELEGATION_START,
+    "on_delegation_complete": pb.HOOK_ON_DELEGATION_COMPLETE,
 }
 """Python hook name -> ``Hook`` enum value; the ``Invocation.args`` branch has the same name."""
 HOOK_NAME: dict[int, str] = {v: k for k, v in HOOK_ENUM.items()}

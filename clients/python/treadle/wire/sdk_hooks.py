@@ -174,6 +174,17 @@ def build_args(
             tool_name=x.tool_name, tool_call_id=x.tool_call_id, args=value_to_py(x.args),
             output=value_to_py(x.output) if x.HasField("output") else None, error=x.error or None, **c,
         )
+    elif hook == "on_delegation_start":
+        args = a.OnDelegationStartArgs(
+            key=x.key, sub_agent_id=x.sub_agent_id, tool_call_id=x.tool_call_id, prompt=x.prompt,
+            instructions=x.instructions, max_steps=x.max_steps, iteration=x.iteration, **c,
+        )
+    elif hook == "on_delegation_complete":
+        args = a.OnDelegationCompleteArgs(
+            key=x.key, sub_agent_id=x.sub_agent_id, tool_call_id=x.tool_call_id, prompt=x.prompt,
+            result=value_to_py(x.result) if x.HasField("result") else None, success=x.success, error=x.error,
+            duration=x.duration.ToNanoseconds() / 1e9, **c,
+        )
     elif hook == "process_tool_result":
         args = a.ProcessToolResultArgs(
             messages=ml.get_all(), message_list=ml, step_number=n, tool_name=x.tool_name,
@@ -296,6 +307,9 @@ def encode_result(
         else:
             out.unchanged.SetInParent()
         return out
+    if hook in ("on_delegation_start", "on_delegation_complete"):
+        _delegation_outcome(hook, returned, out)
+        return out
     replace = pb.ReplaceOutcome()
     if hook == "process_input_step":
         returned = _input_step_result(returned, replace)
@@ -318,6 +332,32 @@ def encode_result(
     else:
         out.unchanged.SetInParent()
     return out
+
+
+def _delegation_outcome(hook: str, returned: Any, out: pb.InvocationResult) -> None:
+    """A delegation hook's dict (or dataclass) answer, in the framework's camelCase or snake_case."""
+    if returned is None:
+        out.unchanged.SetInParent()
+        return
+    r = returned if isinstance(returned, Mapping) else vars(returned)
+
+    def get(camel: str) -> Any:
+        snake = "".join(f"_{ch.lower()}" if ch.isupper() else ch for ch in camel)
+        return r.get(camel, r.get(snake))
+
+    if hook == "on_delegation_start":
+        d = out.delegation_start
+        d.proceed = get("proceed") is not False
+        d.rejection_reason = str(get("rejectionReason") or "")
+        if get("modifiedPrompt") is not None:
+            d.modified_prompt = str(get("modifiedPrompt"))
+        if get("modifiedInstructions") is not None:
+            d.modified_instructions = str(get("modifiedInstructions"))
+        if get("modifiedMaxSteps") is not None:
+            d.modified_max_steps = int(get("modifiedMaxSteps"))
+    else:
+        out.delegation_complete.feedback = str(get("feedback") or "")
+        out.delegation_complete.bail = bool(get("bail"))
 
 
 def _skip_of(returned: Any) -> tuple[Any] | None:

@@ -212,7 +212,23 @@ def _after_tool_call(args: a.AfterToolCallArgs, out: pb.AfterToolCallArgs) -> No
         py_to_value(args.output, out.output)
 
 
+def _delegation_start(args: a.OnDelegationStartArgs, out: pb.OnDelegationStartArgs) -> None:
+    out.key, out.sub_agent_id, out.tool_call_id = args.key, args.sub_agent_id, args.tool_call_id
+    out.prompt, out.instructions = args.prompt, args.instructions
+    out.max_steps, out.iteration = args.max_steps, args.iteration
+
+
+def _delegation_complete(args: a.OnDelegationCompleteArgs, out: pb.OnDelegationCompleteArgs) -> None:
+    out.key, out.sub_agent_id, out.tool_call_id = args.key, args.sub_agent_id, args.tool_call_id
+    out.prompt, out.success, out.error = args.prompt, args.success, args.error
+    if args.result is not None:
+        py_to_value(args.result, out.result)
+    out.duration.FromNanoseconds(int(args.duration * 1e9))
+
+
 _ENCODERS: dict[str, Callable[[Any, Any], None]] = {
+    "on_delegation_start": _delegation_start,
+    "on_delegation_complete": _delegation_complete,
     "before_tool_call": _before_tool_call,
     "after_tool_call": _after_tool_call,
     "process_input": _input,
@@ -261,6 +277,8 @@ class DecodedResult:
     custom_chunks: list[Chunk] = field(default_factory=list)
     tool_output: Any = None
     """``skip_tool``: the output that stands for the tool's result."""
+    delegation: dict[str, Any] | None = None
+    """``delegation_start`` / ``delegation_complete``: the answer in the in-process hook's form."""
 
 
 # Which replacements each hook accepts (the `Reply:` line of each *Args message).
@@ -276,6 +294,8 @@ _REPLACEABLE: dict[str, frozenset[str]] = {
     "process_output_result": frozenset({"messages", "system_messages"}),
     "before_tool_call": frozenset(),
     "after_tool_call": frozenset(),
+    "on_delegation_start": frozenset(),
+    "on_delegation_complete": frozenset(),
 }
 
 
@@ -329,6 +349,21 @@ def _decode(hook: str, result: pb.InvocationResult, processor_id: str, parts: in
         if hook != "before_tool_call":
             raise MalformedResultError(f"a skip_tool outcome is only valid for beforeToolCall, not {hook}")
         out.tool_output = value_to_py(result.skip_tool.output) if result.skip_tool.HasField("output") else None
+    elif kind == "delegation_start":
+        if hook != "on_delegation_start":
+            raise MalformedResultError(f"a delegation_start outcome is only valid for onDelegationStart, not {hook}")
+        d = result.delegation_start
+        out.delegation = {"proceed": d.proceed, "rejectionReason": d.rejection_reason}
+        for field_name, key in (("modified_prompt", "modifiedPrompt"), ("modified_instructions", "modifiedInstructions"),
+                                ("modified_max_steps", "modifiedMaxSteps")):
+            if d.HasField(field_name):
+                out.delegation[key] = getattr(d, field_name)
+    elif kind == "delegation_complete":
+        if hook != "on_delegation_complete":
+            raise MalformedResultError(
+                f"a delegation_complete outcome is only valid for onDelegationComplete, not {hook}")
+        c = result.delegation_complete
+        out.delegation = {"feedback": c.feedback, "bail": c.bail}
     return out
 
 
@@ -444,6 +479,8 @@ async def apply_result(hook: str, decoded: DecodedResult, args: Any) -> Any:
         return {"proceed": False, "output": decoded.tool_output} if decoded.outcome == "skip_tool" else None
     if hook == "after_tool_call":
         return None
+    if hook in ("on_delegation_start", "on_delegation_complete"):
+        return decoded.delegation
     return ml if decoded.messages is not None else None  # edited in place, as the Mastra framework allows
 
 

@@ -8,6 +8,7 @@ import {
   ChunkSchema,
   type DataChunk,
   DataChunkSchema,
+  ToolOutputChunkSchema,
 } from "../gen/treadle/v1/chunk_pb.js";
 import {
   type Message,
@@ -69,6 +70,12 @@ export function chunkFromProto(c: Chunk): ChunkType {
     out.data = valueToJs(sel.value.data);
     if (sel.value.transient) out.transient = true;
     if (sel.value.id) out.id = sel.value.id;
+  } else if (sel.case === "toolOutput") {
+    // recursive: the inner chunk is a whole chunk, in the same shape
+    const t = sel.value;
+    out.type = "tool-output";
+    out.payload = { toolCallId: t.toolCallId, toolName: t.toolName, path: [...t.path],
+      output: t.output ? chunkFromProto(t.output) : undefined };
   } else {
     const type = kebab(sel.case);
     out.type = type;
@@ -83,6 +90,14 @@ export function chunkToProto(chunk: ChunkType): Chunk {
   const base = { runId: String(c.runId ?? ""), from, metadata: c.metadata as never };
   if (typeof c.type === "string" && c.type.startsWith("data-")) {
     return create(ChunkSchema, { ...base, chunk: { case: "data", value: dataChunkToProto(chunk) } });
+  }
+  if (c.type === "tool-output") {
+    const p = (c.payload ?? {}) as { toolCallId?: string; toolName?: string; path?: string[]; output?: ChunkType };
+    const value = create(ToolOutputChunkSchema, {
+      toolCallId: p.toolCallId ?? "", toolName: p.toolName ?? "", path: p.path ?? [],
+      output: p.output ? chunkToProto(p.output) : undefined,
+    });
+    return create(ChunkSchema, { ...base, chunk: { case: "toolOutput", value } });
   }
   const desc = payloadDesc.get(c.type);
   if (!desc) throw new TypeError(`unknown chunk type ${JSON.stringify(c.type)}`);

@@ -6,6 +6,8 @@ import { StepResultSchema, ToolCallSchema, UsageSchema, FinishReasonSchema } fro
 import {
   type ChunkOutcome,
   ChunkOutcomeSchema,
+  DelegationCompleteOutcomeSchema,
+  DelegationStartOutcomeSchema,
   type Invocation,
   type InvocationResult,
   InvocationResultSchema,
@@ -39,6 +41,8 @@ export const HOOKS = {
   processOutputStep: 7,
   processToolResult: 8,
   processOutputResult: 9,
+  onDelegationStart: 13,
+  onDelegationComplete: 14,
 } as const;
 
 export type HookName = keyof typeof HOOKS;
@@ -54,6 +58,8 @@ export const ARGS_CASE: Record<HookName, Invocation["args"]["case"]> = {
   processOutputStep: "processOutputStep",
   processToolResult: "processToolResult",
   processOutputResult: "processOutputResult",
+  onDelegationStart: "onDelegationStart",
+  onDelegationComplete: "onDelegationComplete",
 };
 
 export const HOOK_BY_NUMBER = new Map<number, HookName>(Object.entries(HOOKS).map(([k, v]) => [v, k as HookName]));
@@ -137,6 +143,27 @@ export function buildArgs(inv: Invocation, common: Common): { args: Plain; list:
         args: { ...base, messages: list.get.response.db(), result: a.value.result ? toPlain(OutputResultSchema, a.value.result) : { text: "", steps: [] } },
         list,
       };
+    case "onDelegationStart": {
+      const x = a.value;
+      return {
+        args: {
+          ...common, key: x.key, subAgentId: x.subAgentId, toolCallId: x.toolCallId, prompt: x.prompt,
+          instructions: x.instructions || undefined, maxSteps: x.maxSteps || undefined, iteration: x.iteration,
+        },
+        list,
+      };
+    }
+    case "onDelegationComplete": {
+      const x = a.value;
+      const ms = x.duration ? Number(x.duration.seconds) * 1000 + x.duration.nanos / 1e6 : 0;
+      return {
+        args: {
+          ...common, key: x.key, subAgentId: x.subAgentId, toolCallId: x.toolCallId, prompt: x.prompt,
+          result: valueToJs(x.result), success: x.success, error: x.error || undefined, duration: ms,
+        },
+        list,
+      };
+    }
     default:
       throw new TypeError(`invocation ${inv.invocationId}: no arguments for hook ${inv.hook}`);
   }
@@ -230,6 +257,7 @@ function stepToolNames(tools: unknown): string[] {
 /** The answer to a non-stream hook that returned `returned` (throws TypeError for a value the hook may not return). */
 export function encodeResult(hook: HookName, inv: Invocation, returned: unknown, list: MessageList): InvocationResult {
   const out = create(InvocationResultSchema, { invocationId: inv.invocationId });
+  if (hook === "onDelegationStart" || hook === "onDelegationComplete") return delegationResult(hook, out, returned);
   const replace: ReplaceOutcome = create(ReplaceOutcomeSchema);
   let changed = false;
   let retry = false;
@@ -283,6 +311,31 @@ export function encodeResult(hook: HookName, inv: Invocation, returned: unknown,
     changed = true;
   }
   out.outcome = changed ? { case: "replace", value: replace } : { case: "unchanged", value: { $typeName: "treadle.v1.UnchangedOutcome" } };
+  return out;
+}
+
+/** A delegation hook's answer: `{proceed, rejectionReason, modified*}` or `{feedback, bail}`. */
+function delegationResult(hook: "onDelegationStart" | "onDelegationComplete", out: InvocationResult, returned: unknown): InvocationResult {
+  if (returned === undefined || returned === null) {
+    out.outcome = { case: "unchanged", value: { $typeName: "treadle.v1.UnchangedOutcome" } };
+    return out;
+  }
+  if (typeof returned !== "object") throw new TypeError(`${hook} must return an object or nothing`);
+  const r = returned as Record<string, unknown>;
+  if (hook === "onDelegationStart") {
+    const value = create(DelegationStartOutcomeSchema, {
+      proceed: r.proceed !== false, rejectionReason: typeof r.rejectionReason === "string" ? r.rejectionReason : "",
+    });
+    if (typeof r.modifiedPrompt === "string") value.modifiedPrompt = r.modifiedPrompt;
+    if (typeof r.modifiedInstructions === "string") value.modifiedInstructions = r.modifiedInstructions;
+    if (typeof r.modifiedMaxSteps === "number") value.modifiedMaxSteps = r.modifiedMaxSteps;
+    out.outcome = { case: "delegationStart", value };
+  } else {
+    const value = create(DelegationCompleteOutcomeSchema, {
+      feedback: typeof r.feedback === "string" ? r.feedback : "", bail: r.bail === true,
+    });
+    out.outcome = { case: "delegationComplete", value };
+  }
   return out;
 }
 
