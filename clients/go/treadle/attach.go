@@ -57,6 +57,10 @@ func hooksOf(p Processor) []treadlev1.Hook {
 	add(ok, treadlev1.Hook_HOOK_BEFORE_TOOL_CALL)
 	_, ok = p.(AfterToolCall)
 	add(ok, treadlev1.Hook_HOOK_AFTER_TOOL_CALL)
+	_, ok = p.(OnDelegationStart)
+	add(ok, treadlev1.Hook_HOOK_ON_DELEGATION_START)
+	_, ok = p.(OnDelegationComplete)
+	add(ok, treadlev1.Hook_HOOK_ON_DELEGATION_COMPLETE)
 	_, ok = p.(OnViolation)
 	add(ok, treadlev1.Hook_HOOK_ON_VIOLATION)
 	return hooks

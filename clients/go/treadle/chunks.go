@@ -24,3 +24,16 @@ func ChunkType(c *treadlev1.Chunk) string {
 func TextDelta(id, text string) *treadlev1.Chunk {
 	return &treadlev1.Chunk{Chunk: &treadlev1.Chunk_TextDelta{TextDelta: &treadlev1.TextDeltaChunk{Id: id, Text: text}}}
 }
+
+// Nested is the path of tool names and the innermost chunk of a tool-output chunk (a
+// sub-agent's chunk, nested to any depth: path ["agent-research", "agent-write"]); any other
+// chunk is (nil, c): the run's own.
+func Nested(c *treadlev1.Chunk) (path []string, inner *treadlev1.Chunk) {
+	if t := c.GetToolOutput(); t != nil {
+		path = append(path, t.GetPath()...)
+	}
+	for c.GetToolOutput() != nil && c.GetToolOutput().GetOutput() != nil {
+		c = c.GetToolOutput().GetOutput()
+	}
+	return path, c
+}

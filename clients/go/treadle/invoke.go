@@ -138,6 +138,22 @@ func (h *host) dispatch(ctx context.Context, p Processor, inv *treadlev1.Invocat
 		if x, ok := p.(AfterToolCall); ok {
 			return replaceResult(nil, x.AfterToolCall(ctx, &AfterToolCallArgs{c, inv.GetAfterToolCall()}))
 		}
+	case treadlev1.Hook_HOOK_ON_DELEGATION_START:
+		if x, ok := p.(OnDelegationStart); ok {
+			d, err := x.OnDelegationStart(ctx, &OnDelegationStartArgs{c, inv.GetOnDelegationStart()})
+			if err != nil || d == nil {
+				return replaceResult(nil, err)
+			}
+			return &treadlev1.InvocationResult{Outcome: &treadlev1.InvocationResult_DelegationStart{DelegationStart: d}}
+		}
+	case treadlev1.Hook_HOOK_ON_DELEGATION_COMPLETE:
+		if x, ok := p.(OnDelegationComplete); ok {
+			d, err := x.OnDelegationComplete(ctx, &OnDelegationCompleteArgs{c, inv.GetOnDelegationComplete()})
+			if err != nil || d == nil {
+				return replaceResult(nil, err)
+			}
+			return &treadlev1.InvocationResult{Outcome: &treadlev1.InvocationResult_DelegationComplete{DelegationComplete: d}}
+		}
 	case treadlev1.Hook_HOOK_ON_VIOLATION:
 		if x, ok := p.(OnViolation); ok {
 			v := inv.GetOnViolation()

@@ -122,6 +122,27 @@ type AfterToolCallArgs struct {
 	*treadlev1.AfterToolCallArgs
 }
 
+// OnDelegationStartArgs are the arguments of OnDelegationStart.
+type OnDelegationStartArgs struct {
+	Call
+	*treadlev1.OnDelegationStartArgs
+}
+
+// OnDelegationCompleteArgs are the arguments of OnDelegationComplete.
+type OnDelegationCompleteArgs struct {
+	Call
+	*treadlev1.OnDelegationCompleteArgs
+}
+
+// DelegationStart is OnDelegationStart's answer (nil: proceed as asked). Reject rejects the
+// delegation: the tool returns "[Delegation Rejected] <RejectionReason>". Otherwise each Modified*
+// field that is set replaces the delegation's own.
+type DelegationStart = treadlev1.DelegationStartOutcome
+
+// DelegationComplete is OnDelegationComplete's answer (nil: nothing): Feedback is added as an
+// assistant message after the tool results, Bail ends the parent's run after this step.
+type DelegationComplete = treadlev1.DelegationCompleteOutcome
+
 // SkipTool is BeforeToolCall's refusal: the tool does not run and Output (JSON-compatible)
 // stands for its result. A nil *SkipTool lets the tool run.
 type SkipTool struct {
@@ -199,6 +220,17 @@ type BeforeToolCall interface {
 // error; it may only abort or fail.
 type AfterToolCall interface {
 	AfterToolCall(ctx context.Context, args *AfterToolCallArgs) error
+}
+
+// OnDelegationStart runs before a sub-agent tool (agent-<key>) of the agents that list the
+// processor; it may reject the delegation or change its prompt, instructions or step cap.
+type OnDelegationStart interface {
+	OnDelegationStart(ctx context.Context, args *OnDelegationStartArgs) (*DelegationStart, error)
+}
+
+// OnDelegationComplete runs after a sub-agent tool ran, with its result or error.
+type OnDelegationComplete interface {
+	OnDelegationComplete(ctx context.Context, args *OnDelegationCompleteArgs) (*DelegationComplete, error)
 }
 
 // Violation is what OnViolation receives (the framework's ProcessorViolation).

@@ -420,18 +420,18 @@ class OnDelegationStartArgs(_message.Message):
     def __init__(self, key: _Optional[str] = ..., sub_agent_id: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., prompt: _Optional[str] = ..., instructions: _Optional[str] = ..., max_steps: _Optional[int] = ..., iteration: _Optional[int] = ...) -> None: ...
 
 class DelegationStartOutcome(_message.Message):
-    __slots__ = ("proceed", "rejection_reason", "modified_prompt", "modified_instructions", "modified_max_steps")
-    PROCEED_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("reject", "rejection_reason", "modified_prompt", "modified_instructions", "modified_max_steps")
+    REJECT_FIELD_NUMBER: _ClassVar[int]
     REJECTION_REASON_FIELD_NUMBER: _ClassVar[int]
     MODIFIED_PROMPT_FIELD_NUMBER: _ClassVar[int]
     MODIFIED_INSTRUCTIONS_FIELD_NUMBER: _ClassVar[int]
     MODIFIED_MAX_STEPS_FIELD_NUMBER: _ClassVar[int]
-    proceed: bool
+    reject: bool
     rejection_reason: str
     modified_prompt: str
     modified_instructions: str
     modified_max_steps: int
-    def __init__(self, proceed: _Optional[bool] = ..., rejection_reason: _Optional[str] = ..., modified_prompt: _Optional[str] = ..., modified_instructions: _Optional[str] = ..., modified_max_steps: _Optional[int] = ...) -> None: ...
+    def __init__(self, reject: _Optional[bool] = ..., rejection_reason: _Optional[str] = ..., modified_prompt: _Optional[str] = ..., modified_instructions: _Optional[str] = ..., modified_max_steps: _Optional[int] = ...) -> None: ...
 
 class OnDelegationCompleteArgs(_message.Message):
     __slots__ = ("key", "sub_agent_id", "tool_call_id", "prompt", "result", "success", "error", "duration")

@@ -347,7 +347,7 @@ def _delegation_outcome(hook: str, returned: Any, out: pb.InvocationResult) -> N
 
     if hook == "on_delegation_start":
         d = out.delegation_start
-        d.proceed = get("proceed") is not False
+        d.reject = get("proceed") is False
         d.rejection_reason = str(get("rejectionReason") or "")
         if get("modifiedPrompt") is not None:
             d.modified_prompt = str(get("modifiedPrompt"))

@@ -353,7 +353,7 @@ def _decode(hook: str, result: pb.InvocationResult, processor_id: str, parts: in
         if hook != "on_delegation_start":
             raise MalformedResultError(f"a delegation_start outcome is only valid for onDelegationStart, not {hook}")
         d = result.delegation_start
-        out.delegation = {"proceed": d.proceed, "rejectionReason": d.rejection_reason}
+        out.delegation = {"proceed": not d.reject, "rejectionReason": d.rejection_reason}
         for field_name, key in (("modified_prompt", "modifiedPrompt"), ("modified_instructions", "modifiedInstructions"),
                                 ("modified_max_steps", "modifiedMaxSteps")):
             if d.HasField(field_name):

@@ -324,7 +324,7 @@ function delegationResult(hook: "onDelegationStart" | "onDelegationComplete", ou
   const r = returned as Record<string, unknown>;
   if (hook === "onDelegationStart") {
     const value = create(DelegationStartOutcomeSchema, {
-      proceed: r.proceed !== false, rejectionReason: typeof r.rejectionReason === "string" ? r.rejectionReason : "",
+      reject: r.proceed === false, rejectionReason: typeof r.rejectionReason === "string" ? r.rejectionReason : "",
     });
     if (typeof r.modifiedPrompt === "string") value.modifiedPrompt = r.modifiedPrompt;
     if (typeof r.modifiedInstructions === "string") value.modifiedInstructions = r.modifiedInstructions;

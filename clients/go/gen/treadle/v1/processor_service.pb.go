@@ -2532,14 +2532,15 @@ func (x *OnDelegationStartArgs) GetIteration() int32 {
 	return 0
 }
 
-// DelegationStartOutcome is `onDelegationStart`'s answer. With `proceed` false the tool returns
-// `[Delegation Rejected] <rejection_reason>` without running the sub-agent; otherwise every field
-// that is set replaces the delegation's own (a hook MAY exceed the sub-agent's step cap).
+// DelegationStartOutcome is `onDelegationStart`'s answer (the Mastra framework's `{proceed: false,
+// rejectionReason}` is `reject`). With `reject` the tool returns `[Delegation Rejected]
+// <rejection_reason>` without running the sub-agent; otherwise every field that is set replaces
+// the delegation's own (a hook MAY exceed the sub-agent's step cap).
 type DelegationStartOutcome struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// False rejects the delegation.
-	Proceed bool `protobuf:"varint,1,opt,name=proceed,proto3" json:"proceed,omitempty"`
-	// Why the delegation is rejected (with `proceed` false).
+	// True rejects the delegation.
+	Reject bool `protobuf:"varint,1,opt,name=reject,proto3" json:"reject,omitempty"`
+	// Why the delegation is rejected (with `reject`).
 	RejectionReason string `protobuf:"bytes,2,opt,name=rejection_reason,json=rejectionReason,proto3" json:"rejection_reason,omitempty"`
 	// A new prompt for the sub-agent.
 	ModifiedPrompt *string `protobuf:"bytes,3,opt,name=modified_prompt,json=modifiedPrompt,proto3,oneof" json:"modified_prompt,omitempty"`
@@ -2581,9 +2582,9 @@ func (*DelegationStartOutcome) Descriptor() ([]byte, []int) {
 	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{24}
 }
 
-func (x *DelegationStartOutcome) GetProceed() bool {
+func (x *DelegationStartOutcome) GetReject() bool {
 	if x != nil {
-		return x.Proceed
+		return x.Reject
 	}
 	return false
 }
@@ -4279,9 +4280,9 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x06prompt\x18\x04 \x01(\tR\x06prompt\x12\"\n" +
 	"\finstructions\x18\x05 \x01(\tR\finstructions\x12\x1b\n" +
 	"\tmax_steps\x18\x06 \x01(\x05R\bmaxSteps\x12\x1c\n" +
-	"\titeration\x18\a \x01(\x05R\titeration\"\xbd\x02\n" +
-	"\x16DelegationStartOutcome\x12\x18\n" +
-	"\aproceed\x18\x01 \x01(\bR\aproceed\x12)\n" +
+	"\titeration\x18\a \x01(\x05R\titeration\"\xbb\x02\n" +
+	"\x16DelegationStartOutcome\x12\x16\n" +
+	"\x06reject\x18\x01 \x01(\bR\x06reject\x12)\n" +
 	"\x10rejection_reason\x18\x02 \x01(\tR\x0frejectionReason\x12,\n" +
 	"\x0fmodified_prompt\x18\x03 \x01(\tH\x00R\x0emodifiedPrompt\x88\x01\x01\x128\n" +
 	"\x15modified_instructions\x18\x04 \x01(\tH\x01R\x14modifiedInstructions\x88\x01\x01\x121\n" +

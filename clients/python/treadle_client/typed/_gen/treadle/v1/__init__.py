@@ -2557,19 +2557,20 @@ default_message_pool.register_message(
 @dataclass(eq=False, repr=False)
 class DelegationStartOutcome(betterproto2.Message):
     """
-    DelegationStartOutcome is `onDelegationStart`'s answer. With `proceed` false the tool returns
-    `[Delegation Rejected] <rejection_reason>` without running the sub-agent; otherwise every field
-    that is set replaces the delegation's own (a hook MAY exceed the sub-agent's step cap).
+    DelegationStartOutcome is `onDelegationStart`'s answer (the Mastra framework's `{proceed: false,
+    rejectionReason}` is `reject`). With `reject` the tool returns `[Delegation Rejected]
+    <rejection_reason>` without running the sub-agent; otherwise every field that is set replaces
+    the delegation's own (a hook MAY exceed the sub-agent's step cap).
     """
 
-    proceed: "bool" = betterproto2.field(1, betterproto2.TYPE_BOOL)
+    reject: "bool" = betterproto2.field(1, betterproto2.TYPE_BOOL)
     """
-    False rejects the delegation.
+    True rejects the delegation.
     """
 
     rejection_reason: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
     """
-    Why the delegation is rejected (with `proceed` false).
+    Why the delegation is rejected (with `reject`).
     """
 
     modified_prompt: "str | None" = betterproto2.field(
