@@ -20,6 +20,8 @@ final class Hooks {
       new Spec(Hook.HOOK_PROCESS_OUTPUT_STEP, "processOutputStep", ProcessOutputStepArgs.class),
       new Spec(Hook.HOOK_PROCESS_TOOL_RESULT, "processToolResult", ProcessToolResultArgs.class),
       new Spec(Hook.HOOK_PROCESS_OUTPUT_RESULT, "processOutputResult", ProcessOutputResultArgs.class),
+      new Spec(Hook.HOOK_ON_DELEGATION_START, "onDelegationStart", OnDelegationStartArgs.class),
+      new Spec(Hook.HOOK_ON_DELEGATION_COMPLETE, "onDelegationComplete", OnDelegationCompleteArgs.class),
       new Spec(Hook.HOOK_ON_VIOLATION, "onViolation", ProcessorViolation.class));
 
   /** The hooks {@code processor}'s class overrides. */

@@ -74,6 +74,19 @@ public interface Processor {
   }
 
   /**
+   * Runs before a sub-agent tool ({@code agent-<key>}) of the agents that list the processor;
+   * {@code null} lets it run as asked (see {@link Delegations}).
+   */
+  default dev.treadle.v1.DelegationStartOutcome onDelegationStart(OnDelegationStartArgs args) throws Exception {
+    throw new UnsupportedOperationException("onDelegationStart");
+  }
+
+  /** Runs after a sub-agent tool ran; {@code null} changes nothing (see {@link Delegations}). */
+  default dev.treadle.v1.DelegationCompleteOutcome onDelegationComplete(OnDelegationCompleteArgs args) throws Exception {
+    throw new UnsupportedOperationException("onDelegationComplete");
+  }
+
+  /**
    * Called after this processor aborted a run, from any of its hooks, for side effects (an alert,
    * a log line): declared with the other hooks, always fire and forget; what it throws is ignored.
    */

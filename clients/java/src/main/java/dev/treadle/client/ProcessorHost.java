@@ -351,6 +351,14 @@ final class ProcessorHost {
             ml = list(inv.getProcessOutputResult().getMessageList());
             return replace(p.processOutputResult(new ProcessOutputResultArgs(call, inv.getProcessOutputResult(), ml)), ml);
           }
+          case HOOK_ON_DELEGATION_START: {
+            var d = p.onDelegationStart(new OnDelegationStartArgs(call, inv.getOnDelegationStart()));
+            return d == null ? replace(null, null) : InvocationResult.newBuilder().setDelegationStart(d);
+          }
+          case HOOK_ON_DELEGATION_COMPLETE: {
+            var d = p.onDelegationComplete(new OnDelegationCompleteArgs(call, inv.getOnDelegationComplete()));
+            return d == null ? replace(null, null) : InvocationResult.newBuilder().setDelegationComplete(d);
+          }
           case HOOK_ON_VIOLATION: {
             var v = inv.getOnViolation();
             try {

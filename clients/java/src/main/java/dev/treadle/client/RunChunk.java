@@ -35,6 +35,24 @@ public record RunChunk(Chunk proto) {
     return proto.hasStepFinish() ? finishReasonName(proto.getStepFinish().getReason()) : "";
   }
 
+  /**
+   * For a {@code tool-output} chunk (a sub-agent's chunk inside a tool call, nested to any depth):
+   * the tool names from the outermost to the innermost ({@code [agent-research, agent-write]});
+   * empty for the run's own chunks.
+   */
+  public java.util.List<String> path() {
+    return proto.hasToolOutput() ? proto.getToolOutput().getPathList() : java.util.List.of();
+  }
+
+  /** The innermost chunk of a {@code tool-output} chunk (the sub-agent's own); this chunk otherwise. */
+  public RunChunk innermost() {
+    Chunk c = proto;
+    while (c.hasToolOutput() && c.getToolOutput().hasOutput()) {
+      c = c.getToolOutput().getOutput();
+    }
+    return c == proto ? this : new RunChunk(c);
+  }
+
   /** The id of the run the chunk belongs to. */
   public String runId() {
     return proto.getRunId();

@@ -373,4 +373,63 @@ class ProcessorSdkTest {
         .map(dev.treadle.v1.Message::getId).collect(Collectors.toList()));
     assertEquals(2, ml.toReplacement().getSourcesCount());
   }
+
+  @Test
+  void theDelegationHooksRejectChangeAndFeedBack() throws Exception {
+    Processor supervisor = new Processor() {
+      @Override
+      public String id() {
+        return "supervisor";
+      }
+
+      @Override
+      public dev.treadle.v1.DelegationStartOutcome onDelegationStart(OnDelegationStartArgs args) {
+        return args.prompt().contains("password") ? Delegations.reject("no credentials")
+            : Delegations.modifyPrompt(args.prompt() + " Cite sources.");
+      }
+
+      @Override
+      public dev.treadle.v1.DelegationCompleteOutcome onDelegationComplete(OnDelegationCompleteArgs args) {
+        return Delegations.feedback("checked " + args.key());
+      }
+    };
+    try (Attachment a = Treadle.attach(server.target(), List.of(supervisor))) {
+      FakeServer.Stream s = server.nextStream();
+      ProcessorHandshake h = s.next().getHandshake();
+      assertEquals(List.of(Hook.HOOK_ON_DELEGATION_START, Hook.HOOK_ON_DELEGATION_COMPLETE),
+          h.getProcessors(0).getHooksList().stream().map(HookDeclaration::getHook).collect(Collectors.toList()));
+      s.welcome(2);
+      a.awaitReady(Duration.ofSeconds(10));
+      s.send(invocation(Invocation.newBuilder().setInvocationId("i1").setProcessorId("supervisor").setRunId("r")
+          .setHook(Hook.HOOK_ON_DELEGATION_START).setOnDelegationStart(
+              dev.treadle.v1.OnDelegationStartArgs.newBuilder().setKey("research").setPrompt("the password?"))));
+      InvocationResult rejected = s.next().getResult();
+      assertTrue(rejected.getDelegationStart().getReject());
+      assertEquals("no credentials", rejected.getDelegationStart().getRejectionReason());
+      s.send(invocation(Invocation.newBuilder().setInvocationId("i2").setProcessorId("supervisor").setRunId("r")
+          .setHook(Hook.HOOK_ON_DELEGATION_START).setOnDelegationStart(
+              dev.treadle.v1.OnDelegationStartArgs.newBuilder().setKey("research").setPrompt("Tides?"))));
+      InvocationResult changed = s.next().getResult();
+      assertFalse(changed.getDelegationStart().getReject());
+      assertEquals("Tides? Cite sources.", changed.getDelegationStart().getModifiedPrompt());
+      s.send(invocation(Invocation.newBuilder().setInvocationId("i3").setProcessorId("supervisor").setRunId("r")
+          .setHook(Hook.HOOK_ON_DELEGATION_COMPLETE).setOnDelegationComplete(
+              dev.treadle.v1.OnDelegationCompleteArgs.newBuilder().setKey("research").setSuccess(true))));
+      assertEquals("checked research", s.next().getResult().getDelegationComplete().getFeedback());
+    }
+  }
+
+  @Test
+  void aToolOutputChunkHasAPathAndAnInnermostChunk() {
+    Chunk inner = delta("hi");
+    Chunk mid = Chunk.newBuilder().setToolOutput(dev.treadle.v1.ToolOutputChunk.newBuilder()
+        .setToolName("agent-write").setOutput(inner).addPath("agent-write")).build();
+    Chunk outer = Chunk.newBuilder().setToolOutput(dev.treadle.v1.ToolOutputChunk.newBuilder()
+        .setToolName("agent-research").setOutput(mid).addPath("agent-research").addPath("agent-write")).build();
+    RunChunk chunk = new RunChunk(outer);
+    assertEquals("tool-output", chunk.type());
+    assertEquals(List.of("agent-research", "agent-write"), chunk.path());
+    assertEquals("hi", chunk.innermost().text());
+    assertEquals(List.of(), new RunChunk(inner).path());
+  }
 }
