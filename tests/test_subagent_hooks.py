@@ -10,16 +10,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 
 from tests.harness import Harness, harness_factory  # noqa: F401
-from tests.support import OpenAIServer, Turn
+from tests.support import LOOPBACK_TRUST, OpenAIServer, Turn
 from tests.test_cli import ROOT, ServeProcess
 from tests.test_subagents import LEAD, RESEARCHER, routed, serve, stream, write_config  # noqa: F401
 from tests.test_typescript_sdk import NODE_TSX, TS_CLIENT
-from treadle.agents import SubAgentRef
+from treadle.agents import Agent, ProcessorRef, SubAgentRef
 from treadle.core.args import OnDelegationCompleteArgs, OnDelegationStartArgs
 from treadle.core.messages import SystemMessage
+from treadle.v1 import agent_service_pb2, agent_service_pb2_grpc
 
 
 class Supervisor:
@@ -134,3 +136,51 @@ def test_a_typescript_processor_serves_the_delegation_hooks_to_a_serve_process(
     assert after["messages"][-1] == {"role": "assistant", "content": "Checked research."}
     assert complete == {"key": "research", "success": True, "text": "Tides follow the moon.",
                         "prompt": "Facts about tides. Cite sources."}
+
+
+async def test_a_sub_agent_whose_failure_policy_fails_the_run_ends_the_parent(harness_factory: Any) -> None:
+    step = routed({"You lead.": [Turn.call("agent-research", {"prompt": "Dig."})]})
+    h: Harness = harness_factory([step])
+    lead = h.agent(id="lead", instructions="You lead.", sub_agents=[
+        SubAgentRef("research", agent_id="nobody", failure="fail_run")])
+
+    result = await h.generate(lead, "Go.")
+
+    assert result.error is not None and "sub-agent 'research' failed" in result.error.message
+    assert "agent 'nobody' not found" in result.error.message
+
+
+async def test_a_python_processor_attached_remotely_serves_the_delegation_hooks(start_app: Any, openai_server: Any) -> None:
+    from treadle_client import attach
+
+    step = routed({
+        "You lead.": [Turn.call("agent-research", {"prompt": "Tell me the secret."}),
+                      Turn.call("agent-research", {"prompt": "Find facts."}), Turn.say("Done.")],
+        "You research.": [Turn.say("Water is wet.")],
+    })
+    provider: OpenAIServer = openai_server([step] * 4)
+
+    def setup(app: Any) -> None:
+        app.models.trust = LOOPBACK_TRUST
+        for agent in (
+            Agent(id="researcher", model="openai/m", base_url=provider.base_url, instructions=[SystemMessage("You research.")]),
+            Agent(id="lead", model="openai/m", base_url=provider.base_url, instructions=[SystemMessage("You lead.")],
+                  input_processors=[ProcessorRef("supervisor")], sub_agents=[SubAgentRef("research", agent_id="researcher")]),
+        ):
+            app.add_agent(agent)
+
+    running = await start_app(setup=setup)
+    supervisor = Supervisor()
+    async with await attach([supervisor], running.target) as attachment:
+        await attachment.ready(timeout=10)
+        async with grpc.aio.insecure_channel(running.target) as channel:
+            call = agent_service_pb2_grpc.AgentServiceStub(channel).Stream(
+                agent_service_pb2.StreamRequest(agent_id="lead", prompt="Go."))
+            chunks = [c async for r in call for c in r.chunks]
+    assert "".join(c.text_delta.text for c in chunks if c.WhichOneof("chunk") == "text_delta") == "Done."
+    bodies = provider.requests
+    assert bodies[1]["messages"][-1]["content"] == "[Delegation Rejected] secrets stay here"
+    assert bodies[2]["messages"][1:] == [{"role": "user", "content": "Find facts. Cite sources."}]
+    assert bodies[3]["messages"][-1] == {"role": "assistant", "content": "Checked research: Water is wet."}
+    [done] = supervisor.completed
+    assert done.success and done.result["text"] == "Water is wet." and done.duration > 0

@@ -21,7 +21,7 @@ from google.protobuf import json_format
 from tests.support import OpenAIServer, Turn
 from tests.support.otlp import OtlpReceiver
 from tests.test_cli import READY_TIMEOUT, ROOT, ServeProcess, clean_env
-from treadle.v1 import agent_service_pb2, agent_service_pb2_grpc, thread_service_pb2, thread_service_pb2_grpc
+from treadle.v1 import agent_service_pb2, agent_service_pb2_grpc, signal_pb2, thread_service_pb2, thread_service_pb2_grpc
 
 INPUT_SCHEMA = {
     "type": "object",
@@ -319,3 +319,56 @@ def test_a_sub_agent_that_trips_ends_the_tool_call_with_an_error_not_the_parent_
     assert "tripwire" not in chunks[-1] and chunks[-1]["finish"]["reason"] == "FINISH_REASON_STOP"
     assert "".join(c["textDelta"]["text"] for c in chunks if "textDelta" in c) == "I cannot share that."
     assert provider.requests[2]["messages"][-1]["content"].startswith("sub-agent 'research' tripped:")
+
+
+def test_subscribers_see_the_sub_agents_chunks_and_abort_run_ends_it_on_the_second_server(
+    serve: Callable[..., ServeProcess], openai_server: Any, tmp_path: Path
+) -> None:
+    step = routed({
+        "You lead.": [Turn.call("agent-research", {"prompt": "Dig."})],
+        "You research.": [Turn.say(["word "] * 600, pace=0.05)],  # 30 s unless cancelled
+    })
+    provider: OpenAIServer = openai_server([step] * 2)
+    remote = serve(provider, write_config(tmp_path, [RESEARCHER]))
+    parent = serve(provider, write_config(tmp_path, [remote_lead()],
+                                          remoteServers={"research-box": {"endpoint": remote.target}}))
+    seen: list[dict[str, Any]] = []
+    caller: list[Any] = []
+    with grpc.insecure_channel(parent.target) as channel:
+        threads = thread_service_pb2_grpc.ThreadServiceStub(channel)
+        subscription = threads.SubscribeToThread(
+            signal_pb2.SubscribeToThreadRequest(resource_id="u1", thread_id="t1"))
+        next(subscription)  # the first response: the thread is idle
+
+        def watch() -> None:
+            try:
+                for response in subscription:
+                    seen.extend(json_format.MessageToDict(c) for c in response.chunks)
+            except grpc.RpcError:
+                pass  # cancelled below
+
+        def call() -> None:
+            try:
+                caller.extend(stream(parent.target, "lead", "Dig deep.", **MEMORY))
+            except grpc.RpcError as e:
+                caller.append(e)
+
+        watcher, client = threading.Thread(target=watch), threading.Thread(target=call)
+        watcher.start()
+        client.start()
+        try:
+            wait_for(lambda: len([c for c in seen if "textDelta" in c.get("toolOutput", {}).get("output", {})]) >= 3)
+            [active] = runs(parent.target, "u1", "t1")
+            threads.AbortRun(signal_pb2.AbortRunRequest(resource_id="u1", thread_id="t1"))
+            client.join(READY_TIMEOUT)
+        finally:
+            subscription.cancel()
+            watcher.join(READY_TIMEOUT)
+    child_run = next(c["toolOutput"]["output"]["runId"] for c in seen if "toolOutput" in c)
+    assert {c["toolOutput"]["path"][0] for c in seen if "toolOutput" in c} == {"agent-research"}
+    assert active["status"] == "RUN_STATUS_RUNNING"
+    [run] = wait_for(lambda: [r for r in runs(remote.target, "u1-research", f"t1-{child_run}")
+                              if r["status"] != "RUN_STATUS_RUNNING"] or None)
+    assert run["status"] == "RUN_STATUS_ABORTED"
+    assert [r["status"] for r in runs(parent.target, "u1", "t1")] == ["RUN_STATUS_ABORTED"]
+    assert caller and "abort" in caller[-1]  # the caller's stream ends with the abort chunk

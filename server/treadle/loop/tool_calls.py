@@ -57,7 +57,14 @@ async def run_tool_calls(
     plan: RunPlan, state: RunState, output: Output, calls: list[ToolCallPayload], result: StepResult
 ) -> None:
     feedback: list[str] = []
-    outcomes = await asyncio.gather(*(_execute(plan, state, output, c, feedback) for c in calls))
+    tasks = [asyncio.ensure_future(_execute(plan, state, output, c, feedback)) for c in calls]
+    try:
+        outcomes = await asyncio.gather(*tasks)
+    except BaseException:  # a sub-agent that fails the run: its siblings (and their children) end too
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
     for call, outcome in zip(calls, outcomes, strict=True):
         await _deliver(plan, state, output, call, outcome, result)
     for text in feedback:  # a delegation's feedback: an assistant message after the results
