@@ -184,3 +184,35 @@ async def test_a_python_processor_attached_remotely_serves_the_delegation_hooks(
     assert bodies[3]["messages"][-1] == {"role": "assistant", "content": "Checked research: Water is wet."}
     [done] = supervisor.completed
     assert done.success and done.result["text"] == "Water is wet." and done.duration > 0
+
+
+class Progress:
+    """The researcher's output processor: reports progress with a custom data chunk."""
+
+    id = "progress"
+
+    async def process_output_result(self, args: Any) -> None:
+        await args.writer.custom({"type": "data-progress", "data": {"done": True}})
+
+
+async def test_data_chunks_pass_through_unwrapped_and_the_child_run_is_in_the_parents_trace(harness_factory: Any) -> None:
+    step = routed({
+        "You lead.": [Turn.call("agent-research", {"prompt": "Dig."}), Turn.say("ok")],
+        "You research.": [Turn.say(["Deep ", "fact."])],
+    })
+    h: Harness = harness_factory([step] * 3)
+    h.registry.add_agent(h.agent(id="researcher", name="researcher", instructions="You research.",
+                                 output_processors=[Progress()]))
+    lead = h.agent(id="lead", name="lead", instructions="You lead.",
+                   sub_agents=[SubAgentRef("research", agent_id="researcher")])
+
+    chunks = await h.stream(lead, "Go.")
+
+    data = [c for c in chunks if c.type == "data-progress"]
+    assert [c.data for c in data] == [{"done": True}]
+    wrapped = [c.payload.output.type for c in chunks if c.type == "tool-output"]
+    assert "data-progress" not in wrapped and wrapped.count("text-delta") == 2
+    spans = {s.name: s for s in h.spans()}
+    child, tool, parent = spans["invoke_agent researcher"], spans["execute_tool agent-research"], spans["invoke_agent lead"]
+    assert child.context.trace_id == parent.context.trace_id
+    assert child.parent is not None and child.parent.span_id == tool.context.span_id
