@@ -81,6 +81,7 @@ def scenario(tree: Path, name: str, size: str, database: str) -> list[dict[str, 
     env = dict(os.environ)
     paths = [str(tree / "server"), str(tree / "clients" / "python"), str(ROOT)]
     env["PYTHONPATH"] = os.pathsep.join(paths + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["TREADLE_BENCH_TREE"] = str(tree)
     cmd = [sys.executable, str(ROOT / "bench" / "scenarios.py"), name, size, "--database", database]
     out = subprocess.run(cmd, env=env, cwd=str(tree), capture_output=True, text=True, timeout=900)
     if out.returncode != 0:

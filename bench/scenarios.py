@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import gc
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -29,6 +30,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+_TREE = os.environ.get("TREADLE_BENCH_TREE")
+if _TREE:
+    # The server code of that tree only: an editable install of another tree (this one) must
+    # not fill in the modules the tree lacks.
+    sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, "__module__", "").startswith("__editable__")]
+    sys.path_hooks[:] = [h for h in sys.path_hooks if not getattr(h, "__module__", "").startswith("__editable__")]
+    sys.path[:0] = [str(Path(_TREE) / "server"), str(Path(_TREE) / "clients" / "python")]
+    sys.path_importer_cache.clear()
 
 import grpc  # noqa: E402
 from opentelemetry.trace import NoOpTracer  # noqa: E402
@@ -93,6 +102,16 @@ class GcPauses:
         gc.callbacks.remove(self._callback)
 
 
+def serving_gc() -> None:
+    """What a serving process does once started (``treadle serve``, ``app.serve()``), when the
+    revision under test does it: its garbage-collector settings."""
+    try:
+        from treadle import gc_tuning
+    except ImportError:
+        return
+    gc_tuning.tune()
+
+
 def _fit_us_per_chunk(points: list[tuple[int, float]]) -> float:
     """Least-squares slope (µs per chunk) of ms per run over chunk counts."""
     mx = statistics.fmean(p[0] for p in points)
@@ -115,6 +134,7 @@ async def inproc(size: dict[str, int]) -> list[Row]:
     for _, loop, agent, expect in configs:
         for _ in range(size["warm"]):
             await workload.run_once(loop, agent, expect)
+    serving_gc()
     means: dict[str, list[float]] = {c[0]: [] for c in configs}
     for r in range(size["rounds"]):
         for k in range(len(configs)):
@@ -221,6 +241,7 @@ async def grpc_edge(size: dict[str, int]) -> list[Row]:
     app.loop.models = workload.WorkloadModels(model)
     app.registry.add_agent(workload.agent("a"))
     port = await app.start()
+    serving_gc()
     floor = _Floor()
     await floor.server.start()
     s = "grpc"
@@ -318,6 +339,7 @@ async def memory(size: dict[str, int], engine: str, url: str | None, data_dir: P
     app.loop.models = workload.WorkloadModels(workload.WorkloadModel(N))
     app.registry.add_agent(workload.agent("a"))
     port = await app.start()
+    serving_gc()
     s = f"memory-{engine}"
     rows: list[Row] = []
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
