@@ -4,7 +4,8 @@
 
 MODE is ``lockstep`` (one chunk per invocation, one in flight), ``pipelined`` (one chunk per
 invocation, 64 in flight), ``windowed`` (up to 64 chunks per invocation, 4 in flight) or
-``default`` (the SDK's defaults).
+``observe`` (per chunk, OBSERVE mode: the run never waits for it) or ``default`` (the SDK's
+defaults).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ MODES: dict[str, dict[str, Any]] = {
     "lockstep": {"stream_delivery": "per_chunk", "max_in_flight": 1},
     "pipelined": {"stream_delivery": "per_chunk", "max_in_flight": 64},
     "windowed": {"stream_delivery": "windowed", "max_window": 64, "max_in_flight": 4},
+    "observe": {"stream_delivery": "per_chunk", "max_in_flight": 64, "observe": {"process_output_stream"}},
     "default": {},
 }
 

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -29,7 +30,7 @@ from treadle.config import Settings  # noqa: E402
 from treadle.core.messages import Message, SystemMessage  # noqa: E402
 from treadle.testing import ScriptedModel, ScriptedModels, text_response  # noqa: E402
 
-MODES = ("lockstep", "pipelined", "windowed")
+MODES = ("lockstep", "pipelined", "windowed", "observe")
 
 
 async def _time_runs(app: TreadleApp, agent: Agent, model: ScriptedModel, runs: int,
@@ -49,7 +50,8 @@ async def _time_runs(app: TreadleApp, agent: Agent, model: ScriptedModel, runs: 
     return statistics.median(samples), count
 
 
-async def main(runs: int, n_chunks: int) -> None:
+async def measure(runs: int, n_chunks: int, modes: tuple[str, ...] = MODES) -> dict[str, Any]:
+    """The floor, the run without a processor, and each mode's ms per run and added µs per chunk."""
     floor = await bidi_round_trip_us()
     deltas = [f"w{i} " for i in range(n_chunks)]
     model = ScriptedModel()
@@ -62,12 +64,11 @@ async def main(runs: int, n_chunks: int) -> None:
         return Agent(id="bench", model="scripted/bench", instructions=[SystemMessage("bench")],
                      output_processors=processors)
 
+    result: dict[str, Any] = {"floor_us": floor, "modes": {}}
     try:
         base, count = await _time_runs(app, agent([]), model, runs, deltas)
-        print(f"floor: bare gRPC bidi round trip {floor:.1f} µs")
-        print(f"baseline: {base * 1e3:.1f} ms per run of {count} chunks without a processor")
-        print(f"{'mode':<10} {'ms/run':>8} {'added µs/chunk':>15} {'x floor':>8}")
-        for mode in MODES:
+        result.update(baseline_ms=base * 1e3, chunks=count)
+        for mode in modes:
             proc = await asyncio.create_subprocess_exec(
                 sys.executable, str(ROOT / "bench" / "echo_processor.py"), mode, target,
                 stdout=subprocess.DEVNULL,
@@ -76,7 +77,7 @@ async def main(runs: int, n_chunks: int) -> None:
                 assert await app.processors.wait_attached("bench-echo", 30)
                 t, _ = await _time_runs(app, agent([ProcessorRef("bench-echo")]), model, runs, deltas)
                 added = (t - base) / count * 1e6
-                print(f"{mode:<10} {t * 1e3:>8.1f} {added:>15.1f} {added / floor:>8.2f}")
+                result["modes"][mode] = {"ms": t * 1e3, "added_us": added, "x_floor": added / floor}
             finally:
                 proc.kill()
                 await proc.wait()
@@ -84,6 +85,16 @@ async def main(runs: int, n_chunks: int) -> None:
                     await asyncio.sleep(0.01)  # wait for the server to see the stream gone
     finally:
         await app.stop(0)
+    return result
+
+
+async def main(runs: int, n_chunks: int) -> None:
+    r = await measure(runs, n_chunks)
+    print(f"floor: bare gRPC bidi round trip {r['floor_us']:.1f} µs")
+    print(f"baseline: {r['baseline_ms']:.1f} ms per run of {r['chunks']} chunks without a processor")
+    print(f"{'mode':<10} {'ms/run':>8} {'added µs/chunk':>15} {'x floor':>8}")
+    for mode, m in r["modes"].items():
+        print(f"{mode:<10} {m['ms']:>8.1f} {m['added_us']:>15.1f} {m['x_floor']:>8.2f}")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ started with ``.ci/postgres``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 from dataclasses import replace
 import asyncio
 import os
@@ -27,6 +28,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
@@ -73,7 +75,8 @@ def _percentile(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def run(sends: int, database: str) -> None:
+async def measure(sends: int, database: str) -> dict[str, float]:
+    """Median / p90 seconds of SendMessage to A and to B, and a chunk's fan-out to A and B."""
     released = asyncio.Event()
     entered = asyncio.Event()
 
@@ -116,17 +119,23 @@ async def run(sends: int, database: str) -> None:
                 await c.close()
             await b.stop(0)
             await a.stop(0)
-    ms = 1000
-    lm, rm = statistics.median(local), statistics.median(remote)
-    print(f"SendMessage into a run on replica A, {sends} each (median / p90):")
-    print(f"  sent to A (same replica, floor): {lm * ms:7.2f} ms / {_percentile(local, 0.9) * ms:7.2f} ms")
-    print(f"  sent to B (other replica)      : {rm * ms:7.2f} ms / {_percentile(remote, 0.9) * ms:7.2f} ms")
-    print(f"  ratio B / A                    : {rm / lm:7.2f}x")
     same, other = fan
+    return {"local": statistics.median(local), "local_p90": _percentile(local, 0.9),
+            "remote": statistics.median(remote), "remote_p90": _percentile(remote, 0.9),
+            "fan_same": same, "fan_other": other}
+
+
+async def run(sends: int, database: str) -> None:
+    r = await measure(sends, database)
+    ms = 1000
+    print(f"SendMessage into a run on replica A, {sends} each (median / p90):")
+    print(f"  sent to A (same replica, floor): {r['local'] * ms:7.2f} ms / {r['local_p90'] * ms:7.2f} ms")
+    print(f"  sent to B (other replica)      : {r['remote'] * ms:7.2f} ms / {r['remote_p90'] * ms:7.2f} ms")
+    print(f"  ratio B / A                    : {r['remote'] / r['local']:7.2f}x")
     print(f"a chunk of the run on A reaching a subscriber (median of {sends}):")
-    print(f"  subscriber on A (floor)        : {same * ms:7.2f} ms")
-    print(f"  subscriber on B                : {other * ms:7.2f} ms")
-    print(f"  ratio B / A                    : {other / same:7.2f}x")
+    print(f"  subscriber on A (floor)        : {r['fan_same'] * ms:7.2f} ms")
+    print(f"  subscriber on B                : {r['fan_other'] * ms:7.2f} ms")
+    print(f"  ratio B / A                    : {r['fan_other'] / r['fan_same']:7.2f}x")
 
 
 async def _fan_out(a: TreadleApp, b: TreadleApp, stub_a: Any, stub_b: Any, n: int) -> tuple[float, float]:
@@ -157,21 +166,35 @@ async def _fan_out(a: TreadleApp, b: TreadleApp, stub_a: Any, stub_b: Any, n: in
     return statistics.median(same), statistics.median(other)
 
 
+def schema_url(base: str, schema: str) -> str:
+    """``base`` with every connection's search_path set to ``schema``."""
+    sep = "&" if "?" in base else "?"
+    return f"{base}{sep}options={quote(f'-csearch_path={schema}')}"
+
+
+@contextlib.contextmanager
+def fresh_schema(base: str) -> Iterator[str]:
+    """A new, empty schema on ``base`` for the length of the block; yields its URL."""
+    schema = f"bench_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(base, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    try:
+        yield schema_url(base, schema)
+    finally:
+        with psycopg.connect(base, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sends", type=int, default=100)
     parser.add_argument("--database")
     args = parser.parse_args()
     base, started = _postgres(args.database)
-    schema = f"bench_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(base, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {schema}")
-    sep = "&" if "?" in base else "?"
     try:
-        asyncio.run(run(args.sends, f"{base}{sep}options={quote(f'-csearch_path={schema}')}"))
+        with fresh_schema(base) as url:
+            asyncio.run(run(args.sends, url))
     finally:
-        with psycopg.connect(base, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA {schema} CASCADE")
         if started:
             subprocess.run([str(ROOT / ".ci" / "postgres"), "stop", started], check=False, capture_output=True)
 

@@ -43,6 +43,7 @@ from .api.thread_signals import SERVICE_NAME as THREAD_SERVICE, ThreadServicer
 from .config import AgentFileError, Settings, load_agent_file
 from .config.security import Security, load_security
 from .config import logs
+from . import gc_tuning
 from .config.auth import Limits
 from .config.settings import DEFAULT_LISTEN
 from .core.errors import InvalidArgumentError, NotFoundError
@@ -359,6 +360,7 @@ class TreadleApp:
                 print(f"treadle: {e}", file=sys.stderr, flush=True)
                 raise SystemExit(2) from None
             started = True
+            gc_tuning.tune()  # a serving process: startup's objects frozen, fewer GC passes
         loop = asyncio.get_running_loop()
         stop = asyncio.Event()
         received: list[int] = []

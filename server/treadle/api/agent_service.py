@@ -384,8 +384,9 @@ class _Pipe:
             if self._items[0] is self._END:
                 break
             pb: chunk_pb2.Chunk = response.chunks.add()
-            convert.chunk_to_proto(self._items.popleft(), pb)
-            size += pb.ByteSize()
+            chunk = self._items.popleft()
+            convert.chunk_to_proto(chunk, pb)
+            size += _size_bound(chunk, pb)
         self._space.set()
         if response.chunks:
             return response
@@ -393,6 +394,14 @@ class _Pipe:
         if self._error is not None:
             raise self._error
         return None
+
+
+def _size_bound(chunk: Chunk, pb: chunk_pb2.Chunk) -> int:
+    """At least the chunk's encoded size: a text delta's from its strings (4 bytes a character
+    at most, and the tags and lengths), every other chunk's measured (which costs an encoding)."""
+    if chunk.type == "text-delta" and chunk.metadata is None and chunk.payload.provider_metadata is None:
+        return 4 * (len(pb.run_id) + len(chunk.payload.id) + len(chunk.payload.text)) + 32
+    return int(pb.ByteSize())
 
 
 def _apply_mask(

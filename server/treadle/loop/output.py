@@ -121,7 +121,10 @@ class Output:
                 return
             else:
                 await self.settle()
-        await self.queue.put(chunk)
+        if self.queue.full():
+            await self.queue.put(chunk)  # the client is behind: wait for room
+        else:
+            self.queue.put_nowait(chunk)
 
     async def stream(self, chunk: Chunk) -> None:
         """The hot path: through the output processors without waiting for pipelined answers.

@@ -90,6 +90,9 @@ class StreamPipeline:
         if self.failure is not None:
             raise self.failure
         if not self.staged:
+            if not self.processors:  # nothing to run: straight to the sink
+                await self.sink(chunk)
+                return
             out = await self.chain.process_output_stream(self.processors, chunk, self.message_list)
             if isinstance(out, Chunk):
                 await self.sink(out)

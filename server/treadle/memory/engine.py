@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine, event
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DisconnectionError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from .retry import retrying
@@ -39,6 +40,8 @@ SQLITE_FILE = "treadle.db"
 BUSY_TIMEOUT_SECONDS = 30.0
 POOL_TIMEOUT_SECONDS = 300.0
 """How long a run may wait for a free connection when the pool is exhausted (backpressure)."""
+PING_AFTER_IDLE = 1.0
+"""Seconds in the pool after which a PostgreSQL connection is checked before it is used."""
 SQLITE_THREADS = 4
 
 T = TypeVar("T")
@@ -181,8 +184,30 @@ class PostgresDatabase(Database):
     def __init__(self, url: str) -> None:
         self.engine: AsyncEngine = create_async_engine(
             url, pool_size=10, max_overflow=20, pool_timeout=POOL_TIMEOUT_SECONDS,
-            pool_pre_ping=True,  # a connection the database closed (restart) is replaced, not used
         )
+        # A connection the database closed (restart, idle timeout) is replaced, not used: it is
+        # pinged when it comes out of the pool after more than PING_AFTER_IDLE seconds there.
+        # One that went back less than that ago was just working; pinging it too would add a
+        # round trip to every transaction of a run. (A fault in between is a transient fault
+        # like any other: the transaction runs again, ``retry.py``.)
+        dialect = self.engine.dialect
+        pool_events = self.engine.sync_engine
+
+        @event.listens_for(pool_events, "checkin")
+        def _returned(dbapi_connection: Any, record: Any) -> None:
+            record.info["returned"] = time.monotonic()
+
+        @event.listens_for(pool_events, "checkout")
+        def _ping_if_idle(dbapi_connection: Any, record: Any, proxy: Any) -> None:
+            returned = record.info.get("returned")
+            if returned is not None and time.monotonic() - returned <= PING_AFTER_IDLE:
+                return
+            try:
+                alive = dialect.do_ping(dbapi_connection)
+            except Exception:
+                alive = False
+            if not alive:
+                raise DisconnectionError("the connection was closed while idle")  # the pool takes another
 
     async def write(self, fn: Work[T], *args: Any) -> T:
         """One transaction, run again whole on a transient fault (``retry.py``)."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 
-from sqlalchemy import BigInteger, Connection, String, column, select, table
+from sqlalchemy import BigInteger, Connection, String, bindparam, column, select, table
 
 from ..core.errors import FailedPreconditionError
 from .signal_records import Lease
@@ -42,19 +42,25 @@ class LeaseLostError(FailedPreconditionError):
         self.fence = fence
 
 
+_c = _leases.c
+_FENCE = select(_c.epoch).where(
+    _c.resource_id == bindparam("resource_id"), _c.thread_id == bindparam("thread_id"),
+    _c.owner == bindparam("owner"), _c.run_id == bindparam("run_id"), _c.epoch == bindparam("epoch"),
+)
+"""Built once: every write of a run makes this check, and building a query costs more than
+running it."""
+_FENCE_SHARED = _FENCE.with_for_update(read=True)
+
+
 def check_fence(conn: Connection, fence: Lease | None) -> None:
     """Within a write transaction: raise ``LeaseLostError`` unless ``fence`` is still the
     thread's lease (and keep it so until the transaction ends)."""
     if fence is None:
         return
-    c = _leases.c
-    query = select(c.epoch).where(
-        c.resource_id == fence.key[0], c.thread_id == fence.key[1], c.owner == fence.owner,
-        c.run_id == fence.run_id, c.epoch == fence.epoch,
-    )
-    if conn.dialect.name == "postgresql":
-        query = query.with_for_update(read=True)
-    if conn.execute(query).first() is None:
+    query = _FENCE_SHARED if conn.dialect.name == "postgresql" else _FENCE
+    params = {"resource_id": fence.key[0], "thread_id": fence.key[1], "owner": fence.owner,
+              "run_id": fence.run_id, "epoch": fence.epoch}
+    if conn.execute(query, params).first() is None:
         raise LeaseLostError(fence)
 
 

@@ -1,6 +1,6 @@
 """Database faults: what is retried, for how long, and what a caller sees when it still fails.
 
-PostgreSQL pools check a connection before handing it out (``pool_pre_ping``), so a connection
+PostgreSQL pools check a connection that sat idle before handing it out (``engine.py``), so a connection
 the server closed (a restart, an idle timeout, a failover) is replaced instead of failing the
 next statement. A transaction that still meets a transient fault is run again whole, with
 exponential backoff from ``FIRST_DELAY`` to ``MAX_DELAY``, for at most ``BUDGET`` seconds:

@@ -122,6 +122,7 @@ class ChainRunner:
         self._stream_parts: dict[str, list[Chunk]] = {}
         self._aborts: dict[str, AbortFn] = {}
         self._writers: dict[int, tuple[Emit, str, ProcessorStreamWriter]] = {}
+        self._stream_commons: dict[str, tuple[otel_context.Context, tuple[int, int, int, str], dict[str, Any]]] = {}
 
     # --- the single invocation path -----------------------------------------------------------
 
@@ -143,6 +144,17 @@ class ChainRunner:
             "run": RunInfo(sc.run_id, sc.agent_id, sc.thread_id, sc.resource_id, sc.step_number, index),
         }
 
+    def _stream_common(self, processor: Any, ctx: otel_context.Context, index: int) -> dict[str, Any]:
+        """``_common`` for ``process_output_stream``, made once per processor and step (not per
+        chunk): within a step every value in it is the same object for every chunk."""
+        sc = self.scope
+        key = (index, sc.step_number, sc.retry_count, sc.run_id)
+        cached = self._stream_commons.get(processor.id)
+        if cached is None or cached[0] is not ctx or cached[1] != key:
+            cached = (ctx, key, self._common(processor, "process_output_stream", ctx, index))
+            self._stream_commons[processor.id] = cached
+        return cached[2]
+
     def _writer(self, emit: Emit) -> ProcessorStreamWriter:
         """One writer per emit function and run (a writer holds nothing else)."""
         cached = self._writers.get(id(emit))
@@ -154,10 +166,11 @@ class ChainRunner:
     async def _invoke(
         self, processor: Any, method: Callable[[Any], Any], index: int, hook: str,
         build: Callable[[dict[str, Any]], Any], span: Span | None = None,
-        ctx: otel_context.Context | None = None,
+        ctx: otel_context.Context | None = None, common: dict[str, Any] | None = None,
     ) -> Any:
         """Call ``method``, the processor's ``hook``; ``span`` is given for aggregated (per-step)
-        stream spans, with ``ctx`` (its context) when the caller has it."""
+        stream spans, with ``ctx`` (its context) when the caller has it, and ``common`` (the
+        arguments every hook gets) when the caller made them already."""
         own_span = span is None
         if own_span:
             span = processor_span(
@@ -172,7 +185,7 @@ class ChainRunner:
         outcome = "error"
         try:
             _set_index(processor, index)
-            args = build(self._common(processor, hook, ctx, index))
+            args = build(common if common is not None else self._common(processor, hook, ctx, index))
             result = method(args)
             if inspect.isawaitable(result):
                 result = await result
@@ -396,13 +409,14 @@ class ChainRunner:
                 continue
             stream, parts = self._stream_entry(p, index, chunk)
             current = chunk
+            ctx = stream.context()
             try:
                 result = await self._invoke(
                     p, method, index, hook,
                     lambda c: ProcessOutputStreamArgs(
                         part=current, stream_parts=parts, message_list=message_list, **c
                     ),
-                    span=stream.span, ctx=stream.context(),
+                    span=stream.span, ctx=ctx, common=self._stream_common(p, ctx, index),
                 )
             except ProcessorUnavailableError:
                 raise
@@ -444,7 +458,7 @@ class ChainRunner:
         ctx = stream.context()
         args = ProcessOutputStreamArgs(
             part=chunk, stream_parts=parts, message_list=message_list,
-            **self._common(processor, "process_output_stream", ctx, index),
+            **self._stream_common(processor, ctx, index),
         )
         started = time.perf_counter()
         pending = await processor.submit_output_stream(args)

@@ -362,6 +362,16 @@ def chunk_to_proto(chunk: ch.Chunk, out: chunk_pb2.Chunk | None = None) -> chunk
     out = out if out is not None else chunk_pb2.Chunk()
     out.run_id = chunk.run_id
     setattr(out, "from", enum_to_pb(_FROM, chunk.from_))  # `from` is a Python keyword
+    if chunk.type == "text-delta" and chunk.metadata is None:
+        # Most chunks of a run: set the two fields directly (what ``fill`` does, without its
+        # walk over the descriptor).
+        p = chunk.payload
+        if p.provider_metadata is None:
+            delta = out.text_delta
+            delta.SetInParent()
+            delta.id = p.id
+            delta.text = p.text
+            return out
     if chunk.metadata is not None:
         dict_to_struct(chunk.metadata, out.metadata)
     if chunk.is_data:
