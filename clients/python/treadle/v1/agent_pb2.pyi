@@ -33,6 +33,13 @@ class AgentSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     AGENT_SOURCE_CONFIG: _ClassVar[AgentSource]
     AGENT_SOURCE_CODE: _ClassVar[AgentSource]
     AGENT_SOURCE_API: _ClassVar[AgentSource]
+
+class EditorTools(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    EDITOR_TOOLS_UNSPECIFIED: _ClassVar[EditorTools]
+    EDITOR_TOOLS_ALL: _ClassVar[EditorTools]
+    EDITOR_TOOLS_DESCRIPTIONS: _ClassVar[EditorTools]
+    EDITOR_TOOLS_NONE: _ClassVar[EditorTools]
 FAILURE_POLICY_UNSPECIFIED: FailurePolicy
 FAILURE_POLICY_FAIL_CLOSED: FailurePolicy
 FAILURE_POLICY_FAIL_OPEN: FailurePolicy
@@ -44,6 +51,10 @@ AGENT_SOURCE_UNSPECIFIED: AgentSource
 AGENT_SOURCE_CONFIG: AgentSource
 AGENT_SOURCE_CODE: AgentSource
 AGENT_SOURCE_API: AgentSource
+EDITOR_TOOLS_UNSPECIFIED: EditorTools
+EDITOR_TOOLS_ALL: EditorTools
+EDITOR_TOOLS_DESCRIPTIONS: EditorTools
+EDITOR_TOOLS_NONE: EditorTools
 
 class ProcessorRef(_message.Message):
     __slots__ = ("id", "failure_policy", "timeout", "builtin", "options", "parallel_group", "with_model", "locked")
@@ -148,7 +159,7 @@ class StructuredOutput(_message.Message):
     def __init__(self, schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., name: _Optional[str] = ...) -> None: ...
 
 class CallOptions(_message.Message):
-    __slots__ = ("input_processors", "output_processors", "error_processors", "max_steps", "max_processor_retries", "tool_choice", "active_tools", "model_settings", "provider_options", "memory", "request_context", "structured_output", "tool_hooks", "model")
+    __slots__ = ("input_processors", "output_processors", "error_processors", "max_steps", "max_processor_retries", "tool_choice", "active_tools", "model_settings", "provider_options", "memory", "request_context", "structured_output", "tool_hooks", "model", "version")
     INPUT_PROCESSORS_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_PROCESSORS_FIELD_NUMBER: _ClassVar[int]
     ERROR_PROCESSORS_FIELD_NUMBER: _ClassVar[int]
@@ -163,6 +174,7 @@ class CallOptions(_message.Message):
     STRUCTURED_OUTPUT_FIELD_NUMBER: _ClassVar[int]
     TOOL_HOOKS_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
     input_processors: ProcessorList
     output_processors: ProcessorList
     error_processors: ProcessorList
@@ -177,7 +189,8 @@ class CallOptions(_message.Message):
     structured_output: StructuredOutput
     tool_hooks: ToolHooksRef
     model: str
-    def __init__(self, input_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., output_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., error_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., max_steps: _Optional[int] = ..., max_processor_retries: _Optional[int] = ..., tool_choice: _Optional[_Union[ToolChoice, _Mapping]] = ..., active_tools: _Optional[_Iterable[str]] = ..., model_settings: _Optional[_Union[ModelSettings, _Mapping]] = ..., provider_options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., memory: _Optional[_Union[MemoryOptions, _Mapping]] = ..., request_context: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., structured_output: _Optional[_Union[StructuredOutput, _Mapping]] = ..., tool_hooks: _Optional[_Union[ToolHooksRef, _Mapping]] = ..., model: _Optional[str] = ...) -> None: ...
+    version: str
+    def __init__(self, input_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., output_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., error_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., max_steps: _Optional[int] = ..., max_processor_retries: _Optional[int] = ..., tool_choice: _Optional[_Union[ToolChoice, _Mapping]] = ..., active_tools: _Optional[_Iterable[str]] = ..., model_settings: _Optional[_Union[ModelSettings, _Mapping]] = ..., provider_options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., memory: _Optional[_Union[MemoryOptions, _Mapping]] = ..., request_context: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., structured_output: _Optional[_Union[StructuredOutput, _Mapping]] = ..., tool_hooks: _Optional[_Union[ToolHooksRef, _Mapping]] = ..., model: _Optional[str] = ..., version: _Optional[str] = ...) -> None: ...
 
 class MemorySettings(_message.Message):
     __slots__ = ("last_messages",)
@@ -192,7 +205,7 @@ class SystemMessages(_message.Message):
     def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.SystemMessage, _Mapping]]] = ...) -> None: ...
 
 class Agent(_message.Message):
-    __slots__ = ("id", "name", "description", "metadata", "instructions", "instruction_messages", "model", "base_url", "fallback_models", "tools", "input_processors", "output_processors", "error_processors", "max_processor_retries", "default_options", "request_context_schema", "tool_hooks", "source", "create_time", "update_time", "provider_credential", "memory", "notifications", "error_processor_defaults")
+    __slots__ = ("id", "name", "description", "metadata", "instructions", "instruction_messages", "model", "base_url", "fallback_models", "tools", "input_processors", "output_processors", "error_processors", "max_processor_retries", "default_options", "request_context_schema", "tool_hooks", "source", "create_time", "update_time", "provider_credential", "memory", "notifications", "error_processor_defaults", "editor")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
@@ -217,6 +230,7 @@ class Agent(_message.Message):
     MEMORY_FIELD_NUMBER: _ClassVar[int]
     NOTIFICATIONS_FIELD_NUMBER: _ClassVar[int]
     ERROR_PROCESSOR_DEFAULTS_FIELD_NUMBER: _ClassVar[int]
+    EDITOR_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     description: str
@@ -241,4 +255,15 @@ class Agent(_message.Message):
     memory: MemorySettings
     notifications: _notification_pb2.NotificationSettings
     error_processor_defaults: bool
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., instructions: _Optional[str] = ..., instruction_messages: _Optional[_Union[SystemMessages, _Mapping]] = ..., model: _Optional[str] = ..., base_url: _Optional[str] = ..., fallback_models: _Optional[_Iterable[_Union[FallbackModel, _Mapping]]] = ..., tools: _Optional[_Iterable[str]] = ..., input_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., output_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., error_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., max_processor_retries: _Optional[int] = ..., default_options: _Optional[_Union[CallOptions, _Mapping]] = ..., request_context_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., tool_hooks: _Optional[_Union[ToolHooksRef, _Mapping]] = ..., source: _Optional[_Union[AgentSource, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., provider_credential: _Optional[str] = ..., memory: _Optional[_Union[MemorySettings, _Mapping]] = ..., notifications: _Optional[_Union[_notification_pb2.NotificationSettings, _Mapping]] = ..., error_processor_defaults: _Optional[bool] = ...) -> None: ...
+    editor: AgentEditor
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., instructions: _Optional[str] = ..., instruction_messages: _Optional[_Union[SystemMessages, _Mapping]] = ..., model: _Optional[str] = ..., base_url: _Optional[str] = ..., fallback_models: _Optional[_Iterable[_Union[FallbackModel, _Mapping]]] = ..., tools: _Optional[_Iterable[str]] = ..., input_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., output_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., error_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., max_processor_retries: _Optional[int] = ..., default_options: _Optional[_Union[CallOptions, _Mapping]] = ..., request_context_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., tool_hooks: _Optional[_Union[ToolHooksRef, _Mapping]] = ..., source: _Optional[_Union[AgentSource, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., provider_credential: _Optional[str] = ..., memory: _Optional[_Union[MemorySettings, _Mapping]] = ..., notifications: _Optional[_Union[_notification_pb2.NotificationSettings, _Mapping]] = ..., error_processor_defaults: _Optional[bool] = ..., editor: _Optional[_Union[AgentEditor, _Mapping]] = ...) -> None: ...
+
+class AgentEditor(_message.Message):
+    __slots__ = ("locked", "instructions", "tools")
+    LOCKED_FIELD_NUMBER: _ClassVar[int]
+    INSTRUCTIONS_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
+    locked: bool
+    instructions: bool
+    tools: EditorTools
+    def __init__(self, locked: _Optional[bool] = ..., instructions: _Optional[bool] = ..., tools: _Optional[_Union[EditorTools, str]] = ...) -> None: ...

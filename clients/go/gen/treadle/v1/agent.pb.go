@@ -194,6 +194,63 @@ func (AgentSource) EnumDescriptor() ([]byte, []int) {
 	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{2}
 }
 
+// EditorTools says what stored versions may change of an agent's tools.
+type EditorTools int32
+
+const (
+	// Not set: the same as EDITOR_TOOLS_ALL.
+	EditorTools_EDITOR_TOOLS_UNSPECIFIED EditorTools = 0
+	// Which tools the agent has, and their descriptions.
+	EditorTools_EDITOR_TOOLS_ALL EditorTools = 1
+	// Only the descriptions the model sees; a change of the tool list is refused.
+	EditorTools_EDITOR_TOOLS_DESCRIPTIONS EditorTools = 2
+	// Nothing: the tools come from the definition.
+	EditorTools_EDITOR_TOOLS_NONE EditorTools = 3
+)
+
+// Enum value maps for EditorTools.
+var (
+	EditorTools_name = map[int32]string{
+		0: "EDITOR_TOOLS_UNSPECIFIED",
+		1: "EDITOR_TOOLS_ALL",
+		2: "EDITOR_TOOLS_DESCRIPTIONS",
+		3: "EDITOR_TOOLS_NONE",
+	}
+	EditorTools_value = map[string]int32{
+		"EDITOR_TOOLS_UNSPECIFIED":  0,
+		"EDITOR_TOOLS_ALL":          1,
+		"EDITOR_TOOLS_DESCRIPTIONS": 2,
+		"EDITOR_TOOLS_NONE":         3,
+	}
+)
+
+func (x EditorTools) Enum() *EditorTools {
+	p := new(EditorTools)
+	*p = x
+	return p
+}
+
+func (x EditorTools) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (EditorTools) Descriptor() protoreflect.EnumDescriptor {
+	return file_treadle_v1_agent_proto_enumTypes[3].Descriptor()
+}
+
+func (EditorTools) Type() protoreflect.EnumType {
+	return &file_treadle_v1_agent_proto_enumTypes[3]
+}
+
+func (x EditorTools) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use EditorTools.Descriptor instead.
+func (EditorTools) EnumDescriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{3}
+}
+
 // ProcessorRef names a processor, by id, in one of an agent's processor arrays.
 //
 // The id names a processor registered in the server (Python code) or attached remotely over
@@ -959,7 +1016,14 @@ type CallOptions struct {
 	// Tool hooks for this call; each one set overrides the agent's matching hook.
 	ToolHooks *ToolHooksRef `protobuf:"bytes,13,opt,name=tool_hooks,json=toolHooks,proto3" json:"tool_hooks,omitempty"`
 	// Router string `provider/model` overriding the agent's model for this call.
-	Model         string `protobuf:"bytes,14,opt,name=model,proto3" json:"model,omitempty"`
+	Model string `protobuf:"bytes,14,opt,name=model,proto3" json:"model,omitempty"`
+	// Which stored version of the agent's editable fields (instructions, tools, tool descriptions)
+	// the call runs, see `AgentVersionService`: `published` (the default when empty), `draft` (the
+	// agent's current draft; NOT_FOUND when it has none), or a version, by its id or its number
+	// (`3` or `v3`). The choice holds on every path that runs the agent (`Generate`, `Stream`, a
+	// signal's wake) and is recorded on the run and its span. An agent whose editor is locked
+	// runs its definition whatever is selected.
+	Version       string `protobuf:"bytes,20,opt,name=version,proto3" json:"version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1088,6 +1152,13 @@ func (x *CallOptions) GetToolHooks() *ToolHooksRef {
 func (x *CallOptions) GetModel() string {
 	if x != nil {
 		return x.Model
+	}
+	return ""
+}
+
+func (x *CallOptions) GetVersion() string {
+	if x != nil {
+		return x.Version
 	}
 	return ""
 }
@@ -1249,8 +1320,12 @@ type Agent struct {
 	// transient retry) when it has no error processors of its own. Unset means true; false opts
 	// out. An agent or call that lists its own error processors gets only those.
 	ErrorProcessorDefaults *bool `protobuf:"varint,23,opt,name=error_processor_defaults,json=errorProcessorDefaults,proto3,oneof" json:"error_processor_defaults,omitempty"`
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	// What stored versions (`AgentVersionService`) may override of this agent. Unset: the
+	// instructions and the tools (membership and descriptions). The id, name and model always come
+	// from the definition.
+	Editor        *AgentEditor `protobuf:"bytes,45,opt,name=editor,proto3" json:"editor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Agent) Reset() {
@@ -1462,6 +1537,13 @@ func (x *Agent) GetErrorProcessorDefaults() bool {
 	return false
 }
 
+func (x *Agent) GetEditor() *AgentEditor {
+	if x != nil {
+		return x.Editor
+	}
+	return nil
+}
+
 type isAgent_InstructionsKind interface {
 	isAgent_InstructionsKind()
 }
@@ -1480,6 +1562,75 @@ type Agent_InstructionMessages struct {
 func (*Agent_Instructions) isAgent_InstructionsKind() {}
 
 func (*Agent_InstructionMessages) isAgent_InstructionsKind() {}
+
+// AgentEditor is an agent's editor policy (the framework's `editor: false | {instructions,
+// tools: boolean | {description}}`). In a config file, `editor: false` locks the agent and
+// `tools: {description: true}` allows descriptions only; the proto JSON form below works too.
+type AgentEditor struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Nothing may be overridden (`editor: false`): creating or publishing a version is refused
+	// with FAILED_PRECONDITION, and runs use the definition.
+	Locked bool `protobuf:"varint,1,opt,name=locked,proto3" json:"locked,omitempty"`
+	// Whether versions may change the instructions. Unset: true. When set to true on an agent that
+	// has no instructions of its own, the editor owns them: a run that resolves no version giving
+	// instructions fails with FAILED_PRECONDITION naming the agent.
+	Instructions *bool `protobuf:"varint,2,opt,name=instructions,proto3,oneof" json:"instructions,omitempty"`
+	// What versions may change of the tools.
+	Tools         EditorTools `protobuf:"varint,3,opt,name=tools,proto3,enum=treadle.v1.EditorTools" json:"tools,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentEditor) Reset() {
+	*x = AgentEditor{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentEditor) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentEditor) ProtoMessage() {}
+
+func (x *AgentEditor) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentEditor.ProtoReflect.Descriptor instead.
+func (*AgentEditor) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *AgentEditor) GetLocked() bool {
+	if x != nil {
+		return x.Locked
+	}
+	return false
+}
+
+func (x *AgentEditor) GetInstructions() bool {
+	if x != nil && x.Instructions != nil {
+		return *x.Instructions
+	}
+	return false
+}
+
+func (x *AgentEditor) GetTools() EditorTools {
+	if x != nil {
+		return x.Tools
+	}
+	return EditorTools_EDITOR_TOOLS_UNSPECIFIED
+}
 
 var File_treadle_v1_agent_proto protoreflect.FileDescriptor
 
@@ -1545,7 +1696,7 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"thread_ref\"W\n" +
 	"\x10StructuredOutput\x12/\n" +
 	"\x06schema\x18\x01 \x01(\v2\x17.google.protobuf.StructR\x06schema\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\"\xa4\a\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"\xbe\a\n" +
 	"\vCallOptions\x12I\n" +
 	"\x10input_processors\x18\x01 \x01(\v2\x19.treadle.v1.ProcessorListH\x00R\x0finputProcessors\x88\x01\x01\x12K\n" +
 	"\x11output_processors\x18\x02 \x01(\v2\x19.treadle.v1.ProcessorListH\x01R\x10outputProcessors\x88\x01\x01\x12I\n" +
@@ -1563,7 +1714,8 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\x11structured_output\x18\f \x01(\v2\x1c.treadle.v1.StructuredOutputR\x10structuredOutput\x127\n" +
 	"\n" +
 	"tool_hooks\x18\r \x01(\v2\x18.treadle.v1.ToolHooksRefR\ttoolHooks\x12\x14\n" +
-	"\x05model\x18\x0e \x01(\tR\x05modelB\x13\n" +
+	"\x05model\x18\x0e \x01(\tR\x05model\x12\x18\n" +
+	"\aversion\x18\x14 \x01(\tR\aversionB\x13\n" +
 	"\x11_input_processorsB\x14\n" +
 	"\x12_output_processorsB\x13\n" +
 	"\x11_error_processorsB\f\n" +
@@ -1574,7 +1726,7 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\rlast_messages\x18\x01 \x01(\x05H\x00R\flastMessages\x88\x01\x01B\x10\n" +
 	"\x0e_last_messages\"G\n" +
 	"\x0eSystemMessages\x125\n" +
-	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"\xbb\n" +
+	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"\xec\n" +
 	"\n" +
 	"\x05Agent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
@@ -1604,10 +1756,16 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\x13provider_credential\x18\x18 \x01(\tR\x12providerCredential\x122\n" +
 	"\x06memory\x18\x15 \x01(\v2\x1a.treadle.v1.MemorySettingsR\x06memory\x12F\n" +
 	"\rnotifications\x18\x16 \x01(\v2 .treadle.v1.NotificationSettingsR\rnotifications\x12=\n" +
-	"\x18error_processor_defaults\x18\x17 \x01(\bH\x02R\x16errorProcessorDefaults\x88\x01\x01B\x13\n" +
+	"\x18error_processor_defaults\x18\x17 \x01(\bH\x02R\x16errorProcessorDefaults\x88\x01\x01\x12/\n" +
+	"\x06editor\x18- \x01(\v2\x17.treadle.v1.AgentEditorR\x06editorB\x13\n" +
 	"\x11instructions_kindB\x18\n" +
 	"\x16_max_processor_retriesB\x1b\n" +
-	"\x19_error_processor_defaults*m\n" +
+	"\x19_error_processor_defaults\"\x8e\x01\n" +
+	"\vAgentEditor\x12\x16\n" +
+	"\x06locked\x18\x01 \x01(\bR\x06locked\x12'\n" +
+	"\finstructions\x18\x02 \x01(\bH\x00R\finstructions\x88\x01\x01\x12-\n" +
+	"\x05tools\x18\x03 \x01(\x0e2\x17.treadle.v1.EditorToolsR\x05toolsB\x0f\n" +
+	"\r_instructions*m\n" +
 	"\rFailurePolicy\x12\x1e\n" +
 	"\x1aFAILURE_POLICY_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aFAILURE_POLICY_FAIL_CLOSED\x10\x01\x12\x1c\n" +
@@ -1621,7 +1779,12 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\x18AGENT_SOURCE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13AGENT_SOURCE_CONFIG\x10\x01\x12\x15\n" +
 	"\x11AGENT_SOURCE_CODE\x10\x02\x12\x14\n" +
-	"\x10AGENT_SOURCE_API\x10\x03Bc\n" +
+	"\x10AGENT_SOURCE_API\x10\x03*w\n" +
+	"\vEditorTools\x12\x1c\n" +
+	"\x18EDITOR_TOOLS_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10EDITOR_TOOLS_ALL\x10\x01\x12\x1d\n" +
+	"\x19EDITOR_TOOLS_DESCRIPTIONS\x10\x02\x12\x15\n" +
+	"\x11EDITOR_TOOLS_NONE\x10\x03Bc\n" +
 	"\x0edev.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\n" +
 	"Treadle.V1b\x06proto3"
 
@@ -1637,70 +1800,74 @@ func file_treadle_v1_agent_proto_rawDescGZIP() []byte {
 	return file_treadle_v1_agent_proto_rawDescData
 }
 
-var file_treadle_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_treadle_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_treadle_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_treadle_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_treadle_v1_agent_proto_goTypes = []any{
 	(FailurePolicy)(0),            // 0: treadle.v1.FailurePolicy
 	(ToolChoiceMode)(0),           // 1: treadle.v1.ToolChoiceMode
 	(AgentSource)(0),              // 2: treadle.v1.AgentSource
-	(*ProcessorRef)(nil),          // 3: treadle.v1.ProcessorRef
-	(*ProcessorList)(nil),         // 4: treadle.v1.ProcessorList
-	(*ModelSettings)(nil),         // 5: treadle.v1.ModelSettings
-	(*FallbackModel)(nil),         // 6: treadle.v1.FallbackModel
-	(*ToolChoice)(nil),            // 7: treadle.v1.ToolChoice
-	(*ToolHooksRef)(nil),          // 8: treadle.v1.ToolHooksRef
-	(*ThreadOptions)(nil),         // 9: treadle.v1.ThreadOptions
-	(*MemoryOptions)(nil),         // 10: treadle.v1.MemoryOptions
-	(*StructuredOutput)(nil),      // 11: treadle.v1.StructuredOutput
-	(*CallOptions)(nil),           // 12: treadle.v1.CallOptions
-	(*MemorySettings)(nil),        // 13: treadle.v1.MemorySettings
-	(*SystemMessages)(nil),        // 14: treadle.v1.SystemMessages
-	(*Agent)(nil),                 // 15: treadle.v1.Agent
-	(*durationpb.Duration)(nil),   // 16: google.protobuf.Duration
-	(*structpb.Struct)(nil),       // 17: google.protobuf.Struct
-	(*SystemMessage)(nil),         // 18: treadle.v1.SystemMessage
-	(*timestamppb.Timestamp)(nil), // 19: google.protobuf.Timestamp
-	(*NotificationSettings)(nil),  // 20: treadle.v1.NotificationSettings
+	(EditorTools)(0),              // 3: treadle.v1.EditorTools
+	(*ProcessorRef)(nil),          // 4: treadle.v1.ProcessorRef
+	(*ProcessorList)(nil),         // 5: treadle.v1.ProcessorList
+	(*ModelSettings)(nil),         // 6: treadle.v1.ModelSettings
+	(*FallbackModel)(nil),         // 7: treadle.v1.FallbackModel
+	(*ToolChoice)(nil),            // 8: treadle.v1.ToolChoice
+	(*ToolHooksRef)(nil),          // 9: treadle.v1.ToolHooksRef
+	(*ThreadOptions)(nil),         // 10: treadle.v1.ThreadOptions
+	(*MemoryOptions)(nil),         // 11: treadle.v1.MemoryOptions
+	(*StructuredOutput)(nil),      // 12: treadle.v1.StructuredOutput
+	(*CallOptions)(nil),           // 13: treadle.v1.CallOptions
+	(*MemorySettings)(nil),        // 14: treadle.v1.MemorySettings
+	(*SystemMessages)(nil),        // 15: treadle.v1.SystemMessages
+	(*Agent)(nil),                 // 16: treadle.v1.Agent
+	(*AgentEditor)(nil),           // 17: treadle.v1.AgentEditor
+	(*durationpb.Duration)(nil),   // 18: google.protobuf.Duration
+	(*structpb.Struct)(nil),       // 19: google.protobuf.Struct
+	(*SystemMessage)(nil),         // 20: treadle.v1.SystemMessage
+	(*timestamppb.Timestamp)(nil), // 21: google.protobuf.Timestamp
+	(*NotificationSettings)(nil),  // 22: treadle.v1.NotificationSettings
 }
 var file_treadle_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: treadle.v1.ProcessorRef.failure_policy:type_name -> treadle.v1.FailurePolicy
-	16, // 1: treadle.v1.ProcessorRef.timeout:type_name -> google.protobuf.Duration
-	17, // 2: treadle.v1.ProcessorRef.options:type_name -> google.protobuf.Struct
-	3,  // 3: treadle.v1.ProcessorList.processors:type_name -> treadle.v1.ProcessorRef
+	18, // 1: treadle.v1.ProcessorRef.timeout:type_name -> google.protobuf.Duration
+	19, // 2: treadle.v1.ProcessorRef.options:type_name -> google.protobuf.Struct
+	4,  // 3: treadle.v1.ProcessorList.processors:type_name -> treadle.v1.ProcessorRef
 	1,  // 4: treadle.v1.ToolChoice.mode:type_name -> treadle.v1.ToolChoiceMode
-	17, // 5: treadle.v1.ThreadOptions.metadata:type_name -> google.protobuf.Struct
-	9,  // 6: treadle.v1.MemoryOptions.thread:type_name -> treadle.v1.ThreadOptions
-	17, // 7: treadle.v1.StructuredOutput.schema:type_name -> google.protobuf.Struct
-	4,  // 8: treadle.v1.CallOptions.input_processors:type_name -> treadle.v1.ProcessorList
-	4,  // 9: treadle.v1.CallOptions.output_processors:type_name -> treadle.v1.ProcessorList
-	4,  // 10: treadle.v1.CallOptions.error_processors:type_name -> treadle.v1.ProcessorList
-	7,  // 11: treadle.v1.CallOptions.tool_choice:type_name -> treadle.v1.ToolChoice
-	5,  // 12: treadle.v1.CallOptions.model_settings:type_name -> treadle.v1.ModelSettings
-	17, // 13: treadle.v1.CallOptions.provider_options:type_name -> google.protobuf.Struct
-	10, // 14: treadle.v1.CallOptions.memory:type_name -> treadle.v1.MemoryOptions
-	17, // 15: treadle.v1.CallOptions.request_context:type_name -> google.protobuf.Struct
-	11, // 16: treadle.v1.CallOptions.structured_output:type_name -> treadle.v1.StructuredOutput
-	8,  // 17: treadle.v1.CallOptions.tool_hooks:type_name -> treadle.v1.ToolHooksRef
-	18, // 18: treadle.v1.SystemMessages.messages:type_name -> treadle.v1.SystemMessage
-	17, // 19: treadle.v1.Agent.metadata:type_name -> google.protobuf.Struct
-	14, // 20: treadle.v1.Agent.instruction_messages:type_name -> treadle.v1.SystemMessages
-	6,  // 21: treadle.v1.Agent.fallback_models:type_name -> treadle.v1.FallbackModel
-	3,  // 22: treadle.v1.Agent.input_processors:type_name -> treadle.v1.ProcessorRef
-	3,  // 23: treadle.v1.Agent.output_processors:type_name -> treadle.v1.ProcessorRef
-	3,  // 24: treadle.v1.Agent.error_processors:type_name -> treadle.v1.ProcessorRef
-	12, // 25: treadle.v1.Agent.default_options:type_name -> treadle.v1.CallOptions
-	17, // 26: treadle.v1.Agent.request_context_schema:type_name -> google.protobuf.Struct
-	8,  // 27: treadle.v1.Agent.tool_hooks:type_name -> treadle.v1.ToolHooksRef
+	19, // 5: treadle.v1.ThreadOptions.metadata:type_name -> google.protobuf.Struct
+	10, // 6: treadle.v1.MemoryOptions.thread:type_name -> treadle.v1.ThreadOptions
+	19, // 7: treadle.v1.StructuredOutput.schema:type_name -> google.protobuf.Struct
+	5,  // 8: treadle.v1.CallOptions.input_processors:type_name -> treadle.v1.ProcessorList
+	5,  // 9: treadle.v1.CallOptions.output_processors:type_name -> treadle.v1.ProcessorList
+	5,  // 10: treadle.v1.CallOptions.error_processors:type_name -> treadle.v1.ProcessorList
+	8,  // 11: treadle.v1.CallOptions.tool_choice:type_name -> treadle.v1.ToolChoice
+	6,  // 12: treadle.v1.CallOptions.model_settings:type_name -> treadle.v1.ModelSettings
+	19, // 13: treadle.v1.CallOptions.provider_options:type_name -> google.protobuf.Struct
+	11, // 14: treadle.v1.CallOptions.memory:type_name -> treadle.v1.MemoryOptions
+	19, // 15: treadle.v1.CallOptions.request_context:type_name -> google.protobuf.Struct
+	12, // 16: treadle.v1.CallOptions.structured_output:type_name -> treadle.v1.StructuredOutput
+	9,  // 17: treadle.v1.CallOptions.tool_hooks:type_name -> treadle.v1.ToolHooksRef
+	20, // 18: treadle.v1.SystemMessages.messages:type_name -> treadle.v1.SystemMessage
+	19, // 19: treadle.v1.Agent.metadata:type_name -> google.protobuf.Struct
+	15, // 20: treadle.v1.Agent.instruction_messages:type_name -> treadle.v1.SystemMessages
+	7,  // 21: treadle.v1.Agent.fallback_models:type_name -> treadle.v1.FallbackModel
+	4,  // 22: treadle.v1.Agent.input_processors:type_name -> treadle.v1.ProcessorRef
+	4,  // 23: treadle.v1.Agent.output_processors:type_name -> treadle.v1.ProcessorRef
+	4,  // 24: treadle.v1.Agent.error_processors:type_name -> treadle.v1.ProcessorRef
+	13, // 25: treadle.v1.Agent.default_options:type_name -> treadle.v1.CallOptions
+	19, // 26: treadle.v1.Agent.request_context_schema:type_name -> google.protobuf.Struct
+	9,  // 27: treadle.v1.Agent.tool_hooks:type_name -> treadle.v1.ToolHooksRef
 	2,  // 28: treadle.v1.Agent.source:type_name -> treadle.v1.AgentSource
-	19, // 29: treadle.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
-	19, // 30: treadle.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
-	13, // 31: treadle.v1.Agent.memory:type_name -> treadle.v1.MemorySettings
-	20, // 32: treadle.v1.Agent.notifications:type_name -> treadle.v1.NotificationSettings
-	33, // [33:33] is the sub-list for method output_type
-	33, // [33:33] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	21, // 29: treadle.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
+	21, // 30: treadle.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
+	14, // 31: treadle.v1.Agent.memory:type_name -> treadle.v1.MemorySettings
+	22, // 32: treadle.v1.Agent.notifications:type_name -> treadle.v1.NotificationSettings
+	17, // 33: treadle.v1.Agent.editor:type_name -> treadle.v1.AgentEditor
+	3,  // 34: treadle.v1.AgentEditor.tools:type_name -> treadle.v1.EditorTools
+	35, // [35:35] is the sub-list for method output_type
+	35, // [35:35] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_agent_proto_init() }
@@ -1726,13 +1893,14 @@ func file_treadle_v1_agent_proto_init() {
 		(*Agent_Instructions)(nil),
 		(*Agent_InstructionMessages)(nil),
 	}
+	file_treadle_v1_agent_proto_msgTypes[13].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_treadle_v1_agent_proto_rawDesc), len(file_treadle_v1_agent_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   13,
+			NumEnums:      4,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -16,7 +16,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file treadle/v1/agent.proto.
  */
 export const file_treadle_v1_agent: GenFile = /*@__PURE__*/
-  fileDesc("ChZ0cmVhZGxlL3YxL2FnZW50LnByb3RvEgp0cmVhZGxlLnYxIvABCgxQcm9jZXNzb3JSZWYSCgoCaWQYASABKAkSMQoOZmFpbHVyZV9wb2xpY3kYAiABKA4yGS50cmVhZGxlLnYxLkZhaWx1cmVQb2xpY3kSKgoHdGltZW91dBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdidWlsdGluGAQgASgJEigKB29wdGlvbnMYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhYKDnBhcmFsbGVsX2dyb3VwGAYgASgJEhIKCndpdGhfbW9kZWwYByABKAgSDgoGbG9ja2VkGAggASgIIj0KDVByb2Nlc3Nvckxpc3QSLAoKcHJvY2Vzc29ycxgBIAMoCzIYLnRyZWFkbGUudjEuUHJvY2Vzc29yUmVmItUCCg1Nb2RlbFNldHRpbmdzEhgKC3RlbXBlcmF0dXJlGAEgASgBSACIAQESHgoRbWF4X291dHB1dF90b2tlbnMYAiABKAVIAYgBARISCgV0b3BfcBgDIAEoAUgCiAEBEhEKBHNlZWQYBCABKANIA4gBARIWCg5zdG9wX3NlcXVlbmNlcxgFIAMoCRIdChBwcmVzZW5jZV9wZW5hbHR5GAYgASgBSASIAQESHgoRZnJlcXVlbmN5X3BlbmFsdHkYByABKAFIBYgBARIYCgttYXhfcmV0cmllcxgIIAEoBUgGiAEBQg4KDF90ZW1wZXJhdHVyZUIUChJfbWF4X291dHB1dF90b2tlbnNCCAoGX3RvcF9wQgcKBV9zZWVkQhMKEV9wcmVzZW5jZV9wZW5hbHR5QhQKEl9mcmVxdWVuY3lfcGVuYWx0eUIOCgxfbWF4X3JldHJpZXMidwoNRmFsbGJhY2tNb2RlbBINCgVtb2RlbBgBIAEoCRIQCghiYXNlX3VybBgCIAEoCRIYCgttYXhfcmV0cmllcxgDIAEoBUgAiAEBEhsKE3Byb3ZpZGVyX2NyZWRlbnRpYWwYBCABKAlCDgoMX21heF9yZXRyaWVzIlcKClRvb2xDaG9pY2USKgoEbW9kZRgBIAEoDjIaLnRyZWFkbGUudjEuVG9vbENob2ljZU1vZGVIABITCgl0b29sX25hbWUYAiABKAlIAEIICgZjaG9pY2UiQQoMVG9vbEhvb2tzUmVmEhgKEGJlZm9yZV90b29sX2NhbGwYASABKAkSFwoPYWZ0ZXJfdG9vbF9jYWxsGAIgASgJIlUKDVRocmVhZE9wdGlvbnMSCgoCaWQYASABKAkSDQoFdGl0bGUYAiABKAkSKQoIbWV0YWRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0InEKDU1lbW9yeU9wdGlvbnMSEAoIcmVzb3VyY2UYASABKAkSEwoJdGhyZWFkX2lkGAIgASgJSAASKwoGdGhyZWFkGAMgASgLMhkudHJlYWRsZS52MS5UaHJlYWRPcHRpb25zSABCDAoKdGhyZWFkX3JlZiJJChBTdHJ1Y3R1cmVkT3V0cHV0EicKBnNjaGVtYRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDAoEbmFtZRgCIAEoCSLcBQoLQ2FsbE9wdGlvbnMSOAoQaW5wdXRfcHJvY2Vzc29ycxgBIAEoCzIZLnRyZWFkbGUudjEuUHJvY2Vzc29yTGlzdEgAiAEBEjkKEW91dHB1dF9wcm9jZXNzb3JzGAIgASgLMhkudHJlYWRsZS52MS5Qcm9jZXNzb3JMaXN0SAGIAQESOAoQZXJyb3JfcHJvY2Vzc29ycxgDIAEoCzIZLnRyZWFkbGUudjEuUHJvY2Vzc29yTGlzdEgCiAEBEhYKCW1heF9zdGVwcxgEIAEoBUgDiAEBEiIKFW1heF9wcm9jZXNzb3JfcmV0cmllcxgFIAEoBUgEiAEBEisKC3Rvb2xfY2hvaWNlGAYgASgLMhYudHJlYWRsZS52MS5Ub29sQ2hvaWNlEhQKDGFjdGl2ZV90b29scxgHIAMoCRIxCg5tb2RlbF9zZXR0aW5ncxgIIAEoCzIZLnRyZWFkbGUudjEuTW9kZWxTZXR0aW5ncxIxChBwcm92aWRlcl9vcHRpb25zGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIpCgZtZW1vcnkYCiABKAsyGS50cmVhZGxlLnYxLk1lbW9yeU9wdGlvbnMSMAoPcmVxdWVzdF9jb250ZXh0GAsgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBI3ChFzdHJ1Y3R1cmVkX291dHB1dBgMIAEoCzIcLnRyZWFkbGUudjEuU3RydWN0dXJlZE91dHB1dBIsCgp0b29sX2hvb2tzGA0gASgLMhgudHJlYWRsZS52MS5Ub29sSG9va3NSZWYSDQoFbW9kZWwYDiABKAlCEwoRX2lucHV0X3Byb2Nlc3NvcnNCFAoSX291dHB1dF9wcm9jZXNzb3JzQhMKEV9lcnJvcl9wcm9jZXNzb3JzQgwKCl9tYXhfc3RlcHNCGAoWX21heF9wcm9jZXNzb3JfcmV0cmllcyI+Cg5NZW1vcnlTZXR0aW5ncxIaCg1sYXN0X21lc3NhZ2VzGAEgASgFSACIAQFCEAoOX2xhc3RfbWVzc2FnZXMiPQoOU3lzdGVtTWVzc2FnZXMSKwoIbWVzc2FnZXMYASADKAsyGS50cmVhZGxlLnYxLlN5c3RlbU1lc3NhZ2Ui8wcKBUFnZW50EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSKQoIbWV0YWRhdGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhYKDGluc3RydWN0aW9ucxgFIAEoCUgAEjoKFGluc3RydWN0aW9uX21lc3NhZ2VzGAYgASgLMhoudHJlYWRsZS52MS5TeXN0ZW1NZXNzYWdlc0gAEg0KBW1vZGVsGAcgASgJEhAKCGJhc2VfdXJsGAggASgJEjIKD2ZhbGxiYWNrX21vZGVscxgJIAMoCzIZLnRyZWFkbGUudjEuRmFsbGJhY2tNb2RlbBINCgV0b29scxgKIAMoCRIyChBpbnB1dF9wcm9jZXNzb3JzGAsgAygLMhgudHJlYWRsZS52MS5Qcm9jZXNzb3JSZWYSMwoRb3V0cHV0X3Byb2Nlc3NvcnMYDCADKAsyGC50cmVhZGxlLnYxLlByb2Nlc3NvclJlZhIyChBlcnJvcl9wcm9jZXNzb3JzGA0gAygLMhgudHJlYWRsZS52MS5Qcm9jZXNzb3JSZWYSIgoVbWF4X3Byb2Nlc3Nvcl9yZXRyaWVzGA4gASgFSAGIAQESMAoPZGVmYXVsdF9vcHRpb25zGA8gASgLMhcudHJlYWRsZS52MS5DYWxsT3B0aW9ucxI3ChZyZXF1ZXN0X2NvbnRleHRfc2NoZW1hGBAgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIsCgp0b29sX2hvb2tzGBEgASgLMhgudHJlYWRsZS52MS5Ub29sSG9va3NSZWYSJwoGc291cmNlGBIgASgOMhcudHJlYWRsZS52MS5BZ2VudFNvdXJjZRIvCgtjcmVhdGVfdGltZRgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhsKE3Byb3ZpZGVyX2NyZWRlbnRpYWwYGCABKAkSKgoGbWVtb3J5GBUgASgLMhoudHJlYWRsZS52MS5NZW1vcnlTZXR0aW5ncxI3Cg1ub3RpZmljYXRpb25zGBYgASgLMiAudHJlYWRsZS52MS5Ob3RpZmljYXRpb25TZXR0aW5ncxIlChhlcnJvcl9wcm9jZXNzb3JfZGVmYXVsdHMYFyABKAhIAogBAUITChFpbnN0cnVjdGlvbnNfa2luZEIYChZfbWF4X3Byb2Nlc3Nvcl9yZXRyaWVzQhsKGV9lcnJvcl9wcm9jZXNzb3JfZGVmYXVsdHMqbQoNRmFpbHVyZVBvbGljeRIeChpGQUlMVVJFX1BPTElDWV9VTlNQRUNJRklFRBAAEh4KGkZBSUxVUkVfUE9MSUNZX0ZBSUxfQ0xPU0VEEAESHAoYRkFJTFVSRV9QT0xJQ1lfRkFJTF9PUEVOEAIqhwEKDlRvb2xDaG9pY2VNb2RlEiAKHFRPT0xfQ0hPSUNFX01PREVfVU5TUEVDSUZJRUQQABIZChVUT09MX0NIT0lDRV9NT0RFX0FVVE8QARIZChVUT09MX0NIT0lDRV9NT0RFX05PTkUQAhIdChlUT09MX0NIT0lDRV9NT0RFX1JFUVVJUkVEEAMqcQoLQWdlbnRTb3VyY2USHAoYQUdFTlRfU09VUkNFX1VOU1BFQ0lGSUVEEAASFwoTQUdFTlRfU09VUkNFX0NPTkZJRxABEhUKEUFHRU5UX1NPVVJDRV9DT0RFEAISFAoQQUdFTlRfU09VUkNFX0FQSRADQmMKDmRldi50cmVhZGxlLnYxUAFaQmdpdGh1Yi5jb20vdHJlYWRsZS1kZXYvdHJlYWRsZS9jbGllbnRzL2dvL2dlbi90cmVhZGxlL3YxO3RyZWFkbGV2MaoCClRyZWFkbGUuVjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_message, file_treadle_v1_notification]);
+  fileDesc("ChZ0cmVhZGxlL3YxL2FnZW50LnByb3RvEgp0cmVhZGxlLnYxIvABCgxQcm9jZXNzb3JSZWYSCgoCaWQYASABKAkSMQoOZmFpbHVyZV9wb2xpY3kYAiABKA4yGS50cmVhZGxlLnYxLkZhaWx1cmVQb2xpY3kSKgoHdGltZW91dBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdidWlsdGluGAQgASgJEigKB29wdGlvbnMYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhYKDnBhcmFsbGVsX2dyb3VwGAYgASgJEhIKCndpdGhfbW9kZWwYByABKAgSDgoGbG9ja2VkGAggASgIIj0KDVByb2Nlc3Nvckxpc3QSLAoKcHJvY2Vzc29ycxgBIAMoCzIYLnRyZWFkbGUudjEuUHJvY2Vzc29yUmVmItUCCg1Nb2RlbFNldHRpbmdzEhgKC3RlbXBlcmF0dXJlGAEgASgBSACIAQESHgoRbWF4X291dHB1dF90b2tlbnMYAiABKAVIAYgBARISCgV0b3BfcBgDIAEoAUgCiAEBEhEKBHNlZWQYBCABKANIA4gBARIWCg5zdG9wX3NlcXVlbmNlcxgFIAMoCRIdChBwcmVzZW5jZV9wZW5hbHR5GAYgASgBSASIAQESHgoRZnJlcXVlbmN5X3BlbmFsdHkYByABKAFIBYgBARIYCgttYXhfcmV0cmllcxgIIAEoBUgGiAEBQg4KDF90ZW1wZXJhdHVyZUIUChJfbWF4X291dHB1dF90b2tlbnNCCAoGX3RvcF9wQgcKBV9zZWVkQhMKEV9wcmVzZW5jZV9wZW5hbHR5QhQKEl9mcmVxdWVuY3lfcGVuYWx0eUIOCgxfbWF4X3JldHJpZXMidwoNRmFsbGJhY2tNb2RlbBINCgVtb2RlbBgBIAEoCRIQCghiYXNlX3VybBgCIAEoCRIYCgttYXhfcmV0cmllcxgDIAEoBUgAiAEBEhsKE3Byb3ZpZGVyX2NyZWRlbnRpYWwYBCABKAlCDgoMX21heF9yZXRyaWVzIlcKClRvb2xDaG9pY2USKgoEbW9kZRgBIAEoDjIaLnRyZWFkbGUudjEuVG9vbENob2ljZU1vZGVIABITCgl0b29sX25hbWUYAiABKAlIAEIICgZjaG9pY2UiQQoMVG9vbEhvb2tzUmVmEhgKEGJlZm9yZV90b29sX2NhbGwYASABKAkSFwoPYWZ0ZXJfdG9vbF9jYWxsGAIgASgJIlUKDVRocmVhZE9wdGlvbnMSCgoCaWQYASABKAkSDQoFdGl0bGUYAiABKAkSKQoIbWV0YWRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0InEKDU1lbW9yeU9wdGlvbnMSEAoIcmVzb3VyY2UYASABKAkSEwoJdGhyZWFkX2lkGAIgASgJSAASKwoGdGhyZWFkGAMgASgLMhkudHJlYWRsZS52MS5UaHJlYWRPcHRpb25zSABCDAoKdGhyZWFkX3JlZiJJChBTdHJ1Y3R1cmVkT3V0cHV0EicKBnNjaGVtYRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDAoEbmFtZRgCIAEoCSLtBQoLQ2FsbE9wdGlvbnMSOAoQaW5wdXRfcHJvY2Vzc29ycxgBIAEoCzIZLnRyZWFkbGUudjEuUHJvY2Vzc29yTGlzdEgAiAEBEjkKEW91dHB1dF9wcm9jZXNzb3JzGAIgASgLMhkudHJlYWRsZS52MS5Qcm9jZXNzb3JMaXN0SAGIAQESOAoQZXJyb3JfcHJvY2Vzc29ycxgDIAEoCzIZLnRyZWFkbGUudjEuUHJvY2Vzc29yTGlzdEgCiAEBEhYKCW1heF9zdGVwcxgEIAEoBUgDiAEBEiIKFW1heF9wcm9jZXNzb3JfcmV0cmllcxgFIAEoBUgEiAEBEisKC3Rvb2xfY2hvaWNlGAYgASgLMhYudHJlYWRsZS52MS5Ub29sQ2hvaWNlEhQKDGFjdGl2ZV90b29scxgHIAMoCRIxCg5tb2RlbF9zZXR0aW5ncxgIIAEoCzIZLnRyZWFkbGUudjEuTW9kZWxTZXR0aW5ncxIxChBwcm92aWRlcl9vcHRpb25zGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIpCgZtZW1vcnkYCiABKAsyGS50cmVhZGxlLnYxLk1lbW9yeU9wdGlvbnMSMAoPcmVxdWVzdF9jb250ZXh0GAsgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBI3ChFzdHJ1Y3R1cmVkX291dHB1dBgMIAEoCzIcLnRyZWFkbGUudjEuU3RydWN0dXJlZE91dHB1dBIsCgp0b29sX2hvb2tzGA0gASgLMhgudHJlYWRsZS52MS5Ub29sSG9va3NSZWYSDQoFbW9kZWwYDiABKAkSDwoHdmVyc2lvbhgUIAEoCUITChFfaW5wdXRfcHJvY2Vzc29yc0IUChJfb3V0cHV0X3Byb2Nlc3NvcnNCEwoRX2Vycm9yX3Byb2Nlc3NvcnNCDAoKX21heF9zdGVwc0IYChZfbWF4X3Byb2Nlc3Nvcl9yZXRyaWVzIj4KDk1lbW9yeVNldHRpbmdzEhoKDWxhc3RfbWVzc2FnZXMYASABKAVIAIgBAUIQCg5fbGFzdF9tZXNzYWdlcyI9Cg5TeXN0ZW1NZXNzYWdlcxIrCghtZXNzYWdlcxgBIAMoCzIZLnRyZWFkbGUudjEuU3lzdGVtTWVzc2FnZSKcCAoFQWdlbnQSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIpCghtZXRhZGF0YRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFgoMaW5zdHJ1Y3Rpb25zGAUgASgJSAASOgoUaW5zdHJ1Y3Rpb25fbWVzc2FnZXMYBiABKAsyGi50cmVhZGxlLnYxLlN5c3RlbU1lc3NhZ2VzSAASDQoFbW9kZWwYByABKAkSEAoIYmFzZV91cmwYCCABKAkSMgoPZmFsbGJhY2tfbW9kZWxzGAkgAygLMhkudHJlYWRsZS52MS5GYWxsYmFja01vZGVsEg0KBXRvb2xzGAogAygJEjIKEGlucHV0X3Byb2Nlc3NvcnMYCyADKAsyGC50cmVhZGxlLnYxLlByb2Nlc3NvclJlZhIzChFvdXRwdXRfcHJvY2Vzc29ycxgMIAMoCzIYLnRyZWFkbGUudjEuUHJvY2Vzc29yUmVmEjIKEGVycm9yX3Byb2Nlc3NvcnMYDSADKAsyGC50cmVhZGxlLnYxLlByb2Nlc3NvclJlZhIiChVtYXhfcHJvY2Vzc29yX3JldHJpZXMYDiABKAVIAYgBARIwCg9kZWZhdWx0X29wdGlvbnMYDyABKAsyFy50cmVhZGxlLnYxLkNhbGxPcHRpb25zEjcKFnJlcXVlc3RfY29udGV4dF9zY2hlbWEYECABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiwKCnRvb2xfaG9va3MYESABKAsyGC50cmVhZGxlLnYxLlRvb2xIb29rc1JlZhInCgZzb3VyY2UYEiABKA4yFy50cmVhZGxlLnYxLkFnZW50U291cmNlEi8KC2NyZWF0ZV90aW1lGBMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgUIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGwoTcHJvdmlkZXJfY3JlZGVudGlhbBgYIAEoCRIqCgZtZW1vcnkYFSABKAsyGi50cmVhZGxlLnYxLk1lbW9yeVNldHRpbmdzEjcKDW5vdGlmaWNhdGlvbnMYFiABKAsyIC50cmVhZGxlLnYxLk5vdGlmaWNhdGlvblNldHRpbmdzEiUKGGVycm9yX3Byb2Nlc3Nvcl9kZWZhdWx0cxgXIAEoCEgCiAEBEicKBmVkaXRvchgtIAEoCzIXLnRyZWFkbGUudjEuQWdlbnRFZGl0b3JCEwoRaW5zdHJ1Y3Rpb25zX2tpbmRCGAoWX21heF9wcm9jZXNzb3JfcmV0cmllc0IbChlfZXJyb3JfcHJvY2Vzc29yX2RlZmF1bHRzInEKC0FnZW50RWRpdG9yEg4KBmxvY2tlZBgBIAEoCBIZCgxpbnN0cnVjdGlvbnMYAiABKAhIAIgBARImCgV0b29scxgDIAEoDjIXLnRyZWFkbGUudjEuRWRpdG9yVG9vbHNCDwoNX2luc3RydWN0aW9ucyptCg1GYWlsdXJlUG9saWN5Eh4KGkZBSUxVUkVfUE9MSUNZX1VOU1BFQ0lGSUVEEAASHgoaRkFJTFVSRV9QT0xJQ1lfRkFJTF9DTE9TRUQQARIcChhGQUlMVVJFX1BPTElDWV9GQUlMX09QRU4QAiqHAQoOVG9vbENob2ljZU1vZGUSIAocVE9PTF9DSE9JQ0VfTU9ERV9VTlNQRUNJRklFRBAAEhkKFVRPT0xfQ0hPSUNFX01PREVfQVVUTxABEhkKFVRPT0xfQ0hPSUNFX01PREVfTk9ORRACEh0KGVRPT0xfQ0hPSUNFX01PREVfUkVRVUlSRUQQAypxCgtBZ2VudFNvdXJjZRIcChhBR0VOVF9TT1VSQ0VfVU5TUEVDSUZJRUQQABIXChNBR0VOVF9TT1VSQ0VfQ09ORklHEAESFQoRQUdFTlRfU09VUkNFX0NPREUQAhIUChBBR0VOVF9TT1VSQ0VfQVBJEAMqdwoLRWRpdG9yVG9vbHMSHAoYRURJVE9SX1RPT0xTX1VOU1BFQ0lGSUVEEAASFAoQRURJVE9SX1RPT0xTX0FMTBABEh0KGUVESVRPUl9UT09MU19ERVNDUklQVElPTlMQAhIVChFFRElUT1JfVE9PTFNfTk9ORRADQmMKDmRldi50cmVhZGxlLnYxUAFaQmdpdGh1Yi5jb20vdHJlYWRsZS1kZXYvdHJlYWRsZS9jbGllbnRzL2dvL2dlbi90cmVhZGxlL3YxO3RyZWFkbGV2MaoCClRyZWFkbGUuVjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_message, file_treadle_v1_notification]);
 
 /**
  * ProcessorRef names a processor, by id, in one of an agent's processor arrays.
@@ -537,6 +537,18 @@ export type CallOptions = Message<"treadle.v1.CallOptions"> & {
    * @generated from field: string model = 14;
    */
   model: string;
+
+  /**
+   * Which stored version of the agent's editable fields (instructions, tools, tool descriptions)
+   * the call runs, see `AgentVersionService`: `published` (the default when empty), `draft` (the
+   * agent's current draft; NOT_FOUND when it has none), or a version, by its id or its number
+   * (`3` or `v3`). The choice holds on every path that runs the agent (`Generate`, `Stream`, a
+   * signal's wake) and is recorded on the run and its span. An agent whose editor is locked
+   * runs its definition whatever is selected.
+   *
+   * @generated from field: string version = 20;
+   */
+  version: string;
 };
 
 /**
@@ -782,6 +794,15 @@ export type Agent = Message<"treadle.v1.Agent"> & {
    * @generated from field: optional bool error_processor_defaults = 23;
    */
   errorProcessorDefaults?: boolean | undefined;
+
+  /**
+   * What stored versions (`AgentVersionService`) may override of this agent. Unset: the
+   * instructions and the tools (membership and descriptions). The id, name and model always come
+   * from the definition.
+   *
+   * @generated from field: treadle.v1.AgentEditor editor = 45;
+   */
+  editor?: AgentEditor | undefined;
 };
 
 /**
@@ -790,6 +811,46 @@ export type Agent = Message<"treadle.v1.Agent"> & {
  */
 export const AgentSchema: GenMessage<Agent> = /*@__PURE__*/
   messageDesc(file_treadle_v1_agent, 12);
+
+/**
+ * AgentEditor is an agent's editor policy (the framework's `editor: false | {instructions,
+ * tools: boolean | {description}}`). In a config file, `editor: false` locks the agent and
+ * `tools: {description: true}` allows descriptions only; the proto JSON form below works too.
+ *
+ * @generated from message treadle.v1.AgentEditor
+ */
+export type AgentEditor = Message<"treadle.v1.AgentEditor"> & {
+  /**
+   * Nothing may be overridden (`editor: false`): creating or publishing a version is refused
+   * with FAILED_PRECONDITION, and runs use the definition.
+   *
+   * @generated from field: bool locked = 1;
+   */
+  locked: boolean;
+
+  /**
+   * Whether versions may change the instructions. Unset: true. When set to true on an agent that
+   * has no instructions of its own, the editor owns them: a run that resolves no version giving
+   * instructions fails with FAILED_PRECONDITION naming the agent.
+   *
+   * @generated from field: optional bool instructions = 2;
+   */
+  instructions?: boolean | undefined;
+
+  /**
+   * What versions may change of the tools.
+   *
+   * @generated from field: treadle.v1.EditorTools tools = 3;
+   */
+  tools: EditorTools;
+};
+
+/**
+ * Describes the message treadle.v1.AgentEditor.
+ * Use `create(AgentEditorSchema)` to create a new message.
+ */
+export const AgentEditorSchema: GenMessage<AgentEditor> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_agent, 13);
 
 /**
  * FailurePolicy says what a run does when a processor cannot answer a hook (it timed out,
@@ -909,4 +970,45 @@ export enum AgentSource {
  */
 export const AgentSourceSchema: GenEnum<AgentSource> = /*@__PURE__*/
   enumDesc(file_treadle_v1_agent, 2);
+
+/**
+ * EditorTools says what stored versions may change of an agent's tools.
+ *
+ * @generated from enum treadle.v1.EditorTools
+ */
+export enum EditorTools {
+  /**
+   * Not set: the same as EDITOR_TOOLS_ALL.
+   *
+   * @generated from enum value: EDITOR_TOOLS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Which tools the agent has, and their descriptions.
+   *
+   * @generated from enum value: EDITOR_TOOLS_ALL = 1;
+   */
+  ALL = 1,
+
+  /**
+   * Only the descriptions the model sees; a change of the tool list is refused.
+   *
+   * @generated from enum value: EDITOR_TOOLS_DESCRIPTIONS = 2;
+   */
+  DESCRIPTIONS = 2,
+
+  /**
+   * Nothing: the tools come from the definition.
+   *
+   * @generated from enum value: EDITOR_TOOLS_NONE = 3;
+   */
+  NONE = 3,
+}
+
+/**
+ * Describes the enum treadle.v1.EditorTools.
+ */
+export const EditorToolsSchema: GenEnum<EditorTools> = /*@__PURE__*/
+  enumDesc(file_treadle_v1_agent, 3);
 
