@@ -5,6 +5,7 @@ versions across a restart and seen by a second server on the same store; admin o
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import time
@@ -254,18 +255,32 @@ async def test_api_agents_get_a_history_of_their_updates(serve: Any, openai_serv
 
 
 async def test_two_servers_on_one_store_run_the_same_published_version(serve: Any, openai_server: Any) -> None:
-    server: OpenAIServer = openai_server([Turn.say("ok")] * 3)
+    server: OpenAIServer = openai_server([])
     first, second = serve(server), serve(server)
+
+    async def runs(client: AgentClient) -> str:
+        server.add(Turn.say("ok"))
+        await client.generate("support", "hi")
+        return system(server.requests[-1])
+
+    async def eventually(client: AgentClient, expected: str) -> float:
+        """Seconds until ``client``'s server runs ``expected`` (each server re-reads within a second)."""
+        started = time.monotonic()
+        while (seen := await runs(client)) != expected:
+            assert time.monotonic() - started < 5, f"still {seen!r}"
+            await asyncio.sleep(0.1)
+        return time.monotonic() - started
+
     async with AgentClient(first.target) as a, AgentClient(second.target) as b:
+        assert await runs(b) == "You answer as support v0."  # b has read that there is no version
         await a.create_version("support", instructions="You answer as support v1.", message="v1", publish=True)
-        await b.generate("support", "hi")
-        assert system(server.requests[-1]) == "You answer as support v1."
+        assert await runs(a) == "You answer as support v1."  # at once where it was published
+        assert await eventually(b, "You answer as support v1.") < 2
         await b.create_version("support", instructions="You answer as support v2.", message="v2", publish=True)
-        await a.generate("support", "hi")
-        assert system(server.requests[-1]) == "You answer as support v2."
+        assert await runs(b) == "You answer as support v2."
+        assert await eventually(a, "You answer as support v2.") < 2
         await a.publish_version("support", 1)
-        await b.generate("support", "hi")
-        assert system(server.requests[-1]) == "You answer as support v1."
+        assert await eventually(b, "You answer as support v1.") < 2
 
 
 async def test_versions_need_an_admin_credential(serve: Any, openai_server: Any) -> None:

@@ -304,6 +304,7 @@ class TreadleApp:
             versions = SqlVersionStore(store.engine)
             self.version_service.store = versions
             self.loop.versions = VersionResolver(versions)
+            self.version_service.changed = self.loop.versions.forget
             channel: NotifyChannel = PostgresChannel(url) if store.engine.dialect == "postgresql" else LocalChannel()
             if isinstance(channel, PostgresChannel):  # a lost channel ends subscriptions with an error
                 channel.on_gap = lambda: self.threads.hub.gap(CHANNEL_LOST)

@@ -19,6 +19,7 @@ import copy
 import difflib
 import json
 import re
+import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal, Protocol, TypeAlias
@@ -146,11 +147,41 @@ def number_of(selector: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-class VersionResolver:
-    """Resolves a call's version against the store (one indexed read per call)."""
+CACHE_SECONDS = 1.0
+"""How long a server reuses what it read of an agent's versions: a change made on another server
+of the same database applies within this time; this server's own changes apply at once."""
+_CACHE_ENTRIES = 10_000
 
-    def __init__(self, store: VersionStore) -> None:
+
+class VersionResolver:
+    """Resolves a call's version against the store. What it reads is reused for
+    ``cache_seconds`` (a call costs no read in the common case); ``forget`` drops an agent's
+    entries when this server changes its versions."""
+
+    def __init__(self, store: VersionStore, cache_seconds: float = CACHE_SECONDS) -> None:
         self.store = store
+        self.cache_seconds = cache_seconds
+        self._cache: dict[tuple[str, str], tuple[float, AgentVersion | None]] = {}
+        self._generation: dict[str, int] = {}
+
+    def forget(self, agent_id: str) -> None:
+        """This server changed the agent's versions: the next call reads them again."""
+        self._generation[agent_id] = self._generation.get(agent_id, 0) + 1
+        for key in [k for k in self._cache if k[0] == agent_id]:
+            del self._cache[key]
+
+    async def find(self, agent_id: str, selector: str) -> AgentVersion | None:
+        key, now = (agent_id, selector), time.monotonic()
+        hit = self._cache.get(key)
+        if hit is not None and now - hit[0] < self.cache_seconds:
+            return hit[1]
+        generation = self._generation.get(agent_id, 0)
+        version = await self.store.find_version(agent_id, selector)
+        if self._generation.get(agent_id, 0) == generation:  # no change of ours while it was read
+            if len(self._cache) >= _CACHE_ENTRIES:
+                self._cache.clear()
+            self._cache[key] = (now, version)
+        return version
 
     async def resolve(self, agent: Agent, selection: str) -> tuple[Agent, ResolvedVersion]:
         selection = check_selection(selection)
@@ -161,7 +192,7 @@ class VersionResolver:
                     f"agent {agent.id!r} is locked (editor: false): it has no versions to select "
                     f"(options.version {selection!r})")
             return agent, ResolvedVersion(selection)
-        version = await self.store.find_version(agent.id, selection)
+        version = await self.find(agent.id, selection)
         if version is None and selection != PUBLISHED:
             what = "no draft" if selection == DRAFT else f"no version {selection!r}"
             raise NotFoundError(f"agent {agent.id!r} has {what} (options.version)")

@@ -7,6 +7,7 @@ then the agent's editor (FAILED_PRECONDITION), before anything is stored.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import grpc
@@ -44,6 +45,8 @@ class AgentVersionServicer(agent_version_service_pb2_grpc.AgentVersionServiceSer
         self._registry = registry
         self.store: VersionStore | None = None
         """Set by the app once the store is open (before the server serves)."""
+        self.changed: Callable[[str], None] = lambda agent_id: None
+        """Told the agent id after each change of its versions (the resolver's cache forgets it)."""
 
     def register(self, server: grpc.aio.Server) -> None:
         agent_version_service_pb2_grpc.add_AgentVersionServiceServicer_to_server(self, server)
@@ -80,6 +83,7 @@ class AgentVersionServicer(agent_version_service_pb2_grpc.AgentVersionServiceSer
         whole = check_change(agent, base.override if base is not None else Override(), change, request.message)
         version = AgentVersion(new_id("agv"), agent.id, 0, "draft", whole, request.message.strip(), author())
         version = await self._store.add_version(version, publish=request.publish)
+        self.changed(agent.id)
         return pb.CreateAgentVersionResponse(version=version_to_proto(version))
 
     @unary
@@ -117,6 +121,7 @@ class AgentVersionServicer(agent_version_service_pb2_grpc.AgentVersionServiceSer
             raise FailedPreconditionError(f"agent {agent.id!r} is locked (editor: false): it cannot be overridden")
         version = await self._find(agent, request.version)
         published = await self._store.publish_version(agent.id, version.id)
+        self.changed(agent.id)
         return pb.PublishAgentVersionResponse(version=version_to_proto(published))
 
     @unary
@@ -128,13 +133,20 @@ class AgentVersionServicer(agent_version_service_pb2_grpc.AgentVersionServiceSer
             raise InvalidArgumentError("version: restore an earlier version, by its id or number")
         old = await self._find(agent, request.version)
         message = request.message.strip() or f"restore of v{old.number}"
-        # The old version whole, as a change over nothing: what the editor allows now is checked.
-        change = Override(old.override.instructions, old.override.tools, dict(old.override.tool_descriptions))
-        if change.instructions is None and change.tools is None and not change.tool_descriptions:
-            change = definition_override(agent)  # it ran the definition: restore exactly that
+        # The old version whole, as a change over nothing, with what the editor allows now (a
+        # recorded definition holds every field; runs would ignore the others anyway).
+        o = old.override if not _empty(old.override) else definition_override(agent)
+        editor = agent.editor
+        change = Override(o.instructions if editor.may_instructions else None,
+                          o.tools if editor.may_tools else None,
+                          dict(o.tool_descriptions) if editor.may_descriptions else {})
+        if _empty(change) and not editor.locked:
+            raise FailedPreconditionError(
+                f"agent {agent.id!r}: its editor allows none of what version {old.number} changes")
         whole = check_change(agent, Override(), change, message)
         version = AgentVersion(new_id("agv"), agent.id, 0, "draft", whole, message, author(), restored_from=old.id)
         version = await self._store.add_version(version, publish=request.publish)
+        self.changed(agent.id)
         return pb.RestoreAgentVersionResponse(version=version_to_proto(version))
 
     @unary
@@ -163,11 +175,17 @@ class AgentVersionServicer(agent_version_service_pb2_grpc.AgentVersionServiceSer
         version = AgentVersion(new_id("agv"), agent.id, 0, "published", definition_override(agent),
                                message, author(), definition=definition)
         await self.store.add_version(version, publish=True)
+        self.changed(agent.id)
 
     async def forget(self, agent_id: str) -> None:
         """``DeleteAgent``: a new agent with the same id starts with no history."""
         if self.store is not None:
             await self.store.delete_versions(agent_id)
+            self.changed(agent_id)
+
+
+def _empty(o: Override) -> bool:
+    return o.instructions is None and o.tools is None and not o.tool_descriptions
 
 
 # --- conversion ----------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import Connection, and_, delete, func, select, update
+from sqlalchemy import Connection, bindparam, delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ..core.errors import NotFoundError
@@ -22,6 +22,10 @@ from .sql import from_micros, micros
 
 _ATTEMPTS = 5
 _c = t.agent_versions.c
+# Built once (bound parameters): a call that reads its version pays only for running one.
+_BY_STATE = select(t.agent_versions).where(_c.agent_id == bindparam("agent_id"), _c.state == bindparam("state"))
+_BY_NUMBER = select(t.agent_versions).where(_c.agent_id == bindparam("agent_id"), _c.number == bindparam("number"))
+_BY_ID = select(t.agent_versions).where(_c.agent_id == bindparam("agent_id"), _c.id == bindparam("id"))
 
 
 class SqlVersionStore:
@@ -79,13 +83,12 @@ class SqlVersionStore:
 
     async def find_version(self, agent_id: str, selector: str) -> AgentVersion | None:
         if selector in ("published", "draft"):
-            cond = _c.state == selector
+            query, params = _BY_STATE, {"agent_id": agent_id, "state": selector}
         elif (number := number_of(selector)) is not None:
-            cond = _c.number == number
+            query, params = _BY_NUMBER, {"agent_id": agent_id, "number": number}
         else:
-            cond = _c.id == selector
-        query = select(t.agent_versions).where(and_(_c.agent_id == agent_id, cond))
-        row = await self.db.read(lambda conn: conn.execute(query).first())
+            query, params = _BY_ID, {"agent_id": agent_id, "id": selector}
+        row = await self.db.read(lambda conn: conn.execute(query, params).first())
         return _version(row) if row is not None else None
 
     async def list_versions(self, agent_id: str, limit: int, before: int | None) -> list[AgentVersion]:
