@@ -82,6 +82,7 @@ class SqlVersionStore:
         raise AssertionError("unreachable")
 
     async def find_version(self, agent_id: str, selector: str) -> AgentVersion | None:
+        params: dict[str, Any]
         if selector in ("published", "draft"):
             query, params = _BY_STATE, {"agent_id": agent_id, "state": selector}
         elif (number := number_of(selector)) is not None:
