@@ -126,6 +126,10 @@ async def test_a_published_version_changes_every_path_and_a_draft_only_when_sele
             assert time.monotonic() < deadline
         assert (runs[0].agent_version_id, runs[0].agent_version_number, runs[0].agent_version_selection) == (
             published.id, 1, "published")
+        shown = subprocess.run([*TREADLE, "runs", "show", "u1", "t1", runs[0].id, "--target", proc.target],
+                               capture_output=True, text=True, timeout=60, env=clean_env())
+        assert shown.returncode == 0, shown.stderr
+        assert f"  version:  v1 (published, {published.id})" in shown.stdout.splitlines()
 
         # Tools: a new version keeps the instructions it started from and changes the tool list and
         # a description; the model sees exactly that.
@@ -218,9 +222,17 @@ async def test_the_editor_policy_refuses_what_it_does_not_allow_and_bad_input_st
             e = await refused(call)
             assert e.code() == code and words in e.details(), e.details()
         assert [v.message for v in await client.list_versions("described")] == []
+        # On a thread, an unknown version is refused before the run: nothing stored, the thread not held.
+        e = await refused(client.generate("described", "hi", options={"version": "v9", **MEMORY}))
+        assert e.code() == grpc.StatusCode.NOT_FOUND
+        e = await refused(client.send_message("described", "hi", **THREAD, if_idle={
+            "behavior": "IDLE_BEHAVIOR_WAKE", "streamOptions": {"version": "v9"}}))
+        assert e.code() == grpc.StatusCode.NOT_FOUND and "no version 'v9'" in e.details()
+        assert await client.list_messages(**THREAD) == []
         await client.create_version("described", tool_descriptions={"lookup": "Find an order"}, message="doc", publish=True)
-        await client.generate("described", "hi")
+        await client.generate("described", "hi", options=MEMORY)
         assert tools(server.requests[-1]) == {"lookup": "Find an order"}
+        assert len(await client.list_messages(**THREAD)) == 2
 
         # The editor owns the instructions of an agent that defines none: no version, no run.
         e = await refused(client.generate("owned", "hi"))

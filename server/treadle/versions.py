@@ -137,6 +137,8 @@ def check_selection(selection: str, path: str = "options.version") -> str:
     selection = selection.strip()
     if len(selection) > 255:
         raise InvalidArgumentError(f"{path} is longer than 255 characters")
+    if not selection.isprintable():
+        raise InvalidArgumentError(f"{path} holds a control character")
     if selection.lower() in (PUBLISHED, DRAFT):
         selection = selection.lower()
     return selection or PUBLISHED
@@ -236,6 +238,8 @@ def check_change(agent: Agent, base: Override, change: Override, message: str) -
         raise InvalidArgumentError("message is required: say what the change does")
     if len(message) > MAX_MESSAGE:
         raise InvalidArgumentError(f"message is longer than {MAX_MESSAGE} characters")
+    if "\x00" in message:
+        raise InvalidArgumentError("message holds a NUL character")
     if change.instructions is None and change.tools is None and not change.tool_descriptions:
         raise InvalidArgumentError("change is empty: set instructions, tools or tool_descriptions")
     if change.instructions is not None:

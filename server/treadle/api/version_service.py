@@ -19,8 +19,8 @@ from ..core.messages import SystemMessage, new_id, utcnow
 from ..registry import Registry
 from ..v1 import agent_version_service_pb2 as pb, agent_version_service_pb2_grpc
 from ..versions import (
-    DEFINITION, DRAFT, PUBLISHED, AgentVersion, Override, VersionStore, check_change, definition_override,
-    diff, number_of,
+    DEFINITION, DRAFT, PUBLISHED, AgentVersion, Override, VersionStore, check_change, check_selection,
+    definition_override, diff, number_of,
 )
 from ..wire.data import datetime_to_ts, dict_to_struct, system_messages_from_proto, system_messages_to_proto
 from . import auth, validate
@@ -66,8 +66,7 @@ class AgentVersionServicer(agent_version_service_pb2_grpc.AgentVersionServiceSer
     async def _find(self, agent: Agent, selector: str, path: str = "version") -> AgentVersion:
         if not selector:
             raise InvalidArgumentError(f"{path} is required: published, draft, a version id or a number")
-        if len(selector) > 255:
-            raise InvalidArgumentError(f"{path} is longer than 255 characters")
+        check_selection(selector, path)
         version = await self._store.find_version(agent.id, selector)
         if version is None:
             raise NotFoundError(f"agent {agent.id!r} has no version {selector!r}")
