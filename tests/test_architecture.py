@@ -21,7 +21,7 @@ LAYERS: dict[str, int] = {
     "wire": 1,
     "agents": 0,
     "tracing": 1,
-    "processors": 2, "providers": 2, "tools": 2, "memory": 2, "registry": 2,
+    "processors": 2, "providers": 2, "tools": 2, "memory": 2, "registry": 2, "versions": 2,
     "loop": 3,
     "signals": 4,
     "config": 5,

@@ -26,6 +26,7 @@ from treadle.v1 import (
     agent_pb2,
     agent_service_pb2,
     agent_service_pb2_grpc,
+    agent_version_service_pb2,
     processor_service_pb2,
     prompt_pb2,
     thread_service_pb2,
@@ -38,7 +39,8 @@ Code = grpc.StatusCode
 SERVICES = [agent_service_pb2.DESCRIPTOR.services_by_name["AgentService"],
             processor_service_pb2.DESCRIPTOR.services_by_name["ProcessorService"],
             tool_service_pb2.DESCRIPTOR.services_by_name["ToolService"],
-            thread_service_pb2.DESCRIPTOR.services_by_name["ThreadService"]]
+            thread_service_pb2.DESCRIPTOR.services_by_name["ThreadService"],
+            agent_version_service_pb2.DESCRIPTOR.services_by_name["AgentVersionService"]]
 METHODS = [(s, m) for s in SERVICES for m in s.methods]
 
 

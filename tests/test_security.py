@@ -22,6 +22,7 @@ from treadle.tools import Tool
 from treadle.v1 import (
     signal_pb2 as spb,
     thread_service_pb2 as tpb,
+    agent_version_service_pb2 as vpb,
     agent_pb2,
     agent_service_pb2,
     processor_service_pb2 as ppb,
@@ -36,7 +37,8 @@ Code = grpc.StatusCode
 SERVICES = [agent_service_pb2.DESCRIPTOR.services_by_name["AgentService"],
             ppb.DESCRIPTOR.services_by_name["ProcessorService"],
             tool_service_pb2.DESCRIPTOR.services_by_name["ToolService"],
-            tpb.DESCRIPTOR.services_by_name["ThreadService"]]
+            tpb.DESCRIPTOR.services_by_name["ThreadService"],
+            vpb.DESCRIPTOR.services_by_name["AgentVersionService"]]
 
 
 async def status_of(call: Any) -> tuple[grpc.StatusCode, str]:
@@ -103,6 +105,9 @@ OUT_OF_SCOPE = {
                               "resource 'tenant-b/x'")
        for m in ("SendMessage", "QueueMessage", "SendSignal", "SendStateSignal", "SendNotificationSignal",
                  "ListNotifications", "SubscribeToThread", "AbortRun", "GetActiveRun")},
+    **{f"AgentVersionService.{m}": (getattr(vpb, f"{m}Request")(agent_id="echo"), "admin")
+       for m in ("CreateAgentVersion", "GetAgentVersion", "ListAgentVersions", "PublishAgentVersion",
+                 "RestoreAgentVersion", "DiffAgentVersions")},
 }
 
 

@@ -17,6 +17,7 @@ from .core.messages import Message, SystemMessage, utcnow
 
 FailurePolicy: TypeAlias = Literal["fail_closed", "fail_open"]
 AgentSource: TypeAlias = Literal["config", "code", "api"]
+EditorTools: TypeAlias = Literal["all", "descriptions", "none"]
 
 DEFAULT_MAX_STEPS = 5
 DEFAULT_API_ERROR_RETRIES = 3
@@ -49,6 +50,33 @@ class ProcessorRef:
     @property
     def processor_id(self) -> str:
         return self.id or self.builtin
+
+
+@dataclass(frozen=True)
+class Editor:
+    """The framework's ``editor: false | {instructions?, tools?: boolean | {description?}}``."""
+
+    locked: bool = False
+    instructions: bool | None = None
+    """None: allowed (the default); True: allowed, and the editor owns the instructions of an
+    agent that defines none."""
+    tools: EditorTools = "all"
+
+    @property
+    def may_instructions(self) -> bool:
+        return not self.locked and self.instructions is not False
+
+    @property
+    def may_tools(self) -> bool:
+        return not self.locked and self.tools == "all"
+
+    @property
+    def may_descriptions(self) -> bool:
+        return not self.locked and self.tools in ("all", "descriptions")
+
+    def owns_instructions(self, agent: Agent) -> bool:
+        """The agent defines no instructions and says the editor gives them."""
+        return not self.locked and self.instructions is True and not agent.instructions
 
 
 @dataclass
@@ -97,6 +125,8 @@ class CallOptions:
     tool_hooks: Any = None
     """``ToolHooks`` (Python) or ``ToolHooksRef``; overrides the agent's matching hooks."""
     model: str | None = None
+    version: str | None = None
+    """Which stored version the call runs: ``published`` (None), ``draft``, or an id or number."""
     prepare_step: Any = None
     """A callable run as the last ``process_input_step`` (the Mastra framework's ``prepareStep``)."""
 
@@ -198,6 +228,10 @@ class Agent:
     memory: MemorySettings = field(default_factory=MemorySettings)
     notification_policy: NotificationPolicy | None = None
     sub_agents: list[SubAgentRef] = field(default_factory=list)
+    editor: Editor = field(default_factory=Editor)
+    """What stored versions may override (``treadle.versions``)."""
+    tool_descriptions: dict[str, str] = field(default_factory=dict)
+    """Descriptions the model sees instead of the tools' own, by tool name (set by a version)."""
     source: AgentSource = "code"
     create_time: datetime = field(default_factory=utcnow)
     update_time: datetime = field(default_factory=utcnow)

@@ -40,6 +40,7 @@ from .api.gate import Gate
 from .api.server import TlsFiles, check_listen
 from .api.signal_convert import options_from_json
 from .api.thread_signals import SERVICE_NAME as THREAD_SERVICE, ThreadServicer
+from .api.version_service import SERVICE_NAME as VERSION_SERVICE, AgentVersionServicer
 from .config import AgentFileError, Settings, load_agent_file
 from .config.security import Security, load_security
 from .config import logs
@@ -53,12 +54,14 @@ from .providers.local import DEFAULT_LOCAL_MODEL, unavailable as local_unavailab
 from .memory.notify import LocalChannel, NotifyChannel, PostgresChannel
 from .signals.hub import CHANNEL_LOST
 from .memory.signal_sql import SqlSignalStore
+from .memory.version_sql import SqlVersionStore
 from .providers.router import ModelRouter
 from .registry import Registry
 from .signals import InMemorySignalStore, NotificationCenter, ThreadRuntime
 from .signals.relay import Relay
 from .v1 import chunk_pb2
 from .tools import Tool
+from .versions import VersionResolver
 from .tracing import build_meter_provider, build_tracer_provider
 
 log = logging.getLogger("treadle")
@@ -182,6 +185,10 @@ class TreadleApp:
         self.thread_service = ThreadServicer(self.threads, self.notifications)
         self.agent_service.threads = self.threads
         self.server.add_service(THREAD_SERVICE, self.thread_service.register)
+        # Versions of what operators may override in an agent (its editor), resolved per run.
+        self.version_service = AgentVersionServicer(self.registry)
+        self.agent_service.versions = self.version_service
+        self.server.add_service(VERSION_SERVICE, self.version_service.register)
         self.server.drained.append(self.thread_service.inflight)
         self.server.drained.append(_Leaving(self.threads))
         self.store: SqlStore | None = None
@@ -302,6 +309,10 @@ class TreadleApp:
             self.store = store
             self.loop.memory = self.agent_service.store = self.thread_service.store = store
             self.threads.store = SqlSignalStore(store.engine)
+            versions = SqlVersionStore(store.engine)
+            self.version_service.store = versions
+            self.loop.versions = VersionResolver(versions)
+            self.version_service.changed = self.loop.versions.forget
             channel: NotifyChannel = PostgresChannel(url) if store.engine.dialect == "postgresql" else LocalChannel()
             if isinstance(channel, PostgresChannel):  # a lost channel ends subscriptions with an error
                 channel.on_gap = lambda: self.threads.hub.gap(CHANNEL_LOST)

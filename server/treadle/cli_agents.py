@@ -1,5 +1,6 @@
 """``treadle agents``: the server's agents, one per line; ``treadle agents show ID``: one agent in
-YAML, in the proto's JSON form (what a config file or ``CreateAgent`` takes)."""
+YAML, in the proto's JSON form (what a config file or ``CreateAgent`` takes); ``treadle agents
+versions ID``: its stored versions; ``treadle agents publish ID V``: publish one."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import yaml
 from google.protobuf import json_format
 
 from treadle_client import AgentClient, default_target
-from treadle.v1 import agent_pb2
+from treadle.v1 import agent_pb2, agent_version_service_pb2
 
 from . import cli_security
 
@@ -34,6 +35,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     show = verbs.add_parser("show", parents=[target], help="one agent in YAML (the proto's JSON form)")
     show.add_argument("agent_id", metavar="ID")
     show.set_defaults(run=lambda args: asyncio.run(_call(args, _show(args))))
+    versions = verbs.add_parser("versions", parents=[target],
+                                help="an agent's stored versions, newest first (admin credential)")
+    versions.add_argument("agent_id", metavar="ID")
+    versions.set_defaults(run=lambda args: asyncio.run(_call(args, _versions(args))))
+    publish = verbs.add_parser("publish", parents=[target],
+                               help="make version V the one calls run: a number, an id or 'draft' (admin credential)")
+    publish.add_argument("agent_id", metavar="ID")
+    publish.add_argument("version", metavar="V")
+    publish.set_defaults(run=lambda args: asyncio.run(_call(args, _publish(args))))
 
 
 async def _call(args: argparse.Namespace, work: Coroutine[Any, Any, int]) -> int:
@@ -63,6 +73,30 @@ async def _show(args: argparse.Namespace) -> int:
         data.pop(name, None)
     print(f"# source: {_source(agent)}; created {agent.create_time.ToJsonString()}")
     print(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), end="")
+    return 0
+
+
+async def _versions(args: argparse.Namespace) -> int:
+    async with AgentClient(_target(args), **cli_security.client_options(args)) as client:
+        versions = await client.list_versions(args.agent_id)
+    if not versions:
+        print(f"agent {args.agent_id!r} has no versions: it runs as defined")
+        return 0
+    rows = [("VERSION", "STATE", "AUTHOR", "CREATED", "MESSAGE")]
+    for v in versions:
+        state = agent_version_service_pb2.AgentVersionState.Name(v.state).removeprefix("AGENT_VERSION_STATE_")
+        created = v.create_time.ToDatetime().strftime("%Y-%m-%d %H:%M:%S")
+        rows.append((f"v{v.number}", state.lower(), v.author, created, v.message.splitlines()[0] if v.message else ""))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[4])
+    return 0
+
+
+async def _publish(args: argparse.Namespace) -> int:
+    async with AgentClient(_target(args), **cli_security.client_options(args)) as client:
+        version = await client.publish_version(args.agent_id, args.version)
+    print(f"agent {version.agent_id}: v{version.number} is published ({version.id})")
     return 0
 
 

@@ -75,6 +75,9 @@ def show_run(run: thread_service_pb2.Run, mine: list[message_pb2.Message], out: 
     """The run's record, then ``mine`` (the messages it wrote), its assistant message by step."""
     print(f"run {run.id}", file=out)
     print(f"  agent:    {run.agent_id}", file=out)
+    if run.agent_version_id:  # a stored version of the agent (docs/versions.md)
+        print(f"  version:  v{run.agent_version_number} ({run.agent_version_selection}, {run.agent_version_id})",
+              file=out)
     print(f"  thread:   {run.thread_id} (resource {run.resource_id})", file=out)
     why = finish_reason_name(run)
     print(f"  status:   {STATUS.get(run.status, '?')}{f' ({why})' if why else ''}", file=out)

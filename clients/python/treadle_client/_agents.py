@@ -15,6 +15,7 @@ from treadle.v1 import agent_pb2, agent_service_pb2, agent_service_pb2_grpc, chu
 from ._connect import Connect, TLSConfig
 from ._signals import SignalCalls
 from ._threads import ThreadCalls
+from ._versions import VersionCalls
 
 DEFAULT_TARGET = "127.0.0.1:50051"
 TARGET_VARIABLE = "TREADLE_TARGET"
@@ -32,9 +33,9 @@ OptionsLike = agent_pb2.CallOptions | Mapping[str, Any]
 MessageLike = message_pb2.Message | Mapping[str, Any]
 
 
-class AgentClient(ThreadCalls, SignalCalls):
-    """An async client for one Treadle server: agents, runs, memory threads (``ThreadCalls``) and
-    signals into threads (``SignalCalls``).
+class AgentClient(ThreadCalls, SignalCalls, VersionCalls):
+    """An async client for one Treadle server: agents, runs, memory threads (``ThreadCalls``),
+    signals into threads (``SignalCalls``) and agent versions (``VersionCalls``).
 
     ``token`` (default: ``TREADLE_TOKEN``) is sent as a bearer token; ``tls`` connects over TLS.
     ``channel`` lets you bring your own (interceptors); the client then leaves closing it to

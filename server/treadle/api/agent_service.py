@@ -47,6 +47,7 @@ PIPE_HIGH_WATER = 256
 MAX_LIST_PAGE_BYTES = 4 << 20
 
 _OUTPUT_ONLY = frozenset({"source", "create_time", "update_time"})
+_OUTPUT_ONLY_JSON = frozenset({"source", "createTime", "updateTime"})
 
 
 class ModelValidator(Protocol):
@@ -71,13 +72,18 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
         """The thread runtime: a ``Stream`` on a thread is one of its runs (subscribers see it,
         signals reach it)."""
         """Where agents created over the API are kept across restarts (set by the app)."""
+        self.versions: Any = None
+        """``AgentVersionServicer``: records the history of agents created over the API."""
 
     # --- agents -------------------------------------------------------------------------------
 
-    async def _keep(self, agent: Agent) -> None:
+    async def _keep(self, agent: Agent, message: str = "") -> None:
         if self.store is not None:
             definition = json_format.MessageToDict(convert.agent_to_proto(agent))
             await self.store.save_agent(StoredAgent(agent.id, definition))
+            if message and self.versions is not None:  # its history (AgentVersionService)
+                shown = {k: v for k, v in definition.items() if k not in _OUTPUT_ONLY_JSON}
+                await self.versions.record(agent, shown, message)
 
     async def load_stored_agents(self) -> list[Agent]:
         """The agents created over the API before the last restart, back in the registry."""
@@ -110,7 +116,7 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
         self.check_sub_agents(agent)
         self._registry.add_agent(agent)
         try:
-            await self._keep(agent)
+            await self._keep(agent, "CreateAgent")
         except BaseException:
             self._registry.delete_agent(agent.id)
             raise
@@ -165,7 +171,8 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
         self.check_sub_agents(agent)
         agent.create_time, agent.update_time = current.create_time, utcnow()
         agent.validate()
-        await self._keep(agent)
+        paths = ", ".join(request.update_mask.paths) if request.HasField("update_mask") else "every field"
+        await self._keep(agent, f"UpdateAgent ({paths})")
         self._registry.replace_agent(agent)
         return agent_service_pb2.UpdateAgentResponse(agent=convert.agent_to_proto(agent))
 
@@ -178,6 +185,8 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
         current = self._registry.get_agent(request.id)
         if current.source == "api" and self.store is not None:
             await self.store.delete_agent(request.id)
+            if self.versions is not None:
+                await self.versions.forget(request.id)
         self._registry.delete_agent(request.id)
         return agent_service_pb2.DeleteAgentResponse()
 

@@ -22,6 +22,7 @@ from ..providers.base import ModelConfig, ModelSettings
 from ..providers.trust import check_base_url
 from ..tools import Tool, ToolHooks
 from ..v1 import agent_pb2, agent_service_pb2, chunk_pb2
+from ..versions import check_selection
 from . import validate
 from .notification_convert import policy_from_proto, policy_to_proto
 from ..wire.settings import (
@@ -81,11 +82,55 @@ def agent_from_dict(data: dict[str, Any], *, source: a.AgentSource) -> a.Agent:
     """An agent from its proto JSON form (the config file format)."""
     pb = agent_pb2.Agent()
     _check_processor_entries(data)
+    if isinstance(data, dict) and "editor" in data:
+        data = {**data, "editor": editor_from_config(data["editor"])}
     try:
         json_format.ParseDict(data, pb)
     except json_format.ParseError as e:
         raise InvalidArgumentError(f"not a valid Agent in proto JSON form: {e}") from None
     return agent_from_proto(pb, source=source)
+
+
+_EDITOR_TOOLS = agent_pb2.EditorTools.DESCRIPTOR
+
+
+def editor_from_config(value: Any) -> Any:
+    """The framework's ``editor: false | {instructions?: bool, tools?: bool | {description?:
+    bool}}`` in proto JSON form (``{locked: true}``, ``tools: EDITOR_TOOLS_DESCRIPTIONS``);
+    the proto JSON form passes through."""
+    if value is False:
+        return {"locked": True}
+    if value is True:
+        return {}
+    if not isinstance(value, dict):
+        return value  # the parser names what is wrong
+    out = dict(value)
+    tools = out.get("tools")
+    if tools is True:
+        out["tools"] = "EDITOR_TOOLS_ALL"
+    elif tools is False:
+        out["tools"] = "EDITOR_TOOLS_NONE"
+    elif isinstance(tools, dict):
+        unknown = set(tools) - {"description"}
+        if unknown:
+            raise InvalidArgumentError(f"editor.tools: unknown key {sorted(unknown)[0]!r} (only description)")
+        out["tools"] = "EDITOR_TOOLS_DESCRIPTIONS" if tools.get("description") else "EDITOR_TOOLS_NONE"
+    return out
+
+
+def _editor(pb: agent_pb2.AgentEditor) -> a.Editor:
+    tools = enum_to_py(_EDITOR_TOOLS, pb.tools) or "all"
+    return a.Editor(locked=pb.locked, instructions=pb.instructions if pb.HasField("instructions") else None,
+                    tools=tools)  # type: ignore[arg-type]
+
+
+def _editor_to_proto(editor: a.Editor, out: agent_pb2.AgentEditor) -> None:
+    if editor == a.Editor():
+        return
+    out.locked = editor.locked
+    if editor.instructions is not None:
+        out.instructions = editor.instructions
+    out.tools = enum_to_pb(_EDITOR_TOOLS, editor.tools)
 
 
 def _check_processor_entries(data: dict[str, Any]) -> None:
@@ -153,6 +198,7 @@ def agent_from_proto(pb: agent_pb2.Agent, *, source: a.AgentSource, path: str = 
         memory=_memory_settings(pb.memory, f"{path}.memory"),
         notification_policy=policy_from_proto(pb.notifications, f"{path}.notifications"),
         sub_agents=[_sub_agent_from_proto(r) for r in pb.sub_agents],
+        editor=_editor(pb.editor),
         source=source,
         create_time=now,
         update_time=now,
@@ -196,6 +242,7 @@ def agent_to_proto(agent: a.Agent, out: agent_pb2.Agent | None = None) -> agent_
     policy_to_proto(agent.notification_policy, out.notifications)
     for ref in agent.sub_agents:
         _sub_agent_to_proto(ref, out.sub_agents.add())
+    _editor_to_proto(agent.editor, out.editor)
     out.source = enum_to_pb(_SOURCE, agent.source)
     datetime_to_ts(agent.create_time, out.create_time)
     datetime_to_ts(agent.update_time, out.update_time)
@@ -346,6 +393,7 @@ def call_options_from_proto(pb: agent_pb2.CallOptions, path: str = "options") ->
     if pb.HasField("tool_hooks"):
         opts.tool_hooks = _hooks_ref(pb.tool_hooks)
     opts.model = pb.model or None
+    opts.version = check_selection(pb.version, f"{path}.version") if pb.version else None
     validate.check_call_options(opts, path)
     return opts
 
@@ -382,6 +430,7 @@ def call_options_to_proto(opts: a.CallOptions, out: agent_pb2.CallOptions) -> No
     if opts.tool_hooks is not None:
         _hooks_to_proto(opts.tool_hooks, out.tool_hooks)
     out.model = opts.model or ""
+    out.version = opts.version or ""
 
 
 def _memory_from_proto(pb: agent_pb2.MemoryOptions, path: str) -> a.MemoryOptions:

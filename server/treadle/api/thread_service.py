@@ -204,6 +204,10 @@ def run_to_proto(run: RunRecord, out: pb.Run) -> pb.Run:
                           count=hook["count"])
         h.total_duration.FromNanoseconds(round(hook["seconds"] * 1e9))
         h.outcomes.update(hook["outcomes"])
+    version = run.detail.get("agentVersion")
+    if version:  # the stored agent version the run resolved (treadle.versions)
+        out.agent_version_id, out.agent_version_number = version["id"], version["number"]
+        out.agent_version_selection = version["selection"]
     return out
 
 

@@ -58,9 +58,14 @@ class Persister:
         self._run_id = ""
         self.stats: RunStats | None = None
         """The run's steps and hook invocations, stored with its end."""
+        self.extra: dict[str, Any] = {}
+        """More of the run's detail, stored with its end (the agent version it ran)."""
 
     def _detail(self) -> dict[str, Any] | None:
-        return self.stats.detail() if self.stats is not None else None
+        detail = self.stats.detail() if self.stats is not None else None
+        if self.extra:
+            detail = {**(detail or {}), **self.extra}
+        return detail
 
     @property
     def active(self) -> bool:

@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from dataclasses import replace
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +31,7 @@ from ..providers.base import ModelConfig, ModelSettings
 from ..registry import Registry
 from ..tools import ToolHooks
 from ..tracing.spans import agent_span, step_span
+from ..versions import ResolvedVersion, VersionResolver
 from .output import END, Output
 from .persist import Persister, RunStatus, ThreadMemory
 from .state import RunPlan, RunState
@@ -71,15 +73,35 @@ class AgentLoop:
         """Runs local sub-agents; the app points ``start`` at the thread runtime."""
         self.remote_agents: ChildRunner | None = None
         """Runs sub-agents of other Treadle servers (``api.remote_agent``), when configured."""
+        self.versions: VersionResolver | None = None
+        """Where a run's agent version is resolved (``treadle.versions``); None: no versions."""
         context = registry.builtin_context
         context.models = context.models or models
         context.tracer = context.tracer or tracer
 
     # --- public surface -----------------------------------------------------------------------
 
+    async def resolve_version(self, agent: Agent, selection: str | None) -> tuple[Agent, ResolvedVersion | None]:
+        """The agent as the stored version ``selection`` (``published`` when None or empty,
+        ``draft``, or a version id or number) makes it, within what its editor allows, and what
+        was resolved (None on a server without versions). Raises ``NotFoundError`` for an
+        unknown version and ``FailedPreconditionError`` for an agent whose editor owns its
+        instructions and that resolves none. ``stream`` and ``generate`` call it with the
+        call's ``options.version``; a caller that runs an agent another way calls it itself."""
+        if self.versions is None:
+            return agent, None
+        return await self.versions.resolve(agent, selection or "")
+
+    async def _resolved_plan(self, agent: Agent, request: RunRequest) -> RunPlan:
+        selection = request.options.merged_over(agent.default_options).version
+        agent, version = await self.resolve_version(agent, selection)
+        plan = self.plan(agent, request)
+        plan.version = version
+        return plan
+
     async def stream(self, agent: Agent, request: RunRequest) -> AsyncIterator[Chunk]:
         """The run's chunks; bad requests raise before the first chunk."""
-        plan = self.plan(agent, request)
+        plan = await self._resolved_plan(agent, request)
         persist = await self._open_memory(plan)
         async for chunk in self._stream(plan, request, GenerateResult(plan.run_id), persist):
             yield chunk
@@ -88,7 +110,7 @@ class AgentLoop:
         self, agent: Agent, request: RunRequest, on_chunk: Callable[[Chunk], None] | None = None
     ) -> GenerateResult:
         """The run's result; ``on_chunk`` sees its chunks as they come (a thread's subscribers)."""
-        plan = self.plan(agent, request)
+        plan = await self._resolved_plan(agent, request)
         persist = await self._open_memory(plan)
         result = GenerateResult(plan.run_id)
         async for chunk in self._stream(plan, request, result, persist):
@@ -104,6 +126,8 @@ class AgentLoop:
         if self.memory is None:
             raise InvalidArgumentError("memory is not available: this server has no store")
         persist = Persister(self.memory, memory.thread, memory.resource)
+        if plan.version is not None:
+            persist.extra["agentVersion"] = plan.version.detail()
         await persist.open(
             run_id=plan.run_id, agent_id=plan.agent.id, last_messages=plan.agent.memory.last_messages,
             title=memory.thread_title or None, metadata=memory.thread_metadata,
@@ -153,6 +177,9 @@ class AgentLoop:
                     f"agent {agent.id!r}: sub-agent {ref.key!r} is on server {ref.remote.target!r} "  # type: ignore[union-attr]
                     "but this server has no remoteServers configured")
             tools[ref.tool_name] = sub_agent_tool(ref, runner)
+        for name, description in agent.tool_descriptions.items():  # a version's descriptions
+            if name in tools:
+                tools[name] = replace(tools[name], description=description)
         hooks = (self.registry.resolve_hooks(agent.tool_hooks) or ToolHooks()).overridden_by(
             self.registry.resolve_hooks(opts.tool_hooks)
         )
@@ -209,7 +236,8 @@ class AgentLoop:
         try:
             memory = plan.options.memory
             with agent_span(self.tracer, agent_id=plan.agent.id, agent_name=plan.agent.name,
-                            run_id=plan.run_id, thread_id=memory.thread if memory else ""):
+                            run_id=plan.run_id, thread_id=memory.thread if memory else "",
+                            version=plan.version.detail() if plan.version is not None else None):
                 await self._execute(plan, request, output, result, persist)
             status = "failed" if result.error else "aborted" if result.tripwire else "finished"
         except Exception as e:

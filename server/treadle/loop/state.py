@@ -38,6 +38,8 @@ class RunPlan:
     tracer: Tracer
     find_tool: Callable[[str], Tool | None] | None = None
     """Finds a tool by name for a ``processInputStep`` that adds one (``Registry.find_tool``)."""
+    version: Any = None
+    """The agent version the run resolved (``versions.ResolvedVersion``), None without versions."""
 
     def retry_budget_for_tripwire(self) -> int:
         """Tripwire retries need an explicit ``max_processor_retries``."""

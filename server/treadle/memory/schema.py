@@ -62,3 +62,18 @@ runs = Table(
     Column("ended_at", MICROS, nullable=True),
     Column("detail", Text, nullable=True),
 )
+
+agent_versions = Table(
+    "agent_versions", metadata,
+    Column("id", ID, primary_key=True),
+    Column("agent_id", ID, nullable=False),
+    Column("number", Integer, nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("override", Text, nullable=False),
+    Column("message", Text, nullable=False),
+    Column("author", ID, nullable=False),
+    Column("restored_from", ID, nullable=False),
+    Column("definition", Text, nullable=True),
+    Column("created_at", MICROS, nullable=False),
+    Column("published_at", MICROS, nullable=True),
+)

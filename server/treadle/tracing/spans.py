@@ -50,11 +50,15 @@ class ATTR:
     PROCESSOR_OUTCOME = "treadle.processor.outcome"
     RETRY_COUNT = "treadle.processor.retry_count"
     CHUNK_COUNT = "treadle.processor.chunk_count"
+    AGENT_VERSION_ID = "treadle.agent.version.id"
+    AGENT_VERSION_NUMBER = "treadle.agent.version.number"
+    AGENT_VERSION_SELECTION = "treadle.agent.version.selection"
 
 
 @contextmanager
 def agent_span(
-    tracer: Tracer, *, agent_id: str, agent_name: str, run_id: str, thread_id: str = ""
+    tracer: Tracer, *, agent_id: str, agent_name: str, run_id: str, thread_id: str = "",
+    version: dict[str, Any] | None = None,
 ) -> Iterator[Span]:
     attrs: dict[str, Any] = {
         ATTR.OPERATION: "invoke_agent",
@@ -64,6 +68,11 @@ def agent_span(
     }
     if thread_id:
         attrs[ATTR.CONVERSATION_ID] = thread_id
+    if version is not None:  # the stored agent version the run resolved (treadle.versions)
+        attrs[ATTR.AGENT_VERSION_SELECTION] = version["selection"]
+        if version["id"]:
+            attrs[ATTR.AGENT_VERSION_ID] = version["id"]
+            attrs[ATTR.AGENT_VERSION_NUMBER] = version["number"]
     with tracer.start_as_current_span(
         f"invoke_agent {agent_name or agent_id}", kind=SpanKind.INTERNAL, attributes=attrs
     ) as span:

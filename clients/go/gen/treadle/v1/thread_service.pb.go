@@ -202,9 +202,17 @@ type Run struct {
 	Steps []*RunStep `protobuf:"bytes,10,rep,name=steps,proto3" json:"steps,omitempty"`
 	// The processor hooks the run invoked, one entry per step, processor and hook (never one per
 	// chunk); recorded when the run ends.
-	Hooks         []*RunHookStats `protobuf:"bytes,11,rep,name=hooks,proto3" json:"hooks,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Hooks []*RunHookStats `protobuf:"bytes,11,rep,name=hooks,proto3" json:"hooks,omitempty"`
+	// The stored version of the agent the run used (`AgentVersion.id`); empty when it ran the
+	// definition as it is (no version resolved, or a locked agent). Recorded when the run ends.
+	AgentVersionId string `protobuf:"bytes,16,opt,name=agent_version_id,json=agentVersionId,proto3" json:"agent_version_id,omitempty"`
+	// That version's number; 0 with no version.
+	AgentVersionNumber int32 `protobuf:"varint,17,opt,name=agent_version_number,json=agentVersionNumber,proto3" json:"agent_version_number,omitempty"`
+	// What the call selected (`published`, `draft`, or a version id or number, see
+	// `CallOptions.version`).
+	AgentVersionSelection string `protobuf:"bytes,18,opt,name=agent_version_selection,json=agentVersionSelection,proto3" json:"agent_version_selection,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *Run) Reset() {
@@ -312,6 +320,27 @@ func (x *Run) GetHooks() []*RunHookStats {
 		return x.Hooks
 	}
 	return nil
+}
+
+func (x *Run) GetAgentVersionId() string {
+	if x != nil {
+		return x.AgentVersionId
+	}
+	return ""
+}
+
+func (x *Run) GetAgentVersionNumber() int32 {
+	if x != nil {
+		return x.AgentVersionNumber
+	}
+	return 0
+}
+
+func (x *Run) GetAgentVersionSelection() string {
+	if x != nil {
+		return x.AgentVersionSelection
+	}
+	return ""
 }
 
 // RunStep is one step of a run: one model call and what followed it.
@@ -1313,7 +1342,7 @@ const file_treadle_v1_thread_service_proto_rawDesc = "" +
 	"\vcreate_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12;\n" +
 	"\vupdate_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTime\"\xd2\x03\n" +
+	"updateTime\"\xe6\x04\n" +
 	"\x03Run\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12\x1b\n" +
@@ -1328,7 +1357,10 @@ const file_treadle_v1_thread_service_proto_rawDesc = "" +
 	"\bend_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\x12)\n" +
 	"\x05steps\x18\n" +
 	" \x03(\v2\x13.treadle.v1.RunStepR\x05steps\x12.\n" +
-	"\x05hooks\x18\v \x03(\v2\x18.treadle.v1.RunHookStatsR\x05hooks\"\xf7\x01\n" +
+	"\x05hooks\x18\v \x03(\v2\x18.treadle.v1.RunHookStatsR\x05hooks\x12(\n" +
+	"\x10agent_version_id\x18\x10 \x01(\tR\x0eagentVersionId\x120\n" +
+	"\x14agent_version_number\x18\x11 \x01(\x05R\x12agentVersionNumber\x126\n" +
+	"\x17agent_version_selection\x18\x12 \x01(\tR\x15agentVersionSelection\"\xf7\x01\n" +
 	"\aRunStep\x12\x16\n" +
 	"\x06number\x18\x01 \x01(\x05R\x06number\x129\n" +
 	"\n" +
