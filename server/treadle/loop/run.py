@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
@@ -22,6 +23,7 @@ from ..core.chunks import Chunk, ErrorPayload, Finish, FinishReason, SkippedProc
 from ..core.errors import InvalidArgumentError, ProcessorError, TripwireError
 from ..core.message_list import MessageList
 from ..core.messages import Message, new_id
+from ..core.tool_payload import ToolPayloadPolicy
 from ..processors.builtin import default_error_stack
 from ..core.args import OutputResult, ProcessInputArgs, ProcessOutputResultArgs, StepResult
 from ..processors.parallel import group_refs
@@ -31,6 +33,7 @@ from ..registry import Registry
 from ..tools import ToolHooks
 from ..tracing.spans import agent_span, step_span
 from .output import END, Output
+from .payload_view import PayloadView
 from .persist import Persister, RunStatus, ThreadMemory
 from .state import RunPlan, RunState
 from .step import Continue, Done, Failed, RetryCall, RetryStep, Tripped, run_step
@@ -55,6 +58,15 @@ class GenerateResult:
     error: ErrorPayload | None = None
     skipped_processors: list[SkippedProcessor] = field(default_factory=list)
     """``fail_open`` processor hooks the run went on without (also in the ``finish`` chunk)."""
+    view: PayloadView | None = None
+    """How the run's tool payloads look to clients; ``displayed`` applies it."""
+
+    def displayed(self) -> GenerateResult:
+        """The result as a client without raw payload access sees it (steps and messages)."""
+        if not self.view:
+            return self
+        return dataclasses.replace(self, steps=self.view.display_steps(self.steps),
+                                   messages=self.view.display_messages(self.messages))
 
 
 class AgentLoop:
@@ -160,6 +172,7 @@ class AgentLoop:
             instructions=list(agent.instructions),
             tracer=self.tracer,
             find_tool=self.registry.find_tool,
+            view=PayloadView(ToolPayloadPolicy(list(agent.tool_payload_rules))),
         )
 
     def _error_lane(self, agent: Agent, per_call: list[Any] | None) -> list[Any]:
@@ -177,6 +190,7 @@ class AgentLoop:
     ) -> AsyncIterator[Chunk]:
         queue: asyncio.Queue[Any] = asyncio.Queue(QUEUE_SIZE)
         output = Output(plan.run_id, queue)
+        output.view = result.view = persist.view = plan.view
         task = asyncio.create_task(self._run(plan, request, output, result, persist))
         try:
             while (item := await queue.get()) is not END:

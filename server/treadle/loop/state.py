@@ -12,10 +12,12 @@ from ..agents import Agent, CallOptions
 from ..core.chunks import Usage
 from ..core.message_list import MessageList
 from ..core.messages import SystemMessage
+from ..core.tool_payload import ToolPayloadPolicy
 from ..core.args import StepResult
 from ..processors.runner import ChainRunner, RunScope
 from ..providers.base import ModelConfig, ModelSettings
 from ..tools import Tool, ToolHooks
+from .payload_view import PayloadView
 
 
 @dataclass
@@ -38,6 +40,8 @@ class RunPlan:
     tracer: Tracer
     find_tool: Callable[[str], Tool | None] | None = None
     """Finds a tool by name for a ``processInputStep`` that adds one (``Registry.find_tool``)."""
+    view: PayloadView = field(default_factory=lambda: PayloadView(ToolPayloadPolicy()))
+    """How the run's tool payloads look to clients (the agent's tool payload rules)."""
 
     def retry_budget_for_tripwire(self) -> int:
         """Tripwire retries need an explicit ``max_processor_retries``."""

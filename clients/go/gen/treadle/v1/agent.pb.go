@@ -1249,8 +1249,14 @@ type Agent struct {
 	// transient retry) when it has no error processors of its own. Unset means true; false opts
 	// out. An agent or call that lists its own error processors gets only those.
 	ErrorProcessorDefaults *bool `protobuf:"varint,23,opt,name=error_processor_defaults,json=errorProcessorDefaults,proto3,oneof" json:"error_processor_defaults,omitempty"`
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	// How tool payloads (argument deltas, arguments, results, errors) look to clients
+	// (`display`: `Stream`, `Generate`, `SubscribeToThread`) and in the history clients read
+	// (`transcript`: `ListMessages`). Every rule that matches a tool, target and phase applies,
+	// in order. The model, the tool and the store always get the raw payload; a credential with
+	// `rawToolPayloads` sees raw payloads everywhere.
+	ToolPayloadRules []*ToolPayloadRule `protobuf:"bytes,40,rep,name=tool_payload_rules,json=toolPayloadRules,proto3" json:"tool_payload_rules,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Agent) Reset() {
@@ -1462,6 +1468,13 @@ func (x *Agent) GetErrorProcessorDefaults() bool {
 	return false
 }
 
+func (x *Agent) GetToolPayloadRules() []*ToolPayloadRule {
+	if x != nil {
+		return x.ToolPayloadRules
+	}
+	return nil
+}
+
 type isAgent_InstructionsKind interface {
 	isAgent_InstructionsKind()
 }
@@ -1480,6 +1493,130 @@ type Agent_InstructionMessages struct {
 func (*Agent_Instructions) isAgent_InstructionsKind() {}
 
 func (*Agent_InstructionMessages) isAgent_InstructionsKind() {}
+
+// ToolPayloadRule projects one phase of tool payloads for one or both targets (the Mastra
+// Agent's `hooks.transform` and a tool's `transform`, as declarative rules run in the server).
+//
+// In proto3 JSON, `{"tools": ["lookup_customer"], "targets": ["display"], "phase": "output",
+// "mask": ["/ssn"]}` masks the `ssn` field of that tool's results in streams.
+//
+// A tool with at least one rule for a target has a transform for that target: its argument
+// deltas are then suppressed for that target unless a rule with phase `input-delta` exists, and
+// its error messages are scrubbed of its raw argument values. A projection that fails (a JSON
+// pointer rule on a payload that is not JSON, for example) gives
+// `{"message": "Tool <phase> payload unavailable"}` (fail closed).
+type ToolPayloadRule struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Tool names (globs: `*`, `?`, `[abc]`) the rule applies to; empty means every tool of the
+	// agent (an agent-wide rule).
+	Tools []string `protobuf:"bytes,1,rep,name=tools,proto3" json:"tools,omitempty"`
+	// `display`, `transcript`, or both; empty means both.
+	Targets []string `protobuf:"bytes,2,rep,name=targets,proto3" json:"targets,omitempty"`
+	// The phase, required: `input-delta` (argument text as it streams), `input` (the call's
+	// arguments), `output` (the tool's result) or `error` (the tool's error message).
+	Phase string `protobuf:"bytes,3,opt,name=phase,proto3" json:"phase,omitempty"`
+	// RFC 6901 JSON pointers (e.g. `/customer/ssn`) of fields to remove. Not valid for the
+	// `input-delta` and `error` phases. A pointer that names nothing in a payload changes nothing.
+	Drop []string `protobuf:"bytes,4,rep,name=drop,proto3" json:"drop,omitempty"`
+	// RFC 6901 JSON pointers of fields whose values become `mask_with`. Not valid for the
+	// `input-delta` and `error` phases.
+	Mask []string `protobuf:"bytes,5,rep,name=mask,proto3" json:"mask,omitempty"`
+	// The text masked values become; defaults to `***`.
+	MaskWith string `protobuf:"bytes,6,opt,name=mask_with,json=maskWith,proto3" json:"mask_with,omitempty"`
+	// When set, the whole payload becomes this value (a string for `input-delta` and `error`).
+	Replace *structpb.Value `protobuf:"bytes,7,opt,name=replace,proto3" json:"replace,omitempty"`
+	// The payload is not shown at all: a `display` chunk that carries it is not sent, a
+	// `transcript` payload is empty.
+	Suppress      bool `protobuf:"varint,8,opt,name=suppress,proto3" json:"suppress,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolPayloadRule) Reset() {
+	*x = ToolPayloadRule{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolPayloadRule) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolPayloadRule) ProtoMessage() {}
+
+func (x *ToolPayloadRule) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolPayloadRule.ProtoReflect.Descriptor instead.
+func (*ToolPayloadRule) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ToolPayloadRule) GetTools() []string {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+func (x *ToolPayloadRule) GetTargets() []string {
+	if x != nil {
+		return x.Targets
+	}
+	return nil
+}
+
+func (x *ToolPayloadRule) GetPhase() string {
+	if x != nil {
+		return x.Phase
+	}
+	return ""
+}
+
+func (x *ToolPayloadRule) GetDrop() []string {
+	if x != nil {
+		return x.Drop
+	}
+	return nil
+}
+
+func (x *ToolPayloadRule) GetMask() []string {
+	if x != nil {
+		return x.Mask
+	}
+	return nil
+}
+
+func (x *ToolPayloadRule) GetMaskWith() string {
+	if x != nil {
+		return x.MaskWith
+	}
+	return ""
+}
+
+func (x *ToolPayloadRule) GetReplace() *structpb.Value {
+	if x != nil {
+		return x.Replace
+	}
+	return nil
+}
+
+func (x *ToolPayloadRule) GetSuppress() bool {
+	if x != nil {
+		return x.Suppress
+	}
+	return false
+}
 
 var File_treadle_v1_agent_proto protoreflect.FileDescriptor
 
@@ -1574,8 +1711,7 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\rlast_messages\x18\x01 \x01(\x05H\x00R\flastMessages\x88\x01\x01B\x10\n" +
 	"\x0e_last_messages\"G\n" +
 	"\x0eSystemMessages\x125\n" +
-	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"\xbb\n" +
-	"\n" +
+	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"\x86\v\n" +
 	"\x05Agent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -1604,10 +1740,20 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\x13provider_credential\x18\x18 \x01(\tR\x12providerCredential\x122\n" +
 	"\x06memory\x18\x15 \x01(\v2\x1a.treadle.v1.MemorySettingsR\x06memory\x12F\n" +
 	"\rnotifications\x18\x16 \x01(\v2 .treadle.v1.NotificationSettingsR\rnotifications\x12=\n" +
-	"\x18error_processor_defaults\x18\x17 \x01(\bH\x02R\x16errorProcessorDefaults\x88\x01\x01B\x13\n" +
+	"\x18error_processor_defaults\x18\x17 \x01(\bH\x02R\x16errorProcessorDefaults\x88\x01\x01\x12I\n" +
+	"\x12tool_payload_rules\x18( \x03(\v2\x1b.treadle.v1.ToolPayloadRuleR\x10toolPayloadRulesB\x13\n" +
 	"\x11instructions_kindB\x18\n" +
 	"\x16_max_processor_retriesB\x1b\n" +
-	"\x19_error_processor_defaults*m\n" +
+	"\x19_error_processor_defaults\"\xea\x01\n" +
+	"\x0fToolPayloadRule\x12\x14\n" +
+	"\x05tools\x18\x01 \x03(\tR\x05tools\x12\x18\n" +
+	"\atargets\x18\x02 \x03(\tR\atargets\x12\x14\n" +
+	"\x05phase\x18\x03 \x01(\tR\x05phase\x12\x12\n" +
+	"\x04drop\x18\x04 \x03(\tR\x04drop\x12\x12\n" +
+	"\x04mask\x18\x05 \x03(\tR\x04mask\x12\x1b\n" +
+	"\tmask_with\x18\x06 \x01(\tR\bmaskWith\x120\n" +
+	"\areplace\x18\a \x01(\v2\x16.google.protobuf.ValueR\areplace\x12\x1a\n" +
+	"\bsuppress\x18\b \x01(\bR\bsuppress*m\n" +
 	"\rFailurePolicy\x12\x1e\n" +
 	"\x1aFAILURE_POLICY_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aFAILURE_POLICY_FAIL_CLOSED\x10\x01\x12\x1c\n" +
@@ -1638,7 +1784,7 @@ func file_treadle_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_treadle_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_treadle_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_treadle_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_treadle_v1_agent_proto_goTypes = []any{
 	(FailurePolicy)(0),            // 0: treadle.v1.FailurePolicy
 	(ToolChoiceMode)(0),           // 1: treadle.v1.ToolChoiceMode
@@ -1656,51 +1802,55 @@ var file_treadle_v1_agent_proto_goTypes = []any{
 	(*MemorySettings)(nil),        // 13: treadle.v1.MemorySettings
 	(*SystemMessages)(nil),        // 14: treadle.v1.SystemMessages
 	(*Agent)(nil),                 // 15: treadle.v1.Agent
-	(*durationpb.Duration)(nil),   // 16: google.protobuf.Duration
-	(*structpb.Struct)(nil),       // 17: google.protobuf.Struct
-	(*SystemMessage)(nil),         // 18: treadle.v1.SystemMessage
-	(*timestamppb.Timestamp)(nil), // 19: google.protobuf.Timestamp
-	(*NotificationSettings)(nil),  // 20: treadle.v1.NotificationSettings
+	(*ToolPayloadRule)(nil),       // 16: treadle.v1.ToolPayloadRule
+	(*durationpb.Duration)(nil),   // 17: google.protobuf.Duration
+	(*structpb.Struct)(nil),       // 18: google.protobuf.Struct
+	(*SystemMessage)(nil),         // 19: treadle.v1.SystemMessage
+	(*timestamppb.Timestamp)(nil), // 20: google.protobuf.Timestamp
+	(*NotificationSettings)(nil),  // 21: treadle.v1.NotificationSettings
+	(*structpb.Value)(nil),        // 22: google.protobuf.Value
 }
 var file_treadle_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: treadle.v1.ProcessorRef.failure_policy:type_name -> treadle.v1.FailurePolicy
-	16, // 1: treadle.v1.ProcessorRef.timeout:type_name -> google.protobuf.Duration
-	17, // 2: treadle.v1.ProcessorRef.options:type_name -> google.protobuf.Struct
+	17, // 1: treadle.v1.ProcessorRef.timeout:type_name -> google.protobuf.Duration
+	18, // 2: treadle.v1.ProcessorRef.options:type_name -> google.protobuf.Struct
 	3,  // 3: treadle.v1.ProcessorList.processors:type_name -> treadle.v1.ProcessorRef
 	1,  // 4: treadle.v1.ToolChoice.mode:type_name -> treadle.v1.ToolChoiceMode
-	17, // 5: treadle.v1.ThreadOptions.metadata:type_name -> google.protobuf.Struct
+	18, // 5: treadle.v1.ThreadOptions.metadata:type_name -> google.protobuf.Struct
 	9,  // 6: treadle.v1.MemoryOptions.thread:type_name -> treadle.v1.ThreadOptions
-	17, // 7: treadle.v1.StructuredOutput.schema:type_name -> google.protobuf.Struct
+	18, // 7: treadle.v1.StructuredOutput.schema:type_name -> google.protobuf.Struct
 	4,  // 8: treadle.v1.CallOptions.input_processors:type_name -> treadle.v1.ProcessorList
 	4,  // 9: treadle.v1.CallOptions.output_processors:type_name -> treadle.v1.ProcessorList
 	4,  // 10: treadle.v1.CallOptions.error_processors:type_name -> treadle.v1.ProcessorList
 	7,  // 11: treadle.v1.CallOptions.tool_choice:type_name -> treadle.v1.ToolChoice
 	5,  // 12: treadle.v1.CallOptions.model_settings:type_name -> treadle.v1.ModelSettings
-	17, // 13: treadle.v1.CallOptions.provider_options:type_name -> google.protobuf.Struct
+	18, // 13: treadle.v1.CallOptions.provider_options:type_name -> google.protobuf.Struct
 	10, // 14: treadle.v1.CallOptions.memory:type_name -> treadle.v1.MemoryOptions
-	17, // 15: treadle.v1.CallOptions.request_context:type_name -> google.protobuf.Struct
+	18, // 15: treadle.v1.CallOptions.request_context:type_name -> google.protobuf.Struct
 	11, // 16: treadle.v1.CallOptions.structured_output:type_name -> treadle.v1.StructuredOutput
 	8,  // 17: treadle.v1.CallOptions.tool_hooks:type_name -> treadle.v1.ToolHooksRef
-	18, // 18: treadle.v1.SystemMessages.messages:type_name -> treadle.v1.SystemMessage
-	17, // 19: treadle.v1.Agent.metadata:type_name -> google.protobuf.Struct
+	19, // 18: treadle.v1.SystemMessages.messages:type_name -> treadle.v1.SystemMessage
+	18, // 19: treadle.v1.Agent.metadata:type_name -> google.protobuf.Struct
 	14, // 20: treadle.v1.Agent.instruction_messages:type_name -> treadle.v1.SystemMessages
 	6,  // 21: treadle.v1.Agent.fallback_models:type_name -> treadle.v1.FallbackModel
 	3,  // 22: treadle.v1.Agent.input_processors:type_name -> treadle.v1.ProcessorRef
 	3,  // 23: treadle.v1.Agent.output_processors:type_name -> treadle.v1.ProcessorRef
 	3,  // 24: treadle.v1.Agent.error_processors:type_name -> treadle.v1.ProcessorRef
 	12, // 25: treadle.v1.Agent.default_options:type_name -> treadle.v1.CallOptions
-	17, // 26: treadle.v1.Agent.request_context_schema:type_name -> google.protobuf.Struct
+	18, // 26: treadle.v1.Agent.request_context_schema:type_name -> google.protobuf.Struct
 	8,  // 27: treadle.v1.Agent.tool_hooks:type_name -> treadle.v1.ToolHooksRef
 	2,  // 28: treadle.v1.Agent.source:type_name -> treadle.v1.AgentSource
-	19, // 29: treadle.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
-	19, // 30: treadle.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
+	20, // 29: treadle.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
+	20, // 30: treadle.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
 	13, // 31: treadle.v1.Agent.memory:type_name -> treadle.v1.MemorySettings
-	20, // 32: treadle.v1.Agent.notifications:type_name -> treadle.v1.NotificationSettings
-	33, // [33:33] is the sub-list for method output_type
-	33, // [33:33] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	21, // 32: treadle.v1.Agent.notifications:type_name -> treadle.v1.NotificationSettings
+	16, // 33: treadle.v1.Agent.tool_payload_rules:type_name -> treadle.v1.ToolPayloadRule
+	22, // 34: treadle.v1.ToolPayloadRule.replace:type_name -> google.protobuf.Value
+	35, // [35:35] is the sub-list for method output_type
+	35, // [35:35] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_agent_proto_init() }
@@ -1732,7 +1882,7 @@ func file_treadle_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_treadle_v1_agent_proto_rawDesc), len(file_treadle_v1_agent_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   13,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

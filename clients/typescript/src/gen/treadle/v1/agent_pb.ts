@@ -4,7 +4,7 @@
 
 import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
+import type { Duration, Timestamp, Value } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { SystemMessage } from "./message_pb.js";
 import { file_treadle_v1_message } from "./message_pb.js";
@@ -16,7 +16,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file treadle/v1/agent.proto.
  */
 export const file_treadle_v1_agent: GenFile = /*@__PURE__*/
-  fileDesc("ChZ0cmVhZGxlL3YxL2FnZW50LnByb3RvEgp0cmVhZGxlLnYxIvABCgxQcm9jZXNzb3JSZWYSCgoCaWQYASABKAkSMQoOZmFpbHVyZV9wb2xpY3kYAiABKA4yGS50cmVhZGxlLnYxLkZhaWx1cmVQb2xpY3kSKgoHdGltZW91dBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdidWlsdGluGAQgASgJEigKB29wdGlvbnMYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhYKDnBhcmFsbGVsX2dyb3VwGAYgASgJEhIKCndpdGhfbW9kZWwYByABKAgSDgoGbG9ja2VkGAggASgIIj0KDVByb2Nlc3Nvckxpc3QSLAoKcHJvY2Vzc29ycxgBIAMoCzIYLnRyZWFkbGUudjEuUHJvY2Vzc29yUmVmItUCCg1Nb2RlbFNldHRpbmdzEhgKC3RlbXBlcmF0dXJlGAEgASgBSACIAQESHgoRbWF4X291dHB1dF90b2tlbnMYAiABKAVIAYgBARISCgV0b3BfcBgDIAEoAUgCiAEBEhEKBHNlZWQYBCABKANIA4gBARIWCg5zdG9wX3NlcXVlbmNlcxgFIAMoCRIdChBwcmVzZW5jZV9wZW5hbHR5GAYgASgBSASIAQESHgoRZnJlcXVlbmN5X3BlbmFsdHkYByABKAFIBYgBARIYCgttYXhfcmV0cmllcxgIIAEoBUgGiAEBQg4KDF90ZW1wZXJhdHVyZUIUChJfbWF4X291dHB1dF90b2tlbnNCCAoGX3RvcF9wQgcKBV9zZWVkQhMKEV9wcmVzZW5jZV9wZW5hbHR5QhQKEl9mcmVxdWVuY3lfcGVuYWx0eUIOCgxfbWF4X3JldHJpZXMidwoNRmFsbGJhY2tNb2RlbBINCgVtb2RlbBgBIAEoCRIQCghiYXNlX3VybBgCIAEoCRIYCgttYXhfcmV0cmllcxgDIAEoBUgAiAEBEhsKE3Byb3ZpZGVyX2NyZWRlbnRpYWwYBCABKAlCDgoMX21heF9yZXRyaWVzIlcKClRvb2xDaG9pY2USKgoEbW9kZRgBIAEoDjIaLnRyZWFkbGUudjEuVG9vbENob2ljZU1vZGVIABITCgl0b29sX25hbWUYAiABKAlIAEIICgZjaG9pY2UiQQoMVG9vbEhvb2tzUmVmEhgKEGJlZm9yZV90b29sX2NhbGwYASABKAkSFwoPYWZ0ZXJfdG9vbF9jYWxsGAIgASgJIlUKDVRocmVhZE9wdGlvbnMSCgoCaWQYASABKAkSDQoFdGl0bGUYAiABKAkSKQoIbWV0YWRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0InEKDU1lbW9yeU9wdGlvbnMSEAoIcmVzb3VyY2UYASABKAkSEwoJdGhyZWFkX2lkGAIgASgJSAASKwoGdGhyZWFkGAMgASgLMhkudHJlYWRsZS52MS5UaHJlYWRPcHRpb25zSABCDAoKdGhyZWFkX3JlZiJJChBTdHJ1Y3R1cmVkT3V0cHV0EicKBnNjaGVtYRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDAoEbmFtZRgCIAEoCSLcBQoLQ2FsbE9wdGlvbnMSOAoQaW5wdXRfcHJvY2Vzc29ycxgBIAEoCzIZLnRyZWFkbGUudjEuUHJvY2Vzc29yTGlzdEgAiAEBEjkKEW91dHB1dF9wcm9jZXNzb3JzGAIgASgLMhkudHJlYWRsZS52MS5Qcm9jZXNzb3JMaXN0SAGIAQESOAoQZXJyb3JfcHJvY2Vzc29ycxgDIAEoCzIZLnRyZWFkbGUudjEuUHJvY2Vzc29yTGlzdEgCiAEBEhYKCW1heF9zdGVwcxgEIAEoBUgDiAEBEiIKFW1heF9wcm9jZXNzb3JfcmV0cmllcxgFIAEoBUgEiAEBEisKC3Rvb2xfY2hvaWNlGAYgASgLMhYudHJlYWRsZS52MS5Ub29sQ2hvaWNlEhQKDGFjdGl2ZV90b29scxgHIAMoCRIxCg5tb2RlbF9zZXR0aW5ncxgIIAEoCzIZLnRyZWFkbGUudjEuTW9kZWxTZXR0aW5ncxIxChBwcm92aWRlcl9vcHRpb25zGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIpCgZtZW1vcnkYCiABKAsyGS50cmVhZGxlLnYxLk1lbW9yeU9wdGlvbnMSMAoPcmVxdWVzdF9jb250ZXh0GAsgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBI3ChFzdHJ1Y3R1cmVkX291dHB1dBgMIAEoCzIcLnRyZWFkbGUudjEuU3RydWN0dXJlZE91dHB1dBIsCgp0b29sX2hvb2tzGA0gASgLMhgudHJlYWRsZS52MS5Ub29sSG9va3NSZWYSDQoFbW9kZWwYDiABKAlCEwoRX2lucHV0X3Byb2Nlc3NvcnNCFAoSX291dHB1dF9wcm9jZXNzb3JzQhMKEV9lcnJvcl9wcm9jZXNzb3JzQgwKCl9tYXhfc3RlcHNCGAoWX21heF9wcm9jZXNzb3JfcmV0cmllcyI+Cg5NZW1vcnlTZXR0aW5ncxIaCg1sYXN0X21lc3NhZ2VzGAEgASgFSACIAQFCEAoOX2xhc3RfbWVzc2FnZXMiPQoOU3lzdGVtTWVzc2FnZXMSKwoIbWVzc2FnZXMYASADKAsyGS50cmVhZGxlLnYxLlN5c3RlbU1lc3NhZ2Ui8wcKBUFnZW50EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSKQoIbWV0YWRhdGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhYKDGluc3RydWN0aW9ucxgFIAEoCUgAEjoKFGluc3RydWN0aW9uX21lc3NhZ2VzGAYgASgLMhoudHJlYWRsZS52MS5TeXN0ZW1NZXNzYWdlc0gAEg0KBW1vZGVsGAcgASgJEhAKCGJhc2VfdXJsGAggASgJEjIKD2ZhbGxiYWNrX21vZGVscxgJIAMoCzIZLnRyZWFkbGUudjEuRmFsbGJhY2tNb2RlbBINCgV0b29scxgKIAMoCRIyChBpbnB1dF9wcm9jZXNzb3JzGAsgAygLMhgudHJlYWRsZS52MS5Qcm9jZXNzb3JSZWYSMwoRb3V0cHV0X3Byb2Nlc3NvcnMYDCADKAsyGC50cmVhZGxlLnYxLlByb2Nlc3NvclJlZhIyChBlcnJvcl9wcm9jZXNzb3JzGA0gAygLMhgudHJlYWRsZS52MS5Qcm9jZXNzb3JSZWYSIgoVbWF4X3Byb2Nlc3Nvcl9yZXRyaWVzGA4gASgFSAGIAQESMAoPZGVmYXVsdF9vcHRpb25zGA8gASgLMhcudHJlYWRsZS52MS5DYWxsT3B0aW9ucxI3ChZyZXF1ZXN0X2NvbnRleHRfc2NoZW1hGBAgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIsCgp0b29sX2hvb2tzGBEgASgLMhgudHJlYWRsZS52MS5Ub29sSG9va3NSZWYSJwoGc291cmNlGBIgASgOMhcudHJlYWRsZS52MS5BZ2VudFNvdXJjZRIvCgtjcmVhdGVfdGltZRgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhsKE3Byb3ZpZGVyX2NyZWRlbnRpYWwYGCABKAkSKgoGbWVtb3J5GBUgASgLMhoudHJlYWRsZS52MS5NZW1vcnlTZXR0aW5ncxI3Cg1ub3RpZmljYXRpb25zGBYgASgLMiAudHJlYWRsZS52MS5Ob3RpZmljYXRpb25TZXR0aW5ncxIlChhlcnJvcl9wcm9jZXNzb3JfZGVmYXVsdHMYFyABKAhIAogBAUITChFpbnN0cnVjdGlvbnNfa2luZEIYChZfbWF4X3Byb2Nlc3Nvcl9yZXRyaWVzQhsKGV9lcnJvcl9wcm9jZXNzb3JfZGVmYXVsdHMqbQoNRmFpbHVyZVBvbGljeRIeChpGQUlMVVJFX1BPTElDWV9VTlNQRUNJRklFRBAAEh4KGkZBSUxVUkVfUE9MSUNZX0ZBSUxfQ0xPU0VEEAESHAoYRkFJTFVSRV9QT0xJQ1lfRkFJTF9PUEVOEAIqhwEKDlRvb2xDaG9pY2VNb2RlEiAKHFRPT0xfQ0hPSUNFX01PREVfVU5TUEVDSUZJRUQQABIZChVUT09MX0NIT0lDRV9NT0RFX0FVVE8QARIZChVUT09MX0NIT0lDRV9NT0RFX05PTkUQAhIdChlUT09MX0NIT0lDRV9NT0RFX1JFUVVJUkVEEAMqcQoLQWdlbnRTb3VyY2USHAoYQUdFTlRfU09VUkNFX1VOU1BFQ0lGSUVEEAASFwoTQUdFTlRfU09VUkNFX0NPTkZJRxABEhUKEUFHRU5UX1NPVVJDRV9DT0RFEAISFAoQQUdFTlRfU09VUkNFX0FQSRADQmMKDmRldi50cmVhZGxlLnYxUAFaQmdpdGh1Yi5jb20vdHJlYWRsZS1kZXYvdHJlYWRsZS9jbGllbnRzL2dvL2dlbi90cmVhZGxlL3YxO3RyZWFkbGV2MaoCClRyZWFkbGUuVjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_message, file_treadle_v1_notification]);
+  fileDesc("ChZ0cmVhZGxlL3YxL2FnZW50LnByb3RvEgp0cmVhZGxlLnYxIvABCgxQcm9jZXNzb3JSZWYSCgoCaWQYASABKAkSMQoOZmFpbHVyZV9wb2xpY3kYAiABKA4yGS50cmVhZGxlLnYxLkZhaWx1cmVQb2xpY3kSKgoHdGltZW91dBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdidWlsdGluGAQgASgJEigKB29wdGlvbnMYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhYKDnBhcmFsbGVsX2dyb3VwGAYgASgJEhIKCndpdGhfbW9kZWwYByABKAgSDgoGbG9ja2VkGAggASgIIj0KDVByb2Nlc3Nvckxpc3QSLAoKcHJvY2Vzc29ycxgBIAMoCzIYLnRyZWFkbGUudjEuUHJvY2Vzc29yUmVmItUCCg1Nb2RlbFNldHRpbmdzEhgKC3RlbXBlcmF0dXJlGAEgASgBSACIAQESHgoRbWF4X291dHB1dF90b2tlbnMYAiABKAVIAYgBARISCgV0b3BfcBgDIAEoAUgCiAEBEhEKBHNlZWQYBCABKANIA4gBARIWCg5zdG9wX3NlcXVlbmNlcxgFIAMoCRIdChBwcmVzZW5jZV9wZW5hbHR5GAYgASgBSASIAQESHgoRZnJlcXVlbmN5X3BlbmFsdHkYByABKAFIBYgBARIYCgttYXhfcmV0cmllcxgIIAEoBUgGiAEBQg4KDF90ZW1wZXJhdHVyZUIUChJfbWF4X291dHB1dF90b2tlbnNCCAoGX3RvcF9wQgcKBV9zZWVkQhMKEV9wcmVzZW5jZV9wZW5hbHR5QhQKEl9mcmVxdWVuY3lfcGVuYWx0eUIOCgxfbWF4X3JldHJpZXMidwoNRmFsbGJhY2tNb2RlbBINCgVtb2RlbBgBIAEoCRIQCghiYXNlX3VybBgCIAEoCRIYCgttYXhfcmV0cmllcxgDIAEoBUgAiAEBEhsKE3Byb3ZpZGVyX2NyZWRlbnRpYWwYBCABKAlCDgoMX21heF9yZXRyaWVzIlcKClRvb2xDaG9pY2USKgoEbW9kZRgBIAEoDjIaLnRyZWFkbGUudjEuVG9vbENob2ljZU1vZGVIABITCgl0b29sX25hbWUYAiABKAlIAEIICgZjaG9pY2UiQQoMVG9vbEhvb2tzUmVmEhgKEGJlZm9yZV90b29sX2NhbGwYASABKAkSFwoPYWZ0ZXJfdG9vbF9jYWxsGAIgASgJIlUKDVRocmVhZE9wdGlvbnMSCgoCaWQYASABKAkSDQoFdGl0bGUYAiABKAkSKQoIbWV0YWRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0InEKDU1lbW9yeU9wdGlvbnMSEAoIcmVzb3VyY2UYASABKAkSEwoJdGhyZWFkX2lkGAIgASgJSAASKwoGdGhyZWFkGAMgASgLMhkudHJlYWRsZS52MS5UaHJlYWRPcHRpb25zSABCDAoKdGhyZWFkX3JlZiJJChBTdHJ1Y3R1cmVkT3V0cHV0EicKBnNjaGVtYRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDAoEbmFtZRgCIAEoCSLcBQoLQ2FsbE9wdGlvbnMSOAoQaW5wdXRfcHJvY2Vzc29ycxgBIAEoCzIZLnRyZWFkbGUudjEuUHJvY2Vzc29yTGlzdEgAiAEBEjkKEW91dHB1dF9wcm9jZXNzb3JzGAIgASgLMhkudHJlYWRsZS52MS5Qcm9jZXNzb3JMaXN0SAGIAQESOAoQZXJyb3JfcHJvY2Vzc29ycxgDIAEoCzIZLnRyZWFkbGUudjEuUHJvY2Vzc29yTGlzdEgCiAEBEhYKCW1heF9zdGVwcxgEIAEoBUgDiAEBEiIKFW1heF9wcm9jZXNzb3JfcmV0cmllcxgFIAEoBUgEiAEBEisKC3Rvb2xfY2hvaWNlGAYgASgLMhYudHJlYWRsZS52MS5Ub29sQ2hvaWNlEhQKDGFjdGl2ZV90b29scxgHIAMoCRIxCg5tb2RlbF9zZXR0aW5ncxgIIAEoCzIZLnRyZWFkbGUudjEuTW9kZWxTZXR0aW5ncxIxChBwcm92aWRlcl9vcHRpb25zGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIpCgZtZW1vcnkYCiABKAsyGS50cmVhZGxlLnYxLk1lbW9yeU9wdGlvbnMSMAoPcmVxdWVzdF9jb250ZXh0GAsgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBI3ChFzdHJ1Y3R1cmVkX291dHB1dBgMIAEoCzIcLnRyZWFkbGUudjEuU3RydWN0dXJlZE91dHB1dBIsCgp0b29sX2hvb2tzGA0gASgLMhgudHJlYWRsZS52MS5Ub29sSG9va3NSZWYSDQoFbW9kZWwYDiABKAlCEwoRX2lucHV0X3Byb2Nlc3NvcnNCFAoSX291dHB1dF9wcm9jZXNzb3JzQhMKEV9lcnJvcl9wcm9jZXNzb3JzQgwKCl9tYXhfc3RlcHNCGAoWX21heF9wcm9jZXNzb3JfcmV0cmllcyI+Cg5NZW1vcnlTZXR0aW5ncxIaCg1sYXN0X21lc3NhZ2VzGAEgASgFSACIAQFCEAoOX2xhc3RfbWVzc2FnZXMiPQoOU3lzdGVtTWVzc2FnZXMSKwoIbWVzc2FnZXMYASADKAsyGS50cmVhZGxlLnYxLlN5c3RlbU1lc3NhZ2UirAgKBUFnZW50EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSKQoIbWV0YWRhdGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhYKDGluc3RydWN0aW9ucxgFIAEoCUgAEjoKFGluc3RydWN0aW9uX21lc3NhZ2VzGAYgASgLMhoudHJlYWRsZS52MS5TeXN0ZW1NZXNzYWdlc0gAEg0KBW1vZGVsGAcgASgJEhAKCGJhc2VfdXJsGAggASgJEjIKD2ZhbGxiYWNrX21vZGVscxgJIAMoCzIZLnRyZWFkbGUudjEuRmFsbGJhY2tNb2RlbBINCgV0b29scxgKIAMoCRIyChBpbnB1dF9wcm9jZXNzb3JzGAsgAygLMhgudHJlYWRsZS52MS5Qcm9jZXNzb3JSZWYSMwoRb3V0cHV0X3Byb2Nlc3NvcnMYDCADKAsyGC50cmVhZGxlLnYxLlByb2Nlc3NvclJlZhIyChBlcnJvcl9wcm9jZXNzb3JzGA0gAygLMhgudHJlYWRsZS52MS5Qcm9jZXNzb3JSZWYSIgoVbWF4X3Byb2Nlc3Nvcl9yZXRyaWVzGA4gASgFSAGIAQESMAoPZGVmYXVsdF9vcHRpb25zGA8gASgLMhcudHJlYWRsZS52MS5DYWxsT3B0aW9ucxI3ChZyZXF1ZXN0X2NvbnRleHRfc2NoZW1hGBAgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIsCgp0b29sX2hvb2tzGBEgASgLMhgudHJlYWRsZS52MS5Ub29sSG9va3NSZWYSJwoGc291cmNlGBIgASgOMhcudHJlYWRsZS52MS5BZ2VudFNvdXJjZRIvCgtjcmVhdGVfdGltZRgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhsKE3Byb3ZpZGVyX2NyZWRlbnRpYWwYGCABKAkSKgoGbWVtb3J5GBUgASgLMhoudHJlYWRsZS52MS5NZW1vcnlTZXR0aW5ncxI3Cg1ub3RpZmljYXRpb25zGBYgASgLMiAudHJlYWRsZS52MS5Ob3RpZmljYXRpb25TZXR0aW5ncxIlChhlcnJvcl9wcm9jZXNzb3JfZGVmYXVsdHMYFyABKAhIAogBARI3ChJ0b29sX3BheWxvYWRfcnVsZXMYKCADKAsyGy50cmVhZGxlLnYxLlRvb2xQYXlsb2FkUnVsZUITChFpbnN0cnVjdGlvbnNfa2luZEIYChZfbWF4X3Byb2Nlc3Nvcl9yZXRyaWVzQhsKGV9lcnJvcl9wcm9jZXNzb3JfZGVmYXVsdHMiqgEKD1Rvb2xQYXlsb2FkUnVsZRINCgV0b29scxgBIAMoCRIPCgd0YXJnZXRzGAIgAygJEg0KBXBoYXNlGAMgASgJEgwKBGRyb3AYBCADKAkSDAoEbWFzaxgFIAMoCRIRCgltYXNrX3dpdGgYBiABKAkSJwoHcmVwbGFjZRgHIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIQCghzdXBwcmVzcxgIIAEoCCptCg1GYWlsdXJlUG9saWN5Eh4KGkZBSUxVUkVfUE9MSUNZX1VOU1BFQ0lGSUVEEAASHgoaRkFJTFVSRV9QT0xJQ1lfRkFJTF9DTE9TRUQQARIcChhGQUlMVVJFX1BPTElDWV9GQUlMX09QRU4QAiqHAQoOVG9vbENob2ljZU1vZGUSIAocVE9PTF9DSE9JQ0VfTU9ERV9VTlNQRUNJRklFRBAAEhkKFVRPT0xfQ0hPSUNFX01PREVfQVVUTxABEhkKFVRPT0xfQ0hPSUNFX01PREVfTk9ORRACEh0KGVRPT0xfQ0hPSUNFX01PREVfUkVRVUlSRUQQAypxCgtBZ2VudFNvdXJjZRIcChhBR0VOVF9TT1VSQ0VfVU5TUEVDSUZJRUQQABIXChNBR0VOVF9TT1VSQ0VfQ09ORklHEAESFQoRQUdFTlRfU09VUkNFX0NPREUQAhIUChBBR0VOVF9TT1VSQ0VfQVBJEANCYwoOZGV2LnRyZWFkbGUudjFQAVpCZ2l0aHViLmNvbS90cmVhZGxlLWRldi90cmVhZGxlL2NsaWVudHMvZ28vZ2VuL3RyZWFkbGUvdjE7dHJlYWRsZXYxqgIKVHJlYWRsZS5WMWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_message, file_treadle_v1_notification]);
 
 /**
  * ProcessorRef names a processor, by id, in one of an agent's processor arrays.
@@ -782,6 +782,17 @@ export type Agent = Message<"treadle.v1.Agent"> & {
    * @generated from field: optional bool error_processor_defaults = 23;
    */
   errorProcessorDefaults?: boolean | undefined;
+
+  /**
+   * How tool payloads (argument deltas, arguments, results, errors) look to clients
+   * (`display`: `Stream`, `Generate`, `SubscribeToThread`) and in the history clients read
+   * (`transcript`: `ListMessages`). Every rule that matches a tool, target and phase applies,
+   * in order. The model, the tool and the store always get the raw payload; a credential with
+   * `rawToolPayloads` sees raw payloads everywhere.
+   *
+   * @generated from field: repeated treadle.v1.ToolPayloadRule tool_payload_rules = 40;
+   */
+  toolPayloadRules: ToolPayloadRule[];
 };
 
 /**
@@ -790,6 +801,91 @@ export type Agent = Message<"treadle.v1.Agent"> & {
  */
 export const AgentSchema: GenMessage<Agent> = /*@__PURE__*/
   messageDesc(file_treadle_v1_agent, 12);
+
+/**
+ * ToolPayloadRule projects one phase of tool payloads for one or both targets (the Mastra
+ * Agent's `hooks.transform` and a tool's `transform`, as declarative rules run in the server).
+ *
+ * In proto3 JSON, `{"tools": ["lookup_customer"], "targets": ["display"], "phase": "output",
+ * "mask": ["/ssn"]}` masks the `ssn` field of that tool's results in streams.
+ *
+ * A tool with at least one rule for a target has a transform for that target: its argument
+ * deltas are then suppressed for that target unless a rule with phase `input-delta` exists, and
+ * its error messages are scrubbed of its raw argument values. A projection that fails (a JSON
+ * pointer rule on a payload that is not JSON, for example) gives
+ * `{"message": "Tool <phase> payload unavailable"}` (fail closed).
+ *
+ * @generated from message treadle.v1.ToolPayloadRule
+ */
+export type ToolPayloadRule = Message<"treadle.v1.ToolPayloadRule"> & {
+  /**
+   * Tool names (globs: `*`, `?`, `[abc]`) the rule applies to; empty means every tool of the
+   * agent (an agent-wide rule).
+   *
+   * @generated from field: repeated string tools = 1;
+   */
+  tools: string[];
+
+  /**
+   * `display`, `transcript`, or both; empty means both.
+   *
+   * @generated from field: repeated string targets = 2;
+   */
+  targets: string[];
+
+  /**
+   * The phase, required: `input-delta` (argument text as it streams), `input` (the call's
+   * arguments), `output` (the tool's result) or `error` (the tool's error message).
+   *
+   * @generated from field: string phase = 3;
+   */
+  phase: string;
+
+  /**
+   * RFC 6901 JSON pointers (e.g. `/customer/ssn`) of fields to remove. Not valid for the
+   * `input-delta` and `error` phases. A pointer that names nothing in a payload changes nothing.
+   *
+   * @generated from field: repeated string drop = 4;
+   */
+  drop: string[];
+
+  /**
+   * RFC 6901 JSON pointers of fields whose values become `mask_with`. Not valid for the
+   * `input-delta` and `error` phases.
+   *
+   * @generated from field: repeated string mask = 5;
+   */
+  mask: string[];
+
+  /**
+   * The text masked values become; defaults to `***`.
+   *
+   * @generated from field: string mask_with = 6;
+   */
+  maskWith: string;
+
+  /**
+   * When set, the whole payload becomes this value (a string for `input-delta` and `error`).
+   *
+   * @generated from field: google.protobuf.Value replace = 7;
+   */
+  replace?: Value | undefined;
+
+  /**
+   * The payload is not shown at all: a `display` chunk that carries it is not sent, a
+   * `transcript` payload is empty.
+   *
+   * @generated from field: bool suppress = 8;
+   */
+  suppress: boolean;
+};
+
+/**
+ * Describes the message treadle.v1.ToolPayloadRule.
+ * Use `create(ToolPayloadRuleSchema)` to create a new message.
+ */
+export const ToolPayloadRuleSchema: GenMessage<ToolPayloadRule> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_agent, 13);
 
 /**
  * FailurePolicy says what a run does when a processor cannot answer a hook (it timed out,

@@ -187,6 +187,7 @@ __all__ = (
     "ToolInvocation",
     "ToolInvocationPart",
     "ToolInvocationState",
+    "ToolPayloadRule",
     "ToolResult",
     "ToolResultChunk",
     "ToolResultPart",
@@ -1705,6 +1706,17 @@ class Agent(betterproto2.Message):
     Whether the agent gets the default error-recovery stack (history repair, prefill repair,
     transient retry) when it has no error processors of its own. Unset means true; false opts
     out. An agent or call that lists its own error processors gets only those.
+    """
+
+    tool_payload_rules: "list[ToolPayloadRule]" = betterproto2.field(
+        40, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    How tool payloads (argument deltas, arguments, results, errors) look to clients
+    (`display`: `Stream`, `Generate`, `SubscribeToThread`) and in the history clients read
+    (`transcript`: `ListMessages`). Every rule that matches a tool, target and phase applies,
+    in order. The model, the tool and the store always get the raw payload; a credential with
+    `rawToolPayloads` sees raw payloads everywhere.
     """
 
 
@@ -7519,6 +7531,75 @@ class ToolInvocationPart(betterproto2.Message):
 default_message_pool.register_message(
     "treadle.v1", "ToolInvocationPart", ToolInvocationPart
 )
+
+
+@dataclass(eq=False, repr=False)
+class ToolPayloadRule(betterproto2.Message):
+    """
+    ToolPayloadRule projects one phase of tool payloads for one or both targets (the Mastra
+    Agent's `hooks.transform` and a tool's `transform`, as declarative rules run in the server).
+
+    In proto3 JSON, `{"tools": ["lookup_customer"], "targets": ["display"], "phase": "output",
+    "mask": ["/ssn"]}` masks the `ssn` field of that tool's results in streams.
+
+    A tool with at least one rule for a target has a transform for that target: its argument
+    deltas are then suppressed for that target unless a rule with phase `input-delta` exists, and
+    its error messages are scrubbed of its raw argument values. A projection that fails (a JSON
+    pointer rule on a payload that is not JSON, for example) gives
+    `{"message": "Tool <phase> payload unavailable"}` (fail closed).
+    """
+
+    tools: "list[str]" = betterproto2.field(1, betterproto2.TYPE_STRING, repeated=True)
+    """
+    Tool names (globs: `*`, `?`, `[abc]`) the rule applies to; empty means every tool of the
+    agent (an agent-wide rule).
+    """
+
+    targets: "list[str]" = betterproto2.field(
+        2, betterproto2.TYPE_STRING, repeated=True
+    )
+    """
+    `display`, `transcript`, or both; empty means both.
+    """
+
+    phase: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    """
+    The phase, required: `input-delta` (argument text as it streams), `input` (the call's
+    arguments), `output` (the tool's result) or `error` (the tool's error message).
+    """
+
+    drop: "list[str]" = betterproto2.field(4, betterproto2.TYPE_STRING, repeated=True)
+    """
+    RFC 6901 JSON pointers (e.g. `/customer/ssn`) of fields to remove. Not valid for the
+    `input-delta` and `error` phases. A pointer that names nothing in a payload changes nothing.
+    """
+
+    mask: "list[str]" = betterproto2.field(5, betterproto2.TYPE_STRING, repeated=True)
+    """
+    RFC 6901 JSON pointers of fields whose values become `mask_with`. Not valid for the
+    `input-delta` and `error` phases.
+    """
+
+    mask_with: "str" = betterproto2.field(6, betterproto2.TYPE_STRING)
+    """
+    The text masked values become; defaults to `***`.
+    """
+
+    replace: "__google__protobuf__.Value | None" = betterproto2.field(
+        7, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    When set, the whole payload becomes this value (a string for `input-delta` and `error`).
+    """
+
+    suppress: "bool" = betterproto2.field(8, betterproto2.TYPE_BOOL)
+    """
+    The payload is not shown at all: a `display` chunk that carries it is not sent, a
+    `transcript` payload is empty.
+    """
+
+
+default_message_pool.register_message("treadle.v1", "ToolPayloadRule", ToolPayloadRule)
 
 
 @dataclass(eq=False, repr=False)

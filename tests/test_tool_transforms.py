@@ -1,0 +1,306 @@
+"""Tool payload transforms (the Agent's ``hooks.transform``): declarative rules that project tool
+payloads for ``display`` (Stream, Generate, SubscribeToThread) and ``transcript`` (ListMessages),
+while the model, the tool and the store keep the raw payload; the ``rawToolPayloads`` scope; fail
+closed; argument deltas suppressed; errors scrubbed.
+
+The acceptance test runs ``treadle serve`` with docs/tool-transforms.md's agent, the page's tool
+program as its own process, and the OpenAI SDK against the wire-level fake."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+import yaml
+from google.protobuf import json_format
+
+from tests.doc_blocks import DEFAULT_ADDRESS, block
+from tests.harness import Harness
+from tests.support import Turn
+from tests.support.terminal import Terminal
+from treadle.api.convert import agent_from_dict
+from treadle.config import load_agent_file
+from treadle.config.auth import parse_auth
+from treadle.core.chunks import Chunk
+from treadle.core.errors import InvalidArgumentError
+from treadle.core.tool_payload import ToolPayloadRule
+from treadle.loop.payload_view import display_of
+from treadle.tools import tool
+from treadle_client import AgentClient
+
+DOC = "docs/tool-transforms.md"
+DOC_BLOCKS = {
+    (DOC, "yaml", 0): "test_acceptance_the_ssn_reaches_the_model_and_only_raw_credentials",
+    (DOC, "python", 0): "test_acceptance_the_ssn_reaches_the_model_and_only_raw_credentials",
+    (DOC, "python", 1): "test_the_doc_client_prints_the_masked_stream_and_the_history_without_the_ssn",
+    (DOC, "text", 0): "test_the_doc_client_prints_the_masked_stream_and_the_history_without_the_ssn",
+    (DOC, "yaml", 1): "test_the_doc_credentials_parse_and_only_one_sees_raw_payloads",
+}
+SSN = "078-05-1120"
+RECORD = {"id": "c-42", "name": "Ada Lovelace", "plan": "pro", "ssn": SSN}
+MASKED = {**RECORD, "ssn": "***"}
+DROPPED = {k: v for k, v in RECORD.items() if k != "ssn"}
+TOKENS = {"tools": "tool-token", "app": "app-token", "raw": "raw-token"}
+
+
+def _script(runs: int) -> list[Any]:
+    turn = [Turn.call("lookup_customer", {"id": "c-42"}, chunks=3), Turn.say("Ada Lovelace is on the pro plan.")]
+    return turn * runs
+
+
+def _config(tmp_path: Path, *, auth: bool) -> Path:
+    config = yaml.safe_load(block(DOC, "yaml", 0))
+    if auth:
+        def cred(name: str, **scopes: Any) -> dict[str, Any]:
+            return {"id": name, "tokenSha256": hashlib.sha256(TOKENS[name].encode()).hexdigest(), **scopes}
+        config["auth"] = {"credentials": [
+            cred("tools", tools=["lookup_customer"]),
+            cred("app", agents=["support"], resources=["staff-*"]),
+            cred("raw", agents=["support"], resources=["staff-*"], rawToolPayloads=True),
+        ]}
+    path = tmp_path / "agents.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def _serve(terminal: Terminal, tmp_path: Path, fake: Any, *, auth: bool) -> Any:
+    server = terminal.serve([".venv/bin/treadle", "serve", "--config", str(_config(tmp_path, auth=auth))],
+                            OPENAI_BASE_URL=fake.base_url)
+    program = tmp_path / "lookup_customer.py"
+    program.write_text(block(DOC, "python", 0))
+    env = {"TREADLE_TOKEN": TOKENS["tools"]} if auth else {}
+    tool_process = terminal.start([".venv/bin/python", str(program), terminal.target], **env)
+    tool_process.wait_for(f"tool lookup_customer attached to {terminal.target}")
+    return server
+
+
+def _dicts(messages: Any) -> list[dict[str, Any]]:
+    return [json_format.MessageToDict(m) for m in messages]
+
+
+def _tool_results(chunks: list[Any]) -> list[Any]:
+    return [json_format.MessageToDict(c.tool_result.result) for c in chunks if c.HasField("tool_result")]
+
+
+def _history_results(messages: list[Any]) -> list[Any]:
+    return [json_format.MessageToDict(p.tool_invocation.result) for m in messages for p in m.content.parts
+            if p.HasField("tool_invocation") and p.tool_invocation.HasField("result")]
+
+
+async def test_acceptance_the_ssn_reaches_the_model_and_only_raw_credentials(
+    terminal: Terminal, openai_server: Any, tmp_path: Path
+) -> None:
+    fake = openai_server(_script(4))
+    server = _serve(terminal, tmp_path, fake, auth=True)
+    memory = {"memory": {"resource": "staff-1", "threadId": "case-7"}}
+    async with AgentClient(terminal.target, token=TOKENS["app"]) as app, \
+            AgentClient(terminal.target, token=TOKENS["raw"]) as raw:
+        # A subscriber of the thread and the caller's own stream, during the same run.
+        watcher = await app.subscribe_to_thread("staff-1", "case-7")
+        watched: list[Any] = []
+
+        async def watch() -> None:
+            async for chunk in watcher:
+                watched.append(chunk)
+                if chunk.HasField("finish"):
+                    return
+
+        watching = asyncio.create_task(watch())
+        streamed = [c async for c in app.stream("support", "Which plan is c-42 on?", options=memory)]
+        await asyncio.wait_for(watching, 30)
+        watcher.unsubscribe()
+
+        # The model's next request holds the raw record, SSN included.
+        tool_message = fake.requests[1]["messages"][-1]
+        assert tool_message["role"] == "tool" and json.loads(tool_message["content"]) == RECORD
+
+        # The client's stream and the thread's subscriber see the mask, nowhere the SSN; the raw
+        # argument deltas of a tool with a transform are not streamed, its complete call is.
+        for chunks in (streamed, watched):
+            assert _tool_results(chunks) == [MASKED]
+            assert SSN not in str(chunks)
+            assert not [c for c in chunks if c.HasField("tool_call_delta")]
+            assert [json_format.MessageToDict(c.tool_call.args) for c in chunks if c.HasField("tool_call")] == [
+                {"id": "c-42"}]
+
+        # Generate: its steps and messages show the mask too.
+        generated = await app.generate("support", "And c-42's plan again?", options=memory)
+        assert SSN not in str(generated)
+        assert [json_format.MessageToDict(r.result) for s in generated.steps for r in s.tool_results] == [MASKED]
+        assert _history_results(generated.messages) == [MASKED]
+        assert json.loads(fake.requests[3]["messages"][-1]["content"]) == RECORD
+
+        # ListMessages holds no SSN (the transcript drops it), for either run.
+        history = await app.list_messages("staff-1", "case-7")
+        assert SSN not in str(_dicts(history))
+        assert _history_results(history) == [DROPPED, DROPPED]
+
+        # A credential with rawToolPayloads sees the raw payloads on every egress.
+        raw_stream = [c async for c in raw.stream("support", "c-42?", options=memory)]
+        assert _tool_results(raw_stream) == [RECORD]
+        assert "".join(c.tool_call_delta.args_text_delta for c in raw_stream if c.HasField("tool_call_delta")) \
+            == json.dumps({"id": "c-42"})
+        raw_generated = await raw.generate("support", "c-42 once more?", options=memory)
+        assert [json_format.MessageToDict(r.result) for s in raw_generated.steps for r in s.tool_results] == [RECORD]
+        assert _history_results(await raw.list_messages("staff-1", "case-7")) == [RECORD] * 4
+        assert _history_results(await app.list_messages("staff-1", "case-7")) == [DROPPED] * 4
+
+        # And the history the model reads on the next turn is the raw one.
+        assert [json.loads(m["content"]) for m in fake.requests[7]["messages"] if m["role"] == "tool"] == [RECORD] * 4
+    assert server.interrupt() == 0
+
+
+def test_the_doc_client_prints_the_masked_stream_and_the_history_without_the_ssn(
+    terminal: Terminal, openai_server: Any, tmp_path: Path
+) -> None:
+    fake = openai_server(_script(1))
+    server = _serve(terminal, tmp_path, fake, auth=False)
+    client = tmp_path / "client.py"
+    client.write_text(block(DOC, "python", 1).replace(DEFAULT_ADDRESS, terminal.target))
+    done = terminal.run([".venv/bin/python", str(client)])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == block(DOC, "text", 0)
+    assert json.loads(fake.requests[1]["messages"][-1]["content"]) == RECORD
+    assert server.interrupt() == 0
+
+
+def test_the_doc_credentials_parse_and_only_one_sees_raw_payloads() -> None:
+    config = parse_auth(yaml.safe_load(block(DOC, "yaml", 1))["auth"])
+    assert {c.id: c.raw_tool_payloads for c in config.credentials} == {"support-app": False, "fraud-review": True}
+    assert config.find("password") is not None and config.find("123") is not None
+
+
+# --- rules, validation, fail closed, scrubbing ---------------------------------------------------
+
+
+@pytest.mark.parametrize(("rule", "message"), [
+    ({"phase": "outptu", "mask": ["/ssn"]}, "agent.tool_payload_rules[0].phase: 'outptu' is not a phase"),
+    ({"phase": "output", "mask": ["ssn"]}, "agent.tool_payload_rules[0].mask[0]: 'ssn' is not a JSON pointer"),
+    ({"phase": "output", "drop": ["/a~2b"]}, "agent.tool_payload_rules[0].drop[0]: '/a~2b' is not a JSON pointer"),
+    ({"phase": "output", "drop": [""]}, "agent.tool_payload_rules[0].drop[0]: the pointer \"\" names the whole"),
+    ({"phase": "output", "targets": ["screen"], "suppress": True}, "agent.tool_payload_rules[0].targets[0]"),
+    ({"phase": "output"}, "agent.tool_payload_rules[0]: the rule does nothing"),
+    ({"phase": "output", "suppress": True, "mask": ["/a"]}, "they cannot combine"),
+    ({"phase": "input-delta", "mask": ["/a"]}, "agent.tool_payload_rules[0].mask: JSON pointers do not apply"),
+    ({"phase": "error", "drop": ["/a"]}, "agent.tool_payload_rules[0].drop: JSON pointers do not apply"),
+])
+def test_a_malformed_rule_is_refused_naming_the_field(rule: dict[str, Any], message: str) -> None:
+    with pytest.raises(InvalidArgumentError, match=".*") as e:
+        agent_from_dict({"id": "a", "model": "openai/gpt-4o-mini", "toolPayloadRules": [rule]}, source="api")
+    assert message in str(e.value)
+
+
+async def test_create_and_update_agent_refuse_a_bad_rule_and_store_nothing(start_app: Any) -> None:
+    running = await start_app()
+    bad = {"phase": "output", "mask": ["ssn"]}
+    good = {"id": "support", "model": "openai/gpt-4o-mini", "toolPayloadRules": [{"phase": "output", "mask": ["/ssn"]}]}
+    async with AgentClient(running.target) as client:
+        with pytest.raises(grpc.aio.AioRpcError) as e:
+            await client.create_agent({**good, "toolPayloadRules": [good["toolPayloadRules"][0], bad]})
+        assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "agent.tool_payload_rules[1].mask[0]: 'ssn' is not a JSON pointer" in (e.value.details() or "")
+        with pytest.raises(grpc.aio.AioRpcError) as e:
+            await client.get_agent("support")
+        assert e.value.code() == grpc.StatusCode.NOT_FOUND
+        created = await client.create_agent(good)
+        assert json_format.MessageToDict(created)["toolPayloadRules"] == good["toolPayloadRules"]
+        with pytest.raises(grpc.aio.AioRpcError) as e:
+            await client.update_agent({**good, "toolPayloadRules": [{"phase": "sometimes", "suppress": True}]})
+        assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "agent.tool_payload_rules[0].phase: 'sometimes' is not a phase" in (e.value.details() or "")
+        kept = json_format.MessageToDict(await client.get_agent("support"))
+        assert kept["toolPayloadRules"] == good["toolPayloadRules"]
+
+
+def test_the_config_file_form_loads_the_rules(tmp_path: Path) -> None:
+    path = tmp_path / "agents.yaml"
+    path.write_text(block(DOC, "yaml", 0))
+    [agent] = [agent_from_dict(d, source="config") for d in load_agent_file(path)]
+    assert agent.tool_payload_rules == [
+        ToolPayloadRule("output", tools=("lookup_customer",), targets=("display",), mask=("/ssn",)),
+        ToolPayloadRule("output", tools=("lookup_customer",), targets=("transcript",), drop=("/ssn",)),
+    ]
+
+
+@tool("charge_card", "Charges a card")
+async def charge_card(args: Any, ctx: Any) -> Any:
+    raise ValueError(f"card {args['card']} declined for {json.dumps(args)}")
+
+
+@tool("lookup_customer", "A customer's record")
+async def lookup_customer(args: Any, ctx: Any) -> Any:
+    return dict(RECORD)
+
+
+def _shown(chunks: list[Chunk]) -> list[Chunk]:
+    return [s for c in chunks if (s := display_of(c)) is not None]
+
+
+async def test_a_transform_that_cannot_apply_fails_closed(openai_server: Any) -> None:
+    # The model sends arguments that are not JSON: a JSON pointer rule cannot apply to them, so
+    # the display shows the placeholder, never the raw text (which holds the secret).
+    raw_args = '{"id": "c-42", "ssn": "078-05-1120"'
+    h = Harness(openai_server([Turn.call("lookup_customer", raw_args), Turn.say("done")]))
+    agent = h.agent(tools=[lookup_customer], tool_payload_rules=[
+        ToolPayloadRule("input", tools=("lookup_customer",), mask=("/ssn",))])
+    chunks = await h.stream(agent, "look")
+    shown = _shown(chunks)
+    [call] = [c for c in shown if c.type == "tool-call"]
+    assert call.payload.args == {"message": "Tool input payload unavailable"}
+    [result] = [c for c in shown if c.type == "tool-result"]
+    assert result.payload.args == {"message": "Tool input payload unavailable"}
+    assert result.payload.result == RECORD  # no output rule: the output passes
+    assert SSN not in str([c.payload for c in shown if c.type in ("tool-call", "tool-call-delta", "step-finish")])
+    # The run itself had the raw arguments.
+    [raw_call] = [c for c in chunks if c.type == "tool-call"]
+    assert raw_call.payload.args == raw_args
+
+
+async def test_errors_are_scrubbed_of_raw_arguments(openai_server: Any) -> None:
+    card = "4111111111111111"
+    h = Harness(openai_server([Turn.call("charge_card", {"card": card, "amount": 1250}), Turn.say("declined")] * 2))
+    agent = h.agent(tools=[charge_card], tool_payload_rules=[
+        ToolPayloadRule("input", tools=("charge_*",), targets=("display",), mask=("/card",))])
+    result = await h.generate(agent, "charge it")
+    chunks = await h.stream(agent, "charge it")
+    [error] = [c for c in _shown(chunks) if c.type == "tool-error"]
+    assert error.payload.error == "card [redacted] declined for [redacted]"
+    assert error.payload.args == {"card": "***", "amount": 1250}
+    shown = result.displayed()
+    [step_result] = [r for s in shown.steps for r in s.tool_results]
+    assert card not in json.dumps(step_result.result) and step_result.is_error
+    # The model was told the real error (it needs it to answer).
+    [raw_error] = [c for c in chunks if c.type == "tool-error"]
+    assert card in raw_error.payload.error
+
+
+async def test_deltas_stream_only_through_a_delta_rule(openai_server: Any) -> None:
+    script = [Turn.call("lookup_customer", {"id": "c-42"}, chunks=4), Turn.say("ok")]
+    h = Harness(openai_server(script * 3))
+    no_rule = h.agent(tools=[lookup_customer])
+    raw = [c for c in _shown(await h.stream(no_rule, "x")) if c.type == "tool-call-delta"]
+    assert "".join(c.payload.args_text_delta for c in raw) == '{"id": "c-42"}'
+    masked = h.agent(tools=[lookup_customer], tool_payload_rules=[ToolPayloadRule("output", mask=("/ssn",))])
+    assert not [c for c in _shown(await h.stream(masked, "x")) if c.type == "tool-call-delta"]
+    replaced = h.agent(tools=[lookup_customer], tool_payload_rules=[
+        ToolPayloadRule("output", mask=("/ssn",)), ToolPayloadRule("input-delta", replace=".")])
+    deltas = [c.payload.args_text_delta for c in _shown(await h.stream(replaced, "x")) if c.type == "tool-call-delta"]
+    assert deltas and set(deltas) == {"."}
+
+
+async def test_suppress_and_replace_for_display(openai_server: Any) -> None:
+    h = Harness(openai_server([Turn.call("lookup_customer", {"id": "c-42"}), Turn.say("ok")]))
+    agent = h.agent(tools=[lookup_customer], tool_payload_rules=[
+        ToolPayloadRule("output", targets=("display",), suppress=True),
+        ToolPayloadRule("input", targets=("display",), replace={"id": "hidden"})])
+    shown = _shown(await h.stream(agent, "x"))
+    assert not [c for c in shown if c.type == "tool-result"]
+    [call] = [c for c in shown if c.type == "tool-call"]
+    assert call.payload.args == {"id": "hidden"}
+    [finish] = [c for c in shown if c.type == "step-finish" and c.payload.tool_calls]
+    assert finish.payload.tool_calls[0].args == {"id": "hidden"}
