@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.args import StepResult
-from ..core.chunks import Chunk, ToolCall, ToolResult
+from ..core.chunks import Chunk, ToolCall, ToolCallDelta, ToolResult
 from ..core.messages import Message, ToolInvocationPart
 from ..core.tool_payload import SUPPRESSED, ToolPayloadPolicy
 
@@ -29,6 +29,7 @@ NESTED: dict[str, tuple[Callable[[Chunk], Chunk], Callable[[Chunk, Chunk], Chunk
 """Chunk type -> (inner chunk of a wrapper, a copy of the wrapper around another inner chunk)."""
 
 _ATTR = "_treadle_display"
+_PASS, _PROJECT = object(), object()
 _TOOL_CHUNKS = frozenset({"tool-call-delta", "tool-call", "tool-result", "tool-error", "step-finish"})
 
 
@@ -47,6 +48,9 @@ class PayloadView:
 
     def __init__(self, policy: ToolPayloadPolicy) -> None:
         self.policy = policy
+        self._deltas: dict[str, object] = {}
+        """Per tool: what its argument deltas become (``_PASS``, ``SUPPRESSED`` or ``_PROJECT``),
+        decided once: this runs for every streamed delta."""
 
     def __bool__(self) -> bool:
         return bool(self.policy)
@@ -63,12 +67,21 @@ class PayloadView:
     def display_chunk(self, chunk: Chunk) -> Chunk | None:
         t, p, project = chunk.type, chunk.payload, self.policy.project
         if t == "tool-call-delta":
+            how = self._deltas.get(p.tool_name)
+            if how is None:
+                how = self._deltas[p.tool_name] = self._delta_mode(p.tool_name)
+            if how is _PASS:
+                return chunk
+            if how is SUPPRESSED:
+                return None
             shown = project("display", "input-delta", p.tool_name, p.args_text_delta)
             if shown is SUPPRESSED:
                 return None
             if shown == p.args_text_delta:
                 return chunk
-            return _with(chunk, args_text_delta=_text(shown))
+            # Built directly: this runs once per streamed delta (dataclasses.replace is slower).
+            return Chunk(t, ToolCallDelta(p.tool_call_id, _text(shown), p.tool_name), chunk.run_id,
+                         chunk.from_, chunk.metadata)
         if t == "tool-call":
             if not self.policy.has_transform(p.tool_name, "display"):
                 return chunk
@@ -101,6 +114,12 @@ class PayloadView:
                 return chunk
             return None if shown_inner is None else wrap(chunk, shown_inner)
         return chunk
+
+    def _delta_mode(self, tool_name: str) -> object:
+        phases = self.policy.phases(tool_name, "display")
+        if phases is None:
+            return _PASS
+        return _PROJECT if "input-delta" in phases else SUPPRESSED
 
     def _args(self, target: str, tool_name: str, args: Any) -> Any:
         shown = self.policy.project(target, "input", tool_name, args)

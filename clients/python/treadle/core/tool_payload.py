@@ -41,6 +41,7 @@ class Suppressed:
 
 SUPPRESSED: Final = Suppressed()
 _UNSET: Final = object()
+_ATOMIC: Final = (str, int, float, bool, type(None))
 
 
 def placeholder(phase: str) -> dict[str, str]:
@@ -75,7 +76,8 @@ class ToolPayloadRule:
         if self.suppress:
             return SUPPRESSED
         if self.replaces:
-            return copy.deepcopy(self.replace)
+            replace = self.replace
+            return replace if isinstance(replace, _ATOMIC) else copy.deepcopy(replace)
         if not isinstance(value, (dict, list)):
             raise TypeError("JSON pointer rules need an object or array payload")
         out = copy.deepcopy(value)
