@@ -271,7 +271,7 @@ async def test_errors_are_scrubbed_of_raw_arguments(openai_server: Any) -> None:
     [error] = [c for c in _shown(chunks) if c.type == "tool-error"]
     assert error.payload.error == "card [redacted] declined for [redacted]"
     assert error.payload.args == {"card": "***", "amount": 1250}
-    shown = result.displayed()
+    shown = await result.displayed()
     [step_result] = [r for s in shown.steps for r in s.tool_results]
     assert card not in json.dumps(step_result.result) and step_result.is_error
     # The model was told the real error (it needs it to answer).
@@ -304,3 +304,61 @@ async def test_suppress_and_replace_for_display(openai_server: Any) -> None:
     assert call.payload.args == {"id": "hidden"}
     [finish] = [c for c in shown if c.type == "step-finish" and c.payload.tool_calls]
     assert finish.payload.tool_calls[0].args == {"id": "hidden"}
+
+
+# --- the remote transform hook, served by a TypeScript process -------------------------------------
+
+TS_TRANSFORM = Path(__file__).resolve().parent / "remote" / "ts" / "ssn_transform.ts"
+
+
+async def test_a_remote_typescript_transform_projects_both_targets_and_fails_closed_when_gone(
+    start_app: Any, openai_server: Any
+) -> None:
+    from tests.remote.procs import Child
+    from tests.test_typescript_processor import TS_CLIENT, TSX
+    from treadle.agents import Agent, ProcessorRef
+    from treadle.core.messages import SystemMessage
+
+    fake = openai_server(_script(3))
+    running = await start_app()
+    running.app.add_tool(lookup_customer)
+    running.app.add_agent(Agent(
+        id="support", model="openai/test-model", base_url=fake.base_url, instructions=[SystemMessage("terse")],
+        tools=["lookup_customer"], tool_payload_processors=[ProcessorRef("ssn-transform")]))
+    proc = await asyncio.create_subprocess_exec(
+        str(TSX), str(TS_TRANSFORM), running.target, cwd=TS_CLIENT,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+    child = Child(proc)
+    memory = {"memory": {"resource": "staff-1", "threadId": "case-9"}}
+    try:
+        await child.expect("ready")
+        assert await running.app.processors.wait_attached("ssn-transform", 30)
+        async with AgentClient(running.target) as client:
+            streamed = [c async for c in client.stream("support", "c-42?", options=memory)]
+            assert _tool_results(streamed) == [{**RECORD, "ssn": "***-**-1120"}]
+            assert SSN not in str(streamed)
+            assert not [c for c in streamed if c.HasField("tool_call_delta")]  # a transform, no delta rule
+            assert json.loads(fake.requests[1]["messages"][-1]["content"]) == RECORD
+            history = await client.list_messages("staff-1", "case-9")
+            assert _history_results(history) == [DROPPED]
+            generated = await client.generate("support", "again?", options=memory)
+            assert [json_format.MessageToDict(r.result) for s in generated.steps for r in s.tool_results] == [
+                {**RECORD, "ssn": "***-**-1120"}]
+            # The processor goes away: the next run shows the placeholder, never the raw record.
+            await child.close()
+            await _until(lambda: not running.app.processors.connections())
+            streamed = [c async for c in client.stream("support", "once more?", options=memory)]
+            assert _tool_results(streamed) == [{"message": "Tool output payload unavailable"}]
+            [call] = [json_format.MessageToDict(c.tool_call.args) for c in streamed if c.HasField("tool_call")]
+            assert call == {"message": "Tool input payload unavailable"}
+            assert SSN not in str(streamed)
+            assert SSN not in str(_dicts(await client.list_messages("staff-1", "case-9")))
+            assert json.loads(fake.requests[5]["messages"][-1]["content"]) == RECORD
+    finally:
+        await child.close()
+
+
+async def _until(check: Any, timeout: float = 30) -> None:
+    async with asyncio.timeout(timeout):
+        while not check():
+            await asyncio.sleep(0.05)

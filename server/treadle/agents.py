@@ -161,6 +161,8 @@ class Agent:
     tool_hooks: Any = None
     tool_payload_rules: list[ToolPayloadRule] = field(default_factory=list)
     """How tool payloads look to clients and in the history they read (``core/tool_payload.py``)."""
+    tool_payload_processors: list[Any] = field(default_factory=list)
+    """Processors serving ``transform_tool_payload`` (refs or objects), after the rules, in order."""
     memory: MemorySettings = field(default_factory=MemorySettings)
     notification_policy: NotificationPolicy | None = None
     source: AgentSource = "code"

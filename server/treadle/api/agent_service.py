@@ -212,7 +212,7 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
         result = task.result()
         if result.error is not None:
             _log_failed(result.run_id, agent.id, result.error.message)
-        return convert.generate_result_to_proto(result if auth.sees_raw_tool_payloads() else result.displayed())
+        return convert.generate_result_to_proto(result if auth.sees_raw_tool_payloads() else await result.displayed())
 
     async def Stream(
         self, request: agent_service_pb2.StreamRequest, context: grpc.aio.ServicerContext

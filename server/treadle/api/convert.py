@@ -154,6 +154,7 @@ def agent_from_proto(pb: agent_pb2.Agent, *, source: a.AgentSource, path: str = 
         request_context_schema=schema,
         tool_hooks=_hooks_ref(pb.tool_hooks) if pb.HasField("tool_hooks") else None,
         tool_payload_rules=rules,
+        tool_payload_processors=_refs(pb.tool_payload_processors, f"{path}.tool_payload_processors"),
         memory=_memory_settings(pb.memory, f"{path}.memory"),
         notification_policy=policy_from_proto(pb.notifications, f"{path}.notifications"),
         source=source,
@@ -195,6 +196,7 @@ def agent_to_proto(agent: a.Agent, out: agent_pb2.Agent | None = None) -> agent_
     if agent.tool_hooks is not None:
         _hooks_to_proto(agent.tool_hooks, out.tool_hooks)
     tool_payload_rules_to_proto(agent.tool_payload_rules, out.tool_payload_rules)
+    _refs_to_proto(agent.tool_payload_processors, out.tool_payload_processors)
     if agent.memory != a.MemorySettings():
         out.memory.last_messages = agent.memory.last_messages
     policy_to_proto(agent.notification_policy, out.notifications)

@@ -111,7 +111,10 @@ class Output:
     async def _deliver(self, chunk: Chunk) -> None:
         chunk.run_id = chunk.run_id or self.run_id
         if self.view:
-            self.view.mark(chunk)
+            if chunk.type == "tool-call-delta":
+                self.view.mark_delta(chunk)
+            elif self.view.marks(chunk):
+                await self.view.mark(chunk)
         if chunk.is_data and not chunk.transient:
             self._keep(chunk)
         if self.on_sent is not None:

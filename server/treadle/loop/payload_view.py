@@ -17,13 +17,19 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..core.args import StepResult
+from ..core.args import StepResult, TransformToolPayloadArgs
 from ..core.chunks import Chunk, ToolCall, ToolCallDelta, ToolResult
 from ..core.messages import Message, ToolInvocationPart
-from ..core.tool_payload import SUPPRESSED, ToolPayloadPolicy
+from ..core.processor import wants_tool
+from ..core.tool_payload import SUPPRESSED, ToolPayloadPolicy, failed, scrub
+from ..processors.runner import ChainRunner
+
+log = logging.getLogger(__name__)
+HOOK = "transform_tool_payload"
 
 NESTED: dict[str, tuple[Callable[[Chunk], Chunk], Callable[[Chunk, Chunk], Chunk]]] = {}
 """Chunk type -> (inner chunk of a wrapper, a copy of the wrapper around another inner chunk)."""
@@ -44,93 +50,157 @@ def set_display(chunk: Chunk, shown: Chunk | None) -> None:
 
 
 class PayloadView:
-    """Projections of one run's tool payloads under the agent's ``policy``."""
+    """Projections of one run's tool payloads: the agent's declarative ``policy``, then its
+    ``processors`` serving ``transform_tool_payload`` (remote ones too), in order.
 
-    def __init__(self, policy: ToolPayloadPolicy) -> None:
+    A remote projection is computed once per target, phase and tool call, whichever egress asks
+    first; a processor that fails, is not attached, or yields nothing gives the placeholder.
+    """
+
+    def __init__(self, policy: ToolPayloadPolicy, processors: Sequence[Any] = ()) -> None:
         self.policy = policy
+        self.processors = list(processors)
+        self._chain: ChainRunner | None = None
+        self._cache: dict[tuple[str, str, str], Any] = {}
         self._deltas: dict[str, object] = {}
         """Per tool: what its argument deltas become (``_PASS``, ``SUPPRESSED`` or ``_PROJECT``),
         decided once: this runs for every streamed delta."""
 
     def __bool__(self) -> bool:
-        return bool(self.policy)
+        return bool(self.policy) or bool(self.processors)
+
+    def bind(self, chain: ChainRunner) -> None:
+        """The run's chain runner, through which the transform processors are invoked."""
+        self._chain = chain
+
+    def _remote(self, tool_name: str) -> list[Any]:
+        return [p for p in self.processors if wants_tool(p, HOOK, tool_name)]
+
+    def has_transform(self, tool_name: str, target: str) -> bool:
+        return self.policy.has_transform(tool_name, target) or bool(self._remote(tool_name))
+
+    async def project(self, target: str, phase: str, tool_name: str, tool_call_id: str, value: Any,
+                      args: Any = None) -> Any:
+        """``value`` as ``target`` shows it in ``phase`` (``SUPPRESSED``: not at all)."""
+        remote = self._remote(tool_name) if self.processors else []
+        if not remote:
+            return self.policy.project(target, phase, tool_name, value, args)
+        key = (target, phase, tool_call_id)
+        if key in self._cache:
+            return self._cache[key]
+        if self.policy.has_transform(tool_name, target):
+            out = self.policy.project(target, phase, tool_name, value, args)
+        else:
+            out = scrub(str(value), args) if phase == "error" else value
+        for processor in remote:
+            if out is SUPPRESSED:
+                break
+            out = await self._invoke(processor, target, phase, tool_name, tool_call_id, out)
+        self._cache[key] = out
+        return out
+
+    async def _invoke(self, processor: Any, target: str, phase: str, tool_name: str, tool_call_id: str,
+                      payload: Any) -> Any:
+        if self._chain is None:
+            return failed(phase)
+        try:
+            result = await self._chain.run_tool_hook(
+                [processor], HOOK, tool_name,
+                lambda p, c: TransformToolPayloadArgs(target=target, phase=phase, tool_name=tool_name,
+                                                      tool_call_id=tool_call_id, payload=payload, **c),
+                stop=lambda _: True,
+            )
+        except Exception:  # noqa: BLE001 - fail closed: unreachable, timed out, failed, aborted
+            log.info("transformToolPayload of %s failed for %s; the placeholder is shown", processor.id, tool_name,
+                     exc_info=True)
+            return failed(phase)
+        if result is None:
+            return failed(phase)
+        return _text(result) if phase == "error" else result
 
     # --- display ------------------------------------------------------------------------------
 
-    def mark(self, chunk: Chunk) -> None:
-        """Attach ``chunk``'s display projection (only when it differs from the chunk)."""
-        if chunk.type in _TOOL_CHUNKS or chunk.type in NESTED:
-            shown = self.display_chunk(chunk)
-            if shown is not chunk:
-                set_display(chunk, shown)
+    def marks(self, chunk: Chunk) -> bool:
+        """Whether ``chunk`` may carry a tool payload (``mark`` has work to do)."""
+        return chunk.type in _TOOL_CHUNKS or chunk.type in NESTED
 
-    def display_chunk(self, chunk: Chunk) -> Chunk | None:
-        t, p, project = chunk.type, chunk.payload, self.policy.project
+    def mark_delta(self, chunk: Chunk) -> None:
+        """The hot path: an argument delta's display projection (declarative rules only)."""
+        shown = self._delta(chunk)
+        if shown is not chunk:
+            set_display(chunk, shown)
+
+    async def mark(self, chunk: Chunk) -> None:
+        """Attach ``chunk``'s display projection (only when it differs from the chunk)."""
+        shown = await self.display_chunk(chunk)
+        if shown is not chunk:
+            set_display(chunk, shown)
+
+    def _delta(self, chunk: Chunk) -> Chunk | None:
+        p = chunk.payload
+        how = self._deltas.get(p.tool_name)
+        if how is None:
+            how = self._deltas[p.tool_name] = self._delta_mode(p.tool_name)
+        if how is _PASS:
+            return chunk
+        if how is SUPPRESSED:
+            return None
+        shown = self.policy.project("display", "input-delta", p.tool_name, p.args_text_delta)
+        if shown is SUPPRESSED:
+            return None
+        if shown == p.args_text_delta:
+            return chunk
+        # Built directly: this runs once per streamed delta (dataclasses.replace is slower).
+        return Chunk(chunk.type, ToolCallDelta(p.tool_call_id, _text(shown), p.tool_name), chunk.run_id,
+                     chunk.from_, chunk.metadata)
+
+    def _delta_mode(self, tool_name: str) -> object:
+        if not self.has_transform(tool_name, "display"):
+            return _PASS
+        phases = self.policy.phases(tool_name, "display")
+        return _PROJECT if phases is not None and "input-delta" in phases else SUPPRESSED
+
+    async def display_chunk(self, chunk: Chunk) -> Chunk | None:
+        t, p = chunk.type, chunk.payload
         if t == "tool-call-delta":
-            how = self._deltas.get(p.tool_name)
-            if how is None:
-                how = self._deltas[p.tool_name] = self._delta_mode(p.tool_name)
-            if how is _PASS:
+            return self._delta(chunk)
+        if t in ("tool-call", "tool-result", "tool-error"):
+            if not self.has_transform(p.tool_name, "display"):
                 return chunk
-            if how is SUPPRESSED:
-                return None
-            shown = project("display", "input-delta", p.tool_name, p.args_text_delta)
-            if shown is SUPPRESSED:
-                return None
-            if shown == p.args_text_delta:
-                return chunk
-            # Built directly: this runs once per streamed delta (dataclasses.replace is slower).
-            return Chunk(t, ToolCallDelta(p.tool_call_id, _text(shown), p.tool_name), chunk.run_id,
-                         chunk.from_, chunk.metadata)
-        if t == "tool-call":
-            if not self.policy.has_transform(p.tool_name, "display"):
-                return chunk
-            args = project("display", "input", p.tool_name, p.args)
-            return None if args is SUPPRESSED else _with(chunk, args=args)
-        if t == "tool-result":
-            if not self.policy.has_transform(p.tool_name, "display"):
-                return chunk
-            result = project("display", "output", p.tool_name, p.result)
-            if result is SUPPRESSED:
-                return None
-            return _with(chunk, result=result, args=self._args("display", p.tool_name, p.args))
-        if t == "tool-error":
-            if not self.policy.has_transform(p.tool_name, "display"):
-                return chunk
-            error = project("display", "error", p.tool_name, p.error, p.args)
-            if error is SUPPRESSED:
-                return None
-            return _with(chunk, error=_text(error), args=self._args("display", p.tool_name, p.args))
+            args = await self.project("display", "input", p.tool_name, p.tool_call_id, p.args)
+            if t == "tool-call":
+                return None if args is SUPPRESSED else _with(chunk, args=args)
+            args = None if args is SUPPRESSED else args
+            if t == "tool-result":
+                result = await self.project("display", "output", p.tool_name, p.tool_call_id, p.result)
+                return None if result is SUPPRESSED else _with(chunk, result=result, args=args)
+            error = await self.project("display", "error", p.tool_name, p.tool_call_id, p.error, p.args)
+            return None if error is SUPPRESSED else _with(chunk, error=_text(error), args=args)
         if t == "step-finish":
-            calls = [self._call(c) for c in p.tool_calls]
+            calls = [await self._call(c) for c in p.tool_calls]
             if all(a is b for a, b in zip(calls, p.tool_calls, strict=True)):
                 return chunk
             return _with(chunk, tool_calls=calls)
         if t in NESTED:
             inner_of, wrap = NESTED[t]
             inner = inner_of(chunk)
-            shown_inner = self.display_chunk(inner)
+            shown_inner = await self.display_chunk(inner)
             if shown_inner is inner:
                 return chunk
             return None if shown_inner is None else wrap(chunk, shown_inner)
         return chunk
 
-    def _delta_mode(self, tool_name: str) -> object:
-        phases = self.policy.phases(tool_name, "display")
-        if phases is None:
-            return _PASS
-        return _PROJECT if "input-delta" in phases else SUPPRESSED
-
-    def _args(self, target: str, tool_name: str, args: Any) -> Any:
-        shown = self.policy.project(target, "input", tool_name, args)
+    async def _args(self, target: str, tool_name: str, tool_call_id: str, args: Any) -> Any:
+        shown = await self.project(target, "input", tool_name, tool_call_id, args)
         return None if shown is SUPPRESSED else shown
 
-    def _call(self, call: ToolCall) -> ToolCall:
-        if not self.policy.has_transform(call.tool_name, "display"):
+    async def _call(self, call: ToolCall) -> ToolCall:
+        if not self.has_transform(call.tool_name, "display"):
             return call
-        return ToolCall(call.tool_call_id, call.tool_name, self._args("display", call.tool_name, call.args))
+        return ToolCall(call.tool_call_id, call.tool_name,
+                        await self._args("display", call.tool_name, call.tool_call_id, call.args))
 
-    def display_steps(self, steps: list[StepResult]) -> list[StepResult]:
+    async def display_steps(self, steps: list[StepResult]) -> list[StepResult]:
         """``Generate``'s steps as the client sees them."""
         if not self:
             return steps
@@ -138,56 +208,58 @@ class PayloadView:
         for step in steps:
             results = []
             for r in step.tool_results:
-                if not self.policy.has_transform(r.tool_name, "display"):
+                if not self.has_transform(r.tool_name, "display"):
                     results.append(r)
                     continue
                 phase = "error" if r.is_error else "output"
-                value = self.policy.project("display", phase, r.tool_name, r.result, r.args)
-                results.append(ToolResult(r.tool_call_id, r.tool_name, self._args("display", r.tool_name, r.args),
+                value = await self.project("display", phase, r.tool_name, r.tool_call_id, r.result, r.args)
+                results.append(ToolResult(r.tool_call_id, r.tool_name,
+                                          await self._args("display", r.tool_name, r.tool_call_id, r.args),
                                           None if value is SUPPRESSED else value, r.is_error))
-            out.append(dataclasses.replace(step, tool_calls=[self._call(c) for c in step.tool_calls],
+            out.append(dataclasses.replace(step, tool_calls=[await self._call(c) for c in step.tool_calls],
                                            tool_results=results))
         return out
 
-    def display_messages(self, messages: list[Message]) -> list[Message]:
+    async def display_messages(self, messages: list[Message]) -> list[Message]:
         """``Generate``'s response messages as the client sees them."""
-        return [self._project_message(m, "display") for m in messages] if self else messages
+        return [await self._project_message(m, "display") for m in messages] if self else messages
 
     # --- transcript ---------------------------------------------------------------------------
 
-    def annotate(self, messages: list[Message]) -> None:
+    async def annotate(self, messages: list[Message]) -> None:
         """Set the ``transcript`` projection of each tool invocation about to be stored."""
         if not self:
             return
         for message in messages:
             for part in message.content.parts:
                 if isinstance(part, ToolInvocationPart):
-                    part.transcript = self._projections(part, "transcript")
+                    part.transcript = await self._projections(part, "transcript")
 
-    def _projections(self, part: ToolInvocationPart, target: str) -> dict[str, Any] | None:
-        if not self.policy.has_transform(part.tool_name, target):
+    async def _projections(self, part: ToolInvocationPart, target: str) -> dict[str, Any] | None:
+        if not self.has_transform(part.tool_name, target):
             return None
-        project = self.policy.project
-        shown: dict[str, Any] = {"args": project(target, "input", part.tool_name, part.args)}
+        name, call_id = part.tool_name, part.tool_call_id
+        shown: dict[str, Any] = {"args": await self.project(target, "input", name, call_id, part.args)}
         if part.state == "output-error":
-            shown["errorText"] = project(target, "error", part.tool_name, part.error_text, part.args)
+            error = part.error_text or _text(part.result)
+            shown["errorText"] = await self.project(target, "error", name, call_id, error, part.args)
             if part.result is not None:
-                shown["result"] = project(target, "error", part.tool_name, _text(part.result), part.args)
+                shown["result"] = shown["errorText"]
         elif part.state == "result":
-            shown["result"] = project(target, "output", part.tool_name, part.result)
+            shown["result"] = await self.project(target, "output", name, call_id, part.result)
         suppressed = sorted(k for k, v in shown.items() if v is SUPPRESSED)
         out = {k: v for k, v in shown.items() if v is not SUPPRESSED}
         if suppressed:
             out["suppressed"] = suppressed
         return out
 
-    def _project_message(self, message: Message, target: str) -> Message:
+    async def _project_message(self, message: Message, target: str) -> Message:
         if not any(isinstance(p, ToolInvocationPart) for p in message.content.parts):
             return message
         parts = []
         for part in message.content.parts:
             if isinstance(part, ToolInvocationPart):
-                part = apply_projection(part, self._projections(part, target))
+                part = apply_projection(part, await self._projections(part, target))
             parts.append(part)
         return dataclasses.replace(message, content=dataclasses.replace(message.content, parts=parts))
 

@@ -101,7 +101,7 @@ class Persister:
             return
         changed, gone = self._changes(ml)
         if self.view:
-            self.view.annotate(changed)
+            await self.view.annotate(changed)
         if changed or gone:
             await self._memory.save_messages(self.thread_id, self.resource_id, changed, gone)
             self._written(changed, gone)
@@ -112,7 +112,7 @@ class Persister:
             return
         changed, gone = self._changes(ml)
         if self.view:
-            self.view.annotate(changed)
+            await self.view.annotate(changed)
         await self._memory.end_run(
             self._run_id, "finished", finish_reason, usage, thread_id=self.thread_id,
             resource_id=self.resource_id, messages=changed, delete_ids=gone, detail=self._detail(),

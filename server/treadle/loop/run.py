@@ -61,12 +61,12 @@ class GenerateResult:
     view: PayloadView | None = None
     """How the run's tool payloads look to clients; ``displayed`` applies it."""
 
-    def displayed(self) -> GenerateResult:
+    async def displayed(self) -> GenerateResult:
         """The result as a client without raw payload access sees it (steps and messages)."""
         if not self.view:
             return self
-        return dataclasses.replace(self, steps=self.view.display_steps(self.steps),
-                                   messages=self.view.display_messages(self.messages))
+        return dataclasses.replace(self, steps=await self.view.display_steps(self.steps),
+                                   messages=await self.view.display_messages(self.messages))
 
 
 class AgentLoop:
@@ -172,7 +172,8 @@ class AgentLoop:
             instructions=list(agent.instructions),
             tracer=self.tracer,
             find_tool=self.registry.find_tool,
-            view=PayloadView(ToolPayloadPolicy(list(agent.tool_payload_rules))),
+            view=PayloadView(ToolPayloadPolicy(list(agent.tool_payload_rules)),
+                             [resolve(r) for r in agent.tool_payload_processors]),
         )
 
     def _error_lane(self, agent: Agent, per_call: list[Any] | None) -> list[Any]:
@@ -243,6 +244,7 @@ class AgentLoop:
                          emit_direct=output.send, emit_processed=output.emit,
                          agent_id=plan.agent.id, thread_id=ml.thread_id, resource_id=ml.resource_id)
         state = RunState(ml, scope, ChainRunner(scope))
+        plan.view.bind(state.chain)
         persist.stats = scope.stats
         output.bind(state.chain, plan.output_processors, ml)
         await output.send(Chunk.of(Start(plan.agent.id, "")))
@@ -429,7 +431,7 @@ def _outcome_reason(outcome: object) -> str:
 def _end_run(plan: RunPlan) -> None:
     """Tell processors that keep per-run resources (remote ones) that the run is over."""
     seen: set[int] = set()
-    for p in (*plan.input_processors, *plan.output_processors, *plan.error_processors):
+    for p in (*plan.input_processors, *plan.output_processors, *plan.error_processors, *plan.view.processors):
         end = getattr(p, "end_run", None)
         if callable(end) and id(p) not in seen:
             seen.add(id(p))

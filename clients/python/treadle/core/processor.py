@@ -19,10 +19,11 @@ HOOKS: tuple[str, ...] = (
 )
 """Hook method names, in the Mastra framework's order (``processInput`` -> ``process_input`` ...)."""
 
-TOOL_HOOKS: tuple[str, ...] = ("before_tool_call", "after_tool_call")
+TOOL_HOOKS: tuple[str, ...] = ("before_tool_call", "after_tool_call", "transform_tool_payload")
 """The agent's tool hooks, which a processor may also serve (a remote one: in any language).
 A processor's optional ``tool_names`` (a set of names, or a dict hook -> names) limits these
-hooks, and ``process_tool_result``, to those tools."""
+hooks, and ``process_tool_result``, to those tools. ``transform_tool_payload`` (how a tool payload
+looks to clients) runs only for agents that list the processor in ``tool_payload_processors``."""
 
 SEED_NAMES: dict[str, str] = {
     "process_input": "processInput",
@@ -37,6 +38,7 @@ SEED_NAMES: dict[str, str] = {
     "before_tool_call": "beforeToolCall",
     "after_tool_call": "afterToolCall",
     "on_violation": "onViolation",
+    "transform_tool_payload": "transformToolPayload",
 }
 
 

@@ -249,12 +249,13 @@ class ToolPayloadPolicy:
                 if out is SUPPRESSED:
                     return SUPPRESSED
         except Exception:  # noqa: BLE001 - fail closed, whatever went wrong
-            return _failed(phase)
+            return failed(phase)
         if out is None and value is not None and rules:
-            return _failed(phase)  # a transform that yields nothing
+            return failed(phase)  # a transform that yields nothing
         return out
 
 
-def _failed(phase: str) -> Any:
+def failed(phase: str) -> Any:
+    """The placeholder for ``phase``: the message object, or its text for text payloads."""
     message = placeholder(phase)
     return message["message"] if phase in ("input-delta", "error") else message

@@ -32,6 +32,7 @@ class Hook(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     HOOK_BEFORE_TOOL_CALL: _ClassVar[Hook]
     HOOK_AFTER_TOOL_CALL: _ClassVar[Hook]
     HOOK_ON_VIOLATION: _ClassVar[Hook]
+    HOOK_TRANSFORM_TOOL_PAYLOAD: _ClassVar[Hook]
 
 class HookMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -65,6 +66,7 @@ HOOK_PROCESS_OUTPUT_RESULT: Hook
 HOOK_BEFORE_TOOL_CALL: Hook
 HOOK_AFTER_TOOL_CALL: Hook
 HOOK_ON_VIOLATION: Hook
+HOOK_TRANSFORM_TOOL_PAYLOAD: Hook
 HOOK_MODE_UNSPECIFIED: HookMode
 HOOK_MODE_MUTATE: HookMode
 HOOK_MODE_OBSERVE: HookMode
@@ -174,7 +176,7 @@ class MessageListSnapshot(_message.Message):
     def __init__(self, messages: _Optional[_Iterable[_Union[ListedMessage, _Mapping]]] = ..., system_messages: _Optional[_Iterable[_Union[_message_pb2.SystemMessage, _Mapping]]] = ...) -> None: ...
 
 class Invocation(_message.Message):
-    __slots__ = ("invocation_id", "processor_id", "hook", "run_id", "agent_id", "thread_id", "resource_id", "step_number", "retry_count", "request_context", "state", "trace_context", "deadline", "processor_index", "timeout", "process_input", "process_input_step", "process_llm_request", "process_llm_response", "process_api_error", "process_output_stream", "process_output_step", "process_tool_result", "process_output_result", "before_tool_call", "after_tool_call", "on_violation")
+    __slots__ = ("invocation_id", "processor_id", "hook", "run_id", "agent_id", "thread_id", "resource_id", "step_number", "retry_count", "request_context", "state", "trace_context", "deadline", "processor_index", "timeout", "process_input", "process_input_step", "process_llm_request", "process_llm_response", "process_api_error", "process_output_stream", "process_output_step", "process_tool_result", "process_output_result", "before_tool_call", "after_tool_call", "on_violation", "transform_tool_payload")
     INVOCATION_ID_FIELD_NUMBER: _ClassVar[int]
     PROCESSOR_ID_FIELD_NUMBER: _ClassVar[int]
     HOOK_FIELD_NUMBER: _ClassVar[int]
@@ -202,6 +204,7 @@ class Invocation(_message.Message):
     BEFORE_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     AFTER_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     ON_VIOLATION_FIELD_NUMBER: _ClassVar[int]
+    TRANSFORM_TOOL_PAYLOAD_FIELD_NUMBER: _ClassVar[int]
     invocation_id: str
     processor_id: str
     hook: Hook
@@ -229,7 +232,8 @@ class Invocation(_message.Message):
     before_tool_call: BeforeToolCallArgs
     after_tool_call: AfterToolCallArgs
     on_violation: OnViolationArgs
-    def __init__(self, invocation_id: _Optional[str] = ..., processor_id: _Optional[str] = ..., hook: _Optional[_Union[Hook, str]] = ..., run_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., step_number: _Optional[int] = ..., retry_count: _Optional[int] = ..., request_context: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., state: _Optional[_Union[ProcessorState, _Mapping]] = ..., trace_context: _Optional[_Union[_remote_pb2.TraceContext, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., processor_index: _Optional[int] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., process_input: _Optional[_Union[ProcessInputArgs, _Mapping]] = ..., process_input_step: _Optional[_Union[ProcessInputStepArgs, _Mapping]] = ..., process_llm_request: _Optional[_Union[ProcessLLMRequestArgs, _Mapping]] = ..., process_llm_response: _Optional[_Union[ProcessLLMResponseArgs, _Mapping]] = ..., process_api_error: _Optional[_Union[ProcessAPIErrorArgs, _Mapping]] = ..., process_output_stream: _Optional[_Union[ProcessOutputStreamArgs, _Mapping]] = ..., process_output_step: _Optional[_Union[ProcessOutputStepArgs, _Mapping]] = ..., process_tool_result: _Optional[_Union[ProcessToolResultArgs, _Mapping]] = ..., process_output_result: _Optional[_Union[ProcessOutputResultArgs, _Mapping]] = ..., before_tool_call: _Optional[_Union[BeforeToolCallArgs, _Mapping]] = ..., after_tool_call: _Optional[_Union[AfterToolCallArgs, _Mapping]] = ..., on_violation: _Optional[_Union[OnViolationArgs, _Mapping]] = ...) -> None: ...
+    transform_tool_payload: TransformToolPayloadArgs
+    def __init__(self, invocation_id: _Optional[str] = ..., processor_id: _Optional[str] = ..., hook: _Optional[_Union[Hook, str]] = ..., run_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., step_number: _Optional[int] = ..., retry_count: _Optional[int] = ..., request_context: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., state: _Optional[_Union[ProcessorState, _Mapping]] = ..., trace_context: _Optional[_Union[_remote_pb2.TraceContext, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., processor_index: _Optional[int] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., process_input: _Optional[_Union[ProcessInputArgs, _Mapping]] = ..., process_input_step: _Optional[_Union[ProcessInputStepArgs, _Mapping]] = ..., process_llm_request: _Optional[_Union[ProcessLLMRequestArgs, _Mapping]] = ..., process_llm_response: _Optional[_Union[ProcessLLMResponseArgs, _Mapping]] = ..., process_api_error: _Optional[_Union[ProcessAPIErrorArgs, _Mapping]] = ..., process_output_stream: _Optional[_Union[ProcessOutputStreamArgs, _Mapping]] = ..., process_output_step: _Optional[_Union[ProcessOutputStepArgs, _Mapping]] = ..., process_tool_result: _Optional[_Union[ProcessToolResultArgs, _Mapping]] = ..., process_output_result: _Optional[_Union[ProcessOutputResultArgs, _Mapping]] = ..., before_tool_call: _Optional[_Union[BeforeToolCallArgs, _Mapping]] = ..., after_tool_call: _Optional[_Union[AfterToolCallArgs, _Mapping]] = ..., on_violation: _Optional[_Union[OnViolationArgs, _Mapping]] = ..., transform_tool_payload: _Optional[_Union[TransformToolPayloadArgs, _Mapping]] = ...) -> None: ...
 
 class ProcessorState(_message.Message):
     __slots__ = ("value", "version")
@@ -393,6 +397,26 @@ class OnViolationArgs(_message.Message):
     hook: str
     def __init__(self, processor_id: _Optional[str] = ..., message: _Optional[str] = ..., detail: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., hook: _Optional[str] = ...) -> None: ...
 
+class TransformToolPayloadArgs(_message.Message):
+    __slots__ = ("target", "phase", "tool_name", "tool_call_id", "payload")
+    TARGET_FIELD_NUMBER: _ClassVar[int]
+    PHASE_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    target: str
+    phase: str
+    tool_name: str
+    tool_call_id: str
+    payload: _struct_pb2.Value
+    def __init__(self, target: _Optional[str] = ..., phase: _Optional[str] = ..., tool_name: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., payload: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
+
+class TransformedPayload(_message.Message):
+    __slots__ = ("payload",)
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    payload: _struct_pb2.Value
+    def __init__(self, payload: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
+
 class OutputResult(_message.Message):
     __slots__ = ("text", "usage", "finish_reason", "steps")
     TEXT_FIELD_NUMBER: _ClassVar[int]
@@ -414,7 +438,7 @@ class ProcessOutputResultArgs(_message.Message):
     def __init__(self, message_list: _Optional[_Union[MessageListSnapshot, _Mapping]] = ..., result: _Optional[_Union[OutputResult, _Mapping]] = ...) -> None: ...
 
 class InvocationResult(_message.Message):
-    __slots__ = ("invocation_id", "unchanged", "replace", "abort", "retry", "error", "stream", "skip_tool", "state", "custom_chunks")
+    __slots__ = ("invocation_id", "unchanged", "replace", "abort", "retry", "error", "stream", "skip_tool", "transformed", "state", "custom_chunks")
     INVOCATION_ID_FIELD_NUMBER: _ClassVar[int]
     UNCHANGED_FIELD_NUMBER: _ClassVar[int]
     REPLACE_FIELD_NUMBER: _ClassVar[int]
@@ -423,6 +447,7 @@ class InvocationResult(_message.Message):
     ERROR_FIELD_NUMBER: _ClassVar[int]
     STREAM_FIELD_NUMBER: _ClassVar[int]
     SKIP_TOOL_FIELD_NUMBER: _ClassVar[int]
+    TRANSFORMED_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     CUSTOM_CHUNKS_FIELD_NUMBER: _ClassVar[int]
     invocation_id: str
@@ -433,9 +458,10 @@ class InvocationResult(_message.Message):
     error: ErrorOutcome
     stream: StreamOutcomes
     skip_tool: SkipToolOutcome
+    transformed: TransformedPayload
     state: ProcessorState
     custom_chunks: _containers.RepeatedCompositeFieldContainer[_chunk_pb2.DataChunk]
-    def __init__(self, invocation_id: _Optional[str] = ..., unchanged: _Optional[_Union[UnchangedOutcome, _Mapping]] = ..., replace: _Optional[_Union[ReplaceOutcome, _Mapping]] = ..., abort: _Optional[_Union[AbortOutcome, _Mapping]] = ..., retry: _Optional[_Union[RetryOutcome, _Mapping]] = ..., error: _Optional[_Union[ErrorOutcome, _Mapping]] = ..., stream: _Optional[_Union[StreamOutcomes, _Mapping]] = ..., skip_tool: _Optional[_Union[SkipToolOutcome, _Mapping]] = ..., state: _Optional[_Union[ProcessorState, _Mapping]] = ..., custom_chunks: _Optional[_Iterable[_Union[_chunk_pb2.DataChunk, _Mapping]]] = ...) -> None: ...
+    def __init__(self, invocation_id: _Optional[str] = ..., unchanged: _Optional[_Union[UnchangedOutcome, _Mapping]] = ..., replace: _Optional[_Union[ReplaceOutcome, _Mapping]] = ..., abort: _Optional[_Union[AbortOutcome, _Mapping]] = ..., retry: _Optional[_Union[RetryOutcome, _Mapping]] = ..., error: _Optional[_Union[ErrorOutcome, _Mapping]] = ..., stream: _Optional[_Union[StreamOutcomes, _Mapping]] = ..., skip_tool: _Optional[_Union[SkipToolOutcome, _Mapping]] = ..., transformed: _Optional[_Union[TransformedPayload, _Mapping]] = ..., state: _Optional[_Union[ProcessorState, _Mapping]] = ..., custom_chunks: _Optional[_Iterable[_Union[_chunk_pb2.DataChunk, _Mapping]]] = ...) -> None: ...
 
 class SkipToolOutcome(_message.Message):
     __slots__ = ("output",)

@@ -212,7 +212,13 @@ def _after_tool_call(args: a.AfterToolCallArgs, out: pb.AfterToolCallArgs) -> No
         py_to_value(args.output, out.output)
 
 
+def _transform_tool_payload(args: a.TransformToolPayloadArgs, out: pb.TransformToolPayloadArgs) -> None:
+    out.target, out.phase, out.tool_name, out.tool_call_id = args.target, args.phase, args.tool_name, args.tool_call_id
+    py_to_value(args.payload, out.payload)
+
+
 _ENCODERS: dict[str, Callable[[Any, Any], None]] = {
+    "transform_tool_payload": _transform_tool_payload,
     "before_tool_call": _before_tool_call,
     "after_tool_call": _after_tool_call,
     "process_input": _input,
@@ -261,6 +267,8 @@ class DecodedResult:
     custom_chunks: list[Chunk] = field(default_factory=list)
     tool_output: Any = None
     """``skip_tool``: the output that stands for the tool's result."""
+    payload: Any = None
+    """``transformed``: the transformed tool payload (None: the hook yielded nothing)."""
 
 
 # Which replacements each hook accepts (the `Reply:` line of each *Args message).
@@ -276,6 +284,7 @@ _REPLACEABLE: dict[str, frozenset[str]] = {
     "process_output_result": frozenset({"messages", "system_messages"}),
     "before_tool_call": frozenset(),
     "after_tool_call": frozenset(),
+    "transform_tool_payload": frozenset(),
 }
 
 
@@ -329,6 +338,10 @@ def _decode(hook: str, result: pb.InvocationResult, processor_id: str, parts: in
         if hook != "before_tool_call":
             raise MalformedResultError(f"a skip_tool outcome is only valid for beforeToolCall, not {hook}")
         out.tool_output = value_to_py(result.skip_tool.output) if result.skip_tool.HasField("output") else None
+    elif kind == "transformed":
+        if hook != "transform_tool_payload":
+            raise MalformedResultError(f"a transformed outcome is only valid for transformToolPayload, not {hook}")
+        out.payload = value_to_py(result.transformed.payload) if result.transformed.HasField("payload") else None
     return out
 
 
@@ -444,6 +457,8 @@ async def apply_result(hook: str, decoded: DecodedResult, args: Any) -> Any:
         return {"proceed": False, "output": decoded.tool_output} if decoded.outcome == "skip_tool" else None
     if hook == "after_tool_call":
         return None
+    if hook == "transform_tool_payload":
+        return decoded.payload if decoded.outcome == "transformed" else args.payload
     return ml if decoded.messages is not None else None  # edited in place, as the Mastra framework allows
 
 

@@ -39,6 +39,7 @@ export const HOOKS = {
   processOutputStep: 7,
   processToolResult: 8,
   processOutputResult: 9,
+  transformToolPayload: 16,
 } as const;
 
 export type HookName = keyof typeof HOOKS;
@@ -54,6 +55,7 @@ export const ARGS_CASE: Record<HookName, Invocation["args"]["case"]> = {
   processOutputStep: "processOutputStep",
   processToolResult: "processToolResult",
   processOutputResult: "processOutputResult",
+  transformToolPayload: "transformToolPayload",
 };
 
 export const HOOK_BY_NUMBER = new Map<number, HookName>(Object.entries(HOOKS).map(([k, v]) => [v, k as HookName]));
@@ -129,6 +131,13 @@ export function buildArgs(inv: Invocation, common: Common): { args: Plain; list:
           ...base, messages: list.get.all.db(), systemMessages, toolName: x.toolName, toolCallId: x.toolCallId,
           args: valueToJs(x.args), result: valueToJs(x.result), providerExecuted: x.providerExecuted || undefined, steps: steps(x.steps),
         },
+        list,
+      };
+    }
+    case "transformToolPayload": {
+      const x = a.value;
+      return {
+        args: { ...common, target: x.target, phase: x.phase, toolName: x.toolName, toolCallId: x.toolCallId, payload: valueToJs(x.payload) },
         list,
       };
     }
@@ -230,6 +239,12 @@ function stepToolNames(tools: unknown): string[] {
 /** The answer to a non-stream hook that returned `returned` (throws TypeError for a value the hook may not return). */
 export function encodeResult(hook: HookName, inv: Invocation, returned: unknown, list: MessageList): InvocationResult {
   const out = create(InvocationResultSchema, { invocationId: inv.invocationId });
+  if (hook === "transformToolPayload") {
+    // Nothing returned: the server shows the placeholder (it fails closed).
+    const payload = returned === undefined || returned === null ? undefined : jsToValue(returned);
+    out.outcome = { case: "transformed", value: { $typeName: "treadle.v1.TransformedPayload", payload } };
+    return out;
+  }
   const replace: ReplaceOutcome = create(ReplaceOutcomeSchema);
   let changed = false;
   let retry = false;

@@ -1255,8 +1255,13 @@ type Agent struct {
 	// in order. The model, the tool and the store always get the raw payload; a credential with
 	// `rawToolPayloads` sees raw payloads everywhere.
 	ToolPayloadRules []*ToolPayloadRule `protobuf:"bytes,40,rep,name=tool_payload_rules,json=toolPayloadRules,proto3" json:"tool_payload_rules,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Processors (remote, by id) serving `transformToolPayload`, run in order after
+	// `tool_payload_rules` for the tools their declaration names. A tool one of them serves (any
+	// tool while it is not attached) has a transform for both targets. They always fail closed,
+	// whatever `failure_policy` says: a payload they cannot transform is shown as the placeholder.
+	ToolPayloadProcessors []*ProcessorRef `protobuf:"bytes,41,rep,name=tool_payload_processors,json=toolPayloadProcessors,proto3" json:"tool_payload_processors,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *Agent) Reset() {
@@ -1471,6 +1476,13 @@ func (x *Agent) GetErrorProcessorDefaults() bool {
 func (x *Agent) GetToolPayloadRules() []*ToolPayloadRule {
 	if x != nil {
 		return x.ToolPayloadRules
+	}
+	return nil
+}
+
+func (x *Agent) GetToolPayloadProcessors() []*ProcessorRef {
+	if x != nil {
+		return x.ToolPayloadProcessors
 	}
 	return nil
 }
@@ -1711,7 +1723,7 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\rlast_messages\x18\x01 \x01(\x05H\x00R\flastMessages\x88\x01\x01B\x10\n" +
 	"\x0e_last_messages\"G\n" +
 	"\x0eSystemMessages\x125\n" +
-	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"\x86\v\n" +
+	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"\xd8\v\n" +
 	"\x05Agent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -1741,7 +1753,8 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\x06memory\x18\x15 \x01(\v2\x1a.treadle.v1.MemorySettingsR\x06memory\x12F\n" +
 	"\rnotifications\x18\x16 \x01(\v2 .treadle.v1.NotificationSettingsR\rnotifications\x12=\n" +
 	"\x18error_processor_defaults\x18\x17 \x01(\bH\x02R\x16errorProcessorDefaults\x88\x01\x01\x12I\n" +
-	"\x12tool_payload_rules\x18( \x03(\v2\x1b.treadle.v1.ToolPayloadRuleR\x10toolPayloadRulesB\x13\n" +
+	"\x12tool_payload_rules\x18( \x03(\v2\x1b.treadle.v1.ToolPayloadRuleR\x10toolPayloadRules\x12P\n" +
+	"\x17tool_payload_processors\x18) \x03(\v2\x18.treadle.v1.ProcessorRefR\x15toolPayloadProcessorsB\x13\n" +
 	"\x11instructions_kindB\x18\n" +
 	"\x16_max_processor_retriesB\x1b\n" +
 	"\x19_error_processor_defaults\"\xea\x01\n" +
@@ -1845,12 +1858,13 @@ var file_treadle_v1_agent_proto_depIdxs = []int32{
 	13, // 31: treadle.v1.Agent.memory:type_name -> treadle.v1.MemorySettings
 	21, // 32: treadle.v1.Agent.notifications:type_name -> treadle.v1.NotificationSettings
 	16, // 33: treadle.v1.Agent.tool_payload_rules:type_name -> treadle.v1.ToolPayloadRule
-	22, // 34: treadle.v1.ToolPayloadRule.replace:type_name -> google.protobuf.Value
-	35, // [35:35] is the sub-list for method output_type
-	35, // [35:35] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	3,  // 34: treadle.v1.Agent.tool_payload_processors:type_name -> treadle.v1.ProcessorRef
+	22, // 35: treadle.v1.ToolPayloadRule.replace:type_name -> google.protobuf.Value
+	36, // [36:36] is the sub-list for method output_type
+	36, // [36:36] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_agent_proto_init() }

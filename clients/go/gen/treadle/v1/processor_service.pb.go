@@ -56,6 +56,13 @@ const (
 	// reported. Always fire and forget: the server sends it as an OBSERVE hook whatever mode is
 	// declared, and ignores any answer. Errors in it are the process's own to swallow.
 	Hook_HOOK_ON_VIOLATION Hook = 12
+	// `transformToolPayload` (the Mastra Agent's `hooks.transform`): how one tool payload (a call's
+	// arguments, a result or an error) looks to clients (`display`) or in the history they read
+	// (`transcript`). Sent only for agents that list the processor in `tool_payload_processors`,
+	// and only for the tools in the declaration's `tool_names` (empty: every tool). MUST be MUTATE.
+	// The server fails closed: a timeout, disconnect, error or an answer without a payload shows
+	// `{"message": "Tool <phase> payload unavailable"}`, never the raw payload.
+	Hook_HOOK_TRANSFORM_TOOL_PAYLOAD Hook = 16
 )
 
 // Enum value maps for Hook.
@@ -74,21 +81,23 @@ var (
 		10: "HOOK_BEFORE_TOOL_CALL",
 		11: "HOOK_AFTER_TOOL_CALL",
 		12: "HOOK_ON_VIOLATION",
+		16: "HOOK_TRANSFORM_TOOL_PAYLOAD",
 	}
 	Hook_value = map[string]int32{
-		"HOOK_UNSPECIFIED":           0,
-		"HOOK_PROCESS_INPUT":         1,
-		"HOOK_PROCESS_INPUT_STEP":    2,
-		"HOOK_PROCESS_LLM_REQUEST":   3,
-		"HOOK_PROCESS_LLM_RESPONSE":  4,
-		"HOOK_PROCESS_API_ERROR":     5,
-		"HOOK_PROCESS_OUTPUT_STREAM": 6,
-		"HOOK_PROCESS_OUTPUT_STEP":   7,
-		"HOOK_PROCESS_TOOL_RESULT":   8,
-		"HOOK_PROCESS_OUTPUT_RESULT": 9,
-		"HOOK_BEFORE_TOOL_CALL":      10,
-		"HOOK_AFTER_TOOL_CALL":       11,
-		"HOOK_ON_VIOLATION":          12,
+		"HOOK_UNSPECIFIED":            0,
+		"HOOK_PROCESS_INPUT":          1,
+		"HOOK_PROCESS_INPUT_STEP":     2,
+		"HOOK_PROCESS_LLM_REQUEST":    3,
+		"HOOK_PROCESS_LLM_RESPONSE":   4,
+		"HOOK_PROCESS_API_ERROR":      5,
+		"HOOK_PROCESS_OUTPUT_STREAM":  6,
+		"HOOK_PROCESS_OUTPUT_STEP":    7,
+		"HOOK_PROCESS_TOOL_RESULT":    8,
+		"HOOK_PROCESS_OUTPUT_RESULT":  9,
+		"HOOK_BEFORE_TOOL_CALL":       10,
+		"HOOK_AFTER_TOOL_CALL":        11,
+		"HOOK_ON_VIOLATION":           12,
+		"HOOK_TRANSFORM_TOOL_PAYLOAD": 16,
 	}
 )
 
@@ -715,8 +724,8 @@ type HookDeclaration struct {
 	// `processOutputStream` only: how many invocations of one run MAY be in flight at once
 	// (pipelining). 0 or 1 means lock-step: the next chunk is sent once the previous is answered.
 	MaxInFlight uint32 `protobuf:"varint,7,opt,name=max_in_flight,json=maxInFlight,proto3" json:"max_in_flight,omitempty"`
-	// `beforeToolCall`, `afterToolCall` and `processToolResult` only: the tools (by name) the
-	// hook is invoked for; empty means every tool.
+	// `beforeToolCall`, `afterToolCall`, `processToolResult` and `transformToolPayload` only: the
+	// tools (by name) the hook is invoked for; empty means every tool.
 	ToolNames     []string `protobuf:"bytes,8,rep,name=tool_names,json=toolNames,proto3" json:"tool_names,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1038,6 +1047,7 @@ type Invocation struct {
 	//	*Invocation_BeforeToolCall
 	//	*Invocation_AfterToolCall
 	//	*Invocation_OnViolation
+	//	*Invocation_TransformToolPayload
 	Args          isInvocation_Args `protobuf_oneof:"args"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1293,6 +1303,15 @@ func (x *Invocation) GetOnViolation() *OnViolationArgs {
 	return nil
 }
 
+func (x *Invocation) GetTransformToolPayload() *TransformToolPayloadArgs {
+	if x != nil {
+		if x, ok := x.Args.(*Invocation_TransformToolPayload); ok {
+			return x.TransformToolPayload
+		}
+	}
+	return nil
+}
+
 type isInvocation_Args interface {
 	isInvocation_Args()
 }
@@ -1357,6 +1376,11 @@ type Invocation_OnViolation struct {
 	OnViolation *OnViolationArgs `protobuf:"bytes,31,opt,name=on_violation,json=onViolation,proto3,oneof"`
 }
 
+type Invocation_TransformToolPayload struct {
+	// Arguments of `transformToolPayload`.
+	TransformToolPayload *TransformToolPayloadArgs `protobuf:"bytes,35,opt,name=transform_tool_payload,json=transformToolPayload,proto3,oneof"`
+}
+
 func (*Invocation_ProcessInput) isInvocation_Args() {}
 
 func (*Invocation_ProcessInputStep) isInvocation_Args() {}
@@ -1380,6 +1404,8 @@ func (*Invocation_BeforeToolCall) isInvocation_Args() {}
 func (*Invocation_AfterToolCall) isInvocation_Args() {}
 
 func (*Invocation_OnViolation) isInvocation_Args() {}
+
+func (*Invocation_TransformToolPayload) isInvocation_Args() {}
 
 // ProcessorState is one processor's state for one call: shared by all of its hooks and steps,
 // never by two calls.
@@ -2386,6 +2412,142 @@ func (x *OnViolationArgs) GetHook() string {
 	return ""
 }
 
+// TransformToolPayloadArgs are the arguments of `transformToolPayload`. Reply: `transformed`
+// (the payload as the target shows it; without a payload the server shows the placeholder) or
+// `unchanged` (the payload as received); anything else, or no answer, gives the placeholder.
+//
+// Declarative rules of the agent (`Agent.tool_payload_rules`) run first: `payload` is what they
+// left. Argument deltas are never sent (they are suppressed unless a declarative `input-delta`
+// rule exists).
+type TransformToolPayloadArgs struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// `display` (streams, `Generate`, subscriptions) or `transcript` (`ListMessages`).
+	Target string `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
+	// `input` (the call's arguments), `output` (the tool's result) or `error` (its error message,
+	// a string, already scrubbed of raw argument values).
+	Phase string `protobuf:"bytes,2,opt,name=phase,proto3" json:"phase,omitempty"`
+	// Name of the tool.
+	ToolName string `protobuf:"bytes,3,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	// Id of the tool call.
+	ToolCallId string `protobuf:"bytes,4,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// The payload to transform.
+	Payload       *structpb.Value `protobuf:"bytes,5,opt,name=payload,proto3" json:"payload,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TransformToolPayloadArgs) Reset() {
+	*x = TransformToolPayloadArgs{}
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TransformToolPayloadArgs) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TransformToolPayloadArgs) ProtoMessage() {}
+
+func (x *TransformToolPayloadArgs) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TransformToolPayloadArgs.ProtoReflect.Descriptor instead.
+func (*TransformToolPayloadArgs) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *TransformToolPayloadArgs) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+func (x *TransformToolPayloadArgs) GetPhase() string {
+	if x != nil {
+		return x.Phase
+	}
+	return ""
+}
+
+func (x *TransformToolPayloadArgs) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *TransformToolPayloadArgs) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *TransformToolPayloadArgs) GetPayload() *structpb.Value {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
+}
+
+// TransformedPayload is `transformToolPayload`'s answer.
+type TransformedPayload struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The payload as the target shows it; unset means the hook yielded nothing (the server shows
+	// the placeholder).
+	Payload       *structpb.Value `protobuf:"bytes,1,opt,name=payload,proto3" json:"payload,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TransformedPayload) Reset() {
+	*x = TransformedPayload{}
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TransformedPayload) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TransformedPayload) ProtoMessage() {}
+
+func (x *TransformedPayload) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TransformedPayload.ProtoReflect.Descriptor instead.
+func (*TransformedPayload) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *TransformedPayload) GetPayload() *structpb.Value {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
+}
+
 // OutputResult is the whole call's result, for `processOutputResult`.
 type OutputResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2403,7 +2565,7 @@ type OutputResult struct {
 
 func (x *OutputResult) Reset() {
 	*x = OutputResult{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[23]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2415,7 +2577,7 @@ func (x *OutputResult) String() string {
 func (*OutputResult) ProtoMessage() {}
 
 func (x *OutputResult) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[23]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2428,7 +2590,7 @@ func (x *OutputResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutputResult.ProtoReflect.Descriptor instead.
 func (*OutputResult) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{23}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *OutputResult) GetText() string {
@@ -2473,7 +2635,7 @@ type ProcessOutputResultArgs struct {
 
 func (x *ProcessOutputResultArgs) Reset() {
 	*x = ProcessOutputResultArgs{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[24]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2485,7 +2647,7 @@ func (x *ProcessOutputResultArgs) String() string {
 func (*ProcessOutputResultArgs) ProtoMessage() {}
 
 func (x *ProcessOutputResultArgs) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[24]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2498,7 +2660,7 @@ func (x *ProcessOutputResultArgs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessOutputResultArgs.ProtoReflect.Descriptor instead.
 func (*ProcessOutputResultArgs) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{24}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ProcessOutputResultArgs) GetMessageList() *MessageListSnapshot {
@@ -2531,6 +2693,7 @@ type InvocationResult struct {
 	//	*InvocationResult_Error
 	//	*InvocationResult_Stream
 	//	*InvocationResult_SkipTool
+	//	*InvocationResult_Transformed
 	Outcome isInvocationResult_Outcome `protobuf_oneof:"outcome"`
 	// The processor's new state, when the hook changed it (the whole object).
 	State *ProcessorState `protobuf:"bytes,10,opt,name=state,proto3" json:"state,omitempty"`
@@ -2543,7 +2706,7 @@ type InvocationResult struct {
 
 func (x *InvocationResult) Reset() {
 	*x = InvocationResult{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[25]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2555,7 +2718,7 @@ func (x *InvocationResult) String() string {
 func (*InvocationResult) ProtoMessage() {}
 
 func (x *InvocationResult) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[25]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2568,7 +2731,7 @@ func (x *InvocationResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvocationResult.ProtoReflect.Descriptor instead.
 func (*InvocationResult) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{25}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *InvocationResult) GetInvocationId() string {
@@ -2648,6 +2811,15 @@ func (x *InvocationResult) GetSkipTool() *SkipToolOutcome {
 	return nil
 }
 
+func (x *InvocationResult) GetTransformed() *TransformedPayload {
+	if x != nil {
+		if x, ok := x.Outcome.(*InvocationResult_Transformed); ok {
+			return x.Transformed
+		}
+	}
+	return nil
+}
+
 func (x *InvocationResult) GetState() *ProcessorState {
 	if x != nil {
 		return x.State
@@ -2701,6 +2873,11 @@ type InvocationResult_SkipTool struct {
 	SkipTool *SkipToolOutcome `protobuf:"bytes,8,opt,name=skip_tool,json=skipTool,proto3,oneof"`
 }
 
+type InvocationResult_Transformed struct {
+	// `transformToolPayload` only: the transformed payload.
+	Transformed *TransformedPayload `protobuf:"bytes,15,opt,name=transformed,proto3,oneof"`
+}
+
 func (*InvocationResult_Unchanged) isInvocationResult_Outcome() {}
 
 func (*InvocationResult_Replace) isInvocationResult_Outcome() {}
@@ -2715,6 +2892,8 @@ func (*InvocationResult_Stream) isInvocationResult_Outcome() {}
 
 func (*InvocationResult_SkipTool) isInvocationResult_Outcome() {}
 
+func (*InvocationResult_Transformed) isInvocationResult_Outcome() {}
+
 // SkipToolOutcome is `beforeToolCall`'s `{proceed: false, output}`.
 type SkipToolOutcome struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2726,7 +2905,7 @@ type SkipToolOutcome struct {
 
 func (x *SkipToolOutcome) Reset() {
 	*x = SkipToolOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[26]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2738,7 +2917,7 @@ func (x *SkipToolOutcome) String() string {
 func (*SkipToolOutcome) ProtoMessage() {}
 
 func (x *SkipToolOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[26]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2751,7 +2930,7 @@ func (x *SkipToolOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkipToolOutcome.ProtoReflect.Descriptor instead.
 func (*SkipToolOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{26}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SkipToolOutcome) GetOutput() *structpb.Value {
@@ -2770,7 +2949,7 @@ type UnchangedOutcome struct {
 
 func (x *UnchangedOutcome) Reset() {
 	*x = UnchangedOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[27]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2782,7 +2961,7 @@ func (x *UnchangedOutcome) String() string {
 func (*UnchangedOutcome) ProtoMessage() {}
 
 func (x *UnchangedOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[27]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2795,7 +2974,7 @@ func (x *UnchangedOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnchangedOutcome.ProtoReflect.Descriptor instead.
 func (*UnchangedOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{27}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{29}
 }
 
 // ReplaceOutcome carries replacements; unset fields leave things unchanged.
@@ -2818,7 +2997,7 @@ type ReplaceOutcome struct {
 
 func (x *ReplaceOutcome) Reset() {
 	*x = ReplaceOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[28]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2830,7 +3009,7 @@ func (x *ReplaceOutcome) String() string {
 func (*ReplaceOutcome) ProtoMessage() {}
 
 func (x *ReplaceOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[28]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2843,7 +3022,7 @@ func (x *ReplaceOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplaceOutcome.ProtoReflect.Descriptor instead.
 func (*ReplaceOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{28}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ReplaceOutcome) GetMessages() *MessageListReplacement {
@@ -2897,7 +3076,7 @@ type MessageListReplacement struct {
 
 func (x *MessageListReplacement) Reset() {
 	*x = MessageListReplacement{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[29]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2909,7 +3088,7 @@ func (x *MessageListReplacement) String() string {
 func (*MessageListReplacement) ProtoMessage() {}
 
 func (x *MessageListReplacement) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[29]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2922,7 +3101,7 @@ func (x *MessageListReplacement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageListReplacement.ProtoReflect.Descriptor instead.
 func (*MessageListReplacement) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{29}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *MessageListReplacement) GetMessages() []*Message {
@@ -2950,7 +3129,7 @@ type PromptReplacement struct {
 
 func (x *PromptReplacement) Reset() {
 	*x = PromptReplacement{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[30]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2962,7 +3141,7 @@ func (x *PromptReplacement) String() string {
 func (*PromptReplacement) ProtoMessage() {}
 
 func (x *PromptReplacement) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[30]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2975,7 +3154,7 @@ func (x *PromptReplacement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PromptReplacement.ProtoReflect.Descriptor instead.
 func (*PromptReplacement) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{30}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PromptReplacement) GetMessages() []*PromptMessage {
@@ -2997,7 +3176,7 @@ type CachedResponse struct {
 
 func (x *CachedResponse) Reset() {
 	*x = CachedResponse{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[31]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3009,7 +3188,7 @@ func (x *CachedResponse) String() string {
 func (*CachedResponse) ProtoMessage() {}
 
 func (x *CachedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[31]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3022,7 +3201,7 @@ func (x *CachedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CachedResponse.ProtoReflect.Descriptor instead.
 func (*CachedResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{31}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CachedResponse) GetChunks() []*Chunk {
@@ -3043,7 +3222,7 @@ type ActiveTools struct {
 
 func (x *ActiveTools) Reset() {
 	*x = ActiveTools{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[32]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3055,7 +3234,7 @@ func (x *ActiveTools) String() string {
 func (*ActiveTools) ProtoMessage() {}
 
 func (x *ActiveTools) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[32]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3068,7 +3247,7 @@ func (x *ActiveTools) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActiveTools.ProtoReflect.Descriptor instead.
 func (*ActiveTools) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{32}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ActiveTools) GetNames() []string {
@@ -3105,7 +3284,7 @@ type StepOverrides struct {
 
 func (x *StepOverrides) Reset() {
 	*x = StepOverrides{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[33]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3117,7 +3296,7 @@ func (x *StepOverrides) String() string {
 func (*StepOverrides) ProtoMessage() {}
 
 func (x *StepOverrides) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[33]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3130,7 +3309,7 @@ func (x *StepOverrides) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepOverrides.ProtoReflect.Descriptor instead.
 func (*StepOverrides) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{33}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *StepOverrides) GetModel() string {
@@ -3193,7 +3372,7 @@ type StepTools struct {
 
 func (x *StepTools) Reset() {
 	*x = StepTools{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[34]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3205,7 +3384,7 @@ func (x *StepTools) String() string {
 func (*StepTools) ProtoMessage() {}
 
 func (x *StepTools) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[34]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3218,7 +3397,7 @@ func (x *StepTools) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepTools.ProtoReflect.Descriptor instead.
 func (*StepTools) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{34}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *StepTools) GetNames() []string {
@@ -3243,7 +3422,7 @@ type AbortOutcome struct {
 
 func (x *AbortOutcome) Reset() {
 	*x = AbortOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3255,7 +3434,7 @@ func (x *AbortOutcome) String() string {
 func (*AbortOutcome) ProtoMessage() {}
 
 func (x *AbortOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3268,7 +3447,7 @@ func (x *AbortOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbortOutcome.ProtoReflect.Descriptor instead.
 func (*AbortOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{35}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *AbortOutcome) GetReason() string {
@@ -3303,7 +3482,7 @@ type RetryOutcome struct {
 
 func (x *RetryOutcome) Reset() {
 	*x = RetryOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[36]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3315,7 +3494,7 @@ func (x *RetryOutcome) String() string {
 func (*RetryOutcome) ProtoMessage() {}
 
 func (x *RetryOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[36]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3328,7 +3507,7 @@ func (x *RetryOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryOutcome.ProtoReflect.Descriptor instead.
 func (*RetryOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{36}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *RetryOutcome) GetMessages() *MessageListReplacement {
@@ -3349,7 +3528,7 @@ type ErrorOutcome struct {
 
 func (x *ErrorOutcome) Reset() {
 	*x = ErrorOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[37]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3361,7 +3540,7 @@ func (x *ErrorOutcome) String() string {
 func (*ErrorOutcome) ProtoMessage() {}
 
 func (x *ErrorOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[37]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3374,7 +3553,7 @@ func (x *ErrorOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorOutcome.ProtoReflect.Descriptor instead.
 func (*ErrorOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{37}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ErrorOutcome) GetMessage() string {
@@ -3396,7 +3575,7 @@ type StreamOutcomes struct {
 
 func (x *StreamOutcomes) Reset() {
 	*x = StreamOutcomes{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[38]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3408,7 +3587,7 @@ func (x *StreamOutcomes) String() string {
 func (*StreamOutcomes) ProtoMessage() {}
 
 func (x *StreamOutcomes) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[38]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3421,7 +3600,7 @@ func (x *StreamOutcomes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamOutcomes.ProtoReflect.Descriptor instead.
 func (*StreamOutcomes) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{38}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *StreamOutcomes) GetChunks() []*ChunkOutcome {
@@ -3451,7 +3630,7 @@ type ChunkOutcome struct {
 
 func (x *ChunkOutcome) Reset() {
 	*x = ChunkOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[39]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3463,7 +3642,7 @@ func (x *ChunkOutcome) String() string {
 func (*ChunkOutcome) ProtoMessage() {}
 
 func (x *ChunkOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[39]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3476,7 +3655,7 @@ func (x *ChunkOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChunkOutcome.ProtoReflect.Descriptor instead.
 func (*ChunkOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{39}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ChunkOutcome) GetOutcome() isChunkOutcome_Outcome {
@@ -3600,7 +3779,7 @@ type ChunkSequence struct {
 
 func (x *ChunkSequence) Reset() {
 	*x = ChunkSequence{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[40]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3612,7 +3791,7 @@ func (x *ChunkSequence) String() string {
 func (*ChunkSequence) ProtoMessage() {}
 
 func (x *ChunkSequence) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[40]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3625,7 +3804,7 @@ func (x *ChunkSequence) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChunkSequence.ProtoReflect.Descriptor instead.
 func (*ChunkSequence) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{40}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ChunkSequence) GetChunks() []*Chunk {
@@ -3644,7 +3823,7 @@ type DropOutcome struct {
 
 func (x *DropOutcome) Reset() {
 	*x = DropOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[41]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3656,7 +3835,7 @@ func (x *DropOutcome) String() string {
 func (*DropOutcome) ProtoMessage() {}
 
 func (x *DropOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[41]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3669,7 +3848,7 @@ func (x *DropOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropOutcome.ProtoReflect.Descriptor instead.
 func (*DropOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{41}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{43}
 }
 
 var File_treadle_v1_processor_service_proto protoreflect.FileDescriptor
@@ -3727,7 +3906,7 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x06source\x18\x02 \x01(\x0e2\x19.treadle.v1.MessageSourceR\x06source\"\x90\x01\n" +
 	"\x13MessageListSnapshot\x125\n" +
 	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.ListedMessageR\bmessages\x12B\n" +
-	"\x0fsystem_messages\x18\x02 \x03(\v2\x19.treadle.v1.SystemMessageR\x0esystemMessages\"\xc7\f\n" +
+	"\x0fsystem_messages\x18\x02 \x03(\v2\x19.treadle.v1.SystemMessageR\x0esystemMessages\"\xa5\r\n" +
 	"\n" +
 	"Invocation\x12#\n" +
 	"\rinvocation_id\x18\x01 \x01(\tR\finvocationId\x12!\n" +
@@ -3760,7 +3939,8 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x15process_output_result\x18\x1c \x01(\v2#.treadle.v1.ProcessOutputResultArgsH\x00R\x13processOutputResult\x12J\n" +
 	"\x10before_tool_call\x18\x1d \x01(\v2\x1e.treadle.v1.BeforeToolCallArgsH\x00R\x0ebeforeToolCall\x12G\n" +
 	"\x0fafter_tool_call\x18\x1e \x01(\v2\x1d.treadle.v1.AfterToolCallArgsH\x00R\rafterToolCall\x12@\n" +
-	"\fon_violation\x18\x1f \x01(\v2\x1b.treadle.v1.OnViolationArgsH\x00R\vonViolationB\x06\n" +
+	"\fon_violation\x18\x1f \x01(\v2\x1b.treadle.v1.OnViolationArgsH\x00R\vonViolation\x12\\\n" +
+	"\x16transform_tool_payload\x18# \x01(\v2$.treadle.v1.TransformToolPayloadArgsH\x00R\x14transformToolPayloadB\x06\n" +
 	"\x04args\"Y\n" +
 	"\x0eProcessorState\x12-\n" +
 	"\x05value\x18\x01 \x01(\v2\x17.google.protobuf.StructR\x05value\x12\x18\n" +
@@ -3836,7 +4016,16 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\fprocessor_id\x18\x01 \x01(\tR\vprocessorId\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12.\n" +
 	"\x06detail\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x06detail\x12\x12\n" +
-	"\x04hook\x18\x04 \x01(\tR\x04hook\"\xb8\x01\n" +
+	"\x04hook\x18\x04 \x01(\tR\x04hook\"\xb9\x01\n" +
+	"\x18TransformToolPayloadArgs\x12\x16\n" +
+	"\x06target\x18\x01 \x01(\tR\x06target\x12\x14\n" +
+	"\x05phase\x18\x02 \x01(\tR\x05phase\x12\x1b\n" +
+	"\ttool_name\x18\x03 \x01(\tR\btoolName\x12 \n" +
+	"\ftool_call_id\x18\x04 \x01(\tR\n" +
+	"toolCallId\x120\n" +
+	"\apayload\x18\x05 \x01(\v2\x16.google.protobuf.ValueR\apayload\"F\n" +
+	"\x12TransformedPayload\x120\n" +
+	"\apayload\x18\x01 \x01(\v2\x16.google.protobuf.ValueR\apayload\"\xb8\x01\n" +
 	"\fOutputResult\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12'\n" +
 	"\x05usage\x18\x02 \x01(\v2\x11.treadle.v1.UsageR\x05usage\x12=\n" +
@@ -3844,7 +4033,7 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x05steps\x18\x04 \x03(\v2\x16.treadle.v1.StepResultR\x05steps\"\x8f\x01\n" +
 	"\x17ProcessOutputResultArgs\x12B\n" +
 	"\fmessage_list\x18\x01 \x01(\v2\x1f.treadle.v1.MessageListSnapshotR\vmessageList\x120\n" +
-	"\x06result\x18\x02 \x01(\v2\x18.treadle.v1.OutputResultR\x06result\"\xae\x04\n" +
+	"\x06result\x18\x02 \x01(\v2\x18.treadle.v1.OutputResultR\x06result\"\xf2\x04\n" +
 	"\x10InvocationResult\x12#\n" +
 	"\rinvocation_id\x18\x01 \x01(\tR\finvocationId\x12<\n" +
 	"\tunchanged\x18\x02 \x01(\v2\x1c.treadle.v1.UnchangedOutcomeH\x00R\tunchanged\x126\n" +
@@ -3853,7 +4042,8 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x05retry\x18\x05 \x01(\v2\x18.treadle.v1.RetryOutcomeH\x00R\x05retry\x120\n" +
 	"\x05error\x18\x06 \x01(\v2\x18.treadle.v1.ErrorOutcomeH\x00R\x05error\x124\n" +
 	"\x06stream\x18\a \x01(\v2\x1a.treadle.v1.StreamOutcomesH\x00R\x06stream\x12:\n" +
-	"\tskip_tool\x18\b \x01(\v2\x1b.treadle.v1.SkipToolOutcomeH\x00R\bskipTool\x120\n" +
+	"\tskip_tool\x18\b \x01(\v2\x1b.treadle.v1.SkipToolOutcomeH\x00R\bskipTool\x12B\n" +
+	"\vtransformed\x18\x0f \x01(\v2\x1e.treadle.v1.TransformedPayloadH\x00R\vtransformed\x120\n" +
 	"\x05state\x18\n" +
 	" \x01(\v2\x1a.treadle.v1.ProcessorStateR\x05state\x12:\n" +
 	"\rcustom_chunks\x18\v \x03(\v2\x15.treadle.v1.DataChunkR\fcustomChunksB\t\n" +
@@ -3907,7 +4097,7 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\aoutcome\":\n" +
 	"\rChunkSequence\x12)\n" +
 	"\x06chunks\x18\x01 \x03(\v2\x11.treadle.v1.ChunkR\x06chunks\"\r\n" +
-	"\vDropOutcome*\xf2\x02\n" +
+	"\vDropOutcome*\x93\x03\n" +
 	"\x04Hook\x12\x14\n" +
 	"\x10HOOK_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12HOOK_PROCESS_INPUT\x10\x01\x12\x1b\n" +
@@ -3922,7 +4112,8 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x15HOOK_BEFORE_TOOL_CALL\x10\n" +
 	"\x12\x18\n" +
 	"\x14HOOK_AFTER_TOOL_CALL\x10\v\x12\x15\n" +
-	"\x11HOOK_ON_VIOLATION\x10\f*R\n" +
+	"\x11HOOK_ON_VIOLATION\x10\f\x12\x1f\n" +
+	"\x1bHOOK_TRANSFORM_TOOL_PAYLOAD\x10\x10*R\n" +
 	"\bHookMode\x12\x19\n" +
 	"\x15HOOK_MODE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10HOOK_MODE_MUTATE\x10\x01\x12\x15\n" +
@@ -3955,7 +4146,7 @@ func file_treadle_v1_processor_service_proto_rawDescGZIP() []byte {
 }
 
 var file_treadle_v1_processor_service_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_treadle_v1_processor_service_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_treadle_v1_processor_service_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_treadle_v1_processor_service_proto_goTypes = []any{
 	(Hook)(0),                              // 0: treadle.v1.Hook
 	(HookMode)(0),                          // 1: treadle.v1.HookMode
@@ -3984,72 +4175,74 @@ var file_treadle_v1_processor_service_proto_goTypes = []any{
 	(*BeforeToolCallArgs)(nil),             // 24: treadle.v1.BeforeToolCallArgs
 	(*AfterToolCallArgs)(nil),              // 25: treadle.v1.AfterToolCallArgs
 	(*OnViolationArgs)(nil),                // 26: treadle.v1.OnViolationArgs
-	(*OutputResult)(nil),                   // 27: treadle.v1.OutputResult
-	(*ProcessOutputResultArgs)(nil),        // 28: treadle.v1.ProcessOutputResultArgs
-	(*InvocationResult)(nil),               // 29: treadle.v1.InvocationResult
-	(*SkipToolOutcome)(nil),                // 30: treadle.v1.SkipToolOutcome
-	(*UnchangedOutcome)(nil),               // 31: treadle.v1.UnchangedOutcome
-	(*ReplaceOutcome)(nil),                 // 32: treadle.v1.ReplaceOutcome
-	(*MessageListReplacement)(nil),         // 33: treadle.v1.MessageListReplacement
-	(*PromptReplacement)(nil),              // 34: treadle.v1.PromptReplacement
-	(*CachedResponse)(nil),                 // 35: treadle.v1.CachedResponse
-	(*ActiveTools)(nil),                    // 36: treadle.v1.ActiveTools
-	(*StepOverrides)(nil),                  // 37: treadle.v1.StepOverrides
-	(*StepTools)(nil),                      // 38: treadle.v1.StepTools
-	(*AbortOutcome)(nil),                   // 39: treadle.v1.AbortOutcome
-	(*RetryOutcome)(nil),                   // 40: treadle.v1.RetryOutcome
-	(*ErrorOutcome)(nil),                   // 41: treadle.v1.ErrorOutcome
-	(*StreamOutcomes)(nil),                 // 42: treadle.v1.StreamOutcomes
-	(*ChunkOutcome)(nil),                   // 43: treadle.v1.ChunkOutcome
-	(*ChunkSequence)(nil),                  // 44: treadle.v1.ChunkSequence
-	(*DropOutcome)(nil),                    // 45: treadle.v1.DropOutcome
-	(*CancelInvocation)(nil),               // 46: treadle.v1.CancelInvocation
-	(*Drain)(nil),                          // 47: treadle.v1.Drain
-	(*durationpb.Duration)(nil),            // 48: google.protobuf.Duration
-	(*Message)(nil),                        // 49: treadle.v1.Message
-	(*SystemMessage)(nil),                  // 50: treadle.v1.SystemMessage
-	(*structpb.Struct)(nil),                // 51: google.protobuf.Struct
-	(*TraceContext)(nil),                   // 52: treadle.v1.TraceContext
-	(*timestamppb.Timestamp)(nil),          // 53: google.protobuf.Timestamp
-	(*StepResult)(nil),                     // 54: treadle.v1.StepResult
-	(*ToolChoice)(nil),                     // 55: treadle.v1.ToolChoice
-	(*ToolDefinition)(nil),                 // 56: treadle.v1.ToolDefinition
-	(*ModelSettings)(nil),                  // 57: treadle.v1.ModelSettings
-	(*StructuredOutput)(nil),               // 58: treadle.v1.StructuredOutput
-	(*PromptMessage)(nil),                  // 59: treadle.v1.PromptMessage
-	(*Chunk)(nil),                          // 60: treadle.v1.Chunk
-	(*structpb.Value)(nil),                 // 61: google.protobuf.Value
-	(FinishReason)(0),                      // 62: treadle.v1.FinishReason
-	(*ToolCall)(nil),                       // 63: treadle.v1.ToolCall
-	(*Usage)(nil),                          // 64: treadle.v1.Usage
-	(*DataChunk)(nil),                      // 65: treadle.v1.DataChunk
-	(*SystemMessages)(nil),                 // 66: treadle.v1.SystemMessages
+	(*TransformToolPayloadArgs)(nil),       // 27: treadle.v1.TransformToolPayloadArgs
+	(*TransformedPayload)(nil),             // 28: treadle.v1.TransformedPayload
+	(*OutputResult)(nil),                   // 29: treadle.v1.OutputResult
+	(*ProcessOutputResultArgs)(nil),        // 30: treadle.v1.ProcessOutputResultArgs
+	(*InvocationResult)(nil),               // 31: treadle.v1.InvocationResult
+	(*SkipToolOutcome)(nil),                // 32: treadle.v1.SkipToolOutcome
+	(*UnchangedOutcome)(nil),               // 33: treadle.v1.UnchangedOutcome
+	(*ReplaceOutcome)(nil),                 // 34: treadle.v1.ReplaceOutcome
+	(*MessageListReplacement)(nil),         // 35: treadle.v1.MessageListReplacement
+	(*PromptReplacement)(nil),              // 36: treadle.v1.PromptReplacement
+	(*CachedResponse)(nil),                 // 37: treadle.v1.CachedResponse
+	(*ActiveTools)(nil),                    // 38: treadle.v1.ActiveTools
+	(*StepOverrides)(nil),                  // 39: treadle.v1.StepOverrides
+	(*StepTools)(nil),                      // 40: treadle.v1.StepTools
+	(*AbortOutcome)(nil),                   // 41: treadle.v1.AbortOutcome
+	(*RetryOutcome)(nil),                   // 42: treadle.v1.RetryOutcome
+	(*ErrorOutcome)(nil),                   // 43: treadle.v1.ErrorOutcome
+	(*StreamOutcomes)(nil),                 // 44: treadle.v1.StreamOutcomes
+	(*ChunkOutcome)(nil),                   // 45: treadle.v1.ChunkOutcome
+	(*ChunkSequence)(nil),                  // 46: treadle.v1.ChunkSequence
+	(*DropOutcome)(nil),                    // 47: treadle.v1.DropOutcome
+	(*CancelInvocation)(nil),               // 48: treadle.v1.CancelInvocation
+	(*Drain)(nil),                          // 49: treadle.v1.Drain
+	(*durationpb.Duration)(nil),            // 50: google.protobuf.Duration
+	(*Message)(nil),                        // 51: treadle.v1.Message
+	(*SystemMessage)(nil),                  // 52: treadle.v1.SystemMessage
+	(*structpb.Struct)(nil),                // 53: google.protobuf.Struct
+	(*TraceContext)(nil),                   // 54: treadle.v1.TraceContext
+	(*timestamppb.Timestamp)(nil),          // 55: google.protobuf.Timestamp
+	(*StepResult)(nil),                     // 56: treadle.v1.StepResult
+	(*ToolChoice)(nil),                     // 57: treadle.v1.ToolChoice
+	(*ToolDefinition)(nil),                 // 58: treadle.v1.ToolDefinition
+	(*ModelSettings)(nil),                  // 59: treadle.v1.ModelSettings
+	(*StructuredOutput)(nil),               // 60: treadle.v1.StructuredOutput
+	(*PromptMessage)(nil),                  // 61: treadle.v1.PromptMessage
+	(*Chunk)(nil),                          // 62: treadle.v1.Chunk
+	(*structpb.Value)(nil),                 // 63: google.protobuf.Value
+	(FinishReason)(0),                      // 64: treadle.v1.FinishReason
+	(*ToolCall)(nil),                       // 65: treadle.v1.ToolCall
+	(*Usage)(nil),                          // 66: treadle.v1.Usage
+	(*DataChunk)(nil),                      // 67: treadle.v1.DataChunk
+	(*SystemMessages)(nil),                 // 68: treadle.v1.SystemMessages
 }
 var file_treadle_v1_processor_service_proto_depIdxs = []int32{
 	7,   // 0: treadle.v1.ProcessorServiceAttachRequest.handshake:type_name -> treadle.v1.ProcessorHandshake
-	29,  // 1: treadle.v1.ProcessorServiceAttachRequest.result:type_name -> treadle.v1.InvocationResult
+	31,  // 1: treadle.v1.ProcessorServiceAttachRequest.result:type_name -> treadle.v1.InvocationResult
 	10,  // 2: treadle.v1.ProcessorServiceAttachResponse.welcome:type_name -> treadle.v1.ProcessorWelcome
 	13,  // 3: treadle.v1.ProcessorServiceAttachResponse.invocation:type_name -> treadle.v1.Invocation
-	46,  // 4: treadle.v1.ProcessorServiceAttachResponse.cancel:type_name -> treadle.v1.CancelInvocation
-	47,  // 5: treadle.v1.ProcessorServiceAttachResponse.drain:type_name -> treadle.v1.Drain
+	48,  // 4: treadle.v1.ProcessorServiceAttachResponse.cancel:type_name -> treadle.v1.CancelInvocation
+	49,  // 5: treadle.v1.ProcessorServiceAttachResponse.drain:type_name -> treadle.v1.Drain
 	6,   // 6: treadle.v1.ProcessorServiceAttachResponse.run_ended:type_name -> treadle.v1.RunEnded
 	8,   // 7: treadle.v1.ProcessorHandshake.processors:type_name -> treadle.v1.ProcessorDeclaration
 	9,   // 8: treadle.v1.ProcessorDeclaration.hooks:type_name -> treadle.v1.HookDeclaration
 	0,   // 9: treadle.v1.HookDeclaration.hook:type_name -> treadle.v1.Hook
 	1,   // 10: treadle.v1.HookDeclaration.mode:type_name -> treadle.v1.HookMode
-	48,  // 11: treadle.v1.HookDeclaration.timeout:type_name -> google.protobuf.Duration
+	50,  // 11: treadle.v1.HookDeclaration.timeout:type_name -> google.protobuf.Duration
 	2,   // 12: treadle.v1.HookDeclaration.delivery:type_name -> treadle.v1.StreamDelivery
 	8,   // 13: treadle.v1.ProcessorWelcome.processors:type_name -> treadle.v1.ProcessorDeclaration
-	49,  // 14: treadle.v1.ListedMessage.message:type_name -> treadle.v1.Message
+	51,  // 14: treadle.v1.ListedMessage.message:type_name -> treadle.v1.Message
 	3,   // 15: treadle.v1.ListedMessage.source:type_name -> treadle.v1.MessageSource
 	11,  // 16: treadle.v1.MessageListSnapshot.messages:type_name -> treadle.v1.ListedMessage
-	50,  // 17: treadle.v1.MessageListSnapshot.system_messages:type_name -> treadle.v1.SystemMessage
+	52,  // 17: treadle.v1.MessageListSnapshot.system_messages:type_name -> treadle.v1.SystemMessage
 	0,   // 18: treadle.v1.Invocation.hook:type_name -> treadle.v1.Hook
-	51,  // 19: treadle.v1.Invocation.request_context:type_name -> google.protobuf.Struct
+	53,  // 19: treadle.v1.Invocation.request_context:type_name -> google.protobuf.Struct
 	14,  // 20: treadle.v1.Invocation.state:type_name -> treadle.v1.ProcessorState
-	52,  // 21: treadle.v1.Invocation.trace_context:type_name -> treadle.v1.TraceContext
-	53,  // 22: treadle.v1.Invocation.deadline:type_name -> google.protobuf.Timestamp
-	48,  // 23: treadle.v1.Invocation.timeout:type_name -> google.protobuf.Duration
+	54,  // 21: treadle.v1.Invocation.trace_context:type_name -> treadle.v1.TraceContext
+	55,  // 22: treadle.v1.Invocation.deadline:type_name -> google.protobuf.Timestamp
+	50,  // 23: treadle.v1.Invocation.timeout:type_name -> google.protobuf.Duration
 	15,  // 24: treadle.v1.Invocation.process_input:type_name -> treadle.v1.ProcessInputArgs
 	16,  // 25: treadle.v1.Invocation.process_input_step:type_name -> treadle.v1.ProcessInputStepArgs
 	17,  // 26: treadle.v1.Invocation.process_llm_request:type_name -> treadle.v1.ProcessLLMRequestArgs
@@ -4058,89 +4251,93 @@ var file_treadle_v1_processor_service_proto_depIdxs = []int32{
 	21,  // 29: treadle.v1.Invocation.process_output_stream:type_name -> treadle.v1.ProcessOutputStreamArgs
 	22,  // 30: treadle.v1.Invocation.process_output_step:type_name -> treadle.v1.ProcessOutputStepArgs
 	23,  // 31: treadle.v1.Invocation.process_tool_result:type_name -> treadle.v1.ProcessToolResultArgs
-	28,  // 32: treadle.v1.Invocation.process_output_result:type_name -> treadle.v1.ProcessOutputResultArgs
+	30,  // 32: treadle.v1.Invocation.process_output_result:type_name -> treadle.v1.ProcessOutputResultArgs
 	24,  // 33: treadle.v1.Invocation.before_tool_call:type_name -> treadle.v1.BeforeToolCallArgs
 	25,  // 34: treadle.v1.Invocation.after_tool_call:type_name -> treadle.v1.AfterToolCallArgs
 	26,  // 35: treadle.v1.Invocation.on_violation:type_name -> treadle.v1.OnViolationArgs
-	51,  // 36: treadle.v1.ProcessorState.value:type_name -> google.protobuf.Struct
-	12,  // 37: treadle.v1.ProcessInputArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	12,  // 38: treadle.v1.ProcessInputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	54,  // 39: treadle.v1.ProcessInputStepArgs.steps:type_name -> treadle.v1.StepResult
-	55,  // 40: treadle.v1.ProcessInputStepArgs.tool_choice:type_name -> treadle.v1.ToolChoice
-	56,  // 41: treadle.v1.ProcessInputStepArgs.tools:type_name -> treadle.v1.ToolDefinition
-	51,  // 42: treadle.v1.ProcessInputStepArgs.provider_options:type_name -> google.protobuf.Struct
-	57,  // 43: treadle.v1.ProcessInputStepArgs.model_settings:type_name -> treadle.v1.ModelSettings
-	58,  // 44: treadle.v1.ProcessInputStepArgs.structured_output:type_name -> treadle.v1.StructuredOutput
-	59,  // 45: treadle.v1.ProcessLLMRequestArgs.prompt:type_name -> treadle.v1.PromptMessage
-	54,  // 46: treadle.v1.ProcessLLMRequestArgs.steps:type_name -> treadle.v1.StepResult
-	60,  // 47: treadle.v1.ProcessLLMResponseArgs.chunks:type_name -> treadle.v1.Chunk
-	54,  // 48: treadle.v1.ProcessLLMResponseArgs.steps:type_name -> treadle.v1.StepResult
-	61,  // 49: treadle.v1.APIError.body:type_name -> google.protobuf.Value
-	19,  // 50: treadle.v1.ProcessAPIErrorArgs.error:type_name -> treadle.v1.APIError
-	12,  // 51: treadle.v1.ProcessAPIErrorArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	54,  // 52: treadle.v1.ProcessAPIErrorArgs.steps:type_name -> treadle.v1.StepResult
-	60,  // 53: treadle.v1.ProcessOutputStreamArgs.parts:type_name -> treadle.v1.Chunk
-	12,  // 54: treadle.v1.ProcessOutputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	62,  // 55: treadle.v1.ProcessOutputStepArgs.finish_reason:type_name -> treadle.v1.FinishReason
-	63,  // 56: treadle.v1.ProcessOutputStepArgs.tool_calls:type_name -> treadle.v1.ToolCall
-	64,  // 57: treadle.v1.ProcessOutputStepArgs.usage:type_name -> treadle.v1.Usage
-	54,  // 58: treadle.v1.ProcessOutputStepArgs.steps:type_name -> treadle.v1.StepResult
-	51,  // 59: treadle.v1.ProcessOutputStepArgs.provider_metadata:type_name -> google.protobuf.Struct
-	12,  // 60: treadle.v1.ProcessToolResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	61,  // 61: treadle.v1.ProcessToolResultArgs.args:type_name -> google.protobuf.Value
-	61,  // 62: treadle.v1.ProcessToolResultArgs.result:type_name -> google.protobuf.Value
-	54,  // 63: treadle.v1.ProcessToolResultArgs.steps:type_name -> treadle.v1.StepResult
-	61,  // 64: treadle.v1.BeforeToolCallArgs.args:type_name -> google.protobuf.Value
-	61,  // 65: treadle.v1.AfterToolCallArgs.args:type_name -> google.protobuf.Value
-	61,  // 66: treadle.v1.AfterToolCallArgs.output:type_name -> google.protobuf.Value
-	61,  // 67: treadle.v1.OnViolationArgs.detail:type_name -> google.protobuf.Value
-	64,  // 68: treadle.v1.OutputResult.usage:type_name -> treadle.v1.Usage
-	62,  // 69: treadle.v1.OutputResult.finish_reason:type_name -> treadle.v1.FinishReason
-	54,  // 70: treadle.v1.OutputResult.steps:type_name -> treadle.v1.StepResult
-	12,  // 71: treadle.v1.ProcessOutputResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	27,  // 72: treadle.v1.ProcessOutputResultArgs.result:type_name -> treadle.v1.OutputResult
-	31,  // 73: treadle.v1.InvocationResult.unchanged:type_name -> treadle.v1.UnchangedOutcome
-	32,  // 74: treadle.v1.InvocationResult.replace:type_name -> treadle.v1.ReplaceOutcome
-	39,  // 75: treadle.v1.InvocationResult.abort:type_name -> treadle.v1.AbortOutcome
-	40,  // 76: treadle.v1.InvocationResult.retry:type_name -> treadle.v1.RetryOutcome
-	41,  // 77: treadle.v1.InvocationResult.error:type_name -> treadle.v1.ErrorOutcome
-	42,  // 78: treadle.v1.InvocationResult.stream:type_name -> treadle.v1.StreamOutcomes
-	30,  // 79: treadle.v1.InvocationResult.skip_tool:type_name -> treadle.v1.SkipToolOutcome
-	14,  // 80: treadle.v1.InvocationResult.state:type_name -> treadle.v1.ProcessorState
-	65,  // 81: treadle.v1.InvocationResult.custom_chunks:type_name -> treadle.v1.DataChunk
-	61,  // 82: treadle.v1.SkipToolOutcome.output:type_name -> google.protobuf.Value
-	33,  // 83: treadle.v1.ReplaceOutcome.messages:type_name -> treadle.v1.MessageListReplacement
-	66,  // 84: treadle.v1.ReplaceOutcome.system_messages:type_name -> treadle.v1.SystemMessages
-	37,  // 85: treadle.v1.ReplaceOutcome.step_overrides:type_name -> treadle.v1.StepOverrides
-	34,  // 86: treadle.v1.ReplaceOutcome.prompt:type_name -> treadle.v1.PromptReplacement
-	35,  // 87: treadle.v1.ReplaceOutcome.cached_response:type_name -> treadle.v1.CachedResponse
-	49,  // 88: treadle.v1.MessageListReplacement.messages:type_name -> treadle.v1.Message
-	3,   // 89: treadle.v1.MessageListReplacement.sources:type_name -> treadle.v1.MessageSource
-	59,  // 90: treadle.v1.PromptReplacement.messages:type_name -> treadle.v1.PromptMessage
-	60,  // 91: treadle.v1.CachedResponse.chunks:type_name -> treadle.v1.Chunk
-	55,  // 92: treadle.v1.StepOverrides.tool_choice:type_name -> treadle.v1.ToolChoice
-	36,  // 93: treadle.v1.StepOverrides.active_tools:type_name -> treadle.v1.ActiveTools
-	51,  // 94: treadle.v1.StepOverrides.provider_options:type_name -> google.protobuf.Struct
-	57,  // 95: treadle.v1.StepOverrides.model_settings:type_name -> treadle.v1.ModelSettings
-	58,  // 96: treadle.v1.StepOverrides.structured_output:type_name -> treadle.v1.StructuredOutput
-	38,  // 97: treadle.v1.StepOverrides.tools:type_name -> treadle.v1.StepTools
-	61,  // 98: treadle.v1.AbortOutcome.metadata:type_name -> google.protobuf.Value
-	33,  // 99: treadle.v1.RetryOutcome.messages:type_name -> treadle.v1.MessageListReplacement
-	43,  // 100: treadle.v1.StreamOutcomes.chunks:type_name -> treadle.v1.ChunkOutcome
-	31,  // 101: treadle.v1.ChunkOutcome.unchanged:type_name -> treadle.v1.UnchangedOutcome
-	60,  // 102: treadle.v1.ChunkOutcome.replace:type_name -> treadle.v1.Chunk
-	45,  // 103: treadle.v1.ChunkOutcome.drop:type_name -> treadle.v1.DropOutcome
-	39,  // 104: treadle.v1.ChunkOutcome.abort:type_name -> treadle.v1.AbortOutcome
-	41,  // 105: treadle.v1.ChunkOutcome.error:type_name -> treadle.v1.ErrorOutcome
-	44,  // 106: treadle.v1.ChunkOutcome.chunks:type_name -> treadle.v1.ChunkSequence
-	60,  // 107: treadle.v1.ChunkSequence.chunks:type_name -> treadle.v1.Chunk
-	4,   // 108: treadle.v1.ProcessorService.Attach:input_type -> treadle.v1.ProcessorServiceAttachRequest
-	5,   // 109: treadle.v1.ProcessorService.Attach:output_type -> treadle.v1.ProcessorServiceAttachResponse
-	109, // [109:110] is the sub-list for method output_type
-	108, // [108:109] is the sub-list for method input_type
-	108, // [108:108] is the sub-list for extension type_name
-	108, // [108:108] is the sub-list for extension extendee
-	0,   // [0:108] is the sub-list for field type_name
+	27,  // 36: treadle.v1.Invocation.transform_tool_payload:type_name -> treadle.v1.TransformToolPayloadArgs
+	53,  // 37: treadle.v1.ProcessorState.value:type_name -> google.protobuf.Struct
+	12,  // 38: treadle.v1.ProcessInputArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	12,  // 39: treadle.v1.ProcessInputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	56,  // 40: treadle.v1.ProcessInputStepArgs.steps:type_name -> treadle.v1.StepResult
+	57,  // 41: treadle.v1.ProcessInputStepArgs.tool_choice:type_name -> treadle.v1.ToolChoice
+	58,  // 42: treadle.v1.ProcessInputStepArgs.tools:type_name -> treadle.v1.ToolDefinition
+	53,  // 43: treadle.v1.ProcessInputStepArgs.provider_options:type_name -> google.protobuf.Struct
+	59,  // 44: treadle.v1.ProcessInputStepArgs.model_settings:type_name -> treadle.v1.ModelSettings
+	60,  // 45: treadle.v1.ProcessInputStepArgs.structured_output:type_name -> treadle.v1.StructuredOutput
+	61,  // 46: treadle.v1.ProcessLLMRequestArgs.prompt:type_name -> treadle.v1.PromptMessage
+	56,  // 47: treadle.v1.ProcessLLMRequestArgs.steps:type_name -> treadle.v1.StepResult
+	62,  // 48: treadle.v1.ProcessLLMResponseArgs.chunks:type_name -> treadle.v1.Chunk
+	56,  // 49: treadle.v1.ProcessLLMResponseArgs.steps:type_name -> treadle.v1.StepResult
+	63,  // 50: treadle.v1.APIError.body:type_name -> google.protobuf.Value
+	19,  // 51: treadle.v1.ProcessAPIErrorArgs.error:type_name -> treadle.v1.APIError
+	12,  // 52: treadle.v1.ProcessAPIErrorArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	56,  // 53: treadle.v1.ProcessAPIErrorArgs.steps:type_name -> treadle.v1.StepResult
+	62,  // 54: treadle.v1.ProcessOutputStreamArgs.parts:type_name -> treadle.v1.Chunk
+	12,  // 55: treadle.v1.ProcessOutputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	64,  // 56: treadle.v1.ProcessOutputStepArgs.finish_reason:type_name -> treadle.v1.FinishReason
+	65,  // 57: treadle.v1.ProcessOutputStepArgs.tool_calls:type_name -> treadle.v1.ToolCall
+	66,  // 58: treadle.v1.ProcessOutputStepArgs.usage:type_name -> treadle.v1.Usage
+	56,  // 59: treadle.v1.ProcessOutputStepArgs.steps:type_name -> treadle.v1.StepResult
+	53,  // 60: treadle.v1.ProcessOutputStepArgs.provider_metadata:type_name -> google.protobuf.Struct
+	12,  // 61: treadle.v1.ProcessToolResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	63,  // 62: treadle.v1.ProcessToolResultArgs.args:type_name -> google.protobuf.Value
+	63,  // 63: treadle.v1.ProcessToolResultArgs.result:type_name -> google.protobuf.Value
+	56,  // 64: treadle.v1.ProcessToolResultArgs.steps:type_name -> treadle.v1.StepResult
+	63,  // 65: treadle.v1.BeforeToolCallArgs.args:type_name -> google.protobuf.Value
+	63,  // 66: treadle.v1.AfterToolCallArgs.args:type_name -> google.protobuf.Value
+	63,  // 67: treadle.v1.AfterToolCallArgs.output:type_name -> google.protobuf.Value
+	63,  // 68: treadle.v1.OnViolationArgs.detail:type_name -> google.protobuf.Value
+	63,  // 69: treadle.v1.TransformToolPayloadArgs.payload:type_name -> google.protobuf.Value
+	63,  // 70: treadle.v1.TransformedPayload.payload:type_name -> google.protobuf.Value
+	66,  // 71: treadle.v1.OutputResult.usage:type_name -> treadle.v1.Usage
+	64,  // 72: treadle.v1.OutputResult.finish_reason:type_name -> treadle.v1.FinishReason
+	56,  // 73: treadle.v1.OutputResult.steps:type_name -> treadle.v1.StepResult
+	12,  // 74: treadle.v1.ProcessOutputResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	29,  // 75: treadle.v1.ProcessOutputResultArgs.result:type_name -> treadle.v1.OutputResult
+	33,  // 76: treadle.v1.InvocationResult.unchanged:type_name -> treadle.v1.UnchangedOutcome
+	34,  // 77: treadle.v1.InvocationResult.replace:type_name -> treadle.v1.ReplaceOutcome
+	41,  // 78: treadle.v1.InvocationResult.abort:type_name -> treadle.v1.AbortOutcome
+	42,  // 79: treadle.v1.InvocationResult.retry:type_name -> treadle.v1.RetryOutcome
+	43,  // 80: treadle.v1.InvocationResult.error:type_name -> treadle.v1.ErrorOutcome
+	44,  // 81: treadle.v1.InvocationResult.stream:type_name -> treadle.v1.StreamOutcomes
+	32,  // 82: treadle.v1.InvocationResult.skip_tool:type_name -> treadle.v1.SkipToolOutcome
+	28,  // 83: treadle.v1.InvocationResult.transformed:type_name -> treadle.v1.TransformedPayload
+	14,  // 84: treadle.v1.InvocationResult.state:type_name -> treadle.v1.ProcessorState
+	67,  // 85: treadle.v1.InvocationResult.custom_chunks:type_name -> treadle.v1.DataChunk
+	63,  // 86: treadle.v1.SkipToolOutcome.output:type_name -> google.protobuf.Value
+	35,  // 87: treadle.v1.ReplaceOutcome.messages:type_name -> treadle.v1.MessageListReplacement
+	68,  // 88: treadle.v1.ReplaceOutcome.system_messages:type_name -> treadle.v1.SystemMessages
+	39,  // 89: treadle.v1.ReplaceOutcome.step_overrides:type_name -> treadle.v1.StepOverrides
+	36,  // 90: treadle.v1.ReplaceOutcome.prompt:type_name -> treadle.v1.PromptReplacement
+	37,  // 91: treadle.v1.ReplaceOutcome.cached_response:type_name -> treadle.v1.CachedResponse
+	51,  // 92: treadle.v1.MessageListReplacement.messages:type_name -> treadle.v1.Message
+	3,   // 93: treadle.v1.MessageListReplacement.sources:type_name -> treadle.v1.MessageSource
+	61,  // 94: treadle.v1.PromptReplacement.messages:type_name -> treadle.v1.PromptMessage
+	62,  // 95: treadle.v1.CachedResponse.chunks:type_name -> treadle.v1.Chunk
+	57,  // 96: treadle.v1.StepOverrides.tool_choice:type_name -> treadle.v1.ToolChoice
+	38,  // 97: treadle.v1.StepOverrides.active_tools:type_name -> treadle.v1.ActiveTools
+	53,  // 98: treadle.v1.StepOverrides.provider_options:type_name -> google.protobuf.Struct
+	59,  // 99: treadle.v1.StepOverrides.model_settings:type_name -> treadle.v1.ModelSettings
+	60,  // 100: treadle.v1.StepOverrides.structured_output:type_name -> treadle.v1.StructuredOutput
+	40,  // 101: treadle.v1.StepOverrides.tools:type_name -> treadle.v1.StepTools
+	63,  // 102: treadle.v1.AbortOutcome.metadata:type_name -> google.protobuf.Value
+	35,  // 103: treadle.v1.RetryOutcome.messages:type_name -> treadle.v1.MessageListReplacement
+	45,  // 104: treadle.v1.StreamOutcomes.chunks:type_name -> treadle.v1.ChunkOutcome
+	33,  // 105: treadle.v1.ChunkOutcome.unchanged:type_name -> treadle.v1.UnchangedOutcome
+	62,  // 106: treadle.v1.ChunkOutcome.replace:type_name -> treadle.v1.Chunk
+	47,  // 107: treadle.v1.ChunkOutcome.drop:type_name -> treadle.v1.DropOutcome
+	41,  // 108: treadle.v1.ChunkOutcome.abort:type_name -> treadle.v1.AbortOutcome
+	43,  // 109: treadle.v1.ChunkOutcome.error:type_name -> treadle.v1.ErrorOutcome
+	46,  // 110: treadle.v1.ChunkOutcome.chunks:type_name -> treadle.v1.ChunkSequence
+	62,  // 111: treadle.v1.ChunkSequence.chunks:type_name -> treadle.v1.Chunk
+	4,   // 112: treadle.v1.ProcessorService.Attach:input_type -> treadle.v1.ProcessorServiceAttachRequest
+	5,   // 113: treadle.v1.ProcessorService.Attach:output_type -> treadle.v1.ProcessorServiceAttachResponse
+	113, // [113:114] is the sub-list for method output_type
+	112, // [112:113] is the sub-list for method input_type
+	112, // [112:112] is the sub-list for extension type_name
+	112, // [112:112] is the sub-list for extension extendee
+	0,   // [0:112] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_processor_service_proto_init() }
@@ -4177,8 +4374,9 @@ func file_treadle_v1_processor_service_proto_init() {
 		(*Invocation_BeforeToolCall)(nil),
 		(*Invocation_AfterToolCall)(nil),
 		(*Invocation_OnViolation)(nil),
+		(*Invocation_TransformToolPayload)(nil),
 	}
-	file_treadle_v1_processor_service_proto_msgTypes[25].OneofWrappers = []any{
+	file_treadle_v1_processor_service_proto_msgTypes[27].OneofWrappers = []any{
 		(*InvocationResult_Unchanged)(nil),
 		(*InvocationResult_Replace)(nil),
 		(*InvocationResult_Abort)(nil),
@@ -4186,8 +4384,9 @@ func file_treadle_v1_processor_service_proto_init() {
 		(*InvocationResult_Error)(nil),
 		(*InvocationResult_Stream)(nil),
 		(*InvocationResult_SkipTool)(nil),
+		(*InvocationResult_Transformed)(nil),
 	}
-	file_treadle_v1_processor_service_proto_msgTypes[39].OneofWrappers = []any{
+	file_treadle_v1_processor_service_proto_msgTypes[41].OneofWrappers = []any{
 		(*ChunkOutcome_Unchanged)(nil),
 		(*ChunkOutcome_Replace)(nil),
 		(*ChunkOutcome_Drop)(nil),
@@ -4201,7 +4400,7 @@ func file_treadle_v1_processor_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_treadle_v1_processor_service_proto_rawDesc), len(file_treadle_v1_processor_service_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   42,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

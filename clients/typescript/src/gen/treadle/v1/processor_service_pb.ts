@@ -22,7 +22,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file treadle/v1/processor_service.proto.
  */
 export const file_treadle_v1_processor_service: GenFile = /*@__PURE__*/
-  fileDesc("CiJ0cmVhZGxlL3YxL3Byb2Nlc3Nvcl9zZXJ2aWNlLnByb3RvEgp0cmVhZGxlLnYxIo8BCh1Qcm9jZXNzb3JTZXJ2aWNlQXR0YWNoUmVxdWVzdBIzCgloYW5kc2hha2UYASABKAsyHi50cmVhZGxlLnYxLlByb2Nlc3NvckhhbmRzaGFrZUgAEi4KBnJlc3VsdBgCIAEoCzIcLnRyZWFkbGUudjEuSW52b2NhdGlvblJlc3VsdEgAQgkKB21lc3NhZ2UiiQIKHlByb2Nlc3NvclNlcnZpY2VBdHRhY2hSZXNwb25zZRIvCgd3ZWxjb21lGAEgASgLMhwudHJlYWRsZS52MS5Qcm9jZXNzb3JXZWxjb21lSAASLAoKaW52b2NhdGlvbhgCIAEoCzIWLnRyZWFkbGUudjEuSW52b2NhdGlvbkgAEi4KBmNhbmNlbBgDIAEoCzIcLnRyZWFkbGUudjEuQ2FuY2VsSW52b2NhdGlvbkgAEiIKBWRyYWluGAQgASgLMhEudHJlYWRsZS52MS5EcmFpbkgAEikKCXJ1bl9lbmRlZBgFIAEoCzIULnRyZWFkbGUudjEuUnVuRW5kZWRIAEIJCgdtZXNzYWdlIhoKCFJ1bkVuZGVkEg4KBnJ1bl9pZBgBIAEoCSJ6ChJQcm9jZXNzb3JIYW5kc2hha2USGQoRcHJvdG9jb2xfdmVyc2lvbnMYASADKA0SNAoKcHJvY2Vzc29ycxgCIAMoCzIgLnRyZWFkbGUudjEuUHJvY2Vzc29yRGVjbGFyYXRpb24SEwoLaW5zdGFuY2VfaWQYAyABKAkicQoUUHJvY2Vzc29yRGVjbGFyYXRpb24SCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIqCgVob29rcxgEIAMoCzIbLnRyZWFkbGUudjEuSG9va0RlY2xhcmF0aW9uIooCCg9Ib29rRGVjbGFyYXRpb24SHgoEaG9vaxgBIAEoDjIQLnRyZWFkbGUudjEuSG9vaxIiCgRtb2RlGAIgASgOMhQudHJlYWRsZS52MS5Ib29rTW9kZRIqCgd0aW1lb3V0GAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhoKEnByb2Nlc3NfZGF0YV9wYXJ0cxgEIAEoCBIsCghkZWxpdmVyeRgFIAEoDjIaLnRyZWFkbGUudjEuU3RyZWFtRGVsaXZlcnkSEgoKbWF4X3dpbmRvdxgGIAEoDRIVCg1tYXhfaW5fZmxpZ2h0GAcgASgNEhIKCnRvb2xfbmFtZXMYCCADKAkidQoQUHJvY2Vzc29yV2VsY29tZRIYChBwcm90b2NvbF92ZXJzaW9uGAEgASgNEjQKCnByb2Nlc3NvcnMYAiADKAsyIC50cmVhZGxlLnYxLlByb2Nlc3NvckRlY2xhcmF0aW9uEhEKCXNlcnZlcl9pZBgDIAEoCSJgCg1MaXN0ZWRNZXNzYWdlEiQKB21lc3NhZ2UYASABKAsyEy50cmVhZGxlLnYxLk1lc3NhZ2USKQoGc291cmNlGAIgASgOMhkudHJlYWRsZS52MS5NZXNzYWdlU291cmNlInYKE01lc3NhZ2VMaXN0U25hcHNob3QSKwoIbWVzc2FnZXMYASADKAsyGS50cmVhZGxlLnYxLkxpc3RlZE1lc3NhZ2USMgoPc3lzdGVtX21lc3NhZ2VzGAIgAygLMhkudHJlYWRsZS52MS5TeXN0ZW1NZXNzYWdlIswJCgpJbnZvY2F0aW9uEhUKDWludm9jYXRpb25faWQYASABKAkSFAoMcHJvY2Vzc29yX2lkGAIgASgJEh4KBGhvb2sYAyABKA4yEC50cmVhZGxlLnYxLkhvb2sSDgoGcnVuX2lkGAQgASgJEhAKCGFnZW50X2lkGAUgASgJEhEKCXRocmVhZF9pZBgGIAEoCRITCgtyZXNvdXJjZV9pZBgHIAEoCRITCgtzdGVwX251bWJlchgIIAEoBRITCgtyZXRyeV9jb3VudBgJIAEoBRIwCg9yZXF1ZXN0X2NvbnRleHQYCiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EikKBXN0YXRlGAsgASgLMhoudHJlYWRsZS52MS5Qcm9jZXNzb3JTdGF0ZRIvCg10cmFjZV9jb250ZXh0GAwgASgLMhgudHJlYWRsZS52MS5UcmFjZUNvbnRleHQSLAoIZGVhZGxpbmUYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3Byb2Nlc3Nvcl9pbmRleBgOIAEoBRIqCgd0aW1lb3V0GA8gASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjUKDXByb2Nlc3NfaW5wdXQYFCABKAsyHC50cmVhZGxlLnYxLlByb2Nlc3NJbnB1dEFyZ3NIABI+ChJwcm9jZXNzX2lucHV0X3N0ZXAYFSABKAsyIC50cmVhZGxlLnYxLlByb2Nlc3NJbnB1dFN0ZXBBcmdzSAASQAoTcHJvY2Vzc19sbG1fcmVxdWVzdBgWIAEoCzIhLnRyZWFkbGUudjEuUHJvY2Vzc0xMTVJlcXVlc3RBcmdzSAASQgoUcHJvY2Vzc19sbG1fcmVzcG9uc2UYFyABKAsyIi50cmVhZGxlLnYxLlByb2Nlc3NMTE1SZXNwb25zZUFyZ3NIABI8ChFwcm9jZXNzX2FwaV9lcnJvchgYIAEoCzIfLnRyZWFkbGUudjEuUHJvY2Vzc0FQSUVycm9yQXJnc0gAEkQKFXByb2Nlc3Nfb3V0cHV0X3N0cmVhbRgZIAEoCzIjLnRyZWFkbGUudjEuUHJvY2Vzc091dHB1dFN0cmVhbUFyZ3NIABJAChNwcm9jZXNzX291dHB1dF9zdGVwGBogASgLMiEudHJlYWRsZS52MS5Qcm9jZXNzT3V0cHV0U3RlcEFyZ3NIABJAChNwcm9jZXNzX3Rvb2xfcmVzdWx0GBsgASgLMiEudHJlYWRsZS52MS5Qcm9jZXNzVG9vbFJlc3VsdEFyZ3NIABJEChVwcm9jZXNzX291dHB1dF9yZXN1bHQYHCABKAsyIy50cmVhZGxlLnYxLlByb2Nlc3NPdXRwdXRSZXN1bHRBcmdzSAASOgoQYmVmb3JlX3Rvb2xfY2FsbBgdIAEoCzIeLnRyZWFkbGUudjEuQmVmb3JlVG9vbENhbGxBcmdzSAASOAoPYWZ0ZXJfdG9vbF9jYWxsGB4gASgLMh0udHJlYWRsZS52MS5BZnRlclRvb2xDYWxsQXJnc0gAEjMKDG9uX3Zpb2xhdGlvbhgfIAEoCzIbLnRyZWFkbGUudjEuT25WaW9sYXRpb25BcmdzSABCBgoEYXJncyJJCg5Qcm9jZXNzb3JTdGF0ZRImCgV2YWx1ZRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDwoHdmVyc2lvbhgCIAEoBCJJChBQcm9jZXNzSW5wdXRBcmdzEjUKDG1lc3NhZ2VfbGlzdBgBIAEoCzIfLnRyZWFkbGUudjEuTWVzc2FnZUxpc3RTbmFwc2hvdCKQAwoUUHJvY2Vzc0lucHV0U3RlcEFyZ3MSNQoMbWVzc2FnZV9saXN0GAEgASgLMh8udHJlYWRsZS52MS5NZXNzYWdlTGlzdFNuYXBzaG90EiUKBXN0ZXBzGAIgAygLMhYudHJlYWRsZS52MS5TdGVwUmVzdWx0Eg0KBW1vZGVsGAMgASgJEisKC3Rvb2xfY2hvaWNlGAQgASgLMhYudHJlYWRsZS52MS5Ub29sQ2hvaWNlEhQKDGFjdGl2ZV90b29scxgFIAMoCRIpCgV0b29scxgGIAMoCzIaLnRyZWFkbGUudjEuVG9vbERlZmluaXRpb24SMQoQcHJvdmlkZXJfb3B0aW9ucxgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSMQoObW9kZWxfc2V0dGluZ3MYCCABKAsyGS50cmVhZGxlLnYxLk1vZGVsU2V0dGluZ3MSNwoRc3RydWN0dXJlZF9vdXRwdXQYCSABKAsyHC50cmVhZGxlLnYxLlN0cnVjdHVyZWRPdXRwdXQieAoVUHJvY2Vzc0xMTVJlcXVlc3RBcmdzEikKBnByb21wdBgBIAMoCzIZLnRyZWFkbGUudjEuUHJvbXB0TWVzc2FnZRINCgVtb2RlbBgCIAEoCRIlCgVzdGVwcxgDIAMoCzIWLnRyZWFkbGUudjEuU3RlcFJlc3VsdCKFAQoWUHJvY2Vzc0xMTVJlc3BvbnNlQXJncxIhCgZjaHVua3MYASADKAsyES50cmVhZGxlLnYxLkNodW5rEg0KBW1vZGVsGAIgASgJEiUKBXN0ZXBzGAMgAygLMhYudHJlYWRsZS52MS5TdGVwUmVzdWx0EhIKCmZyb21fY2FjaGUYBCABKAgikAEKCEFQSUVycm9yEg8KB21lc3NhZ2UYASABKAkSEwoLc3RhdHVzX2NvZGUYAiABKAUSJAoEYm9keRgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIQCghwcm92aWRlchgEIAEoCRIQCghtb2RlbF9pZBgFIAEoCRIUCgxpc19yZXRyeWFibGUYBiABKAgimAEKE1Byb2Nlc3NBUElFcnJvckFyZ3MSIwoFZXJyb3IYASABKAsyFC50cmVhZGxlLnYxLkFQSUVycm9yEjUKDG1lc3NhZ2VfbGlzdBgCIAEoCzIfLnRyZWFkbGUudjEuTWVzc2FnZUxpc3RTbmFwc2hvdBIlCgVzdGVwcxgDIAMoCzIWLnRyZWFkbGUudjEuU3RlcFJlc3VsdCI7ChdQcm9jZXNzT3V0cHV0U3RyZWFtQXJncxIgCgVwYXJ0cxgBIAMoCzIRLnRyZWFkbGUudjEuQ2h1bmsitAIKFVByb2Nlc3NPdXRwdXRTdGVwQXJncxI1CgxtZXNzYWdlX2xpc3QYASABKAsyHy50cmVhZGxlLnYxLk1lc3NhZ2VMaXN0U25hcHNob3QSLwoNZmluaXNoX3JlYXNvbhgCIAEoDjIYLnRyZWFkbGUudjEuRmluaXNoUmVhc29uEigKCnRvb2xfY2FsbHMYAyADKAsyFC50cmVhZGxlLnYxLlRvb2xDYWxsEgwKBHRleHQYBCABKAkSIAoFdXNhZ2UYBSABKAsyES50cmVhZGxlLnYxLlVzYWdlEiUKBXN0ZXBzGAYgAygLMhYudHJlYWRsZS52MS5TdGVwUmVzdWx0EjIKEXByb3ZpZGVyX21ldGFkYXRhGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCKHAgoVUHJvY2Vzc1Rvb2xSZXN1bHRBcmdzEjUKDG1lc3NhZ2VfbGlzdBgBIAEoCzIfLnRyZWFkbGUudjEuTWVzc2FnZUxpc3RTbmFwc2hvdBIRCgl0b29sX25hbWUYAiABKAkSFAoMdG9vbF9jYWxsX2lkGAMgASgJEiQKBGFyZ3MYBCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSJgoGcmVzdWx0GAUgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEhkKEXByb3ZpZGVyX2V4ZWN1dGVkGAYgASgIEiUKBXN0ZXBzGAcgAygLMhYudHJlYWRsZS52MS5TdGVwUmVzdWx0ImMKEkJlZm9yZVRvb2xDYWxsQXJncxIRCgl0b29sX25hbWUYASABKAkSFAoMdG9vbF9jYWxsX2lkGAIgASgJEiQKBGFyZ3MYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUimQEKEUFmdGVyVG9vbENhbGxBcmdzEhEKCXRvb2xfbmFtZRgBIAEoCRIUCgx0b29sX2NhbGxfaWQYAiABKAkSJAoEYXJncxgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRImCgZvdXRwdXQYBCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSDQoFZXJyb3IYBSABKAkibgoPT25WaW9sYXRpb25BcmdzEhQKDHByb2Nlc3Nvcl9pZBgBIAEoCRIPCgdtZXNzYWdlGAIgASgJEiYKBmRldGFpbBgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIMCgRob29rGAQgASgJIpYBCgxPdXRwdXRSZXN1bHQSDAoEdGV4dBgBIAEoCRIgCgV1c2FnZRgCIAEoCzIRLnRyZWFkbGUudjEuVXNhZ2USLwoNZmluaXNoX3JlYXNvbhgDIAEoDjIYLnRyZWFkbGUudjEuRmluaXNoUmVhc29uEiUKBXN0ZXBzGAQgAygLMhYudHJlYWRsZS52MS5TdGVwUmVzdWx0InoKF1Byb2Nlc3NPdXRwdXRSZXN1bHRBcmdzEjUKDG1lc3NhZ2VfbGlzdBgBIAEoCzIfLnRyZWFkbGUudjEuTWVzc2FnZUxpc3RTbmFwc2hvdBIoCgZyZXN1bHQYAiABKAsyGC50cmVhZGxlLnYxLk91dHB1dFJlc3VsdCLQAwoQSW52b2NhdGlvblJlc3VsdBIVCg1pbnZvY2F0aW9uX2lkGAEgASgJEjEKCXVuY2hhbmdlZBgCIAEoCzIcLnRyZWFkbGUudjEuVW5jaGFuZ2VkT3V0Y29tZUgAEi0KB3JlcGxhY2UYAyABKAsyGi50cmVhZGxlLnYxLlJlcGxhY2VPdXRjb21lSAASKQoFYWJvcnQYBCABKAsyGC50cmVhZGxlLnYxLkFib3J0T3V0Y29tZUgAEikKBXJldHJ5GAUgASgLMhgudHJlYWRsZS52MS5SZXRyeU91dGNvbWVIABIpCgVlcnJvchgGIAEoCzIYLnRyZWFkbGUudjEuRXJyb3JPdXRjb21lSAASLAoGc3RyZWFtGAcgASgLMhoudHJlYWRsZS52MS5TdHJlYW1PdXRjb21lc0gAEjAKCXNraXBfdG9vbBgIIAEoCzIbLnRyZWFkbGUudjEuU2tpcFRvb2xPdXRjb21lSAASKQoFc3RhdGUYCiABKAsyGi50cmVhZGxlLnYxLlByb2Nlc3NvclN0YXRlEiwKDWN1c3RvbV9jaHVua3MYCyADKAsyFS50cmVhZGxlLnYxLkRhdGFDaHVua0IJCgdvdXRjb21lIjkKD1NraXBUb29sT3V0Y29tZRImCgZvdXRwdXQYASABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUiEgoQVW5jaGFuZ2VkT3V0Y29tZSKSAgoOUmVwbGFjZU91dGNvbWUSNAoIbWVzc2FnZXMYASABKAsyIi50cmVhZGxlLnYxLk1lc3NhZ2VMaXN0UmVwbGFjZW1lbnQSMwoPc3lzdGVtX21lc3NhZ2VzGAIgASgLMhoudHJlYWRsZS52MS5TeXN0ZW1NZXNzYWdlcxIxCg5zdGVwX292ZXJyaWRlcxgDIAEoCzIZLnRyZWFkbGUudjEuU3RlcE92ZXJyaWRlcxItCgZwcm9tcHQYBCABKAsyHS50cmVhZGxlLnYxLlByb21wdFJlcGxhY2VtZW50EjMKD2NhY2hlZF9yZXNwb25zZRgFIAEoCzIaLnRyZWFkbGUudjEuQ2FjaGVkUmVzcG9uc2UiawoWTWVzc2FnZUxpc3RSZXBsYWNlbWVudBIlCghtZXNzYWdlcxgBIAMoCzITLnRyZWFkbGUudjEuTWVzc2FnZRIqCgdzb3VyY2VzGAIgAygOMhkudHJlYWRsZS52MS5NZXNzYWdlU291cmNlIkAKEVByb21wdFJlcGxhY2VtZW50EisKCG1lc3NhZ2VzGAEgAygLMhkudHJlYWRsZS52MS5Qcm9tcHRNZXNzYWdlIjMKDkNhY2hlZFJlc3BvbnNlEiEKBmNodW5rcxgBIAMoCzIRLnRyZWFkbGUudjEuQ2h1bmsiHAoLQWN0aXZlVG9vbHMSDQoFbmFtZXMYASADKAkivwIKDVN0ZXBPdmVycmlkZXMSDQoFbW9kZWwYASABKAkSKwoLdG9vbF9jaG9pY2UYAiABKAsyFi50cmVhZGxlLnYxLlRvb2xDaG9pY2USLQoMYWN0aXZlX3Rvb2xzGAMgASgLMhcudHJlYWRsZS52MS5BY3RpdmVUb29scxIxChBwcm92aWRlcl9vcHRpb25zGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIxCg5tb2RlbF9zZXR0aW5ncxgFIAEoCzIZLnRyZWFkbGUudjEuTW9kZWxTZXR0aW5ncxI3ChFzdHJ1Y3R1cmVkX291dHB1dBgGIAEoCzIcLnRyZWFkbGUudjEuU3RydWN0dXJlZE91dHB1dBIkCgV0b29scxgHIAEoCzIVLnRyZWFkbGUudjEuU3RlcFRvb2xzIhoKCVN0ZXBUb29scxINCgVuYW1lcxgBIAMoCSJXCgxBYm9ydE91dGNvbWUSDgoGcmVhc29uGAEgASgJEg0KBXJldHJ5GAIgASgIEigKCG1ldGFkYXRhGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIkQKDFJldHJ5T3V0Y29tZRI0CghtZXNzYWdlcxgBIAEoCzIiLnRyZWFkbGUudjEuTWVzc2FnZUxpc3RSZXBsYWNlbWVudCIfCgxFcnJvck91dGNvbWUSDwoHbWVzc2FnZRgBIAEoCSI6Cg5TdHJlYW1PdXRjb21lcxIoCgZjaHVua3MYASADKAsyGC50cmVhZGxlLnYxLkNodW5rT3V0Y29tZSKeAgoMQ2h1bmtPdXRjb21lEjEKCXVuY2hhbmdlZBgBIAEoCzIcLnRyZWFkbGUudjEuVW5jaGFuZ2VkT3V0Y29tZUgAEiQKB3JlcGxhY2UYAiABKAsyES50cmVhZGxlLnYxLkNodW5rSAASJwoEZHJvcBgDIAEoCzIXLnRyZWFkbGUudjEuRHJvcE91dGNvbWVIABIpCgVhYm9ydBgEIAEoCzIYLnRyZWFkbGUudjEuQWJvcnRPdXRjb21lSAASKQoFZXJyb3IYBSABKAsyGC50cmVhZGxlLnYxLkVycm9yT3V0Y29tZUgAEisKBmNodW5rcxgGIAEoCzIZLnRyZWFkbGUudjEuQ2h1bmtTZXF1ZW5jZUgAQgkKB291dGNvbWUiMgoNQ2h1bmtTZXF1ZW5jZRIhCgZjaHVua3MYASADKAsyES50cmVhZGxlLnYxLkNodW5rIg0KC0Ryb3BPdXRjb21lKvICCgRIb29rEhQKEEhPT0tfVU5TUEVDSUZJRUQQABIWChJIT09LX1BST0NFU1NfSU5QVVQQARIbChdIT09LX1BST0NFU1NfSU5QVVRfU1RFUBACEhwKGEhPT0tfUFJPQ0VTU19MTE1fUkVRVUVTVBADEh0KGUhPT0tfUFJPQ0VTU19MTE1fUkVTUE9OU0UQBBIaChZIT09LX1BST0NFU1NfQVBJX0VSUk9SEAUSHgoaSE9PS19QUk9DRVNTX09VVFBVVF9TVFJFQU0QBhIcChhIT09LX1BST0NFU1NfT1VUUFVUX1NURVAQBxIcChhIT09LX1BST0NFU1NfVE9PTF9SRVNVTFQQCBIeChpIT09LX1BST0NFU1NfT1VUUFVUX1JFU1VMVBAJEhkKFUhPT0tfQkVGT1JFX1RPT0xfQ0FMTBAKEhgKFEhPT0tfQUZURVJfVE9PTF9DQUxMEAsSFQoRSE9PS19PTl9WSU9MQVRJT04QDCpSCghIb29rTW9kZRIZChVIT09LX01PREVfVU5TUEVDSUZJRUQQABIUChBIT09LX01PREVfTVVUQVRFEAESFQoRSE9PS19NT0RFX09CU0VSVkUQAipuCg5TdHJlYW1EZWxpdmVyeRIfChtTVFJFQU1fREVMSVZFUllfVU5TUEVDSUZJRUQQABIdChlTVFJFQU1fREVMSVZFUllfUEVSX0NIVU5LEAESHAoYU1RSRUFNX0RFTElWRVJZX1dJTkRPV0VEEAIqnQEKDU1lc3NhZ2VTb3VyY2USHgoaTUVTU0FHRV9TT1VSQ0VfVU5TUEVDSUZJRUQQABIZChVNRVNTQUdFX1NPVVJDRV9NRU1PUlkQARIYChRNRVNTQUdFX1NPVVJDRV9JTlBVVBACEhsKF01FU1NBR0VfU09VUkNFX1JFU1BPTlNFEAMSGgoWTUVTU0FHRV9TT1VSQ0VfQ09OVEVYVBAEMncKEFByb2Nlc3NvclNlcnZpY2USYwoGQXR0YWNoEikudHJlYWRsZS52MS5Qcm9jZXNzb3JTZXJ2aWNlQXR0YWNoUmVxdWVzdBoqLnRyZWFkbGUudjEuUHJvY2Vzc29yU2VydmljZUF0dGFjaFJlc3BvbnNlKAEwAUJjCg5kZXYudHJlYWRsZS52MVABWkJnaXRodWIuY29tL3RyZWFkbGUtZGV2L3RyZWFkbGUvY2xpZW50cy9nby9nZW4vdHJlYWRsZS92MTt0cmVhZGxldjGqAgpUcmVhZGxlLlYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_agent, file_treadle_v1_chunk, file_treadle_v1_message, file_treadle_v1_prompt, file_treadle_v1_remote]);
+  fileDesc("CiJ0cmVhZGxlL3YxL3Byb2Nlc3Nvcl9zZXJ2aWNlLnByb3RvEgp0cmVhZGxlLnYxIo8BCh1Qcm9jZXNzb3JTZXJ2aWNlQXR0YWNoUmVxdWVzdBIzCgloYW5kc2hha2UYASABKAsyHi50cmVhZGxlLnYxLlByb2Nlc3NvckhhbmRzaGFrZUgAEi4KBnJlc3VsdBgCIAEoCzIcLnRyZWFkbGUudjEuSW52b2NhdGlvblJlc3VsdEgAQgkKB21lc3NhZ2UiiQIKHlByb2Nlc3NvclNlcnZpY2VBdHRhY2hSZXNwb25zZRIvCgd3ZWxjb21lGAEgASgLMhwudHJlYWRsZS52MS5Qcm9jZXNzb3JXZWxjb21lSAASLAoKaW52b2NhdGlvbhgCIAEoCzIWLnRyZWFkbGUudjEuSW52b2NhdGlvbkgAEi4KBmNhbmNlbBgDIAEoCzIcLnRyZWFkbGUudjEuQ2FuY2VsSW52b2NhdGlvbkgAEiIKBWRyYWluGAQgASgLMhEudHJlYWRsZS52MS5EcmFpbkgAEikKCXJ1bl9lbmRlZBgFIAEoCzIULnRyZWFkbGUudjEuUnVuRW5kZWRIAEIJCgdtZXNzYWdlIhoKCFJ1bkVuZGVkEg4KBnJ1bl9pZBgBIAEoCSJ6ChJQcm9jZXNzb3JIYW5kc2hha2USGQoRcHJvdG9jb2xfdmVyc2lvbnMYASADKA0SNAoKcHJvY2Vzc29ycxgCIAMoCzIgLnRyZWFkbGUudjEuUHJvY2Vzc29yRGVjbGFyYXRpb24SEwoLaW5zdGFuY2VfaWQYAyABKAkicQoUUHJvY2Vzc29yRGVjbGFyYXRpb24SCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIqCgVob29rcxgEIAMoCzIbLnRyZWFkbGUudjEuSG9va0RlY2xhcmF0aW9uIooCCg9Ib29rRGVjbGFyYXRpb24SHgoEaG9vaxgBIAEoDjIQLnRyZWFkbGUudjEuSG9vaxIiCgRtb2RlGAIgASgOMhQudHJlYWRsZS52MS5Ib29rTW9kZRIqCgd0aW1lb3V0GAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhoKEnByb2Nlc3NfZGF0YV9wYXJ0cxgEIAEoCBIsCghkZWxpdmVyeRgFIAEoDjIaLnRyZWFkbGUudjEuU3RyZWFtRGVsaXZlcnkSEgoKbWF4X3dpbmRvdxgGIAEoDRIVCg1tYXhfaW5fZmxpZ2h0GAcgASgNEhIKCnRvb2xfbmFtZXMYCCADKAkidQoQUHJvY2Vzc29yV2VsY29tZRIYChBwcm90b2NvbF92ZXJzaW9uGAEgASgNEjQKCnByb2Nlc3NvcnMYAiADKAsyIC50cmVhZGxlLnYxLlByb2Nlc3NvckRlY2xhcmF0aW9uEhEKCXNlcnZlcl9pZBgDIAEoCSJgCg1MaXN0ZWRNZXNzYWdlEiQKB21lc3NhZ2UYASABKAsyEy50cmVhZGxlLnYxLk1lc3NhZ2USKQoGc291cmNlGAIgASgOMhkudHJlYWRsZS52MS5NZXNzYWdlU291cmNlInYKE01lc3NhZ2VMaXN0U25hcHNob3QSKwoIbWVzc2FnZXMYASADKAsyGS50cmVhZGxlLnYxLkxpc3RlZE1lc3NhZ2USMgoPc3lzdGVtX21lc3NhZ2VzGAIgAygLMhkudHJlYWRsZS52MS5TeXN0ZW1NZXNzYWdlIpQKCgpJbnZvY2F0aW9uEhUKDWludm9jYXRpb25faWQYASABKAkSFAoMcHJvY2Vzc29yX2lkGAIgASgJEh4KBGhvb2sYAyABKA4yEC50cmVhZGxlLnYxLkhvb2sSDgoGcnVuX2lkGAQgASgJEhAKCGFnZW50X2lkGAUgASgJEhEKCXRocmVhZF9pZBgGIAEoCRITCgtyZXNvdXJjZV9pZBgHIAEoCRITCgtzdGVwX251bWJlchgIIAEoBRITCgtyZXRyeV9jb3VudBgJIAEoBRIwCg9yZXF1ZXN0X2NvbnRleHQYCiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EikKBXN0YXRlGAsgASgLMhoudHJlYWRsZS52MS5Qcm9jZXNzb3JTdGF0ZRIvCg10cmFjZV9jb250ZXh0GAwgASgLMhgudHJlYWRsZS52MS5UcmFjZUNvbnRleHQSLAoIZGVhZGxpbmUYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3Byb2Nlc3Nvcl9pbmRleBgOIAEoBRIqCgd0aW1lb3V0GA8gASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjUKDXByb2Nlc3NfaW5wdXQYFCABKAsyHC50cmVhZGxlLnYxLlByb2Nlc3NJbnB1dEFyZ3NIABI+ChJwcm9jZXNzX2lucHV0X3N0ZXAYFSABKAsyIC50cmVhZGxlLnYxLlByb2Nlc3NJbnB1dFN0ZXBBcmdzSAASQAoTcHJvY2Vzc19sbG1fcmVxdWVzdBgWIAEoCzIhLnRyZWFkbGUudjEuUHJvY2Vzc0xMTVJlcXVlc3RBcmdzSAASQgoUcHJvY2Vzc19sbG1fcmVzcG9uc2UYFyABKAsyIi50cmVhZGxlLnYxLlByb2Nlc3NMTE1SZXNwb25zZUFyZ3NIABI8ChFwcm9jZXNzX2FwaV9lcnJvchgYIAEoCzIfLnRyZWFkbGUudjEuUHJvY2Vzc0FQSUVycm9yQXJnc0gAEkQKFXByb2Nlc3Nfb3V0cHV0X3N0cmVhbRgZIAEoCzIjLnRyZWFkbGUudjEuUHJvY2Vzc091dHB1dFN0cmVhbUFyZ3NIABJAChNwcm9jZXNzX291dHB1dF9zdGVwGBogASgLMiEudHJlYWRsZS52MS5Qcm9jZXNzT3V0cHV0U3RlcEFyZ3NIABJAChNwcm9jZXNzX3Rvb2xfcmVzdWx0GBsgASgLMiEudHJlYWRsZS52MS5Qcm9jZXNzVG9vbFJlc3VsdEFyZ3NIABJEChVwcm9jZXNzX291dHB1dF9yZXN1bHQYHCABKAsyIy50cmVhZGxlLnYxLlByb2Nlc3NPdXRwdXRSZXN1bHRBcmdzSAASOgoQYmVmb3JlX3Rvb2xfY2FsbBgdIAEoCzIeLnRyZWFkbGUudjEuQmVmb3JlVG9vbENhbGxBcmdzSAASOAoPYWZ0ZXJfdG9vbF9jYWxsGB4gASgLMh0udHJlYWRsZS52MS5BZnRlclRvb2xDYWxsQXJnc0gAEjMKDG9uX3Zpb2xhdGlvbhgfIAEoCzIbLnRyZWFkbGUudjEuT25WaW9sYXRpb25BcmdzSAASRgoWdHJhbnNmb3JtX3Rvb2xfcGF5bG9hZBgjIAEoCzIkLnRyZWFkbGUudjEuVHJhbnNmb3JtVG9vbFBheWxvYWRBcmdzSABCBgoEYXJncyJJCg5Qcm9jZXNzb3JTdGF0ZRImCgV2YWx1ZRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDwoHdmVyc2lvbhgCIAEoBCJJChBQcm9jZXNzSW5wdXRBcmdzEjUKDG1lc3NhZ2VfbGlzdBgBIAEoCzIfLnRyZWFkbGUudjEuTWVzc2FnZUxpc3RTbmFwc2hvdCKQAwoUUHJvY2Vzc0lucHV0U3RlcEFyZ3MSNQoMbWVzc2FnZV9saXN0GAEgASgLMh8udHJlYWRsZS52MS5NZXNzYWdlTGlzdFNuYXBzaG90EiUKBXN0ZXBzGAIgAygLMhYudHJlYWRsZS52MS5TdGVwUmVzdWx0Eg0KBW1vZGVsGAMgASgJEisKC3Rvb2xfY2hvaWNlGAQgASgLMhYudHJlYWRsZS52MS5Ub29sQ2hvaWNlEhQKDGFjdGl2ZV90b29scxgFIAMoCRIpCgV0b29scxgGIAMoCzIaLnRyZWFkbGUudjEuVG9vbERlZmluaXRpb24SMQoQcHJvdmlkZXJfb3B0aW9ucxgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSMQoObW9kZWxfc2V0dGluZ3MYCCABKAsyGS50cmVhZGxlLnYxLk1vZGVsU2V0dGluZ3MSNwoRc3RydWN0dXJlZF9vdXRwdXQYCSABKAsyHC50cmVhZGxlLnYxLlN0cnVjdHVyZWRPdXRwdXQieAoVUHJvY2Vzc0xMTVJlcXVlc3RBcmdzEikKBnByb21wdBgBIAMoCzIZLnRyZWFkbGUudjEuUHJvbXB0TWVzc2FnZRINCgVtb2RlbBgCIAEoCRIlCgVzdGVwcxgDIAMoCzIWLnRyZWFkbGUudjEuU3RlcFJlc3VsdCKFAQoWUHJvY2Vzc0xMTVJlc3BvbnNlQXJncxIhCgZjaHVua3MYASADKAsyES50cmVhZGxlLnYxLkNodW5rEg0KBW1vZGVsGAIgASgJEiUKBXN0ZXBzGAMgAygLMhYudHJlYWRsZS52MS5TdGVwUmVzdWx0EhIKCmZyb21fY2FjaGUYBCABKAgikAEKCEFQSUVycm9yEg8KB21lc3NhZ2UYASABKAkSEwoLc3RhdHVzX2NvZGUYAiABKAUSJAoEYm9keRgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIQCghwcm92aWRlchgEIAEoCRIQCghtb2RlbF9pZBgFIAEoCRIUCgxpc19yZXRyeWFibGUYBiABKAgimAEKE1Byb2Nlc3NBUElFcnJvckFyZ3MSIwoFZXJyb3IYASABKAsyFC50cmVhZGxlLnYxLkFQSUVycm9yEjUKDG1lc3NhZ2VfbGlzdBgCIAEoCzIfLnRyZWFkbGUudjEuTWVzc2FnZUxpc3RTbmFwc2hvdBIlCgVzdGVwcxgDIAMoCzIWLnRyZWFkbGUudjEuU3RlcFJlc3VsdCI7ChdQcm9jZXNzT3V0cHV0U3RyZWFtQXJncxIgCgVwYXJ0cxgBIAMoCzIRLnRyZWFkbGUudjEuQ2h1bmsitAIKFVByb2Nlc3NPdXRwdXRTdGVwQXJncxI1CgxtZXNzYWdlX2xpc3QYASABKAsyHy50cmVhZGxlLnYxLk1lc3NhZ2VMaXN0U25hcHNob3QSLwoNZmluaXNoX3JlYXNvbhgCIAEoDjIYLnRyZWFkbGUudjEuRmluaXNoUmVhc29uEigKCnRvb2xfY2FsbHMYAyADKAsyFC50cmVhZGxlLnYxLlRvb2xDYWxsEgwKBHRleHQYBCABKAkSIAoFdXNhZ2UYBSABKAsyES50cmVhZGxlLnYxLlVzYWdlEiUKBXN0ZXBzGAYgAygLMhYudHJlYWRsZS52MS5TdGVwUmVzdWx0EjIKEXByb3ZpZGVyX21ldGFkYXRhGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCKHAgoVUHJvY2Vzc1Rvb2xSZXN1bHRBcmdzEjUKDG1lc3NhZ2VfbGlzdBgBIAEoCzIfLnRyZWFkbGUudjEuTWVzc2FnZUxpc3RTbmFwc2hvdBIRCgl0b29sX25hbWUYAiABKAkSFAoMdG9vbF9jYWxsX2lkGAMgASgJEiQKBGFyZ3MYBCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSJgoGcmVzdWx0GAUgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEhkKEXByb3ZpZGVyX2V4ZWN1dGVkGAYgASgIEiUKBXN0ZXBzGAcgAygLMhYudHJlYWRsZS52MS5TdGVwUmVzdWx0ImMKEkJlZm9yZVRvb2xDYWxsQXJncxIRCgl0b29sX25hbWUYASABKAkSFAoMdG9vbF9jYWxsX2lkGAIgASgJEiQKBGFyZ3MYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUimQEKEUFmdGVyVG9vbENhbGxBcmdzEhEKCXRvb2xfbmFtZRgBIAEoCRIUCgx0b29sX2NhbGxfaWQYAiABKAkSJAoEYXJncxgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRImCgZvdXRwdXQYBCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSDQoFZXJyb3IYBSABKAkibgoPT25WaW9sYXRpb25BcmdzEhQKDHByb2Nlc3Nvcl9pZBgBIAEoCRIPCgdtZXNzYWdlGAIgASgJEiYKBmRldGFpbBgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIMCgRob29rGAQgASgJIosBChhUcmFuc2Zvcm1Ub29sUGF5bG9hZEFyZ3MSDgoGdGFyZ2V0GAEgASgJEg0KBXBoYXNlGAIgASgJEhEKCXRvb2xfbmFtZRgDIAEoCRIUCgx0b29sX2NhbGxfaWQYBCABKAkSJwoHcGF5bG9hZBgFIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZSI9ChJUcmFuc2Zvcm1lZFBheWxvYWQSJwoHcGF5bG9hZBgBIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZSKWAQoMT3V0cHV0UmVzdWx0EgwKBHRleHQYASABKAkSIAoFdXNhZ2UYAiABKAsyES50cmVhZGxlLnYxLlVzYWdlEi8KDWZpbmlzaF9yZWFzb24YAyABKA4yGC50cmVhZGxlLnYxLkZpbmlzaFJlYXNvbhIlCgVzdGVwcxgEIAMoCzIWLnRyZWFkbGUudjEuU3RlcFJlc3VsdCJ6ChdQcm9jZXNzT3V0cHV0UmVzdWx0QXJncxI1CgxtZXNzYWdlX2xpc3QYASABKAsyHy50cmVhZGxlLnYxLk1lc3NhZ2VMaXN0U25hcHNob3QSKAoGcmVzdWx0GAIgASgLMhgudHJlYWRsZS52MS5PdXRwdXRSZXN1bHQihwQKEEludm9jYXRpb25SZXN1bHQSFQoNaW52b2NhdGlvbl9pZBgBIAEoCRIxCgl1bmNoYW5nZWQYAiABKAsyHC50cmVhZGxlLnYxLlVuY2hhbmdlZE91dGNvbWVIABItCgdyZXBsYWNlGAMgASgLMhoudHJlYWRsZS52MS5SZXBsYWNlT3V0Y29tZUgAEikKBWFib3J0GAQgASgLMhgudHJlYWRsZS52MS5BYm9ydE91dGNvbWVIABIpCgVyZXRyeRgFIAEoCzIYLnRyZWFkbGUudjEuUmV0cnlPdXRjb21lSAASKQoFZXJyb3IYBiABKAsyGC50cmVhZGxlLnYxLkVycm9yT3V0Y29tZUgAEiwKBnN0cmVhbRgHIAEoCzIaLnRyZWFkbGUudjEuU3RyZWFtT3V0Y29tZXNIABIwCglza2lwX3Rvb2wYCCABKAsyGy50cmVhZGxlLnYxLlNraXBUb29sT3V0Y29tZUgAEjUKC3RyYW5zZm9ybWVkGA8gASgLMh4udHJlYWRsZS52MS5UcmFuc2Zvcm1lZFBheWxvYWRIABIpCgVzdGF0ZRgKIAEoCzIaLnRyZWFkbGUudjEuUHJvY2Vzc29yU3RhdGUSLAoNY3VzdG9tX2NodW5rcxgLIAMoCzIVLnRyZWFkbGUudjEuRGF0YUNodW5rQgkKB291dGNvbWUiOQoPU2tpcFRvb2xPdXRjb21lEiYKBm91dHB1dBgBIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZSISChBVbmNoYW5nZWRPdXRjb21lIpICCg5SZXBsYWNlT3V0Y29tZRI0CghtZXNzYWdlcxgBIAEoCzIiLnRyZWFkbGUudjEuTWVzc2FnZUxpc3RSZXBsYWNlbWVudBIzCg9zeXN0ZW1fbWVzc2FnZXMYAiABKAsyGi50cmVhZGxlLnYxLlN5c3RlbU1lc3NhZ2VzEjEKDnN0ZXBfb3ZlcnJpZGVzGAMgASgLMhkudHJlYWRsZS52MS5TdGVwT3ZlcnJpZGVzEi0KBnByb21wdBgEIAEoCzIdLnRyZWFkbGUudjEuUHJvbXB0UmVwbGFjZW1lbnQSMwoPY2FjaGVkX3Jlc3BvbnNlGAUgASgLMhoudHJlYWRsZS52MS5DYWNoZWRSZXNwb25zZSJrChZNZXNzYWdlTGlzdFJlcGxhY2VtZW50EiUKCG1lc3NhZ2VzGAEgAygLMhMudHJlYWRsZS52MS5NZXNzYWdlEioKB3NvdXJjZXMYAiADKA4yGS50cmVhZGxlLnYxLk1lc3NhZ2VTb3VyY2UiQAoRUHJvbXB0UmVwbGFjZW1lbnQSKwoIbWVzc2FnZXMYASADKAsyGS50cmVhZGxlLnYxLlByb21wdE1lc3NhZ2UiMwoOQ2FjaGVkUmVzcG9uc2USIQoGY2h1bmtzGAEgAygLMhEudHJlYWRsZS52MS5DaHVuayIcCgtBY3RpdmVUb29scxINCgVuYW1lcxgBIAMoCSK/AgoNU3RlcE92ZXJyaWRlcxINCgVtb2RlbBgBIAEoCRIrCgt0b29sX2Nob2ljZRgCIAEoCzIWLnRyZWFkbGUudjEuVG9vbENob2ljZRItCgxhY3RpdmVfdG9vbHMYAyABKAsyFy50cmVhZGxlLnYxLkFjdGl2ZVRvb2xzEjEKEHByb3ZpZGVyX29wdGlvbnMYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EjEKDm1vZGVsX3NldHRpbmdzGAUgASgLMhkudHJlYWRsZS52MS5Nb2RlbFNldHRpbmdzEjcKEXN0cnVjdHVyZWRfb3V0cHV0GAYgASgLMhwudHJlYWRsZS52MS5TdHJ1Y3R1cmVkT3V0cHV0EiQKBXRvb2xzGAcgASgLMhUudHJlYWRsZS52MS5TdGVwVG9vbHMiGgoJU3RlcFRvb2xzEg0KBW5hbWVzGAEgAygJIlcKDEFib3J0T3V0Y29tZRIOCgZyZWFzb24YASABKAkSDQoFcmV0cnkYAiABKAgSKAoIbWV0YWRhdGEYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUiRAoMUmV0cnlPdXRjb21lEjQKCG1lc3NhZ2VzGAEgASgLMiIudHJlYWRsZS52MS5NZXNzYWdlTGlzdFJlcGxhY2VtZW50Ih8KDEVycm9yT3V0Y29tZRIPCgdtZXNzYWdlGAEgASgJIjoKDlN0cmVhbU91dGNvbWVzEigKBmNodW5rcxgBIAMoCzIYLnRyZWFkbGUudjEuQ2h1bmtPdXRjb21lIp4CCgxDaHVua091dGNvbWUSMQoJdW5jaGFuZ2VkGAEgASgLMhwudHJlYWRsZS52MS5VbmNoYW5nZWRPdXRjb21lSAASJAoHcmVwbGFjZRgCIAEoCzIRLnRyZWFkbGUudjEuQ2h1bmtIABInCgRkcm9wGAMgASgLMhcudHJlYWRsZS52MS5Ecm9wT3V0Y29tZUgAEikKBWFib3J0GAQgASgLMhgudHJlYWRsZS52MS5BYm9ydE91dGNvbWVIABIpCgVlcnJvchgFIAEoCzIYLnRyZWFkbGUudjEuRXJyb3JPdXRjb21lSAASKwoGY2h1bmtzGAYgASgLMhkudHJlYWRsZS52MS5DaHVua1NlcXVlbmNlSABCCQoHb3V0Y29tZSIyCg1DaHVua1NlcXVlbmNlEiEKBmNodW5rcxgBIAMoCzIRLnRyZWFkbGUudjEuQ2h1bmsiDQoLRHJvcE91dGNvbWUqkwMKBEhvb2sSFAoQSE9PS19VTlNQRUNJRklFRBAAEhYKEkhPT0tfUFJPQ0VTU19JTlBVVBABEhsKF0hPT0tfUFJPQ0VTU19JTlBVVF9TVEVQEAISHAoYSE9PS19QUk9DRVNTX0xMTV9SRVFVRVNUEAMSHQoZSE9PS19QUk9DRVNTX0xMTV9SRVNQT05TRRAEEhoKFkhPT0tfUFJPQ0VTU19BUElfRVJST1IQBRIeChpIT09LX1BST0NFU1NfT1VUUFVUX1NUUkVBTRAGEhwKGEhPT0tfUFJPQ0VTU19PVVRQVVRfU1RFUBAHEhwKGEhPT0tfUFJPQ0VTU19UT09MX1JFU1VMVBAIEh4KGkhPT0tfUFJPQ0VTU19PVVRQVVRfUkVTVUxUEAkSGQoVSE9PS19CRUZPUkVfVE9PTF9DQUxMEAoSGAoUSE9PS19BRlRFUl9UT09MX0NBTEwQCxIVChFIT09LX09OX1ZJT0xBVElPThAMEh8KG0hPT0tfVFJBTlNGT1JNX1RPT0xfUEFZTE9BRBAQKlIKCEhvb2tNb2RlEhkKFUhPT0tfTU9ERV9VTlNQRUNJRklFRBAAEhQKEEhPT0tfTU9ERV9NVVRBVEUQARIVChFIT09LX01PREVfT0JTRVJWRRACKm4KDlN0cmVhbURlbGl2ZXJ5Eh8KG1NUUkVBTV9ERUxJVkVSWV9VTlNQRUNJRklFRBAAEh0KGVNUUkVBTV9ERUxJVkVSWV9QRVJfQ0hVTksQARIcChhTVFJFQU1fREVMSVZFUllfV0lORE9XRUQQAiqdAQoNTWVzc2FnZVNvdXJjZRIeChpNRVNTQUdFX1NPVVJDRV9VTlNQRUNJRklFRBAAEhkKFU1FU1NBR0VfU09VUkNFX01FTU9SWRABEhgKFE1FU1NBR0VfU09VUkNFX0lOUFVUEAISGwoXTUVTU0FHRV9TT1VSQ0VfUkVTUE9OU0UQAxIaChZNRVNTQUdFX1NPVVJDRV9DT05URVhUEAQydwoQUHJvY2Vzc29yU2VydmljZRJjCgZBdHRhY2gSKS50cmVhZGxlLnYxLlByb2Nlc3NvclNlcnZpY2VBdHRhY2hSZXF1ZXN0GioudHJlYWRsZS52MS5Qcm9jZXNzb3JTZXJ2aWNlQXR0YWNoUmVzcG9uc2UoATABQmMKDmRldi50cmVhZGxlLnYxUAFaQmdpdGh1Yi5jb20vdHJlYWRsZS1kZXYvdHJlYWRsZS9jbGllbnRzL2dvL2dlbi90cmVhZGxlL3YxO3RyZWFkbGV2MaoCClRyZWFkbGUuVjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_agent, file_treadle_v1_chunk, file_treadle_v1_message, file_treadle_v1_prompt, file_treadle_v1_remote]);
 
 /**
  * ProcessorServiceAttachRequest is a message from the processor process to the server.
@@ -279,8 +279,8 @@ export type HookDeclaration = Message<"treadle.v1.HookDeclaration"> & {
   maxInFlight: number;
 
   /**
-   * `beforeToolCall`, `afterToolCall` and `processToolResult` only: the tools (by name) the
-   * hook is invoked for; empty means every tool.
+   * `beforeToolCall`, `afterToolCall`, `processToolResult` and `transformToolPayload` only: the
+   * tools (by name) the hook is invoked for; empty means every tool.
    *
    * @generated from field: repeated string tool_names = 8;
    */
@@ -604,6 +604,14 @@ export type Invocation = Message<"treadle.v1.Invocation"> & {
      */
     value: OnViolationArgs;
     case: "onViolation";
+  } | {
+    /**
+     * Arguments of `transformToolPayload`.
+     *
+     * @generated from field: treadle.v1.TransformToolPayloadArgs transform_tool_payload = 35;
+     */
+    value: TransformToolPayloadArgs;
+    case: "transformToolPayload";
   } | { case: undefined; value?: undefined };
 };
 
@@ -1211,6 +1219,84 @@ export const OnViolationArgsSchema: GenMessage<OnViolationArgs> = /*@__PURE__*/
   messageDesc(file_treadle_v1_processor_service, 22);
 
 /**
+ * TransformToolPayloadArgs are the arguments of `transformToolPayload`. Reply: `transformed`
+ * (the payload as the target shows it; without a payload the server shows the placeholder) or
+ * `unchanged` (the payload as received); anything else, or no answer, gives the placeholder.
+ *
+ * Declarative rules of the agent (`Agent.tool_payload_rules`) run first: `payload` is what they
+ * left. Argument deltas are never sent (they are suppressed unless a declarative `input-delta`
+ * rule exists).
+ *
+ * @generated from message treadle.v1.TransformToolPayloadArgs
+ */
+export type TransformToolPayloadArgs = Message<"treadle.v1.TransformToolPayloadArgs"> & {
+  /**
+   * `display` (streams, `Generate`, subscriptions) or `transcript` (`ListMessages`).
+   *
+   * @generated from field: string target = 1;
+   */
+  target: string;
+
+  /**
+   * `input` (the call's arguments), `output` (the tool's result) or `error` (its error message,
+   * a string, already scrubbed of raw argument values).
+   *
+   * @generated from field: string phase = 2;
+   */
+  phase: string;
+
+  /**
+   * Name of the tool.
+   *
+   * @generated from field: string tool_name = 3;
+   */
+  toolName: string;
+
+  /**
+   * Id of the tool call.
+   *
+   * @generated from field: string tool_call_id = 4;
+   */
+  toolCallId: string;
+
+  /**
+   * The payload to transform.
+   *
+   * @generated from field: google.protobuf.Value payload = 5;
+   */
+  payload?: Value | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.TransformToolPayloadArgs.
+ * Use `create(TransformToolPayloadArgsSchema)` to create a new message.
+ */
+export const TransformToolPayloadArgsSchema: GenMessage<TransformToolPayloadArgs> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_processor_service, 23);
+
+/**
+ * TransformedPayload is `transformToolPayload`'s answer.
+ *
+ * @generated from message treadle.v1.TransformedPayload
+ */
+export type TransformedPayload = Message<"treadle.v1.TransformedPayload"> & {
+  /**
+   * The payload as the target shows it; unset means the hook yielded nothing (the server shows
+   * the placeholder).
+   *
+   * @generated from field: google.protobuf.Value payload = 1;
+   */
+  payload?: Value | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.TransformedPayload.
+ * Use `create(TransformedPayloadSchema)` to create a new message.
+ */
+export const TransformedPayloadSchema: GenMessage<TransformedPayload> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_processor_service, 24);
+
+/**
  * OutputResult is the whole call's result, for `processOutputResult`.
  *
  * @generated from message treadle.v1.OutputResult
@@ -1250,7 +1336,7 @@ export type OutputResult = Message<"treadle.v1.OutputResult"> & {
  * Use `create(OutputResultSchema)` to create a new message.
  */
 export const OutputResultSchema: GenMessage<OutputResult> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 23);
+  messageDesc(file_treadle_v1_processor_service, 25);
 
 /**
  * ProcessOutputResultArgs are the arguments of `processOutputResult`. Reply: `unchanged`,
@@ -1279,7 +1365,7 @@ export type ProcessOutputResultArgs = Message<"treadle.v1.ProcessOutputResultArg
  * Use `create(ProcessOutputResultArgsSchema)` to create a new message.
  */
 export const ProcessOutputResultArgsSchema: GenMessage<ProcessOutputResultArgs> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 24);
+  messageDesc(file_treadle_v1_processor_service, 26);
 
 /**
  * InvocationResult answers one invocation.
@@ -1355,6 +1441,14 @@ export type InvocationResult = Message<"treadle.v1.InvocationResult"> & {
      */
     value: SkipToolOutcome;
     case: "skipTool";
+  } | {
+    /**
+     * `transformToolPayload` only: the transformed payload.
+     *
+     * @generated from field: treadle.v1.TransformedPayload transformed = 15;
+     */
+    value: TransformedPayload;
+    case: "transformed";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -1378,7 +1472,7 @@ export type InvocationResult = Message<"treadle.v1.InvocationResult"> & {
  * Use `create(InvocationResultSchema)` to create a new message.
  */
 export const InvocationResultSchema: GenMessage<InvocationResult> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 25);
+  messageDesc(file_treadle_v1_processor_service, 27);
 
 /**
  * SkipToolOutcome is `beforeToolCall`'s `{proceed: false, output}`.
@@ -1399,7 +1493,7 @@ export type SkipToolOutcome = Message<"treadle.v1.SkipToolOutcome"> & {
  * Use `create(SkipToolOutcomeSchema)` to create a new message.
  */
 export const SkipToolOutcomeSchema: GenMessage<SkipToolOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 26);
+  messageDesc(file_treadle_v1_processor_service, 28);
 
 /**
  * UnchangedOutcome: the hook changed nothing.
@@ -1414,7 +1508,7 @@ export type UnchangedOutcome = Message<"treadle.v1.UnchangedOutcome"> & {
  * Use `create(UnchangedOutcomeSchema)` to create a new message.
  */
 export const UnchangedOutcomeSchema: GenMessage<UnchangedOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 27);
+  messageDesc(file_treadle_v1_processor_service, 29);
 
 /**
  * ReplaceOutcome carries replacements; unset fields leave things unchanged.
@@ -1464,7 +1558,7 @@ export type ReplaceOutcome = Message<"treadle.v1.ReplaceOutcome"> & {
  * Use `create(ReplaceOutcomeSchema)` to create a new message.
  */
 export const ReplaceOutcomeSchema: GenMessage<ReplaceOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 28);
+  messageDesc(file_treadle_v1_processor_service, 30);
 
 /**
  * MessageListReplacement is a whole message list.
@@ -1495,7 +1589,7 @@ export type MessageListReplacement = Message<"treadle.v1.MessageListReplacement"
  * Use `create(MessageListReplacementSchema)` to create a new message.
  */
 export const MessageListReplacementSchema: GenMessage<MessageListReplacement> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 29);
+  messageDesc(file_treadle_v1_processor_service, 31);
 
 /**
  * PromptReplacement is a whole prompt.
@@ -1516,7 +1610,7 @@ export type PromptReplacement = Message<"treadle.v1.PromptReplacement"> & {
  * Use `create(PromptReplacementSchema)` to create a new message.
  */
 export const PromptReplacementSchema: GenMessage<PromptReplacement> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 30);
+  messageDesc(file_treadle_v1_processor_service, 32);
 
 /**
  * CachedResponse is a provider response to replay (text, reasoning and tool-call chunks, and a
@@ -1538,7 +1632,7 @@ export type CachedResponse = Message<"treadle.v1.CachedResponse"> & {
  * Use `create(CachedResponseSchema)` to create a new message.
  */
 export const CachedResponseSchema: GenMessage<CachedResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 31);
+  messageDesc(file_treadle_v1_processor_service, 33);
 
 /**
  * ActiveTools is a list of tool names (a wrapper, so an empty list differs from none).
@@ -1559,7 +1653,7 @@ export type ActiveTools = Message<"treadle.v1.ActiveTools"> & {
  * Use `create(ActiveToolsSchema)` to create a new message.
  */
 export const ActiveToolsSchema: GenMessage<ActiveTools> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 32);
+  messageDesc(file_treadle_v1_processor_service, 34);
 
 /**
  * StepOverrides are `processInputStep` overrides for the current step; unset fields keep the
@@ -1626,7 +1720,7 @@ export type StepOverrides = Message<"treadle.v1.StepOverrides"> & {
  * Use `create(StepOverridesSchema)` to create a new message.
  */
 export const StepOverridesSchema: GenMessage<StepOverrides> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 33);
+  messageDesc(file_treadle_v1_processor_service, 35);
 
 /**
  * StepTools is a list of tool names for one step (a wrapper, so an empty list differs from none).
@@ -1647,7 +1741,7 @@ export type StepTools = Message<"treadle.v1.StepTools"> & {
  * Use `create(StepToolsSchema)` to create a new message.
  */
 export const StepToolsSchema: GenMessage<StepTools> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 34);
+  messageDesc(file_treadle_v1_processor_service, 36);
 
 /**
  * AbortOutcome is the Mastra Processor API's `abort(reason, {retry, metadata})`.
@@ -1682,7 +1776,7 @@ export type AbortOutcome = Message<"treadle.v1.AbortOutcome"> & {
  * Use `create(AbortOutcomeSchema)` to create a new message.
  */
 export const AbortOutcomeSchema: GenMessage<AbortOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 35);
+  messageDesc(file_treadle_v1_processor_service, 37);
 
 /**
  * RetryOutcome asks `processAPIError` to retry the failed call.
@@ -1703,7 +1797,7 @@ export type RetryOutcome = Message<"treadle.v1.RetryOutcome"> & {
  * Use `create(RetryOutcomeSchema)` to create a new message.
  */
 export const RetryOutcomeSchema: GenMessage<RetryOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 36);
+  messageDesc(file_treadle_v1_processor_service, 38);
 
 /**
  * ErrorOutcome reports a hook that failed.
@@ -1724,7 +1818,7 @@ export type ErrorOutcome = Message<"treadle.v1.ErrorOutcome"> & {
  * Use `create(ErrorOutcomeSchema)` to create a new message.
  */
 export const ErrorOutcomeSchema: GenMessage<ErrorOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 37);
+  messageDesc(file_treadle_v1_processor_service, 39);
 
 /**
  * StreamOutcomes holds one outcome per chunk of a `processOutputStream` invocation (each
@@ -1746,7 +1840,7 @@ export type StreamOutcomes = Message<"treadle.v1.StreamOutcomes"> & {
  * Use `create(StreamOutcomesSchema)` to create a new message.
  */
 export const StreamOutcomesSchema: GenMessage<StreamOutcomes> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 38);
+  messageDesc(file_treadle_v1_processor_service, 40);
 
 /**
  * ChunkOutcome is what happens to one stream chunk.
@@ -1818,7 +1912,7 @@ export type ChunkOutcome = Message<"treadle.v1.ChunkOutcome"> & {
  * Use `create(ChunkOutcomeSchema)` to create a new message.
  */
 export const ChunkOutcomeSchema: GenMessage<ChunkOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 39);
+  messageDesc(file_treadle_v1_processor_service, 41);
 
 /**
  * ChunkSequence is zero or more chunks that take the place of one stream chunk.
@@ -1839,7 +1933,7 @@ export type ChunkSequence = Message<"treadle.v1.ChunkSequence"> & {
  * Use `create(ChunkSequenceSchema)` to create a new message.
  */
 export const ChunkSequenceSchema: GenMessage<ChunkSequence> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 40);
+  messageDesc(file_treadle_v1_processor_service, 42);
 
 /**
  * DropOutcome drops a stream chunk.
@@ -1854,7 +1948,7 @@ export type DropOutcome = Message<"treadle.v1.DropOutcome"> & {
  * Use `create(DropOutcomeSchema)` to create a new message.
  */
 export const DropOutcomeSchema: GenMessage<DropOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 41);
+  messageDesc(file_treadle_v1_processor_service, 43);
 
 /**
  * Hook names one method of the Processor interface.
@@ -1954,6 +2048,18 @@ export enum Hook {
    * @generated from enum value: HOOK_ON_VIOLATION = 12;
    */
   ON_VIOLATION = 12,
+
+  /**
+   * `transformToolPayload` (the Mastra Agent's `hooks.transform`): how one tool payload (a call's
+   * arguments, a result or an error) looks to clients (`display`) or in the history they read
+   * (`transcript`). Sent only for agents that list the processor in `tool_payload_processors`,
+   * and only for the tools in the declaration's `tool_names` (empty: every tool). MUST be MUTATE.
+   * The server fails closed: a timeout, disconnect, error or an answer without a payload shows
+   * `{"message": "Tool <phase> payload unavailable"}`, never the raw payload.
+   *
+   * @generated from enum value: HOOK_TRANSFORM_TOOL_PAYLOAD = 16;
+   */
+  TRANSFORM_TOOL_PAYLOAD = 16,
 }
 
 /**

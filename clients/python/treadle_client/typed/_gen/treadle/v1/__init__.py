@@ -195,6 +195,8 @@ __all__ = (
     "ToolServiceAttachResponse",
     "ToolWelcome",
     "TraceContext",
+    "TransformToolPayloadArgs",
+    "TransformedPayload",
     "Tripwire",
     "TripwireChunk",
     "UnchangedOutcome",
@@ -611,6 +613,16 @@ class Hook(betterproto2.Enum):
     declared, and ignores any answer. Errors in it are the process's own to swallow.
     """
 
+    TRANSFORM_TOOL_PAYLOAD = 16
+    """
+    `transformToolPayload` (the Mastra Agent's `hooks.transform`): how one tool payload (a call's
+    arguments, a result or an error) looks to clients (`display`) or in the history they read
+    (`transcript`). Sent only for agents that list the processor in `tool_payload_processors`,
+    and only for the tools in the declaration's `tool_names` (empty: every tool). MUST be MUTATE.
+    The server fails closed: a timeout, disconnect, error or an answer without a payload shows
+    `{"message": "Tool <phase> payload unavailable"}`, never the raw payload.
+    """
+
     @classmethod
     def betterproto_value_to_renamed_proto_names(cls) -> dict[int, str]:
         return {
@@ -627,6 +639,7 @@ class Hook(betterproto2.Enum):
             10: "HOOK_BEFORE_TOOL_CALL",
             11: "HOOK_AFTER_TOOL_CALL",
             12: "HOOK_ON_VIOLATION",
+            16: "HOOK_TRANSFORM_TOOL_PAYLOAD",
         }
 
     @classmethod
@@ -645,6 +658,7 @@ class Hook(betterproto2.Enum):
             "HOOK_BEFORE_TOOL_CALL": 10,
             "HOOK_AFTER_TOOL_CALL": 11,
             "HOOK_ON_VIOLATION": 12,
+            "HOOK_TRANSFORM_TOOL_PAYLOAD": 16,
         }
 
 
@@ -1717,6 +1731,16 @@ class Agent(betterproto2.Message):
     (`transcript`: `ListMessages`). Every rule that matches a tool, target and phase applies,
     in order. The model, the tool and the store always get the raw payload; a credential with
     `rawToolPayloads` sees raw payloads everywhere.
+    """
+
+    tool_payload_processors: "list[ProcessorRef]" = betterproto2.field(
+        41, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    Processors (remote, by id) serving `transformToolPayload`, run in order after
+    `tool_payload_rules` for the tools their declaration names. A tool one of them serves (any
+    tool while it is not attached) has a transform for both targets. They always fail closed,
+    whatever `failure_policy` says: a payload they cannot transform is shown as the placeholder.
     """
 
 
@@ -2998,8 +3022,8 @@ class HookDeclaration(betterproto2.Message):
         8, betterproto2.TYPE_STRING, repeated=True
     )
     """
-    `beforeToolCall`, `afterToolCall` and `processToolResult` only: the tools (by name) the
-    hook is invoked for; empty means every tool.
+    `beforeToolCall`, `afterToolCall`, `processToolResult` and `transformToolPayload` only: the
+    tools (by name) the hook is invoked for; empty means every tool.
     """
 
 
@@ -3267,6 +3291,13 @@ class Invocation(betterproto2.Message):
     Arguments of `onViolation`.
     """
 
+    transform_tool_payload: "TransformToolPayloadArgs | None" = betterproto2.field(
+        35, betterproto2.TYPE_MESSAGE, optional=True, group="args"
+    )
+    """
+    Arguments of `transformToolPayload`.
+    """
+
 
 default_message_pool.register_message("treadle.v1", "Invocation", Invocation)
 
@@ -3332,6 +3363,13 @@ class InvocationResult(betterproto2.Message):
     )
     """
     `beforeToolCall` only: do not run the tool; use this output as its result.
+    """
+
+    transformed: "TransformedPayload | None" = betterproto2.field(
+        15, betterproto2.TYPE_MESSAGE, optional=True, group="outcome"
+    )
+    """
+    `transformToolPayload` only: the transformed payload.
     """
 
     state: "ProcessorState | None" = betterproto2.field(
@@ -7840,6 +7878,72 @@ class TraceContext(betterproto2.Message):
 
 
 default_message_pool.register_message("treadle.v1", "TraceContext", TraceContext)
+
+
+@dataclass(eq=False, repr=False)
+class TransformedPayload(betterproto2.Message):
+    """
+    TransformedPayload is `transformToolPayload`'s answer.
+    """
+
+    payload: "__google__protobuf__.Value | None" = betterproto2.field(
+        1, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    The payload as the target shows it; unset means the hook yielded nothing (the server shows
+    the placeholder).
+    """
+
+
+default_message_pool.register_message(
+    "treadle.v1", "TransformedPayload", TransformedPayload
+)
+
+
+@dataclass(eq=False, repr=False)
+class TransformToolPayloadArgs(betterproto2.Message):
+    """
+    TransformToolPayloadArgs are the arguments of `transformToolPayload`. Reply: `transformed`
+    (the payload as the target shows it; without a payload the server shows the placeholder) or
+    `unchanged` (the payload as received); anything else, or no answer, gives the placeholder.
+
+    Declarative rules of the agent (`Agent.tool_payload_rules`) run first: `payload` is what they
+    left. Argument deltas are never sent (they are suppressed unless a declarative `input-delta`
+    rule exists).
+    """
+
+    target: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    `display` (streams, `Generate`, subscriptions) or `transcript` (`ListMessages`).
+    """
+
+    phase: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+    """
+    `input` (the call's arguments), `output` (the tool's result) or `error` (its error message,
+    a string, already scrubbed of raw argument values).
+    """
+
+    tool_name: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    """
+    Name of the tool.
+    """
+
+    tool_call_id: "str" = betterproto2.field(4, betterproto2.TYPE_STRING)
+    """
+    Id of the tool call.
+    """
+
+    payload: "__google__protobuf__.Value | None" = betterproto2.field(
+        5, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    The payload to transform.
+    """
+
+
+default_message_pool.register_message(
+    "treadle.v1", "TransformToolPayloadArgs", TransformToolPayloadArgs
+)
 
 
 @dataclass(eq=False, repr=False)
