@@ -306,13 +306,14 @@ async def test_suppress_and_replace_for_display(openai_server: Any) -> None:
     assert finish.payload.tool_calls[0].args == {"id": "hidden"}
 
 
-# --- the remote transform hook, served by a TypeScript process -------------------------------------
+# --- the remote transform hook, served by a TypeScript and a Go process --------------------------
 
 TS_TRANSFORM = Path(__file__).resolve().parent / "remote" / "ts" / "ssn_transform.ts"
 
 
-async def test_a_remote_typescript_transform_projects_both_targets_and_fails_closed_when_gone(
-    start_app: Any, openai_server: Any
+@pytest.mark.parametrize("language", ["typescript", "go"])
+async def test_a_remote_transform_projects_both_targets_and_fails_closed_when_gone(
+    start_app: Any, openai_server: Any, language: str, request: pytest.FixtureRequest
 ) -> None:
     from tests.remote.procs import Child
     from tests.test_typescript_processor import TS_CLIENT, TSX
@@ -325,9 +326,12 @@ async def test_a_remote_typescript_transform_projects_both_targets_and_fails_clo
     running.app.add_agent(Agent(
         id="support", model="openai/test-model", base_url=fake.base_url, instructions=[SystemMessage("terse")],
         tools=["lookup_customer"], tool_payload_processors=[ProcessorRef("ssn-transform")]))
+    if language == "go":  # clients/go/internal/ssntransform, the same transform on the Go SDK
+        command = [str(request.getfixturevalue("go_build")("ssntransform")), running.target]
+    else:
+        command = [str(TSX), str(TS_TRANSFORM), running.target]
     proc = await asyncio.create_subprocess_exec(
-        str(TSX), str(TS_TRANSFORM), running.target, cwd=TS_CLIENT,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+        *command, cwd=TS_CLIENT, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
     child = Child(proc)
     memory = {"memory": {"resource": "staff-1", "threadId": "case-9"}}
     try:
@@ -362,3 +366,48 @@ async def _until(check: Any, timeout: float = 30) -> None:
     async with asyncio.timeout(timeout):
         while not check():
             await asyncio.sleep(0.05)
+
+
+async def test_a_python_sdk_transform_and_an_in_process_one(start_app: Any, openai_server: Any) -> None:
+    from treadle.agents import Agent, ProcessorRef
+    from treadle.core.messages import SystemMessage
+    from treadle_client import attach
+
+    class LastFour:
+        """Shows only the SSN's last four digits, in both targets."""
+
+        id = "last-four"
+        tool_names = ["lookup_customer"]
+
+        def transform_tool_payload(self, args: Any) -> Any:
+            if args.phase != "output":
+                return args.payload
+            return {**args.payload, "ssn": args.payload["ssn"][-4:], "seen": [args.target, args.tool_name]}
+
+    class Upper:
+        id = "upper"
+
+        def transform_tool_payload(self, args: Any) -> Any:
+            return {k: v.upper() if isinstance(v, str) else v for k, v in args.payload.items()}
+
+    fake = openai_server(_script(1))
+    running = await start_app()
+    running.app.add_tool(lookup_customer)
+    running.app.registry.add_processor(Upper())
+    running.app.add_agent(Agent(
+        id="support", model="openai/test-model", base_url=fake.base_url, instructions=[SystemMessage("terse")],
+        tools=["lookup_customer"], tool_payload_rules=[ToolPayloadRule("output", drop=("/plan",))],
+        tool_payload_processors=[ProcessorRef("last-four"), ProcessorRef("upper")]))
+    attachment = await attach([LastFour()], running.target)
+    try:
+        await attachment.ready()
+        async with AgentClient(running.target) as client:
+            memory = {"memory": {"resource": "staff-1", "threadId": "case-3"}}
+            streamed = [c async for c in client.stream("support", "c-42?", options=memory)]
+            # The rules first (plan dropped), then each processor in order.
+            assert _tool_results(streamed) == [{"id": "C-42", "name": "ADA LOVELACE", "ssn": "1120",
+                                                "seen": ["display", "lookup_customer"]}]
+            assert _history_results(await client.list_messages("staff-1", "case-3")) == [
+                {"id": "C-42", "name": "ADA LOVELACE", "ssn": "1120", "seen": ["transcript", "lookup_customer"]}]
+    finally:
+        await attachment.close()
