@@ -21,6 +21,7 @@ from google.protobuf import json_format
 
 from tests.doc_blocks import DEFAULT_ADDRESS, block
 from tests.harness import Harness
+from tests.java_build import java, java_build  # noqa: F401 - fixtures of the Java transform test
 from tests.support import Turn
 from tests.support.terminal import Terminal
 from treadle.api.convert import agent_from_dict
@@ -306,7 +307,7 @@ async def test_suppress_and_replace_for_display(openai_server: Any) -> None:
     assert finish.payload.tool_calls[0].args == {"id": "hidden"}
 
 
-# --- the remote transform hook, served by a TypeScript and a Go process --------------------------
+# --- the remote transform hook, served by TypeScript, Go and Java processes ----------------------
 
 TS_TRANSFORM = Path(__file__).resolve().parent / "remote" / "ts" / "ssn_transform.ts"
 
@@ -317,6 +318,31 @@ async def test_a_remote_transform_projects_both_targets_and_fails_closed_when_go
 ) -> None:
     from tests.remote.procs import Child
     from tests.test_typescript_processor import TS_CLIENT, TSX
+
+    async def start(target: str) -> tuple[Any, Any]:
+        if language == "go":  # clients/go/internal/ssntransform, the same transform on the Go SDK
+            command = [str(request.getfixturevalue("go_build")("ssntransform")), target]
+        else:
+            command = [str(TSX), str(TS_TRANSFORM), target]
+        child = Child(await asyncio.create_subprocess_exec(
+            *command, cwd=TS_CLIENT, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE))
+        return child, child.close
+
+    await _remote_transform(start_app, openai_server, start)
+
+
+async def test_a_remote_java_transform_projects_both_targets_and_fails_closed_when_gone(
+    start_app: Any, openai_server: Any, java: Any  # noqa: F811
+) -> None:
+    async def start(target: str) -> tuple[Any, Any]:
+        # clients/java/src/test/java/dev/treadle/interop/SsnTransform.java, on the Java SDK
+        child = await java("dev.treadle.interop.SsnTransform", target, target)
+        return child, child.stop
+
+    await _remote_transform(start_app, openai_server, start)
+
+
+async def _remote_transform(start_app: Any, openai_server: Any, start: Any) -> None:
     from treadle.agents import Agent, ProcessorRef
     from treadle.core.messages import SystemMessage
 
@@ -326,13 +352,7 @@ async def test_a_remote_transform_projects_both_targets_and_fails_closed_when_go
     running.app.add_agent(Agent(
         id="support", model="openai/test-model", base_url=fake.base_url, instructions=[SystemMessage("terse")],
         tools=["lookup_customer"], tool_payload_processors=[ProcessorRef("ssn-transform")]))
-    if language == "go":  # clients/go/internal/ssntransform, the same transform on the Go SDK
-        command = [str(request.getfixturevalue("go_build")("ssntransform")), running.target]
-    else:
-        command = [str(TSX), str(TS_TRANSFORM), running.target]
-    proc = await asyncio.create_subprocess_exec(
-        *command, cwd=TS_CLIENT, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
-    child = Child(proc)
+    child, stop = await start(running.target)
     memory = {"memory": {"resource": "staff-1", "threadId": "case-9"}}
     try:
         await child.expect("ready")
@@ -349,7 +369,7 @@ async def test_a_remote_transform_projects_both_targets_and_fails_closed_when_go
             assert [json_format.MessageToDict(r.result) for s in generated.steps for r in s.tool_results] == [
                 {**RECORD, "ssn": "***-**-1120"}]
             # The processor goes away: the next run shows the placeholder, never the raw record.
-            await child.close()
+            await stop()
             await _until(lambda: not running.app.processors.connections())
             streamed = [c async for c in client.stream("support", "once more?", options=memory)]
             assert _tool_results(streamed) == [{"message": "Tool output payload unavailable"}]
@@ -359,7 +379,7 @@ async def test_a_remote_transform_projects_both_targets_and_fails_closed_when_go
             assert SSN not in str(_dicts(await client.list_messages("staff-1", "case-9")))
             assert json.loads(fake.requests[5]["messages"][-1]["content"]) == RECORD
     finally:
-        await child.close()
+        await stop()
 
 
 async def _until(check: Any, timeout: float = 30) -> None:

@@ -20,6 +20,7 @@ final class Hooks {
       new Spec(Hook.HOOK_PROCESS_OUTPUT_STEP, "processOutputStep", ProcessOutputStepArgs.class),
       new Spec(Hook.HOOK_PROCESS_TOOL_RESULT, "processToolResult", ProcessToolResultArgs.class),
       new Spec(Hook.HOOK_PROCESS_OUTPUT_RESULT, "processOutputResult", ProcessOutputResultArgs.class),
+      new Spec(Hook.HOOK_TRANSFORM_TOOL_PAYLOAD, "transformToolPayload", TransformToolPayloadArgs.class),
       new Spec(Hook.HOOK_ON_VIOLATION, "onViolation", ProcessorViolation.class));
 
   /** The hooks {@code processor}'s class overrides. */
