@@ -40,7 +40,9 @@ DOC_BLOCKS = {
     (DOC, "python", 0): "test_acceptance_the_ssn_reaches_the_model_and_only_raw_credentials",
     (DOC, "python", 1): "test_the_doc_client_prints_the_masked_stream_and_the_history_without_the_ssn",
     (DOC, "text", 0): "test_the_doc_client_prints_the_masked_stream_and_the_history_without_the_ssn",
-    (DOC, "yaml", 1): "test_the_doc_credentials_parse_and_only_one_sees_raw_payloads",
+    (DOC, "yaml", 1): "test_the_doc_remote_transform_shows_the_last_four_digits",
+    (DOC, "python", 2): "test_the_doc_remote_transform_shows_the_last_four_digits",
+    (DOC, "yaml", 2): "test_the_doc_credentials_parse_and_only_one_sees_raw_payloads",
 }
 SSN = "078-05-1120"
 RECORD = {"id": "c-42", "name": "Ada Lovelace", "plan": "pro", "ssn": SSN}
@@ -69,9 +71,9 @@ def _config(tmp_path: Path, *, auth: bool) -> Path:
     return path
 
 
-def _serve(terminal: Terminal, tmp_path: Path, fake: Any, *, auth: bool) -> Any:
-    server = terminal.serve([".venv/bin/treadle", "serve", "--config", str(_config(tmp_path, auth=auth))],
-                            OPENAI_BASE_URL=fake.base_url)
+def _serve(terminal: Terminal, tmp_path: Path, fake: Any, *, auth: bool, config: Path | None = None) -> Any:
+    config = config or _config(tmp_path, auth=auth)
+    server = terminal.serve([".venv/bin/treadle", "serve", "--config", str(config)], OPENAI_BASE_URL=fake.base_url)
     program = tmp_path / "lookup_customer.py"
     program.write_text(block(DOC, "python", 0))
     env = {"TREADLE_TOKEN": TOKENS["tools"]} if auth else {}
@@ -170,8 +172,28 @@ def test_the_doc_client_prints_the_masked_stream_and_the_history_without_the_ssn
     assert server.interrupt() == 0
 
 
+async def test_the_doc_remote_transform_shows_the_last_four_digits(
+    terminal: Terminal, openai_server: Any, tmp_path: Path
+) -> None:
+    fake = openai_server(_script(1))
+    config = tmp_path / "agents.yaml"
+    config.write_text(block(DOC, "yaml", 1))
+    server = _serve(terminal, tmp_path, fake, auth=False, config=config)
+    program = tmp_path / "last_four.py"
+    program.write_text(block(DOC, "python", 2))
+    processor = terminal.start([".venv/bin/python", str(program), terminal.target])
+    processor.wait_for(f"processor last-four attached to {terminal.target}")
+    memory = {"memory": {"resource": "staff-1", "threadId": "case-8"}}
+    async with AgentClient(terminal.target) as client:
+        streamed = [c async for c in client.stream("support", "Which plan is c-42 on?", options=memory)]
+        assert _tool_results(streamed) == [{**RECORD, "ssn": "***-**-1120"}]
+        assert _history_results(await client.list_messages("staff-1", "case-8")) == [DROPPED]
+    assert json.loads(fake.requests[1]["messages"][-1]["content"]) == RECORD
+    assert server.interrupt() == 0
+
+
 def test_the_doc_credentials_parse_and_only_one_sees_raw_payloads() -> None:
-    config = parse_auth(yaml.safe_load(block(DOC, "yaml", 1))["auth"])
+    config = parse_auth(yaml.safe_load(block(DOC, "yaml", 2))["auth"])
     assert {c.id: c.raw_tool_payloads for c in config.credentials} == {"support-app": False, "fraud-review": True}
     assert config.find("password") is not None and config.find("123") is not None
 
