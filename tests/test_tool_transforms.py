@@ -453,3 +453,21 @@ async def test_a_python_sdk_transform_and_an_in_process_one(start_app: Any, open
                 {"id": "C-42", "name": "ADA LOVELACE", "ssn": "1120", "seen": ["transcript", "lookup_customer"]}]
     finally:
         await attachment.close()
+
+
+async def test_a_run_error_quoting_transformed_arguments_is_scrubbed(openai_server: Any) -> None:
+    from treadle.tools import ToolHooks
+
+    card = "4111111111111111"
+
+    def refuse(ctx: Any) -> Any:
+        raise RuntimeError(f"hook crashed on {ctx.input}")
+
+    h = Harness(openai_server([Turn.call("charge_card", {"card": card})]))
+    agent = h.agent(tools=[charge_card], tool_hooks=ToolHooks(before_tool_call=refuse), tool_payload_rules=[
+        ToolPayloadRule("input", tools=("charge_card",), mask=("/card",))])
+    chunks = await h.stream(agent, "charge it")
+    [raw] = [c for c in chunks if c.type == "error"]
+    assert card in raw.payload.message  # what the server logs and the run recorded
+    [shown] = [c for c in _shown(chunks) if c.type == "error"]
+    assert card not in shown.payload.message and "[redacted]" in shown.payload.message

@@ -36,7 +36,7 @@ NESTED: dict[str, tuple[Callable[[Chunk], Chunk], Callable[[Chunk, Chunk], Chunk
 
 _ATTR = "_treadle_display"
 _PASS, _PROJECT = object(), object()
-_TOOL_CHUNKS = frozenset({"tool-call-delta", "tool-call", "tool-result", "tool-error", "step-finish"})
+_TOOL_CHUNKS = frozenset({"tool-call-delta", "tool-call", "tool-result", "tool-error", "step-finish", "error"})
 
 
 def display_of(chunk: Chunk) -> Chunk | None:
@@ -62,6 +62,9 @@ class PayloadView:
         self.processors = list(processors)
         self._chain: ChainRunner | None = None
         self._cache: dict[tuple[str, str, str], Any] = {}
+        self._transformed_args: list[Any] = []
+        """The raw arguments of this run's calls of tools with a display transform: a run error
+        that quotes them (a tool hook's failure, say) is scrubbed of them too."""
         self._deltas: dict[str, object] = {}
         """Per tool: what its argument deltas become (``_PASS``, ``SUPPRESSED`` or ``_PROJECT``),
         decided once: this runs for every streamed delta."""
@@ -169,6 +172,7 @@ class PayloadView:
                 return chunk
             args = await self.project("display", "input", p.tool_name, p.tool_call_id, p.args)
             if t == "tool-call":
+                self._transformed_args.append(p.args)
                 return None if args is SUPPRESSED else _with(chunk, args=args)
             args = None if args is SUPPRESSED else args
             if t == "tool-result":
@@ -176,6 +180,11 @@ class PayloadView:
                 return None if result is SUPPRESSED else _with(chunk, result=result, args=args)
             error = await self.project("display", "error", p.tool_name, p.tool_call_id, p.error, p.args)
             return None if error is SUPPRESSED else _with(chunk, error=_text(error), args=args)
+        if t == "error":
+            message = p.message
+            for raw in self._transformed_args:
+                message = scrub(message, raw)
+            return chunk if message == p.message else _with(chunk, message=message)
         if t == "step-finish":
             calls = [await self._call(c) for c in p.tool_calls]
             if all(a is b for a, b in zip(calls, p.tool_calls, strict=True)):
