@@ -471,3 +471,65 @@ async def test_a_run_error_quoting_transformed_arguments_is_scrubbed(openai_serv
     assert card in raw.payload.message  # what the server logs and the run recorded
     [shown] = [c for c in _shown(chunks) if c.type == "error"]
     assert card not in shown.payload.message and "[redacted]" in shown.payload.message
+
+
+async def test_a_relayed_chunk_carries_its_display_projection_to_the_other_replicas() -> None:
+    """Subscribers on another replica get the chunk and its projection, as local ones do."""
+    from treadle.app import _decode_chunk, _encode_chunk
+    from treadle.core.chunks import ToolCallDelta, ToolResultPayload
+    from treadle.core.tool_payload import ToolPayloadPolicy
+    from treadle.loop.payload_view import PayloadView
+    from treadle.signals.relay import Relay, RemoteChunk
+
+    class Channel:  # every replica's relay hears what any of them publishes, as over NOTIFY
+        heard = True
+
+        def __init__(self) -> None:
+            self.listeners: list[Any] = []
+
+        async def start(self, on_message: Any) -> None:
+            self.listeners.append(on_message)
+
+        async def publish(self, payloads: list[str]) -> None:
+            for listener in self.listeners:
+                for payload in payloads:
+                    listener(payload)
+
+    channel = Channel()
+    received: list[Any] = []
+    here = Relay(channel, "a", (_encode_chunk, _decode_chunk), lambda m: None)  # type: ignore[arg-type]
+    there = Relay(channel, "b", (_encode_chunk, _decode_chunk), received.append)  # type: ignore[arg-type]
+    await channel.start(here._received)
+    await channel.start(there._received)
+    view = PayloadView(ToolPayloadPolicy([ToolPayloadRule("output", mask=("/ssn",)),
+                                          ToolPayloadRule("input", suppress=True)]))
+    masked = Chunk.of(ToolResultPayload("c1", "lookup_customer", dict(RECORD), args={"id": "c-42"}), run_id="r")
+    hidden = Chunk.of(ToolCallDelta("c1", '{"id": "c-42"}', "lookup_customer"), run_id="r")
+    plain = Chunk.of(ToolResultPayload("c2", "other", {"x": 1}), run_id="r")
+    await view.mark(masked)
+    view.mark_delta(hidden)
+    for chunk in (masked, hidden, plain):
+        here.chunk(("staff-1", "case-1"), chunk)
+    await here.flush()
+    chunks = [m.chunk for m in received if isinstance(m, RemoteChunk)]
+    assert [c.type for c in chunks] == ["tool-result", "tool-call-delta", "tool-result"]
+    assert chunks[0].payload.result == RECORD  # raw, for credentials with rawToolPayloads
+    shown = [display_of(c) for c in chunks]
+    assert shown[0] is not None and shown[0].payload.result == MASKED and shown[0].payload.args is None
+    assert shown[1] is None  # a suppressed delta stays suppressed
+    assert shown[2] is chunks[2]  # no transform: the chunk itself
+
+
+def test_pointers_reach_nested_fields_and_array_items_and_mask_with_sets_the_text() -> None:
+    from treadle.core.tool_payload import ToolPayloadPolicy
+
+    policy = ToolPayloadPolicy([
+        ToolPayloadRule("output", mask=("/card/number", "/items/0/secret", "/absent"), mask_with="[hidden]"),
+        ToolPayloadRule("output", tools=("pay*",), drop=("/a~1b", "/t~0x")),
+    ])
+    raw = {"card": {"number": "4111", "exp": "12/30"}, "items": [{"secret": "s"}, {"secret": "t"}],
+           "a/b": 1, "t~x": 2, "keep": 3}
+    assert policy.project("display", "output", "pay", raw) == {
+        "card": {"number": "[hidden]", "exp": "12/30"}, "items": [{"secret": "[hidden]"}, {"secret": "t"}], "keep": 3}
+    assert policy.project("transcript", "output", "other", raw)["a/b"] == 1  # the second rule is pay* only
+    assert raw["card"]["number"] == "4111"  # the raw payload is never touched
