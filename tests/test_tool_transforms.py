@@ -533,3 +533,31 @@ def test_pointers_reach_nested_fields_and_array_items_and_mask_with_sets_the_tex
         "card": {"number": "[hidden]", "exp": "12/30"}, "items": [{"secret": "[hidden]"}, {"secret": "t"}], "keep": 3}
     assert policy.project("transcript", "output", "other", raw)["a/b"] == 1  # the second rule is pay* only
     assert raw["card"]["number"] == "4111"  # the raw payload is never touched
+
+
+async def test_transform_processors_are_checked_and_must_be_mutate(start_app: Any) -> None:
+    from treadle_client import AttachError, attach
+
+    running = await start_app()
+    async with AgentClient(running.target) as client:
+        with pytest.raises(grpc.aio.AioRpcError) as e:
+            await client.create_agent({"id": "a", "model": "openai/gpt-4o-mini",
+                                       "toolPayloadProcessors": [{"id": "no spaces"}]})
+        assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "agent.tool_payload_processors[0].id 'no spaces' could never attach" in (e.value.details() or "")
+
+    class Watcher:
+        id = "watcher"
+        observe = ["transform_tool_payload"]
+
+        def transform_tool_payload(self, args: Any) -> Any:
+            return args.payload
+
+    with pytest.raises(AttachError) as refused:
+        attachment = await attach([Watcher()], running.target)
+        try:
+            await attachment.ready()
+        finally:
+            await attachment.close()
+    assert refused.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert "transformToolPayload must be MUTATE" in refused.value.details
