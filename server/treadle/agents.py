@@ -14,6 +14,7 @@ from typing import Any, Literal, TypeAlias
 
 from .core.errors import InvalidArgumentError, PermissionDeniedError
 from .core.messages import Message, SystemMessage, utcnow
+from .core.tool_payload import ToolPayloadRule, check_rules
 
 FailurePolicy: TypeAlias = Literal["fail_closed", "fail_open"]
 AgentSource: TypeAlias = Literal["config", "code", "api"]
@@ -225,6 +226,10 @@ class Agent:
     default_options: CallOptions | None = None
     request_context_schema: dict[str, Any] | None = None
     tool_hooks: Any = None
+    tool_payload_rules: list[ToolPayloadRule] = field(default_factory=list)
+    """How tool payloads look to clients and in the history they read (``core/tool_payload.py``)."""
+    tool_payload_processors: list[Any] = field(default_factory=list)
+    """Processors serving ``transform_tool_payload`` (refs or objects), after the rules, in order."""
     memory: MemorySettings = field(default_factory=MemorySettings)
     notification_policy: NotificationPolicy | None = None
     sub_agents: list[SubAgentRef] = field(default_factory=list)
@@ -254,6 +259,7 @@ class Agent:
             raise InvalidArgumentError(f"agent {self.id!r}: max_processor_retries must be >= 0")
         if self.memory.last_messages < 0:
             raise InvalidArgumentError(f"agent {self.id!r}: memory.last_messages must be >= 0")
+        check_rules(self.tool_payload_rules, f"agent {self.id!r}: tool_payload_rules")
         for lane in ("input_processors", "output_processors", "error_processors"):
             for ref in getattr(self, lane):
                 if isinstance(ref, ProcessorRef) and not ref.processor_id:

@@ -445,6 +445,15 @@ class TreadleApp:
                     f"agent {agent.id!r} names processor(s) {', '.join(map(repr, processors))} that this server "
                     f"does not have: its runs fail until a remote processor attaches under that id"
                 )
+            transforms = _unique(
+                ref.id for ref in agent.tool_payload_processors
+                if isinstance(ref, ProcessorRef) and not self.registry.has_processor(ref.id)
+            )
+            if transforms:
+                out.append(
+                    f"agent {agent.id!r} names tool payload processor(s) {', '.join(map(repr, transforms))} that "
+                    f"this server does not have: its tool payloads show as unavailable until one attaches"
+                )
             if tools:
                 out.append(
                     f"agent {agent.id!r} names tool(s) {', '.join(map(repr, tools))} that this server does "

@@ -25,7 +25,8 @@ const (
 
 // toolFiltered are the hooks a tool-name filter applies to.
 var toolFiltered = map[treadlev1.Hook]bool{treadlev1.Hook_HOOK_BEFORE_TOOL_CALL: true,
-	treadlev1.Hook_HOOK_AFTER_TOOL_CALL: true, treadlev1.Hook_HOOK_PROCESS_TOOL_RESULT: true}
+	treadlev1.Hook_HOOK_AFTER_TOOL_CALL: true, treadlev1.Hook_HOOK_PROCESS_TOOL_RESULT: true,
+	treadlev1.Hook_HOOK_TRANSFORM_TOOL_PAYLOAD: true}
 
 // hooksOf lists the hooks p implements, in the Processor API's order.
 func hooksOf(p Processor) []treadlev1.Hook {
@@ -61,6 +62,8 @@ func hooksOf(p Processor) []treadlev1.Hook {
 	add(ok, treadlev1.Hook_HOOK_ON_DELEGATION_START)
 	_, ok = p.(OnDelegationComplete)
 	add(ok, treadlev1.Hook_HOOK_ON_DELEGATION_COMPLETE)
+	_, ok = p.(TransformToolPayload)
+	add(ok, treadlev1.Hook_HOOK_TRANSFORM_TOOL_PAYLOAD)
 	_, ok = p.(OnViolation)
 	add(ok, treadlev1.Hook_HOOK_ON_VIOLATION)
 	return hooks

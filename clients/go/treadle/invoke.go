@@ -154,6 +154,27 @@ func (h *host) dispatch(ctx context.Context, p Processor, inv *treadlev1.Invocat
 			}
 			return &treadlev1.InvocationResult{Outcome: &treadlev1.InvocationResult_DelegationComplete{DelegationComplete: d}}
 		}
+	case treadlev1.Hook_HOOK_TRANSFORM_TOOL_PAYLOAD:
+		if x, ok := p.(TransformToolPayload); ok {
+			a := inv.GetTransformToolPayload()
+			var payload any
+			if a.GetPayload() != nil {
+				payload = a.GetPayload().AsInterface()
+			}
+			shown, err := x.TransformToolPayload(ctx, &TransformToolPayloadArgs{c, a, payload})
+			if err != nil {
+				return replaceResult(nil, err)
+			}
+			out := &treadlev1.TransformedPayload{}
+			if shown != nil { // nil: the hook yielded nothing, and the server shows its placeholder
+				v, err := structpb.NewValue(normalise(shown))
+				if err != nil {
+					return errorResult("", fmt.Errorf("TransformToolPayload returned a value that is not JSON: %w", err))
+				}
+				out.Payload = v
+			}
+			return &treadlev1.InvocationResult{Outcome: &treadlev1.InvocationResult_Transformed{Transformed: out}}
+		}
 	case treadlev1.Hook_HOOK_ON_VIOLATION:
 		if x, ok := p.(OnViolation); ok {
 			v := inv.GetOnViolation()

@@ -143,6 +143,15 @@ type DelegationStart = treadlev1.DelegationStartOutcome
 // assistant message after the tool results, Bail ends the parent's run after this step.
 type DelegationComplete = treadlev1.DelegationCompleteOutcome
 
+// TransformToolPayloadArgs are the arguments of TransformToolPayload: GetTarget() ("display" or
+// "transcript"), GetPhase() ("input", "output" or "error"), GetToolName(), GetToolCallId(), and
+// Payload, the payload as plain JSON (map[string]any, []any, string, float64, bool or nil).
+type TransformToolPayloadArgs struct {
+	Call
+	*treadlev1.TransformToolPayloadArgs
+	Payload any
+}
+
 // SkipTool is BeforeToolCall's refusal: the tool does not run and Output (JSON-compatible)
 // stands for its result. A nil *SkipTool lets the tool run.
 type SkipTool struct {
@@ -233,6 +242,15 @@ type OnDelegationComplete interface {
 	OnDelegationComplete(ctx context.Context, args *OnDelegationCompleteArgs) (*DelegationComplete, error)
 }
 
+// TransformToolPayload (the framework's hooks.transform) returns how one tool payload looks to
+// clients (target "display": streams, results, subscriptions) or in the history they read
+// ("transcript"). It runs only for agents that list the processor in toolPayloadProcessors, for
+// the tools Settings.ToolNames names for it (every tool when none). Returning nil, or an error,
+// shows {"message": "Tool <phase> payload unavailable"}: the server fails closed.
+type TransformToolPayload interface {
+	TransformToolPayload(ctx context.Context, args *TransformToolPayloadArgs) (any, error)
+}
+
 // Violation is what OnViolation receives (the framework's ProcessorViolation).
 type Violation struct {
 	// ProcessorID is the processor that aborted; Message the abort's reason.
@@ -258,8 +276,8 @@ type Settings struct {
 	Observe []treadlev1.Hook
 	// The timeout to ask for, per hook.
 	Timeouts map[treadlev1.Hook]Duration
-	// BeforeToolCall, AfterToolCall and ProcessToolResult: the tools (by name) the hook is
-	// invoked for, per hook; none means every tool.
+	// BeforeToolCall, AfterToolCall, ProcessToolResult and TransformToolPayload: the tools (by
+	// name) the hook is invoked for, per hook; none means every tool.
 	ToolNames map[treadlev1.Hook][]string
 	// processOutputStream: per-chunk or windowed delivery (default windowed), the most chunks
 	// per invocation, invocations in flight (default 4), and whether data-* chunks are sent.

@@ -174,6 +174,20 @@ export interface ProcessToolResultArgs<TTripwireMetadata = unknown> extends Proc
   steps: StepResult[];
 }
 
+/**
+ * `transformToolPayload` (the framework's `hooks.transform`): return `payload` as `target` shows it
+ * (`display`: streams and results; `transcript`: the history clients read) in `phase` (`input`,
+ * `output` or `error`). Returning `undefined` or `null` shows `{message: "Tool <phase> payload
+ * unavailable"}`. Runs only for agents that list the processor in `toolPayloadProcessors`.
+ */
+export interface TransformToolPayloadArgs<TTripwireMetadata = unknown> extends ProcessorArgsBase<TTripwireMetadata> {
+  target: "display" | "transcript";
+  phase: "input" | "output" | "error";
+  toolName: string;
+  toolCallId: string;
+  payload: unknown;
+}
+
 export interface OutputResult {
   text: string;
   usage?: Usage;
@@ -255,6 +269,8 @@ export interface Processor<TId extends string = string, TTripwireMetadata = unkn
   processorIndex?: number;
   /** When true, processOutputStream also receives `data-*` chunks. */
   processDataParts?: boolean;
+  /** `transformToolPayload` only: the tools (by name) it is invoked for; every tool when unset. */
+  toolNames?: string[];
 
   processInput?(args: ProcessInputArgs<TTripwireMetadata>): Awaitable<ProcessInputResult | void | undefined>;
   processInputStep?(
@@ -272,6 +288,8 @@ export interface Processor<TId extends string = string, TTripwireMetadata = unkn
   onDelegationStart?(args: OnDelegationStartArgs<TTripwireMetadata>): Awaitable<DelegationStartResult | void | undefined>;
   /** After a sub-agent tool ran: `{feedback}` for the parent's memory, or `{bail: true}`. */
   onDelegationComplete?(args: OnDelegationCompleteArgs<TTripwireMetadata>): Awaitable<DelegationCompleteResult | void | undefined>;
+  /** How one tool payload looks to clients; see `TransformToolPayloadArgs`. */
+  transformToolPayload?(args: TransformToolPayloadArgs<TTripwireMetadata>): Awaitable<unknown>;
   /** Called after this processor aborted a run, from any hook: fire and forget, errors swallowed. */
   onViolation?(violation: ProcessorViolation): void | Promise<void>;
 }

@@ -25,6 +25,7 @@ from ..agents import Agent, RunRequest
 from ..core.chunks import Chunk
 from ..core.errors import InvalidArgumentError
 from ..loop import AgentLoop
+from ..loop.payload_view import display_of
 from ..memory import MemoryStore, StoredAgent
 from ..core.messages import utcnow
 from ..registry import Registry
@@ -236,7 +237,7 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
         result = task.result()
         if result.error is not None:
             _log_failed(result.run_id, agent.id, result.error.message)
-        return convert.generate_result_to_proto(result)
+        return convert.generate_result_to_proto(result if auth.sees_raw_tool_payloads() else await result.displayed())
 
     async def Stream(
         self, request: agent_service_pb2.StreamRequest, context: grpc.aio.ServicerContext
@@ -272,6 +273,7 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
 
     async def _produce(self, agent: Agent, run: RunRequest, pipe: _Pipe) -> None:
         run_id, error = run.run_id, ""
+        raw = auth.sees_raw_tool_payloads()  # the caller's, as this task runs in its call
         try:
             source = self.threads.stream if self.threads is not None and run.options.memory else self._loop.stream
             stream = cast(AsyncGenerator[Chunk, None], source(agent, run))
@@ -282,7 +284,9 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
                         error = chunk.payload.message
                     elif chunk.type == "finish" and chunk.payload.reason == "error":
                         _log_failed(run_id, agent.id, error or "the run ended with an error")
-                    await pipe.put(chunk)
+                    shown = chunk if raw else display_of(chunk)
+                    if shown is not None:
+                        await pipe.put(shown)
         except Exception as e:  # before the first chunk this is a bad request: the status says so
             log.info("run of agent %r refused: %s", agent.id, e)
             pipe.fail(e)

@@ -64,6 +64,14 @@ def require_resource(resource_id: str) -> None:
     require("resources", resource_id)
 
 
+def sees_raw_tool_payloads() -> bool:
+    """True when the caller's credential has ``rawToolPayloads``: it is sent tool payloads as the
+    model saw them, not as the agent's tool payload rules project them. Without auth (loopback
+    only) nobody is: the projections are what every client sees."""
+    cred = _CALLER.get()
+    return cred is not None and cred.raw_tool_payloads
+
+
 def require_admin(action: str) -> None:
     cred = _CALLER.get()
     if cred is not None and not cred.admin:

@@ -17,6 +17,7 @@ from .. import agents as a
 from ..core.errors import InvalidArgumentError
 from ..loop import GenerateResult
 from ..core.messages import Message, SystemMessage, utcnow
+from ..core.tool_payload import ToolPayloadRule, check_rules
 from ..processors import StepResult, builtin
 from ..providers.base import ModelConfig, ModelSettings
 from ..providers.trust import check_base_url
@@ -169,6 +170,8 @@ def agent_from_proto(pb: agent_pb2.Agent, *, source: a.AgentSource, path: str = 
         validate.check_schema(schema, f"{path}.request_context_schema")
     for i, system in enumerate(instructions):
         validate.check_provider_options(system.provider_options, f"{path}.instruction_messages[{i}].provider_options")
+    rules = tool_payload_rules_from_proto(pb.tool_payload_rules)
+    check_rules(rules, f"{path}.tool_payload_rules")
     retries = pb.max_processor_retries if pb.HasField("max_processor_retries") else None
     defaults = pb.error_processor_defaults if pb.HasField("error_processor_defaults") else None
     now = utcnow()
@@ -195,6 +198,8 @@ def agent_from_proto(pb: agent_pb2.Agent, *, source: a.AgentSource, path: str = 
         ),
         request_context_schema=schema,
         tool_hooks=_hooks_ref(pb.tool_hooks) if pb.HasField("tool_hooks") else None,
+        tool_payload_rules=rules,
+        tool_payload_processors=_refs(pb.tool_payload_processors, f"{path}.tool_payload_processors"),
         memory=_memory_settings(pb.memory, f"{path}.memory"),
         notification_policy=policy_from_proto(pb.notifications, f"{path}.notifications"),
         sub_agents=[_sub_agent_from_proto(r) for r in pb.sub_agents],
@@ -237,6 +242,8 @@ def agent_to_proto(agent: a.Agent, out: agent_pb2.Agent | None = None) -> agent_
         dict_to_struct(agent.request_context_schema, out.request_context_schema)
     if agent.tool_hooks is not None:
         _hooks_to_proto(agent.tool_hooks, out.tool_hooks)
+    tool_payload_rules_to_proto(agent.tool_payload_rules, out.tool_payload_rules)
+    _refs_to_proto(agent.tool_payload_processors, out.tool_payload_processors)
     if agent.memory != a.MemorySettings():
         out.memory.last_messages = agent.memory.last_messages
     policy_to_proto(agent.notification_policy, out.notifications)
@@ -282,6 +289,27 @@ def _sub_agent_to_proto(ref: a.SubAgentRef, out: agent_pb2.SubAgentRef) -> None:
         out.max_steps = ref.max_steps
     if ref.failure == "fail_run":
         out.failure = agent_pb2.SUB_AGENT_FAILURE_FAIL_RUN
+
+
+def tool_payload_rules_from_proto(items: Any) -> list[ToolPayloadRule]:
+    rules = []
+    for pb in items:
+        extra: dict[str, Any] = {}
+        if pb.HasField("replace"):
+            extra["replace"] = json_format.MessageToDict(pb.replace)
+        rules.append(ToolPayloadRule(
+            phase=pb.phase, tools=tuple(pb.tools), targets=tuple(pb.targets), drop=tuple(pb.drop),
+            mask=tuple(pb.mask), mask_with=pb.mask_with, suppress=pb.suppress, **extra,
+        ))
+    return rules
+
+
+def tool_payload_rules_to_proto(rules: list[ToolPayloadRule], out: Any) -> None:
+    for rule in rules:
+        pb = out.add(phase=rule.phase, tools=rule.tools, targets=rule.targets, drop=rule.drop,
+                     mask=rule.mask, mask_with=rule.mask_with, suppress=rule.suppress)
+        if rule.replaces:
+            json_format.ParseDict(rule.replace, pb.replace)
 
 
 def _memory_settings(pb: agent_pb2.MemorySettings, path: str) -> a.MemorySettings:

@@ -31,7 +31,7 @@ SERVICE_NAME = pb.DESCRIPTOR.services_by_name["ProcessorService"].full_name
 DEFAULT_MAX_WINDOW = 64
 MAX_WINDOW = 1024
 MAX_IN_FLIGHT = 256
-_TOOL_FILTERED = frozenset({"before_tool_call", "after_tool_call", "process_tool_result"})
+_TOOL_FILTERED = frozenset({"before_tool_call", "after_tool_call", "process_tool_result", "transform_tool_payload"})
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 
 
@@ -80,6 +80,9 @@ def _hook_settings(name: str, h: pb.HookDeclaration, where: str, hub: ProcessorH
     if requested is not None and requested < 0:
         raise HandshakeError(grpc.StatusCode.INVALID_ARGUMENT, f"{where}.timeout must not be negative")
     mode: Literal["mutate", "observe"] = "observe" if h.mode == pb.HOOK_MODE_OBSERVE else "mutate"
+    if mode == "observe" and name == "transform_tool_payload":
+        raise HandshakeError(grpc.StatusCode.INVALID_ARGUMENT,
+                             f"{where}: transformToolPayload must be MUTATE (its answer is what clients see)")
     timeout = hub.effective_timeout(requested)
     if name in _TOOL_FILTERED:
         return HookSettings(mode=mode, timeout=timeout, tool_names=frozenset(h.tool_names))

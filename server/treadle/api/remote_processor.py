@@ -151,6 +151,10 @@ class RemoteProcessor:
         """Runs ``onDelegationComplete`` remotely."""
         return await self._call("on_delegation_complete", args)
 
+    async def transform_tool_payload(self, args: Any) -> Any:
+        """Runs ``transformToolPayload`` remotely."""
+        return await self._call("transform_tool_payload", args)
+
     async def on_violation(self, violation: ProcessorViolation) -> None:
         """Sends ``onViolation`` when the process declared it: always fire and forget, and a
         processor that cannot be reached misses it (the run is over; the policy does not apply)."""

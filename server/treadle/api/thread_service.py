@@ -17,7 +17,8 @@ import grpc
 from ..core.errors import InvalidArgumentError, NotFoundError, PermissionDeniedError
 from ..memory import MemoryStore, PageRequest, RunRecord, Thread
 from ..v1 import chunk_pb2, thread_service_pb2 as pb, thread_service_pb2_grpc
-from .auth import require_resource
+from ..loop.payload_view import transcript_message
+from .auth import require_resource, sees_raw_tool_payloads
 from ..wire.data import (
     datetime_to_ts,
     dict_to_struct,
@@ -140,8 +141,9 @@ class ThreadServicer(thread_service_pb2_grpc.ThreadServiceServicer):
             request.thread_id, page_request(request.page_size, request.page_token, key, (int,))
         )
         out = pb.ListMessagesResponse(next_page_token=encode_token(key, page.next_cursor))
+        raw = sees_raw_tool_payloads()
         for message in page.items:
-            message_to_proto(message, out.messages.add())
+            message_to_proto(message if raw else transcript_message(message), out.messages.add())
         return out
 
     @unary

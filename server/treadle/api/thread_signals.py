@@ -25,6 +25,7 @@ from ..signals.runtime import Target
 from ..v1 import signal_pb2
 from . import signal_convert as sc
 from ..memory.base import RunRecord
+from ..loop.payload_view import display_of, transcript_message
 from ..v1 import chunk_pb2
 from ..wire.data import chunk_to_proto, enum_to_pb, message_to_proto
 from . import auth
@@ -239,6 +240,7 @@ class SignalRpcs:
         except Exception as e:
             await abort_with(context, e)
         sub = await self._hearing_subscription(key, context)
+        raw = auth.sees_raw_tool_payloads()
         try:
             store = self.store
             replayed: set[str] = set()
@@ -250,7 +252,7 @@ class SignalRpcs:
                 for start in range(0, len(missed.messages), REPLAYED_MESSAGES_PER_RESPONSE):
                     batch = signal_pb2.SubscribeToThreadResponse(position=since.encode())
                     for message in missed.messages[start:start + REPLAYED_MESSAGES_PER_RESPONSE]:
-                        message_to_proto(message, batch.messages.add())
+                        message_to_proto(message if raw else transcript_message(message), batch.messages.add())
                     yield batch
                 position = missed.position
                 replayed = {ended.id for ended in missed.ended}
@@ -270,7 +272,7 @@ class SignalRpcs:
             async for event in sub.events():
                 events = [e for e in [event, *sub.batch(MAX_RESPONSE_BYTES)]
                           if not (replayed and isinstance(e, Chunk) and e.run_id in replayed)]
-                for response in _responses(events):
+                for response in _responses(events, raw):
                     if response.HasField("active_run"):
                         if not response.active_run.run_id and running and store is not None:
                             # a run ended: the position moves past it when nothing is stored after it
@@ -333,8 +335,9 @@ class _AbortTarget:
         self.resource_id, self.thread_id = pb.resource_id, pb.thread_id
 
 
-def _responses(events: list[Chunk | ActiveRunChanged]) -> list[signal_pb2.SubscribeToThreadResponse]:
-    """Chunks in order, batched; an active-run change is a response of its own."""
+def _responses(events: list[Chunk | ActiveRunChanged], raw: bool) -> list[signal_pb2.SubscribeToThreadResponse]:
+    """Chunks in order, batched (as the agent's tool payload rules show them, unless ``raw``);
+    an active-run change is a response of its own."""
     out: list[signal_pb2.SubscribeToThreadResponse] = []
     current: signal_pb2.SubscribeToThreadResponse | None = None
     for event in events:
@@ -345,10 +348,13 @@ def _responses(events: list[Chunk | ActiveRunChanged]) -> list[signal_pb2.Subscr
             out.append(change)
             current = None
             continue
+        shown = event if raw else display_of(event)
+        if shown is None:
+            continue
         if current is None or len(current.chunks) >= MAX_CHUNKS_PER_RESPONSE:
             current = signal_pb2.SubscribeToThreadResponse()
             out.append(current)
-        chunk_to_proto(event, current.chunks.add())
+        chunk_to_proto(shown, current.chunks.add())
     return out
 
 

@@ -158,7 +158,7 @@ def check_provider_options(options: Mapping[str, Any] | None, where: str) -> Non
 
 def check_attachable(agent: a.Agent, where: str = "agent") -> None:
     """Processor ids and tool names an agent names must be ones that could attach."""
-    for lane in ("input_processors", "output_processors", "error_processors"):
+    for lane in ("input_processors", "output_processors", "error_processors", "tool_payload_processors"):
         for i, ref in enumerate(getattr(agent, lane)):
             if isinstance(ref, a.ProcessorRef) and not PROCESSOR_ID.match(ref.processor_id):
                 raise InvalidArgumentError(

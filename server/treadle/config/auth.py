@@ -9,6 +9,7 @@
           tokenSha256: "<hex>"       # sha256 of the bearer token: the file holds no secret
           agents: [echo, support-*]  # may call Generate/Stream on these (and wake them)
           processorOverrides: false  # may not replace agents' processors per call (default true)
+          rawToolPayloads: false     # sees tool payloads as the model does, untransformed (default false)
           resources: ["tenant-a/*"]  # may read, subscribe to and signal these resources' threads
         - id: guard-team
           tokenSha256: "<hex>"
@@ -52,7 +53,8 @@ certificate or the config file writes them in does not matter."""
 SCOPES: tuple[Scope, ...] = ("agents", "resources", "processors", "tools")
 
 _HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
-_CREDENTIAL_KEYS = {"id", "tokenSha256", "clientCertSubject", "admin", "processorOverrides", *SCOPES}
+_CREDENTIAL_KEYS = {"id", "tokenSha256", "clientCertSubject", "admin", "processorOverrides", "rawToolPayloads",
+                    *SCOPES}
 _AUTH_KEYS = {"credentials", "reflection"}
 _LIMIT_KEYS = {
     "maxConcurrentRuns": "max_concurrent_runs",
@@ -85,6 +87,10 @@ class Credential:
     processors: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()
     processor_overrides: bool = True
+    raw_tool_payloads: bool = False
+    """Sees tool payloads raw on every egress (streams, results, subscriptions, listings), where
+    others see them as the agent's tool payload rules project them. Only this flag grants it:
+    ``admin`` does not, so operating the server never requires seeing what tools carry."""
     subject_dn: DistinguishedName | None = field(default=None, compare=False)
     """``client_cert_subject`` parsed (``parse_dn``): compared with the certificate's parsed
     subject, never as text, so a CN that reads ``CN=ops`` is not the subject ``CN=ops``."""
@@ -266,6 +272,9 @@ def _credential(item: Any, where: str) -> Credential:
     overrides = item.get("processorOverrides", True)
     if not isinstance(overrides, bool):
         raise AuthConfigError(f"{where}.processorOverrides must be true or false")
+    raw = item.get("rawToolPayloads", False)
+    if not isinstance(raw, bool):
+        raise AuthConfigError(f"{where}.rawToolPayloads must be true or false")
     scopes: dict[str, tuple[str, ...]] = {}
     for scope in SCOPES:
         patterns = item.get(scope) or []
@@ -282,6 +291,7 @@ def _credential(item: Any, where: str) -> Credential:
         processors=scopes["processors"],
         tools=scopes["tools"],
         processor_overrides=overrides,
+        raw_tool_payloads=raw,
     )
 
 

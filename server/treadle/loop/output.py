@@ -16,6 +16,7 @@ from ..core.chunks import Chunk, TextEnd, TextStart
 from ..core.message_list import MessageList
 from ..core.messages import DataPart, Message, new_id
 from ..processors.runner import ChainRunner
+from .payload_view import PayloadView
 from .pipeline import StreamPipeline
 
 END = object()
@@ -41,6 +42,8 @@ class Output:
         self._guards: list[asyncio.Task[None]] = []
         self._held: list[Chunk] = []
         """Chunks kept from the client while parallel guardrails (``with_model``) still run."""
+        self.view: PayloadView | None = None
+        """Marks each chunk with its display projection (the agent's tool payload rules)."""
 
     def bind(self, chain: ChainRunner, processors: Sequence[Any], message_list: MessageList) -> None:
         self._bound = (chain, processors, message_list)
@@ -107,6 +110,11 @@ class Output:
 
     async def _deliver(self, chunk: Chunk) -> None:
         chunk.run_id = chunk.run_id or self.run_id
+        if self.view:
+            if chunk.type == "tool-call-delta":
+                self.view.mark_delta(chunk)
+            elif self.view.marks(chunk):
+                await self.view.mark(chunk)
         if chunk.is_data and not chunk.transient:
             self._keep(chunk)
         if self.on_sent is not None:

@@ -19,6 +19,7 @@ from ..core.chunks import Usage
 from ..core.message_list import MessageList
 from ..core.messages import Message, copy_message
 from ..processors.stats import RunStats
+from .payload_view import PayloadView
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +61,8 @@ class Persister:
         """The run's steps and hook invocations, stored with its end."""
         self.extra: dict[str, Any] = {}
         """More of the run's detail, stored with its end (the agent version it ran)."""
+        self.view: PayloadView | None = None
+        """Stores each tool invocation's transcript projection beside its raw payloads."""
 
     def _detail(self) -> dict[str, Any] | None:
         detail = self.stats.detail() if self.stats is not None else None
@@ -102,6 +105,8 @@ class Persister:
         if self._memory is None:
             return
         changed, gone = self._changes(ml)
+        if self.view:
+            await self.view.annotate(changed)
         if changed or gone:
             await self._memory.save_messages(self.thread_id, self.resource_id, changed, gone)
             self._written(changed, gone)
@@ -111,6 +116,8 @@ class Persister:
         if self._memory is None or not self._run_id:
             return
         changed, gone = self._changes(ml)
+        if self.view:
+            await self.view.annotate(changed)
         await self._memory.end_run(
             self._run_id, "finished", finish_reason, usage, thread_id=self.thread_id,
             resource_id=self.resource_id, messages=changed, delete_ids=gone, detail=self._detail(),

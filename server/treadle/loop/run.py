@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
 from dataclasses import replace
@@ -23,6 +24,7 @@ from ..core.chunks import Chunk, ErrorPayload, Finish, FinishReason, SkippedProc
 from ..core.errors import InvalidArgumentError, ProcessorError, TripwireError
 from ..core.message_list import MessageList
 from ..core.messages import Message, new_id
+from ..core.tool_payload import ToolPayloadPolicy
 from ..processors.builtin import default_error_stack
 from ..core.args import OutputResult, ProcessInputArgs, ProcessOutputResultArgs, StepResult
 from ..processors.parallel import group_refs
@@ -33,6 +35,7 @@ from ..tools import ToolHooks
 from ..tracing.spans import agent_span, step_span
 from ..versions import ResolvedVersion, VersionResolver
 from .output import END, Output
+from .payload_view import PayloadView
 from .persist import Persister, RunStatus, ThreadMemory
 from .state import RunPlan, RunState
 from .subagents import ChildRunner, LocalRunner, sub_agent_tool
@@ -58,6 +61,15 @@ class GenerateResult:
     error: ErrorPayload | None = None
     skipped_processors: list[SkippedProcessor] = field(default_factory=list)
     """``fail_open`` processor hooks the run went on without (also in the ``finish`` chunk)."""
+    view: PayloadView | None = None
+    """How the run's tool payloads look to clients; ``displayed`` applies it."""
+
+    async def displayed(self) -> GenerateResult:
+        """The result as a client without raw payload access sees it (steps and messages)."""
+        if not self.view:
+            return self
+        return dataclasses.replace(self, steps=await self.view.display_steps(self.steps),
+                                   messages=await self.view.display_messages(self.messages))
 
 
 class AgentLoop:
@@ -199,6 +211,8 @@ class AgentLoop:
             instructions=[*agent.instructions, *request.instructions],
             tracer=self.tracer,
             find_tool=self.registry.find_tool,
+            view=PayloadView(ToolPayloadPolicy(list(agent.tool_payload_rules)),
+                             [resolve(r) for r in agent.tool_payload_processors]),
         )
 
     def _error_lane(self, agent: Agent, per_call: list[Any] | None) -> list[Any]:
@@ -216,6 +230,7 @@ class AgentLoop:
     ) -> AsyncIterator[Chunk]:
         queue: asyncio.Queue[Any] = asyncio.Queue(QUEUE_SIZE)
         output = Output(plan.run_id, queue)
+        output.view = result.view = persist.view = plan.view
         task = asyncio.create_task(self._run(plan, request, output, result, persist))
         try:
             while (item := await queue.get()) is not END:
@@ -269,6 +284,7 @@ class AgentLoop:
                          emit_direct=output.send, emit_processed=output.emit,
                          agent_id=plan.agent.id, thread_id=ml.thread_id, resource_id=ml.resource_id)
         state = RunState(ml, scope, ChainRunner(scope))
+        plan.view.bind(state.chain)
         persist.stats = scope.stats
         output.bind(state.chain, plan.output_processors, ml)
         await output.send(Chunk.of(Start(plan.agent.id, "")))
@@ -455,7 +471,7 @@ def _outcome_reason(outcome: object) -> str:
 def _end_run(plan: RunPlan) -> None:
     """Tell processors that keep per-run resources (remote ones) that the run is over."""
     seen: set[int] = set()
-    for p in (*plan.input_processors, *plan.output_processors, *plan.error_processors):
+    for p in (*plan.input_processors, *plan.output_processors, *plan.error_processors, *plan.view.processors):
         end = getattr(p, "end_run", None)
         if callable(end) and id(p) not in seen:
             seen.add(id(p))

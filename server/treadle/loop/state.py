@@ -12,10 +12,12 @@ from ..agents import Agent, CallOptions
 from ..core.chunks import Usage
 from ..core.message_list import MessageList
 from ..core.messages import SystemMessage
+from ..core.tool_payload import ToolPayloadPolicy
 from ..core.args import StepResult
 from ..processors.runner import ChainRunner, RunScope
 from ..providers.base import ModelConfig, ModelSettings
 from ..tools import Tool, ToolHooks
+from .payload_view import PayloadView
 
 
 @dataclass
@@ -40,6 +42,8 @@ class RunPlan:
     """Finds a tool by name for a ``processInputStep`` that adds one (``Registry.find_tool``)."""
     version: Any = None
     """The agent version the run resolved (``versions.ResolvedVersion``), None without versions."""
+    view: PayloadView = field(default_factory=lambda: PayloadView(ToolPayloadPolicy()))
+    """How the run's tool payloads look to clients (the agent's tool payload rules)."""
 
     def retry_budget_for_tripwire(self) -> int:
         """Tripwire retries need an explicit ``max_processor_retries``."""

@@ -83,6 +83,8 @@ def part_to_dict(part: Part) -> dict[str, Any]:
                 inv["isError"] = True
             if part.error_text:
                 inv["errorText"] = part.error_text
+            if part.transcript is not None:
+                inv["transcript"] = part.transcript
             out = {"type": "tool-invocation", "toolInvocation": inv}
         case ErrorPart():
             out = {"type": "error", "name": part.name, "message": part.message}
@@ -121,7 +123,7 @@ def part_from_dict(d: dict[str, Any]) -> Part:
             inv.get("toolCallId", ""), inv.get("toolName", ""), args=inv.get("args"),
             state=inv.get("state", "call"), result=inv.get("result"),
             is_error=bool(inv.get("isError", False)), error_text=inv.get("errorText", ""),
-            provider_metadata=meta,
+            provider_metadata=meta, transcript=inv.get("transcript"),
         )
     if kind == "error":
         return ErrorPart(d.get("name", ""), d.get("message", ""), provider_metadata=meta)

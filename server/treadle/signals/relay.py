@@ -34,6 +34,7 @@ from ..core.chunks import Chunk
 from ..memory.notify import MAX_PAYLOAD, NotifyChannel
 from ..memory.sql import from_micros, micros
 from ..core.messages import new_id
+from ..loop.payload_view import display_of, set_display
 from .hub import ActiveRunChanged
 from .store import ThreadKey
 
@@ -129,7 +130,11 @@ class Relay:
     def chunk(self, key: ThreadKey, chunk: Chunk) -> None:
         if not self.channel.heard:  # a single process: nobody to encode the chunk for
             return
-        self._send({"t": "chunk", "k": key, "c": base64.b64encode(self._encode(chunk)).decode()})
+        message: dict[str, Any] = {"t": "chunk", "k": key, "c": base64.b64encode(self._encode(chunk)).decode()}
+        shown = display_of(chunk)
+        if shown is not chunk:  # its display projection travels too ("": not shown)
+            message["d"] = base64.b64encode(self._encode(shown)).decode() if shown is not None else ""
+        self._send(message)
 
     def forwarded(self, key: ThreadKey, to: str, run_id: str, pending_id: str) -> asyncio.Future[str]:
         """Tell ``to``; the future is done when it answers that the signal is in a run (its id)."""
@@ -212,7 +217,10 @@ class Relay:
                 return RunStarted(key, origin, m["run"], m.get("agent", ""), exp)
             return RunEnded(key, origin, bool(m.get("handoff")))
         if m["t"] == "chunk":
-            return RemoteChunk(key, origin, self._decode(base64.b64decode(m["c"])))
+            chunk = self._decode(base64.b64decode(m["c"]))
+            if "d" in m:
+                set_display(chunk, self._decode(base64.b64decode(m["d"])) if m["d"] else None)
+            return RemoteChunk(key, origin, chunk)
         if m["t"] == "ack":
             if m["to"] == self.replica and (done := self._acks.get(m["id"])) is not None and not done.done():
                 done.set_result(str(m.get("run", "")))

@@ -284,6 +284,21 @@ class AfterToolCallArgs(_Common):
 
 
 @dataclass(kw_only=True)
+class TransformToolPayloadArgs(_Common):
+    """``transformToolPayload`` (the Mastra Agent's ``hooks.transform``): return ``payload`` as
+    ``target`` (``display`` or ``transcript``) shows it in ``phase`` (``input``, ``output`` or
+    ``error``). Returning None shows ``{"message": "Tool <phase> payload unavailable"}``."""
+
+    target: str
+    phase: str
+    tool_name: str
+    tool_call_id: str
+    payload: Any
+    state: dict[str, Any]
+    writer: ProcessorStreamWriter | None = None
+
+
+@dataclass(kw_only=True)
 class ProcessOutputResultArgs(_Common):
     messages: list[Message]
     message_list: MessageList

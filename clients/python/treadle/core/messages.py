@@ -79,6 +79,10 @@ class ToolInvocationPart:
     error_text: str = ""
     provider_metadata: dict[str, Any] | None = None
     type: Literal["tool-invocation"] = "tool-invocation"
+    transcript: dict[str, Any] | None = None
+    """Server side: how the history clients read shows this invocation (its ``args``, ``result``
+    and ``errorText`` as the agent's tool payload transform projected them, and which of them are
+    ``suppressed``), stored beside the raw payloads; None when no transform applied."""
 
 
 @dataclass

@@ -19,12 +19,13 @@ HOOKS: tuple[str, ...] = (
 )
 """Hook method names, in the Mastra framework's order (``processInput`` -> ``process_input`` ...)."""
 
-TOOL_HOOKS: tuple[str, ...] = ("before_tool_call", "after_tool_call")
-DELEGATION_HOOKS: tuple[str, ...] = ("on_delegation_start", "on_delegation_complete")
-"""Around a sub-agent tool call (``agent-<key>``) of the agent's model; served like tool hooks."""
+TOOL_HOOKS: tuple[str, ...] = ("before_tool_call", "after_tool_call", "transform_tool_payload")
 """The agent's tool hooks, which a processor may also serve (a remote one: in any language).
 A processor's optional ``tool_names`` (a set of names, or a dict hook -> names) limits these
-hooks, and ``process_tool_result``, to those tools."""
+hooks, and ``process_tool_result``, to those tools. ``transform_tool_payload`` (how a tool payload
+looks to clients) runs only for agents that list the processor in ``tool_payload_processors``."""
+DELEGATION_HOOKS: tuple[str, ...] = ("on_delegation_start", "on_delegation_complete")
+"""Around a sub-agent tool call (``agent-<key>``) of the agent's model; served like tool hooks."""
 
 SEED_NAMES: dict[str, str] = {
     "process_input": "processInput",
@@ -41,6 +42,7 @@ SEED_NAMES: dict[str, str] = {
     "on_violation": "onViolation",
     "on_delegation_start": "onDelegationStart",
     "on_delegation_complete": "onDelegationComplete",
+    "transform_tool_payload": "transformToolPayload",
 }
 
 

@@ -23,6 +23,7 @@ HOOK_ENUM: dict[str, int] = {
     "on_violation": pb.HOOK_ON_VIOLATION,
     "on_delegation_start": pb.HOOK_ON_DELEGATION_START,
     "on_delegation_complete": pb.HOOK_ON_DELEGATION_COMPLETE,
+    "transform_tool_payload": pb.HOOK_TRANSFORM_TOOL_PAYLOAD,
 }
 """Python hook name -> ``Hook`` enum value; the ``Invocation.args`` branch has the same name."""
 HOOK_NAME: dict[int, str] = {v: k for k, v in HOOK_ENUM.items()}

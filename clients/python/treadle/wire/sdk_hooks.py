@@ -185,6 +185,11 @@ def build_args(
             result=value_to_py(x.result) if x.HasField("result") else None, success=x.success, error=x.error,
             duration=x.duration.ToNanoseconds() / 1e9, **c,
         )
+    elif hook == "transform_tool_payload":
+        args = a.TransformToolPayloadArgs(
+            target=x.target, phase=x.phase, tool_name=x.tool_name, tool_call_id=x.tool_call_id,
+            payload=value_to_py(x.payload) if x.HasField("payload") else None, **c,
+        )
     elif hook == "process_tool_result":
         args = a.ProcessToolResultArgs(
             messages=ml.get_all(), message_list=ml, step_number=n, tool_name=x.tool_name,
@@ -298,6 +303,11 @@ def encode_result(
     ``encode_error``). Set ``state`` (with ``state_version`` = the last version + 1) only when
     the hook changed it."""
     out = _envelope(invocation_id, state, state_version, custom_chunks)
+    if hook == "transform_tool_payload":
+        out.transformed.SetInParent()
+        if returned is not None:
+            py_to_value(returned, out.transformed.payload)
+        return out
     if hook in ("before_tool_call", "after_tool_call"):
         skip = _skip_of(returned) if hook == "before_tool_call" else None
         if skip is not None:

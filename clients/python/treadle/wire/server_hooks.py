@@ -226,9 +226,15 @@ def _delegation_complete(args: a.OnDelegationCompleteArgs, out: pb.OnDelegationC
     out.duration.FromNanoseconds(int(args.duration * 1e9))
 
 
+def _transform_tool_payload(args: a.TransformToolPayloadArgs, out: pb.TransformToolPayloadArgs) -> None:
+    out.target, out.phase, out.tool_name, out.tool_call_id = args.target, args.phase, args.tool_name, args.tool_call_id
+    py_to_value(args.payload, out.payload)
+
+
 _ENCODERS: dict[str, Callable[[Any, Any], None]] = {
     "on_delegation_start": _delegation_start,
     "on_delegation_complete": _delegation_complete,
+    "transform_tool_payload": _transform_tool_payload,
     "before_tool_call": _before_tool_call,
     "after_tool_call": _after_tool_call,
     "process_input": _input,
@@ -279,6 +285,8 @@ class DecodedResult:
     """``skip_tool``: the output that stands for the tool's result."""
     delegation: dict[str, Any] | None = None
     """``delegation_start`` / ``delegation_complete``: the answer in the in-process hook's form."""
+    payload: Any = None
+    """``transformed``: the transformed tool payload (None: the hook yielded nothing)."""
 
 
 # Which replacements each hook accepts (the `Reply:` line of each *Args message).
@@ -296,6 +304,7 @@ _REPLACEABLE: dict[str, frozenset[str]] = {
     "after_tool_call": frozenset(),
     "on_delegation_start": frozenset(),
     "on_delegation_complete": frozenset(),
+    "transform_tool_payload": frozenset(),
 }
 
 
@@ -364,6 +373,10 @@ def _decode(hook: str, result: pb.InvocationResult, processor_id: str, parts: in
                 f"a delegation_complete outcome is only valid for onDelegationComplete, not {hook}")
         c = result.delegation_complete
         out.delegation = {"feedback": c.feedback, "bail": c.bail}
+    elif kind == "transformed":
+        if hook != "transform_tool_payload":
+            raise MalformedResultError(f"a transformed outcome is only valid for transformToolPayload, not {hook}")
+        out.payload = value_to_py(result.transformed.payload) if result.transformed.HasField("payload") else None
     return out
 
 
@@ -481,6 +494,8 @@ async def apply_result(hook: str, decoded: DecodedResult, args: Any) -> Any:
         return None
     if hook in ("on_delegation_start", "on_delegation_complete"):
         return decoded.delegation
+    if hook == "transform_tool_payload":
+        return decoded.payload if decoded.outcome == "transformed" else args.payload
     return ml if decoded.messages is not None else None  # edited in place, as the Mastra framework allows
 
 

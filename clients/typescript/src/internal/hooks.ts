@@ -43,6 +43,7 @@ export const HOOKS = {
   processOutputResult: 9,
   onDelegationStart: 13,
   onDelegationComplete: 14,
+  transformToolPayload: 16,
 } as const;
 
 export type HookName = keyof typeof HOOKS;
@@ -60,6 +61,7 @@ export const ARGS_CASE: Record<HookName, Invocation["args"]["case"]> = {
   processOutputResult: "processOutputResult",
   onDelegationStart: "onDelegationStart",
   onDelegationComplete: "onDelegationComplete",
+  transformToolPayload: "transformToolPayload",
 };
 
 export const HOOK_BY_NUMBER = new Map<number, HookName>(Object.entries(HOOKS).map(([k, v]) => [v, k as HookName]));
@@ -135,6 +137,13 @@ export function buildArgs(inv: Invocation, common: Common): { args: Plain; list:
           ...base, messages: list.get.all.db(), systemMessages, toolName: x.toolName, toolCallId: x.toolCallId,
           args: valueToJs(x.args), result: valueToJs(x.result), providerExecuted: x.providerExecuted || undefined, steps: steps(x.steps),
         },
+        list,
+      };
+    }
+    case "transformToolPayload": {
+      const x = a.value;
+      return {
+        args: { ...common, target: x.target, phase: x.phase, toolName: x.toolName, toolCallId: x.toolCallId, payload: valueToJs(x.payload) },
         list,
       };
     }
@@ -258,6 +267,12 @@ function stepToolNames(tools: unknown): string[] {
 export function encodeResult(hook: HookName, inv: Invocation, returned: unknown, list: MessageList): InvocationResult {
   const out = create(InvocationResultSchema, { invocationId: inv.invocationId });
   if (hook === "onDelegationStart" || hook === "onDelegationComplete") return delegationResult(hook, out, returned);
+  if (hook === "transformToolPayload") {
+    // Nothing returned: the server shows the placeholder (it fails closed).
+    const payload = returned === undefined || returned === null ? undefined : jsToValue(returned);
+    out.outcome = { case: "transformed", value: { $typeName: "treadle.v1.TransformedPayload", payload } };
+    return out;
+  }
   const replace: ReplaceOutcome = create(ReplaceOutcomeSchema);
   let changed = false;
   let retry = false;

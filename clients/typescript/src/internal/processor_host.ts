@@ -85,7 +85,7 @@ export function hooksOf(p: object): HookName[] {
 export function declaration(p: object): ProcessorDeclaration {
   const q = p as AnyProcessor & {
     name?: string; description?: string; processDataParts?: boolean; observe?: string[]; timeouts?: Record<string, number>;
-    streamDelivery?: string; maxWindow?: number; maxInFlight?: number;
+    streamDelivery?: string; maxWindow?: number; maxInFlight?: number; toolNames?: string[];
   };
   if (typeof q.id !== "string" || !q.id) throw new TypeError(`${p.constructor?.name ?? "processor"} needs a non-empty string \`id\``);
   const hooks = hooksOf(p);
@@ -118,6 +118,7 @@ export function declaration(p: object): ProcessorDeclaration {
               maxInFlight: q.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT,
             }
           : {}),
+        ...(h === "transformToolPayload" ? { toolNames: [...(q.toolNames ?? [])] } : {}),
       };
     }), ...violation],
   });

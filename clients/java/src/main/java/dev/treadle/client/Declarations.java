@@ -42,7 +42,7 @@ final class Declarations {
       if (t != null) {
         hd.setTimeout(Duration.newBuilder().setSeconds(t.getSeconds()).setNanos(t.getNano()));
       }
-      if (h == Hook.HOOK_PROCESS_TOOL_RESULT) {
+      if (h == Hook.HOOK_PROCESS_TOOL_RESULT || h == Hook.HOOK_TRANSFORM_TOOL_PAYLOAD) {
         hd.addAllToolNames(o.toolNames);
       }
       if (h == Hook.HOOK_PROCESS_OUTPUT_STREAM) {

@@ -90,6 +90,16 @@ public interface Processor {
    * Called after this processor aborted a run, from any of its hooks, for side effects (an alert,
    * a log line): declared with the other hooks, always fire and forget; what it throws is ignored.
    */
+  /**
+   * How one tool payload looks to clients ({@code display}) or in the history they read
+   * ({@code transcript}); runs for agents that list the processor in {@code toolPayloadProcessors},
+   * for the tools {@link ProcessorOptions#toolNames} names (every tool when none). Return the
+   * projected payload (plain Java); {@code null} shows the server's placeholder.
+   */
+  default Object transformToolPayload(TransformToolPayloadArgs args) throws Exception {
+    throw new UnsupportedOperationException("transformToolPayload");
+  }
+
   default void onViolation(ProcessorViolation violation) throws Exception {
     throw new UnsupportedOperationException("onViolation");
   }

@@ -20,6 +20,7 @@ import dev.treadle.v1.ProcessorState;
 import dev.treadle.v1.ReplaceOutcome;
 import dev.treadle.v1.RetryOutcome;
 import dev.treadle.v1.StreamOutcomes;
+import dev.treadle.v1.TransformedPayload;
 import dev.treadle.v1.UnchangedOutcome;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.context.Context;
@@ -358,6 +359,14 @@ final class ProcessorHost {
           case HOOK_ON_DELEGATION_COMPLETE: {
             var d = p.onDelegationComplete(new OnDelegationCompleteArgs(call, inv.getOnDelegationComplete()));
             return d == null ? replace(null, null) : InvocationResult.newBuilder().setDelegationComplete(d);
+          }
+          case HOOK_TRANSFORM_TOOL_PAYLOAD: {
+            Object shown = p.transformToolPayload(new TransformToolPayloadArgs(call, inv.getTransformToolPayload()));
+            TransformedPayload.Builder out = TransformedPayload.newBuilder();
+            if (shown != null) { // null: the hook yielded nothing, and the server shows its placeholder
+              out.setPayload(Json.toValue(shown));
+            }
+            return InvocationResult.newBuilder().setTransformed(out);
           }
           case HOOK_ON_VIOLATION: {
             var v = inv.getOnViolation();

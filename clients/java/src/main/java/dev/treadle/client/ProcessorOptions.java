@@ -87,7 +87,7 @@ public final class ProcessorOptions {
     return this;
   }
 
-  /** {@code processToolResult}: only for these tools. */
+  /** {@code processToolResult} and {@code transformToolPayload}: only for these tools. */
   public ProcessorOptions toolNames(String... names) {
     toolNames = List.of(names);
     return this;
