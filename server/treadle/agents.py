@@ -160,6 +160,13 @@ class Agent:
     tool_hooks: Any = None
     memory: MemorySettings = field(default_factory=MemorySettings)
     notification_policy: NotificationPolicy | None = None
+    variants: dict[str, list[Any]] = field(default_factory=dict)
+    """Per-request variants by field name (``model``, ``tools``, ...): ``variants.Variant`` lists
+    resolved over each call's request context (``variants.resolve``)."""
+    resolver: Any = None
+    """A ``ProcessorRef`` (or processor object) serving ``resolveAgent``, run once per call."""
+    resolution: Any = None
+    """Set on the frozen snapshot a call resolved (``variants.Resolution``); None on a definition."""
     source: AgentSource = "code"
     create_time: datetime = field(default_factory=utcnow)
     update_time: datetime = field(default_factory=utcnow)
@@ -172,20 +179,29 @@ class Agent:
             raise InvalidArgumentError(
                 f"agent.id {self.id!r} is malformed: use 1-128 letters, digits, '_', '.', ':' or '-'"
             )
-        if not self.model:
+        dynamic_model = bool(self.variants.get("model")) or callable(self.model)
+        if not self.model and not dynamic_model:
             raise InvalidArgumentError(f"agent {self.id!r}: model is required (e.g. 'openai/gpt-4o-mini')")
-        if "/" not in self.model or self.model.startswith("/") or self.model.endswith("/"):
-            raise InvalidArgumentError(
-                f"agent {self.id!r}: model {self.model!r} must be 'provider/model', e.g. 'openai/gpt-4o-mini'"
-            )
+        for i, variant in enumerate(self.variants.get("model", ())):
+            _check_model(self.id, variant.value, f"model_variants[{i}].value")
+        if isinstance(self.model, str) and self.model:
+            _check_model(self.id, self.model, "model")
         if self.max_processor_retries is not None and self.max_processor_retries < 0:
             raise InvalidArgumentError(f"agent {self.id!r}: max_processor_retries must be >= 0")
         if self.memory.last_messages < 0:
             raise InvalidArgumentError(f"agent {self.id!r}: memory.last_messages must be >= 0")
         for lane in ("input_processors", "output_processors", "error_processors"):
-            for ref in getattr(self, lane):
+            refs = [] if callable(getattr(self, lane)) else list(getattr(self, lane))
+            refs += [r for v in self.variants.get(lane, ()) for r in v.value]
+            for ref in refs:
                 if isinstance(ref, ProcessorRef) and not ref.processor_id:
                     raise InvalidArgumentError(f"agent {self.id!r}: {lane} has a processor without id")
+
+
+def _check_model(agent_id: str, model: Any, path: str) -> None:
+    if not isinstance(model, str) or "/" not in model or model.startswith("/") or model.endswith("/"):
+        raise InvalidArgumentError(
+            f"agent {agent_id!r}: {path} {model!r} must be 'provider/model', e.g. 'openai/gpt-4o-mini'")
 
 
 def lane_for_call(agent_id: str, lane: str, agent_lane: list[Any], per_call: list[Any] | None) -> list[Any]:

@@ -57,6 +57,8 @@ func hooksOf(p Processor) []treadlev1.Hook {
 	add(ok, treadlev1.Hook_HOOK_BEFORE_TOOL_CALL)
 	_, ok = p.(AfterToolCall)
 	add(ok, treadlev1.Hook_HOOK_AFTER_TOOL_CALL)
+	_, ok = p.(ResolveAgent)
+	add(ok, treadlev1.Hook_HOOK_RESOLVE_AGENT)
 	_, ok = p.(OnViolation)
 	add(ok, treadlev1.Hook_HOOK_ON_VIOLATION)
 	return hooks

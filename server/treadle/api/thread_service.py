@@ -204,6 +204,11 @@ def run_to_proto(run: RunRecord, out: pb.Run) -> pb.Run:
                           count=hook["count"])
         h.total_duration.FromNanoseconds(round(hook["seconds"] * 1e9))
         h.outcomes.update(hook["outcomes"])
+    resolved = run.detail.get("resolved") or {}  # per-request agents (``variants.Resolution``)
+    out.resolved_model = resolved.get("model", "")
+    for field, index in resolved.get("matched", ()):
+        out.matched_variants.add(field=field, index=index)
+    out.resolver_overrides.extend(resolved.get("overrides", ()))
     return out
 
 

@@ -58,9 +58,14 @@ class Persister:
         self._run_id = ""
         self.stats: RunStats | None = None
         """The run's steps and hook invocations, stored with its end."""
+        self.resolved: dict[str, Any] | None = None
+        """What the call resolved of a per-request agent (``variants.Resolution.detail``)."""
 
     def _detail(self) -> dict[str, Any] | None:
-        return self.stats.detail() if self.stats is not None else None
+        detail = self.stats.detail() if self.stats is not None else None
+        if self.resolved is not None:
+            detail = {**(detail or {}), "resolved": self.resolved}
+        return detail
 
     @property
     def active(self) -> bool:

@@ -192,7 +192,7 @@ class SystemMessages(_message.Message):
     def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.SystemMessage, _Mapping]]] = ...) -> None: ...
 
 class Agent(_message.Message):
-    __slots__ = ("id", "name", "description", "metadata", "instructions", "instruction_messages", "model", "base_url", "fallback_models", "tools", "input_processors", "output_processors", "error_processors", "max_processor_retries", "default_options", "request_context_schema", "tool_hooks", "source", "create_time", "update_time", "provider_credential", "memory", "notifications", "error_processor_defaults")
+    __slots__ = ("id", "name", "description", "metadata", "instructions", "instruction_messages", "model", "base_url", "fallback_models", "tools", "input_processors", "output_processors", "error_processors", "max_processor_retries", "default_options", "request_context_schema", "tool_hooks", "source", "create_time", "update_time", "provider_credential", "memory", "notifications", "error_processor_defaults", "model_variants", "instructions_variants", "tools_variants", "input_processors_variants", "output_processors_variants", "error_processors_variants", "default_options_variants", "resolver")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
@@ -217,6 +217,14 @@ class Agent(_message.Message):
     MEMORY_FIELD_NUMBER: _ClassVar[int]
     NOTIFICATIONS_FIELD_NUMBER: _ClassVar[int]
     ERROR_PROCESSOR_DEFAULTS_FIELD_NUMBER: _ClassVar[int]
+    MODEL_VARIANTS_FIELD_NUMBER: _ClassVar[int]
+    INSTRUCTIONS_VARIANTS_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_VARIANTS_FIELD_NUMBER: _ClassVar[int]
+    INPUT_PROCESSORS_VARIANTS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_PROCESSORS_VARIANTS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_PROCESSORS_VARIANTS_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_OPTIONS_VARIANTS_FIELD_NUMBER: _ClassVar[int]
+    RESOLVER_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     description: str
@@ -241,4 +249,66 @@ class Agent(_message.Message):
     memory: MemorySettings
     notifications: _notification_pb2.NotificationSettings
     error_processor_defaults: bool
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., instructions: _Optional[str] = ..., instruction_messages: _Optional[_Union[SystemMessages, _Mapping]] = ..., model: _Optional[str] = ..., base_url: _Optional[str] = ..., fallback_models: _Optional[_Iterable[_Union[FallbackModel, _Mapping]]] = ..., tools: _Optional[_Iterable[str]] = ..., input_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., output_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., error_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., max_processor_retries: _Optional[int] = ..., default_options: _Optional[_Union[CallOptions, _Mapping]] = ..., request_context_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., tool_hooks: _Optional[_Union[ToolHooksRef, _Mapping]] = ..., source: _Optional[_Union[AgentSource, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., provider_credential: _Optional[str] = ..., memory: _Optional[_Union[MemorySettings, _Mapping]] = ..., notifications: _Optional[_Union[_notification_pb2.NotificationSettings, _Mapping]] = ..., error_processor_defaults: _Optional[bool] = ...) -> None: ...
+    model_variants: _containers.RepeatedCompositeFieldContainer[ModelVariant]
+    instructions_variants: _containers.RepeatedCompositeFieldContainer[InstructionsVariant]
+    tools_variants: _containers.RepeatedCompositeFieldContainer[ToolsVariant]
+    input_processors_variants: _containers.RepeatedCompositeFieldContainer[ProcessorsVariant]
+    output_processors_variants: _containers.RepeatedCompositeFieldContainer[ProcessorsVariant]
+    error_processors_variants: _containers.RepeatedCompositeFieldContainer[ProcessorsVariant]
+    default_options_variants: _containers.RepeatedCompositeFieldContainer[CallOptionsVariant]
+    resolver: ProcessorRef
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., instructions: _Optional[str] = ..., instruction_messages: _Optional[_Union[SystemMessages, _Mapping]] = ..., model: _Optional[str] = ..., base_url: _Optional[str] = ..., fallback_models: _Optional[_Iterable[_Union[FallbackModel, _Mapping]]] = ..., tools: _Optional[_Iterable[str]] = ..., input_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., output_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., error_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., max_processor_retries: _Optional[int] = ..., default_options: _Optional[_Union[CallOptions, _Mapping]] = ..., request_context_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., tool_hooks: _Optional[_Union[ToolHooksRef, _Mapping]] = ..., source: _Optional[_Union[AgentSource, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., provider_credential: _Optional[str] = ..., memory: _Optional[_Union[MemorySettings, _Mapping]] = ..., notifications: _Optional[_Union[_notification_pb2.NotificationSettings, _Mapping]] = ..., error_processor_defaults: _Optional[bool] = ..., model_variants: _Optional[_Iterable[_Union[ModelVariant, _Mapping]]] = ..., instructions_variants: _Optional[_Iterable[_Union[InstructionsVariant, _Mapping]]] = ..., tools_variants: _Optional[_Iterable[_Union[ToolsVariant, _Mapping]]] = ..., input_processors_variants: _Optional[_Iterable[_Union[ProcessorsVariant, _Mapping]]] = ..., output_processors_variants: _Optional[_Iterable[_Union[ProcessorsVariant, _Mapping]]] = ..., error_processors_variants: _Optional[_Iterable[_Union[ProcessorsVariant, _Mapping]]] = ..., default_options_variants: _Optional[_Iterable[_Union[CallOptionsVariant, _Mapping]]] = ..., resolver: _Optional[_Union[ProcessorRef, _Mapping]] = ...) -> None: ...
+
+class VariantRule(_message.Message):
+    __slots__ = ("field", "operator", "value", "conditions")
+    FIELD_FIELD_NUMBER: _ClassVar[int]
+    OPERATOR_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    CONDITIONS_FIELD_NUMBER: _ClassVar[int]
+    field: str
+    operator: str
+    value: _struct_pb2.Value
+    conditions: _containers.RepeatedCompositeFieldContainer[VariantRule]
+    def __init__(self, field: _Optional[str] = ..., operator: _Optional[str] = ..., value: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., conditions: _Optional[_Iterable[_Union[VariantRule, _Mapping]]] = ...) -> None: ...
+
+class ModelVariant(_message.Message):
+    __slots__ = ("value", "rules")
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    RULES_FIELD_NUMBER: _ClassVar[int]
+    value: str
+    rules: VariantRule
+    def __init__(self, value: _Optional[str] = ..., rules: _Optional[_Union[VariantRule, _Mapping]] = ...) -> None: ...
+
+class InstructionsVariant(_message.Message):
+    __slots__ = ("value", "rules", "messages")
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    RULES_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    value: str
+    rules: VariantRule
+    messages: _containers.RepeatedCompositeFieldContainer[_message_pb2.SystemMessage]
+    def __init__(self, value: _Optional[str] = ..., rules: _Optional[_Union[VariantRule, _Mapping]] = ..., messages: _Optional[_Iterable[_Union[_message_pb2.SystemMessage, _Mapping]]] = ...) -> None: ...
+
+class ToolsVariant(_message.Message):
+    __slots__ = ("value", "rules")
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    RULES_FIELD_NUMBER: _ClassVar[int]
+    value: _containers.RepeatedScalarFieldContainer[str]
+    rules: VariantRule
+    def __init__(self, value: _Optional[_Iterable[str]] = ..., rules: _Optional[_Union[VariantRule, _Mapping]] = ...) -> None: ...
+
+class ProcessorsVariant(_message.Message):
+    __slots__ = ("value", "rules")
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    RULES_FIELD_NUMBER: _ClassVar[int]
+    value: _containers.RepeatedCompositeFieldContainer[ProcessorRef]
+    rules: VariantRule
+    def __init__(self, value: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., rules: _Optional[_Union[VariantRule, _Mapping]] = ...) -> None: ...
+
+class CallOptionsVariant(_message.Message):
+    __slots__ = ("value", "rules")
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    RULES_FIELD_NUMBER: _ClassVar[int]
+    value: CallOptions
+    rules: VariantRule
+    def __init__(self, value: _Optional[_Union[CallOptions, _Mapping]] = ..., rules: _Optional[_Union[VariantRule, _Mapping]] = ...) -> None: ...

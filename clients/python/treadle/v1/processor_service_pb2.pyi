@@ -32,6 +32,7 @@ class Hook(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     HOOK_BEFORE_TOOL_CALL: _ClassVar[Hook]
     HOOK_AFTER_TOOL_CALL: _ClassVar[Hook]
     HOOK_ON_VIOLATION: _ClassVar[Hook]
+    HOOK_RESOLVE_AGENT: _ClassVar[Hook]
 
 class HookMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -65,6 +66,7 @@ HOOK_PROCESS_OUTPUT_RESULT: Hook
 HOOK_BEFORE_TOOL_CALL: Hook
 HOOK_AFTER_TOOL_CALL: Hook
 HOOK_ON_VIOLATION: Hook
+HOOK_RESOLVE_AGENT: Hook
 HOOK_MODE_UNSPECIFIED: HookMode
 HOOK_MODE_MUTATE: HookMode
 HOOK_MODE_OBSERVE: HookMode
@@ -174,7 +176,7 @@ class MessageListSnapshot(_message.Message):
     def __init__(self, messages: _Optional[_Iterable[_Union[ListedMessage, _Mapping]]] = ..., system_messages: _Optional[_Iterable[_Union[_message_pb2.SystemMessage, _Mapping]]] = ...) -> None: ...
 
 class Invocation(_message.Message):
-    __slots__ = ("invocation_id", "processor_id", "hook", "run_id", "agent_id", "thread_id", "resource_id", "step_number", "retry_count", "request_context", "state", "trace_context", "deadline", "processor_index", "timeout", "process_input", "process_input_step", "process_llm_request", "process_llm_response", "process_api_error", "process_output_stream", "process_output_step", "process_tool_result", "process_output_result", "before_tool_call", "after_tool_call", "on_violation")
+    __slots__ = ("invocation_id", "processor_id", "hook", "run_id", "agent_id", "thread_id", "resource_id", "step_number", "retry_count", "request_context", "state", "trace_context", "deadline", "processor_index", "timeout", "process_input", "process_input_step", "process_llm_request", "process_llm_response", "process_api_error", "process_output_stream", "process_output_step", "process_tool_result", "process_output_result", "before_tool_call", "after_tool_call", "on_violation", "resolve_agent")
     INVOCATION_ID_FIELD_NUMBER: _ClassVar[int]
     PROCESSOR_ID_FIELD_NUMBER: _ClassVar[int]
     HOOK_FIELD_NUMBER: _ClassVar[int]
@@ -202,6 +204,7 @@ class Invocation(_message.Message):
     BEFORE_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     AFTER_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     ON_VIOLATION_FIELD_NUMBER: _ClassVar[int]
+    RESOLVE_AGENT_FIELD_NUMBER: _ClassVar[int]
     invocation_id: str
     processor_id: str
     hook: Hook
@@ -229,7 +232,8 @@ class Invocation(_message.Message):
     before_tool_call: BeforeToolCallArgs
     after_tool_call: AfterToolCallArgs
     on_violation: OnViolationArgs
-    def __init__(self, invocation_id: _Optional[str] = ..., processor_id: _Optional[str] = ..., hook: _Optional[_Union[Hook, str]] = ..., run_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., step_number: _Optional[int] = ..., retry_count: _Optional[int] = ..., request_context: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., state: _Optional[_Union[ProcessorState, _Mapping]] = ..., trace_context: _Optional[_Union[_remote_pb2.TraceContext, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., processor_index: _Optional[int] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., process_input: _Optional[_Union[ProcessInputArgs, _Mapping]] = ..., process_input_step: _Optional[_Union[ProcessInputStepArgs, _Mapping]] = ..., process_llm_request: _Optional[_Union[ProcessLLMRequestArgs, _Mapping]] = ..., process_llm_response: _Optional[_Union[ProcessLLMResponseArgs, _Mapping]] = ..., process_api_error: _Optional[_Union[ProcessAPIErrorArgs, _Mapping]] = ..., process_output_stream: _Optional[_Union[ProcessOutputStreamArgs, _Mapping]] = ..., process_output_step: _Optional[_Union[ProcessOutputStepArgs, _Mapping]] = ..., process_tool_result: _Optional[_Union[ProcessToolResultArgs, _Mapping]] = ..., process_output_result: _Optional[_Union[ProcessOutputResultArgs, _Mapping]] = ..., before_tool_call: _Optional[_Union[BeforeToolCallArgs, _Mapping]] = ..., after_tool_call: _Optional[_Union[AfterToolCallArgs, _Mapping]] = ..., on_violation: _Optional[_Union[OnViolationArgs, _Mapping]] = ...) -> None: ...
+    resolve_agent: ResolveAgentArgs
+    def __init__(self, invocation_id: _Optional[str] = ..., processor_id: _Optional[str] = ..., hook: _Optional[_Union[Hook, str]] = ..., run_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., step_number: _Optional[int] = ..., retry_count: _Optional[int] = ..., request_context: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., state: _Optional[_Union[ProcessorState, _Mapping]] = ..., trace_context: _Optional[_Union[_remote_pb2.TraceContext, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., processor_index: _Optional[int] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., process_input: _Optional[_Union[ProcessInputArgs, _Mapping]] = ..., process_input_step: _Optional[_Union[ProcessInputStepArgs, _Mapping]] = ..., process_llm_request: _Optional[_Union[ProcessLLMRequestArgs, _Mapping]] = ..., process_llm_response: _Optional[_Union[ProcessLLMResponseArgs, _Mapping]] = ..., process_api_error: _Optional[_Union[ProcessAPIErrorArgs, _Mapping]] = ..., process_output_stream: _Optional[_Union[ProcessOutputStreamArgs, _Mapping]] = ..., process_output_step: _Optional[_Union[ProcessOutputStepArgs, _Mapping]] = ..., process_tool_result: _Optional[_Union[ProcessToolResultArgs, _Mapping]] = ..., process_output_result: _Optional[_Union[ProcessOutputResultArgs, _Mapping]] = ..., before_tool_call: _Optional[_Union[BeforeToolCallArgs, _Mapping]] = ..., after_tool_call: _Optional[_Union[AfterToolCallArgs, _Mapping]] = ..., on_violation: _Optional[_Union[OnViolationArgs, _Mapping]] = ..., resolve_agent: _Optional[_Union[ResolveAgentArgs, _Mapping]] = ...) -> None: ...
 
 class ProcessorState(_message.Message):
     __slots__ = ("value", "version")
@@ -414,7 +418,7 @@ class ProcessOutputResultArgs(_message.Message):
     def __init__(self, message_list: _Optional[_Union[MessageListSnapshot, _Mapping]] = ..., result: _Optional[_Union[OutputResult, _Mapping]] = ...) -> None: ...
 
 class InvocationResult(_message.Message):
-    __slots__ = ("invocation_id", "unchanged", "replace", "abort", "retry", "error", "stream", "skip_tool", "state", "custom_chunks")
+    __slots__ = ("invocation_id", "unchanged", "replace", "abort", "retry", "error", "stream", "skip_tool", "agent_overrides", "state", "custom_chunks")
     INVOCATION_ID_FIELD_NUMBER: _ClassVar[int]
     UNCHANGED_FIELD_NUMBER: _ClassVar[int]
     REPLACE_FIELD_NUMBER: _ClassVar[int]
@@ -423,6 +427,7 @@ class InvocationResult(_message.Message):
     ERROR_FIELD_NUMBER: _ClassVar[int]
     STREAM_FIELD_NUMBER: _ClassVar[int]
     SKIP_TOOL_FIELD_NUMBER: _ClassVar[int]
+    AGENT_OVERRIDES_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     CUSTOM_CHUNKS_FIELD_NUMBER: _ClassVar[int]
     invocation_id: str
@@ -433,9 +438,10 @@ class InvocationResult(_message.Message):
     error: ErrorOutcome
     stream: StreamOutcomes
     skip_tool: SkipToolOutcome
+    agent_overrides: AgentOverrides
     state: ProcessorState
     custom_chunks: _containers.RepeatedCompositeFieldContainer[_chunk_pb2.DataChunk]
-    def __init__(self, invocation_id: _Optional[str] = ..., unchanged: _Optional[_Union[UnchangedOutcome, _Mapping]] = ..., replace: _Optional[_Union[ReplaceOutcome, _Mapping]] = ..., abort: _Optional[_Union[AbortOutcome, _Mapping]] = ..., retry: _Optional[_Union[RetryOutcome, _Mapping]] = ..., error: _Optional[_Union[ErrorOutcome, _Mapping]] = ..., stream: _Optional[_Union[StreamOutcomes, _Mapping]] = ..., skip_tool: _Optional[_Union[SkipToolOutcome, _Mapping]] = ..., state: _Optional[_Union[ProcessorState, _Mapping]] = ..., custom_chunks: _Optional[_Iterable[_Union[_chunk_pb2.DataChunk, _Mapping]]] = ...) -> None: ...
+    def __init__(self, invocation_id: _Optional[str] = ..., unchanged: _Optional[_Union[UnchangedOutcome, _Mapping]] = ..., replace: _Optional[_Union[ReplaceOutcome, _Mapping]] = ..., abort: _Optional[_Union[AbortOutcome, _Mapping]] = ..., retry: _Optional[_Union[RetryOutcome, _Mapping]] = ..., error: _Optional[_Union[ErrorOutcome, _Mapping]] = ..., stream: _Optional[_Union[StreamOutcomes, _Mapping]] = ..., skip_tool: _Optional[_Union[SkipToolOutcome, _Mapping]] = ..., agent_overrides: _Optional[_Union[AgentOverrides, _Mapping]] = ..., state: _Optional[_Union[ProcessorState, _Mapping]] = ..., custom_chunks: _Optional[_Iterable[_Union[_chunk_pb2.DataChunk, _Mapping]]] = ...) -> None: ...
 
 class SkipToolOutcome(_message.Message):
     __slots__ = ("output",)
@@ -564,3 +570,33 @@ class ChunkSequence(_message.Message):
 class DropOutcome(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
+
+class ResolveAgentArgs(_message.Message):
+    __slots__ = ("agent",)
+    AGENT_FIELD_NUMBER: _ClassVar[int]
+    agent: _agent_pb2.Agent
+    def __init__(self, agent: _Optional[_Union[_agent_pb2.Agent, _Mapping]] = ...) -> None: ...
+
+class ToolNames(_message.Message):
+    __slots__ = ("names",)
+    NAMES_FIELD_NUMBER: _ClassVar[int]
+    names: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, names: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class AgentOverrides(_message.Message):
+    __slots__ = ("model", "instructions", "tools", "input_processors", "output_processors", "error_processors", "default_options")
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    INSTRUCTIONS_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
+    INPUT_PROCESSORS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_PROCESSORS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_PROCESSORS_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    model: str
+    instructions: _agent_pb2.SystemMessages
+    tools: ToolNames
+    input_processors: _agent_pb2.ProcessorList
+    output_processors: _agent_pb2.ProcessorList
+    error_processors: _agent_pb2.ProcessorList
+    default_options: _agent_pb2.CallOptions
+    def __init__(self, model: _Optional[str] = ..., instructions: _Optional[_Union[_agent_pb2.SystemMessages, _Mapping]] = ..., tools: _Optional[_Union[ToolNames, _Mapping]] = ..., input_processors: _Optional[_Union[_agent_pb2.ProcessorList, _Mapping]] = ..., output_processors: _Optional[_Union[_agent_pb2.ProcessorList, _Mapping]] = ..., error_processors: _Optional[_Union[_agent_pb2.ProcessorList, _Mapping]] = ..., default_options: _Optional[_Union[_agent_pb2.CallOptions, _Mapping]] = ...) -> None: ...

@@ -21,6 +21,7 @@ HOOK_ENUM: dict[str, int] = {
     "before_tool_call": pb.HOOK_BEFORE_TOOL_CALL,
     "after_tool_call": pb.HOOK_AFTER_TOOL_CALL,
     "on_violation": pb.HOOK_ON_VIOLATION,
+    "resolve_agent": pb.HOOK_RESOLVE_AGENT,
 }
 """Python hook name -> ``Hook`` enum value; the ``Invocation.args`` branch has the same name."""
 HOOK_NAME: dict[int, str] = {v: k for k, v in HOOK_ENUM.items()}

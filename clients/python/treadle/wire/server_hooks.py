@@ -212,7 +212,12 @@ def _after_tool_call(args: a.AfterToolCallArgs, out: pb.AfterToolCallArgs) -> No
         py_to_value(args.output, out.output)
 
 
+def _resolve_agent(args: a.ResolveAgentArgs, out: pb.ResolveAgentArgs) -> None:
+    out.agent.CopyFrom(args.agent)  # the server passes the agent in its proto form
+
+
 _ENCODERS: dict[str, Callable[[Any, Any], None]] = {
+    "resolve_agent": _resolve_agent,
     "before_tool_call": _before_tool_call,
     "after_tool_call": _after_tool_call,
     "process_input": _input,
@@ -261,6 +266,8 @@ class DecodedResult:
     custom_chunks: list[Chunk] = field(default_factory=list)
     tool_output: Any = None
     """``skip_tool``: the output that stands for the tool's result."""
+    agent_overrides: pb.AgentOverrides | None = None
+    """``resolveAgent``: the overrides, decoded by the server (it knows the agent's fields)."""
 
 
 # Which replacements each hook accepts (the `Reply:` line of each *Args message).
@@ -276,6 +283,7 @@ _REPLACEABLE: dict[str, frozenset[str]] = {
     "process_output_result": frozenset({"messages", "system_messages"}),
     "before_tool_call": frozenset(),
     "after_tool_call": frozenset(),
+    "resolve_agent": frozenset(),
 }
 
 
@@ -325,6 +333,10 @@ def _decode(hook: str, result: pb.InvocationResult, processor_id: str, parts: in
         out.chunks = _decode_stream(result.stream, processor_id, parts, version)
     elif kind == "replace":
         _decode_replace(hook, result.replace, out)
+    elif kind == "agent_overrides":
+        if hook != "resolve_agent":
+            raise MalformedResultError(f"an agent_overrides outcome is only valid for resolveAgent, not {hook}")
+        out.agent_overrides = result.agent_overrides
     elif kind == "skip_tool":
         if hook != "before_tool_call":
             raise MalformedResultError(f"a skip_tool outcome is only valid for beforeToolCall, not {hook}")
@@ -444,6 +456,8 @@ async def apply_result(hook: str, decoded: DecodedResult, args: Any) -> Any:
         return {"proceed": False, "output": decoded.tool_output} if decoded.outcome == "skip_tool" else None
     if hook == "after_tool_call":
         return None
+    if hook == "resolve_agent":
+        return decoded.agent_overrides
     return ml if decoded.messages is not None else None  # edited in place, as the Mastra framework allows
 
 

@@ -1,7 +1,7 @@
 // One invocation, processor side: the wire's `Invocation` -> the hook's arguments (over a local
 // MessageList rebuilt from the snapshot), and the hook's return value and edits -> the answer.
-import { create } from "@bufbuild/protobuf";
-import { ModelSettingsSchema, StructuredOutputSchema, ToolChoiceMode, type ToolChoice as ProtoToolChoice } from "../gen/treadle/v1/agent_pb.js";
+import { create, toJson } from "@bufbuild/protobuf";
+import { AgentSchema, CallOptionsSchema, ModelSettingsSchema, ProcessorListSchema, ProcessorRefSchema, SystemMessagesSchema, StructuredOutputSchema, ToolChoiceMode, type ToolChoice as ProtoToolChoice } from "../gen/treadle/v1/agent_pb.js";
 import { StepResultSchema, ToolCallSchema, UsageSchema, FinishReasonSchema } from "../gen/treadle/v1/chunk_pb.js";
 import {
   type ChunkOutcome,
@@ -9,6 +9,8 @@ import {
   type Invocation,
   type InvocationResult,
   InvocationResultSchema,
+  AgentOverridesSchema,
+  ToolNamesSchema,
   type MessageListSnapshot,
   OutputResultSchema,
   type ReplaceOutcome,
@@ -39,6 +41,7 @@ export const HOOKS = {
   processOutputStep: 7,
   processToolResult: 8,
   processOutputResult: 9,
+  resolveAgent: 15,
 } as const;
 
 export type HookName = keyof typeof HOOKS;
@@ -54,6 +57,7 @@ export const ARGS_CASE: Record<HookName, Invocation["args"]["case"]> = {
   processOutputStep: "processOutputStep",
   processToolResult: "processToolResult",
   processOutputResult: "processOutputResult",
+  resolveAgent: "resolveAgent",
 };
 
 export const HOOK_BY_NUMBER = new Map<number, HookName>(Object.entries(HOOKS).map(([k, v]) => [v, k as HookName]));
@@ -137,6 +141,9 @@ export function buildArgs(inv: Invocation, common: Common): { args: Plain; list:
         args: { ...base, messages: list.get.response.db(), result: a.value.result ? toPlain(OutputResultSchema, a.value.result) : { text: "", steps: [] } },
         list,
       };
+    case "resolveAgent":
+      // The agent as its variants resolved it for this call, in its proto JSON form.
+      return { args: { ...common, agent: a.value.agent ? toJson(AgentSchema, a.value.agent) : {} }, list };
     default:
       throw new TypeError(`invocation ${inv.invocationId}: no arguments for hook ${inv.hook}`);
   }
@@ -230,6 +237,12 @@ function stepToolNames(tools: unknown): string[] {
 /** The answer to a non-stream hook that returned `returned` (throws TypeError for a value the hook may not return). */
 export function encodeResult(hook: HookName, inv: Invocation, returned: unknown, list: MessageList): InvocationResult {
   const out = create(InvocationResultSchema, { invocationId: inv.invocationId });
+  if (hook === "resolveAgent") {
+    out.outcome = returned === undefined || returned === null
+      ? { case: "unchanged", value: { $typeName: "treadle.v1.UnchangedOutcome" } }
+      : { case: "agentOverrides", value: agentOverrides(returned) };
+    return out;
+  }
   const replace: ReplaceOutcome = create(ReplaceOutcomeSchema);
   let changed = false;
   let retry = false;
@@ -284,6 +297,38 @@ export function encodeResult(hook: HookName, inv: Invocation, returned: unknown,
   }
   out.outcome = changed ? { case: "replace", value: replace } : { case: "unchanged", value: { $typeName: "treadle.v1.UnchangedOutcome" } };
   return out;
+}
+
+const OVERRIDES = new Set(["model", "instructions", "tools", "inputProcessors", "outputProcessors", "errorProcessors", "defaultOptions"]);
+
+/** What `resolveAgent` returned: `{model?, instructions?, tools?, inputProcessors?, outputProcessors?, errorProcessors?, defaultOptions?}`. */
+function agentOverrides(returned: unknown) {
+  if (typeof returned !== "object" || Array.isArray(returned)) throw new TypeError("resolveAgent returns undefined or an object of overrides");
+  const r = returned as Record<string, unknown>;
+  const unknown = Object.keys(r).filter((k) => !OVERRIDES.has(k));
+  if (unknown.length) throw new TypeError(`resolveAgent returned unknown overrides: ${unknown.join(", ")} (use ${[...OVERRIDES].join(", ")})`);
+  const o = create(AgentOverridesSchema);
+  if (r.model !== undefined) {
+    if (typeof r.model !== "string") throw new TypeError("model must be a `provider/model` string");
+    o.model = r.model;
+  }
+  if (r.instructions !== undefined) {
+    const items = typeof r.instructions === "string" ? [r.instructions] : (r.instructions as unknown[]);
+    o.instructions = create(SystemMessagesSchema, {
+      messages: items.map((x) => ({ content: typeof x === "string" ? x : String((x as { content?: unknown }).content ?? "") })),
+    });
+  }
+  if (r.tools !== undefined) o.tools = create(ToolNamesSchema, { names: stepToolNames(r.tools) });
+  for (const lane of ["inputProcessors", "outputProcessors", "errorProcessors"] as const) {
+    const v = r[lane];
+    if (v === undefined) continue;
+    if (!Array.isArray(v)) throw new TypeError(`${lane} must be an array of processor ids`);
+    o[lane] = create(ProcessorListSchema, {
+      processors: v.map((p) => create(ProcessorRefSchema, typeof p === "string" ? { id: p } : (p as { id: string }))),
+    });
+  }
+  if (r.defaultOptions !== undefined) o.defaultOptions = fromPlain(CallOptionsSchema, r.defaultOptions as Plain) as never;
+  return o;
 }
 
 // --- stream outcomes ----------------------------------------------------------------------------

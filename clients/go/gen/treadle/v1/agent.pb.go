@@ -1249,8 +1249,40 @@ type Agent struct {
 	// transient retry) when it has no error processors of its own. Unset means true; false opts
 	// out. An agent or call that lists its own error processors gets only those.
 	ErrorProcessorDefaults *bool `protobuf:"varint,23,opt,name=error_processor_defaults,json=errorProcessorDefaults,proto3,oneof" json:"error_processor_defaults,omitempty"`
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	// Per-request variants (the Mastra framework's function-valued fields, written as data). Each
+	// list below is additional to the plain field of the same name and is resolved once per call,
+	// over the call's `request_context`, into the values the run uses; the run records what it
+	// resolved (`Run.resolved_model`, `Run.matched_variants`).
+	//
+	// A scalar field (`model`, `instructions`) takes the value of the FIRST variant whose rules
+	// match, in list order; a variant without rules always matches, so one placed last is the
+	// fallback. When none matches, the plain field applies. A list field (`tools`, the processor
+	// lanes) is the plain list followed by the value of EVERY matching variant, in order (a tool
+	// named twice is offered once). `default_options` is the plain defaults with the value of
+	// every matching variant merged over them field by field, later wins.
+	//
+	// A call whose resolution leaves the agent without a model is refused naming the field.
+	ModelVariants []*ModelVariant `protobuf:"bytes,30,rep,name=model_variants,json=modelVariants,proto3" json:"model_variants,omitempty"`
+	// Variants of `instructions` (scalar: the first match wins).
+	InstructionsVariants []*InstructionsVariant `protobuf:"bytes,31,rep,name=instructions_variants,json=instructionsVariants,proto3" json:"instructions_variants,omitempty"`
+	// Variants of `tools` (list: every match is added).
+	ToolsVariants []*ToolsVariant `protobuf:"bytes,32,rep,name=tools_variants,json=toolsVariants,proto3" json:"tools_variants,omitempty"`
+	// Variants of `input_processors` (list: every match is added).
+	InputProcessorsVariants []*ProcessorsVariant `protobuf:"bytes,33,rep,name=input_processors_variants,json=inputProcessorsVariants,proto3" json:"input_processors_variants,omitempty"`
+	// Variants of `output_processors` (list: every match is added).
+	OutputProcessorsVariants []*ProcessorsVariant `protobuf:"bytes,34,rep,name=output_processors_variants,json=outputProcessorsVariants,proto3" json:"output_processors_variants,omitempty"`
+	// Variants of `error_processors` (list: every match is added).
+	ErrorProcessorsVariants []*ProcessorsVariant `protobuf:"bytes,35,rep,name=error_processors_variants,json=errorProcessorsVariants,proto3" json:"error_processors_variants,omitempty"`
+	// Variants of `default_options` (object: every match is merged over the defaults, later wins).
+	DefaultOptionsVariants []*CallOptionsVariant `protobuf:"bytes,36,rep,name=default_options_variants,json=defaultOptionsVariants,proto3" json:"default_options_variants,omitempty"`
+	// A processor serving the `resolveAgent` hook (`HOOK_RESOLVE_AGENT`): once per call, after
+	// the request context is validated and the variants above are resolved, before memory loads,
+	// it MAY override the resolved model, instructions, tools, processors and default options.
+	// Its `failure_policy` and `timeout` apply as for any processor hook: under `fail_open` a
+	// resolver that cannot answer leaves the declarative resolution in place.
+	Resolver      *ProcessorRef `protobuf:"bytes,37,opt,name=resolver,proto3" json:"resolver,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Agent) Reset() {
@@ -1462,6 +1494,62 @@ func (x *Agent) GetErrorProcessorDefaults() bool {
 	return false
 }
 
+func (x *Agent) GetModelVariants() []*ModelVariant {
+	if x != nil {
+		return x.ModelVariants
+	}
+	return nil
+}
+
+func (x *Agent) GetInstructionsVariants() []*InstructionsVariant {
+	if x != nil {
+		return x.InstructionsVariants
+	}
+	return nil
+}
+
+func (x *Agent) GetToolsVariants() []*ToolsVariant {
+	if x != nil {
+		return x.ToolsVariants
+	}
+	return nil
+}
+
+func (x *Agent) GetInputProcessorsVariants() []*ProcessorsVariant {
+	if x != nil {
+		return x.InputProcessorsVariants
+	}
+	return nil
+}
+
+func (x *Agent) GetOutputProcessorsVariants() []*ProcessorsVariant {
+	if x != nil {
+		return x.OutputProcessorsVariants
+	}
+	return nil
+}
+
+func (x *Agent) GetErrorProcessorsVariants() []*ProcessorsVariant {
+	if x != nil {
+		return x.ErrorProcessorsVariants
+	}
+	return nil
+}
+
+func (x *Agent) GetDefaultOptionsVariants() []*CallOptionsVariant {
+	if x != nil {
+		return x.DefaultOptionsVariants
+	}
+	return nil
+}
+
+func (x *Agent) GetResolver() *ProcessorRef {
+	if x != nil {
+		return x.Resolver
+	}
+	return nil
+}
+
 type isAgent_InstructionsKind interface {
 	isAgent_InstructionsKind()
 }
@@ -1480,6 +1568,372 @@ type Agent_InstructionMessages struct {
 func (*Agent_Instructions) isAgent_InstructionsKind() {}
 
 func (*Agent_InstructionMessages) isAgent_InstructionsKind() {}
+
+// VariantRule is one condition over the call's `request_context`, or a group of them.
+//
+// A condition has a `field` (a key of the request context; `a.b` reads a nested object), an
+// `operator` (`equals`, `not_equals`, `contains`, `not_contains`, `greater_than`, `less_than`,
+// `greater_than_or_equal`, `less_than_or_equal`, `in`, `not_in`, `exists`, `not_exists`) and a
+// `value` (unused by `exists` / `not_exists`; a list for `in` / `not_in`).
+//
+// A group has no `field`, an `operator` of `AND` or `OR`, and `conditions`, which MAY be groups
+// themselves; groups nest at most 3 deep. An unknown operator or a deeper nesting is refused
+// with INVALID_ARGUMENT naming the rule.
+type VariantRule struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The request-context key a condition reads; empty for a group.
+	Field string `protobuf:"bytes,1,opt,name=field,proto3" json:"field,omitempty"`
+	// A condition's operator, or a group's `AND` / `OR` (case-insensitive).
+	Operator string `protobuf:"bytes,2,opt,name=operator,proto3" json:"operator,omitempty"`
+	// The value a condition compares with.
+	Value *structpb.Value `protobuf:"bytes,3,opt,name=value,proto3" json:"value,omitempty"`
+	// A group's conditions.
+	Conditions    []*VariantRule `protobuf:"bytes,4,rep,name=conditions,proto3" json:"conditions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VariantRule) Reset() {
+	*x = VariantRule{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VariantRule) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VariantRule) ProtoMessage() {}
+
+func (x *VariantRule) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VariantRule.ProtoReflect.Descriptor instead.
+func (*VariantRule) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *VariantRule) GetField() string {
+	if x != nil {
+		return x.Field
+	}
+	return ""
+}
+
+func (x *VariantRule) GetOperator() string {
+	if x != nil {
+		return x.Operator
+	}
+	return ""
+}
+
+func (x *VariantRule) GetValue() *structpb.Value {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+func (x *VariantRule) GetConditions() []*VariantRule {
+	if x != nil {
+		return x.Conditions
+	}
+	return nil
+}
+
+// ModelVariant is a model used when its rules match.
+type ModelVariant struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Router string `provider/model`.
+	Value string `protobuf:"bytes,1,opt,name=value,proto3" json:"value,omitempty"`
+	// When the variant applies; unset: always.
+	Rules         *VariantRule `protobuf:"bytes,2,opt,name=rules,proto3" json:"rules,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelVariant) Reset() {
+	*x = ModelVariant{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelVariant) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelVariant) ProtoMessage() {}
+
+func (x *ModelVariant) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelVariant.ProtoReflect.Descriptor instead.
+func (*ModelVariant) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ModelVariant) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+func (x *ModelVariant) GetRules() *VariantRule {
+	if x != nil {
+		return x.Rules
+	}
+	return nil
+}
+
+// InstructionsVariant is a set of instructions used when its rules match.
+type InstructionsVariant struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The instructions as one plain string.
+	Value string `protobuf:"bytes,1,opt,name=value,proto3" json:"value,omitempty"`
+	// When the variant applies; unset: always.
+	Rules *VariantRule `protobuf:"bytes,2,opt,name=rules,proto3" json:"rules,omitempty"`
+	// The instructions as system messages (instead of `value`).
+	Messages      []*SystemMessage `protobuf:"bytes,3,rep,name=messages,proto3" json:"messages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InstructionsVariant) Reset() {
+	*x = InstructionsVariant{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InstructionsVariant) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InstructionsVariant) ProtoMessage() {}
+
+func (x *InstructionsVariant) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InstructionsVariant.ProtoReflect.Descriptor instead.
+func (*InstructionsVariant) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *InstructionsVariant) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+func (x *InstructionsVariant) GetRules() *VariantRule {
+	if x != nil {
+		return x.Rules
+	}
+	return nil
+}
+
+func (x *InstructionsVariant) GetMessages() []*SystemMessage {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+// ToolsVariant is a list of tool names added when its rules match.
+type ToolsVariant struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Names of tools (registered in the server or attached remotely).
+	Value []string `protobuf:"bytes,1,rep,name=value,proto3" json:"value,omitempty"`
+	// When the variant applies; unset: always.
+	Rules         *VariantRule `protobuf:"bytes,2,opt,name=rules,proto3" json:"rules,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolsVariant) Reset() {
+	*x = ToolsVariant{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolsVariant) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolsVariant) ProtoMessage() {}
+
+func (x *ToolsVariant) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolsVariant.ProtoReflect.Descriptor instead.
+func (*ToolsVariant) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ToolsVariant) GetValue() []string {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+func (x *ToolsVariant) GetRules() *VariantRule {
+	if x != nil {
+		return x.Rules
+	}
+	return nil
+}
+
+// ProcessorsVariant is a list of processors added to a lane when its rules match.
+type ProcessorsVariant struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The processors, in order.
+	Value []*ProcessorRef `protobuf:"bytes,1,rep,name=value,proto3" json:"value,omitempty"`
+	// When the variant applies; unset: always.
+	Rules         *VariantRule `protobuf:"bytes,2,opt,name=rules,proto3" json:"rules,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProcessorsVariant) Reset() {
+	*x = ProcessorsVariant{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProcessorsVariant) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProcessorsVariant) ProtoMessage() {}
+
+func (x *ProcessorsVariant) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProcessorsVariant.ProtoReflect.Descriptor instead.
+func (*ProcessorsVariant) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ProcessorsVariant) GetValue() []*ProcessorRef {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+func (x *ProcessorsVariant) GetRules() *VariantRule {
+	if x != nil {
+		return x.Rules
+	}
+	return nil
+}
+
+// CallOptionsVariant is call defaults merged over the agent's when its rules match.
+type CallOptionsVariant struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The defaults; every field set here wins over the agent's.
+	Value *CallOptions `protobuf:"bytes,1,opt,name=value,proto3" json:"value,omitempty"`
+	// When the variant applies; unset: always.
+	Rules         *VariantRule `protobuf:"bytes,2,opt,name=rules,proto3" json:"rules,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallOptionsVariant) Reset() {
+	*x = CallOptionsVariant{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallOptionsVariant) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallOptionsVariant) ProtoMessage() {}
+
+func (x *CallOptionsVariant) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallOptionsVariant.ProtoReflect.Descriptor instead.
+func (*CallOptionsVariant) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *CallOptionsVariant) GetValue() *CallOptions {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+func (x *CallOptionsVariant) GetRules() *VariantRule {
+	if x != nil {
+		return x.Rules
+	}
+	return nil
+}
 
 var File_treadle_v1_agent_proto protoreflect.FileDescriptor
 
@@ -1574,8 +2028,7 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\rlast_messages\x18\x01 \x01(\x05H\x00R\flastMessages\x88\x01\x01B\x10\n" +
 	"\x0e_last_messages\"G\n" +
 	"\x0eSystemMessages\x125\n" +
-	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"\xbb\n" +
-	"\n" +
+	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"\xb6\x0f\n" +
 	"\x05Agent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -1604,10 +2057,41 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\x13provider_credential\x18\x18 \x01(\tR\x12providerCredential\x122\n" +
 	"\x06memory\x18\x15 \x01(\v2\x1a.treadle.v1.MemorySettingsR\x06memory\x12F\n" +
 	"\rnotifications\x18\x16 \x01(\v2 .treadle.v1.NotificationSettingsR\rnotifications\x12=\n" +
-	"\x18error_processor_defaults\x18\x17 \x01(\bH\x02R\x16errorProcessorDefaults\x88\x01\x01B\x13\n" +
+	"\x18error_processor_defaults\x18\x17 \x01(\bH\x02R\x16errorProcessorDefaults\x88\x01\x01\x12?\n" +
+	"\x0emodel_variants\x18\x1e \x03(\v2\x18.treadle.v1.ModelVariantR\rmodelVariants\x12T\n" +
+	"\x15instructions_variants\x18\x1f \x03(\v2\x1f.treadle.v1.InstructionsVariantR\x14instructionsVariants\x12?\n" +
+	"\x0etools_variants\x18  \x03(\v2\x18.treadle.v1.ToolsVariantR\rtoolsVariants\x12Y\n" +
+	"\x19input_processors_variants\x18! \x03(\v2\x1d.treadle.v1.ProcessorsVariantR\x17inputProcessorsVariants\x12[\n" +
+	"\x1aoutput_processors_variants\x18\" \x03(\v2\x1d.treadle.v1.ProcessorsVariantR\x18outputProcessorsVariants\x12Y\n" +
+	"\x19error_processors_variants\x18# \x03(\v2\x1d.treadle.v1.ProcessorsVariantR\x17errorProcessorsVariants\x12X\n" +
+	"\x18default_options_variants\x18$ \x03(\v2\x1e.treadle.v1.CallOptionsVariantR\x16defaultOptionsVariants\x124\n" +
+	"\bresolver\x18% \x01(\v2\x18.treadle.v1.ProcessorRefR\bresolverB\x13\n" +
 	"\x11instructions_kindB\x18\n" +
 	"\x16_max_processor_retriesB\x1b\n" +
-	"\x19_error_processor_defaults*m\n" +
+	"\x19_error_processor_defaults\"\xa6\x01\n" +
+	"\vVariantRule\x12\x14\n" +
+	"\x05field\x18\x01 \x01(\tR\x05field\x12\x1a\n" +
+	"\boperator\x18\x02 \x01(\tR\boperator\x12,\n" +
+	"\x05value\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x05value\x127\n" +
+	"\n" +
+	"conditions\x18\x04 \x03(\v2\x17.treadle.v1.VariantRuleR\n" +
+	"conditions\"S\n" +
+	"\fModelVariant\x12\x14\n" +
+	"\x05value\x18\x01 \x01(\tR\x05value\x12-\n" +
+	"\x05rules\x18\x02 \x01(\v2\x17.treadle.v1.VariantRuleR\x05rules\"\x91\x01\n" +
+	"\x13InstructionsVariant\x12\x14\n" +
+	"\x05value\x18\x01 \x01(\tR\x05value\x12-\n" +
+	"\x05rules\x18\x02 \x01(\v2\x17.treadle.v1.VariantRuleR\x05rules\x125\n" +
+	"\bmessages\x18\x03 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"S\n" +
+	"\fToolsVariant\x12\x14\n" +
+	"\x05value\x18\x01 \x03(\tR\x05value\x12-\n" +
+	"\x05rules\x18\x02 \x01(\v2\x17.treadle.v1.VariantRuleR\x05rules\"r\n" +
+	"\x11ProcessorsVariant\x12.\n" +
+	"\x05value\x18\x01 \x03(\v2\x18.treadle.v1.ProcessorRefR\x05value\x12-\n" +
+	"\x05rules\x18\x02 \x01(\v2\x17.treadle.v1.VariantRuleR\x05rules\"r\n" +
+	"\x12CallOptionsVariant\x12-\n" +
+	"\x05value\x18\x01 \x01(\v2\x17.treadle.v1.CallOptionsR\x05value\x12-\n" +
+	"\x05rules\x18\x02 \x01(\v2\x17.treadle.v1.VariantRuleR\x05rules*m\n" +
 	"\rFailurePolicy\x12\x1e\n" +
 	"\x1aFAILURE_POLICY_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aFAILURE_POLICY_FAIL_CLOSED\x10\x01\x12\x1c\n" +
@@ -1638,7 +2122,7 @@ func file_treadle_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_treadle_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_treadle_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_treadle_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_treadle_v1_agent_proto_goTypes = []any{
 	(FailurePolicy)(0),            // 0: treadle.v1.FailurePolicy
 	(ToolChoiceMode)(0),           // 1: treadle.v1.ToolChoiceMode
@@ -1656,51 +2140,76 @@ var file_treadle_v1_agent_proto_goTypes = []any{
 	(*MemorySettings)(nil),        // 13: treadle.v1.MemorySettings
 	(*SystemMessages)(nil),        // 14: treadle.v1.SystemMessages
 	(*Agent)(nil),                 // 15: treadle.v1.Agent
-	(*durationpb.Duration)(nil),   // 16: google.protobuf.Duration
-	(*structpb.Struct)(nil),       // 17: google.protobuf.Struct
-	(*SystemMessage)(nil),         // 18: treadle.v1.SystemMessage
-	(*timestamppb.Timestamp)(nil), // 19: google.protobuf.Timestamp
-	(*NotificationSettings)(nil),  // 20: treadle.v1.NotificationSettings
+	(*VariantRule)(nil),           // 16: treadle.v1.VariantRule
+	(*ModelVariant)(nil),          // 17: treadle.v1.ModelVariant
+	(*InstructionsVariant)(nil),   // 18: treadle.v1.InstructionsVariant
+	(*ToolsVariant)(nil),          // 19: treadle.v1.ToolsVariant
+	(*ProcessorsVariant)(nil),     // 20: treadle.v1.ProcessorsVariant
+	(*CallOptionsVariant)(nil),    // 21: treadle.v1.CallOptionsVariant
+	(*durationpb.Duration)(nil),   // 22: google.protobuf.Duration
+	(*structpb.Struct)(nil),       // 23: google.protobuf.Struct
+	(*SystemMessage)(nil),         // 24: treadle.v1.SystemMessage
+	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
+	(*NotificationSettings)(nil),  // 26: treadle.v1.NotificationSettings
+	(*structpb.Value)(nil),        // 27: google.protobuf.Value
 }
 var file_treadle_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: treadle.v1.ProcessorRef.failure_policy:type_name -> treadle.v1.FailurePolicy
-	16, // 1: treadle.v1.ProcessorRef.timeout:type_name -> google.protobuf.Duration
-	17, // 2: treadle.v1.ProcessorRef.options:type_name -> google.protobuf.Struct
+	22, // 1: treadle.v1.ProcessorRef.timeout:type_name -> google.protobuf.Duration
+	23, // 2: treadle.v1.ProcessorRef.options:type_name -> google.protobuf.Struct
 	3,  // 3: treadle.v1.ProcessorList.processors:type_name -> treadle.v1.ProcessorRef
 	1,  // 4: treadle.v1.ToolChoice.mode:type_name -> treadle.v1.ToolChoiceMode
-	17, // 5: treadle.v1.ThreadOptions.metadata:type_name -> google.protobuf.Struct
+	23, // 5: treadle.v1.ThreadOptions.metadata:type_name -> google.protobuf.Struct
 	9,  // 6: treadle.v1.MemoryOptions.thread:type_name -> treadle.v1.ThreadOptions
-	17, // 7: treadle.v1.StructuredOutput.schema:type_name -> google.protobuf.Struct
+	23, // 7: treadle.v1.StructuredOutput.schema:type_name -> google.protobuf.Struct
 	4,  // 8: treadle.v1.CallOptions.input_processors:type_name -> treadle.v1.ProcessorList
 	4,  // 9: treadle.v1.CallOptions.output_processors:type_name -> treadle.v1.ProcessorList
 	4,  // 10: treadle.v1.CallOptions.error_processors:type_name -> treadle.v1.ProcessorList
 	7,  // 11: treadle.v1.CallOptions.tool_choice:type_name -> treadle.v1.ToolChoice
 	5,  // 12: treadle.v1.CallOptions.model_settings:type_name -> treadle.v1.ModelSettings
-	17, // 13: treadle.v1.CallOptions.provider_options:type_name -> google.protobuf.Struct
+	23, // 13: treadle.v1.CallOptions.provider_options:type_name -> google.protobuf.Struct
 	10, // 14: treadle.v1.CallOptions.memory:type_name -> treadle.v1.MemoryOptions
-	17, // 15: treadle.v1.CallOptions.request_context:type_name -> google.protobuf.Struct
+	23, // 15: treadle.v1.CallOptions.request_context:type_name -> google.protobuf.Struct
 	11, // 16: treadle.v1.CallOptions.structured_output:type_name -> treadle.v1.StructuredOutput
 	8,  // 17: treadle.v1.CallOptions.tool_hooks:type_name -> treadle.v1.ToolHooksRef
-	18, // 18: treadle.v1.SystemMessages.messages:type_name -> treadle.v1.SystemMessage
-	17, // 19: treadle.v1.Agent.metadata:type_name -> google.protobuf.Struct
+	24, // 18: treadle.v1.SystemMessages.messages:type_name -> treadle.v1.SystemMessage
+	23, // 19: treadle.v1.Agent.metadata:type_name -> google.protobuf.Struct
 	14, // 20: treadle.v1.Agent.instruction_messages:type_name -> treadle.v1.SystemMessages
 	6,  // 21: treadle.v1.Agent.fallback_models:type_name -> treadle.v1.FallbackModel
 	3,  // 22: treadle.v1.Agent.input_processors:type_name -> treadle.v1.ProcessorRef
 	3,  // 23: treadle.v1.Agent.output_processors:type_name -> treadle.v1.ProcessorRef
 	3,  // 24: treadle.v1.Agent.error_processors:type_name -> treadle.v1.ProcessorRef
 	12, // 25: treadle.v1.Agent.default_options:type_name -> treadle.v1.CallOptions
-	17, // 26: treadle.v1.Agent.request_context_schema:type_name -> google.protobuf.Struct
+	23, // 26: treadle.v1.Agent.request_context_schema:type_name -> google.protobuf.Struct
 	8,  // 27: treadle.v1.Agent.tool_hooks:type_name -> treadle.v1.ToolHooksRef
 	2,  // 28: treadle.v1.Agent.source:type_name -> treadle.v1.AgentSource
-	19, // 29: treadle.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
-	19, // 30: treadle.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
+	25, // 29: treadle.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
+	25, // 30: treadle.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
 	13, // 31: treadle.v1.Agent.memory:type_name -> treadle.v1.MemorySettings
-	20, // 32: treadle.v1.Agent.notifications:type_name -> treadle.v1.NotificationSettings
-	33, // [33:33] is the sub-list for method output_type
-	33, // [33:33] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	26, // 32: treadle.v1.Agent.notifications:type_name -> treadle.v1.NotificationSettings
+	17, // 33: treadle.v1.Agent.model_variants:type_name -> treadle.v1.ModelVariant
+	18, // 34: treadle.v1.Agent.instructions_variants:type_name -> treadle.v1.InstructionsVariant
+	19, // 35: treadle.v1.Agent.tools_variants:type_name -> treadle.v1.ToolsVariant
+	20, // 36: treadle.v1.Agent.input_processors_variants:type_name -> treadle.v1.ProcessorsVariant
+	20, // 37: treadle.v1.Agent.output_processors_variants:type_name -> treadle.v1.ProcessorsVariant
+	20, // 38: treadle.v1.Agent.error_processors_variants:type_name -> treadle.v1.ProcessorsVariant
+	21, // 39: treadle.v1.Agent.default_options_variants:type_name -> treadle.v1.CallOptionsVariant
+	3,  // 40: treadle.v1.Agent.resolver:type_name -> treadle.v1.ProcessorRef
+	27, // 41: treadle.v1.VariantRule.value:type_name -> google.protobuf.Value
+	16, // 42: treadle.v1.VariantRule.conditions:type_name -> treadle.v1.VariantRule
+	16, // 43: treadle.v1.ModelVariant.rules:type_name -> treadle.v1.VariantRule
+	16, // 44: treadle.v1.InstructionsVariant.rules:type_name -> treadle.v1.VariantRule
+	24, // 45: treadle.v1.InstructionsVariant.messages:type_name -> treadle.v1.SystemMessage
+	16, // 46: treadle.v1.ToolsVariant.rules:type_name -> treadle.v1.VariantRule
+	3,  // 47: treadle.v1.ProcessorsVariant.value:type_name -> treadle.v1.ProcessorRef
+	16, // 48: treadle.v1.ProcessorsVariant.rules:type_name -> treadle.v1.VariantRule
+	12, // 49: treadle.v1.CallOptionsVariant.value:type_name -> treadle.v1.CallOptions
+	16, // 50: treadle.v1.CallOptionsVariant.rules:type_name -> treadle.v1.VariantRule
+	51, // [51:51] is the sub-list for method output_type
+	51, // [51:51] is the sub-list for method input_type
+	51, // [51:51] is the sub-list for extension type_name
+	51, // [51:51] is the sub-list for extension extendee
+	0,  // [0:51] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_agent_proto_init() }
@@ -1732,7 +2241,7 @@ func file_treadle_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_treadle_v1_agent_proto_rawDesc), len(file_treadle_v1_agent_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   13,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -56,6 +56,11 @@ const (
 	// reported. Always fire and forget: the server sends it as an OBSERVE hook whatever mode is
 	// declared, and ignores any answer. Errors in it are the process's own to swallow.
 	Hook_HOOK_ON_VIOLATION Hook = 12
+	// `resolveAgent`: once per call, after the request context is validated and the agent's
+	// variants are resolved, before memory loads, for the processor an agent names as its
+	// `resolver`. MUTATE only (an OBSERVE declaration is treated as MUTATE). The answer is an
+	// `AgentOverrides` outcome, `unchanged`, `abort` or `error`.
+	Hook_HOOK_RESOLVE_AGENT Hook = 15
 )
 
 // Enum value maps for Hook.
@@ -74,6 +79,7 @@ var (
 		10: "HOOK_BEFORE_TOOL_CALL",
 		11: "HOOK_AFTER_TOOL_CALL",
 		12: "HOOK_ON_VIOLATION",
+		15: "HOOK_RESOLVE_AGENT",
 	}
 	Hook_value = map[string]int32{
 		"HOOK_UNSPECIFIED":           0,
@@ -89,6 +95,7 @@ var (
 		"HOOK_BEFORE_TOOL_CALL":      10,
 		"HOOK_AFTER_TOOL_CALL":       11,
 		"HOOK_ON_VIOLATION":          12,
+		"HOOK_RESOLVE_AGENT":         15,
 	}
 )
 
@@ -1038,6 +1045,7 @@ type Invocation struct {
 	//	*Invocation_BeforeToolCall
 	//	*Invocation_AfterToolCall
 	//	*Invocation_OnViolation
+	//	*Invocation_ResolveAgent
 	Args          isInvocation_Args `protobuf_oneof:"args"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1293,6 +1301,15 @@ func (x *Invocation) GetOnViolation() *OnViolationArgs {
 	return nil
 }
 
+func (x *Invocation) GetResolveAgent() *ResolveAgentArgs {
+	if x != nil {
+		if x, ok := x.Args.(*Invocation_ResolveAgent); ok {
+			return x.ResolveAgent
+		}
+	}
+	return nil
+}
+
 type isInvocation_Args interface {
 	isInvocation_Args()
 }
@@ -1357,6 +1374,11 @@ type Invocation_OnViolation struct {
 	OnViolation *OnViolationArgs `protobuf:"bytes,31,opt,name=on_violation,json=onViolation,proto3,oneof"`
 }
 
+type Invocation_ResolveAgent struct {
+	// Arguments of `resolveAgent`.
+	ResolveAgent *ResolveAgentArgs `protobuf:"bytes,34,opt,name=resolve_agent,json=resolveAgent,proto3,oneof"`
+}
+
 func (*Invocation_ProcessInput) isInvocation_Args() {}
 
 func (*Invocation_ProcessInputStep) isInvocation_Args() {}
@@ -1380,6 +1402,8 @@ func (*Invocation_BeforeToolCall) isInvocation_Args() {}
 func (*Invocation_AfterToolCall) isInvocation_Args() {}
 
 func (*Invocation_OnViolation) isInvocation_Args() {}
+
+func (*Invocation_ResolveAgent) isInvocation_Args() {}
 
 // ProcessorState is one processor's state for one call: shared by all of its hooks and steps,
 // never by two calls.
@@ -2531,6 +2555,7 @@ type InvocationResult struct {
 	//	*InvocationResult_Error
 	//	*InvocationResult_Stream
 	//	*InvocationResult_SkipTool
+	//	*InvocationResult_AgentOverrides
 	Outcome isInvocationResult_Outcome `protobuf_oneof:"outcome"`
 	// The processor's new state, when the hook changed it (the whole object).
 	State *ProcessorState `protobuf:"bytes,10,opt,name=state,proto3" json:"state,omitempty"`
@@ -2648,6 +2673,15 @@ func (x *InvocationResult) GetSkipTool() *SkipToolOutcome {
 	return nil
 }
 
+func (x *InvocationResult) GetAgentOverrides() *AgentOverrides {
+	if x != nil {
+		if x, ok := x.Outcome.(*InvocationResult_AgentOverrides); ok {
+			return x.AgentOverrides
+		}
+	}
+	return nil
+}
+
 func (x *InvocationResult) GetState() *ProcessorState {
 	if x != nil {
 		return x.State
@@ -2701,6 +2735,11 @@ type InvocationResult_SkipTool struct {
 	SkipTool *SkipToolOutcome `protobuf:"bytes,8,opt,name=skip_tool,json=skipTool,proto3,oneof"`
 }
 
+type InvocationResult_AgentOverrides struct {
+	// `resolveAgent` only: what the call uses instead of the declaratively resolved values.
+	AgentOverrides *AgentOverrides `protobuf:"bytes,14,opt,name=agent_overrides,json=agentOverrides,proto3,oneof"`
+}
+
 func (*InvocationResult_Unchanged) isInvocationResult_Outcome() {}
 
 func (*InvocationResult_Replace) isInvocationResult_Outcome() {}
@@ -2714,6 +2753,8 @@ func (*InvocationResult_Error) isInvocationResult_Outcome() {}
 func (*InvocationResult_Stream) isInvocationResult_Outcome() {}
 
 func (*InvocationResult_SkipTool) isInvocationResult_Outcome() {}
+
+func (*InvocationResult_AgentOverrides) isInvocationResult_Outcome() {}
 
 // SkipToolOutcome is `beforeToolCall`'s `{proceed: false, output}`.
 type SkipToolOutcome struct {
@@ -3672,6 +3713,201 @@ func (*DropOutcome) Descriptor() ([]byte, []int) {
 	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{41}
 }
 
+// ResolveAgentArgs is what `resolveAgent` sees: the agent as its variants resolved it for this
+// call (the request context is the invocation's).
+type ResolveAgentArgs struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent with its variants applied: the variant lists are empty, the plain fields hold the
+	// values the call would use without the resolver.
+	Agent         *Agent `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResolveAgentArgs) Reset() {
+	*x = ResolveAgentArgs{}
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResolveAgentArgs) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResolveAgentArgs) ProtoMessage() {}
+
+func (x *ResolveAgentArgs) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResolveAgentArgs.ProtoReflect.Descriptor instead.
+func (*ResolveAgentArgs) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *ResolveAgentArgs) GetAgent() *Agent {
+	if x != nil {
+		return x.Agent
+	}
+	return nil
+}
+
+// ToolNames wraps a list of tool names so that an empty list (no tools) differs from unset.
+type ToolNames struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Tool names.
+	Names         []string `protobuf:"bytes,1,rep,name=names,proto3" json:"names,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolNames) Reset() {
+	*x = ToolNames{}
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolNames) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolNames) ProtoMessage() {}
+
+func (x *ToolNames) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolNames.ProtoReflect.Descriptor instead.
+func (*ToolNames) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *ToolNames) GetNames() []string {
+	if x != nil {
+		return x.Names
+	}
+	return nil
+}
+
+// AgentOverrides replaces fields of the resolved agent for one call. Unset fields keep their
+// resolved values; a set list replaces the list (an empty one empties it).
+type AgentOverrides struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Router string `provider/model`.
+	Model *string `protobuf:"bytes,1,opt,name=model,proto3,oneof" json:"model,omitempty"`
+	// The instructions.
+	Instructions *SystemMessages `protobuf:"bytes,2,opt,name=instructions,proto3" json:"instructions,omitempty"`
+	// The tools by name.
+	Tools *ToolNames `protobuf:"bytes,3,opt,name=tools,proto3" json:"tools,omitempty"`
+	// The input processors.
+	InputProcessors *ProcessorList `protobuf:"bytes,4,opt,name=input_processors,json=inputProcessors,proto3" json:"input_processors,omitempty"`
+	// The output processors.
+	OutputProcessors *ProcessorList `protobuf:"bytes,5,opt,name=output_processors,json=outputProcessors,proto3" json:"output_processors,omitempty"`
+	// The error processors.
+	ErrorProcessors *ProcessorList `protobuf:"bytes,6,opt,name=error_processors,json=errorProcessors,proto3" json:"error_processors,omitempty"`
+	// Call defaults merged over the resolved ones, field by field.
+	DefaultOptions *CallOptions `protobuf:"bytes,7,opt,name=default_options,json=defaultOptions,proto3" json:"default_options,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *AgentOverrides) Reset() {
+	*x = AgentOverrides{}
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentOverrides) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentOverrides) ProtoMessage() {}
+
+func (x *AgentOverrides) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentOverrides.ProtoReflect.Descriptor instead.
+func (*AgentOverrides) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *AgentOverrides) GetModel() string {
+	if x != nil && x.Model != nil {
+		return *x.Model
+	}
+	return ""
+}
+
+func (x *AgentOverrides) GetInstructions() *SystemMessages {
+	if x != nil {
+		return x.Instructions
+	}
+	return nil
+}
+
+func (x *AgentOverrides) GetTools() *ToolNames {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+func (x *AgentOverrides) GetInputProcessors() *ProcessorList {
+	if x != nil {
+		return x.InputProcessors
+	}
+	return nil
+}
+
+func (x *AgentOverrides) GetOutputProcessors() *ProcessorList {
+	if x != nil {
+		return x.OutputProcessors
+	}
+	return nil
+}
+
+func (x *AgentOverrides) GetErrorProcessors() *ProcessorList {
+	if x != nil {
+		return x.ErrorProcessors
+	}
+	return nil
+}
+
+func (x *AgentOverrides) GetDefaultOptions() *CallOptions {
+	if x != nil {
+		return x.DefaultOptions
+	}
+	return nil
+}
+
 var File_treadle_v1_processor_service_proto protoreflect.FileDescriptor
 
 const file_treadle_v1_processor_service_proto_rawDesc = "" +
@@ -3727,7 +3963,7 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x06source\x18\x02 \x01(\x0e2\x19.treadle.v1.MessageSourceR\x06source\"\x90\x01\n" +
 	"\x13MessageListSnapshot\x125\n" +
 	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.ListedMessageR\bmessages\x12B\n" +
-	"\x0fsystem_messages\x18\x02 \x03(\v2\x19.treadle.v1.SystemMessageR\x0esystemMessages\"\xc7\f\n" +
+	"\x0fsystem_messages\x18\x02 \x03(\v2\x19.treadle.v1.SystemMessageR\x0esystemMessages\"\x8c\r\n" +
 	"\n" +
 	"Invocation\x12#\n" +
 	"\rinvocation_id\x18\x01 \x01(\tR\finvocationId\x12!\n" +
@@ -3760,7 +3996,8 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x15process_output_result\x18\x1c \x01(\v2#.treadle.v1.ProcessOutputResultArgsH\x00R\x13processOutputResult\x12J\n" +
 	"\x10before_tool_call\x18\x1d \x01(\v2\x1e.treadle.v1.BeforeToolCallArgsH\x00R\x0ebeforeToolCall\x12G\n" +
 	"\x0fafter_tool_call\x18\x1e \x01(\v2\x1d.treadle.v1.AfterToolCallArgsH\x00R\rafterToolCall\x12@\n" +
-	"\fon_violation\x18\x1f \x01(\v2\x1b.treadle.v1.OnViolationArgsH\x00R\vonViolationB\x06\n" +
+	"\fon_violation\x18\x1f \x01(\v2\x1b.treadle.v1.OnViolationArgsH\x00R\vonViolation\x12C\n" +
+	"\rresolve_agent\x18\" \x01(\v2\x1c.treadle.v1.ResolveAgentArgsH\x00R\fresolveAgentB\x06\n" +
 	"\x04args\"Y\n" +
 	"\x0eProcessorState\x12-\n" +
 	"\x05value\x18\x01 \x01(\v2\x17.google.protobuf.StructR\x05value\x12\x18\n" +
@@ -3844,7 +4081,7 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x05steps\x18\x04 \x03(\v2\x16.treadle.v1.StepResultR\x05steps\"\x8f\x01\n" +
 	"\x17ProcessOutputResultArgs\x12B\n" +
 	"\fmessage_list\x18\x01 \x01(\v2\x1f.treadle.v1.MessageListSnapshotR\vmessageList\x120\n" +
-	"\x06result\x18\x02 \x01(\v2\x18.treadle.v1.OutputResultR\x06result\"\xae\x04\n" +
+	"\x06result\x18\x02 \x01(\v2\x18.treadle.v1.OutputResultR\x06result\"\xf5\x04\n" +
 	"\x10InvocationResult\x12#\n" +
 	"\rinvocation_id\x18\x01 \x01(\tR\finvocationId\x12<\n" +
 	"\tunchanged\x18\x02 \x01(\v2\x1c.treadle.v1.UnchangedOutcomeH\x00R\tunchanged\x126\n" +
@@ -3853,7 +4090,8 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x05retry\x18\x05 \x01(\v2\x18.treadle.v1.RetryOutcomeH\x00R\x05retry\x120\n" +
 	"\x05error\x18\x06 \x01(\v2\x18.treadle.v1.ErrorOutcomeH\x00R\x05error\x124\n" +
 	"\x06stream\x18\a \x01(\v2\x1a.treadle.v1.StreamOutcomesH\x00R\x06stream\x12:\n" +
-	"\tskip_tool\x18\b \x01(\v2\x1b.treadle.v1.SkipToolOutcomeH\x00R\bskipTool\x120\n" +
+	"\tskip_tool\x18\b \x01(\v2\x1b.treadle.v1.SkipToolOutcomeH\x00R\bskipTool\x12E\n" +
+	"\x0fagent_overrides\x18\x0e \x01(\v2\x1a.treadle.v1.AgentOverridesH\x00R\x0eagentOverrides\x120\n" +
 	"\x05state\x18\n" +
 	" \x01(\v2\x1a.treadle.v1.ProcessorStateR\x05state\x12:\n" +
 	"\rcustom_chunks\x18\v \x03(\v2\x15.treadle.v1.DataChunkR\fcustomChunksB\t\n" +
@@ -3907,7 +4145,20 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\aoutcome\":\n" +
 	"\rChunkSequence\x12)\n" +
 	"\x06chunks\x18\x01 \x03(\v2\x11.treadle.v1.ChunkR\x06chunks\"\r\n" +
-	"\vDropOutcome*\xf2\x02\n" +
+	"\vDropOutcome\";\n" +
+	"\x10ResolveAgentArgs\x12'\n" +
+	"\x05agent\x18\x01 \x01(\v2\x11.treadle.v1.AgentR\x05agent\"!\n" +
+	"\tToolNames\x12\x14\n" +
+	"\x05names\x18\x01 \x03(\tR\x05names\"\xb8\x03\n" +
+	"\x0eAgentOverrides\x12\x19\n" +
+	"\x05model\x18\x01 \x01(\tH\x00R\x05model\x88\x01\x01\x12>\n" +
+	"\finstructions\x18\x02 \x01(\v2\x1a.treadle.v1.SystemMessagesR\finstructions\x12+\n" +
+	"\x05tools\x18\x03 \x01(\v2\x15.treadle.v1.ToolNamesR\x05tools\x12D\n" +
+	"\x10input_processors\x18\x04 \x01(\v2\x19.treadle.v1.ProcessorListR\x0finputProcessors\x12F\n" +
+	"\x11output_processors\x18\x05 \x01(\v2\x19.treadle.v1.ProcessorListR\x10outputProcessors\x12D\n" +
+	"\x10error_processors\x18\x06 \x01(\v2\x19.treadle.v1.ProcessorListR\x0ferrorProcessors\x12@\n" +
+	"\x0fdefault_options\x18\a \x01(\v2\x17.treadle.v1.CallOptionsR\x0edefaultOptionsB\b\n" +
+	"\x06_model*\x8a\x03\n" +
 	"\x04Hook\x12\x14\n" +
 	"\x10HOOK_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12HOOK_PROCESS_INPUT\x10\x01\x12\x1b\n" +
@@ -3922,7 +4173,8 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x15HOOK_BEFORE_TOOL_CALL\x10\n" +
 	"\x12\x18\n" +
 	"\x14HOOK_AFTER_TOOL_CALL\x10\v\x12\x15\n" +
-	"\x11HOOK_ON_VIOLATION\x10\f*R\n" +
+	"\x11HOOK_ON_VIOLATION\x10\f\x12\x16\n" +
+	"\x12HOOK_RESOLVE_AGENT\x10\x0f*R\n" +
 	"\bHookMode\x12\x19\n" +
 	"\x15HOOK_MODE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10HOOK_MODE_MUTATE\x10\x01\x12\x15\n" +
@@ -3955,7 +4207,7 @@ func file_treadle_v1_processor_service_proto_rawDescGZIP() []byte {
 }
 
 var file_treadle_v1_processor_service_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_treadle_v1_processor_service_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_treadle_v1_processor_service_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
 var file_treadle_v1_processor_service_proto_goTypes = []any{
 	(Hook)(0),                              // 0: treadle.v1.Hook
 	(HookMode)(0),                          // 1: treadle.v1.HookMode
@@ -4003,53 +4255,59 @@ var file_treadle_v1_processor_service_proto_goTypes = []any{
 	(*ChunkOutcome)(nil),                   // 43: treadle.v1.ChunkOutcome
 	(*ChunkSequence)(nil),                  // 44: treadle.v1.ChunkSequence
 	(*DropOutcome)(nil),                    // 45: treadle.v1.DropOutcome
-	(*CancelInvocation)(nil),               // 46: treadle.v1.CancelInvocation
-	(*Drain)(nil),                          // 47: treadle.v1.Drain
-	(*durationpb.Duration)(nil),            // 48: google.protobuf.Duration
-	(*Message)(nil),                        // 49: treadle.v1.Message
-	(*SystemMessage)(nil),                  // 50: treadle.v1.SystemMessage
-	(*structpb.Struct)(nil),                // 51: google.protobuf.Struct
-	(*TraceContext)(nil),                   // 52: treadle.v1.TraceContext
-	(*timestamppb.Timestamp)(nil),          // 53: google.protobuf.Timestamp
-	(*StepResult)(nil),                     // 54: treadle.v1.StepResult
-	(*ToolChoice)(nil),                     // 55: treadle.v1.ToolChoice
-	(*ToolDefinition)(nil),                 // 56: treadle.v1.ToolDefinition
-	(*ModelSettings)(nil),                  // 57: treadle.v1.ModelSettings
-	(*StructuredOutput)(nil),               // 58: treadle.v1.StructuredOutput
-	(*PromptMessage)(nil),                  // 59: treadle.v1.PromptMessage
-	(*Chunk)(nil),                          // 60: treadle.v1.Chunk
-	(*structpb.Value)(nil),                 // 61: google.protobuf.Value
-	(FinishReason)(0),                      // 62: treadle.v1.FinishReason
-	(*ToolCall)(nil),                       // 63: treadle.v1.ToolCall
-	(*Usage)(nil),                          // 64: treadle.v1.Usage
-	(*DataChunk)(nil),                      // 65: treadle.v1.DataChunk
-	(*SystemMessages)(nil),                 // 66: treadle.v1.SystemMessages
+	(*ResolveAgentArgs)(nil),               // 46: treadle.v1.ResolveAgentArgs
+	(*ToolNames)(nil),                      // 47: treadle.v1.ToolNames
+	(*AgentOverrides)(nil),                 // 48: treadle.v1.AgentOverrides
+	(*CancelInvocation)(nil),               // 49: treadle.v1.CancelInvocation
+	(*Drain)(nil),                          // 50: treadle.v1.Drain
+	(*durationpb.Duration)(nil),            // 51: google.protobuf.Duration
+	(*Message)(nil),                        // 52: treadle.v1.Message
+	(*SystemMessage)(nil),                  // 53: treadle.v1.SystemMessage
+	(*structpb.Struct)(nil),                // 54: google.protobuf.Struct
+	(*TraceContext)(nil),                   // 55: treadle.v1.TraceContext
+	(*timestamppb.Timestamp)(nil),          // 56: google.protobuf.Timestamp
+	(*StepResult)(nil),                     // 57: treadle.v1.StepResult
+	(*ToolChoice)(nil),                     // 58: treadle.v1.ToolChoice
+	(*ToolDefinition)(nil),                 // 59: treadle.v1.ToolDefinition
+	(*ModelSettings)(nil),                  // 60: treadle.v1.ModelSettings
+	(*StructuredOutput)(nil),               // 61: treadle.v1.StructuredOutput
+	(*PromptMessage)(nil),                  // 62: treadle.v1.PromptMessage
+	(*Chunk)(nil),                          // 63: treadle.v1.Chunk
+	(*structpb.Value)(nil),                 // 64: google.protobuf.Value
+	(FinishReason)(0),                      // 65: treadle.v1.FinishReason
+	(*ToolCall)(nil),                       // 66: treadle.v1.ToolCall
+	(*Usage)(nil),                          // 67: treadle.v1.Usage
+	(*DataChunk)(nil),                      // 68: treadle.v1.DataChunk
+	(*SystemMessages)(nil),                 // 69: treadle.v1.SystemMessages
+	(*Agent)(nil),                          // 70: treadle.v1.Agent
+	(*ProcessorList)(nil),                  // 71: treadle.v1.ProcessorList
+	(*CallOptions)(nil),                    // 72: treadle.v1.CallOptions
 }
 var file_treadle_v1_processor_service_proto_depIdxs = []int32{
 	7,   // 0: treadle.v1.ProcessorServiceAttachRequest.handshake:type_name -> treadle.v1.ProcessorHandshake
 	29,  // 1: treadle.v1.ProcessorServiceAttachRequest.result:type_name -> treadle.v1.InvocationResult
 	10,  // 2: treadle.v1.ProcessorServiceAttachResponse.welcome:type_name -> treadle.v1.ProcessorWelcome
 	13,  // 3: treadle.v1.ProcessorServiceAttachResponse.invocation:type_name -> treadle.v1.Invocation
-	46,  // 4: treadle.v1.ProcessorServiceAttachResponse.cancel:type_name -> treadle.v1.CancelInvocation
-	47,  // 5: treadle.v1.ProcessorServiceAttachResponse.drain:type_name -> treadle.v1.Drain
+	49,  // 4: treadle.v1.ProcessorServiceAttachResponse.cancel:type_name -> treadle.v1.CancelInvocation
+	50,  // 5: treadle.v1.ProcessorServiceAttachResponse.drain:type_name -> treadle.v1.Drain
 	6,   // 6: treadle.v1.ProcessorServiceAttachResponse.run_ended:type_name -> treadle.v1.RunEnded
 	8,   // 7: treadle.v1.ProcessorHandshake.processors:type_name -> treadle.v1.ProcessorDeclaration
 	9,   // 8: treadle.v1.ProcessorDeclaration.hooks:type_name -> treadle.v1.HookDeclaration
 	0,   // 9: treadle.v1.HookDeclaration.hook:type_name -> treadle.v1.Hook
 	1,   // 10: treadle.v1.HookDeclaration.mode:type_name -> treadle.v1.HookMode
-	48,  // 11: treadle.v1.HookDeclaration.timeout:type_name -> google.protobuf.Duration
+	51,  // 11: treadle.v1.HookDeclaration.timeout:type_name -> google.protobuf.Duration
 	2,   // 12: treadle.v1.HookDeclaration.delivery:type_name -> treadle.v1.StreamDelivery
 	8,   // 13: treadle.v1.ProcessorWelcome.processors:type_name -> treadle.v1.ProcessorDeclaration
-	49,  // 14: treadle.v1.ListedMessage.message:type_name -> treadle.v1.Message
+	52,  // 14: treadle.v1.ListedMessage.message:type_name -> treadle.v1.Message
 	3,   // 15: treadle.v1.ListedMessage.source:type_name -> treadle.v1.MessageSource
 	11,  // 16: treadle.v1.MessageListSnapshot.messages:type_name -> treadle.v1.ListedMessage
-	50,  // 17: treadle.v1.MessageListSnapshot.system_messages:type_name -> treadle.v1.SystemMessage
+	53,  // 17: treadle.v1.MessageListSnapshot.system_messages:type_name -> treadle.v1.SystemMessage
 	0,   // 18: treadle.v1.Invocation.hook:type_name -> treadle.v1.Hook
-	51,  // 19: treadle.v1.Invocation.request_context:type_name -> google.protobuf.Struct
+	54,  // 19: treadle.v1.Invocation.request_context:type_name -> google.protobuf.Struct
 	14,  // 20: treadle.v1.Invocation.state:type_name -> treadle.v1.ProcessorState
-	52,  // 21: treadle.v1.Invocation.trace_context:type_name -> treadle.v1.TraceContext
-	53,  // 22: treadle.v1.Invocation.deadline:type_name -> google.protobuf.Timestamp
-	48,  // 23: treadle.v1.Invocation.timeout:type_name -> google.protobuf.Duration
+	55,  // 21: treadle.v1.Invocation.trace_context:type_name -> treadle.v1.TraceContext
+	56,  // 22: treadle.v1.Invocation.deadline:type_name -> google.protobuf.Timestamp
+	51,  // 23: treadle.v1.Invocation.timeout:type_name -> google.protobuf.Duration
 	15,  // 24: treadle.v1.Invocation.process_input:type_name -> treadle.v1.ProcessInputArgs
 	16,  // 25: treadle.v1.Invocation.process_input_step:type_name -> treadle.v1.ProcessInputStepArgs
 	17,  // 26: treadle.v1.Invocation.process_llm_request:type_name -> treadle.v1.ProcessLLMRequestArgs
@@ -4062,85 +4320,94 @@ var file_treadle_v1_processor_service_proto_depIdxs = []int32{
 	24,  // 33: treadle.v1.Invocation.before_tool_call:type_name -> treadle.v1.BeforeToolCallArgs
 	25,  // 34: treadle.v1.Invocation.after_tool_call:type_name -> treadle.v1.AfterToolCallArgs
 	26,  // 35: treadle.v1.Invocation.on_violation:type_name -> treadle.v1.OnViolationArgs
-	51,  // 36: treadle.v1.ProcessorState.value:type_name -> google.protobuf.Struct
-	12,  // 37: treadle.v1.ProcessInputArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	12,  // 38: treadle.v1.ProcessInputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	54,  // 39: treadle.v1.ProcessInputStepArgs.steps:type_name -> treadle.v1.StepResult
-	55,  // 40: treadle.v1.ProcessInputStepArgs.tool_choice:type_name -> treadle.v1.ToolChoice
-	56,  // 41: treadle.v1.ProcessInputStepArgs.tools:type_name -> treadle.v1.ToolDefinition
-	51,  // 42: treadle.v1.ProcessInputStepArgs.provider_options:type_name -> google.protobuf.Struct
-	57,  // 43: treadle.v1.ProcessInputStepArgs.model_settings:type_name -> treadle.v1.ModelSettings
-	58,  // 44: treadle.v1.ProcessInputStepArgs.structured_output:type_name -> treadle.v1.StructuredOutput
-	59,  // 45: treadle.v1.ProcessLLMRequestArgs.prompt:type_name -> treadle.v1.PromptMessage
-	54,  // 46: treadle.v1.ProcessLLMRequestArgs.steps:type_name -> treadle.v1.StepResult
-	60,  // 47: treadle.v1.ProcessLLMResponseArgs.chunks:type_name -> treadle.v1.Chunk
-	54,  // 48: treadle.v1.ProcessLLMResponseArgs.steps:type_name -> treadle.v1.StepResult
-	61,  // 49: treadle.v1.APIError.body:type_name -> google.protobuf.Value
-	19,  // 50: treadle.v1.ProcessAPIErrorArgs.error:type_name -> treadle.v1.APIError
-	12,  // 51: treadle.v1.ProcessAPIErrorArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	54,  // 52: treadle.v1.ProcessAPIErrorArgs.steps:type_name -> treadle.v1.StepResult
-	60,  // 53: treadle.v1.ProcessOutputStreamArgs.parts:type_name -> treadle.v1.Chunk
-	12,  // 54: treadle.v1.ProcessOutputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	62,  // 55: treadle.v1.ProcessOutputStepArgs.finish_reason:type_name -> treadle.v1.FinishReason
-	63,  // 56: treadle.v1.ProcessOutputStepArgs.tool_calls:type_name -> treadle.v1.ToolCall
-	64,  // 57: treadle.v1.ProcessOutputStepArgs.usage:type_name -> treadle.v1.Usage
-	54,  // 58: treadle.v1.ProcessOutputStepArgs.steps:type_name -> treadle.v1.StepResult
-	51,  // 59: treadle.v1.ProcessOutputStepArgs.provider_metadata:type_name -> google.protobuf.Struct
-	12,  // 60: treadle.v1.ProcessToolResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	61,  // 61: treadle.v1.ProcessToolResultArgs.args:type_name -> google.protobuf.Value
-	61,  // 62: treadle.v1.ProcessToolResultArgs.result:type_name -> google.protobuf.Value
-	54,  // 63: treadle.v1.ProcessToolResultArgs.steps:type_name -> treadle.v1.StepResult
-	61,  // 64: treadle.v1.BeforeToolCallArgs.args:type_name -> google.protobuf.Value
-	61,  // 65: treadle.v1.AfterToolCallArgs.args:type_name -> google.protobuf.Value
-	61,  // 66: treadle.v1.AfterToolCallArgs.output:type_name -> google.protobuf.Value
-	61,  // 67: treadle.v1.OnViolationArgs.detail:type_name -> google.protobuf.Value
-	64,  // 68: treadle.v1.OutputResult.usage:type_name -> treadle.v1.Usage
-	62,  // 69: treadle.v1.OutputResult.finish_reason:type_name -> treadle.v1.FinishReason
-	54,  // 70: treadle.v1.OutputResult.steps:type_name -> treadle.v1.StepResult
-	12,  // 71: treadle.v1.ProcessOutputResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	27,  // 72: treadle.v1.ProcessOutputResultArgs.result:type_name -> treadle.v1.OutputResult
-	31,  // 73: treadle.v1.InvocationResult.unchanged:type_name -> treadle.v1.UnchangedOutcome
-	32,  // 74: treadle.v1.InvocationResult.replace:type_name -> treadle.v1.ReplaceOutcome
-	39,  // 75: treadle.v1.InvocationResult.abort:type_name -> treadle.v1.AbortOutcome
-	40,  // 76: treadle.v1.InvocationResult.retry:type_name -> treadle.v1.RetryOutcome
-	41,  // 77: treadle.v1.InvocationResult.error:type_name -> treadle.v1.ErrorOutcome
-	42,  // 78: treadle.v1.InvocationResult.stream:type_name -> treadle.v1.StreamOutcomes
-	30,  // 79: treadle.v1.InvocationResult.skip_tool:type_name -> treadle.v1.SkipToolOutcome
-	14,  // 80: treadle.v1.InvocationResult.state:type_name -> treadle.v1.ProcessorState
-	65,  // 81: treadle.v1.InvocationResult.custom_chunks:type_name -> treadle.v1.DataChunk
-	61,  // 82: treadle.v1.SkipToolOutcome.output:type_name -> google.protobuf.Value
-	33,  // 83: treadle.v1.ReplaceOutcome.messages:type_name -> treadle.v1.MessageListReplacement
-	66,  // 84: treadle.v1.ReplaceOutcome.system_messages:type_name -> treadle.v1.SystemMessages
-	37,  // 85: treadle.v1.ReplaceOutcome.step_overrides:type_name -> treadle.v1.StepOverrides
-	34,  // 86: treadle.v1.ReplaceOutcome.prompt:type_name -> treadle.v1.PromptReplacement
-	35,  // 87: treadle.v1.ReplaceOutcome.cached_response:type_name -> treadle.v1.CachedResponse
-	49,  // 88: treadle.v1.MessageListReplacement.messages:type_name -> treadle.v1.Message
-	3,   // 89: treadle.v1.MessageListReplacement.sources:type_name -> treadle.v1.MessageSource
-	59,  // 90: treadle.v1.PromptReplacement.messages:type_name -> treadle.v1.PromptMessage
-	60,  // 91: treadle.v1.CachedResponse.chunks:type_name -> treadle.v1.Chunk
-	55,  // 92: treadle.v1.StepOverrides.tool_choice:type_name -> treadle.v1.ToolChoice
-	36,  // 93: treadle.v1.StepOverrides.active_tools:type_name -> treadle.v1.ActiveTools
-	51,  // 94: treadle.v1.StepOverrides.provider_options:type_name -> google.protobuf.Struct
-	57,  // 95: treadle.v1.StepOverrides.model_settings:type_name -> treadle.v1.ModelSettings
-	58,  // 96: treadle.v1.StepOverrides.structured_output:type_name -> treadle.v1.StructuredOutput
-	38,  // 97: treadle.v1.StepOverrides.tools:type_name -> treadle.v1.StepTools
-	61,  // 98: treadle.v1.AbortOutcome.metadata:type_name -> google.protobuf.Value
-	33,  // 99: treadle.v1.RetryOutcome.messages:type_name -> treadle.v1.MessageListReplacement
-	43,  // 100: treadle.v1.StreamOutcomes.chunks:type_name -> treadle.v1.ChunkOutcome
-	31,  // 101: treadle.v1.ChunkOutcome.unchanged:type_name -> treadle.v1.UnchangedOutcome
-	60,  // 102: treadle.v1.ChunkOutcome.replace:type_name -> treadle.v1.Chunk
-	45,  // 103: treadle.v1.ChunkOutcome.drop:type_name -> treadle.v1.DropOutcome
-	39,  // 104: treadle.v1.ChunkOutcome.abort:type_name -> treadle.v1.AbortOutcome
-	41,  // 105: treadle.v1.ChunkOutcome.error:type_name -> treadle.v1.ErrorOutcome
-	44,  // 106: treadle.v1.ChunkOutcome.chunks:type_name -> treadle.v1.ChunkSequence
-	60,  // 107: treadle.v1.ChunkSequence.chunks:type_name -> treadle.v1.Chunk
-	4,   // 108: treadle.v1.ProcessorService.Attach:input_type -> treadle.v1.ProcessorServiceAttachRequest
-	5,   // 109: treadle.v1.ProcessorService.Attach:output_type -> treadle.v1.ProcessorServiceAttachResponse
-	109, // [109:110] is the sub-list for method output_type
-	108, // [108:109] is the sub-list for method input_type
-	108, // [108:108] is the sub-list for extension type_name
-	108, // [108:108] is the sub-list for extension extendee
-	0,   // [0:108] is the sub-list for field type_name
+	46,  // 36: treadle.v1.Invocation.resolve_agent:type_name -> treadle.v1.ResolveAgentArgs
+	54,  // 37: treadle.v1.ProcessorState.value:type_name -> google.protobuf.Struct
+	12,  // 38: treadle.v1.ProcessInputArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	12,  // 39: treadle.v1.ProcessInputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	57,  // 40: treadle.v1.ProcessInputStepArgs.steps:type_name -> treadle.v1.StepResult
+	58,  // 41: treadle.v1.ProcessInputStepArgs.tool_choice:type_name -> treadle.v1.ToolChoice
+	59,  // 42: treadle.v1.ProcessInputStepArgs.tools:type_name -> treadle.v1.ToolDefinition
+	54,  // 43: treadle.v1.ProcessInputStepArgs.provider_options:type_name -> google.protobuf.Struct
+	60,  // 44: treadle.v1.ProcessInputStepArgs.model_settings:type_name -> treadle.v1.ModelSettings
+	61,  // 45: treadle.v1.ProcessInputStepArgs.structured_output:type_name -> treadle.v1.StructuredOutput
+	62,  // 46: treadle.v1.ProcessLLMRequestArgs.prompt:type_name -> treadle.v1.PromptMessage
+	57,  // 47: treadle.v1.ProcessLLMRequestArgs.steps:type_name -> treadle.v1.StepResult
+	63,  // 48: treadle.v1.ProcessLLMResponseArgs.chunks:type_name -> treadle.v1.Chunk
+	57,  // 49: treadle.v1.ProcessLLMResponseArgs.steps:type_name -> treadle.v1.StepResult
+	64,  // 50: treadle.v1.APIError.body:type_name -> google.protobuf.Value
+	19,  // 51: treadle.v1.ProcessAPIErrorArgs.error:type_name -> treadle.v1.APIError
+	12,  // 52: treadle.v1.ProcessAPIErrorArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	57,  // 53: treadle.v1.ProcessAPIErrorArgs.steps:type_name -> treadle.v1.StepResult
+	63,  // 54: treadle.v1.ProcessOutputStreamArgs.parts:type_name -> treadle.v1.Chunk
+	12,  // 55: treadle.v1.ProcessOutputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	65,  // 56: treadle.v1.ProcessOutputStepArgs.finish_reason:type_name -> treadle.v1.FinishReason
+	66,  // 57: treadle.v1.ProcessOutputStepArgs.tool_calls:type_name -> treadle.v1.ToolCall
+	67,  // 58: treadle.v1.ProcessOutputStepArgs.usage:type_name -> treadle.v1.Usage
+	57,  // 59: treadle.v1.ProcessOutputStepArgs.steps:type_name -> treadle.v1.StepResult
+	54,  // 60: treadle.v1.ProcessOutputStepArgs.provider_metadata:type_name -> google.protobuf.Struct
+	12,  // 61: treadle.v1.ProcessToolResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	64,  // 62: treadle.v1.ProcessToolResultArgs.args:type_name -> google.protobuf.Value
+	64,  // 63: treadle.v1.ProcessToolResultArgs.result:type_name -> google.protobuf.Value
+	57,  // 64: treadle.v1.ProcessToolResultArgs.steps:type_name -> treadle.v1.StepResult
+	64,  // 65: treadle.v1.BeforeToolCallArgs.args:type_name -> google.protobuf.Value
+	64,  // 66: treadle.v1.AfterToolCallArgs.args:type_name -> google.protobuf.Value
+	64,  // 67: treadle.v1.AfterToolCallArgs.output:type_name -> google.protobuf.Value
+	64,  // 68: treadle.v1.OnViolationArgs.detail:type_name -> google.protobuf.Value
+	67,  // 69: treadle.v1.OutputResult.usage:type_name -> treadle.v1.Usage
+	65,  // 70: treadle.v1.OutputResult.finish_reason:type_name -> treadle.v1.FinishReason
+	57,  // 71: treadle.v1.OutputResult.steps:type_name -> treadle.v1.StepResult
+	12,  // 72: treadle.v1.ProcessOutputResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	27,  // 73: treadle.v1.ProcessOutputResultArgs.result:type_name -> treadle.v1.OutputResult
+	31,  // 74: treadle.v1.InvocationResult.unchanged:type_name -> treadle.v1.UnchangedOutcome
+	32,  // 75: treadle.v1.InvocationResult.replace:type_name -> treadle.v1.ReplaceOutcome
+	39,  // 76: treadle.v1.InvocationResult.abort:type_name -> treadle.v1.AbortOutcome
+	40,  // 77: treadle.v1.InvocationResult.retry:type_name -> treadle.v1.RetryOutcome
+	41,  // 78: treadle.v1.InvocationResult.error:type_name -> treadle.v1.ErrorOutcome
+	42,  // 79: treadle.v1.InvocationResult.stream:type_name -> treadle.v1.StreamOutcomes
+	30,  // 80: treadle.v1.InvocationResult.skip_tool:type_name -> treadle.v1.SkipToolOutcome
+	48,  // 81: treadle.v1.InvocationResult.agent_overrides:type_name -> treadle.v1.AgentOverrides
+	14,  // 82: treadle.v1.InvocationResult.state:type_name -> treadle.v1.ProcessorState
+	68,  // 83: treadle.v1.InvocationResult.custom_chunks:type_name -> treadle.v1.DataChunk
+	64,  // 84: treadle.v1.SkipToolOutcome.output:type_name -> google.protobuf.Value
+	33,  // 85: treadle.v1.ReplaceOutcome.messages:type_name -> treadle.v1.MessageListReplacement
+	69,  // 86: treadle.v1.ReplaceOutcome.system_messages:type_name -> treadle.v1.SystemMessages
+	37,  // 87: treadle.v1.ReplaceOutcome.step_overrides:type_name -> treadle.v1.StepOverrides
+	34,  // 88: treadle.v1.ReplaceOutcome.prompt:type_name -> treadle.v1.PromptReplacement
+	35,  // 89: treadle.v1.ReplaceOutcome.cached_response:type_name -> treadle.v1.CachedResponse
+	52,  // 90: treadle.v1.MessageListReplacement.messages:type_name -> treadle.v1.Message
+	3,   // 91: treadle.v1.MessageListReplacement.sources:type_name -> treadle.v1.MessageSource
+	62,  // 92: treadle.v1.PromptReplacement.messages:type_name -> treadle.v1.PromptMessage
+	63,  // 93: treadle.v1.CachedResponse.chunks:type_name -> treadle.v1.Chunk
+	58,  // 94: treadle.v1.StepOverrides.tool_choice:type_name -> treadle.v1.ToolChoice
+	36,  // 95: treadle.v1.StepOverrides.active_tools:type_name -> treadle.v1.ActiveTools
+	54,  // 96: treadle.v1.StepOverrides.provider_options:type_name -> google.protobuf.Struct
+	60,  // 97: treadle.v1.StepOverrides.model_settings:type_name -> treadle.v1.ModelSettings
+	61,  // 98: treadle.v1.StepOverrides.structured_output:type_name -> treadle.v1.StructuredOutput
+	38,  // 99: treadle.v1.StepOverrides.tools:type_name -> treadle.v1.StepTools
+	64,  // 100: treadle.v1.AbortOutcome.metadata:type_name -> google.protobuf.Value
+	33,  // 101: treadle.v1.RetryOutcome.messages:type_name -> treadle.v1.MessageListReplacement
+	43,  // 102: treadle.v1.StreamOutcomes.chunks:type_name -> treadle.v1.ChunkOutcome
+	31,  // 103: treadle.v1.ChunkOutcome.unchanged:type_name -> treadle.v1.UnchangedOutcome
+	63,  // 104: treadle.v1.ChunkOutcome.replace:type_name -> treadle.v1.Chunk
+	45,  // 105: treadle.v1.ChunkOutcome.drop:type_name -> treadle.v1.DropOutcome
+	39,  // 106: treadle.v1.ChunkOutcome.abort:type_name -> treadle.v1.AbortOutcome
+	41,  // 107: treadle.v1.ChunkOutcome.error:type_name -> treadle.v1.ErrorOutcome
+	44,  // 108: treadle.v1.ChunkOutcome.chunks:type_name -> treadle.v1.ChunkSequence
+	63,  // 109: treadle.v1.ChunkSequence.chunks:type_name -> treadle.v1.Chunk
+	70,  // 110: treadle.v1.ResolveAgentArgs.agent:type_name -> treadle.v1.Agent
+	69,  // 111: treadle.v1.AgentOverrides.instructions:type_name -> treadle.v1.SystemMessages
+	47,  // 112: treadle.v1.AgentOverrides.tools:type_name -> treadle.v1.ToolNames
+	71,  // 113: treadle.v1.AgentOverrides.input_processors:type_name -> treadle.v1.ProcessorList
+	71,  // 114: treadle.v1.AgentOverrides.output_processors:type_name -> treadle.v1.ProcessorList
+	71,  // 115: treadle.v1.AgentOverrides.error_processors:type_name -> treadle.v1.ProcessorList
+	72,  // 116: treadle.v1.AgentOverrides.default_options:type_name -> treadle.v1.CallOptions
+	4,   // 117: treadle.v1.ProcessorService.Attach:input_type -> treadle.v1.ProcessorServiceAttachRequest
+	5,   // 118: treadle.v1.ProcessorService.Attach:output_type -> treadle.v1.ProcessorServiceAttachResponse
+	118, // [118:119] is the sub-list for method output_type
+	117, // [117:118] is the sub-list for method input_type
+	117, // [117:117] is the sub-list for extension type_name
+	117, // [117:117] is the sub-list for extension extendee
+	0,   // [0:117] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_processor_service_proto_init() }
@@ -4177,6 +4444,7 @@ func file_treadle_v1_processor_service_proto_init() {
 		(*Invocation_BeforeToolCall)(nil),
 		(*Invocation_AfterToolCall)(nil),
 		(*Invocation_OnViolation)(nil),
+		(*Invocation_ResolveAgent)(nil),
 	}
 	file_treadle_v1_processor_service_proto_msgTypes[25].OneofWrappers = []any{
 		(*InvocationResult_Unchanged)(nil),
@@ -4186,6 +4454,7 @@ func file_treadle_v1_processor_service_proto_init() {
 		(*InvocationResult_Error)(nil),
 		(*InvocationResult_Stream)(nil),
 		(*InvocationResult_SkipTool)(nil),
+		(*InvocationResult_AgentOverrides)(nil),
 	}
 	file_treadle_v1_processor_service_proto_msgTypes[39].OneofWrappers = []any{
 		(*ChunkOutcome_Unchanged)(nil),
@@ -4195,13 +4464,14 @@ func file_treadle_v1_processor_service_proto_init() {
 		(*ChunkOutcome_Error)(nil),
 		(*ChunkOutcome_Chunks)(nil),
 	}
+	file_treadle_v1_processor_service_proto_msgTypes[44].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_treadle_v1_processor_service_proto_rawDesc), len(file_treadle_v1_processor_service_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   42,
+			NumMessages:   45,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -4,7 +4,7 @@
 
 import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
+import type { Duration, Timestamp, Value } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { SystemMessage } from "./message_pb.js";
 import { file_treadle_v1_message } from "./message_pb.js";
@@ -16,7 +16,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file treadle/v1/agent.proto.
  */
 export const file_treadle_v1_agent: GenFile = /*@__PURE__*/
-  fileDesc("ChZ0cmVhZGxlL3YxL2FnZW50LnByb3RvEgp0cmVhZGxlLnYxIvABCgxQcm9jZXNzb3JSZWYSCgoCaWQYASABKAkSMQoOZmFpbHVyZV9wb2xpY3kYAiABKA4yGS50cmVhZGxlLnYxLkZhaWx1cmVQb2xpY3kSKgoHdGltZW91dBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdidWlsdGluGAQgASgJEigKB29wdGlvbnMYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhYKDnBhcmFsbGVsX2dyb3VwGAYgASgJEhIKCndpdGhfbW9kZWwYByABKAgSDgoGbG9ja2VkGAggASgIIj0KDVByb2Nlc3Nvckxpc3QSLAoKcHJvY2Vzc29ycxgBIAMoCzIYLnRyZWFkbGUudjEuUHJvY2Vzc29yUmVmItUCCg1Nb2RlbFNldHRpbmdzEhgKC3RlbXBlcmF0dXJlGAEgASgBSACIAQESHgoRbWF4X291dHB1dF90b2tlbnMYAiABKAVIAYgBARISCgV0b3BfcBgDIAEoAUgCiAEBEhEKBHNlZWQYBCABKANIA4gBARIWCg5zdG9wX3NlcXVlbmNlcxgFIAMoCRIdChBwcmVzZW5jZV9wZW5hbHR5GAYgASgBSASIAQESHgoRZnJlcXVlbmN5X3BlbmFsdHkYByABKAFIBYgBARIYCgttYXhfcmV0cmllcxgIIAEoBUgGiAEBQg4KDF90ZW1wZXJhdHVyZUIUChJfbWF4X291dHB1dF90b2tlbnNCCAoGX3RvcF9wQgcKBV9zZWVkQhMKEV9wcmVzZW5jZV9wZW5hbHR5QhQKEl9mcmVxdWVuY3lfcGVuYWx0eUIOCgxfbWF4X3JldHJpZXMidwoNRmFsbGJhY2tNb2RlbBINCgVtb2RlbBgBIAEoCRIQCghiYXNlX3VybBgCIAEoCRIYCgttYXhfcmV0cmllcxgDIAEoBUgAiAEBEhsKE3Byb3ZpZGVyX2NyZWRlbnRpYWwYBCABKAlCDgoMX21heF9yZXRyaWVzIlcKClRvb2xDaG9pY2USKgoEbW9kZRgBIAEoDjIaLnRyZWFkbGUudjEuVG9vbENob2ljZU1vZGVIABITCgl0b29sX25hbWUYAiABKAlIAEIICgZjaG9pY2UiQQoMVG9vbEhvb2tzUmVmEhgKEGJlZm9yZV90b29sX2NhbGwYASABKAkSFwoPYWZ0ZXJfdG9vbF9jYWxsGAIgASgJIlUKDVRocmVhZE9wdGlvbnMSCgoCaWQYASABKAkSDQoFdGl0bGUYAiABKAkSKQoIbWV0YWRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0InEKDU1lbW9yeU9wdGlvbnMSEAoIcmVzb3VyY2UYASABKAkSEwoJdGhyZWFkX2lkGAIgASgJSAASKwoGdGhyZWFkGAMgASgLMhkudHJlYWRsZS52MS5UaHJlYWRPcHRpb25zSABCDAoKdGhyZWFkX3JlZiJJChBTdHJ1Y3R1cmVkT3V0cHV0EicKBnNjaGVtYRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDAoEbmFtZRgCIAEoCSLcBQoLQ2FsbE9wdGlvbnMSOAoQaW5wdXRfcHJvY2Vzc29ycxgBIAEoCzIZLnRyZWFkbGUudjEuUHJvY2Vzc29yTGlzdEgAiAEBEjkKEW91dHB1dF9wcm9jZXNzb3JzGAIgASgLMhkudHJlYWRsZS52MS5Qcm9jZXNzb3JMaXN0SAGIAQESOAoQZXJyb3JfcHJvY2Vzc29ycxgDIAEoCzIZLnRyZWFkbGUudjEuUHJvY2Vzc29yTGlzdEgCiAEBEhYKCW1heF9zdGVwcxgEIAEoBUgDiAEBEiIKFW1heF9wcm9jZXNzb3JfcmV0cmllcxgFIAEoBUgEiAEBEisKC3Rvb2xfY2hvaWNlGAYgASgLMhYudHJlYWRsZS52MS5Ub29sQ2hvaWNlEhQKDGFjdGl2ZV90b29scxgHIAMoCRIxCg5tb2RlbF9zZXR0aW5ncxgIIAEoCzIZLnRyZWFkbGUudjEuTW9kZWxTZXR0aW5ncxIxChBwcm92aWRlcl9vcHRpb25zGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIpCgZtZW1vcnkYCiABKAsyGS50cmVhZGxlLnYxLk1lbW9yeU9wdGlvbnMSMAoPcmVxdWVzdF9jb250ZXh0GAsgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBI3ChFzdHJ1Y3R1cmVkX291dHB1dBgMIAEoCzIcLnRyZWFkbGUudjEuU3RydWN0dXJlZE91dHB1dBIsCgp0b29sX2hvb2tzGA0gASgLMhgudHJlYWRsZS52MS5Ub29sSG9va3NSZWYSDQoFbW9kZWwYDiABKAlCEwoRX2lucHV0X3Byb2Nlc3NvcnNCFAoSX291dHB1dF9wcm9jZXNzb3JzQhMKEV9lcnJvcl9wcm9jZXNzb3JzQgwKCl9tYXhfc3RlcHNCGAoWX21heF9wcm9jZXNzb3JfcmV0cmllcyI+Cg5NZW1vcnlTZXR0aW5ncxIaCg1sYXN0X21lc3NhZ2VzGAEgASgFSACIAQFCEAoOX2xhc3RfbWVzc2FnZXMiPQoOU3lzdGVtTWVzc2FnZXMSKwoIbWVzc2FnZXMYASADKAsyGS50cmVhZGxlLnYxLlN5c3RlbU1lc3NhZ2Ui8wcKBUFnZW50EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSKQoIbWV0YWRhdGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhYKDGluc3RydWN0aW9ucxgFIAEoCUgAEjoKFGluc3RydWN0aW9uX21lc3NhZ2VzGAYgASgLMhoudHJlYWRsZS52MS5TeXN0ZW1NZXNzYWdlc0gAEg0KBW1vZGVsGAcgASgJEhAKCGJhc2VfdXJsGAggASgJEjIKD2ZhbGxiYWNrX21vZGVscxgJIAMoCzIZLnRyZWFkbGUudjEuRmFsbGJhY2tNb2RlbBINCgV0b29scxgKIAMoCRIyChBpbnB1dF9wcm9jZXNzb3JzGAsgAygLMhgudHJlYWRsZS52MS5Qcm9jZXNzb3JSZWYSMwoRb3V0cHV0X3Byb2Nlc3NvcnMYDCADKAsyGC50cmVhZGxlLnYxLlByb2Nlc3NvclJlZhIyChBlcnJvcl9wcm9jZXNzb3JzGA0gAygLMhgudHJlYWRsZS52MS5Qcm9jZXNzb3JSZWYSIgoVbWF4X3Byb2Nlc3Nvcl9yZXRyaWVzGA4gASgFSAGIAQESMAoPZGVmYXVsdF9vcHRpb25zGA8gASgLMhcudHJlYWRsZS52MS5DYWxsT3B0aW9ucxI3ChZyZXF1ZXN0X2NvbnRleHRfc2NoZW1hGBAgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIsCgp0b29sX2hvb2tzGBEgASgLMhgudHJlYWRsZS52MS5Ub29sSG9va3NSZWYSJwoGc291cmNlGBIgASgOMhcudHJlYWRsZS52MS5BZ2VudFNvdXJjZRIvCgtjcmVhdGVfdGltZRgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhsKE3Byb3ZpZGVyX2NyZWRlbnRpYWwYGCABKAkSKgoGbWVtb3J5GBUgASgLMhoudHJlYWRsZS52MS5NZW1vcnlTZXR0aW5ncxI3Cg1ub3RpZmljYXRpb25zGBYgASgLMiAudHJlYWRsZS52MS5Ob3RpZmljYXRpb25TZXR0aW5ncxIlChhlcnJvcl9wcm9jZXNzb3JfZGVmYXVsdHMYFyABKAhIAogBAUITChFpbnN0cnVjdGlvbnNfa2luZEIYChZfbWF4X3Byb2Nlc3Nvcl9yZXRyaWVzQhsKGV9lcnJvcl9wcm9jZXNzb3JfZGVmYXVsdHMqbQoNRmFpbHVyZVBvbGljeRIeChpGQUlMVVJFX1BPTElDWV9VTlNQRUNJRklFRBAAEh4KGkZBSUxVUkVfUE9MSUNZX0ZBSUxfQ0xPU0VEEAESHAoYRkFJTFVSRV9QT0xJQ1lfRkFJTF9PUEVOEAIqhwEKDlRvb2xDaG9pY2VNb2RlEiAKHFRPT0xfQ0hPSUNFX01PREVfVU5TUEVDSUZJRUQQABIZChVUT09MX0NIT0lDRV9NT0RFX0FVVE8QARIZChVUT09MX0NIT0lDRV9NT0RFX05PTkUQAhIdChlUT09MX0NIT0lDRV9NT0RFX1JFUVVJUkVEEAMqcQoLQWdlbnRTb3VyY2USHAoYQUdFTlRfU09VUkNFX1VOU1BFQ0lGSUVEEAASFwoTQUdFTlRfU09VUkNFX0NPTkZJRxABEhUKEUFHRU5UX1NPVVJDRV9DT0RFEAISFAoQQUdFTlRfU09VUkNFX0FQSRADQmMKDmRldi50cmVhZGxlLnYxUAFaQmdpdGh1Yi5jb20vdHJlYWRsZS1kZXYvdHJlYWRsZS9jbGllbnRzL2dvL2dlbi90cmVhZGxlL3YxO3RyZWFkbGV2MaoCClRyZWFkbGUuVjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_message, file_treadle_v1_notification]);
+  fileDesc("ChZ0cmVhZGxlL3YxL2FnZW50LnByb3RvEgp0cmVhZGxlLnYxIvABCgxQcm9jZXNzb3JSZWYSCgoCaWQYASABKAkSMQoOZmFpbHVyZV9wb2xpY3kYAiABKA4yGS50cmVhZGxlLnYxLkZhaWx1cmVQb2xpY3kSKgoHdGltZW91dBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdidWlsdGluGAQgASgJEigKB29wdGlvbnMYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhYKDnBhcmFsbGVsX2dyb3VwGAYgASgJEhIKCndpdGhfbW9kZWwYByABKAgSDgoGbG9ja2VkGAggASgIIj0KDVByb2Nlc3Nvckxpc3QSLAoKcHJvY2Vzc29ycxgBIAMoCzIYLnRyZWFkbGUudjEuUHJvY2Vzc29yUmVmItUCCg1Nb2RlbFNldHRpbmdzEhgKC3RlbXBlcmF0dXJlGAEgASgBSACIAQESHgoRbWF4X291dHB1dF90b2tlbnMYAiABKAVIAYgBARISCgV0b3BfcBgDIAEoAUgCiAEBEhEKBHNlZWQYBCABKANIA4gBARIWCg5zdG9wX3NlcXVlbmNlcxgFIAMoCRIdChBwcmVzZW5jZV9wZW5hbHR5GAYgASgBSASIAQESHgoRZnJlcXVlbmN5X3BlbmFsdHkYByABKAFIBYgBARIYCgttYXhfcmV0cmllcxgIIAEoBUgGiAEBQg4KDF90ZW1wZXJhdHVyZUIUChJfbWF4X291dHB1dF90b2tlbnNCCAoGX3RvcF9wQgcKBV9zZWVkQhMKEV9wcmVzZW5jZV9wZW5hbHR5QhQKEl9mcmVxdWVuY3lfcGVuYWx0eUIOCgxfbWF4X3JldHJpZXMidwoNRmFsbGJhY2tNb2RlbBINCgVtb2RlbBgBIAEoCRIQCghiYXNlX3VybBgCIAEoCRIYCgttYXhfcmV0cmllcxgDIAEoBUgAiAEBEhsKE3Byb3ZpZGVyX2NyZWRlbnRpYWwYBCABKAlCDgoMX21heF9yZXRyaWVzIlcKClRvb2xDaG9pY2USKgoEbW9kZRgBIAEoDjIaLnRyZWFkbGUudjEuVG9vbENob2ljZU1vZGVIABITCgl0b29sX25hbWUYAiABKAlIAEIICgZjaG9pY2UiQQoMVG9vbEhvb2tzUmVmEhgKEGJlZm9yZV90b29sX2NhbGwYASABKAkSFwoPYWZ0ZXJfdG9vbF9jYWxsGAIgASgJIlUKDVRocmVhZE9wdGlvbnMSCgoCaWQYASABKAkSDQoFdGl0bGUYAiABKAkSKQoIbWV0YWRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0InEKDU1lbW9yeU9wdGlvbnMSEAoIcmVzb3VyY2UYASABKAkSEwoJdGhyZWFkX2lkGAIgASgJSAASKwoGdGhyZWFkGAMgASgLMhkudHJlYWRsZS52MS5UaHJlYWRPcHRpb25zSABCDAoKdGhyZWFkX3JlZiJJChBTdHJ1Y3R1cmVkT3V0cHV0EicKBnNjaGVtYRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDAoEbmFtZRgCIAEoCSLcBQoLQ2FsbE9wdGlvbnMSOAoQaW5wdXRfcHJvY2Vzc29ycxgBIAEoCzIZLnRyZWFkbGUudjEuUHJvY2Vzc29yTGlzdEgAiAEBEjkKEW91dHB1dF9wcm9jZXNzb3JzGAIgASgLMhkudHJlYWRsZS52MS5Qcm9jZXNzb3JMaXN0SAGIAQESOAoQZXJyb3JfcHJvY2Vzc29ycxgDIAEoCzIZLnRyZWFkbGUudjEuUHJvY2Vzc29yTGlzdEgCiAEBEhYKCW1heF9zdGVwcxgEIAEoBUgDiAEBEiIKFW1heF9wcm9jZXNzb3JfcmV0cmllcxgFIAEoBUgEiAEBEisKC3Rvb2xfY2hvaWNlGAYgASgLMhYudHJlYWRsZS52MS5Ub29sQ2hvaWNlEhQKDGFjdGl2ZV90b29scxgHIAMoCRIxCg5tb2RlbF9zZXR0aW5ncxgIIAEoCzIZLnRyZWFkbGUudjEuTW9kZWxTZXR0aW5ncxIxChBwcm92aWRlcl9vcHRpb25zGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIpCgZtZW1vcnkYCiABKAsyGS50cmVhZGxlLnYxLk1lbW9yeU9wdGlvbnMSMAoPcmVxdWVzdF9jb250ZXh0GAsgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBI3ChFzdHJ1Y3R1cmVkX291dHB1dBgMIAEoCzIcLnRyZWFkbGUudjEuU3RydWN0dXJlZE91dHB1dBIsCgp0b29sX2hvb2tzGA0gASgLMhgudHJlYWRsZS52MS5Ub29sSG9va3NSZWYSDQoFbW9kZWwYDiABKAlCEwoRX2lucHV0X3Byb2Nlc3NvcnNCFAoSX291dHB1dF9wcm9jZXNzb3JzQhMKEV9lcnJvcl9wcm9jZXNzb3JzQgwKCl9tYXhfc3RlcHNCGAoWX21heF9wcm9jZXNzb3JfcmV0cmllcyI+Cg5NZW1vcnlTZXR0aW5ncxIaCg1sYXN0X21lc3NhZ2VzGAEgASgFSACIAQFCEAoOX2xhc3RfbWVzc2FnZXMiPQoOU3lzdGVtTWVzc2FnZXMSKwoIbWVzc2FnZXMYASADKAsyGS50cmVhZGxlLnYxLlN5c3RlbU1lc3NhZ2UizAsKBUFnZW50EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSKQoIbWV0YWRhdGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhYKDGluc3RydWN0aW9ucxgFIAEoCUgAEjoKFGluc3RydWN0aW9uX21lc3NhZ2VzGAYgASgLMhoudHJlYWRsZS52MS5TeXN0ZW1NZXNzYWdlc0gAEg0KBW1vZGVsGAcgASgJEhAKCGJhc2VfdXJsGAggASgJEjIKD2ZhbGxiYWNrX21vZGVscxgJIAMoCzIZLnRyZWFkbGUudjEuRmFsbGJhY2tNb2RlbBINCgV0b29scxgKIAMoCRIyChBpbnB1dF9wcm9jZXNzb3JzGAsgAygLMhgudHJlYWRsZS52MS5Qcm9jZXNzb3JSZWYSMwoRb3V0cHV0X3Byb2Nlc3NvcnMYDCADKAsyGC50cmVhZGxlLnYxLlByb2Nlc3NvclJlZhIyChBlcnJvcl9wcm9jZXNzb3JzGA0gAygLMhgudHJlYWRsZS52MS5Qcm9jZXNzb3JSZWYSIgoVbWF4X3Byb2Nlc3Nvcl9yZXRyaWVzGA4gASgFSAGIAQESMAoPZGVmYXVsdF9vcHRpb25zGA8gASgLMhcudHJlYWRsZS52MS5DYWxsT3B0aW9ucxI3ChZyZXF1ZXN0X2NvbnRleHRfc2NoZW1hGBAgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIsCgp0b29sX2hvb2tzGBEgASgLMhgudHJlYWRsZS52MS5Ub29sSG9va3NSZWYSJwoGc291cmNlGBIgASgOMhcudHJlYWRsZS52MS5BZ2VudFNvdXJjZRIvCgtjcmVhdGVfdGltZRgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhsKE3Byb3ZpZGVyX2NyZWRlbnRpYWwYGCABKAkSKgoGbWVtb3J5GBUgASgLMhoudHJlYWRsZS52MS5NZW1vcnlTZXR0aW5ncxI3Cg1ub3RpZmljYXRpb25zGBYgASgLMiAudHJlYWRsZS52MS5Ob3RpZmljYXRpb25TZXR0aW5ncxIlChhlcnJvcl9wcm9jZXNzb3JfZGVmYXVsdHMYFyABKAhIAogBARIwCg5tb2RlbF92YXJpYW50cxgeIAMoCzIYLnRyZWFkbGUudjEuTW9kZWxWYXJpYW50Ej4KFWluc3RydWN0aW9uc192YXJpYW50cxgfIAMoCzIfLnRyZWFkbGUudjEuSW5zdHJ1Y3Rpb25zVmFyaWFudBIwCg50b29sc192YXJpYW50cxggIAMoCzIYLnRyZWFkbGUudjEuVG9vbHNWYXJpYW50EkAKGWlucHV0X3Byb2Nlc3NvcnNfdmFyaWFudHMYISADKAsyHS50cmVhZGxlLnYxLlByb2Nlc3NvcnNWYXJpYW50EkEKGm91dHB1dF9wcm9jZXNzb3JzX3ZhcmlhbnRzGCIgAygLMh0udHJlYWRsZS52MS5Qcm9jZXNzb3JzVmFyaWFudBJAChllcnJvcl9wcm9jZXNzb3JzX3ZhcmlhbnRzGCMgAygLMh0udHJlYWRsZS52MS5Qcm9jZXNzb3JzVmFyaWFudBJAChhkZWZhdWx0X29wdGlvbnNfdmFyaWFudHMYJCADKAsyHi50cmVhZGxlLnYxLkNhbGxPcHRpb25zVmFyaWFudBIqCghyZXNvbHZlchglIAEoCzIYLnRyZWFkbGUudjEuUHJvY2Vzc29yUmVmQhMKEWluc3RydWN0aW9uc19raW5kQhgKFl9tYXhfcHJvY2Vzc29yX3JldHJpZXNCGwoZX2Vycm9yX3Byb2Nlc3Nvcl9kZWZhdWx0cyKCAQoLVmFyaWFudFJ1bGUSDQoFZmllbGQYASABKAkSEAoIb3BlcmF0b3IYAiABKAkSJQoFdmFsdWUYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSKwoKY29uZGl0aW9ucxgEIAMoCzIXLnRyZWFkbGUudjEuVmFyaWFudFJ1bGUiRQoMTW9kZWxWYXJpYW50Eg0KBXZhbHVlGAEgASgJEiYKBXJ1bGVzGAIgASgLMhcudHJlYWRsZS52MS5WYXJpYW50UnVsZSJ5ChNJbnN0cnVjdGlvbnNWYXJpYW50Eg0KBXZhbHVlGAEgASgJEiYKBXJ1bGVzGAIgASgLMhcudHJlYWRsZS52MS5WYXJpYW50UnVsZRIrCghtZXNzYWdlcxgDIAMoCzIZLnRyZWFkbGUudjEuU3lzdGVtTWVzc2FnZSJFCgxUb29sc1ZhcmlhbnQSDQoFdmFsdWUYASADKAkSJgoFcnVsZXMYAiABKAsyFy50cmVhZGxlLnYxLlZhcmlhbnRSdWxlImQKEVByb2Nlc3NvcnNWYXJpYW50EicKBXZhbHVlGAEgAygLMhgudHJlYWRsZS52MS5Qcm9jZXNzb3JSZWYSJgoFcnVsZXMYAiABKAsyFy50cmVhZGxlLnYxLlZhcmlhbnRSdWxlImQKEkNhbGxPcHRpb25zVmFyaWFudBImCgV2YWx1ZRgBIAEoCzIXLnRyZWFkbGUudjEuQ2FsbE9wdGlvbnMSJgoFcnVsZXMYAiABKAsyFy50cmVhZGxlLnYxLlZhcmlhbnRSdWxlKm0KDUZhaWx1cmVQb2xpY3kSHgoaRkFJTFVSRV9QT0xJQ1lfVU5TUEVDSUZJRUQQABIeChpGQUlMVVJFX1BPTElDWV9GQUlMX0NMT1NFRBABEhwKGEZBSUxVUkVfUE9MSUNZX0ZBSUxfT1BFThACKocBCg5Ub29sQ2hvaWNlTW9kZRIgChxUT09MX0NIT0lDRV9NT0RFX1VOU1BFQ0lGSUVEEAASGQoVVE9PTF9DSE9JQ0VfTU9ERV9BVVRPEAESGQoVVE9PTF9DSE9JQ0VfTU9ERV9OT05FEAISHQoZVE9PTF9DSE9JQ0VfTU9ERV9SRVFVSVJFRBADKnEKC0FnZW50U291cmNlEhwKGEFHRU5UX1NPVVJDRV9VTlNQRUNJRklFRBAAEhcKE0FHRU5UX1NPVVJDRV9DT05GSUcQARIVChFBR0VOVF9TT1VSQ0VfQ09ERRACEhQKEEFHRU5UX1NPVVJDRV9BUEkQA0JjCg5kZXYudHJlYWRsZS52MVABWkJnaXRodWIuY29tL3RyZWFkbGUtZGV2L3RyZWFkbGUvY2xpZW50cy9nby9nZW4vdHJlYWRsZS92MTt0cmVhZGxldjGqAgpUcmVhZGxlLlYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_message, file_treadle_v1_notification]);
 
 /**
  * ProcessorRef names a processor, by id, in one of an agent's processor arrays.
@@ -782,6 +782,78 @@ export type Agent = Message<"treadle.v1.Agent"> & {
    * @generated from field: optional bool error_processor_defaults = 23;
    */
   errorProcessorDefaults?: boolean | undefined;
+
+  /**
+   * Per-request variants (the Mastra framework's function-valued fields, written as data). Each
+   * list below is additional to the plain field of the same name and is resolved once per call,
+   * over the call's `request_context`, into the values the run uses; the run records what it
+   * resolved (`Run.resolved_model`, `Run.matched_variants`).
+   *
+   * A scalar field (`model`, `instructions`) takes the value of the FIRST variant whose rules
+   * match, in list order; a variant without rules always matches, so one placed last is the
+   * fallback. When none matches, the plain field applies. A list field (`tools`, the processor
+   * lanes) is the plain list followed by the value of EVERY matching variant, in order (a tool
+   * named twice is offered once). `default_options` is the plain defaults with the value of
+   * every matching variant merged over them field by field, later wins.
+   *
+   * A call whose resolution leaves the agent without a model is refused naming the field.
+   *
+   * @generated from field: repeated treadle.v1.ModelVariant model_variants = 30;
+   */
+  modelVariants: ModelVariant[];
+
+  /**
+   * Variants of `instructions` (scalar: the first match wins).
+   *
+   * @generated from field: repeated treadle.v1.InstructionsVariant instructions_variants = 31;
+   */
+  instructionsVariants: InstructionsVariant[];
+
+  /**
+   * Variants of `tools` (list: every match is added).
+   *
+   * @generated from field: repeated treadle.v1.ToolsVariant tools_variants = 32;
+   */
+  toolsVariants: ToolsVariant[];
+
+  /**
+   * Variants of `input_processors` (list: every match is added).
+   *
+   * @generated from field: repeated treadle.v1.ProcessorsVariant input_processors_variants = 33;
+   */
+  inputProcessorsVariants: ProcessorsVariant[];
+
+  /**
+   * Variants of `output_processors` (list: every match is added).
+   *
+   * @generated from field: repeated treadle.v1.ProcessorsVariant output_processors_variants = 34;
+   */
+  outputProcessorsVariants: ProcessorsVariant[];
+
+  /**
+   * Variants of `error_processors` (list: every match is added).
+   *
+   * @generated from field: repeated treadle.v1.ProcessorsVariant error_processors_variants = 35;
+   */
+  errorProcessorsVariants: ProcessorsVariant[];
+
+  /**
+   * Variants of `default_options` (object: every match is merged over the defaults, later wins).
+   *
+   * @generated from field: repeated treadle.v1.CallOptionsVariant default_options_variants = 36;
+   */
+  defaultOptionsVariants: CallOptionsVariant[];
+
+  /**
+   * A processor serving the `resolveAgent` hook (`HOOK_RESOLVE_AGENT`): once per call, after
+   * the request context is validated and the variants above are resolved, before memory loads,
+   * it MAY override the resolved model, instructions, tools, processors and default options.
+   * Its `failure_policy` and `timeout` apply as for any processor hook: under `fail_open` a
+   * resolver that cannot answer leaves the declarative resolution in place.
+   *
+   * @generated from field: treadle.v1.ProcessorRef resolver = 37;
+   */
+  resolver?: ProcessorRef | undefined;
 };
 
 /**
@@ -790,6 +862,204 @@ export type Agent = Message<"treadle.v1.Agent"> & {
  */
 export const AgentSchema: GenMessage<Agent> = /*@__PURE__*/
   messageDesc(file_treadle_v1_agent, 12);
+
+/**
+ * VariantRule is one condition over the call's `request_context`, or a group of them.
+ *
+ * A condition has a `field` (a key of the request context; `a.b` reads a nested object), an
+ * `operator` (`equals`, `not_equals`, `contains`, `not_contains`, `greater_than`, `less_than`,
+ * `greater_than_or_equal`, `less_than_or_equal`, `in`, `not_in`, `exists`, `not_exists`) and a
+ * `value` (unused by `exists` / `not_exists`; a list for `in` / `not_in`).
+ *
+ * A group has no `field`, an `operator` of `AND` or `OR`, and `conditions`, which MAY be groups
+ * themselves; groups nest at most 3 deep. An unknown operator or a deeper nesting is refused
+ * with INVALID_ARGUMENT naming the rule.
+ *
+ * @generated from message treadle.v1.VariantRule
+ */
+export type VariantRule = Message<"treadle.v1.VariantRule"> & {
+  /**
+   * The request-context key a condition reads; empty for a group.
+   *
+   * @generated from field: string field = 1;
+   */
+  field: string;
+
+  /**
+   * A condition's operator, or a group's `AND` / `OR` (case-insensitive).
+   *
+   * @generated from field: string operator = 2;
+   */
+  operator: string;
+
+  /**
+   * The value a condition compares with.
+   *
+   * @generated from field: google.protobuf.Value value = 3;
+   */
+  value?: Value | undefined;
+
+  /**
+   * A group's conditions.
+   *
+   * @generated from field: repeated treadle.v1.VariantRule conditions = 4;
+   */
+  conditions: VariantRule[];
+};
+
+/**
+ * Describes the message treadle.v1.VariantRule.
+ * Use `create(VariantRuleSchema)` to create a new message.
+ */
+export const VariantRuleSchema: GenMessage<VariantRule> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_agent, 13);
+
+/**
+ * ModelVariant is a model used when its rules match.
+ *
+ * @generated from message treadle.v1.ModelVariant
+ */
+export type ModelVariant = Message<"treadle.v1.ModelVariant"> & {
+  /**
+   * Router string `provider/model`.
+   *
+   * @generated from field: string value = 1;
+   */
+  value: string;
+
+  /**
+   * When the variant applies; unset: always.
+   *
+   * @generated from field: treadle.v1.VariantRule rules = 2;
+   */
+  rules?: VariantRule | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.ModelVariant.
+ * Use `create(ModelVariantSchema)` to create a new message.
+ */
+export const ModelVariantSchema: GenMessage<ModelVariant> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_agent, 14);
+
+/**
+ * InstructionsVariant is a set of instructions used when its rules match.
+ *
+ * @generated from message treadle.v1.InstructionsVariant
+ */
+export type InstructionsVariant = Message<"treadle.v1.InstructionsVariant"> & {
+  /**
+   * The instructions as one plain string.
+   *
+   * @generated from field: string value = 1;
+   */
+  value: string;
+
+  /**
+   * When the variant applies; unset: always.
+   *
+   * @generated from field: treadle.v1.VariantRule rules = 2;
+   */
+  rules?: VariantRule | undefined;
+
+  /**
+   * The instructions as system messages (instead of `value`).
+   *
+   * @generated from field: repeated treadle.v1.SystemMessage messages = 3;
+   */
+  messages: SystemMessage[];
+};
+
+/**
+ * Describes the message treadle.v1.InstructionsVariant.
+ * Use `create(InstructionsVariantSchema)` to create a new message.
+ */
+export const InstructionsVariantSchema: GenMessage<InstructionsVariant> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_agent, 15);
+
+/**
+ * ToolsVariant is a list of tool names added when its rules match.
+ *
+ * @generated from message treadle.v1.ToolsVariant
+ */
+export type ToolsVariant = Message<"treadle.v1.ToolsVariant"> & {
+  /**
+   * Names of tools (registered in the server or attached remotely).
+   *
+   * @generated from field: repeated string value = 1;
+   */
+  value: string[];
+
+  /**
+   * When the variant applies; unset: always.
+   *
+   * @generated from field: treadle.v1.VariantRule rules = 2;
+   */
+  rules?: VariantRule | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.ToolsVariant.
+ * Use `create(ToolsVariantSchema)` to create a new message.
+ */
+export const ToolsVariantSchema: GenMessage<ToolsVariant> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_agent, 16);
+
+/**
+ * ProcessorsVariant is a list of processors added to a lane when its rules match.
+ *
+ * @generated from message treadle.v1.ProcessorsVariant
+ */
+export type ProcessorsVariant = Message<"treadle.v1.ProcessorsVariant"> & {
+  /**
+   * The processors, in order.
+   *
+   * @generated from field: repeated treadle.v1.ProcessorRef value = 1;
+   */
+  value: ProcessorRef[];
+
+  /**
+   * When the variant applies; unset: always.
+   *
+   * @generated from field: treadle.v1.VariantRule rules = 2;
+   */
+  rules?: VariantRule | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.ProcessorsVariant.
+ * Use `create(ProcessorsVariantSchema)` to create a new message.
+ */
+export const ProcessorsVariantSchema: GenMessage<ProcessorsVariant> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_agent, 17);
+
+/**
+ * CallOptionsVariant is call defaults merged over the agent's when its rules match.
+ *
+ * @generated from message treadle.v1.CallOptionsVariant
+ */
+export type CallOptionsVariant = Message<"treadle.v1.CallOptionsVariant"> & {
+  /**
+   * The defaults; every field set here wins over the agent's.
+   *
+   * @generated from field: treadle.v1.CallOptions value = 1;
+   */
+  value?: CallOptions | undefined;
+
+  /**
+   * When the variant applies; unset: always.
+   *
+   * @generated from field: treadle.v1.VariantRule rules = 2;
+   */
+  rules?: VariantRule | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.CallOptionsVariant.
+ * Use `create(CallOptionsVariantSchema)` to create a new message.
+ */
+export const CallOptionsVariantSchema: GenMessage<CallOptionsVariant> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_agent, 18);
 
 /**
  * FailurePolicy says what a run does when a processor cannot answer a hook (it timed out,

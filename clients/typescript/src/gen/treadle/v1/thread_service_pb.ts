@@ -18,7 +18,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file treadle/v1/thread_service.proto.
  */
 export const file_treadle_v1_thread_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch90cmVhZGxlL3YxL3RocmVhZF9zZXJ2aWNlLnByb3RvEgp0cmVhZGxlLnYxIsUBCgZUaHJlYWQSCgoCaWQYASABKAkSEwoLcmVzb3VyY2VfaWQYAiABKAkSDQoFdGl0bGUYAyABKAkSKQoIbWV0YWRhdGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei8KC2NyZWF0ZV90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi8AIKA1J1bhIKCgJpZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRIRCgl0aHJlYWRfaWQYAyABKAkSEwoLcmVzb3VyY2VfaWQYBCABKAkSJQoGc3RhdHVzGAUgASgOMhUudHJlYWRsZS52MS5SdW5TdGF0dXMSLwoNZmluaXNoX3JlYXNvbhgGIAEoDjIYLnRyZWFkbGUudjEuRmluaXNoUmVhc29uEiAKBXVzYWdlGAcgASgLMhEudHJlYWRsZS52MS5Vc2FnZRIuCgpzdGFydF90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghlbmRfdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIgoFc3RlcHMYCiADKAsyEy50cmVhZGxlLnYxLlJ1blN0ZXASJwoFaG9va3MYCyADKAsyGC50cmVhZGxlLnYxLlJ1bkhvb2tTdGF0cyK/AQoHUnVuU3RlcBIOCgZudW1iZXIYASABKAUSLgoKc3RhcnRfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhUKDWZpbmlzaF9yZWFzb24YBCABKAkSIAoFdXNhZ2UYBSABKAsyES50cmVhZGxlLnYxLlVzYWdlEg0KBW1vZGVsGAYgASgJIu0BCgxSdW5Ib29rU3RhdHMSDAoEc3RlcBgBIAEoBRIUCgxwcm9jZXNzb3JfaWQYAiABKAkSDAoEaG9vaxgDIAEoCRINCgVjb3VudBgEIAEoBRIxCg50b3RhbF9kdXJhdGlvbhgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhI4CghvdXRjb21lcxgGIAMoCzImLnRyZWFkbGUudjEuUnVuSG9va1N0YXRzLk91dGNvbWVzRW50cnkaLwoNT3V0Y29tZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAU6AjgBIk0KE0NyZWF0ZVRocmVhZFJlcXVlc3QSIgoGdGhyZWFkGAEgASgLMhIudHJlYWRsZS52MS5UaHJlYWQSEgoKcmVxdWVzdF9pZBgCIAEoCSI6ChRDcmVhdGVUaHJlYWRSZXNwb25zZRIiCgZ0aHJlYWQYASABKAsyEi50cmVhZGxlLnYxLlRocmVhZCI6ChBHZXRUaHJlYWRSZXF1ZXN0EhMKC3Jlc291cmNlX2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCSI3ChFHZXRUaHJlYWRSZXNwb25zZRIiCgZ0aHJlYWQYASABKAsyEi50cmVhZGxlLnYxLlRocmVhZCJQChJMaXN0VGhyZWFkc1JlcXVlc3QSEwoLcmVzb3VyY2VfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiUwoTTGlzdFRocmVhZHNSZXNwb25zZRIjCgd0aHJlYWRzGAEgAygLMhIudHJlYWRsZS52MS5UaHJlYWQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIpMBChNVcGRhdGVUaHJlYWRSZXF1ZXN0EhMKC3Jlc291cmNlX2lkGAEgASgJEiIKBnRocmVhZBgCIAEoCzISLnRyZWFkbGUudjEuVGhyZWFkEi8KC3VwZGF0ZV9tYXNrGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzaxISCgpyZXF1ZXN0X2lkGAQgASgJIjoKFFVwZGF0ZVRocmVhZFJlc3BvbnNlEiIKBnRocmVhZBgBIAEoCzISLnRyZWFkbGUudjEuVGhyZWFkIlEKE0RlbGV0ZVRocmVhZFJlcXVlc3QSEwoLcmVzb3VyY2VfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEhIKCnJlcXVlc3RfaWQYAyABKAkiFgoURGVsZXRlVGhyZWFkUmVzcG9uc2UiZAoTTGlzdE1lc3NhZ2VzUmVxdWVzdBITCgtyZXNvdXJjZV9pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiVgoUTGlzdE1lc3NhZ2VzUmVzcG9uc2USJQoIbWVzc2FnZXMYASADKAsyEy50cmVhZGxlLnYxLk1lc3NhZ2USFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJImAKD0xpc3RSdW5zUmVxdWVzdBITCgtyZXNvdXJjZV9pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiSgoQTGlzdFJ1bnNSZXNwb25zZRIdCgRydW5zGAEgAygLMg8udHJlYWRsZS52MS5SdW4SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJKocBCglSdW5TdGF0dXMSGgoWUlVOX1NUQVRVU19VTlNQRUNJRklFRBAAEhYKElJVTl9TVEFUVVNfUlVOTklORxABEhcKE1JVTl9TVEFUVVNfRklOSVNIRUQQAhIVChFSVU5fU1RBVFVTX0ZBSUxFRBADEhYKElJVTl9TVEFUVVNfQUJPUlRFRBAEMtkKCg1UaHJlYWRTZXJ2aWNlElEKDENyZWF0ZVRocmVhZBIfLnRyZWFkbGUudjEuQ3JlYXRlVGhyZWFkUmVxdWVzdBogLnRyZWFkbGUudjEuQ3JlYXRlVGhyZWFkUmVzcG9uc2USSAoJR2V0VGhyZWFkEhwudHJlYWRsZS52MS5HZXRUaHJlYWRSZXF1ZXN0Gh0udHJlYWRsZS52MS5HZXRUaHJlYWRSZXNwb25zZRJOCgtMaXN0VGhyZWFkcxIeLnRyZWFkbGUudjEuTGlzdFRocmVhZHNSZXF1ZXN0Gh8udHJlYWRsZS52MS5MaXN0VGhyZWFkc1Jlc3BvbnNlElEKDFVwZGF0ZVRocmVhZBIfLnRyZWFkbGUudjEuVXBkYXRlVGhyZWFkUmVxdWVzdBogLnRyZWFkbGUudjEuVXBkYXRlVGhyZWFkUmVzcG9uc2USUQoMRGVsZXRlVGhyZWFkEh8udHJlYWRsZS52MS5EZWxldGVUaHJlYWRSZXF1ZXN0GiAudHJlYWRsZS52MS5EZWxldGVUaHJlYWRSZXNwb25zZRJRCgxMaXN0TWVzc2FnZXMSHy50cmVhZGxlLnYxLkxpc3RNZXNzYWdlc1JlcXVlc3QaIC50cmVhZGxlLnYxLkxpc3RNZXNzYWdlc1Jlc3BvbnNlEkUKCExpc3RSdW5zEhsudHJlYWRsZS52MS5MaXN0UnVuc1JlcXVlc3QaHC50cmVhZGxlLnYxLkxpc3RSdW5zUmVzcG9uc2USTgoLU2VuZE1lc3NhZ2USHi50cmVhZGxlLnYxLlNlbmRNZXNzYWdlUmVxdWVzdBofLnRyZWFkbGUudjEuU2VuZE1lc3NhZ2VSZXNwb25zZRJRCgxRdWV1ZU1lc3NhZ2USHy50cmVhZGxlLnYxLlF1ZXVlTWVzc2FnZVJlcXVlc3QaIC50cmVhZGxlLnYxLlF1ZXVlTWVzc2FnZVJlc3BvbnNlEksKClNlbmRTaWduYWwSHS50cmVhZGxlLnYxLlNlbmRTaWduYWxSZXF1ZXN0Gh4udHJlYWRsZS52MS5TZW5kU2lnbmFsUmVzcG9uc2USWgoPU2VuZFN0YXRlU2lnbmFsEiIudHJlYWRsZS52MS5TZW5kU3RhdGVTaWduYWxSZXF1ZXN0GiMudHJlYWRsZS52MS5TZW5kU3RhdGVTaWduYWxSZXNwb25zZRJvChZTZW5kTm90aWZpY2F0aW9uU2lnbmFsEikudHJlYWRsZS52MS5TZW5kTm90aWZpY2F0aW9uU2lnbmFsUmVxdWVzdBoqLnRyZWFkbGUudjEuU2VuZE5vdGlmaWNhdGlvblNpZ25hbFJlc3BvbnNlEmAKEUxpc3ROb3RpZmljYXRpb25zEiQudHJlYWRsZS52MS5MaXN0Tm90aWZpY2F0aW9uc1JlcXVlc3QaJS50cmVhZGxlLnYxLkxpc3ROb3RpZmljYXRpb25zUmVzcG9uc2USYgoRU3Vic2NyaWJlVG9UaHJlYWQSJC50cmVhZGxlLnYxLlN1YnNjcmliZVRvVGhyZWFkUmVxdWVzdBolLnRyZWFkbGUudjEuU3Vic2NyaWJlVG9UaHJlYWRSZXNwb25zZTABEkUKCEFib3J0UnVuEhsudHJlYWRsZS52MS5BYm9ydFJ1blJlcXVlc3QaHC50cmVhZGxlLnYxLkFib3J0UnVuUmVzcG9uc2USUQoMR2V0QWN0aXZlUnVuEh8udHJlYWRsZS52MS5HZXRBY3RpdmVSdW5SZXF1ZXN0GiAudHJlYWRsZS52MS5HZXRBY3RpdmVSdW5SZXNwb25zZUJjCg5kZXYudHJlYWRsZS52MVABWkJnaXRodWIuY29tL3RyZWFkbGUtZGV2L3RyZWFkbGUvY2xpZW50cy9nby9nZW4vdHJlYWRsZS92MTt0cmVhZGxldjGqAgpUcmVhZGxlLlYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_field_mask, file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_chunk, file_treadle_v1_message, file_treadle_v1_signal]);
+  fileDesc("Ch90cmVhZGxlL3YxL3RocmVhZF9zZXJ2aWNlLnByb3RvEgp0cmVhZGxlLnYxIsUBCgZUaHJlYWQSCgoCaWQYASABKAkSEwoLcmVzb3VyY2VfaWQYAiABKAkSDQoFdGl0bGUYAyABKAkSKQoIbWV0YWRhdGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei8KC2NyZWF0ZV90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi2gMKA1J1bhIKCgJpZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRIRCgl0aHJlYWRfaWQYAyABKAkSEwoLcmVzb3VyY2VfaWQYBCABKAkSJQoGc3RhdHVzGAUgASgOMhUudHJlYWRsZS52MS5SdW5TdGF0dXMSLwoNZmluaXNoX3JlYXNvbhgGIAEoDjIYLnRyZWFkbGUudjEuRmluaXNoUmVhc29uEiAKBXVzYWdlGAcgASgLMhEudHJlYWRsZS52MS5Vc2FnZRIuCgpzdGFydF90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghlbmRfdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIgoFc3RlcHMYCiADKAsyEy50cmVhZGxlLnYxLlJ1blN0ZXASJwoFaG9va3MYCyADKAsyGC50cmVhZGxlLnYxLlJ1bkhvb2tTdGF0cxIWCg5yZXNvbHZlZF9tb2RlbBgMIAEoCRI0ChBtYXRjaGVkX3ZhcmlhbnRzGA0gAygLMhoudHJlYWRsZS52MS5NYXRjaGVkVmFyaWFudBIaChJyZXNvbHZlcl9vdmVycmlkZXMYDiADKAkiLgoOTWF0Y2hlZFZhcmlhbnQSDQoFZmllbGQYASABKAkSDQoFaW5kZXgYAiABKAUivwEKB1J1blN0ZXASDgoGbnVtYmVyGAEgASgFEi4KCnN0YXJ0X3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZF90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIVCg1maW5pc2hfcmVhc29uGAQgASgJEiAKBXVzYWdlGAUgASgLMhEudHJlYWRsZS52MS5Vc2FnZRINCgVtb2RlbBgGIAEoCSLtAQoMUnVuSG9va1N0YXRzEgwKBHN0ZXAYASABKAUSFAoMcHJvY2Vzc29yX2lkGAIgASgJEgwKBGhvb2sYAyABKAkSDQoFY291bnQYBCABKAUSMQoOdG90YWxfZHVyYXRpb24YBSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SOAoIb3V0Y29tZXMYBiADKAsyJi50cmVhZGxlLnYxLlJ1bkhvb2tTdGF0cy5PdXRjb21lc0VudHJ5Gi8KDU91dGNvbWVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgFOgI4ASJNChNDcmVhdGVUaHJlYWRSZXF1ZXN0EiIKBnRocmVhZBgBIAEoCzISLnRyZWFkbGUudjEuVGhyZWFkEhIKCnJlcXVlc3RfaWQYAiABKAkiOgoUQ3JlYXRlVGhyZWFkUmVzcG9uc2USIgoGdGhyZWFkGAEgASgLMhIudHJlYWRsZS52MS5UaHJlYWQiOgoQR2V0VGhyZWFkUmVxdWVzdBITCgtyZXNvdXJjZV9pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkiNwoRR2V0VGhyZWFkUmVzcG9uc2USIgoGdGhyZWFkGAEgASgLMhIudHJlYWRsZS52MS5UaHJlYWQiUAoSTGlzdFRocmVhZHNSZXF1ZXN0EhMKC3Jlc291cmNlX2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIlMKE0xpc3RUaHJlYWRzUmVzcG9uc2USIwoHdGhyZWFkcxgBIAMoCzISLnRyZWFkbGUudjEuVGhyZWFkEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSKTAQoTVXBkYXRlVGhyZWFkUmVxdWVzdBITCgtyZXNvdXJjZV9pZBgBIAEoCRIiCgZ0aHJlYWQYAiABKAsyEi50cmVhZGxlLnYxLlRocmVhZBIvCgt1cGRhdGVfbWFzaxgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2sSEgoKcmVxdWVzdF9pZBgEIAEoCSI6ChRVcGRhdGVUaHJlYWRSZXNwb25zZRIiCgZ0aHJlYWQYASABKAsyEi50cmVhZGxlLnYxLlRocmVhZCJRChNEZWxldGVUaHJlYWRSZXF1ZXN0EhMKC3Jlc291cmNlX2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCRISCgpyZXF1ZXN0X2lkGAMgASgJIhYKFERlbGV0ZVRocmVhZFJlc3BvbnNlImQKE0xpc3RNZXNzYWdlc1JlcXVlc3QSEwoLcmVzb3VyY2VfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJIlYKFExpc3RNZXNzYWdlc1Jlc3BvbnNlEiUKCG1lc3NhZ2VzGAEgAygLMhMudHJlYWRsZS52MS5NZXNzYWdlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJgCg9MaXN0UnVuc1JlcXVlc3QSEwoLcmVzb3VyY2VfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJIkoKEExpc3RSdW5zUmVzcG9uc2USHQoEcnVucxgBIAMoCzIPLnRyZWFkbGUudjEuUnVuEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSqHAQoJUnVuU3RhdHVzEhoKFlJVTl9TVEFUVVNfVU5TUEVDSUZJRUQQABIWChJSVU5fU1RBVFVTX1JVTk5JTkcQARIXChNSVU5fU1RBVFVTX0ZJTklTSEVEEAISFQoRUlVOX1NUQVRVU19GQUlMRUQQAxIWChJSVU5fU1RBVFVTX0FCT1JURUQQBDLZCgoNVGhyZWFkU2VydmljZRJRCgxDcmVhdGVUaHJlYWQSHy50cmVhZGxlLnYxLkNyZWF0ZVRocmVhZFJlcXVlc3QaIC50cmVhZGxlLnYxLkNyZWF0ZVRocmVhZFJlc3BvbnNlEkgKCUdldFRocmVhZBIcLnRyZWFkbGUudjEuR2V0VGhyZWFkUmVxdWVzdBodLnRyZWFkbGUudjEuR2V0VGhyZWFkUmVzcG9uc2USTgoLTGlzdFRocmVhZHMSHi50cmVhZGxlLnYxLkxpc3RUaHJlYWRzUmVxdWVzdBofLnRyZWFkbGUudjEuTGlzdFRocmVhZHNSZXNwb25zZRJRCgxVcGRhdGVUaHJlYWQSHy50cmVhZGxlLnYxLlVwZGF0ZVRocmVhZFJlcXVlc3QaIC50cmVhZGxlLnYxLlVwZGF0ZVRocmVhZFJlc3BvbnNlElEKDERlbGV0ZVRocmVhZBIfLnRyZWFkbGUudjEuRGVsZXRlVGhyZWFkUmVxdWVzdBogLnRyZWFkbGUudjEuRGVsZXRlVGhyZWFkUmVzcG9uc2USUQoMTGlzdE1lc3NhZ2VzEh8udHJlYWRsZS52MS5MaXN0TWVzc2FnZXNSZXF1ZXN0GiAudHJlYWRsZS52MS5MaXN0TWVzc2FnZXNSZXNwb25zZRJFCghMaXN0UnVucxIbLnRyZWFkbGUudjEuTGlzdFJ1bnNSZXF1ZXN0GhwudHJlYWRsZS52MS5MaXN0UnVuc1Jlc3BvbnNlEk4KC1NlbmRNZXNzYWdlEh4udHJlYWRsZS52MS5TZW5kTWVzc2FnZVJlcXVlc3QaHy50cmVhZGxlLnYxLlNlbmRNZXNzYWdlUmVzcG9uc2USUQoMUXVldWVNZXNzYWdlEh8udHJlYWRsZS52MS5RdWV1ZU1lc3NhZ2VSZXF1ZXN0GiAudHJlYWRsZS52MS5RdWV1ZU1lc3NhZ2VSZXNwb25zZRJLCgpTZW5kU2lnbmFsEh0udHJlYWRsZS52MS5TZW5kU2lnbmFsUmVxdWVzdBoeLnRyZWFkbGUudjEuU2VuZFNpZ25hbFJlc3BvbnNlEloKD1NlbmRTdGF0ZVNpZ25hbBIiLnRyZWFkbGUudjEuU2VuZFN0YXRlU2lnbmFsUmVxdWVzdBojLnRyZWFkbGUudjEuU2VuZFN0YXRlU2lnbmFsUmVzcG9uc2USbwoWU2VuZE5vdGlmaWNhdGlvblNpZ25hbBIpLnRyZWFkbGUudjEuU2VuZE5vdGlmaWNhdGlvblNpZ25hbFJlcXVlc3QaKi50cmVhZGxlLnYxLlNlbmROb3RpZmljYXRpb25TaWduYWxSZXNwb25zZRJgChFMaXN0Tm90aWZpY2F0aW9ucxIkLnRyZWFkbGUudjEuTGlzdE5vdGlmaWNhdGlvbnNSZXF1ZXN0GiUudHJlYWRsZS52MS5MaXN0Tm90aWZpY2F0aW9uc1Jlc3BvbnNlEmIKEVN1YnNjcmliZVRvVGhyZWFkEiQudHJlYWRsZS52MS5TdWJzY3JpYmVUb1RocmVhZFJlcXVlc3QaJS50cmVhZGxlLnYxLlN1YnNjcmliZVRvVGhyZWFkUmVzcG9uc2UwARJFCghBYm9ydFJ1bhIbLnRyZWFkbGUudjEuQWJvcnRSdW5SZXF1ZXN0GhwudHJlYWRsZS52MS5BYm9ydFJ1blJlc3BvbnNlElEKDEdldEFjdGl2ZVJ1bhIfLnRyZWFkbGUudjEuR2V0QWN0aXZlUnVuUmVxdWVzdBogLnRyZWFkbGUudjEuR2V0QWN0aXZlUnVuUmVzcG9uc2VCYwoOZGV2LnRyZWFkbGUudjFQAVpCZ2l0aHViLmNvbS90cmVhZGxlLWRldi90cmVhZGxlL2NsaWVudHMvZ28vZ2VuL3RyZWFkbGUvdjE7dHJlYWRsZXYxqgIKVHJlYWRsZS5WMWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_field_mask, file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_chunk, file_treadle_v1_message, file_treadle_v1_signal]);
 
 /**
  * Thread is one conversation of a resource.
@@ -159,6 +159,30 @@ export type Run = Message<"treadle.v1.Run"> & {
    * @generated from field: repeated treadle.v1.RunHookStats hooks = 11;
    */
   hooks: RunHookStats[];
+
+  /**
+   * The model the run resolved from the agent's variants, its resolver and the call's options
+   * (`provider/model`); recorded when the run ends.
+   *
+   * @generated from field: string resolved_model = 12;
+   */
+  resolvedModel: string;
+
+  /**
+   * The agent's variants that matched the call's request context, in the order they applied;
+   * recorded when the run ends.
+   *
+   * @generated from field: repeated treadle.v1.MatchedVariant matched_variants = 13;
+   */
+  matchedVariants: MatchedVariant[];
+
+  /**
+   * The fields the agent's `resolveAgent` resolver (remote or Python) overrode, by their proto
+   * names (`model`, `instructions`, `tools`, ...); recorded when the run ends.
+   *
+   * @generated from field: repeated string resolver_overrides = 14;
+   */
+  resolverOverrides: string[];
 };
 
 /**
@@ -167,6 +191,35 @@ export type Run = Message<"treadle.v1.Run"> & {
  */
 export const RunSchema: GenMessage<Run> = /*@__PURE__*/
   messageDesc(file_treadle_v1_thread_service, 1);
+
+/**
+ * MatchedVariant names one variant a run applied.
+ *
+ * @generated from message treadle.v1.MatchedVariant
+ */
+export type MatchedVariant = Message<"treadle.v1.MatchedVariant"> & {
+  /**
+   * The agent field the variant belongs to (`model`, `instructions`, `tools`,
+   * `input_processors`, `output_processors`, `error_processors`, `default_options`).
+   *
+   * @generated from field: string field = 1;
+   */
+  field: string;
+
+  /**
+   * Its position in that field's variant list, from 0.
+   *
+   * @generated from field: int32 index = 2;
+   */
+  index: number;
+};
+
+/**
+ * Describes the message treadle.v1.MatchedVariant.
+ * Use `create(MatchedVariantSchema)` to create a new message.
+ */
+export const MatchedVariantSchema: GenMessage<MatchedVariant> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_thread_service, 2);
 
 /**
  * RunStep is one step of a run: one model call and what followed it.
@@ -222,7 +275,7 @@ export type RunStep = Message<"treadle.v1.RunStep"> & {
  * Use `create(RunStepSchema)` to create a new message.
  */
 export const RunStepSchema: GenMessage<RunStep> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 2);
+  messageDesc(file_treadle_v1_thread_service, 3);
 
 /**
  * RunHookStats aggregates the invocations of one processor hook in one step of a run.
@@ -280,7 +333,7 @@ export type RunHookStats = Message<"treadle.v1.RunHookStats"> & {
  * Use `create(RunHookStatsSchema)` to create a new message.
  */
 export const RunHookStatsSchema: GenMessage<RunHookStats> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 3);
+  messageDesc(file_treadle_v1_thread_service, 4);
 
 /**
  * CreateThreadRequest is the request of `CreateThread`.
@@ -309,7 +362,7 @@ export type CreateThreadRequest = Message<"treadle.v1.CreateThreadRequest"> & {
  * Use `create(CreateThreadRequestSchema)` to create a new message.
  */
 export const CreateThreadRequestSchema: GenMessage<CreateThreadRequest> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 4);
+  messageDesc(file_treadle_v1_thread_service, 5);
 
 /**
  * CreateThreadResponse is the response of `CreateThread`.
@@ -330,7 +383,7 @@ export type CreateThreadResponse = Message<"treadle.v1.CreateThreadResponse"> & 
  * Use `create(CreateThreadResponseSchema)` to create a new message.
  */
 export const CreateThreadResponseSchema: GenMessage<CreateThreadResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 5);
+  messageDesc(file_treadle_v1_thread_service, 6);
 
 /**
  * GetThreadRequest is the request of `GetThread`.
@@ -358,7 +411,7 @@ export type GetThreadRequest = Message<"treadle.v1.GetThreadRequest"> & {
  * Use `create(GetThreadRequestSchema)` to create a new message.
  */
 export const GetThreadRequestSchema: GenMessage<GetThreadRequest> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 6);
+  messageDesc(file_treadle_v1_thread_service, 7);
 
 /**
  * GetThreadResponse is the response of `GetThread`.
@@ -379,7 +432,7 @@ export type GetThreadResponse = Message<"treadle.v1.GetThreadResponse"> & {
  * Use `create(GetThreadResponseSchema)` to create a new message.
  */
 export const GetThreadResponseSchema: GenMessage<GetThreadResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 7);
+  messageDesc(file_treadle_v1_thread_service, 8);
 
 /**
  * ListThreadsRequest is the request of `ListThreads`.
@@ -414,7 +467,7 @@ export type ListThreadsRequest = Message<"treadle.v1.ListThreadsRequest"> & {
  * Use `create(ListThreadsRequestSchema)` to create a new message.
  */
 export const ListThreadsRequestSchema: GenMessage<ListThreadsRequest> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 8);
+  messageDesc(file_treadle_v1_thread_service, 9);
 
 /**
  * ListThreadsResponse is the response of `ListThreads`.
@@ -442,7 +495,7 @@ export type ListThreadsResponse = Message<"treadle.v1.ListThreadsResponse"> & {
  * Use `create(ListThreadsResponseSchema)` to create a new message.
  */
 export const ListThreadsResponseSchema: GenMessage<ListThreadsResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 9);
+  messageDesc(file_treadle_v1_thread_service, 10);
 
 /**
  * UpdateThreadRequest is the request of `UpdateThread`.
@@ -485,7 +538,7 @@ export type UpdateThreadRequest = Message<"treadle.v1.UpdateThreadRequest"> & {
  * Use `create(UpdateThreadRequestSchema)` to create a new message.
  */
 export const UpdateThreadRequestSchema: GenMessage<UpdateThreadRequest> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 10);
+  messageDesc(file_treadle_v1_thread_service, 11);
 
 /**
  * UpdateThreadResponse is the response of `UpdateThread`.
@@ -506,7 +559,7 @@ export type UpdateThreadResponse = Message<"treadle.v1.UpdateThreadResponse"> & 
  * Use `create(UpdateThreadResponseSchema)` to create a new message.
  */
 export const UpdateThreadResponseSchema: GenMessage<UpdateThreadResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 11);
+  messageDesc(file_treadle_v1_thread_service, 12);
 
 /**
  * DeleteThreadRequest is the request of `DeleteThread`.
@@ -542,7 +595,7 @@ export type DeleteThreadRequest = Message<"treadle.v1.DeleteThreadRequest"> & {
  * Use `create(DeleteThreadRequestSchema)` to create a new message.
  */
 export const DeleteThreadRequestSchema: GenMessage<DeleteThreadRequest> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 12);
+  messageDesc(file_treadle_v1_thread_service, 13);
 
 /**
  * DeleteThreadResponse is the response of `DeleteThread`.
@@ -557,7 +610,7 @@ export type DeleteThreadResponse = Message<"treadle.v1.DeleteThreadResponse"> & 
  * Use `create(DeleteThreadResponseSchema)` to create a new message.
  */
 export const DeleteThreadResponseSchema: GenMessage<DeleteThreadResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 13);
+  messageDesc(file_treadle_v1_thread_service, 14);
 
 /**
  * ListMessagesRequest is the request of `ListMessages`.
@@ -599,7 +652,7 @@ export type ListMessagesRequest = Message<"treadle.v1.ListMessagesRequest"> & {
  * Use `create(ListMessagesRequestSchema)` to create a new message.
  */
 export const ListMessagesRequestSchema: GenMessage<ListMessagesRequest> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 14);
+  messageDesc(file_treadle_v1_thread_service, 15);
 
 /**
  * ListMessagesResponse is the response of `ListMessages`.
@@ -627,7 +680,7 @@ export type ListMessagesResponse = Message<"treadle.v1.ListMessagesResponse"> & 
  * Use `create(ListMessagesResponseSchema)` to create a new message.
  */
 export const ListMessagesResponseSchema: GenMessage<ListMessagesResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 15);
+  messageDesc(file_treadle_v1_thread_service, 16);
 
 /**
  * ListRunsRequest is the request of `ListRuns`.
@@ -669,7 +722,7 @@ export type ListRunsRequest = Message<"treadle.v1.ListRunsRequest"> & {
  * Use `create(ListRunsRequestSchema)` to create a new message.
  */
 export const ListRunsRequestSchema: GenMessage<ListRunsRequest> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 16);
+  messageDesc(file_treadle_v1_thread_service, 17);
 
 /**
  * ListRunsResponse is the response of `ListRuns`.
@@ -697,7 +750,7 @@ export type ListRunsResponse = Message<"treadle.v1.ListRunsResponse"> & {
  * Use `create(ListRunsResponseSchema)` to create a new message.
  */
 export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 17);
+  messageDesc(file_treadle_v1_thread_service, 18);
 
 /**
  * RunStatus is how far a recorded run got.

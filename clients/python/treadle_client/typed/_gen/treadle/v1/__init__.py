@@ -13,11 +13,13 @@ __all__ = (
     "ActiveTools",
     "AfterToolCallArgs",
     "Agent",
+    "AgentOverrides",
     "AgentSource",
     "ApiError",
     "BeforeToolCallArgs",
     "CachedResponse",
     "CallOptions",
+    "CallOptionsVariant",
     "CancelInvocation",
     "Chunk",
     "ChunkFrom",
@@ -60,6 +62,7 @@ __all__ = (
     "IdleBehavior",
     "IfActive",
     "IfIdle",
+    "InstructionsVariant",
     "Invocation",
     "InvocationResult",
     "ListAgentsRequest",
@@ -73,6 +76,7 @@ __all__ = (
     "ListThreadsRequest",
     "ListThreadsResponse",
     "ListedMessage",
+    "MatchedVariant",
     "MemoryOptions",
     "MemorySettings",
     "Message",
@@ -82,6 +86,7 @@ __all__ = (
     "MessageRole",
     "MessageSource",
     "ModelSettings",
+    "ModelVariant",
     "Notification",
     "NotificationAction",
     "NotificationDecision",
@@ -111,6 +116,7 @@ __all__ = (
     "ProcessorServiceAttachResponse",
     "ProcessorState",
     "ProcessorWelcome",
+    "ProcessorsVariant",
     "PromptMessage",
     "PromptPart",
     "PromptReplacement",
@@ -122,6 +128,7 @@ __all__ = (
     "ReasoningPart",
     "ReasoningStartChunk",
     "ReplaceOutcome",
+    "ResolveAgentArgs",
     "ResponseMetadataChunk",
     "RetryOutcome",
     "Run",
@@ -187,12 +194,14 @@ __all__ = (
     "ToolInvocation",
     "ToolInvocationPart",
     "ToolInvocationState",
+    "ToolNames",
     "ToolResult",
     "ToolResultChunk",
     "ToolResultPart",
     "ToolServiceAttachRequest",
     "ToolServiceAttachResponse",
     "ToolWelcome",
+    "ToolsVariant",
     "TraceContext",
     "Tripwire",
     "TripwireChunk",
@@ -202,6 +211,7 @@ __all__ = (
     "UpdateThreadRequest",
     "UpdateThreadResponse",
     "Usage",
+    "VariantRule",
 )
 
 import datetime
@@ -610,6 +620,14 @@ class Hook(betterproto2.Enum):
     declared, and ignores any answer. Errors in it are the process's own to swallow.
     """
 
+    RESOLVE_AGENT = 15
+    """
+    `resolveAgent`: once per call, after the request context is validated and the agent's
+    variants are resolved, before memory loads, for the processor an agent names as its
+    `resolver`. MUTATE only (an OBSERVE declaration is treated as MUTATE). The answer is an
+    `AgentOverrides` outcome, `unchanged`, `abort` or `error`.
+    """
+
     @classmethod
     def betterproto_value_to_renamed_proto_names(cls) -> dict[int, str]:
         return {
@@ -626,6 +644,7 @@ class Hook(betterproto2.Enum):
             10: "HOOK_BEFORE_TOOL_CALL",
             11: "HOOK_AFTER_TOOL_CALL",
             12: "HOOK_ON_VIOLATION",
+            15: "HOOK_RESOLVE_AGENT",
         }
 
     @classmethod
@@ -644,6 +663,7 @@ class Hook(betterproto2.Enum):
             "HOOK_BEFORE_TOOL_CALL": 10,
             "HOOK_AFTER_TOOL_CALL": 11,
             "HOOK_ON_VIOLATION": 12,
+            "HOOK_RESOLVE_AGENT": 15,
         }
 
 
@@ -1707,8 +1727,138 @@ class Agent(betterproto2.Message):
     out. An agent or call that lists its own error processors gets only those.
     """
 
+    model_variants: "list[ModelVariant]" = betterproto2.field(
+        30, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    Per-request variants (the Mastra framework's function-valued fields, written as data). Each
+    list below is additional to the plain field of the same name and is resolved once per call,
+    over the call's `request_context`, into the values the run uses; the run records what it
+    resolved (`Run.resolved_model`, `Run.matched_variants`).
+
+    A scalar field (`model`, `instructions`) takes the value of the FIRST variant whose rules
+    match, in list order; a variant without rules always matches, so one placed last is the
+    fallback. When none matches, the plain field applies. A list field (`tools`, the processor
+    lanes) is the plain list followed by the value of EVERY matching variant, in order (a tool
+    named twice is offered once). `default_options` is the plain defaults with the value of
+    every matching variant merged over them field by field, later wins.
+
+    A call whose resolution leaves the agent without a model is refused naming the field.
+    """
+
+    instructions_variants: "list[InstructionsVariant]" = betterproto2.field(
+        31, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    Variants of `instructions` (scalar: the first match wins).
+    """
+
+    tools_variants: "list[ToolsVariant]" = betterproto2.field(
+        32, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    Variants of `tools` (list: every match is added).
+    """
+
+    input_processors_variants: "list[ProcessorsVariant]" = betterproto2.field(
+        33, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    Variants of `input_processors` (list: every match is added).
+    """
+
+    output_processors_variants: "list[ProcessorsVariant]" = betterproto2.field(
+        34, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    Variants of `output_processors` (list: every match is added).
+    """
+
+    error_processors_variants: "list[ProcessorsVariant]" = betterproto2.field(
+        35, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    Variants of `error_processors` (list: every match is added).
+    """
+
+    default_options_variants: "list[CallOptionsVariant]" = betterproto2.field(
+        36, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    Variants of `default_options` (object: every match is merged over the defaults, later wins).
+    """
+
+    resolver: "ProcessorRef | None" = betterproto2.field(
+        37, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    A processor serving the `resolveAgent` hook (`HOOK_RESOLVE_AGENT`): once per call, after
+    the request context is validated and the variants above are resolved, before memory loads,
+    it MAY override the resolved model, instructions, tools, processors and default options.
+    Its `failure_policy` and `timeout` apply as for any processor hook: under `fail_open` a
+    resolver that cannot answer leaves the declarative resolution in place.
+    """
+
 
 default_message_pool.register_message("treadle.v1", "Agent", Agent)
+
+
+@dataclass(eq=False, repr=False)
+class AgentOverrides(betterproto2.Message):
+    """
+    AgentOverrides replaces fields of the resolved agent for one call. Unset fields keep their
+    resolved values; a set list replaces the list (an empty one empties it).
+    """
+
+    model: "str | None" = betterproto2.field(1, betterproto2.TYPE_STRING, optional=True)
+    """
+    Router string `provider/model`.
+    """
+
+    instructions: "SystemMessages | None" = betterproto2.field(
+        2, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    The instructions.
+    """
+
+    tools: "ToolNames | None" = betterproto2.field(
+        3, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    The tools by name.
+    """
+
+    input_processors: "ProcessorList | None" = betterproto2.field(
+        4, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    The input processors.
+    """
+
+    output_processors: "ProcessorList | None" = betterproto2.field(
+        5, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    The output processors.
+    """
+
+    error_processors: "ProcessorList | None" = betterproto2.field(
+        6, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    The error processors.
+    """
+
+    default_options: "CallOptions | None" = betterproto2.field(
+        7, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    Call defaults merged over the resolved ones, field by field.
+    """
+
+
+default_message_pool.register_message("treadle.v1", "AgentOverrides", AgentOverrides)
 
 
 @dataclass(eq=False, repr=False)
@@ -1916,6 +2066,32 @@ class CallOptions(betterproto2.Message):
 
 
 default_message_pool.register_message("treadle.v1", "CallOptions", CallOptions)
+
+
+@dataclass(eq=False, repr=False)
+class CallOptionsVariant(betterproto2.Message):
+    """
+    CallOptionsVariant is call defaults merged over the agent's when its rules match.
+    """
+
+    value: "CallOptions | None" = betterproto2.field(
+        1, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    The defaults; every field set here wins over the agent's.
+    """
+
+    rules: "VariantRule | None" = betterproto2.field(
+        2, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    When the variant applies; unset: always.
+    """
+
+
+default_message_pool.register_message(
+    "treadle.v1", "CallOptionsVariant", CallOptionsVariant
+)
 
 
 @dataclass(eq=False, repr=False)
@@ -3066,6 +3242,37 @@ default_message_pool.register_message("treadle.v1", "IfIdle", IfIdle)
 
 
 @dataclass(eq=False, repr=False)
+class InstructionsVariant(betterproto2.Message):
+    """
+    InstructionsVariant is a set of instructions used when its rules match.
+    """
+
+    value: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    The instructions as one plain string.
+    """
+
+    rules: "VariantRule | None" = betterproto2.field(
+        2, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    When the variant applies; unset: always.
+    """
+
+    messages: "list[SystemMessage]" = betterproto2.field(
+        3, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    The instructions as system messages (instead of `value`).
+    """
+
+
+default_message_pool.register_message(
+    "treadle.v1", "InstructionsVariant", InstructionsVariant
+)
+
+
+@dataclass(eq=False, repr=False)
 class Invocation(betterproto2.Message):
     """
     Invocation asks a processor to run one hook.
@@ -3255,6 +3462,13 @@ class Invocation(betterproto2.Message):
     Arguments of `onViolation`.
     """
 
+    resolve_agent: "ResolveAgentArgs | None" = betterproto2.field(
+        34, betterproto2.TYPE_MESSAGE, optional=True, group="args"
+    )
+    """
+    Arguments of `resolveAgent`.
+    """
+
 
 default_message_pool.register_message("treadle.v1", "Invocation", Invocation)
 
@@ -3320,6 +3534,13 @@ class InvocationResult(betterproto2.Message):
     )
     """
     `beforeToolCall` only: do not run the tool; use this output as its result.
+    """
+
+    agent_overrides: "AgentOverrides | None" = betterproto2.field(
+        14, betterproto2.TYPE_MESSAGE, optional=True, group="outcome"
+    )
+    """
+    `resolveAgent` only: what the call uses instead of the declaratively resolved values.
     """
 
     state: "ProcessorState | None" = betterproto2.field(
@@ -3621,6 +3842,27 @@ default_message_pool.register_message(
 
 
 @dataclass(eq=False, repr=False)
+class MatchedVariant(betterproto2.Message):
+    """
+    MatchedVariant names one variant a run applied.
+    """
+
+    field: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    The agent field the variant belongs to (`model`, `instructions`, `tools`,
+    `input_processors`, `output_processors`, `error_processors`, `default_options`).
+    """
+
+    index: "int" = betterproto2.field(2, betterproto2.TYPE_INT32)
+    """
+    Its position in that field's variant list, from 0.
+    """
+
+
+default_message_pool.register_message("treadle.v1", "MatchedVariant", MatchedVariant)
+
+
+@dataclass(eq=False, repr=False)
 class MemoryOptions(betterproto2.Message):
     """
     MemoryOptions selects the memory thread of a call.
@@ -3880,6 +4122,28 @@ class ModelSettings(betterproto2.Message):
 
 
 default_message_pool.register_message("treadle.v1", "ModelSettings", ModelSettings)
+
+
+@dataclass(eq=False, repr=False)
+class ModelVariant(betterproto2.Message):
+    """
+    ModelVariant is a model used when its rules match.
+    """
+
+    value: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    Router string `provider/model`.
+    """
+
+    rules: "VariantRule | None" = betterproto2.field(
+        2, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    When the variant applies; unset: always.
+    """
+
+
+default_message_pool.register_message("treadle.v1", "ModelVariant", ModelVariant)
 
 
 @dataclass(eq=False, repr=False)
@@ -4870,6 +5134,32 @@ default_message_pool.register_message("treadle.v1", "ProcessorState", ProcessorS
 
 
 @dataclass(eq=False, repr=False)
+class ProcessorsVariant(betterproto2.Message):
+    """
+    ProcessorsVariant is a list of processors added to a lane when its rules match.
+    """
+
+    value: "list[ProcessorRef]" = betterproto2.field(
+        1, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    The processors, in order.
+    """
+
+    rules: "VariantRule | None" = betterproto2.field(
+        2, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    When the variant applies; unset: always.
+    """
+
+
+default_message_pool.register_message(
+    "treadle.v1", "ProcessorsVariant", ProcessorsVariant
+)
+
+
+@dataclass(eq=False, repr=False)
 class ProcessorWelcome(betterproto2.Message):
     """
     ProcessorWelcome is the server's acceptance of a handshake.
@@ -5409,6 +5699,27 @@ default_message_pool.register_message("treadle.v1", "ReplaceOutcome", ReplaceOut
 
 
 @dataclass(eq=False, repr=False)
+class ResolveAgentArgs(betterproto2.Message):
+    """
+    ResolveAgentArgs is what `resolveAgent` sees: the agent as its variants resolved it for this
+    call (the request context is the invocation's).
+    """
+
+    agent: "Agent | None" = betterproto2.field(
+        1, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    The agent with its variants applied: the variant lists are empty, the plain fields hold the
+    values the call would use without the resolver.
+    """
+
+
+default_message_pool.register_message(
+    "treadle.v1", "ResolveAgentArgs", ResolveAgentArgs
+)
+
+
+@dataclass(eq=False, repr=False)
 class ResponseMetadataChunk(betterproto2.Message):
     """
     ResponseMetadataChunk carries metadata about the provider's response.
@@ -5537,6 +5848,28 @@ class Run(betterproto2.Message):
     """
     The processor hooks the run invoked, one entry per step, processor and hook (never one per
     chunk); recorded when the run ends.
+    """
+
+    resolved_model: "str" = betterproto2.field(12, betterproto2.TYPE_STRING)
+    """
+    The model the run resolved from the agent's variants, its resolver and the call's options
+    (`provider/model`); recorded when the run ends.
+    """
+
+    matched_variants: "list[MatchedVariant]" = betterproto2.field(
+        13, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    The agent's variants that matched the call's request context, in the order they applied;
+    recorded when the run ends.
+    """
+
+    resolver_overrides: "list[str]" = betterproto2.field(
+        14, betterproto2.TYPE_STRING, repeated=True
+    )
+    """
+    The fields the agent's `resolveAgent` resolver (remote or Python) overrode, by their proto
+    names (`model`, `instructions`, `tools`, ...); recorded when the run ends.
     """
 
 
@@ -7522,6 +7855,21 @@ default_message_pool.register_message(
 
 
 @dataclass(eq=False, repr=False)
+class ToolNames(betterproto2.Message):
+    """
+    ToolNames wraps a list of tool names so that an empty list (no tools) differs from unset.
+    """
+
+    names: "list[str]" = betterproto2.field(1, betterproto2.TYPE_STRING, repeated=True)
+    """
+    Tool names.
+    """
+
+
+default_message_pool.register_message("treadle.v1", "ToolNames", ToolNames)
+
+
+@dataclass(eq=False, repr=False)
 class ToolResult(betterproto2.Message):
     """
     ToolResult is the outcome of one tool call.
@@ -7706,6 +8054,28 @@ class ToolServiceAttachResponse(betterproto2.Message):
 default_message_pool.register_message(
     "treadle.v1", "ToolServiceAttachResponse", ToolServiceAttachResponse
 )
+
+
+@dataclass(eq=False, repr=False)
+class ToolsVariant(betterproto2.Message):
+    """
+    ToolsVariant is a list of tool names added when its rules match.
+    """
+
+    value: "list[str]" = betterproto2.field(1, betterproto2.TYPE_STRING, repeated=True)
+    """
+    Names of tools (registered in the server or attached remotely).
+    """
+
+    rules: "VariantRule | None" = betterproto2.field(
+        2, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    When the variant applies; unset: always.
+    """
+
+
+default_message_pool.register_message("treadle.v1", "ToolsVariant", ToolsVariant)
 
 
 @dataclass(eq=False, repr=False)
@@ -7973,6 +8343,49 @@ class Usage(betterproto2.Message):
 
 
 default_message_pool.register_message("treadle.v1", "Usage", Usage)
+
+
+@dataclass(eq=False, repr=False)
+class VariantRule(betterproto2.Message):
+    """
+    VariantRule is one condition over the call's `request_context`, or a group of them.
+
+    A condition has a `field` (a key of the request context; `a.b` reads a nested object), an
+    `operator` (`equals`, `not_equals`, `contains`, `not_contains`, `greater_than`, `less_than`,
+    `greater_than_or_equal`, `less_than_or_equal`, `in`, `not_in`, `exists`, `not_exists`) and a
+    `value` (unused by `exists` / `not_exists`; a list for `in` / `not_in`).
+
+    A group has no `field`, an `operator` of `AND` or `OR`, and `conditions`, which MAY be groups
+    themselves; groups nest at most 3 deep. An unknown operator or a deeper nesting is refused
+    with INVALID_ARGUMENT naming the rule.
+    """
+
+    field: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    The request-context key a condition reads; empty for a group.
+    """
+
+    operator: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+    """
+    A condition's operator, or a group's `AND` / `OR` (case-insensitive).
+    """
+
+    value: "__google__protobuf__.Value | None" = betterproto2.field(
+        3, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    The value a condition compares with.
+    """
+
+    conditions: "list[VariantRule]" = betterproto2.field(
+        4, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    A group's conditions.
+    """
+
+
+default_message_pool.register_message("treadle.v1", "VariantRule", VariantRule)
 
 
 from ...google import protobuf as __google__protobuf__
