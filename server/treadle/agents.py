@@ -204,6 +204,19 @@ def _check_model(agent_id: str, model: Any, path: str) -> None:
             f"agent {agent_id!r}: {path} {model!r} must be 'provider/model', e.g. 'openai/gpt-4o-mini'")
 
 
+def known_models(agent: Agent) -> list[str]:
+    """The models an agent names: its plain model and its model variants (a Python function's
+    model is known only per call)."""
+    plain = [agent.model] if isinstance(agent.model, str) and agent.model else []
+    return plain + [v.value for v in agent.variants.get("model", ()) if v.value not in plain]
+
+
+def known_tools(agent: Agent) -> list[Any]:
+    """The tools an agent names: its plain tools and those of its tool variants."""
+    plain = [] if callable(agent.tools) else list(agent.tools)
+    return plain + [t for v in agent.variants.get("tools", ()) for t in v.value]
+
+
 def lane_for_call(agent_id: str, lane: str, agent_lane: list[Any], per_call: list[Any] | None) -> list[Any]:
     """The processors a call runs in ``lane``: the call's override, if any, with the agent's
     locked processors kept. An override that drops or reorders one is refused
