@@ -237,6 +237,13 @@ class Agent:
     """What stored versions may override (``treadle.versions``)."""
     tool_descriptions: dict[str, str] = field(default_factory=dict)
     """Descriptions the model sees instead of the tools' own, by tool name (set by a version)."""
+    variants: dict[str, list[Any]] = field(default_factory=dict)
+    """Per-request variants by field name (``model``, ``tools``, ...): ``variants.Variant`` lists
+    resolved over each call's request context (``variants.resolve``)."""
+    resolver: Any = None
+    """A ``ProcessorRef`` (or processor object) serving ``resolveAgent``, run once per call."""
+    resolution: Any = None
+    """Set on the frozen snapshot a call resolved (``variants.Resolution``); None on a definition."""
     source: AgentSource = "code"
     create_time: datetime = field(default_factory=utcnow)
     update_time: datetime = field(default_factory=utcnow)
@@ -249,19 +256,22 @@ class Agent:
             raise InvalidArgumentError(
                 f"agent.id {self.id!r} is malformed: use 1-128 letters, digits, '_', '.', ':' or '-'"
             )
-        if not self.model:
+        dynamic_model = bool(self.variants.get("model")) or callable(self.model)
+        if not self.model and not dynamic_model:
             raise InvalidArgumentError(f"agent {self.id!r}: model is required (e.g. 'openai/gpt-4o-mini')")
-        if "/" not in self.model or self.model.startswith("/") or self.model.endswith("/"):
-            raise InvalidArgumentError(
-                f"agent {self.id!r}: model {self.model!r} must be 'provider/model', e.g. 'openai/gpt-4o-mini'"
-            )
+        for i, variant in enumerate(self.variants.get("model", ())):
+            _check_model(self.id, variant.value, f"model_variants[{i}].value")
+        if isinstance(self.model, str) and self.model:
+            _check_model(self.id, self.model, "model")
         if self.max_processor_retries is not None and self.max_processor_retries < 0:
             raise InvalidArgumentError(f"agent {self.id!r}: max_processor_retries must be >= 0")
         if self.memory.last_messages < 0:
             raise InvalidArgumentError(f"agent {self.id!r}: memory.last_messages must be >= 0")
         check_rules(self.tool_payload_rules, f"agent {self.id!r}: tool_payload_rules")
         for lane in ("input_processors", "output_processors", "error_processors"):
-            for ref in getattr(self, lane):
+            refs = [] if callable(getattr(self, lane)) else list(getattr(self, lane))
+            refs += [r for v in self.variants.get(lane, ()) for r in v.value]
+            for ref in refs:
                 if isinstance(ref, ProcessorRef) and not ref.processor_id:
                     raise InvalidArgumentError(f"agent {self.id!r}: {lane} has a processor without id")
         self._validate_sub_agents()
@@ -285,6 +295,25 @@ class Agent:
                 raise InvalidArgumentError(f"{where}: remote needs both target and agentId")
             if ref.max_steps is not None and ref.max_steps < 1:
                 raise InvalidArgumentError(f"{where}: maxSteps must be at least 1")
+
+
+def _check_model(agent_id: str, model: Any, path: str) -> None:
+    if not isinstance(model, str) or "/" not in model or model.startswith("/") or model.endswith("/"):
+        raise InvalidArgumentError(
+            f"agent {agent_id!r}: {path} {model!r} must be 'provider/model', e.g. 'openai/gpt-4o-mini'")
+
+
+def known_models(agent: Agent) -> list[str]:
+    """The models an agent names: its plain model and its model variants (a Python function's
+    model is known only per call)."""
+    plain = [agent.model] if isinstance(agent.model, str) and agent.model else []
+    return plain + [v.value for v in agent.variants.get("model", ()) if v.value not in plain]
+
+
+def known_tools(agent: Agent) -> list[Any]:
+    """The tools an agent names: its plain tools and those of its tool variants."""
+    plain = [] if callable(agent.tools) else list(agent.tools)
+    return plain + [t for v in agent.variants.get("tools", ()) for t in v.value]
 
 
 def lane_for_call(agent_id: str, lane: str, agent_lane: list[Any], per_call: list[Any] | None) -> list[Any]:

@@ -25,7 +25,7 @@ from opentelemetry import trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.trace import TracerProvider
 
-from .agents import Agent, ProcessorRef, ToolHooksRef
+from .agents import Agent, ProcessorRef, ToolHooksRef, known_models, known_tools
 from .api import AgentServicer, GrpcServer, ServerOptions
 from .api.remote_agent import RemoteAgents
 from .api.remote_tool import remote_tool
@@ -251,11 +251,11 @@ class TreadleApp:
         self.warn_missing_credentials()
         self.warn_unregistered()
         self.warn_local_tools()
-        local = sorted({a.model for a in self.registry.list_agents() if a.model.startswith("local/")})
+        local = sorted({m for a in self.registry.list_agents() for m in known_models(a) if m.startswith("local/")})
         if local:  # the load is silent (llama.cpp mutes the process) and takes seconds
             log.info("loading %s: the server listens once %s loaded (seconds; longer on a busy machine)",
                      ", ".join(local), "it is" if len(local) == 1 else "they are")
-        await self.models.preload(a.model for a in self.registry.list_agents())
+        await self.models.preload(m for a in self.registry.list_agents() for m in known_models(a))
         self.port = await self.server.start(listen, tls)
         await self.threads.recover()
         await self.notifications.recover()
@@ -411,7 +411,7 @@ class TreadleApp:
         target = f"{host}:{self.port}"
         agents = self.registry.list_agents()
         lines = [f"Treadle listening on {target}", f"Agents ({len(agents)}):"]
-        lines += [f"  {a.id}: {a.model} ({a.source})" for a in agents]
+        lines += [f"  {a.id}: {' | '.join(known_models(a)) or 'per request'} ({a.source})" for a in agents]
         example = next((a for a in agents if a.id == "assistant" and a.source == "config"), None)
         if example is not None and example.model == DEFAULT_LOCAL_MODEL and self.settings.config_file is None:
             lines.append(
@@ -431,10 +431,10 @@ class TreadleApp:
         for agent in self.registry.list_agents():
             processors = _unique(
                 ref.id for lane in (agent.input_processors, agent.output_processors, agent.error_processors)
-                for ref in lane if isinstance(ref, ProcessorRef) and not ref.builtin  # built-ins run in process
+                for ref in ([] if callable(lane) else lane) if isinstance(ref, ProcessorRef) and not ref.builtin  # built-ins run in process
                 and not self.registry.has_processor(ref.id)
             )
-            tools = _unique(t for t in agent.tools if isinstance(t, str) and not self.registry.has_tool(t))
+            tools = _unique(t for t in known_tools(agent) if isinstance(t, str) and not self.registry.has_tool(t))
             hooks = _unique(
                 h for h in ((agent.tool_hooks.before_tool_call, agent.tool_hooks.after_tool_call)
                             if isinstance(agent.tool_hooks, ToolHooksRef) else ())
@@ -467,8 +467,8 @@ class TreadleApp:
         """An agent on an embedded model with tools: the model cannot call them (it answers
         without them, often inventing what a tool would have said)."""
         for agent in self.registry.list_agents():
-            if agent.model.startswith("local/") and agent.tools:
-                names = ", ".join(repr(t if isinstance(t, str) else getattr(t, "name", "?")) for t in agent.tools)
+            if isinstance(agent.model, str) and agent.model.startswith("local/") and known_tools(agent):
+                names = ", ".join(repr(t if isinstance(t, str) else getattr(t, "name", "?")) for t in known_tools(agent))
                 log.warning(
                     "agent %r lists tools (%s) but runs on %s, which cannot call tools: it answers without "
                     "them. Give it an OpenAI or Anthropic model (model: openai/..., with OPENAI_API_KEY or "
@@ -482,7 +482,7 @@ class TreadleApp:
         """A plain sentence per provider that agents use but that has no credentials."""
         users: dict[str, list[str]] = {}
         for agent in self.registry.list_agents():
-            configs = [(agent.model, agent.base_url)] + [(f.id, f.base_url) for f in agent.fallback_models]
+            configs = [(m, agent.base_url) for m in known_models(agent)] + [(f.id, f.base_url) for f in agent.fallback_models]
             for model, base_url in configs:
                 provider = model.partition("/")[0]
                 if provider in ("openai", "anthropic") and base_url:
@@ -503,7 +503,7 @@ class TreadleApp:
         """A sentence per ``local/...`` model that agents use but this server cannot run."""
         users: dict[str, list[str]] = {}
         for agent in self.registry.list_agents():
-            for model in [agent.model, *(f.id for f in agent.fallback_models)]:
+            for model in [*known_models(agent), *(f.id for f in agent.fallback_models)]:
                 if model.startswith("local/") and agent.id not in users.setdefault(model, []):
                     users[model].append(agent.id)
         out = []

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 from collections.abc import Coroutine
 from typing import Any
@@ -58,7 +59,7 @@ async def _list(args: argparse.Namespace) -> int:
     async with AgentClient(_target(args), **cli_security.client_options(args)) as client:
         agents = await client.list_agents()
     rows = [("ID", "MODEL", "SOURCE", "NAME")]
-    rows += [(a.id, a.model, _source(a), a.name) for a in agents]
+    rows += [(a.id, a.model or _variant_models(a), _source(a), a.name) for a in agents]
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     for row in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[3])
@@ -72,6 +73,8 @@ async def _show(args: argparse.Namespace) -> int:
     for name in _OUTPUT_ONLY:  # what the server sets: shown as a comment, not as config
         data.pop(name, None)
     print(f"# source: {_source(agent)}; created {agent.create_time.ToJsonString()}")
+    for line in variant_summary(agent):  # per-request variants, readably: a comment, like the source
+        print(f"# {line}")
     print(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), end="")
     return 0
 
@@ -106,3 +109,60 @@ def _target(args: argparse.Namespace) -> str:
 
 def _source(agent: agent_pb2.Agent) -> str:
     return agent_pb2.AgentSource.Name(agent.source).removeprefix("AGENT_SOURCE_").lower()
+
+
+_VARIANT_FIELDS = ("model", "instructions", "tools", "input_processors", "output_processors",
+                   "error_processors", "default_options")
+
+
+def _variant_models(agent: agent_pb2.Agent) -> str:
+    models = [v.value for v in agent.model_variants]
+    return " | ".join(models) + " (per request)" if models else ""
+
+
+def variant_summary(agent: agent_pb2.Agent) -> list[str]:
+    """One line per variant: ``model variants:`` then ``  [0] openai/gpt-4o  when tier equals 'pro'``."""
+    lines: list[str] = []
+    for name in _VARIANT_FIELDS:
+        variants = getattr(agent, f"{name}_variants")
+        if not variants:
+            continue
+        lines.append(f"{name.replace('_', ' ')} variants:")
+        for i, v in enumerate(variants):
+            when = f"when {_rule_text(v.rules)}" if v.HasField("rules") else "always"
+            lines.append(f"  [{i}] {_value_text(name, v)}  {when}")
+    if agent.HasField("resolver"):
+        lines.append(f"resolver: {agent.resolver.id} (resolveAgent, once per call)")
+    return lines
+
+
+def _value_text(name: str, variant: Any) -> str:
+    if name == "model":
+        return str(variant.value)
+    if name == "instructions":
+        text = variant.value or " / ".join(m.content for m in variant.messages)
+        return repr(text if len(text) <= 60 else text[:57] + "...")
+    if name == "tools":
+        return "+ " + ", ".join(variant.value)
+    if name == "default_options":
+        return json_format.MessageToJson(variant.value, indent=None)
+    return "+ " + ", ".join(r.id or r.builtin for r in variant.value)
+
+
+def _whole(value: Any) -> Any:
+    """JSON numbers arrive as floats: 50.0 is shown as 50."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_whole(v) for v in value]
+    return value
+
+
+def _rule_text(rule: Any) -> str:
+    if rule.field:
+        if rule.operator in ("exists", "not_exists"):
+            return f"{rule.field} {rule.operator.replace('_', ' ')}"
+        value = json_format.MessageToDict(rule.value) if rule.HasField("value") else None
+        return f"{rule.field} {rule.operator.replace('_', ' ')} {json.dumps(_whole(value), ensure_ascii=False)}"
+    joined = f" {rule.operator.upper()} ".join(_rule_text(c) for c in rule.conditions)
+    return joined if len(rule.conditions) == 1 else f"({joined})"

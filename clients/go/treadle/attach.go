@@ -64,6 +64,8 @@ func hooksOf(p Processor) []treadlev1.Hook {
 	add(ok, treadlev1.Hook_HOOK_ON_DELEGATION_COMPLETE)
 	_, ok = p.(TransformToolPayload)
 	add(ok, treadlev1.Hook_HOOK_TRANSFORM_TOOL_PAYLOAD)
+	_, ok = p.(ResolveAgent)
+	add(ok, treadlev1.Hook_HOOK_RESOLVE_AGENT)
 	_, ok = p.(OnViolation)
 	add(ok, treadlev1.Hook_HOOK_ON_VIOLATION)
 	return hooks

@@ -175,6 +175,14 @@ func (h *host) dispatch(ctx context.Context, p Processor, inv *treadlev1.Invocat
 			}
 			return &treadlev1.InvocationResult{Outcome: &treadlev1.InvocationResult_Transformed{Transformed: out}}
 		}
+	case treadlev1.Hook_HOOK_RESOLVE_AGENT:
+		if x, ok := p.(ResolveAgent); ok {
+			o, err := x.ResolveAgent(ctx, &ResolveAgentArgs{c, inv.GetResolveAgent()})
+			if err != nil || o == nil {
+				return replaceResult(nil, err)
+			}
+			return &treadlev1.InvocationResult{Outcome: &treadlev1.InvocationResult_AgentOverrides{AgentOverrides: o.proto()}}
+		}
 	case treadlev1.Hook_HOOK_ON_VIOLATION:
 		if x, ok := p.(OnViolation); ok {
 			v := inv.GetOnViolation()

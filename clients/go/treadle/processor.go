@@ -251,6 +251,63 @@ type TransformToolPayload interface {
 	TransformToolPayload(ctx context.Context, args *TransformToolPayloadArgs) (any, error)
 }
 
+// ResolveAgentArgs are the arguments of ResolveAgent: GetAgent() is the agent as its variants
+// resolved it for this call; the request context is Call.RequestContext.
+type ResolveAgentArgs struct {
+	Call
+	*treadlev1.ResolveAgentArgs
+}
+
+// AgentOverrides are what ResolveAgent changes for one call; nil fields keep their resolved
+// values (a non-nil empty slice empties the list).
+type AgentOverrides struct {
+	// Model is a `provider/model` router string; "" keeps the resolved model.
+	Model string
+	// Instructions replace the agent's instructions, one system message each.
+	Instructions []string
+	// Tools replace the agent's tools, by name.
+	Tools []string
+	// InputProcessors, OutputProcessors and ErrorProcessors replace a lane, by processor id.
+	InputProcessors, OutputProcessors, ErrorProcessors []string
+	// DefaultOptions are merged over the resolved call defaults, field by field.
+	DefaultOptions *treadlev1.CallOptions
+}
+
+func (o *AgentOverrides) proto() *treadlev1.AgentOverrides {
+	out := &treadlev1.AgentOverrides{DefaultOptions: o.DefaultOptions}
+	if o.Model != "" {
+		out.Model = &o.Model
+	}
+	if o.Instructions != nil {
+		out.Instructions = &treadlev1.SystemMessages{}
+		for _, text := range o.Instructions {
+			out.Instructions.Messages = append(out.Instructions.Messages, &treadlev1.SystemMessage{Content: text})
+		}
+	}
+	if o.Tools != nil {
+		out.Tools = &treadlev1.ToolNames{Names: o.Tools}
+	}
+	lane := func(ids []string) *treadlev1.ProcessorList {
+		if ids == nil {
+			return nil
+		}
+		l := &treadlev1.ProcessorList{}
+		for _, id := range ids {
+			l.Processors = append(l.Processors, &treadlev1.ProcessorRef{Id: id})
+		}
+		return l
+	}
+	out.InputProcessors, out.OutputProcessors, out.ErrorProcessors = lane(o.InputProcessors), lane(o.OutputProcessors), lane(o.ErrorProcessors)
+	return out
+}
+
+// ResolveAgent runs once per call, before memory loads, for the processor an agent names as its
+// resolver (the framework's function-valued model, instructions, tools, ...); nil overrides
+// change nothing.
+type ResolveAgent interface {
+	ResolveAgent(ctx context.Context, args *ResolveAgentArgs) (*AgentOverrides, error)
+}
+
 // Violation is what OnViolation receives (the framework's ProcessorViolation).
 type Violation struct {
 	// ProcessorID is the processor that aborted; Message the abort's reason.

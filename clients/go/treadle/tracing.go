@@ -63,4 +63,5 @@ var hookNames = map[treadlev1.Hook]string{
 	treadlev1.Hook_HOOK_BEFORE_TOOL_CALL:      "beforeToolCall",
 	treadlev1.Hook_HOOK_AFTER_TOOL_CALL:       "afterToolCall",
 	treadlev1.Hook_HOOK_ON_VIOLATION:          "onViolation",
+	treadlev1.Hook_HOOK_RESOLVE_AGENT:         "resolveAgent",
 }

@@ -41,7 +41,7 @@ from treadle.core.chunks import Chunk
 from treadle.core.errors import TripwireError
 from treadle.core.message_list import MessageList
 from treadle.core.args import make_abort
-from treadle.core.processor import DELEGATION_HOOKS, HOOKS, SEED_NAMES, TOOL_HOOKS, ProcessorViolation
+from treadle.core.processor import AGENT_HOOKS, DELEGATION_HOOKS, HOOKS, SEED_NAMES, TOOL_HOOKS, ProcessorViolation
 from treadle.v1 import processor_service_pb2 as pb
 from treadle.v1 import processor_service_pb2_grpc
 
@@ -86,7 +86,7 @@ _DELIVERY = {"per_chunk": pb.STREAM_DELIVERY_PER_CHUNK, "windowed": pb.STREAM_DE
 def hooks_of(processor: Any) -> list[str]:
     """The hooks a processor implements: the hook methods it has, in the Mastra framework's order
     (``on_violation`` last: it is declared too, always fire and forget)."""
-    hooks = [h for h in (*HOOKS, *TOOL_HOOKS, *DELEGATION_HOOKS) if callable(getattr(processor, h, None))]
+    hooks = [h for h in (*HOOKS, *TOOL_HOOKS, *DELEGATION_HOOKS, *AGENT_HOOKS) if callable(getattr(processor, h, None))]
     if hooks and callable(getattr(processor, "on_violation", None)):
         hooks.append("on_violation")
     return hooks

@@ -193,7 +193,8 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
 
     def check_models(self, agent: Agent, path: str = "agent") -> None:
         """Reject model strings the router cannot serve, before the agent is stored."""
-        models = [(f"{path}.model", agent.model)]
+        models = [(f"{path}.model", agent.model)] if isinstance(agent.model, str) and agent.model else []
+        models += [(f"{path}.model_variants[{i}].value", v.value) for i, v in enumerate(agent.variants.get("model", ()))]
         models += [(f"{path}.fallback_models[{i}].model", f.id) for i, f in enumerate(agent.fallback_models)]
         for field, model in models:
             try:

@@ -24,7 +24,7 @@ from ..providers.trust import check_base_url
 from ..tools import Tool, ToolHooks
 from ..v1 import agent_pb2, agent_service_pb2, chunk_pb2
 from ..versions import check_selection
-from . import validate
+from . import validate, variant_convert
 from .notification_convert import policy_from_proto, policy_to_proto
 from ..wire.settings import (
     model_settings_from_proto,
@@ -82,6 +82,7 @@ def parse_time(text: str) -> datetime:
 def agent_from_dict(data: dict[str, Any], *, source: a.AgentSource) -> a.Agent:
     """An agent from its proto JSON form (the config file format)."""
     pb = agent_pb2.Agent()
+    data = variant_convert.config_shape(data)
     _check_processor_entries(data)
     if isinstance(data, dict) and "editor" in data:
         data = {**data, "editor": editor_from_config(data["editor"])}
@@ -201,6 +202,8 @@ def agent_from_proto(pb: agent_pb2.Agent, *, source: a.AgentSource, path: str = 
         tool_payload_rules=rules,
         tool_payload_processors=_refs(pb.tool_payload_processors, f"{path}.tool_payload_processors"),
         memory=_memory_settings(pb.memory, f"{path}.memory"),
+        variants=variant_convert.variants_from_proto(pb, path, _refs, _names, call_options_from_proto),
+        resolver=_refs([pb.resolver], f"{path}.resolver")[0] if pb.HasField("resolver") else None,
         notification_policy=policy_from_proto(pb.notifications, f"{path}.notifications"),
         sub_agents=[_sub_agent_from_proto(r) for r in pb.sub_agents],
         editor=_editor(pb.editor),
@@ -219,24 +222,27 @@ def agent_to_proto(agent: a.Agent, out: agent_pb2.Agent | None = None) -> agent_
     out.id, out.name, out.description = agent.id, agent.name, agent.description
     if agent.metadata:
         dict_to_struct(agent.metadata, out.metadata)
-    if len(agent.instructions) == 1 and not agent.instructions[0].provider_options:
-        out.instructions = agent.instructions[0].content
-    elif agent.instructions:
-        system_messages_to_proto(agent.instructions, out.instruction_messages.messages)
-    out.model, out.base_url = agent.model, agent.base_url
+    # A code agent's field may be a function of the request context: shown empty (it resolves per call).
+    instructions = [] if callable(agent.instructions) else agent.instructions
+    if len(instructions) == 1 and not instructions[0].provider_options:
+        out.instructions = instructions[0].content
+    elif instructions:
+        system_messages_to_proto(instructions, out.instruction_messages.messages)
+    out.model = agent.model if isinstance(agent.model, str) else ""
+    out.base_url = agent.base_url
     out.provider_credential = agent.provider_credential
     for f in agent.fallback_models:
         fb = out.fallback_models.add(model=f.id, base_url=f.base_url, provider_credential=f.credential)
         if f.max_retries is not None:
             fb.max_retries = f.max_retries
-    out.tools.extend(t.name if isinstance(t, Tool) else str(t) for t in agent.tools)
+    out.tools.extend(t.name if isinstance(t, Tool) else str(t) for t in _listed(agent.tools))
     for lane in ("input_processors", "output_processors", "error_processors"):
-        _refs_to_proto(getattr(agent, lane), getattr(out, lane))
+        _refs_to_proto(_listed(getattr(agent, lane)), getattr(out, lane))
     if agent.max_processor_retries is not None:
         out.max_processor_retries = agent.max_processor_retries
     if agent.error_processor_defaults is not None:
         out.error_processor_defaults = agent.error_processor_defaults
-    if agent.default_options is not None:
+    if agent.default_options is not None and not callable(agent.default_options):
         call_options_to_proto(agent.default_options, out.default_options)
     if agent.request_context_schema is not None:
         dict_to_struct(agent.request_context_schema, out.request_context_schema)
@@ -250,6 +256,9 @@ def agent_to_proto(agent: a.Agent, out: agent_pb2.Agent | None = None) -> agent_
     for ref in agent.sub_agents:
         _sub_agent_to_proto(ref, out.sub_agents.add())
     _editor_to_proto(agent.editor, out.editor)
+    variant_convert.variants_to_proto(agent, out, _refs_to_proto, call_options_to_proto)
+    if agent.resolver is not None:
+        _refs_to_proto([agent.resolver], _One(out.resolver))
     out.source = enum_to_pb(_SOURCE, agent.source)
     datetime_to_ts(agent.create_time, out.create_time)
     datetime_to_ts(agent.update_time, out.update_time)
@@ -310,6 +319,23 @@ def tool_payload_rules_to_proto(rules: list[ToolPayloadRule], out: Any) -> None:
                      mask=rule.mask, mask_with=rule.mask_with, suppress=rule.suppress)
         if rule.replaces:
             json_format.ParseDict(rule.replace, pb.replace)
+
+
+def _listed(value: Any) -> list[Any]:
+    return [] if callable(value) else list(value)
+
+
+class _One:
+    """``add()`` into a singular message field, for ``_refs_to_proto``."""
+
+    def __init__(self, target: Any) -> None:
+        self._target = target
+
+    def add(self, **fields: Any) -> Any:
+        self._target.SetInParent()
+        for k, v in fields.items():
+            setattr(self._target, k, v)
+        return self._target
 
 
 def _memory_settings(pb: agent_pb2.MemorySettings, path: str) -> a.MemorySettings:

@@ -17,6 +17,7 @@ them. One WARNING per run and processor, when the run ends, sums up the skips.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections import deque
 from collections.abc import Awaitable
@@ -27,7 +28,7 @@ from opentelemetry import trace
 
 from ..agents import ProcessorRef
 from ..core.chunks import Chunk, SkippedProcessor, StreamResult
-from ..core.errors import ProcessorUnavailableError, TripwireError
+from ..core.errors import InvalidArgumentError, ProcessorUnavailableError, TripwireError
 from ..core.args import ProcessOutputStreamArgs
 from ..core.processor import SEED_NAMES, ProcessorViolation
 from ..v1 import processor_service_pb2 as pb
@@ -154,6 +155,20 @@ class RemoteProcessor:
     async def transform_tool_payload(self, args: Any) -> Any:
         """Runs ``transformToolPayload`` remotely."""
         return await self._call("transform_tool_payload", args)
+
+    async def resolve_agent(self, args: Any) -> Any:
+        """Runs ``resolveAgent`` remotely: the agent goes in its proto form, the overrides come
+        back as domain values (a malformed one fails the hook under the failure policy)."""
+        from .convert import agent_to_proto
+        from .variant_convert import overrides_from_proto
+
+        answer = await self._call("resolve_agent", dataclasses.replace(args, agent=agent_to_proto(args.agent)))
+        if answer is None:
+            return None
+        try:
+            return overrides_from_proto(answer, "agent_overrides")
+        except InvalidArgumentError as e:
+            return self._fail("resolve_agent", args, f"malformed answer: {e}", "malformed")
 
     async def on_violation(self, violation: ProcessorViolation) -> None:
         """Sends ``onViolation`` when the process declared it: always fire and forget, and a

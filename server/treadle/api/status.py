@@ -23,6 +23,7 @@ from ..core.errors import ShuttingDownError as Draining
 from ..memory.retry import StoreUnavailableError
 from ..signals.hub import SubscriptionGapError
 from ..signals.ownership import RunAbortedError
+from ..loop.resolve import ResolverUnavailableError
 from sqlalchemy.exc import SQLAlchemyError
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,7 @@ _CODES: tuple[tuple[type[Exception], grpc.StatusCode], ...] = (
     (RunAbortedError, grpc.StatusCode.ABORTED),
     (StoreUnavailableError, grpc.StatusCode.UNAVAILABLE),
     (SubscriptionGapError, grpc.StatusCode.UNAVAILABLE),
+    (ResolverUnavailableError, grpc.StatusCode.UNAVAILABLE),
 )
 
 

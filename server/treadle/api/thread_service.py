@@ -210,6 +210,11 @@ def run_to_proto(run: RunRecord, out: pb.Run) -> pb.Run:
     if version:  # the stored agent version the run resolved (treadle.versions)
         out.agent_version_id, out.agent_version_number = version["id"], version["number"]
         out.agent_version_selection = version["selection"]
+    resolved = run.detail.get("resolved") or {}  # per-request agents (``variants.Resolution``)
+    out.resolved_model = resolved.get("model", "")
+    for field, index in resolved.get("matched", ()):
+        out.matched_variants.add(field=field, index=index)
+    out.resolver_overrides.extend(resolved.get("overrides", ()))
     return out
 
 

@@ -170,6 +170,20 @@ def check_attachable(agent: a.Agent, where: str = "agent") -> None:
             raise InvalidArgumentError(
                 f"{where}.tools[{i}] {name!r} could never attach: use 1-64 letters, digits, '_', '.' or '-'"
             )
+    for lane in ("input_processors", "output_processors", "error_processors"):
+        for j, variant in enumerate(agent.variants.get(lane, ())):
+            for i, ref in enumerate(variant.value):
+                if isinstance(ref, a.ProcessorRef) and not PROCESSOR_ID.match(ref.processor_id):
+                    raise InvalidArgumentError(
+                        f"{where}.{lane}_variants[{j}].value[{i}].id {ref.processor_id!r} could never attach")
+    for j, variant in enumerate(agent.variants.get("tools", ())):
+        for i, name in enumerate(variant.value):
+            if isinstance(name, str) and not TOOL_NAME.match(name):
+                raise InvalidArgumentError(
+                    f"{where}.tools_variants[{j}].value[{i}] {name!r} could never attach: use 1-64 letters, "
+                    "digits, '_', '.' or '-'")
+    if isinstance(agent.resolver, a.ProcessorRef) and not PROCESSOR_ID.match(agent.resolver.processor_id):
+        raise InvalidArgumentError(f"{where}.resolver.id {agent.resolver.processor_id!r} could never attach")
 
 
 def check_call_options(opts: a.CallOptions, where: str) -> None:

@@ -63,9 +63,13 @@ class Persister:
         """More of the run's detail, stored with its end (the agent version it ran)."""
         self.view: PayloadView | None = None
         """Stores each tool invocation's transcript projection beside its raw payloads."""
+        self.resolved: dict[str, Any] | None = None
+        """What the call resolved of a per-request agent (``variants.Resolution.detail``)."""
 
     def _detail(self) -> dict[str, Any] | None:
         detail = self.stats.detail() if self.stats is not None else None
+        if self.resolved is not None:
+            detail = {**(detail or {}), "resolved": self.resolved}
         if self.extra:
             detail = {**(detail or {}), **self.extra}
         return detail

@@ -16,8 +16,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import jsonschema
-from opentelemetry.trace import Tracer
+from opentelemetry.trace import Span, Tracer
 
 from ..agents import DEFAULT_MAX_STEPS, Agent, RunRequest, lane_for_call
 from ..core.chunks import Chunk, ErrorPayload, Finish, FinishReason, SkippedProcessor, Start, Tripwire, Usage
@@ -37,6 +36,7 @@ from ..versions import ResolvedVersion, VersionResolver
 from .output import END, Output
 from .payload_view import PayloadView
 from .persist import Persister, RunStatus, ThreadMemory
+from .resolve import check_request_context, provisional, resolve_for_call
 from .state import RunPlan, RunState
 from .subagents import ChildRunner, LocalRunner, sub_agent_tool
 from .step import Continue, Done, Failed, RetryCall, RetryStep, Tripped, run_step
@@ -107,7 +107,7 @@ class AgentLoop:
     async def _resolved_plan(self, agent: Agent, request: RunRequest) -> RunPlan:
         selection = request.options.merged_over(agent.default_options).version
         agent, version = await self.resolve_version(agent, selection)
-        plan = self.plan(agent, request)
+        plan = self.plan(await resolve_for_call(self.registry, agent, request), request)
         plan.version = version
         return plan
 
@@ -135,11 +135,16 @@ class AgentLoop:
         memory = plan.options.memory
         if memory is None:
             return Persister(None)
+        resolution = plan.agent.resolution
         if self.memory is None:
             raise InvalidArgumentError("memory is not available: this server has no store")
         persist = Persister(self.memory, memory.thread, memory.resource)
         if plan.version is not None:
             persist.extra["agentVersion"] = plan.version.detail()
+        persist.resolved = {"model": plan.model.id, "matched": [], "overrides": []}
+        if resolution is not None:
+            persist.resolved.update(matched=[list(m) for m in resolution.matched],
+                                    overrides=list(resolution.overrides))
         await persist.open(
             run_id=plan.run_id, agent_id=plan.agent.id, last_messages=plan.agent.memory.last_messages,
             title=memory.thread_title or None, metadata=memory.thread_metadata,
@@ -148,15 +153,12 @@ class AgentLoop:
 
     def plan(self, agent: Agent, request: RunRequest) -> RunPlan:
         """Resolve everything the run needs; raises InvalidArgumentError / NotFoundError."""
-        opts = request.options.merged_over(agent.default_options)
         if not request.messages and not (request.inbox is not None and request.inbox.pending):
             raise InvalidArgumentError("the request has no input: give a prompt or messages")
-        if agent.request_context_schema:
-            try:
-                jsonschema.validate(opts.request_context, agent.request_context_schema)
-            except jsonschema.ValidationError as e:
-                path = "/".join(str(p) for p in e.absolute_path) or "(root)"
-                raise InvalidArgumentError(f"request_context is invalid at {path}: {e.message}") from None
+        agent = provisional(agent, request)  # a per-request agent not resolved yet: its variants
+        opts = request.options.merged_over(agent.default_options)
+        if agent.resolution is None:  # a resolved agent's context was checked before it resolved
+            check_request_context(agent, opts.request_context)
         if opts.memory is not None and not (opts.memory.resource and opts.memory.thread):
             raise InvalidArgumentError("memory needs both resource and thread")
         if opts.memory is not None and max(len(opts.memory.resource), len(opts.memory.thread)) > 255:
@@ -171,8 +173,9 @@ class AgentLoop:
             raise InvalidArgumentError("max_processor_retries must be >= 0")
         model = ModelConfig(id=opts.model or agent.model, base_url=agent.base_url,
                             fallbacks=list(agent.fallback_models), credential=agent.provider_credential)
-        self.models.validate(model.id)
-        self.models.check_access(model)  # before any call: the server's keys stay with their providers
+        if model.id:  # empty only while a Python function still has to give it (``provisional``)
+            self.models.validate(model.id)
+            self.models.check_access(model)  # before any call: the server's keys stay with their providers
         resolve = self.registry.resolve_processor
 
         def lane(per_call: list[Any] | None, agent_lane: list[Any]) -> list[Any]:
@@ -252,7 +255,8 @@ class AgentLoop:
             memory = plan.options.memory
             with agent_span(self.tracer, agent_id=plan.agent.id, agent_name=plan.agent.name,
                             run_id=plan.run_id, thread_id=memory.thread if memory else "",
-                            version=plan.version.detail() if plan.version is not None else None):
+                            version=plan.version.detail() if plan.version is not None else None) as span:
+                resolution_attributes(span, plan)
                 await self._execute(plan, request, output, result, persist)
             status = "failed" if result.error else "aborted" if result.tripwire else "finished"
         except Exception as e:
@@ -479,6 +483,22 @@ def _end_run(plan: RunPlan) -> None:
                 end(plan.run_id)
             except Exception:
                 log.warning("end_run of %s failed", getattr(p, "id", p), exc_info=True)
+
+
+RESOLVED_MODEL_ATTR = "treadle.agent.resolved_model"
+MATCHED_VARIANTS_ATTR = "treadle.agent.matched_variants"
+RESOLVER_OVERRIDES_ATTR = "treadle.agent.resolver_overrides"
+
+
+def resolution_attributes(span: Span, plan: RunPlan) -> None:
+    """What the call resolved, on its ``invoke_agent`` span: the model it runs, the variants that
+    matched (``model[0]``, ...) and the fields its resolver overrode."""
+    span.set_attribute(RESOLVED_MODEL_ATTR, plan.model.id)
+    resolution = plan.agent.resolution
+    if resolution is not None and resolution.matched:
+        span.set_attribute(MATCHED_VARIANTS_ATTR, [f"{f}[{i}]" for f, i in resolution.matched])
+    if resolution is not None and resolution.overrides:
+        span.set_attribute(RESOLVER_OVERRIDES_ATTR, list(resolution.overrides))
 
 
 def _tripwire(e: TripwireError) -> Tripwire:

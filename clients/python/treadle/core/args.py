@@ -342,3 +342,15 @@ class OnDelegationCompleteArgs(_Common):
     state: dict[str, Any]
     writer: ProcessorStreamWriter | None = None
 
+@dataclass(kw_only=True)
+class ResolveAgentArgs(_Common):
+    """``resolveAgent``: the agent as its variants resolved it for this call. In a processor
+    process ``agent`` is the agent's proto JSON form (a dict: ``agent["model"]``,
+    ``agent["tools"]``, ...); in the server's own process it is the ``Agent`` itself. Return
+    ``None`` (no change) or a dict of overrides: ``model``, ``instructions`` (a string or a list
+    of them), ``tools`` (names), ``input_processors`` / ``output_processors`` /
+    ``error_processors`` (ids), ``default_options``."""
+
+    agent: Any
+    state: dict[str, Any] = field(default_factory=dict)
+    writer: ProcessorStreamWriter | None = None

@@ -19,6 +19,10 @@ HOOKS: tuple[str, ...] = (
 )
 """Hook method names, in the Mastra framework's order (``processInput`` -> ``process_input`` ...)."""
 
+AGENT_HOOKS: tuple[str, ...] = ("resolve_agent",)
+"""Hooks a processor serves for the agent rather than for a step: ``resolve_agent`` runs once per
+call, for the processor an agent names as its ``resolver``."""
+
 TOOL_HOOKS: tuple[str, ...] = ("before_tool_call", "after_tool_call", "transform_tool_payload")
 """The agent's tool hooks, which a processor may also serve (a remote one: in any language).
 A processor's optional ``tool_names`` (a set of names, or a dict hook -> names) limits these
@@ -43,6 +47,7 @@ SEED_NAMES: dict[str, str] = {
     "on_delegation_start": "onDelegationStart",
     "on_delegation_complete": "onDelegationComplete",
     "transform_tool_payload": "transformToolPayload",
+    "resolve_agent": "resolveAgent",
 }
 
 

@@ -24,6 +24,7 @@ HOOK_ENUM: dict[str, int] = {
     "on_delegation_start": pb.HOOK_ON_DELEGATION_START,
     "on_delegation_complete": pb.HOOK_ON_DELEGATION_COMPLETE,
     "transform_tool_payload": pb.HOOK_TRANSFORM_TOOL_PAYLOAD,
+    "resolve_agent": pb.HOOK_RESOLVE_AGENT,
 }
 """Python hook name -> ``Hook`` enum value; the ``Invocation.args`` branch has the same name."""
 HOOK_NAME: dict[int, str] = {v: k for k, v in HOOK_ENUM.items()}

@@ -26,6 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any
 
+from google.protobuf import json_format
 from opentelemetry import propagate
 from opentelemetry.context import Context
 
@@ -196,6 +197,8 @@ def build_args(
             tool_call_id=x.tool_call_id, args=value_to_py(x.args), result=value_to_py(x.result),
             system_messages=system, steps=steps, provider_executed=x.provider_executed, **c,
         )
+    elif hook == "resolve_agent":
+        args = a.ResolveAgentArgs(agent=json_format.MessageToDict(x.agent), **c)
     else:
         args = a.ProcessOutputResultArgs(messages=ml.get_response(), message_list=ml,
                                          result=output_result_from_proto(x.result), **c)
@@ -308,6 +311,12 @@ def encode_result(
         if returned is not None:
             py_to_value(returned, out.transformed.payload)
         return out
+    if hook == "resolve_agent":
+        if returned is None:
+            out.unchanged.SetInParent()
+        else:
+            agent_overrides_to_proto(returned, out.agent_overrides)
+        return out
     if hook in ("before_tool_call", "after_tool_call"):
         skip = _skip_of(returned) if hook == "before_tool_call" else None
         if skip is not None:
@@ -368,6 +377,41 @@ def _delegation_outcome(hook: str, returned: Any, out: pb.InvocationResult) -> N
     else:
         out.delegation_complete.feedback = str(get("feedback") or "")
         out.delegation_complete.bail = bool(get("bail"))
+
+
+_OVERRIDE_KEYS = {
+    "model": "model", "instructions": "instructions", "tools": "tools",
+    "input_processors": "inputProcessors", "inputProcessors": "inputProcessors",
+    "output_processors": "outputProcessors", "outputProcessors": "outputProcessors",
+    "error_processors": "errorProcessors", "errorProcessors": "errorProcessors",
+    "default_options": "defaultOptions", "defaultOptions": "defaultOptions",
+}
+
+
+def agent_overrides_to_proto(returned: Any, out: pb.AgentOverrides) -> None:
+    """What ``resolve_agent`` returned (a dict; snake_case or camelCase keys) as
+    ``AgentOverrides``: ``instructions`` a string or a list of strings, ``tools`` names,
+    processors ids (or ``ProcessorRef`` dicts), ``default_options`` call options in proto JSON
+    form. ``ValueError`` names an unknown key."""
+    if not isinstance(returned, Mapping):
+        raise ValueError(f"resolve_agent returns None or a dict of overrides, not {type(returned).__name__}")
+    data: dict[str, Any] = {}
+    for key, value in returned.items():
+        name = _OVERRIDE_KEYS.get(key)
+        if name is None:
+            raise ValueError(f"resolve_agent returned an unknown override {key!r}: use "
+                             "model, instructions, tools, input_processors, output_processors, "
+                             "error_processors or default_options")
+        if name == "instructions":
+            items = [value] if isinstance(value, str) else list(value)
+            value = {"messages": [{"content": v} if isinstance(v, str) else v for v in items]}
+        elif name == "tools":
+            value = {"names": list(value)}
+        elif name.endswith("Processors"):
+            value = {"processors": [{"id": v} if isinstance(v, str) else v for v in value]}
+        data[name] = value
+    json_format.ParseDict(data, out)
+    out.SetInParent()
 
 
 def _skip_of(returned: Any) -> tuple[Any] | None:

@@ -231,10 +231,15 @@ def _transform_tool_payload(args: a.TransformToolPayloadArgs, out: pb.TransformT
     py_to_value(args.payload, out.payload)
 
 
+def _resolve_agent(args: a.ResolveAgentArgs, out: pb.ResolveAgentArgs) -> None:
+    out.agent.CopyFrom(args.agent)  # the server passes the agent in its proto form
+
+
 _ENCODERS: dict[str, Callable[[Any, Any], None]] = {
     "on_delegation_start": _delegation_start,
     "on_delegation_complete": _delegation_complete,
     "transform_tool_payload": _transform_tool_payload,
+    "resolve_agent": _resolve_agent,
     "before_tool_call": _before_tool_call,
     "after_tool_call": _after_tool_call,
     "process_input": _input,
@@ -287,6 +292,8 @@ class DecodedResult:
     """``delegation_start`` / ``delegation_complete``: the answer in the in-process hook's form."""
     payload: Any = None
     """``transformed``: the transformed tool payload (None: the hook yielded nothing)."""
+    agent_overrides: pb.AgentOverrides | None = None
+    """``resolveAgent``: the overrides, decoded by the server (it knows the agent's fields)."""
 
 
 # Which replacements each hook accepts (the `Reply:` line of each *Args message).
@@ -305,6 +312,7 @@ _REPLACEABLE: dict[str, frozenset[str]] = {
     "on_delegation_start": frozenset(),
     "on_delegation_complete": frozenset(),
     "transform_tool_payload": frozenset(),
+    "resolve_agent": frozenset(),
 }
 
 
@@ -354,6 +362,10 @@ def _decode(hook: str, result: pb.InvocationResult, processor_id: str, parts: in
         out.chunks = _decode_stream(result.stream, processor_id, parts, version)
     elif kind == "replace":
         _decode_replace(hook, result.replace, out)
+    elif kind == "agent_overrides":
+        if hook != "resolve_agent":
+            raise MalformedResultError(f"an agent_overrides outcome is only valid for resolveAgent, not {hook}")
+        out.agent_overrides = result.agent_overrides
     elif kind == "skip_tool":
         if hook != "before_tool_call":
             raise MalformedResultError(f"a skip_tool outcome is only valid for beforeToolCall, not {hook}")
@@ -496,6 +508,8 @@ async def apply_result(hook: str, decoded: DecodedResult, args: Any) -> Any:
         return decoded.delegation
     if hook == "transform_tool_payload":
         return decoded.payload if decoded.outcome == "transformed" else args.payload
+    if hook == "resolve_agent":
+        return decoded.agent_overrides
     return ml if decoded.messages is not None else None  # edited in place, as the Mastra framework allows
 
 

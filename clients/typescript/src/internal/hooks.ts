@@ -1,7 +1,7 @@
 // One invocation, processor side: the wire's `Invocation` -> the hook's arguments (over a local
 // MessageList rebuilt from the snapshot), and the hook's return value and edits -> the answer.
-import { create } from "@bufbuild/protobuf";
-import { ModelSettingsSchema, StructuredOutputSchema, ToolChoiceMode, type ToolChoice as ProtoToolChoice } from "../gen/treadle/v1/agent_pb.js";
+import { create, toJson } from "@bufbuild/protobuf";
+import { AgentSchema, CallOptionsSchema, ModelSettingsSchema, ProcessorListSchema, ProcessorRefSchema, SystemMessagesSchema, StructuredOutputSchema, ToolChoiceMode, ToolNamesSchema, type ToolChoice as ProtoToolChoice } from "../gen/treadle/v1/agent_pb.js";
 import { StepResultSchema, ToolCallSchema, UsageSchema, FinishReasonSchema } from "../gen/treadle/v1/chunk_pb.js";
 import {
   type ChunkOutcome,
@@ -11,6 +11,7 @@ import {
   type Invocation,
   type InvocationResult,
   InvocationResultSchema,
+  AgentOverridesSchema,
   type MessageListSnapshot,
   OutputResultSchema,
   type ReplaceOutcome,
@@ -44,6 +45,7 @@ export const HOOKS = {
   onDelegationStart: 13,
   onDelegationComplete: 14,
   transformToolPayload: 16,
+  resolveAgent: 15,
 } as const;
 
 export type HookName = keyof typeof HOOKS;
@@ -62,6 +64,7 @@ export const ARGS_CASE: Record<HookName, Invocation["args"]["case"]> = {
   onDelegationStart: "onDelegationStart",
   onDelegationComplete: "onDelegationComplete",
   transformToolPayload: "transformToolPayload",
+  resolveAgent: "resolveAgent",
 };
 
 export const HOOK_BY_NUMBER = new Map<number, HookName>(Object.entries(HOOKS).map(([k, v]) => [v, k as HookName]));
@@ -173,6 +176,9 @@ export function buildArgs(inv: Invocation, common: Common): { args: Plain; list:
         list,
       };
     }
+    case "resolveAgent":
+      // The agent as its variants resolved it for this call, in its proto JSON form.
+      return { args: { ...common, agent: a.value.agent ? toJson(AgentSchema, a.value.agent) : {} }, list };
     default:
       throw new TypeError(`invocation ${inv.invocationId}: no arguments for hook ${inv.hook}`);
   }
@@ -273,6 +279,12 @@ export function encodeResult(hook: HookName, inv: Invocation, returned: unknown,
     out.outcome = { case: "transformed", value: { $typeName: "treadle.v1.TransformedPayload", payload } };
     return out;
   }
+  if (hook === "resolveAgent") {
+    out.outcome = returned === undefined || returned === null
+      ? { case: "unchanged", value: { $typeName: "treadle.v1.UnchangedOutcome" } }
+      : { case: "agentOverrides", value: agentOverrides(returned) };
+    return out;
+  }
   const replace: ReplaceOutcome = create(ReplaceOutcomeSchema);
   let changed = false;
   let retry = false;
@@ -352,6 +364,38 @@ function delegationResult(hook: "onDelegationStart" | "onDelegationComplete", ou
     out.outcome = { case: "delegationComplete", value };
   }
   return out;
+}
+
+const OVERRIDES = new Set(["model", "instructions", "tools", "inputProcessors", "outputProcessors", "errorProcessors", "defaultOptions"]);
+
+/** What `resolveAgent` returned: `{model?, instructions?, tools?, inputProcessors?, outputProcessors?, errorProcessors?, defaultOptions?}`. */
+function agentOverrides(returned: unknown) {
+  if (typeof returned !== "object" || Array.isArray(returned)) throw new TypeError("resolveAgent returns undefined or an object of overrides");
+  const r = returned as Record<string, unknown>;
+  const unknown = Object.keys(r).filter((k) => !OVERRIDES.has(k));
+  if (unknown.length) throw new TypeError(`resolveAgent returned unknown overrides: ${unknown.join(", ")} (use ${[...OVERRIDES].join(", ")})`);
+  const o = create(AgentOverridesSchema);
+  if (r.model !== undefined) {
+    if (typeof r.model !== "string") throw new TypeError("model must be a `provider/model` string");
+    o.model = r.model;
+  }
+  if (r.instructions !== undefined) {
+    const items = typeof r.instructions === "string" ? [r.instructions] : (r.instructions as unknown[]);
+    o.instructions = create(SystemMessagesSchema, {
+      messages: items.map((x) => ({ content: typeof x === "string" ? x : String((x as { content?: unknown }).content ?? "") })),
+    });
+  }
+  if (r.tools !== undefined) o.tools = create(ToolNamesSchema, { names: stepToolNames(r.tools) });
+  for (const lane of ["inputProcessors", "outputProcessors", "errorProcessors"] as const) {
+    const v = r[lane];
+    if (v === undefined) continue;
+    if (!Array.isArray(v)) throw new TypeError(`${lane} must be an array of processor ids`);
+    o[lane] = create(ProcessorListSchema, {
+      processors: v.map((p) => create(ProcessorRefSchema, typeof p === "string" ? { id: p } : (p as { id: string }))),
+    });
+  }
+  if (r.defaultOptions !== undefined) o.defaultOptions = fromPlain(CallOptionsSchema, r.defaultOptions as Plain) as never;
+  return o;
 }
 
 // --- stream outcomes ----------------------------------------------------------------------------
