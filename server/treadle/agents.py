@@ -52,6 +52,30 @@ class ProcessorRef:
 
 
 @dataclass
+class ScorerRef:
+    """A scorer that judges the agent's finished runs (``treadle.scoring``): a built-in one
+    configured by ``options``, a Python one (``scorer``, or registered under ``id``), or a remote
+    one attached under ``id``."""
+
+    id: str = ""
+    builtin: str = ""
+    """A built-in scorer's name (``exact-match``, ``llm-judge``, ...)."""
+    options: dict[str, Any] | None = None
+    ratio: float | None = None
+    """The share of matching runs scored, chosen by a hash of the trace id; None scores all."""
+    filter: dict[str, Any] | None = None
+    """A rule group over ``threadId``, ``resourceId`` and ``requestContext.*`` (``scoring.rules``)."""
+    timeout: float | None = None
+    """Seconds one scoring may take; None for the default."""
+    scorer: Any = None
+    """A Python scorer object (code agents): ``async score(run) -> ScoreResult``."""
+
+    @property
+    def scorer_id(self) -> str:
+        return self.id or self.builtin or str(getattr(self.scorer, "id", ""))
+
+
+@dataclass
 class ToolHooksRef:
     """Tool hooks named by the ids they were registered under."""
 
@@ -160,6 +184,8 @@ class Agent:
     tool_hooks: Any = None
     memory: MemorySettings = field(default_factory=MemorySettings)
     notification_policy: NotificationPolicy | None = None
+    scorers: list[ScorerRef] = field(default_factory=list)
+    """Scorers of the agent's finished runs, off the request path (``treadle.scoring``)."""
     source: AgentSource = "code"
     create_time: datetime = field(default_factory=utcnow)
     update_time: datetime = field(default_factory=utcnow)
@@ -186,6 +212,21 @@ class Agent:
             for ref in getattr(self, lane):
                 if isinstance(ref, ProcessorRef) and not ref.processor_id:
                     raise InvalidArgumentError(f"agent {self.id!r}: {lane} has a processor without id")
+        seen: set[str] = set()
+        for i, scorer in enumerate(self.scorers):
+            where = f"agent {self.id!r}: scorers[{i}]"
+            if not scorer.scorer_id:
+                raise InvalidArgumentError(f"{where} has no id: give an id, or a builtin name")
+            if not _ID.match(scorer.scorer_id):
+                raise InvalidArgumentError(f"{where}.id {scorer.scorer_id!r} is malformed: use 1-128 letters, "
+                                           "digits, '_', '.', ':' or '-'")
+            if scorer.scorer_id in seen:
+                raise InvalidArgumentError(f"{where}.id {scorer.scorer_id!r} is listed twice: ids must be unique")
+            seen.add(scorer.scorer_id)
+            if scorer.ratio is not None and not 0 < scorer.ratio <= 1:
+                raise InvalidArgumentError(f"{where}.sampling.ratio must be in (0, 1], got {scorer.ratio}")
+            if scorer.timeout is not None and scorer.timeout <= 0:
+                raise InvalidArgumentError(f"{where}.timeout must be positive")
 
 
 def lane_for_call(agent_id: str, lane: str, agent_lane: list[Any], per_call: list[Any] | None) -> list[Any]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
+from opentelemetry import trace
 from opentelemetry.trace import Tracer
 
 from ..agents import DEFAULT_MAX_STEPS, Agent, RunRequest, lane_for_call
@@ -66,6 +67,9 @@ class AgentLoop:
         self.tracer = tracer
         self.memory = memory
         """Where runs with ``memory`` options load and store their thread; None: no storage."""
+        self.on_finish: Callable[..., None] | None = None
+        """Called, without waiting, when a run of an agent with scorers ends with ``finish``:
+        ``on_finish(agent, run_id, message_list, options, span_context)`` (``treadle.scoring``)."""
         context = registry.builtin_context
         context.models = context.models or models
         context.tracer = context.tracer or tracer
@@ -322,6 +326,8 @@ class AgentLoop:
         # Last, after any chunk process_output_result wrote; processors saw a finish already.
         skipped = result.skipped_processors = _skipped(plan)
         await output.send(Chunk.of(Finish(final_reason, state.usage, skipped)))
+        if plan.agent.scorers and self.on_finish is not None:  # queued off the request path
+            self.on_finish(plan.agent, plan.run_id, ml, plan.options, trace.get_current_span().get_span_context())
 
     # --- endings ------------------------------------------------------------------------------
 

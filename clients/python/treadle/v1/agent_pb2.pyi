@@ -1,6 +1,7 @@
 import datetime
 
 from google.protobuf import duration_pb2 as _duration_pb2
+from google.protobuf import empty_pb2 as _empty_pb2
 from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from treadle.v1 import message_pb2 as _message_pb2
@@ -192,7 +193,7 @@ class SystemMessages(_message.Message):
     def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.SystemMessage, _Mapping]]] = ...) -> None: ...
 
 class Agent(_message.Message):
-    __slots__ = ("id", "name", "description", "metadata", "instructions", "instruction_messages", "model", "base_url", "fallback_models", "tools", "input_processors", "output_processors", "error_processors", "max_processor_retries", "default_options", "request_context_schema", "tool_hooks", "source", "create_time", "update_time", "provider_credential", "memory", "notifications", "error_processor_defaults")
+    __slots__ = ("id", "name", "description", "metadata", "instructions", "instruction_messages", "model", "base_url", "fallback_models", "tools", "input_processors", "output_processors", "error_processors", "max_processor_retries", "default_options", "request_context_schema", "tool_hooks", "source", "create_time", "update_time", "provider_credential", "memory", "notifications", "error_processor_defaults", "scorers")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
@@ -217,6 +218,7 @@ class Agent(_message.Message):
     MEMORY_FIELD_NUMBER: _ClassVar[int]
     NOTIFICATIONS_FIELD_NUMBER: _ClassVar[int]
     ERROR_PROCESSOR_DEFAULTS_FIELD_NUMBER: _ClassVar[int]
+    SCORERS_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     description: str
@@ -241,4 +243,49 @@ class Agent(_message.Message):
     memory: MemorySettings
     notifications: _notification_pb2.NotificationSettings
     error_processor_defaults: bool
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., instructions: _Optional[str] = ..., instruction_messages: _Optional[_Union[SystemMessages, _Mapping]] = ..., model: _Optional[str] = ..., base_url: _Optional[str] = ..., fallback_models: _Optional[_Iterable[_Union[FallbackModel, _Mapping]]] = ..., tools: _Optional[_Iterable[str]] = ..., input_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., output_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., error_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., max_processor_retries: _Optional[int] = ..., default_options: _Optional[_Union[CallOptions, _Mapping]] = ..., request_context_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., tool_hooks: _Optional[_Union[ToolHooksRef, _Mapping]] = ..., source: _Optional[_Union[AgentSource, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., provider_credential: _Optional[str] = ..., memory: _Optional[_Union[MemorySettings, _Mapping]] = ..., notifications: _Optional[_Union[_notification_pb2.NotificationSettings, _Mapping]] = ..., error_processor_defaults: _Optional[bool] = ...) -> None: ...
+    scorers: _containers.RepeatedCompositeFieldContainer[ScorerRef]
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., instructions: _Optional[str] = ..., instruction_messages: _Optional[_Union[SystemMessages, _Mapping]] = ..., model: _Optional[str] = ..., base_url: _Optional[str] = ..., fallback_models: _Optional[_Iterable[_Union[FallbackModel, _Mapping]]] = ..., tools: _Optional[_Iterable[str]] = ..., input_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., output_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., error_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., max_processor_retries: _Optional[int] = ..., default_options: _Optional[_Union[CallOptions, _Mapping]] = ..., request_context_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., tool_hooks: _Optional[_Union[ToolHooksRef, _Mapping]] = ..., source: _Optional[_Union[AgentSource, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., provider_credential: _Optional[str] = ..., memory: _Optional[_Union[MemorySettings, _Mapping]] = ..., notifications: _Optional[_Union[_notification_pb2.NotificationSettings, _Mapping]] = ..., error_processor_defaults: _Optional[bool] = ..., scorers: _Optional[_Iterable[_Union[ScorerRef, _Mapping]]] = ...) -> None: ...
+
+class ScorerRef(_message.Message):
+    __slots__ = ("id", "builtin", "options", "sampling", "filter", "timeout")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    BUILTIN_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    SAMPLING_FIELD_NUMBER: _ClassVar[int]
+    FILTER_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    builtin: str
+    options: _struct_pb2.Struct
+    sampling: ScorerSampling
+    filter: ScoringFilter
+    timeout: _duration_pb2.Duration
+    def __init__(self, id: _Optional[str] = ..., builtin: _Optional[str] = ..., options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., sampling: _Optional[_Union[ScorerSampling, _Mapping]] = ..., filter: _Optional[_Union[ScoringFilter, _Mapping]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class ScorerSampling(_message.Message):
+    __slots__ = ("none", "ratio")
+    NONE_FIELD_NUMBER: _ClassVar[int]
+    RATIO_FIELD_NUMBER: _ClassVar[int]
+    none: _empty_pb2.Empty
+    ratio: float
+    def __init__(self, none: _Optional[_Union[_empty_pb2.Empty, _Mapping]] = ..., ratio: _Optional[float] = ...) -> None: ...
+
+class ScoringFilter(_message.Message):
+    __slots__ = ("match", "conditions", "groups")
+    MATCH_FIELD_NUMBER: _ClassVar[int]
+    CONDITIONS_FIELD_NUMBER: _ClassVar[int]
+    GROUPS_FIELD_NUMBER: _ClassVar[int]
+    match: str
+    conditions: _containers.RepeatedCompositeFieldContainer[ScoringCondition]
+    groups: _containers.RepeatedCompositeFieldContainer[ScoringFilter]
+    def __init__(self, match: _Optional[str] = ..., conditions: _Optional[_Iterable[_Union[ScoringCondition, _Mapping]]] = ..., groups: _Optional[_Iterable[_Union[ScoringFilter, _Mapping]]] = ...) -> None: ...
+
+class ScoringCondition(_message.Message):
+    __slots__ = ("field", "operator", "value")
+    FIELD_FIELD_NUMBER: _ClassVar[int]
+    OPERATOR_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    field: str
+    operator: str
+    value: _struct_pb2.Value
+    def __init__(self, field: _Optional[str] = ..., operator: _Optional[str] = ..., value: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...

@@ -10,6 +10,7 @@ import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	emptypb "google.golang.org/protobuf/types/known/emptypb"
 	structpb "google.golang.org/protobuf/types/known/structpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
@@ -1249,8 +1250,11 @@ type Agent struct {
 	// transient retry) when it has no error processors of its own. Unset means true; false opts
 	// out. An agent or call that lists its own error processors gets only those.
 	ErrorProcessorDefaults *bool `protobuf:"varint,23,opt,name=error_processor_defaults,json=errorProcessorDefaults,proto3,oneof" json:"error_processor_defaults,omitempty"`
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	// Scorers that judge the agent's finished runs, off the request path (see `ScorerRef`). Each
+	// id MUST be unique within the agent.
+	Scorers       []*ScorerRef `protobuf:"bytes,50,rep,name=scorers,proto3" json:"scorers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Agent) Reset() {
@@ -1462,6 +1466,13 @@ func (x *Agent) GetErrorProcessorDefaults() bool {
 	return false
 }
 
+func (x *Agent) GetScorers() []*ScorerRef {
+	if x != nil {
+		return x.Scorers
+	}
+	return nil
+}
+
 type isAgent_InstructionsKind interface {
 	isAgent_InstructionsKind()
 }
@@ -1481,12 +1492,332 @@ func (*Agent_Instructions) isAgent_InstructionsKind() {}
 
 func (*Agent_InstructionMessages) isAgent_InstructionsKind() {}
 
+// ScorerRef names a scorer that judges an agent's finished runs, with which runs it scores.
+//
+// A run that ends with `finish` and matches `filter` and `sampling` is queued durably, one
+// entry per scorer and run, and scored after the stream has ended; nothing of the scoring goes
+// into the run's stream, usage or thread. The score is read with `ScoreService`.
+type ScorerRef struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Id of the scorer, unique within the agent; the scores carry it. With `builtin` it MAY be
+	// empty and then defaults to the built-in's name. Without `builtin`, it names a remote scorer
+	// attached under that id.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Name of a built-in scorer (`exact-match`, `regex-match`, `json-schema`, `tool-called`,
+	// `tool-not-called`, `answer-length`, `pii`, `llm-judge`). An unknown name is rejected with
+	// INVALID_ARGUMENT.
+	Builtin string `protobuf:"bytes,2,opt,name=builtin,proto3" json:"builtin,omitempty"`
+	// Options of the built-in scorer named by `builtin`, in their camelCase form. An unknown or
+	// malformed option is rejected with INVALID_ARGUMENT naming it.
+	Options *structpb.Struct `protobuf:"bytes,3,opt,name=options,proto3" json:"options,omitempty"`
+	// Which of the matching runs are scored. When unset, every matching run is.
+	Sampling *ScorerSampling `protobuf:"bytes,4,opt,name=sampling,proto3" json:"sampling,omitempty"`
+	// Which runs are scored, by their request context, thread and resource. When unset, every run.
+	Filter *ScoringFilter `protobuf:"bytes,5,opt,name=filter,proto3" json:"filter,omitempty"`
+	// How long one scoring of one run MAY take; defaults to 60 seconds.
+	Timeout       *durationpb.Duration `protobuf:"bytes,6,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScorerRef) Reset() {
+	*x = ScorerRef{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScorerRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScorerRef) ProtoMessage() {}
+
+func (x *ScorerRef) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScorerRef.ProtoReflect.Descriptor instead.
+func (*ScorerRef) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ScorerRef) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ScorerRef) GetBuiltin() string {
+	if x != nil {
+		return x.Builtin
+	}
+	return ""
+}
+
+func (x *ScorerRef) GetOptions() *structpb.Struct {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+func (x *ScorerRef) GetSampling() *ScorerSampling {
+	if x != nil {
+		return x.Sampling
+	}
+	return nil
+}
+
+func (x *ScorerRef) GetFilter() *ScoringFilter {
+	if x != nil {
+		return x.Filter
+	}
+	return nil
+}
+
+func (x *ScorerRef) GetTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.Timeout
+	}
+	return nil
+}
+
+// ScorerSampling says which share of the matching runs a scorer scores.
+type ScorerSampling struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The sampling. When neither branch is set, every matching run is scored.
+	//
+	// Types that are valid to be assigned to Kind:
+	//
+	//	*ScorerSampling_None
+	//	*ScorerSampling_Ratio
+	Kind          isScorerSampling_Kind `protobuf_oneof:"kind"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScorerSampling) Reset() {
+	*x = ScorerSampling{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScorerSampling) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScorerSampling) ProtoMessage() {}
+
+func (x *ScorerSampling) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScorerSampling.ProtoReflect.Descriptor instead.
+func (*ScorerSampling) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ScorerSampling) GetKind() isScorerSampling_Kind {
+	if x != nil {
+		return x.Kind
+	}
+	return nil
+}
+
+func (x *ScorerSampling) GetNone() *emptypb.Empty {
+	if x != nil {
+		if x, ok := x.Kind.(*ScorerSampling_None); ok {
+			return x.None
+		}
+	}
+	return nil
+}
+
+func (x *ScorerSampling) GetRatio() float64 {
+	if x != nil {
+		if x, ok := x.Kind.(*ScorerSampling_Ratio); ok {
+			return x.Ratio
+		}
+	}
+	return 0
+}
+
+type isScorerSampling_Kind interface {
+	isScorerSampling_Kind()
+}
+
+type ScorerSampling_None struct {
+	// Every matching run is scored.
+	None *emptypb.Empty `protobuf:"bytes,1,opt,name=none,proto3,oneof"`
+}
+
+type ScorerSampling_Ratio struct {
+	// The share of runs scored, in (0, 1]. A run is scored when a hash of its trace id (its run
+	// id when it has no trace) falls below the ratio, so scorers at one ratio score the same
+	// runs and a lower ratio scores a subset of a higher one.
+	Ratio float64 `protobuf:"fixed64,2,opt,name=ratio,proto3,oneof"`
+}
+
+func (*ScorerSampling_None) isScorerSampling_Kind() {}
+
+func (*ScorerSampling_Ratio) isScorerSampling_Kind() {}
+
+// ScoringFilter is a group of conditions over a finished run; every condition (`match` = `all`,
+// the default) or at least one (`any`) must hold. Groups nest at most three deep.
+type ScoringFilter struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// `all` (the default when empty) or `any`.
+	Match string `protobuf:"bytes,1,opt,name=match,proto3" json:"match,omitempty"`
+	// The conditions.
+	Conditions []*ScoringCondition `protobuf:"bytes,2,rep,name=conditions,proto3" json:"conditions,omitempty"`
+	// Nested groups, each counted as one condition.
+	Groups        []*ScoringFilter `protobuf:"bytes,3,rep,name=groups,proto3" json:"groups,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScoringFilter) Reset() {
+	*x = ScoringFilter{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScoringFilter) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScoringFilter) ProtoMessage() {}
+
+func (x *ScoringFilter) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScoringFilter.ProtoReflect.Descriptor instead.
+func (*ScoringFilter) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ScoringFilter) GetMatch() string {
+	if x != nil {
+		return x.Match
+	}
+	return ""
+}
+
+func (x *ScoringFilter) GetConditions() []*ScoringCondition {
+	if x != nil {
+		return x.Conditions
+	}
+	return nil
+}
+
+func (x *ScoringFilter) GetGroups() []*ScoringFilter {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
+// ScoringCondition compares one field of a finished run with a value.
+type ScoringCondition struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// `threadId`, `resourceId`, or `requestContext.` followed by a dot path into the call's
+	// request context (for example `requestContext.tier`).
+	Field string `protobuf:"bytes,1,opt,name=field,proto3" json:"field,omitempty"`
+	// One of `equals`, `not_equals`, `contains`, `not_contains`, `greater_than`, `less_than`,
+	// `greater_than_or_equal`, `less_than_or_equal`, `in`, `not_in`, `exists`, `not_exists`.
+	Operator string `protobuf:"bytes,2,opt,name=operator,proto3" json:"operator,omitempty"`
+	// The value compared with (a list for `in` and `not_in`; unused by `exists` and `not_exists`).
+	Value         *structpb.Value `protobuf:"bytes,3,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScoringCondition) Reset() {
+	*x = ScoringCondition{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScoringCondition) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScoringCondition) ProtoMessage() {}
+
+func (x *ScoringCondition) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScoringCondition.ProtoReflect.Descriptor instead.
+func (*ScoringCondition) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ScoringCondition) GetField() string {
+	if x != nil {
+		return x.Field
+	}
+	return ""
+}
+
+func (x *ScoringCondition) GetOperator() string {
+	if x != nil {
+		return x.Operator
+	}
+	return ""
+}
+
+func (x *ScoringCondition) GetValue() *structpb.Value {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
 var File_treadle_v1_agent_proto protoreflect.FileDescriptor
 
 const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"\x16treadle/v1/agent.proto\x12\n" +
-	"treadle.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18treadle/v1/message.proto\x1a\x1dtreadle/v1/notification.proto\"\xc0\x02\n" +
+	"treadle.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18treadle/v1/message.proto\x1a\x1dtreadle/v1/notification.proto\"\xc0\x02\n" +
 	"\fProcessorRef\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12@\n" +
 	"\x0efailure_policy\x18\x02 \x01(\x0e2\x19.treadle.v1.FailurePolicyR\rfailurePolicy\x123\n" +
@@ -1574,7 +1905,7 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\rlast_messages\x18\x01 \x01(\x05H\x00R\flastMessages\x88\x01\x01B\x10\n" +
 	"\x0e_last_messages\"G\n" +
 	"\x0eSystemMessages\x125\n" +
-	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"\xbb\n" +
+	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"\xec\n" +
 	"\n" +
 	"\x05Agent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
@@ -1604,10 +1935,32 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\x13provider_credential\x18\x18 \x01(\tR\x12providerCredential\x122\n" +
 	"\x06memory\x18\x15 \x01(\v2\x1a.treadle.v1.MemorySettingsR\x06memory\x12F\n" +
 	"\rnotifications\x18\x16 \x01(\v2 .treadle.v1.NotificationSettingsR\rnotifications\x12=\n" +
-	"\x18error_processor_defaults\x18\x17 \x01(\bH\x02R\x16errorProcessorDefaults\x88\x01\x01B\x13\n" +
+	"\x18error_processor_defaults\x18\x17 \x01(\bH\x02R\x16errorProcessorDefaults\x88\x01\x01\x12/\n" +
+	"\ascorers\x182 \x03(\v2\x15.treadle.v1.ScorerRefR\ascorersB\x13\n" +
 	"\x11instructions_kindB\x18\n" +
 	"\x16_max_processor_retriesB\x1b\n" +
-	"\x19_error_processor_defaults*m\n" +
+	"\x19_error_processor_defaults\"\x88\x02\n" +
+	"\tScorerRef\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
+	"\abuiltin\x18\x02 \x01(\tR\abuiltin\x121\n" +
+	"\aoptions\x18\x03 \x01(\v2\x17.google.protobuf.StructR\aoptions\x126\n" +
+	"\bsampling\x18\x04 \x01(\v2\x1a.treadle.v1.ScorerSamplingR\bsampling\x121\n" +
+	"\x06filter\x18\x05 \x01(\v2\x19.treadle.v1.ScoringFilterR\x06filter\x123\n" +
+	"\atimeout\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\atimeout\"^\n" +
+	"\x0eScorerSampling\x12,\n" +
+	"\x04none\x18\x01 \x01(\v2\x16.google.protobuf.EmptyH\x00R\x04none\x12\x16\n" +
+	"\x05ratio\x18\x02 \x01(\x01H\x00R\x05ratioB\x06\n" +
+	"\x04kind\"\x96\x01\n" +
+	"\rScoringFilter\x12\x14\n" +
+	"\x05match\x18\x01 \x01(\tR\x05match\x12<\n" +
+	"\n" +
+	"conditions\x18\x02 \x03(\v2\x1c.treadle.v1.ScoringConditionR\n" +
+	"conditions\x121\n" +
+	"\x06groups\x18\x03 \x03(\v2\x19.treadle.v1.ScoringFilterR\x06groups\"r\n" +
+	"\x10ScoringCondition\x12\x14\n" +
+	"\x05field\x18\x01 \x01(\tR\x05field\x12\x1a\n" +
+	"\boperator\x18\x02 \x01(\tR\boperator\x12,\n" +
+	"\x05value\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x05value*m\n" +
 	"\rFailurePolicy\x12\x1e\n" +
 	"\x1aFAILURE_POLICY_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aFAILURE_POLICY_FAIL_CLOSED\x10\x01\x12\x1c\n" +
@@ -1638,7 +1991,7 @@ func file_treadle_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_treadle_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_treadle_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_treadle_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_treadle_v1_agent_proto_goTypes = []any{
 	(FailurePolicy)(0),            // 0: treadle.v1.FailurePolicy
 	(ToolChoiceMode)(0),           // 1: treadle.v1.ToolChoiceMode
@@ -1656,51 +2009,66 @@ var file_treadle_v1_agent_proto_goTypes = []any{
 	(*MemorySettings)(nil),        // 13: treadle.v1.MemorySettings
 	(*SystemMessages)(nil),        // 14: treadle.v1.SystemMessages
 	(*Agent)(nil),                 // 15: treadle.v1.Agent
-	(*durationpb.Duration)(nil),   // 16: google.protobuf.Duration
-	(*structpb.Struct)(nil),       // 17: google.protobuf.Struct
-	(*SystemMessage)(nil),         // 18: treadle.v1.SystemMessage
-	(*timestamppb.Timestamp)(nil), // 19: google.protobuf.Timestamp
-	(*NotificationSettings)(nil),  // 20: treadle.v1.NotificationSettings
+	(*ScorerRef)(nil),             // 16: treadle.v1.ScorerRef
+	(*ScorerSampling)(nil),        // 17: treadle.v1.ScorerSampling
+	(*ScoringFilter)(nil),         // 18: treadle.v1.ScoringFilter
+	(*ScoringCondition)(nil),      // 19: treadle.v1.ScoringCondition
+	(*durationpb.Duration)(nil),   // 20: google.protobuf.Duration
+	(*structpb.Struct)(nil),       // 21: google.protobuf.Struct
+	(*SystemMessage)(nil),         // 22: treadle.v1.SystemMessage
+	(*timestamppb.Timestamp)(nil), // 23: google.protobuf.Timestamp
+	(*NotificationSettings)(nil),  // 24: treadle.v1.NotificationSettings
+	(*emptypb.Empty)(nil),         // 25: google.protobuf.Empty
+	(*structpb.Value)(nil),        // 26: google.protobuf.Value
 }
 var file_treadle_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: treadle.v1.ProcessorRef.failure_policy:type_name -> treadle.v1.FailurePolicy
-	16, // 1: treadle.v1.ProcessorRef.timeout:type_name -> google.protobuf.Duration
-	17, // 2: treadle.v1.ProcessorRef.options:type_name -> google.protobuf.Struct
+	20, // 1: treadle.v1.ProcessorRef.timeout:type_name -> google.protobuf.Duration
+	21, // 2: treadle.v1.ProcessorRef.options:type_name -> google.protobuf.Struct
 	3,  // 3: treadle.v1.ProcessorList.processors:type_name -> treadle.v1.ProcessorRef
 	1,  // 4: treadle.v1.ToolChoice.mode:type_name -> treadle.v1.ToolChoiceMode
-	17, // 5: treadle.v1.ThreadOptions.metadata:type_name -> google.protobuf.Struct
+	21, // 5: treadle.v1.ThreadOptions.metadata:type_name -> google.protobuf.Struct
 	9,  // 6: treadle.v1.MemoryOptions.thread:type_name -> treadle.v1.ThreadOptions
-	17, // 7: treadle.v1.StructuredOutput.schema:type_name -> google.protobuf.Struct
+	21, // 7: treadle.v1.StructuredOutput.schema:type_name -> google.protobuf.Struct
 	4,  // 8: treadle.v1.CallOptions.input_processors:type_name -> treadle.v1.ProcessorList
 	4,  // 9: treadle.v1.CallOptions.output_processors:type_name -> treadle.v1.ProcessorList
 	4,  // 10: treadle.v1.CallOptions.error_processors:type_name -> treadle.v1.ProcessorList
 	7,  // 11: treadle.v1.CallOptions.tool_choice:type_name -> treadle.v1.ToolChoice
 	5,  // 12: treadle.v1.CallOptions.model_settings:type_name -> treadle.v1.ModelSettings
-	17, // 13: treadle.v1.CallOptions.provider_options:type_name -> google.protobuf.Struct
+	21, // 13: treadle.v1.CallOptions.provider_options:type_name -> google.protobuf.Struct
 	10, // 14: treadle.v1.CallOptions.memory:type_name -> treadle.v1.MemoryOptions
-	17, // 15: treadle.v1.CallOptions.request_context:type_name -> google.protobuf.Struct
+	21, // 15: treadle.v1.CallOptions.request_context:type_name -> google.protobuf.Struct
 	11, // 16: treadle.v1.CallOptions.structured_output:type_name -> treadle.v1.StructuredOutput
 	8,  // 17: treadle.v1.CallOptions.tool_hooks:type_name -> treadle.v1.ToolHooksRef
-	18, // 18: treadle.v1.SystemMessages.messages:type_name -> treadle.v1.SystemMessage
-	17, // 19: treadle.v1.Agent.metadata:type_name -> google.protobuf.Struct
+	22, // 18: treadle.v1.SystemMessages.messages:type_name -> treadle.v1.SystemMessage
+	21, // 19: treadle.v1.Agent.metadata:type_name -> google.protobuf.Struct
 	14, // 20: treadle.v1.Agent.instruction_messages:type_name -> treadle.v1.SystemMessages
 	6,  // 21: treadle.v1.Agent.fallback_models:type_name -> treadle.v1.FallbackModel
 	3,  // 22: treadle.v1.Agent.input_processors:type_name -> treadle.v1.ProcessorRef
 	3,  // 23: treadle.v1.Agent.output_processors:type_name -> treadle.v1.ProcessorRef
 	3,  // 24: treadle.v1.Agent.error_processors:type_name -> treadle.v1.ProcessorRef
 	12, // 25: treadle.v1.Agent.default_options:type_name -> treadle.v1.CallOptions
-	17, // 26: treadle.v1.Agent.request_context_schema:type_name -> google.protobuf.Struct
+	21, // 26: treadle.v1.Agent.request_context_schema:type_name -> google.protobuf.Struct
 	8,  // 27: treadle.v1.Agent.tool_hooks:type_name -> treadle.v1.ToolHooksRef
 	2,  // 28: treadle.v1.Agent.source:type_name -> treadle.v1.AgentSource
-	19, // 29: treadle.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
-	19, // 30: treadle.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
+	23, // 29: treadle.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
+	23, // 30: treadle.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
 	13, // 31: treadle.v1.Agent.memory:type_name -> treadle.v1.MemorySettings
-	20, // 32: treadle.v1.Agent.notifications:type_name -> treadle.v1.NotificationSettings
-	33, // [33:33] is the sub-list for method output_type
-	33, // [33:33] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	24, // 32: treadle.v1.Agent.notifications:type_name -> treadle.v1.NotificationSettings
+	16, // 33: treadle.v1.Agent.scorers:type_name -> treadle.v1.ScorerRef
+	21, // 34: treadle.v1.ScorerRef.options:type_name -> google.protobuf.Struct
+	17, // 35: treadle.v1.ScorerRef.sampling:type_name -> treadle.v1.ScorerSampling
+	18, // 36: treadle.v1.ScorerRef.filter:type_name -> treadle.v1.ScoringFilter
+	20, // 37: treadle.v1.ScorerRef.timeout:type_name -> google.protobuf.Duration
+	25, // 38: treadle.v1.ScorerSampling.none:type_name -> google.protobuf.Empty
+	19, // 39: treadle.v1.ScoringFilter.conditions:type_name -> treadle.v1.ScoringCondition
+	18, // 40: treadle.v1.ScoringFilter.groups:type_name -> treadle.v1.ScoringFilter
+	26, // 41: treadle.v1.ScoringCondition.value:type_name -> google.protobuf.Value
+	42, // [42:42] is the sub-list for method output_type
+	42, // [42:42] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_agent_proto_init() }
@@ -1726,13 +2094,17 @@ func file_treadle_v1_agent_proto_init() {
 		(*Agent_Instructions)(nil),
 		(*Agent_InstructionMessages)(nil),
 	}
+	file_treadle_v1_agent_proto_msgTypes[14].OneofWrappers = []any{
+		(*ScorerSampling_None)(nil),
+		(*ScorerSampling_Ratio)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_treadle_v1_agent_proto_rawDesc), len(file_treadle_v1_agent_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   13,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -4,8 +4,8 @@
 
 import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { Duration, Empty, Timestamp, Value } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_duration, file_google_protobuf_empty, file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { SystemMessage } from "./message_pb.js";
 import { file_treadle_v1_message } from "./message_pb.js";
 import type { NotificationSettings } from "./notification_pb.js";
@@ -16,7 +16,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file treadle/v1/agent.proto.
  */
 export const file_treadle_v1_agent: GenFile = /*@__PURE__*/
-  fileDesc("ChZ0cmVhZGxlL3YxL2FnZW50LnByb3RvEgp0cmVhZGxlLnYxIvABCgxQcm9jZXNzb3JSZWYSCgoCaWQYASABKAkSMQoOZmFpbHVyZV9wb2xpY3kYAiABKA4yGS50cmVhZGxlLnYxLkZhaWx1cmVQb2xpY3kSKgoHdGltZW91dBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdidWlsdGluGAQgASgJEigKB29wdGlvbnMYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhYKDnBhcmFsbGVsX2dyb3VwGAYgASgJEhIKCndpdGhfbW9kZWwYByABKAgSDgoGbG9ja2VkGAggASgIIj0KDVByb2Nlc3Nvckxpc3QSLAoKcHJvY2Vzc29ycxgBIAMoCzIYLnRyZWFkbGUudjEuUHJvY2Vzc29yUmVmItUCCg1Nb2RlbFNldHRpbmdzEhgKC3RlbXBlcmF0dXJlGAEgASgBSACIAQESHgoRbWF4X291dHB1dF90b2tlbnMYAiABKAVIAYgBARISCgV0b3BfcBgDIAEoAUgCiAEBEhEKBHNlZWQYBCABKANIA4gBARIWCg5zdG9wX3NlcXVlbmNlcxgFIAMoCRIdChBwcmVzZW5jZV9wZW5hbHR5GAYgASgBSASIAQESHgoRZnJlcXVlbmN5X3BlbmFsdHkYByABKAFIBYgBARIYCgttYXhfcmV0cmllcxgIIAEoBUgGiAEBQg4KDF90ZW1wZXJhdHVyZUIUChJfbWF4X291dHB1dF90b2tlbnNCCAoGX3RvcF9wQgcKBV9zZWVkQhMKEV9wcmVzZW5jZV9wZW5hbHR5QhQKEl9mcmVxdWVuY3lfcGVuYWx0eUIOCgxfbWF4X3JldHJpZXMidwoNRmFsbGJhY2tNb2RlbBINCgVtb2RlbBgBIAEoCRIQCghiYXNlX3VybBgCIAEoCRIYCgttYXhfcmV0cmllcxgDIAEoBUgAiAEBEhsKE3Byb3ZpZGVyX2NyZWRlbnRpYWwYBCABKAlCDgoMX21heF9yZXRyaWVzIlcKClRvb2xDaG9pY2USKgoEbW9kZRgBIAEoDjIaLnRyZWFkbGUudjEuVG9vbENob2ljZU1vZGVIABITCgl0b29sX25hbWUYAiABKAlIAEIICgZjaG9pY2UiQQoMVG9vbEhvb2tzUmVmEhgKEGJlZm9yZV90b29sX2NhbGwYASABKAkSFwoPYWZ0ZXJfdG9vbF9jYWxsGAIgASgJIlUKDVRocmVhZE9wdGlvbnMSCgoCaWQYASABKAkSDQoFdGl0bGUYAiABKAkSKQoIbWV0YWRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0InEKDU1lbW9yeU9wdGlvbnMSEAoIcmVzb3VyY2UYASABKAkSEwoJdGhyZWFkX2lkGAIgASgJSAASKwoGdGhyZWFkGAMgASgLMhkudHJlYWRsZS52MS5UaHJlYWRPcHRpb25zSABCDAoKdGhyZWFkX3JlZiJJChBTdHJ1Y3R1cmVkT3V0cHV0EicKBnNjaGVtYRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDAoEbmFtZRgCIAEoCSLcBQoLQ2FsbE9wdGlvbnMSOAoQaW5wdXRfcHJvY2Vzc29ycxgBIAEoCzIZLnRyZWFkbGUudjEuUHJvY2Vzc29yTGlzdEgAiAEBEjkKEW91dHB1dF9wcm9jZXNzb3JzGAIgASgLMhkudHJlYWRsZS52MS5Qcm9jZXNzb3JMaXN0SAGIAQESOAoQZXJyb3JfcHJvY2Vzc29ycxgDIAEoCzIZLnRyZWFkbGUudjEuUHJvY2Vzc29yTGlzdEgCiAEBEhYKCW1heF9zdGVwcxgEIAEoBUgDiAEBEiIKFW1heF9wcm9jZXNzb3JfcmV0cmllcxgFIAEoBUgEiAEBEisKC3Rvb2xfY2hvaWNlGAYgASgLMhYudHJlYWRsZS52MS5Ub29sQ2hvaWNlEhQKDGFjdGl2ZV90b29scxgHIAMoCRIxCg5tb2RlbF9zZXR0aW5ncxgIIAEoCzIZLnRyZWFkbGUudjEuTW9kZWxTZXR0aW5ncxIxChBwcm92aWRlcl9vcHRpb25zGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIpCgZtZW1vcnkYCiABKAsyGS50cmVhZGxlLnYxLk1lbW9yeU9wdGlvbnMSMAoPcmVxdWVzdF9jb250ZXh0GAsgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBI3ChFzdHJ1Y3R1cmVkX291dHB1dBgMIAEoCzIcLnRyZWFkbGUudjEuU3RydWN0dXJlZE91dHB1dBIsCgp0b29sX2hvb2tzGA0gASgLMhgudHJlYWRsZS52MS5Ub29sSG9va3NSZWYSDQoFbW9kZWwYDiABKAlCEwoRX2lucHV0X3Byb2Nlc3NvcnNCFAoSX291dHB1dF9wcm9jZXNzb3JzQhMKEV9lcnJvcl9wcm9jZXNzb3JzQgwKCl9tYXhfc3RlcHNCGAoWX21heF9wcm9jZXNzb3JfcmV0cmllcyI+Cg5NZW1vcnlTZXR0aW5ncxIaCg1sYXN0X21lc3NhZ2VzGAEgASgFSACIAQFCEAoOX2xhc3RfbWVzc2FnZXMiPQoOU3lzdGVtTWVzc2FnZXMSKwoIbWVzc2FnZXMYASADKAsyGS50cmVhZGxlLnYxLlN5c3RlbU1lc3NhZ2Ui8wcKBUFnZW50EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSKQoIbWV0YWRhdGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhYKDGluc3RydWN0aW9ucxgFIAEoCUgAEjoKFGluc3RydWN0aW9uX21lc3NhZ2VzGAYgASgLMhoudHJlYWRsZS52MS5TeXN0ZW1NZXNzYWdlc0gAEg0KBW1vZGVsGAcgASgJEhAKCGJhc2VfdXJsGAggASgJEjIKD2ZhbGxiYWNrX21vZGVscxgJIAMoCzIZLnRyZWFkbGUudjEuRmFsbGJhY2tNb2RlbBINCgV0b29scxgKIAMoCRIyChBpbnB1dF9wcm9jZXNzb3JzGAsgAygLMhgudHJlYWRsZS52MS5Qcm9jZXNzb3JSZWYSMwoRb3V0cHV0X3Byb2Nlc3NvcnMYDCADKAsyGC50cmVhZGxlLnYxLlByb2Nlc3NvclJlZhIyChBlcnJvcl9wcm9jZXNzb3JzGA0gAygLMhgudHJlYWRsZS52MS5Qcm9jZXNzb3JSZWYSIgoVbWF4X3Byb2Nlc3Nvcl9yZXRyaWVzGA4gASgFSAGIAQESMAoPZGVmYXVsdF9vcHRpb25zGA8gASgLMhcudHJlYWRsZS52MS5DYWxsT3B0aW9ucxI3ChZyZXF1ZXN0X2NvbnRleHRfc2NoZW1hGBAgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIsCgp0b29sX2hvb2tzGBEgASgLMhgudHJlYWRsZS52MS5Ub29sSG9va3NSZWYSJwoGc291cmNlGBIgASgOMhcudHJlYWRsZS52MS5BZ2VudFNvdXJjZRIvCgtjcmVhdGVfdGltZRgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhsKE3Byb3ZpZGVyX2NyZWRlbnRpYWwYGCABKAkSKgoGbWVtb3J5GBUgASgLMhoudHJlYWRsZS52MS5NZW1vcnlTZXR0aW5ncxI3Cg1ub3RpZmljYXRpb25zGBYgASgLMiAudHJlYWRsZS52MS5Ob3RpZmljYXRpb25TZXR0aW5ncxIlChhlcnJvcl9wcm9jZXNzb3JfZGVmYXVsdHMYFyABKAhIAogBAUITChFpbnN0cnVjdGlvbnNfa2luZEIYChZfbWF4X3Byb2Nlc3Nvcl9yZXRyaWVzQhsKGV9lcnJvcl9wcm9jZXNzb3JfZGVmYXVsdHMqbQoNRmFpbHVyZVBvbGljeRIeChpGQUlMVVJFX1BPTElDWV9VTlNQRUNJRklFRBAAEh4KGkZBSUxVUkVfUE9MSUNZX0ZBSUxfQ0xPU0VEEAESHAoYRkFJTFVSRV9QT0xJQ1lfRkFJTF9PUEVOEAIqhwEKDlRvb2xDaG9pY2VNb2RlEiAKHFRPT0xfQ0hPSUNFX01PREVfVU5TUEVDSUZJRUQQABIZChVUT09MX0NIT0lDRV9NT0RFX0FVVE8QARIZChVUT09MX0NIT0lDRV9NT0RFX05PTkUQAhIdChlUT09MX0NIT0lDRV9NT0RFX1JFUVVJUkVEEAMqcQoLQWdlbnRTb3VyY2USHAoYQUdFTlRfU09VUkNFX1VOU1BFQ0lGSUVEEAASFwoTQUdFTlRfU09VUkNFX0NPTkZJRxABEhUKEUFHRU5UX1NPVVJDRV9DT0RFEAISFAoQQUdFTlRfU09VUkNFX0FQSRADQmMKDmRldi50cmVhZGxlLnYxUAFaQmdpdGh1Yi5jb20vdHJlYWRsZS1kZXYvdHJlYWRsZS9jbGllbnRzL2dvL2dlbi90cmVhZGxlL3YxO3RyZWFkbGV2MaoCClRyZWFkbGUuVjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_message, file_treadle_v1_notification]);
+  fileDesc("ChZ0cmVhZGxlL3YxL2FnZW50LnByb3RvEgp0cmVhZGxlLnYxIvABCgxQcm9jZXNzb3JSZWYSCgoCaWQYASABKAkSMQoOZmFpbHVyZV9wb2xpY3kYAiABKA4yGS50cmVhZGxlLnYxLkZhaWx1cmVQb2xpY3kSKgoHdGltZW91dBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdidWlsdGluGAQgASgJEigKB29wdGlvbnMYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhYKDnBhcmFsbGVsX2dyb3VwGAYgASgJEhIKCndpdGhfbW9kZWwYByABKAgSDgoGbG9ja2VkGAggASgIIj0KDVByb2Nlc3Nvckxpc3QSLAoKcHJvY2Vzc29ycxgBIAMoCzIYLnRyZWFkbGUudjEuUHJvY2Vzc29yUmVmItUCCg1Nb2RlbFNldHRpbmdzEhgKC3RlbXBlcmF0dXJlGAEgASgBSACIAQESHgoRbWF4X291dHB1dF90b2tlbnMYAiABKAVIAYgBARISCgV0b3BfcBgDIAEoAUgCiAEBEhEKBHNlZWQYBCABKANIA4gBARIWCg5zdG9wX3NlcXVlbmNlcxgFIAMoCRIdChBwcmVzZW5jZV9wZW5hbHR5GAYgASgBSASIAQESHgoRZnJlcXVlbmN5X3BlbmFsdHkYByABKAFIBYgBARIYCgttYXhfcmV0cmllcxgIIAEoBUgGiAEBQg4KDF90ZW1wZXJhdHVyZUIUChJfbWF4X291dHB1dF90b2tlbnNCCAoGX3RvcF9wQgcKBV9zZWVkQhMKEV9wcmVzZW5jZV9wZW5hbHR5QhQKEl9mcmVxdWVuY3lfcGVuYWx0eUIOCgxfbWF4X3JldHJpZXMidwoNRmFsbGJhY2tNb2RlbBINCgVtb2RlbBgBIAEoCRIQCghiYXNlX3VybBgCIAEoCRIYCgttYXhfcmV0cmllcxgDIAEoBUgAiAEBEhsKE3Byb3ZpZGVyX2NyZWRlbnRpYWwYBCABKAlCDgoMX21heF9yZXRyaWVzIlcKClRvb2xDaG9pY2USKgoEbW9kZRgBIAEoDjIaLnRyZWFkbGUudjEuVG9vbENob2ljZU1vZGVIABITCgl0b29sX25hbWUYAiABKAlIAEIICgZjaG9pY2UiQQoMVG9vbEhvb2tzUmVmEhgKEGJlZm9yZV90b29sX2NhbGwYASABKAkSFwoPYWZ0ZXJfdG9vbF9jYWxsGAIgASgJIlUKDVRocmVhZE9wdGlvbnMSCgoCaWQYASABKAkSDQoFdGl0bGUYAiABKAkSKQoIbWV0YWRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0InEKDU1lbW9yeU9wdGlvbnMSEAoIcmVzb3VyY2UYASABKAkSEwoJdGhyZWFkX2lkGAIgASgJSAASKwoGdGhyZWFkGAMgASgLMhkudHJlYWRsZS52MS5UaHJlYWRPcHRpb25zSABCDAoKdGhyZWFkX3JlZiJJChBTdHJ1Y3R1cmVkT3V0cHV0EicKBnNjaGVtYRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDAoEbmFtZRgCIAEoCSLcBQoLQ2FsbE9wdGlvbnMSOAoQaW5wdXRfcHJvY2Vzc29ycxgBIAEoCzIZLnRyZWFkbGUudjEuUHJvY2Vzc29yTGlzdEgAiAEBEjkKEW91dHB1dF9wcm9jZXNzb3JzGAIgASgLMhkudHJlYWRsZS52MS5Qcm9jZXNzb3JMaXN0SAGIAQESOAoQZXJyb3JfcHJvY2Vzc29ycxgDIAEoCzIZLnRyZWFkbGUudjEuUHJvY2Vzc29yTGlzdEgCiAEBEhYKCW1heF9zdGVwcxgEIAEoBUgDiAEBEiIKFW1heF9wcm9jZXNzb3JfcmV0cmllcxgFIAEoBUgEiAEBEisKC3Rvb2xfY2hvaWNlGAYgASgLMhYudHJlYWRsZS52MS5Ub29sQ2hvaWNlEhQKDGFjdGl2ZV90b29scxgHIAMoCRIxCg5tb2RlbF9zZXR0aW5ncxgIIAEoCzIZLnRyZWFkbGUudjEuTW9kZWxTZXR0aW5ncxIxChBwcm92aWRlcl9vcHRpb25zGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIpCgZtZW1vcnkYCiABKAsyGS50cmVhZGxlLnYxLk1lbW9yeU9wdGlvbnMSMAoPcmVxdWVzdF9jb250ZXh0GAsgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBI3ChFzdHJ1Y3R1cmVkX291dHB1dBgMIAEoCzIcLnRyZWFkbGUudjEuU3RydWN0dXJlZE91dHB1dBIsCgp0b29sX2hvb2tzGA0gASgLMhgudHJlYWRsZS52MS5Ub29sSG9va3NSZWYSDQoFbW9kZWwYDiABKAlCEwoRX2lucHV0X3Byb2Nlc3NvcnNCFAoSX291dHB1dF9wcm9jZXNzb3JzQhMKEV9lcnJvcl9wcm9jZXNzb3JzQgwKCl9tYXhfc3RlcHNCGAoWX21heF9wcm9jZXNzb3JfcmV0cmllcyI+Cg5NZW1vcnlTZXR0aW5ncxIaCg1sYXN0X21lc3NhZ2VzGAEgASgFSACIAQFCEAoOX2xhc3RfbWVzc2FnZXMiPQoOU3lzdGVtTWVzc2FnZXMSKwoIbWVzc2FnZXMYASADKAsyGS50cmVhZGxlLnYxLlN5c3RlbU1lc3NhZ2UimwgKBUFnZW50EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSKQoIbWV0YWRhdGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhYKDGluc3RydWN0aW9ucxgFIAEoCUgAEjoKFGluc3RydWN0aW9uX21lc3NhZ2VzGAYgASgLMhoudHJlYWRsZS52MS5TeXN0ZW1NZXNzYWdlc0gAEg0KBW1vZGVsGAcgASgJEhAKCGJhc2VfdXJsGAggASgJEjIKD2ZhbGxiYWNrX21vZGVscxgJIAMoCzIZLnRyZWFkbGUudjEuRmFsbGJhY2tNb2RlbBINCgV0b29scxgKIAMoCRIyChBpbnB1dF9wcm9jZXNzb3JzGAsgAygLMhgudHJlYWRsZS52MS5Qcm9jZXNzb3JSZWYSMwoRb3V0cHV0X3Byb2Nlc3NvcnMYDCADKAsyGC50cmVhZGxlLnYxLlByb2Nlc3NvclJlZhIyChBlcnJvcl9wcm9jZXNzb3JzGA0gAygLMhgudHJlYWRsZS52MS5Qcm9jZXNzb3JSZWYSIgoVbWF4X3Byb2Nlc3Nvcl9yZXRyaWVzGA4gASgFSAGIAQESMAoPZGVmYXVsdF9vcHRpb25zGA8gASgLMhcudHJlYWRsZS52MS5DYWxsT3B0aW9ucxI3ChZyZXF1ZXN0X2NvbnRleHRfc2NoZW1hGBAgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIsCgp0b29sX2hvb2tzGBEgASgLMhgudHJlYWRsZS52MS5Ub29sSG9va3NSZWYSJwoGc291cmNlGBIgASgOMhcudHJlYWRsZS52MS5BZ2VudFNvdXJjZRIvCgtjcmVhdGVfdGltZRgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhsKE3Byb3ZpZGVyX2NyZWRlbnRpYWwYGCABKAkSKgoGbWVtb3J5GBUgASgLMhoudHJlYWRsZS52MS5NZW1vcnlTZXR0aW5ncxI3Cg1ub3RpZmljYXRpb25zGBYgASgLMiAudHJlYWRsZS52MS5Ob3RpZmljYXRpb25TZXR0aW5ncxIlChhlcnJvcl9wcm9jZXNzb3JfZGVmYXVsdHMYFyABKAhIAogBARImCgdzY29yZXJzGDIgAygLMhUudHJlYWRsZS52MS5TY29yZXJSZWZCEwoRaW5zdHJ1Y3Rpb25zX2tpbmRCGAoWX21heF9wcm9jZXNzb3JfcmV0cmllc0IbChlfZXJyb3JfcHJvY2Vzc29yX2RlZmF1bHRzItcBCglTY29yZXJSZWYSCgoCaWQYASABKAkSDwoHYnVpbHRpbhgCIAEoCRIoCgdvcHRpb25zGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIsCghzYW1wbGluZxgEIAEoCzIaLnRyZWFkbGUudjEuU2NvcmVyU2FtcGxpbmcSKQoGZmlsdGVyGAUgASgLMhkudHJlYWRsZS52MS5TY29yaW5nRmlsdGVyEioKB3RpbWVvdXQYBiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iUQoOU2NvcmVyU2FtcGxpbmcSJgoEbm9uZRgBIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5FbXB0eUgAEg8KBXJhdGlvGAIgASgBSABCBgoEa2luZCJ7Cg1TY29yaW5nRmlsdGVyEg0KBW1hdGNoGAEgASgJEjAKCmNvbmRpdGlvbnMYAiADKAsyHC50cmVhZGxlLnYxLlNjb3JpbmdDb25kaXRpb24SKQoGZ3JvdXBzGAMgAygLMhkudHJlYWRsZS52MS5TY29yaW5nRmlsdGVyIloKEFNjb3JpbmdDb25kaXRpb24SDQoFZmllbGQYASABKAkSEAoIb3BlcmF0b3IYAiABKAkSJQoFdmFsdWUYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUqbQoNRmFpbHVyZVBvbGljeRIeChpGQUlMVVJFX1BPTElDWV9VTlNQRUNJRklFRBAAEh4KGkZBSUxVUkVfUE9MSUNZX0ZBSUxfQ0xPU0VEEAESHAoYRkFJTFVSRV9QT0xJQ1lfRkFJTF9PUEVOEAIqhwEKDlRvb2xDaG9pY2VNb2RlEiAKHFRPT0xfQ0hPSUNFX01PREVfVU5TUEVDSUZJRUQQABIZChVUT09MX0NIT0lDRV9NT0RFX0FVVE8QARIZChVUT09MX0NIT0lDRV9NT0RFX05PTkUQAhIdChlUT09MX0NIT0lDRV9NT0RFX1JFUVVJUkVEEAMqcQoLQWdlbnRTb3VyY2USHAoYQUdFTlRfU09VUkNFX1VOU1BFQ0lGSUVEEAASFwoTQUdFTlRfU09VUkNFX0NPTkZJRxABEhUKEUFHRU5UX1NPVVJDRV9DT0RFEAISFAoQQUdFTlRfU09VUkNFX0FQSRADQmMKDmRldi50cmVhZGxlLnYxUAFaQmdpdGh1Yi5jb20vdHJlYWRsZS1kZXYvdHJlYWRsZS9jbGllbnRzL2dvL2dlbi90cmVhZGxlL3YxO3RyZWFkbGV2MaoCClRyZWFkbGUuVjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_empty, file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_message, file_treadle_v1_notification]);
 
 /**
  * ProcessorRef names a processor, by id, in one of an agent's processor arrays.
@@ -782,6 +782,14 @@ export type Agent = Message<"treadle.v1.Agent"> & {
    * @generated from field: optional bool error_processor_defaults = 23;
    */
   errorProcessorDefaults?: boolean | undefined;
+
+  /**
+   * Scorers that judge the agent's finished runs, off the request path (see `ScorerRef`). Each
+   * id MUST be unique within the agent.
+   *
+   * @generated from field: repeated treadle.v1.ScorerRef scorers = 50;
+   */
+  scorers: ScorerRef[];
 };
 
 /**
@@ -790,6 +798,183 @@ export type Agent = Message<"treadle.v1.Agent"> & {
  */
 export const AgentSchema: GenMessage<Agent> = /*@__PURE__*/
   messageDesc(file_treadle_v1_agent, 12);
+
+/**
+ * ScorerRef names a scorer that judges an agent's finished runs, with which runs it scores.
+ *
+ * A run that ends with `finish` and matches `filter` and `sampling` is queued durably, one
+ * entry per scorer and run, and scored after the stream has ended; nothing of the scoring goes
+ * into the run's stream, usage or thread. The score is read with `ScoreService`.
+ *
+ * @generated from message treadle.v1.ScorerRef
+ */
+export type ScorerRef = Message<"treadle.v1.ScorerRef"> & {
+  /**
+   * Id of the scorer, unique within the agent; the scores carry it. With `builtin` it MAY be
+   * empty and then defaults to the built-in's name. Without `builtin`, it names a remote scorer
+   * attached under that id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * Name of a built-in scorer (`exact-match`, `regex-match`, `json-schema`, `tool-called`,
+   * `tool-not-called`, `answer-length`, `pii`, `llm-judge`). An unknown name is rejected with
+   * INVALID_ARGUMENT.
+   *
+   * @generated from field: string builtin = 2;
+   */
+  builtin: string;
+
+  /**
+   * Options of the built-in scorer named by `builtin`, in their camelCase form. An unknown or
+   * malformed option is rejected with INVALID_ARGUMENT naming it.
+   *
+   * @generated from field: google.protobuf.Struct options = 3;
+   */
+  options?: JsonObject | undefined;
+
+  /**
+   * Which of the matching runs are scored. When unset, every matching run is.
+   *
+   * @generated from field: treadle.v1.ScorerSampling sampling = 4;
+   */
+  sampling?: ScorerSampling | undefined;
+
+  /**
+   * Which runs are scored, by their request context, thread and resource. When unset, every run.
+   *
+   * @generated from field: treadle.v1.ScoringFilter filter = 5;
+   */
+  filter?: ScoringFilter | undefined;
+
+  /**
+   * How long one scoring of one run MAY take; defaults to 60 seconds.
+   *
+   * @generated from field: google.protobuf.Duration timeout = 6;
+   */
+  timeout?: Duration | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.ScorerRef.
+ * Use `create(ScorerRefSchema)` to create a new message.
+ */
+export const ScorerRefSchema: GenMessage<ScorerRef> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_agent, 13);
+
+/**
+ * ScorerSampling says which share of the matching runs a scorer scores.
+ *
+ * @generated from message treadle.v1.ScorerSampling
+ */
+export type ScorerSampling = Message<"treadle.v1.ScorerSampling"> & {
+  /**
+   * The sampling. When neither branch is set, every matching run is scored.
+   *
+   * @generated from oneof treadle.v1.ScorerSampling.kind
+   */
+  kind: {
+    /**
+     * Every matching run is scored.
+     *
+     * @generated from field: google.protobuf.Empty none = 1;
+     */
+    value: Empty;
+    case: "none";
+  } | {
+    /**
+     * The share of runs scored, in (0, 1]. A run is scored when a hash of its trace id (its run
+     * id when it has no trace) falls below the ratio, so scorers at one ratio score the same
+     * runs and a lower ratio scores a subset of a higher one.
+     *
+     * @generated from field: double ratio = 2;
+     */
+    value: number;
+    case: "ratio";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message treadle.v1.ScorerSampling.
+ * Use `create(ScorerSamplingSchema)` to create a new message.
+ */
+export const ScorerSamplingSchema: GenMessage<ScorerSampling> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_agent, 14);
+
+/**
+ * ScoringFilter is a group of conditions over a finished run; every condition (`match` = `all`,
+ * the default) or at least one (`any`) must hold. Groups nest at most three deep.
+ *
+ * @generated from message treadle.v1.ScoringFilter
+ */
+export type ScoringFilter = Message<"treadle.v1.ScoringFilter"> & {
+  /**
+   * `all` (the default when empty) or `any`.
+   *
+   * @generated from field: string match = 1;
+   */
+  match: string;
+
+  /**
+   * The conditions.
+   *
+   * @generated from field: repeated treadle.v1.ScoringCondition conditions = 2;
+   */
+  conditions: ScoringCondition[];
+
+  /**
+   * Nested groups, each counted as one condition.
+   *
+   * @generated from field: repeated treadle.v1.ScoringFilter groups = 3;
+   */
+  groups: ScoringFilter[];
+};
+
+/**
+ * Describes the message treadle.v1.ScoringFilter.
+ * Use `create(ScoringFilterSchema)` to create a new message.
+ */
+export const ScoringFilterSchema: GenMessage<ScoringFilter> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_agent, 15);
+
+/**
+ * ScoringCondition compares one field of a finished run with a value.
+ *
+ * @generated from message treadle.v1.ScoringCondition
+ */
+export type ScoringCondition = Message<"treadle.v1.ScoringCondition"> & {
+  /**
+   * `threadId`, `resourceId`, or `requestContext.` followed by a dot path into the call's
+   * request context (for example `requestContext.tier`).
+   *
+   * @generated from field: string field = 1;
+   */
+  field: string;
+
+  /**
+   * One of `equals`, `not_equals`, `contains`, `not_contains`, `greater_than`, `less_than`,
+   * `greater_than_or_equal`, `less_than_or_equal`, `in`, `not_in`, `exists`, `not_exists`.
+   *
+   * @generated from field: string operator = 2;
+   */
+  operator: string;
+
+  /**
+   * The value compared with (a list for `in` and `not_in`; unused by `exists` and `not_exists`).
+   *
+   * @generated from field: google.protobuf.Value value = 3;
+   */
+  value?: Value | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.ScoringCondition.
+ * Use `create(ScoringConditionSchema)` to create a new message.
+ */
+export const ScoringConditionSchema: GenMessage<ScoringCondition> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_agent, 16);
 
 /**
  * FailurePolicy says what a run does when a processor cannot answer a hook (it timed out,
