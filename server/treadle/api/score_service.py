@@ -25,7 +25,7 @@ from .status import unary
 SERVICE_NAME = "treadle.v1.ScoreService"
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000
-_SOURCES = {pb.SCORE_SOURCE_LIVE: "live", pb.SCORE_SOURCE_TEST: "test", pb.SCORE_SOURCE_UNSPECIFIED: ""}
+_SOURCES: dict[int, str] = {pb.SCORE_SOURCE_LIVE: "live", pb.SCORE_SOURCE_TEST: "test", pb.SCORE_SOURCE_UNSPECIFIED: ""}
 
 
 class ScoreServicer(score_service_pb2_grpc.ScoreServiceServicer):
@@ -51,7 +51,7 @@ class ScoreServicer(score_service_pb2_grpc.ScoreServiceServicer):
         where = ScoreFilter(agent_id=request.agent_id, scorer_id=request.scorer_id, run_id=request.run_id,
                             thread_id=request.thread_id, source=_source(request.source),
                             start_us=_micros(request, "start_time"), end_us=_micros(request, "end_time"))
-        rows = await self._store.list(where, size + 1, _cursor(request.page_token))
+        rows = await self._store.listing(where, size + 1, _cursor(request.page_token))
         response = pb.ListScoresResponse()
         for row in rows[:size]:
             score_to_proto(row, response.scores.add())

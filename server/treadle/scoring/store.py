@@ -122,7 +122,7 @@ class ScoreFilter:
 
     def where(self) -> Any:
         c = scores.c
-        clauses = [c.status.in_(self.statuses)]
+        clauses: list[Any] = [c.status.in_(self.statuses)]
         for column, value in ((c.agent_id, self.agent_id), (c.scorer_id, self.scorer_id), (c.run_id, self.run_id),
                               (c.thread_id, self.thread_id), (c.source, self.source)):
             if value:
@@ -277,7 +277,7 @@ class ScoreStore:
 
         return await self.db.read(work)
 
-    async def list(self, where: ScoreFilter, limit: int, before: tuple[int, str] | None) -> list[StoredScore]:
+    async def listing(self, where: ScoreFilter, limit: int, before: tuple[int, str] | None) -> list[StoredScore]:
         """Newest first (by scoring time, then id), after the ``before`` cursor."""
         c = scores.c
         when = func.coalesce(c.scored_at, c.created_at)
