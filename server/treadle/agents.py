@@ -67,6 +67,8 @@ class ScorerRef:
     """A rule group over ``threadId``, ``resourceId`` and ``requestContext.*`` (``scoring.rules``)."""
     timeout: float | None = None
     """Seconds one scoring may take; None for the default."""
+    failure_policy: FailurePolicy = "fail_closed"
+    """When the scorer cannot answer: retry, then record the failure (closed); skip at once (open)."""
     scorer: Any = None
     """A Python scorer object (code agents): ``async score(run) -> ScoreResult``."""
 

@@ -40,6 +40,7 @@ from .api.server import TlsFiles, check_listen
 from .api.signal_convert import options_from_json
 from .api.thread_signals import SERVICE_NAME as THREAD_SERVICE, ThreadServicer
 from .api.score_service import SERVICE_NAME as SCORE_SERVICE, ScoreServicer
+from .api.scorer_service import SERVICE_NAME as SCORER_SERVICE, ScorerHub, ScorerServicer
 from .scoring import Scoring
 from .scoring.service import check_scorer
 from .scoring.store import ScoreStore
@@ -189,6 +190,9 @@ class TreadleApp:
         self.scoring.claim_seconds = self.settings.scorer_claim
         self.loop.on_finish = self.scoring.on_loop_finish
         self.server.add_service(SCORE_SERVICE, ScoreServicer(self.scoring, self.registry).register)
+        self.scorers = ScorerHub()  # remote scorers attached over ScorerService
+        self.scoring.remote = self.scorers
+        self.server.add_service(SCORER_SERVICE, ScorerServicer(self.scorers).register)
         self.store: SqlStore | None = None
         self.port: int | None = None
 
@@ -327,10 +331,12 @@ class TreadleApp:
         """Drain (see ``GrpcServer.stop``), then release provider clients and flush traces."""
         # Attached processors hear of the shutdown at once, with the grace the runs get.
         self.processors.announce_drain(self.settings.grace if grace is None else grace)
+        self.scorers.drain(int((self.settings.grace if grace is None else grace) * 1000))
         attached = asyncio.create_task(self._drain_attached())
         await self.notifications.stop()
         await self.server.stop(grace)
         await self.scoring.stop()
+        self.scorers.close_all()
         await self.threads.stop()
         if self.relay is not None:
             await self.relay.close()

@@ -125,20 +125,25 @@ def score_to_proto(row: StoredScore, out: pb.Score) -> pb.Score:
     out.score, out.reason = row.score or 0.0, row.reason
     if row.details:
         dict_to_struct(row.details, out.details)
-    p = row.payload
-    for key, target in (("inputMessages", out.input.input_messages), ("rememberedMessages", out.input.remembered_messages)):
-        for m in p.get(key) or []:
-            message_to_proto(message_from_dict(m), target.add())
-    system_messages_to_proto([SystemMessage(s["content"], s.get("providerOptions")) for s in p.get("systemMessages") or []],
-                             out.input.system_messages)
-    for m in p.get("output") or []:
-        message_to_proto(message_from_dict(m), out.output.add())
+    fill_run(row.payload, out.input, out.output)
     out.trace_id, out.span_id = row.trace_id, row.span_id
     out.thread_id, out.resource_id = row.thread_id, row.resource_id
     out.source = pb.SCORE_SOURCE_TEST if row.source == "test" else pb.SCORE_SOURCE_LIVE
     datetime_to_ts(datetime.fromtimestamp((row.scored_at or row.created_at) / 1e6, UTC), out.create_time)
     out.agent_version = row.agent_version
     return out
+
+
+def fill_run(payload: dict[str, Any], scorer_input: pb.ScorerInput, output: Any) -> None:
+    """A stored run's input and output messages (a score row's payload) into their proto form."""
+    for key, target in (("inputMessages", scorer_input.input_messages),
+                        ("rememberedMessages", scorer_input.remembered_messages)):
+        for m in payload.get(key) or []:
+            message_to_proto(message_from_dict(m), target.add())
+    system_messages_to_proto([SystemMessage(s["content"], s.get("providerOptions"))
+                              for s in payload.get("systemMessages") or []], scorer_input.system_messages)
+    for m in payload.get("output") or []:
+        message_to_proto(message_from_dict(m), output.add())
 
 
 def _source(value: int) -> str:

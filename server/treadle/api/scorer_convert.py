@@ -10,7 +10,9 @@ from ..agents import ScorerRef
 from ..core.errors import InvalidArgumentError
 from ..scoring.service import check_scorer
 from ..v1 import agent_pb2
-from ..wire.data import dict_to_struct, opt_struct
+from ..wire.data import dict_to_struct, enum_to_pb, enum_to_py, opt_struct
+
+_POLICY = agent_pb2.FailurePolicy.DESCRIPTOR
 
 
 def scorers_from_proto(refs: Any, path: str) -> list[ScorerRef]:
@@ -25,7 +27,8 @@ def scorers_from_proto(refs: Any, path: str) -> list[ScorerRef]:
             raise InvalidArgumentError(f"{where}.sampling.ratio must be in (0, 1], got {ratio}")
         group = json_format.MessageToDict(r.filter) if r.HasField("filter") else None
         ref = ScorerRef(id=r.id, builtin=r.builtin, options=opt_struct(r, "options"), ratio=ratio,
-                        filter=group or None, timeout=timeout)
+                        filter=group or None, timeout=timeout,
+                        failure_policy=enum_to_py(_POLICY, r.failure_policy) or "fail_closed")  # type: ignore[arg-type]
         check_scorer(ref, where)
         out.append(ref)
     return out
@@ -42,3 +45,5 @@ def scorers_to_proto(refs: list[ScorerRef], out: Any) -> None:
             json_format.ParseDict(ref.filter, pb.filter)
         if ref.timeout is not None:
             pb.timeout.FromNanoseconds(int(ref.timeout * 1e9))
+        if ref.failure_policy != "fail_closed":
+            pb.failure_policy = enum_to_pb(_POLICY, ref.failure_policy)

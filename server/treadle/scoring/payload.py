@@ -54,4 +54,6 @@ def scorer_to_dict(ref: ScorerRef) -> dict[str, Any]:
         out["options"] = ref.options
     if ref.timeout is not None:
         out["timeout"] = ref.timeout
+    if ref.failure_policy != "fail_closed":
+        out["failurePolicy"] = ref.failure_policy
     return out

@@ -212,12 +212,13 @@ class Scoring:
             result = await self.score(job)
         except Exception as e:
             message = str(e) or type(e).__name__
-            last = job.attempts >= MAX_ATTEMPTS
+            fail_open = job.scorer.get("failurePolicy") == "fail_open"
+            last = fail_open or job.attempts >= MAX_ATTEMPTS
             retry = None if last else int(min(BACKOFF_MAX, BACKOFF_BASE * 2 ** (job.attempts - 1)) * 1_000_000)
-            log.warning("scorer %s on run %s failed (attempt %d of %d): %s", job.scorer_id, job.run_id,
-                        job.attempts, MAX_ATTEMPTS, message)
+            log.warning("scorer %s on run %s failed (attempt %d of %d%s): %s", job.scorer_id, job.run_id,
+                        job.attempts, MAX_ATTEMPTS, ", fail_open: skipped" if fail_open else "", message)
             with contextlib.suppress(Exception):
-                await self.store.fail(job, self.replica, message, retry)
+                await self.store.fail(job, self.replica, message, retry, "skipped" if fail_open else "failed")
             if last:
                 self.stats.failed += 1
             else:

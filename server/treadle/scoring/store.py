@@ -246,13 +246,14 @@ class ScoreStore:
 
         return await self.db.write(work)
 
-    async def fail(self, job: Job, replica: str, error: str, retry_in_us: int | None) -> None:
-        """Back to pending, due in ``retry_in_us``; or ``failed`` for good when that is None."""
+    async def fail(self, job: Job, replica: str, error: str, retry_in_us: int | None, status: str = "failed") -> None:
+        """Back to pending, due in ``retry_in_us``; or ``status`` (failed, skipped) for good when
+        that is None."""
         now = now_us()
         c = scores.c
         values: dict[str, Any] = {"error": error[:2000], "claimed_until": 0}
         if retry_in_us is None:
-            values.update(status="failed", scored_at=now)
+            values.update(status=status, scored_at=now)
         else:
             values.update(status="pending", next_attempt_at=now + retry_in_us)
 

@@ -25,9 +25,10 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 from treadle.v1 import message_pb2 as treadle_dot_v1_dot_message__pb2
+from treadle.v1 import remote_pb2 as treadle_dot_v1_dot_remote__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1etreadle/v1/score_service.proto\x12\ntreadle.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18treadle/v1/message.proto\"\xd3\x01\n\x0bScorerInput\x12:\n\x0einput_messages\x18\x01 \x03(\x0b\x32\x13.treadle.v1.MessageR\rinputMessages\x12\x44\n\x13remembered_messages\x18\x02 \x03(\x0b\x32\x13.treadle.v1.MessageR\x12rememberedMessages\x12\x42\n\x0fsystem_messages\x18\x03 \x03(\x0b\x32\x19.treadle.v1.SystemMessageR\x0esystemMessages\"\xa8\x04\n\x05Score\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x1b\n\tscorer_id\x18\x03 \x01(\tR\x08scorerId\x12\x19\n\x08\x61gent_id\x18\x04 \x01(\tR\x07\x61gentId\x12\x14\n\x05score\x18\x05 \x01(\x01R\x05score\x12\x16\n\x06reason\x18\x06 \x01(\tR\x06reason\x12\x31\n\x07\x64\x65tails\x18\x07 \x01(\x0b\x32\x17.google.protobuf.StructR\x07\x64\x65tails\x12-\n\x05input\x18\x08 \x01(\x0b\x32\x17.treadle.v1.ScorerInputR\x05input\x12+\n\x06output\x18\t \x03(\x0b\x32\x13.treadle.v1.MessageR\x06output\x12\x19\n\x08trace_id\x18\n \x01(\tR\x07traceId\x12\x17\n\x07span_id\x18\x0b \x01(\tR\x06spanId\x12\x1b\n\tthread_id\x18\x0c \x01(\tR\x08threadId\x12\x1f\n\x0bresource_id\x18\r \x01(\tR\nresourceId\x12/\n\x06source\x18\x0e \x01(\x0e\x32\x17.treadle.v1.ScoreSourceR\x06source\x12;\n\x0b\x63reate_time\x18\x0f \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ncreateTime\x12#\n\ragent_version\x18\x10 \x01(\tR\x0c\x61gentVersion\"\xde\x02\n\x11ListScoresRequest\x12\x19\n\x08\x61gent_id\x18\x01 \x01(\tR\x07\x61gentId\x12\x1b\n\tscorer_id\x18\x02 \x01(\tR\x08scorerId\x12\x15\n\x06run_id\x18\x03 \x01(\tR\x05runId\x12\x1b\n\tthread_id\x18\x04 \x01(\tR\x08threadId\x12\x39\n\nstart_time\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tstartTime\x12\x35\n\x08\x65nd_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x07\x65ndTime\x12/\n\x06source\x18\x07 \x01(\x0e\x32\x17.treadle.v1.ScoreSourceR\x06source\x12\x1b\n\tpage_size\x18\x08 \x01(\x05R\x08pageSize\x12\x1d\n\npage_token\x18\t \x01(\tR\tpageToken\"g\n\x12ListScoresResponse\x12)\n\x06scores\x18\x01 \x03(\x0b\x32\x11.treadle.v1.ScoreR\x06scores\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x8d\x02\n\x16\x41ggregateScoresRequest\x12\x19\n\x08\x61gent_id\x18\x01 \x01(\tR\x07\x61gentId\x12\x1b\n\tscorer_id\x18\x02 \x01(\tR\x08scorerId\x12\x39\n\nstart_time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tstartTime\x12\x35\n\x08\x65nd_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x07\x65ndTime\x12/\n\x06source\x18\x05 \x01(\x0e\x32\x17.treadle.v1.ScoreSourceR\x06source\x12\x18\n\x07\x62uckets\x18\x06 \x01(\x05R\x07\x62uckets\"\xdf\x01\n\x0eScoreAggregate\x12\x19\n\x08\x61gent_id\x18\x01 \x01(\tR\x07\x61gentId\x12\x1b\n\tscorer_id\x18\x02 \x01(\tR\x08scorerId\x12#\n\ragent_version\x18\x03 \x01(\tR\x0c\x61gentVersion\x12\x14\n\x05\x63ount\x18\x04 \x01(\x03R\x05\x63ount\x12\x12\n\x04mean\x18\x05 \x01(\x01R\x04mean\x12\"\n\x0c\x64istribution\x18\x06 \x03(\x03R\x0c\x64istribution\x12\x10\n\x03min\x18\x07 \x01(\x01R\x03min\x12\x10\n\x03max\x18\x08 \x01(\x01R\x03max\"U\n\x17\x41ggregateScoresResponse\x12:\n\naggregates\x18\x01 \x03(\x0b\x32\x1a.treadle.v1.ScoreAggregateR\naggregates\"b\n\x0fScoreRunRequest\x12\x15\n\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1d\n\nscorer_ids\x18\x02 \x03(\tR\tscorerIds\x12\x19\n\x08\x61gent_id\x18\x03 \x01(\tR\x07\x61gentId\"=\n\x10ScoreRunResponse\x12)\n\x06scores\x18\x01 \x03(\x0b\x32\x11.treadle.v1.ScoreR\x06scores*Y\n\x0bScoreSource\x12\x1c\n\x18SCORE_SOURCE_UNSPECIFIED\x10\x00\x12\x15\n\x11SCORE_SOURCE_LIVE\x10\x01\x12\x15\n\x11SCORE_SOURCE_TEST\x10\x02\x32\xfe\x01\n\x0cScoreService\x12K\n\nListScores\x12\x1d.treadle.v1.ListScoresRequest\x1a\x1e.treadle.v1.ListScoresResponse\x12Z\n\x0f\x41ggregateScores\x12\".treadle.v1.AggregateScoresRequest\x1a#.treadle.v1.AggregateScoresResponse\x12\x45\n\x08ScoreRun\x12\x1b.treadle.v1.ScoreRunRequest\x1a\x1c.treadle.v1.ScoreRunResponseBc\n\x0e\x64\x65v.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\nTreadle.V1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1etreadle/v1/score_service.proto\x12\ntreadle.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18treadle/v1/message.proto\x1a\x17treadle/v1/remote.proto\"\xd3\x01\n\x0bScorerInput\x12:\n\x0einput_messages\x18\x01 \x03(\x0b\x32\x13.treadle.v1.MessageR\rinputMessages\x12\x44\n\x13remembered_messages\x18\x02 \x03(\x0b\x32\x13.treadle.v1.MessageR\x12rememberedMessages\x12\x42\n\x0fsystem_messages\x18\x03 \x03(\x0b\x32\x19.treadle.v1.SystemMessageR\x0esystemMessages\"\xa8\x04\n\x05Score\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x1b\n\tscorer_id\x18\x03 \x01(\tR\x08scorerId\x12\x19\n\x08\x61gent_id\x18\x04 \x01(\tR\x07\x61gentId\x12\x14\n\x05score\x18\x05 \x01(\x01R\x05score\x12\x16\n\x06reason\x18\x06 \x01(\tR\x06reason\x12\x31\n\x07\x64\x65tails\x18\x07 \x01(\x0b\x32\x17.google.protobuf.StructR\x07\x64\x65tails\x12-\n\x05input\x18\x08 \x01(\x0b\x32\x17.treadle.v1.ScorerInputR\x05input\x12+\n\x06output\x18\t \x03(\x0b\x32\x13.treadle.v1.MessageR\x06output\x12\x19\n\x08trace_id\x18\n \x01(\tR\x07traceId\x12\x17\n\x07span_id\x18\x0b \x01(\tR\x06spanId\x12\x1b\n\tthread_id\x18\x0c \x01(\tR\x08threadId\x12\x1f\n\x0bresource_id\x18\r \x01(\tR\nresourceId\x12/\n\x06source\x18\x0e \x01(\x0e\x32\x17.treadle.v1.ScoreSourceR\x06source\x12;\n\x0b\x63reate_time\x18\x0f \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ncreateTime\x12#\n\ragent_version\x18\x10 \x01(\tR\x0c\x61gentVersion\"\xde\x02\n\x11ListScoresRequest\x12\x19\n\x08\x61gent_id\x18\x01 \x01(\tR\x07\x61gentId\x12\x1b\n\tscorer_id\x18\x02 \x01(\tR\x08scorerId\x12\x15\n\x06run_id\x18\x03 \x01(\tR\x05runId\x12\x1b\n\tthread_id\x18\x04 \x01(\tR\x08threadId\x12\x39\n\nstart_time\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tstartTime\x12\x35\n\x08\x65nd_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x07\x65ndTime\x12/\n\x06source\x18\x07 \x01(\x0e\x32\x17.treadle.v1.ScoreSourceR\x06source\x12\x1b\n\tpage_size\x18\x08 \x01(\x05R\x08pageSize\x12\x1d\n\npage_token\x18\t \x01(\tR\tpageToken\"g\n\x12ListScoresResponse\x12)\n\x06scores\x18\x01 \x03(\x0b\x32\x11.treadle.v1.ScoreR\x06scores\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x8d\x02\n\x16\x41ggregateScoresRequest\x12\x19\n\x08\x61gent_id\x18\x01 \x01(\tR\x07\x61gentId\x12\x1b\n\tscorer_id\x18\x02 \x01(\tR\x08scorerId\x12\x39\n\nstart_time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tstartTime\x12\x35\n\x08\x65nd_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x07\x65ndTime\x12/\n\x06source\x18\x05 \x01(\x0e\x32\x17.treadle.v1.ScoreSourceR\x06source\x12\x18\n\x07\x62uckets\x18\x06 \x01(\x05R\x07\x62uckets\"\xdf\x01\n\x0eScoreAggregate\x12\x19\n\x08\x61gent_id\x18\x01 \x01(\tR\x07\x61gentId\x12\x1b\n\tscorer_id\x18\x02 \x01(\tR\x08scorerId\x12#\n\ragent_version\x18\x03 \x01(\tR\x0c\x61gentVersion\x12\x14\n\x05\x63ount\x18\x04 \x01(\x03R\x05\x63ount\x12\x12\n\x04mean\x18\x05 \x01(\x01R\x04mean\x12\"\n\x0c\x64istribution\x18\x06 \x03(\x03R\x0c\x64istribution\x12\x10\n\x03min\x18\x07 \x01(\x01R\x03min\x12\x10\n\x03max\x18\x08 \x01(\x01R\x03max\"U\n\x17\x41ggregateScoresResponse\x12:\n\naggregates\x18\x01 \x03(\x0b\x32\x1a.treadle.v1.ScoreAggregateR\naggregates\"b\n\x0fScoreRunRequest\x12\x15\n\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1d\n\nscorer_ids\x18\x02 \x03(\tR\tscorerIds\x12\x19\n\x08\x61gent_id\x18\x03 \x01(\tR\x07\x61gentId\"=\n\x10ScoreRunResponse\x12)\n\x06scores\x18\x01 \x03(\x0b\x32\x11.treadle.v1.ScoreR\x06scores\"\xa1\x01\n\x1aScorerServiceAttachRequest\x12;\n\thandshake\x18\x01 \x01(\x0b\x32\x1b.treadle.v1.ScorerHandshakeH\x00R\thandshake\x12;\n\x06result\x18\x02 \x01(\x0b\x32!.treadle.v1.ScoreInvocationResultH\x00R\x06resultB\t\n\x07message\"\x81\x02\n\x1bScorerServiceAttachResponse\x12\x35\n\x07welcome\x18\x01 \x01(\x0b\x32\x19.treadle.v1.ScorerWelcomeH\x00R\x07welcome\x12=\n\ninvocation\x18\x02 \x01(\x0b\x32\x1b.treadle.v1.ScoreInvocationH\x00R\ninvocation\x12\x36\n\x06\x63\x61ncel\x18\x03 \x01(\x0b\x32\x1c.treadle.v1.CancelInvocationH\x00R\x06\x63\x61ncel\x12)\n\x05\x64rain\x18\x04 \x01(\x0b\x32\x11.treadle.v1.DrainH\x00R\x05\x64rainB\t\n\x07message\"\x98\x01\n\x0fScorerHandshake\x12+\n\x11protocol_versions\x18\x01 \x03(\rR\x10protocolVersions\x12\x37\n\x07scorers\x18\x02 \x03(\x0b\x32\x1d.treadle.v1.ScorerDeclarationR\x07scorers\x12\x1f\n\x0binstance_id\x18\x03 \x01(\tR\ninstanceId\"Y\n\x11ScorerDeclaration\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n\x04name\x18\x02 \x01(\tR\x04name\x12 \n\x0b\x64\x65scription\x18\x03 \x01(\tR\x0b\x64\x65scription\"\x90\x01\n\rScorerWelcome\x12)\n\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x12\x37\n\x07scorers\x18\x02 \x03(\x0b\x32\x1d.treadle.v1.ScorerDeclarationR\x07scorers\x12\x1b\n\tserver_id\x18\x03 \x01(\tR\x08serverId\"\xf6\x03\n\x0fScoreInvocation\x12#\n\rinvocation_id\x18\x01 \x01(\tR\x0cinvocationId\x12\x1b\n\tscorer_id\x18\x02 \x01(\tR\x08scorerId\x12\x15\n\x06run_id\x18\x03 \x01(\tR\x05runId\x12\x19\n\x08\x61gent_id\x18\x04 \x01(\tR\x07\x61gentId\x12\x1b\n\tthread_id\x18\x05 \x01(\tR\x08threadId\x12\x1f\n\x0bresource_id\x18\x06 \x01(\tR\nresourceId\x12@\n\x0frequest_context\x18\x07 \x01(\x0b\x32\x17.google.protobuf.StructR\x0erequestContext\x12-\n\x05input\x18\x08 \x01(\x0b\x32\x17.treadle.v1.ScorerInputR\x05input\x12+\n\x06output\x18\t \x03(\x0b\x32\x13.treadle.v1.MessageR\x06output\x12=\n\rtrace_context\x18\n \x01(\x0b\x32\x18.treadle.v1.TraceContextR\x0ctraceContext\x12/\n\x06source\x18\x0b \x01(\x0e\x32\x17.treadle.v1.ScoreSourceR\x06source\x12#\n\ragent_version\x18\x0c \x01(\tR\x0c\x61gentVersion\"\xb3\x01\n\x15ScoreInvocationResult\x12#\n\rinvocation_id\x18\x01 \x01(\tR\x0cinvocationId\x12\x14\n\x05score\x18\x02 \x01(\x01R\x05score\x12\x16\n\x06reason\x18\x03 \x01(\tR\x06reason\x12\x31\n\x07\x64\x65tails\x18\x04 \x01(\x0b\x32\x17.google.protobuf.StructR\x07\x64\x65tails\x12\x14\n\x05\x65rror\x18\x05 \x01(\tR\x05\x65rror*Y\n\x0bScoreSource\x12\x1c\n\x18SCORE_SOURCE_UNSPECIFIED\x10\x00\x12\x15\n\x11SCORE_SOURCE_LIVE\x10\x01\x12\x15\n\x11SCORE_SOURCE_TEST\x10\x02\x32\xfe\x01\n\x0cScoreService\x12K\n\nListScores\x12\x1d.treadle.v1.ListScoresRequest\x1a\x1e.treadle.v1.ListScoresResponse\x12Z\n\x0f\x41ggregateScores\x12\".treadle.v1.AggregateScoresRequest\x1a#.treadle.v1.AggregateScoresResponse\x12\x45\n\x08ScoreRun\x12\x1b.treadle.v1.ScoreRunRequest\x1a\x1c.treadle.v1.ScoreRunResponse2n\n\rScorerService\x12]\n\x06\x41ttach\x12&.treadle.v1.ScorerServiceAttachRequest\x1a\'.treadle.v1.ScorerServiceAttachResponse(\x01\x30\x01\x42\x63\n\x0e\x64\x65v.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\nTreadle.V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,26 +36,42 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'treadle.v1.score_service_pb
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\016dev.treadle.v1P\001ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\252\002\nTreadle.V1'
-  _globals['_SCORESOURCE']._serialized_start=2110
-  _globals['_SCORESOURCE']._serialized_end=2199
-  _globals['_SCORERINPUT']._serialized_start=136
-  _globals['_SCORERINPUT']._serialized_end=347
-  _globals['_SCORE']._serialized_start=350
-  _globals['_SCORE']._serialized_end=902
-  _globals['_LISTSCORESREQUEST']._serialized_start=905
-  _globals['_LISTSCORESREQUEST']._serialized_end=1255
-  _globals['_LISTSCORESRESPONSE']._serialized_start=1257
-  _globals['_LISTSCORESRESPONSE']._serialized_end=1360
-  _globals['_AGGREGATESCORESREQUEST']._serialized_start=1363
-  _globals['_AGGREGATESCORESREQUEST']._serialized_end=1632
-  _globals['_SCOREAGGREGATE']._serialized_start=1635
-  _globals['_SCOREAGGREGATE']._serialized_end=1858
-  _globals['_AGGREGATESCORESRESPONSE']._serialized_start=1860
-  _globals['_AGGREGATESCORESRESPONSE']._serialized_end=1945
-  _globals['_SCORERUNREQUEST']._serialized_start=1947
-  _globals['_SCORERUNREQUEST']._serialized_end=2045
-  _globals['_SCORERUNRESPONSE']._serialized_start=2047
-  _globals['_SCORERUNRESPONSE']._serialized_end=2108
-  _globals['_SCORESERVICE']._serialized_start=2202
-  _globals['_SCORESERVICE']._serialized_end=2456
+  _globals['_SCORESOURCE']._serialized_start=3639
+  _globals['_SCORESOURCE']._serialized_end=3728
+  _globals['_SCORERINPUT']._serialized_start=161
+  _globals['_SCORERINPUT']._serialized_end=372
+  _globals['_SCORE']._serialized_start=375
+  _globals['_SCORE']._serialized_end=927
+  _globals['_LISTSCORESREQUEST']._serialized_start=930
+  _globals['_LISTSCORESREQUEST']._serialized_end=1280
+  _globals['_LISTSCORESRESPONSE']._serialized_start=1282
+  _globals['_LISTSCORESRESPONSE']._serialized_end=1385
+  _globals['_AGGREGATESCORESREQUEST']._serialized_start=1388
+  _globals['_AGGREGATESCORESREQUEST']._serialized_end=1657
+  _globals['_SCOREAGGREGATE']._serialized_start=1660
+  _globals['_SCOREAGGREGATE']._serialized_end=1883
+  _globals['_AGGREGATESCORESRESPONSE']._serialized_start=1885
+  _globals['_AGGREGATESCORESRESPONSE']._serialized_end=1970
+  _globals['_SCORERUNREQUEST']._serialized_start=1972
+  _globals['_SCORERUNREQUEST']._serialized_end=2070
+  _globals['_SCORERUNRESPONSE']._serialized_start=2072
+  _globals['_SCORERUNRESPONSE']._serialized_end=2133
+  _globals['_SCORERSERVICEATTACHREQUEST']._serialized_start=2136
+  _globals['_SCORERSERVICEATTACHREQUEST']._serialized_end=2297
+  _globals['_SCORERSERVICEATTACHRESPONSE']._serialized_start=2300
+  _globals['_SCORERSERVICEATTACHRESPONSE']._serialized_end=2557
+  _globals['_SCORERHANDSHAKE']._serialized_start=2560
+  _globals['_SCORERHANDSHAKE']._serialized_end=2712
+  _globals['_SCORERDECLARATION']._serialized_start=2714
+  _globals['_SCORERDECLARATION']._serialized_end=2803
+  _globals['_SCORERWELCOME']._serialized_start=2806
+  _globals['_SCORERWELCOME']._serialized_end=2950
+  _globals['_SCOREINVOCATION']._serialized_start=2953
+  _globals['_SCOREINVOCATION']._serialized_end=3455
+  _globals['_SCOREINVOCATIONRESULT']._serialized_start=3458
+  _globals['_SCOREINVOCATIONRESULT']._serialized_end=3637
+  _globals['_SCORESERVICE']._serialized_start=3731
+  _globals['_SCORESERVICE']._serialized_end=3985
+  _globals['_SCORERSERVICE']._serialized_start=3987
+  _globals['_SCORERSERVICE']._serialized_end=4097
 # @@protoc_insertion_point(module_scope)

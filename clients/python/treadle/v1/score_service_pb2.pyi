@@ -3,6 +3,7 @@ import datetime
 from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from treadle.v1 import message_pb2 as _message_pb2
+from treadle.v1 import remote_pb2 as _remote_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -154,3 +155,95 @@ class ScoreRunResponse(_message.Message):
     SCORES_FIELD_NUMBER: _ClassVar[int]
     scores: _containers.RepeatedCompositeFieldContainer[Score]
     def __init__(self, scores: _Optional[_Iterable[_Union[Score, _Mapping]]] = ...) -> None: ...
+
+class ScorerServiceAttachRequest(_message.Message):
+    __slots__ = ("handshake", "result")
+    HANDSHAKE_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    handshake: ScorerHandshake
+    result: ScoreInvocationResult
+    def __init__(self, handshake: _Optional[_Union[ScorerHandshake, _Mapping]] = ..., result: _Optional[_Union[ScoreInvocationResult, _Mapping]] = ...) -> None: ...
+
+class ScorerServiceAttachResponse(_message.Message):
+    __slots__ = ("welcome", "invocation", "cancel", "drain")
+    WELCOME_FIELD_NUMBER: _ClassVar[int]
+    INVOCATION_FIELD_NUMBER: _ClassVar[int]
+    CANCEL_FIELD_NUMBER: _ClassVar[int]
+    DRAIN_FIELD_NUMBER: _ClassVar[int]
+    welcome: ScorerWelcome
+    invocation: ScoreInvocation
+    cancel: _remote_pb2.CancelInvocation
+    drain: _remote_pb2.Drain
+    def __init__(self, welcome: _Optional[_Union[ScorerWelcome, _Mapping]] = ..., invocation: _Optional[_Union[ScoreInvocation, _Mapping]] = ..., cancel: _Optional[_Union[_remote_pb2.CancelInvocation, _Mapping]] = ..., drain: _Optional[_Union[_remote_pb2.Drain, _Mapping]] = ...) -> None: ...
+
+class ScorerHandshake(_message.Message):
+    __slots__ = ("protocol_versions", "scorers", "instance_id")
+    PROTOCOL_VERSIONS_FIELD_NUMBER: _ClassVar[int]
+    SCORERS_FIELD_NUMBER: _ClassVar[int]
+    INSTANCE_ID_FIELD_NUMBER: _ClassVar[int]
+    protocol_versions: _containers.RepeatedScalarFieldContainer[int]
+    scorers: _containers.RepeatedCompositeFieldContainer[ScorerDeclaration]
+    instance_id: str
+    def __init__(self, protocol_versions: _Optional[_Iterable[int]] = ..., scorers: _Optional[_Iterable[_Union[ScorerDeclaration, _Mapping]]] = ..., instance_id: _Optional[str] = ...) -> None: ...
+
+class ScorerDeclaration(_message.Message):
+    __slots__ = ("id", "name", "description")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    name: str
+    description: str
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ...) -> None: ...
+
+class ScorerWelcome(_message.Message):
+    __slots__ = ("protocol_version", "scorers", "server_id")
+    PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
+    SCORERS_FIELD_NUMBER: _ClassVar[int]
+    SERVER_ID_FIELD_NUMBER: _ClassVar[int]
+    protocol_version: int
+    scorers: _containers.RepeatedCompositeFieldContainer[ScorerDeclaration]
+    server_id: str
+    def __init__(self, protocol_version: _Optional[int] = ..., scorers: _Optional[_Iterable[_Union[ScorerDeclaration, _Mapping]]] = ..., server_id: _Optional[str] = ...) -> None: ...
+
+class ScoreInvocation(_message.Message):
+    __slots__ = ("invocation_id", "scorer_id", "run_id", "agent_id", "thread_id", "resource_id", "request_context", "input", "output", "trace_context", "source", "agent_version")
+    INVOCATION_ID_FIELD_NUMBER: _ClassVar[int]
+    SCORER_ID_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    THREAD_ID_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_ID_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    INPUT_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    TRACE_CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    AGENT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    invocation_id: str
+    scorer_id: str
+    run_id: str
+    agent_id: str
+    thread_id: str
+    resource_id: str
+    request_context: _struct_pb2.Struct
+    input: ScorerInput
+    output: _containers.RepeatedCompositeFieldContainer[_message_pb2.Message]
+    trace_context: _remote_pb2.TraceContext
+    source: ScoreSource
+    agent_version: str
+    def __init__(self, invocation_id: _Optional[str] = ..., scorer_id: _Optional[str] = ..., run_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., request_context: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., input: _Optional[_Union[ScorerInput, _Mapping]] = ..., output: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., trace_context: _Optional[_Union[_remote_pb2.TraceContext, _Mapping]] = ..., source: _Optional[_Union[ScoreSource, str]] = ..., agent_version: _Optional[str] = ...) -> None: ...
+
+class ScoreInvocationResult(_message.Message):
+    __slots__ = ("invocation_id", "score", "reason", "details", "error")
+    INVOCATION_ID_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    DETAILS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    invocation_id: str
+    score: float
+    reason: str
+    details: _struct_pb2.Struct
+    error: str
+    def __init__(self, invocation_id: _Optional[str] = ..., score: _Optional[float] = ..., reason: _Optional[str] = ..., details: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...

@@ -229,3 +229,127 @@ class ScoreService:
             timeout,
             metadata,
             _registered_method=True)
+
+
+class ScorerServiceStub:
+    """ScorerService lets scorers written in any language attach to a running server, as processors
+    do (`ProcessorService`).
+
+    1. A scorer process opens ONE long-lived `Attach` stream and sends `handshake`: the protocol
+    versions it speaks and the ids of the scorers it serves (agents name them in `scorers`,
+    without `builtin`).
+    2. The server answers `welcome`, or ends the stream with INVALID_ARGUMENT (malformed or
+    duplicate id), FAILED_PRECONDITION (no common protocol version) or PERMISSION_DENIED (with
+    auth, the credential's `processors` scope must allow every id, and an id attached under one
+    credential cannot be attached under another).
+    3. The server sends an `invocation` per queued scoring of a run; the process MUST answer each
+    with one `result` of the same `invocation_id`, in any order (several MAY be in flight).
+    4. The server MAY send `cancel` (the scoring timed out) and, on shutdown, `drain`.
+
+    Several streams serving the same id are replicas: each scoring goes to the next one in turn.
+    A scoring whose stream goes away, or that is not answered in the scorer's timeout, fails and
+    follows the scorer's failure policy (retried with backoff by default).
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.Attach = channel.stream_stream(
+                '/treadle.v1.ScorerService/Attach',
+                request_serializer=treadle_dot_v1_dot_score__service__pb2.ScorerServiceAttachRequest.SerializeToString,
+                response_deserializer=treadle_dot_v1_dot_score__service__pb2.ScorerServiceAttachResponse.FromString,
+                _registered_method=True)
+
+
+class ScorerServiceServicer:
+    """ScorerService lets scorers written in any language attach to a running server, as processors
+    do (`ProcessorService`).
+
+    1. A scorer process opens ONE long-lived `Attach` stream and sends `handshake`: the protocol
+    versions it speaks and the ids of the scorers it serves (agents name them in `scorers`,
+    without `builtin`).
+    2. The server answers `welcome`, or ends the stream with INVALID_ARGUMENT (malformed or
+    duplicate id), FAILED_PRECONDITION (no common protocol version) or PERMISSION_DENIED (with
+    auth, the credential's `processors` scope must allow every id, and an id attached under one
+    credential cannot be attached under another).
+    3. The server sends an `invocation` per queued scoring of a run; the process MUST answer each
+    with one `result` of the same `invocation_id`, in any order (several MAY be in flight).
+    4. The server MAY send `cancel` (the scoring timed out) and, on shutdown, `drain`.
+
+    Several streams serving the same id are replicas: each scoring goes to the next one in turn.
+    A scoring whose stream goes away, or that is not answered in the scorer's timeout, fails and
+    follows the scorer's failure policy (retried with backoff by default).
+    """
+
+    def Attach(self, request_iterator, context):
+        """Attaches scorers over one bidirectional stream.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_ScorerServiceServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'Attach': grpc.stream_stream_rpc_method_handler(
+                    servicer.Attach,
+                    request_deserializer=treadle_dot_v1_dot_score__service__pb2.ScorerServiceAttachRequest.FromString,
+                    response_serializer=treadle_dot_v1_dot_score__service__pb2.ScorerServiceAttachResponse.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'treadle.v1.ScorerService', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('treadle.v1.ScorerService', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class ScorerService:
+    """ScorerService lets scorers written in any language attach to a running server, as processors
+    do (`ProcessorService`).
+
+    1. A scorer process opens ONE long-lived `Attach` stream and sends `handshake`: the protocol
+    versions it speaks and the ids of the scorers it serves (agents name them in `scorers`,
+    without `builtin`).
+    2. The server answers `welcome`, or ends the stream with INVALID_ARGUMENT (malformed or
+    duplicate id), FAILED_PRECONDITION (no common protocol version) or PERMISSION_DENIED (with
+    auth, the credential's `processors` scope must allow every id, and an id attached under one
+    credential cannot be attached under another).
+    3. The server sends an `invocation` per queued scoring of a run; the process MUST answer each
+    with one `result` of the same `invocation_id`, in any order (several MAY be in flight).
+    4. The server MAY send `cancel` (the scoring timed out) and, on shutdown, `drain`.
+
+    Several streams serving the same id are replicas: each scoring goes to the next one in turn.
+    A scoring whose stream goes away, or that is not answered in the scorer's timeout, fails and
+    follows the scorer's failure policy (retried with backoff by default).
+    """
+
+    @staticmethod
+    def Attach(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/treadle.v1.ScorerService/Attach',
+            treadle_dot_v1_dot_score__service__pb2.ScorerServiceAttachRequest.SerializeToString,
+            treadle_dot_v1_dot_score__service__pb2.ScorerServiceAttachResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)

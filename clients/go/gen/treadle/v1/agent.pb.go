@@ -1515,7 +1515,11 @@ type ScorerRef struct {
 	// Which runs are scored, by their request context, thread and resource. When unset, every run.
 	Filter *ScoringFilter `protobuf:"bytes,5,opt,name=filter,proto3" json:"filter,omitempty"`
 	// How long one scoring of one run MAY take; defaults to 60 seconds.
-	Timeout       *durationpb.Duration `protobuf:"bytes,6,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	Timeout *durationpb.Duration `protobuf:"bytes,6,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	// What happens when the scorer cannot answer (a remote scorer not attached, timed out or
+	// disconnected; any scorer that fails): FAIL_CLOSED (the default) retries with backoff and
+	// records the scoring as failed after the last attempt; FAIL_OPEN records it as skipped at once.
+	FailurePolicy FailurePolicy `protobuf:"varint,7,opt,name=failure_policy,json=failurePolicy,proto3,enum=treadle.v1.FailurePolicy" json:"failure_policy,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1590,6 +1594,13 @@ func (x *ScorerRef) GetTimeout() *durationpb.Duration {
 		return x.Timeout
 	}
 	return nil
+}
+
+func (x *ScorerRef) GetFailurePolicy() FailurePolicy {
+	if x != nil {
+		return x.FailurePolicy
+	}
+	return FailurePolicy_FAILURE_POLICY_UNSPECIFIED
 }
 
 // ScorerSampling says which share of the matching runs a scorer scores.
@@ -1939,14 +1950,15 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\ascorers\x182 \x03(\v2\x15.treadle.v1.ScorerRefR\ascorersB\x13\n" +
 	"\x11instructions_kindB\x18\n" +
 	"\x16_max_processor_retriesB\x1b\n" +
-	"\x19_error_processor_defaults\"\x88\x02\n" +
+	"\x19_error_processor_defaults\"\xca\x02\n" +
 	"\tScorerRef\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
 	"\abuiltin\x18\x02 \x01(\tR\abuiltin\x121\n" +
 	"\aoptions\x18\x03 \x01(\v2\x17.google.protobuf.StructR\aoptions\x126\n" +
 	"\bsampling\x18\x04 \x01(\v2\x1a.treadle.v1.ScorerSamplingR\bsampling\x121\n" +
 	"\x06filter\x18\x05 \x01(\v2\x19.treadle.v1.ScoringFilterR\x06filter\x123\n" +
-	"\atimeout\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\atimeout\"^\n" +
+	"\atimeout\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12@\n" +
+	"\x0efailure_policy\x18\a \x01(\x0e2\x19.treadle.v1.FailurePolicyR\rfailurePolicy\"^\n" +
 	"\x0eScorerSampling\x12,\n" +
 	"\x04none\x18\x01 \x01(\v2\x16.google.protobuf.EmptyH\x00R\x04none\x12\x16\n" +
 	"\x05ratio\x18\x02 \x01(\x01H\x00R\x05ratioB\x06\n" +
@@ -2060,15 +2072,16 @@ var file_treadle_v1_agent_proto_depIdxs = []int32{
 	17, // 35: treadle.v1.ScorerRef.sampling:type_name -> treadle.v1.ScorerSampling
 	18, // 36: treadle.v1.ScorerRef.filter:type_name -> treadle.v1.ScoringFilter
 	20, // 37: treadle.v1.ScorerRef.timeout:type_name -> google.protobuf.Duration
-	25, // 38: treadle.v1.ScorerSampling.none:type_name -> google.protobuf.Empty
-	19, // 39: treadle.v1.ScoringFilter.conditions:type_name -> treadle.v1.ScoringCondition
-	18, // 40: treadle.v1.ScoringFilter.groups:type_name -> treadle.v1.ScoringFilter
-	26, // 41: treadle.v1.ScoringCondition.value:type_name -> google.protobuf.Value
-	42, // [42:42] is the sub-list for method output_type
-	42, // [42:42] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	0,  // 38: treadle.v1.ScorerRef.failure_policy:type_name -> treadle.v1.FailurePolicy
+	25, // 39: treadle.v1.ScorerSampling.none:type_name -> google.protobuf.Empty
+	19, // 40: treadle.v1.ScoringFilter.conditions:type_name -> treadle.v1.ScoringCondition
+	18, // 41: treadle.v1.ScoringFilter.groups:type_name -> treadle.v1.ScoringFilter
+	26, // 42: treadle.v1.ScoringCondition.value:type_name -> google.protobuf.Value
+	43, // [43:43] is the sub-list for method output_type
+	43, // [43:43] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_agent_proto_init() }

@@ -851,12 +851,642 @@ func (x *ScoreRunResponse) GetScores() []*Score {
 	return nil
 }
 
+// ScorerServiceAttachRequest is a message from the scorer process.
+type ScorerServiceAttachRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The message. The first MUST be `handshake`.
+	//
+	// Types that are valid to be assigned to Message:
+	//
+	//	*ScorerServiceAttachRequest_Handshake
+	//	*ScorerServiceAttachRequest_Result
+	Message       isScorerServiceAttachRequest_Message `protobuf_oneof:"message"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScorerServiceAttachRequest) Reset() {
+	*x = ScorerServiceAttachRequest{}
+	mi := &file_treadle_v1_score_service_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScorerServiceAttachRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScorerServiceAttachRequest) ProtoMessage() {}
+
+func (x *ScorerServiceAttachRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_score_service_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScorerServiceAttachRequest.ProtoReflect.Descriptor instead.
+func (*ScorerServiceAttachRequest) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_score_service_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ScorerServiceAttachRequest) GetMessage() isScorerServiceAttachRequest_Message {
+	if x != nil {
+		return x.Message
+	}
+	return nil
+}
+
+func (x *ScorerServiceAttachRequest) GetHandshake() *ScorerHandshake {
+	if x != nil {
+		if x, ok := x.Message.(*ScorerServiceAttachRequest_Handshake); ok {
+			return x.Handshake
+		}
+	}
+	return nil
+}
+
+func (x *ScorerServiceAttachRequest) GetResult() *ScoreInvocationResult {
+	if x != nil {
+		if x, ok := x.Message.(*ScorerServiceAttachRequest_Result); ok {
+			return x.Result
+		}
+	}
+	return nil
+}
+
+type isScorerServiceAttachRequest_Message interface {
+	isScorerServiceAttachRequest_Message()
+}
+
+type ScorerServiceAttachRequest_Handshake struct {
+	// What the process serves.
+	Handshake *ScorerHandshake `protobuf:"bytes,1,opt,name=handshake,proto3,oneof"`
+}
+
+type ScorerServiceAttachRequest_Result struct {
+	// The answer to one invocation.
+	Result *ScoreInvocationResult `protobuf:"bytes,2,opt,name=result,proto3,oneof"`
+}
+
+func (*ScorerServiceAttachRequest_Handshake) isScorerServiceAttachRequest_Message() {}
+
+func (*ScorerServiceAttachRequest_Result) isScorerServiceAttachRequest_Message() {}
+
+// ScorerServiceAttachResponse is a message from the server.
+type ScorerServiceAttachResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The message.
+	//
+	// Types that are valid to be assigned to Message:
+	//
+	//	*ScorerServiceAttachResponse_Welcome
+	//	*ScorerServiceAttachResponse_Invocation
+	//	*ScorerServiceAttachResponse_Cancel
+	//	*ScorerServiceAttachResponse_Drain
+	Message       isScorerServiceAttachResponse_Message `protobuf_oneof:"message"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScorerServiceAttachResponse) Reset() {
+	*x = ScorerServiceAttachResponse{}
+	mi := &file_treadle_v1_score_service_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScorerServiceAttachResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScorerServiceAttachResponse) ProtoMessage() {}
+
+func (x *ScorerServiceAttachResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_score_service_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScorerServiceAttachResponse.ProtoReflect.Descriptor instead.
+func (*ScorerServiceAttachResponse) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_score_service_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ScorerServiceAttachResponse) GetMessage() isScorerServiceAttachResponse_Message {
+	if x != nil {
+		return x.Message
+	}
+	return nil
+}
+
+func (x *ScorerServiceAttachResponse) GetWelcome() *ScorerWelcome {
+	if x != nil {
+		if x, ok := x.Message.(*ScorerServiceAttachResponse_Welcome); ok {
+			return x.Welcome
+		}
+	}
+	return nil
+}
+
+func (x *ScorerServiceAttachResponse) GetInvocation() *ScoreInvocation {
+	if x != nil {
+		if x, ok := x.Message.(*ScorerServiceAttachResponse_Invocation); ok {
+			return x.Invocation
+		}
+	}
+	return nil
+}
+
+func (x *ScorerServiceAttachResponse) GetCancel() *CancelInvocation {
+	if x != nil {
+		if x, ok := x.Message.(*ScorerServiceAttachResponse_Cancel); ok {
+			return x.Cancel
+		}
+	}
+	return nil
+}
+
+func (x *ScorerServiceAttachResponse) GetDrain() *Drain {
+	if x != nil {
+		if x, ok := x.Message.(*ScorerServiceAttachResponse_Drain); ok {
+			return x.Drain
+		}
+	}
+	return nil
+}
+
+type isScorerServiceAttachResponse_Message interface {
+	isScorerServiceAttachResponse_Message()
+}
+
+type ScorerServiceAttachResponse_Welcome struct {
+	// The accepted handshake.
+	Welcome *ScorerWelcome `protobuf:"bytes,1,opt,name=welcome,proto3,oneof"`
+}
+
+type ScorerServiceAttachResponse_Invocation struct {
+	// A run to score.
+	Invocation *ScoreInvocation `protobuf:"bytes,2,opt,name=invocation,proto3,oneof"`
+}
+
+type ScorerServiceAttachResponse_Cancel struct {
+	// The server no longer waits for this invocation's answer.
+	Cancel *CancelInvocation `protobuf:"bytes,3,opt,name=cancel,proto3,oneof"`
+}
+
+type ScorerServiceAttachResponse_Drain struct {
+	// The server is shutting down.
+	Drain *Drain `protobuf:"bytes,4,opt,name=drain,proto3,oneof"`
+}
+
+func (*ScorerServiceAttachResponse_Welcome) isScorerServiceAttachResponse_Message() {}
+
+func (*ScorerServiceAttachResponse_Invocation) isScorerServiceAttachResponse_Message() {}
+
+func (*ScorerServiceAttachResponse_Cancel) isScorerServiceAttachResponse_Message() {}
+
+func (*ScorerServiceAttachResponse_Drain) isScorerServiceAttachResponse_Message() {}
+
+// ScorerHandshake declares what a scorer process serves.
+type ScorerHandshake struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Protocol versions the process speaks; this document describes version 1.
+	ProtocolVersions []uint32 `protobuf:"varint,1,rep,packed,name=protocol_versions,json=protocolVersions,proto3" json:"protocol_versions,omitempty"`
+	// The scorers served over this stream.
+	Scorers []*ScorerDeclaration `protobuf:"bytes,2,rep,name=scorers,proto3" json:"scorers,omitempty"`
+	// A name for this process, for logs (e.g. host:pid). Optional.
+	InstanceId    string `protobuf:"bytes,3,opt,name=instance_id,json=instanceId,proto3" json:"instance_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScorerHandshake) Reset() {
+	*x = ScorerHandshake{}
+	mi := &file_treadle_v1_score_service_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScorerHandshake) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScorerHandshake) ProtoMessage() {}
+
+func (x *ScorerHandshake) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_score_service_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScorerHandshake.ProtoReflect.Descriptor instead.
+func (*ScorerHandshake) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_score_service_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ScorerHandshake) GetProtocolVersions() []uint32 {
+	if x != nil {
+		return x.ProtocolVersions
+	}
+	return nil
+}
+
+func (x *ScorerHandshake) GetScorers() []*ScorerDeclaration {
+	if x != nil {
+		return x.Scorers
+	}
+	return nil
+}
+
+func (x *ScorerHandshake) GetInstanceId() string {
+	if x != nil {
+		return x.InstanceId
+	}
+	return ""
+}
+
+// ScorerDeclaration is one scorer served over a stream.
+type ScorerDeclaration struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Id of the scorer, as agents name it: 1-128 characters of letters, digits, `_`, `.`, `:` or
+	// `-`, starting with a letter or digit.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Display name; defaults to the id.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// What the scorer judges.
+	Description   string `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScorerDeclaration) Reset() {
+	*x = ScorerDeclaration{}
+	mi := &file_treadle_v1_score_service_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScorerDeclaration) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScorerDeclaration) ProtoMessage() {}
+
+func (x *ScorerDeclaration) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_score_service_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScorerDeclaration.ProtoReflect.Descriptor instead.
+func (*ScorerDeclaration) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_score_service_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ScorerDeclaration) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ScorerDeclaration) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ScorerDeclaration) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+// ScorerWelcome is the server's acceptance of a handshake.
+type ScorerWelcome struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The protocol version the server chose.
+	ProtocolVersion uint32 `protobuf:"varint,1,opt,name=protocol_version,json=protocolVersion,proto3" json:"protocol_version,omitempty"`
+	// The scorers accepted.
+	Scorers []*ScorerDeclaration `protobuf:"bytes,2,rep,name=scorers,proto3" json:"scorers,omitempty"`
+	// Id of the server process, for logs.
+	ServerId      string `protobuf:"bytes,3,opt,name=server_id,json=serverId,proto3" json:"server_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScorerWelcome) Reset() {
+	*x = ScorerWelcome{}
+	mi := &file_treadle_v1_score_service_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScorerWelcome) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScorerWelcome) ProtoMessage() {}
+
+func (x *ScorerWelcome) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_score_service_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScorerWelcome.ProtoReflect.Descriptor instead.
+func (*ScorerWelcome) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_score_service_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ScorerWelcome) GetProtocolVersion() uint32 {
+	if x != nil {
+		return x.ProtocolVersion
+	}
+	return 0
+}
+
+func (x *ScorerWelcome) GetScorers() []*ScorerDeclaration {
+	if x != nil {
+		return x.Scorers
+	}
+	return nil
+}
+
+func (x *ScorerWelcome) GetServerId() string {
+	if x != nil {
+		return x.ServerId
+	}
+	return ""
+}
+
+// ScoreInvocation asks a scorer to score one finished run.
+type ScoreInvocation struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Id to answer with.
+	InvocationId string `protobuf:"bytes,1,opt,name=invocation_id,json=invocationId,proto3" json:"invocation_id,omitempty"`
+	// The scorer asked.
+	ScorerId string `protobuf:"bytes,2,opt,name=scorer_id,json=scorerId,proto3" json:"scorer_id,omitempty"`
+	// The run.
+	RunId string `protobuf:"bytes,3,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// The agent that ran.
+	AgentId string `protobuf:"bytes,4,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	// The run's memory thread and resource (empty without memory).
+	ThreadId string `protobuf:"bytes,5,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	// The run's resource.
+	ResourceId string `protobuf:"bytes,6,opt,name=resource_id,json=resourceId,proto3" json:"resource_id,omitempty"`
+	// The call's request context.
+	RequestContext *structpb.Struct `protobuf:"bytes,7,opt,name=request_context,json=requestContext,proto3" json:"request_context,omitempty"`
+	// The run's input: its input, remembered and system messages.
+	Input *ScorerInput `protobuf:"bytes,8,opt,name=input,proto3" json:"input,omitempty"`
+	// The run's output: its response messages, as stored.
+	Output []*Message `protobuf:"bytes,9,rep,name=output,proto3" json:"output,omitempty"`
+	// The W3C trace context of the server's scoring span; the scorer SHOULD start its span as its
+	// child.
+	TraceContext *TraceContext `protobuf:"bytes,10,opt,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty"`
+	// Whether the run is live or scored on demand.
+	Source ScoreSource `protobuf:"varint,11,opt,name=source,proto3,enum=treadle.v1.ScoreSource" json:"source,omitempty"`
+	// The agent version the run used (empty when versions are not in use).
+	AgentVersion  string `protobuf:"bytes,12,opt,name=agent_version,json=agentVersion,proto3" json:"agent_version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScoreInvocation) Reset() {
+	*x = ScoreInvocation{}
+	mi := &file_treadle_v1_score_service_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScoreInvocation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScoreInvocation) ProtoMessage() {}
+
+func (x *ScoreInvocation) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_score_service_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScoreInvocation.ProtoReflect.Descriptor instead.
+func (*ScoreInvocation) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_score_service_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ScoreInvocation) GetInvocationId() string {
+	if x != nil {
+		return x.InvocationId
+	}
+	return ""
+}
+
+func (x *ScoreInvocation) GetScorerId() string {
+	if x != nil {
+		return x.ScorerId
+	}
+	return ""
+}
+
+func (x *ScoreInvocation) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *ScoreInvocation) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *ScoreInvocation) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *ScoreInvocation) GetResourceId() string {
+	if x != nil {
+		return x.ResourceId
+	}
+	return ""
+}
+
+func (x *ScoreInvocation) GetRequestContext() *structpb.Struct {
+	if x != nil {
+		return x.RequestContext
+	}
+	return nil
+}
+
+func (x *ScoreInvocation) GetInput() *ScorerInput {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *ScoreInvocation) GetOutput() []*Message {
+	if x != nil {
+		return x.Output
+	}
+	return nil
+}
+
+func (x *ScoreInvocation) GetTraceContext() *TraceContext {
+	if x != nil {
+		return x.TraceContext
+	}
+	return nil
+}
+
+func (x *ScoreInvocation) GetSource() ScoreSource {
+	if x != nil {
+		return x.Source
+	}
+	return ScoreSource_SCORE_SOURCE_UNSPECIFIED
+}
+
+func (x *ScoreInvocation) GetAgentVersion() string {
+	if x != nil {
+		return x.AgentVersion
+	}
+	return ""
+}
+
+// ScoreInvocationResult is a scorer's answer.
+type ScoreInvocationResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The invocation answered.
+	InvocationId string `protobuf:"bytes,1,opt,name=invocation_id,json=invocationId,proto3" json:"invocation_id,omitempty"`
+	// The score, in [0, 1]; anything else fails the scoring.
+	Score float64 `protobuf:"fixed64,2,opt,name=score,proto3" json:"score,omitempty"`
+	// Why, in words.
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Free-form details, stored with the score.
+	Details *structpb.Struct `protobuf:"bytes,4,opt,name=details,proto3" json:"details,omitempty"`
+	// Set when the scorer could not score the run: the scoring fails with this message (and is
+	// retried by the scorer's failure policy); `score` is then ignored.
+	Error         string `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScoreInvocationResult) Reset() {
+	*x = ScoreInvocationResult{}
+	mi := &file_treadle_v1_score_service_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScoreInvocationResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScoreInvocationResult) ProtoMessage() {}
+
+func (x *ScoreInvocationResult) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_score_service_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScoreInvocationResult.ProtoReflect.Descriptor instead.
+func (*ScoreInvocationResult) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_score_service_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ScoreInvocationResult) GetInvocationId() string {
+	if x != nil {
+		return x.InvocationId
+	}
+	return ""
+}
+
+func (x *ScoreInvocationResult) GetScore() float64 {
+	if x != nil {
+		return x.Score
+	}
+	return 0
+}
+
+func (x *ScoreInvocationResult) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *ScoreInvocationResult) GetDetails() *structpb.Struct {
+	if x != nil {
+		return x.Details
+	}
+	return nil
+}
+
+func (x *ScoreInvocationResult) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
 var File_treadle_v1_score_service_proto protoreflect.FileDescriptor
 
 const file_treadle_v1_score_service_proto_rawDesc = "" +
 	"\n" +
 	"\x1etreadle/v1/score_service.proto\x12\n" +
-	"treadle.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18treadle/v1/message.proto\"\xd3\x01\n" +
+	"treadle.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18treadle/v1/message.proto\x1a\x17treadle/v1/remote.proto\"\xd3\x01\n" +
 	"\vScorerInput\x12:\n" +
 	"\x0einput_messages\x18\x01 \x03(\v2\x13.treadle.v1.MessageR\rinputMessages\x12D\n" +
 	"\x13remembered_messages\x18\x02 \x03(\v2\x13.treadle.v1.MessageR\x12rememberedMessages\x12B\n" +
@@ -923,7 +1553,53 @@ const file_treadle_v1_score_service_proto_rawDesc = "" +
 	"scorer_ids\x18\x02 \x03(\tR\tscorerIds\x12\x19\n" +
 	"\bagent_id\x18\x03 \x01(\tR\aagentId\"=\n" +
 	"\x10ScoreRunResponse\x12)\n" +
-	"\x06scores\x18\x01 \x03(\v2\x11.treadle.v1.ScoreR\x06scores*Y\n" +
+	"\x06scores\x18\x01 \x03(\v2\x11.treadle.v1.ScoreR\x06scores\"\xa1\x01\n" +
+	"\x1aScorerServiceAttachRequest\x12;\n" +
+	"\thandshake\x18\x01 \x01(\v2\x1b.treadle.v1.ScorerHandshakeH\x00R\thandshake\x12;\n" +
+	"\x06result\x18\x02 \x01(\v2!.treadle.v1.ScoreInvocationResultH\x00R\x06resultB\t\n" +
+	"\amessage\"\x81\x02\n" +
+	"\x1bScorerServiceAttachResponse\x125\n" +
+	"\awelcome\x18\x01 \x01(\v2\x19.treadle.v1.ScorerWelcomeH\x00R\awelcome\x12=\n" +
+	"\n" +
+	"invocation\x18\x02 \x01(\v2\x1b.treadle.v1.ScoreInvocationH\x00R\n" +
+	"invocation\x126\n" +
+	"\x06cancel\x18\x03 \x01(\v2\x1c.treadle.v1.CancelInvocationH\x00R\x06cancel\x12)\n" +
+	"\x05drain\x18\x04 \x01(\v2\x11.treadle.v1.DrainH\x00R\x05drainB\t\n" +
+	"\amessage\"\x98\x01\n" +
+	"\x0fScorerHandshake\x12+\n" +
+	"\x11protocol_versions\x18\x01 \x03(\rR\x10protocolVersions\x127\n" +
+	"\ascorers\x18\x02 \x03(\v2\x1d.treadle.v1.ScorerDeclarationR\ascorers\x12\x1f\n" +
+	"\vinstance_id\x18\x03 \x01(\tR\n" +
+	"instanceId\"Y\n" +
+	"\x11ScorerDeclaration\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\"\x90\x01\n" +
+	"\rScorerWelcome\x12)\n" +
+	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x127\n" +
+	"\ascorers\x18\x02 \x03(\v2\x1d.treadle.v1.ScorerDeclarationR\ascorers\x12\x1b\n" +
+	"\tserver_id\x18\x03 \x01(\tR\bserverId\"\xf6\x03\n" +
+	"\x0fScoreInvocation\x12#\n" +
+	"\rinvocation_id\x18\x01 \x01(\tR\finvocationId\x12\x1b\n" +
+	"\tscorer_id\x18\x02 \x01(\tR\bscorerId\x12\x15\n" +
+	"\x06run_id\x18\x03 \x01(\tR\x05runId\x12\x19\n" +
+	"\bagent_id\x18\x04 \x01(\tR\aagentId\x12\x1b\n" +
+	"\tthread_id\x18\x05 \x01(\tR\bthreadId\x12\x1f\n" +
+	"\vresource_id\x18\x06 \x01(\tR\n" +
+	"resourceId\x12@\n" +
+	"\x0frequest_context\x18\a \x01(\v2\x17.google.protobuf.StructR\x0erequestContext\x12-\n" +
+	"\x05input\x18\b \x01(\v2\x17.treadle.v1.ScorerInputR\x05input\x12+\n" +
+	"\x06output\x18\t \x03(\v2\x13.treadle.v1.MessageR\x06output\x12=\n" +
+	"\rtrace_context\x18\n" +
+	" \x01(\v2\x18.treadle.v1.TraceContextR\ftraceContext\x12/\n" +
+	"\x06source\x18\v \x01(\x0e2\x17.treadle.v1.ScoreSourceR\x06source\x12#\n" +
+	"\ragent_version\x18\f \x01(\tR\fagentVersion\"\xb3\x01\n" +
+	"\x15ScoreInvocationResult\x12#\n" +
+	"\rinvocation_id\x18\x01 \x01(\tR\finvocationId\x12\x14\n" +
+	"\x05score\x18\x02 \x01(\x01R\x05score\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x121\n" +
+	"\adetails\x18\x04 \x01(\v2\x17.google.protobuf.StructR\adetails\x12\x14\n" +
+	"\x05error\x18\x05 \x01(\tR\x05error*Y\n" +
 	"\vScoreSource\x12\x1c\n" +
 	"\x18SCORE_SOURCE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11SCORE_SOURCE_LIVE\x10\x01\x12\x15\n" +
@@ -932,7 +1608,9 @@ const file_treadle_v1_score_service_proto_rawDesc = "" +
 	"\n" +
 	"ListScores\x12\x1d.treadle.v1.ListScoresRequest\x1a\x1e.treadle.v1.ListScoresResponse\x12Z\n" +
 	"\x0fAggregateScores\x12\".treadle.v1.AggregateScoresRequest\x1a#.treadle.v1.AggregateScoresResponse\x12E\n" +
-	"\bScoreRun\x12\x1b.treadle.v1.ScoreRunRequest\x1a\x1c.treadle.v1.ScoreRunResponseBc\n" +
+	"\bScoreRun\x12\x1b.treadle.v1.ScoreRunRequest\x1a\x1c.treadle.v1.ScoreRunResponse2n\n" +
+	"\rScorerService\x12]\n" +
+	"\x06Attach\x12&.treadle.v1.ScorerServiceAttachRequest\x1a'.treadle.v1.ScorerServiceAttachResponse(\x010\x01Bc\n" +
 	"\x0edev.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\n" +
 	"Treadle.V1b\x06proto3"
 
@@ -949,52 +1627,78 @@ func file_treadle_v1_score_service_proto_rawDescGZIP() []byte {
 }
 
 var file_treadle_v1_score_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_treadle_v1_score_service_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_treadle_v1_score_service_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_treadle_v1_score_service_proto_goTypes = []any{
-	(ScoreSource)(0),                // 0: treadle.v1.ScoreSource
-	(*ScorerInput)(nil),             // 1: treadle.v1.ScorerInput
-	(*Score)(nil),                   // 2: treadle.v1.Score
-	(*ListScoresRequest)(nil),       // 3: treadle.v1.ListScoresRequest
-	(*ListScoresResponse)(nil),      // 4: treadle.v1.ListScoresResponse
-	(*AggregateScoresRequest)(nil),  // 5: treadle.v1.AggregateScoresRequest
-	(*ScoreAggregate)(nil),          // 6: treadle.v1.ScoreAggregate
-	(*AggregateScoresResponse)(nil), // 7: treadle.v1.AggregateScoresResponse
-	(*ScoreRunRequest)(nil),         // 8: treadle.v1.ScoreRunRequest
-	(*ScoreRunResponse)(nil),        // 9: treadle.v1.ScoreRunResponse
-	(*Message)(nil),                 // 10: treadle.v1.Message
-	(*SystemMessage)(nil),           // 11: treadle.v1.SystemMessage
-	(*structpb.Struct)(nil),         // 12: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),   // 13: google.protobuf.Timestamp
+	(ScoreSource)(0),                    // 0: treadle.v1.ScoreSource
+	(*ScorerInput)(nil),                 // 1: treadle.v1.ScorerInput
+	(*Score)(nil),                       // 2: treadle.v1.Score
+	(*ListScoresRequest)(nil),           // 3: treadle.v1.ListScoresRequest
+	(*ListScoresResponse)(nil),          // 4: treadle.v1.ListScoresResponse
+	(*AggregateScoresRequest)(nil),      // 5: treadle.v1.AggregateScoresRequest
+	(*ScoreAggregate)(nil),              // 6: treadle.v1.ScoreAggregate
+	(*AggregateScoresResponse)(nil),     // 7: treadle.v1.AggregateScoresResponse
+	(*ScoreRunRequest)(nil),             // 8: treadle.v1.ScoreRunRequest
+	(*ScoreRunResponse)(nil),            // 9: treadle.v1.ScoreRunResponse
+	(*ScorerServiceAttachRequest)(nil),  // 10: treadle.v1.ScorerServiceAttachRequest
+	(*ScorerServiceAttachResponse)(nil), // 11: treadle.v1.ScorerServiceAttachResponse
+	(*ScorerHandshake)(nil),             // 12: treadle.v1.ScorerHandshake
+	(*ScorerDeclaration)(nil),           // 13: treadle.v1.ScorerDeclaration
+	(*ScorerWelcome)(nil),               // 14: treadle.v1.ScorerWelcome
+	(*ScoreInvocation)(nil),             // 15: treadle.v1.ScoreInvocation
+	(*ScoreInvocationResult)(nil),       // 16: treadle.v1.ScoreInvocationResult
+	(*Message)(nil),                     // 17: treadle.v1.Message
+	(*SystemMessage)(nil),               // 18: treadle.v1.SystemMessage
+	(*structpb.Struct)(nil),             // 19: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),       // 20: google.protobuf.Timestamp
+	(*CancelInvocation)(nil),            // 21: treadle.v1.CancelInvocation
+	(*Drain)(nil),                       // 22: treadle.v1.Drain
+	(*TraceContext)(nil),                // 23: treadle.v1.TraceContext
 }
 var file_treadle_v1_score_service_proto_depIdxs = []int32{
-	10, // 0: treadle.v1.ScorerInput.input_messages:type_name -> treadle.v1.Message
-	10, // 1: treadle.v1.ScorerInput.remembered_messages:type_name -> treadle.v1.Message
-	11, // 2: treadle.v1.ScorerInput.system_messages:type_name -> treadle.v1.SystemMessage
-	12, // 3: treadle.v1.Score.details:type_name -> google.protobuf.Struct
+	17, // 0: treadle.v1.ScorerInput.input_messages:type_name -> treadle.v1.Message
+	17, // 1: treadle.v1.ScorerInput.remembered_messages:type_name -> treadle.v1.Message
+	18, // 2: treadle.v1.ScorerInput.system_messages:type_name -> treadle.v1.SystemMessage
+	19, // 3: treadle.v1.Score.details:type_name -> google.protobuf.Struct
 	1,  // 4: treadle.v1.Score.input:type_name -> treadle.v1.ScorerInput
-	10, // 5: treadle.v1.Score.output:type_name -> treadle.v1.Message
+	17, // 5: treadle.v1.Score.output:type_name -> treadle.v1.Message
 	0,  // 6: treadle.v1.Score.source:type_name -> treadle.v1.ScoreSource
-	13, // 7: treadle.v1.Score.create_time:type_name -> google.protobuf.Timestamp
-	13, // 8: treadle.v1.ListScoresRequest.start_time:type_name -> google.protobuf.Timestamp
-	13, // 9: treadle.v1.ListScoresRequest.end_time:type_name -> google.protobuf.Timestamp
+	20, // 7: treadle.v1.Score.create_time:type_name -> google.protobuf.Timestamp
+	20, // 8: treadle.v1.ListScoresRequest.start_time:type_name -> google.protobuf.Timestamp
+	20, // 9: treadle.v1.ListScoresRequest.end_time:type_name -> google.protobuf.Timestamp
 	0,  // 10: treadle.v1.ListScoresRequest.source:type_name -> treadle.v1.ScoreSource
 	2,  // 11: treadle.v1.ListScoresResponse.scores:type_name -> treadle.v1.Score
-	13, // 12: treadle.v1.AggregateScoresRequest.start_time:type_name -> google.protobuf.Timestamp
-	13, // 13: treadle.v1.AggregateScoresRequest.end_time:type_name -> google.protobuf.Timestamp
+	20, // 12: treadle.v1.AggregateScoresRequest.start_time:type_name -> google.protobuf.Timestamp
+	20, // 13: treadle.v1.AggregateScoresRequest.end_time:type_name -> google.protobuf.Timestamp
 	0,  // 14: treadle.v1.AggregateScoresRequest.source:type_name -> treadle.v1.ScoreSource
 	6,  // 15: treadle.v1.AggregateScoresResponse.aggregates:type_name -> treadle.v1.ScoreAggregate
 	2,  // 16: treadle.v1.ScoreRunResponse.scores:type_name -> treadle.v1.Score
-	3,  // 17: treadle.v1.ScoreService.ListScores:input_type -> treadle.v1.ListScoresRequest
-	5,  // 18: treadle.v1.ScoreService.AggregateScores:input_type -> treadle.v1.AggregateScoresRequest
-	8,  // 19: treadle.v1.ScoreService.ScoreRun:input_type -> treadle.v1.ScoreRunRequest
-	4,  // 20: treadle.v1.ScoreService.ListScores:output_type -> treadle.v1.ListScoresResponse
-	7,  // 21: treadle.v1.ScoreService.AggregateScores:output_type -> treadle.v1.AggregateScoresResponse
-	9,  // 22: treadle.v1.ScoreService.ScoreRun:output_type -> treadle.v1.ScoreRunResponse
-	20, // [20:23] is the sub-list for method output_type
-	17, // [17:20] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	12, // 17: treadle.v1.ScorerServiceAttachRequest.handshake:type_name -> treadle.v1.ScorerHandshake
+	16, // 18: treadle.v1.ScorerServiceAttachRequest.result:type_name -> treadle.v1.ScoreInvocationResult
+	14, // 19: treadle.v1.ScorerServiceAttachResponse.welcome:type_name -> treadle.v1.ScorerWelcome
+	15, // 20: treadle.v1.ScorerServiceAttachResponse.invocation:type_name -> treadle.v1.ScoreInvocation
+	21, // 21: treadle.v1.ScorerServiceAttachResponse.cancel:type_name -> treadle.v1.CancelInvocation
+	22, // 22: treadle.v1.ScorerServiceAttachResponse.drain:type_name -> treadle.v1.Drain
+	13, // 23: treadle.v1.ScorerHandshake.scorers:type_name -> treadle.v1.ScorerDeclaration
+	13, // 24: treadle.v1.ScorerWelcome.scorers:type_name -> treadle.v1.ScorerDeclaration
+	19, // 25: treadle.v1.ScoreInvocation.request_context:type_name -> google.protobuf.Struct
+	1,  // 26: treadle.v1.ScoreInvocation.input:type_name -> treadle.v1.ScorerInput
+	17, // 27: treadle.v1.ScoreInvocation.output:type_name -> treadle.v1.Message
+	23, // 28: treadle.v1.ScoreInvocation.trace_context:type_name -> treadle.v1.TraceContext
+	0,  // 29: treadle.v1.ScoreInvocation.source:type_name -> treadle.v1.ScoreSource
+	19, // 30: treadle.v1.ScoreInvocationResult.details:type_name -> google.protobuf.Struct
+	3,  // 31: treadle.v1.ScoreService.ListScores:input_type -> treadle.v1.ListScoresRequest
+	5,  // 32: treadle.v1.ScoreService.AggregateScores:input_type -> treadle.v1.AggregateScoresRequest
+	8,  // 33: treadle.v1.ScoreService.ScoreRun:input_type -> treadle.v1.ScoreRunRequest
+	10, // 34: treadle.v1.ScorerService.Attach:input_type -> treadle.v1.ScorerServiceAttachRequest
+	4,  // 35: treadle.v1.ScoreService.ListScores:output_type -> treadle.v1.ListScoresResponse
+	7,  // 36: treadle.v1.ScoreService.AggregateScores:output_type -> treadle.v1.AggregateScoresResponse
+	9,  // 37: treadle.v1.ScoreService.ScoreRun:output_type -> treadle.v1.ScoreRunResponse
+	11, // 38: treadle.v1.ScorerService.Attach:output_type -> treadle.v1.ScorerServiceAttachResponse
+	35, // [35:39] is the sub-list for method output_type
+	31, // [31:35] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_score_service_proto_init() }
@@ -1003,15 +1707,26 @@ func file_treadle_v1_score_service_proto_init() {
 		return
 	}
 	file_treadle_v1_message_proto_init()
+	file_treadle_v1_remote_proto_init()
+	file_treadle_v1_score_service_proto_msgTypes[9].OneofWrappers = []any{
+		(*ScorerServiceAttachRequest_Handshake)(nil),
+		(*ScorerServiceAttachRequest_Result)(nil),
+	}
+	file_treadle_v1_score_service_proto_msgTypes[10].OneofWrappers = []any{
+		(*ScorerServiceAttachResponse_Welcome)(nil),
+		(*ScorerServiceAttachResponse_Invocation)(nil),
+		(*ScorerServiceAttachResponse_Cancel)(nil),
+		(*ScorerServiceAttachResponse_Drain)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_treadle_v1_score_service_proto_rawDesc), len(file_treadle_v1_score_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   9,
+			NumMessages:   16,
 			NumExtensions: 0,
-			NumServices:   1,
+			NumServices:   2,
 		},
 		GoTypes:           file_treadle_v1_score_service_proto_goTypes,
 		DependencyIndexes: file_treadle_v1_score_service_proto_depIdxs,

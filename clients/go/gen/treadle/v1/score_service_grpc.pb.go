@@ -233,3 +233,137 @@ var ScoreService_ServiceDesc = grpc.ServiceDesc{
 	Streams:  []grpc.StreamDesc{},
 	Metadata: "treadle/v1/score_service.proto",
 }
+
+const (
+	ScorerService_Attach_FullMethodName = "/treadle.v1.ScorerService/Attach"
+)
+
+// ScorerServiceClient is the client API for ScorerService service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// ScorerService lets scorers written in any language attach to a running server, as processors
+// do (`ProcessorService`).
+//
+//  1. A scorer process opens ONE long-lived `Attach` stream and sends `handshake`: the protocol
+//     versions it speaks and the ids of the scorers it serves (agents name them in `scorers`,
+//     without `builtin`).
+//  2. The server answers `welcome`, or ends the stream with INVALID_ARGUMENT (malformed or
+//     duplicate id), FAILED_PRECONDITION (no common protocol version) or PERMISSION_DENIED (with
+//     auth, the credential's `processors` scope must allow every id, and an id attached under one
+//     credential cannot be attached under another).
+//  3. The server sends an `invocation` per queued scoring of a run; the process MUST answer each
+//     with one `result` of the same `invocation_id`, in any order (several MAY be in flight).
+//  4. The server MAY send `cancel` (the scoring timed out) and, on shutdown, `drain`.
+//
+// Several streams serving the same id are replicas: each scoring goes to the next one in turn.
+// A scoring whose stream goes away, or that is not answered in the scorer's timeout, fails and
+// follows the scorer's failure policy (retried with backoff by default).
+type ScorerServiceClient interface {
+	// Attaches scorers over one bidirectional stream.
+	Attach(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ScorerServiceAttachRequest, ScorerServiceAttachResponse], error)
+}
+
+type scorerServiceClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewScorerServiceClient(cc grpc.ClientConnInterface) ScorerServiceClient {
+	return &scorerServiceClient{cc}
+}
+
+func (c *scorerServiceClient) Attach(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ScorerServiceAttachRequest, ScorerServiceAttachResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ScorerService_ServiceDesc.Streams[0], ScorerService_Attach_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ScorerServiceAttachRequest, ScorerServiceAttachResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ScorerService_AttachClient = grpc.BidiStreamingClient[ScorerServiceAttachRequest, ScorerServiceAttachResponse]
+
+// ScorerServiceServer is the server API for ScorerService service.
+// All implementations must embed UnimplementedScorerServiceServer
+// for forward compatibility.
+//
+// ScorerService lets scorers written in any language attach to a running server, as processors
+// do (`ProcessorService`).
+//
+//  1. A scorer process opens ONE long-lived `Attach` stream and sends `handshake`: the protocol
+//     versions it speaks and the ids of the scorers it serves (agents name them in `scorers`,
+//     without `builtin`).
+//  2. The server answers `welcome`, or ends the stream with INVALID_ARGUMENT (malformed or
+//     duplicate id), FAILED_PRECONDITION (no common protocol version) or PERMISSION_DENIED (with
+//     auth, the credential's `processors` scope must allow every id, and an id attached under one
+//     credential cannot be attached under another).
+//  3. The server sends an `invocation` per queued scoring of a run; the process MUST answer each
+//     with one `result` of the same `invocation_id`, in any order (several MAY be in flight).
+//  4. The server MAY send `cancel` (the scoring timed out) and, on shutdown, `drain`.
+//
+// Several streams serving the same id are replicas: each scoring goes to the next one in turn.
+// A scoring whose stream goes away, or that is not answered in the scorer's timeout, fails and
+// follows the scorer's failure policy (retried with backoff by default).
+type ScorerServiceServer interface {
+	// Attaches scorers over one bidirectional stream.
+	Attach(grpc.BidiStreamingServer[ScorerServiceAttachRequest, ScorerServiceAttachResponse]) error
+	mustEmbedUnimplementedScorerServiceServer()
+}
+
+// UnimplementedScorerServiceServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedScorerServiceServer struct{}
+
+func (UnimplementedScorerServiceServer) Attach(grpc.BidiStreamingServer[ScorerServiceAttachRequest, ScorerServiceAttachResponse]) error {
+	return status.Error(codes.Unimplemented, "method Attach not implemented")
+}
+func (UnimplementedScorerServiceServer) mustEmbedUnimplementedScorerServiceServer() {}
+func (UnimplementedScorerServiceServer) testEmbeddedByValue()                       {}
+
+// UnsafeScorerServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to ScorerServiceServer will
+// result in compilation errors.
+type UnsafeScorerServiceServer interface {
+	mustEmbedUnimplementedScorerServiceServer()
+}
+
+func RegisterScorerServiceServer(s grpc.ServiceRegistrar, srv ScorerServiceServer) {
+	// If the following call panics, it indicates UnimplementedScorerServiceServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&ScorerService_ServiceDesc, srv)
+}
+
+func _ScorerService_Attach_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(ScorerServiceServer).Attach(&grpc.GenericServerStream[ScorerServiceAttachRequest, ScorerServiceAttachResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ScorerService_AttachServer = grpc.BidiStreamingServer[ScorerServiceAttachRequest, ScorerServiceAttachResponse]
+
+// ScorerService_ServiceDesc is the grpc.ServiceDesc for ScorerService service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var ScorerService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "treadle.v1.ScorerService",
+	HandlerType: (*ScorerServiceServer)(nil),
+	Methods:     []grpc.MethodDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Attach",
+			Handler:       _ScorerService_Attach_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
+	Metadata: "treadle/v1/score_service.proto",
+}

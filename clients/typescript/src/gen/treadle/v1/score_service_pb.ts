@@ -8,13 +8,15 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message as Message$1, SystemMessage } from "./message_pb.js";
 import { file_treadle_v1_message } from "./message_pb.js";
+import type { CancelInvocation, Drain, TraceContext } from "./remote_pb.js";
+import { file_treadle_v1_remote } from "./remote_pb.js";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file treadle/v1/score_service.proto.
  */
 export const file_treadle_v1_score_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch50cmVhZGxlL3YxL3Njb3JlX3NlcnZpY2UucHJvdG8SCnRyZWFkbGUudjEioAEKC1Njb3JlcklucHV0EisKDmlucHV0X21lc3NhZ2VzGAEgAygLMhMudHJlYWRsZS52MS5NZXNzYWdlEjAKE3JlbWVtYmVyZWRfbWVzc2FnZXMYAiADKAsyEy50cmVhZGxlLnYxLk1lc3NhZ2USMgoPc3lzdGVtX21lc3NhZ2VzGAMgAygLMhkudHJlYWRsZS52MS5TeXN0ZW1NZXNzYWdlIpoDCgVTY29yZRIKCgJpZBgBIAEoCRIOCgZydW5faWQYAiABKAkSEQoJc2NvcmVyX2lkGAMgASgJEhAKCGFnZW50X2lkGAQgASgJEg0KBXNjb3JlGAUgASgBEg4KBnJlYXNvbhgGIAEoCRIoCgdkZXRhaWxzGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBImCgVpbnB1dBgIIAEoCzIXLnRyZWFkbGUudjEuU2NvcmVySW5wdXQSIwoGb3V0cHV0GAkgAygLMhMudHJlYWRsZS52MS5NZXNzYWdlEhAKCHRyYWNlX2lkGAogASgJEg8KB3NwYW5faWQYCyABKAkSEQoJdGhyZWFkX2lkGAwgASgJEhMKC3Jlc291cmNlX2lkGA0gASgJEicKBnNvdXJjZRgOIAEoDjIXLnRyZWFkbGUudjEuU2NvcmVTb3VyY2USLwoLY3JlYXRlX3RpbWUYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhUKDWFnZW50X3ZlcnNpb24YECABKAkiiQIKEUxpc3RTY29yZXNSZXF1ZXN0EhAKCGFnZW50X2lkGAEgASgJEhEKCXNjb3Jlcl9pZBgCIAEoCRIOCgZydW5faWQYAyABKAkSEQoJdGhyZWFkX2lkGAQgASgJEi4KCnN0YXJ0X3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZF90aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBInCgZzb3VyY2UYByABKA4yFy50cmVhZGxlLnYxLlNjb3JlU291cmNlEhEKCXBhZ2Vfc2l6ZRgIIAEoBRISCgpwYWdlX3Rva2VuGAkgASgJIlAKEkxpc3RTY29yZXNSZXNwb25zZRIhCgZzY29yZXMYASADKAsyES50cmVhZGxlLnYxLlNjb3JlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSLVAQoWQWdncmVnYXRlU2NvcmVzUmVxdWVzdBIQCghhZ2VudF9pZBgBIAEoCRIRCglzY29yZXJfaWQYAiABKAkSLgoKc3RhcnRfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEicKBnNvdXJjZRgFIAEoDjIXLnRyZWFkbGUudjEuU2NvcmVTb3VyY2USDwoHYnVja2V0cxgGIAEoBSKZAQoOU2NvcmVBZ2dyZWdhdGUSEAoIYWdlbnRfaWQYASABKAkSEQoJc2NvcmVyX2lkGAIgASgJEhUKDWFnZW50X3ZlcnNpb24YAyABKAkSDQoFY291bnQYBCABKAMSDAoEbWVhbhgFIAEoARIUCgxkaXN0cmlidXRpb24YBiADKAMSCwoDbWluGAcgASgBEgsKA21heBgIIAEoASJJChdBZ2dyZWdhdGVTY29yZXNSZXNwb25zZRIuCgphZ2dyZWdhdGVzGAEgAygLMhoudHJlYWRsZS52MS5TY29yZUFnZ3JlZ2F0ZSJHCg9TY29yZVJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhIKCnNjb3Jlcl9pZHMYAiADKAkSEAoIYWdlbnRfaWQYAyABKAkiNQoQU2NvcmVSdW5SZXNwb25zZRIhCgZzY29yZXMYASADKAsyES50cmVhZGxlLnYxLlNjb3JlKlkKC1Njb3JlU291cmNlEhwKGFNDT1JFX1NPVVJDRV9VTlNQRUNJRklFRBAAEhUKEVNDT1JFX1NPVVJDRV9MSVZFEAESFQoRU0NPUkVfU09VUkNFX1RFU1QQAjL+AQoMU2NvcmVTZXJ2aWNlEksKCkxpc3RTY29yZXMSHS50cmVhZGxlLnYxLkxpc3RTY29yZXNSZXF1ZXN0Gh4udHJlYWRsZS52MS5MaXN0U2NvcmVzUmVzcG9uc2USWgoPQWdncmVnYXRlU2NvcmVzEiIudHJlYWRsZS52MS5BZ2dyZWdhdGVTY29yZXNSZXF1ZXN0GiMudHJlYWRsZS52MS5BZ2dyZWdhdGVTY29yZXNSZXNwb25zZRJFCghTY29yZVJ1bhIbLnRyZWFkbGUudjEuU2NvcmVSdW5SZXF1ZXN0GhwudHJlYWRsZS52MS5TY29yZVJ1blJlc3BvbnNlQmMKDmRldi50cmVhZGxlLnYxUAFaQmdpdGh1Yi5jb20vdHJlYWRsZS1kZXYvdHJlYWRsZS9jbGllbnRzL2dvL2dlbi90cmVhZGxlL3YxO3RyZWFkbGV2MaoCClRyZWFkbGUuVjFiBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_message]);
+  fileDesc("Ch50cmVhZGxlL3YxL3Njb3JlX3NlcnZpY2UucHJvdG8SCnRyZWFkbGUudjEioAEKC1Njb3JlcklucHV0EisKDmlucHV0X21lc3NhZ2VzGAEgAygLMhMudHJlYWRsZS52MS5NZXNzYWdlEjAKE3JlbWVtYmVyZWRfbWVzc2FnZXMYAiADKAsyEy50cmVhZGxlLnYxLk1lc3NhZ2USMgoPc3lzdGVtX21lc3NhZ2VzGAMgAygLMhkudHJlYWRsZS52MS5TeXN0ZW1NZXNzYWdlIpoDCgVTY29yZRIKCgJpZBgBIAEoCRIOCgZydW5faWQYAiABKAkSEQoJc2NvcmVyX2lkGAMgASgJEhAKCGFnZW50X2lkGAQgASgJEg0KBXNjb3JlGAUgASgBEg4KBnJlYXNvbhgGIAEoCRIoCgdkZXRhaWxzGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBImCgVpbnB1dBgIIAEoCzIXLnRyZWFkbGUudjEuU2NvcmVySW5wdXQSIwoGb3V0cHV0GAkgAygLMhMudHJlYWRsZS52MS5NZXNzYWdlEhAKCHRyYWNlX2lkGAogASgJEg8KB3NwYW5faWQYCyABKAkSEQoJdGhyZWFkX2lkGAwgASgJEhMKC3Jlc291cmNlX2lkGA0gASgJEicKBnNvdXJjZRgOIAEoDjIXLnRyZWFkbGUudjEuU2NvcmVTb3VyY2USLwoLY3JlYXRlX3RpbWUYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhUKDWFnZW50X3ZlcnNpb24YECABKAkiiQIKEUxpc3RTY29yZXNSZXF1ZXN0EhAKCGFnZW50X2lkGAEgASgJEhEKCXNjb3Jlcl9pZBgCIAEoCRIOCgZydW5faWQYAyABKAkSEQoJdGhyZWFkX2lkGAQgASgJEi4KCnN0YXJ0X3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZF90aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBInCgZzb3VyY2UYByABKA4yFy50cmVhZGxlLnYxLlNjb3JlU291cmNlEhEKCXBhZ2Vfc2l6ZRgIIAEoBRISCgpwYWdlX3Rva2VuGAkgASgJIlAKEkxpc3RTY29yZXNSZXNwb25zZRIhCgZzY29yZXMYASADKAsyES50cmVhZGxlLnYxLlNjb3JlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSLVAQoWQWdncmVnYXRlU2NvcmVzUmVxdWVzdBIQCghhZ2VudF9pZBgBIAEoCRIRCglzY29yZXJfaWQYAiABKAkSLgoKc3RhcnRfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEicKBnNvdXJjZRgFIAEoDjIXLnRyZWFkbGUudjEuU2NvcmVTb3VyY2USDwoHYnVja2V0cxgGIAEoBSKZAQoOU2NvcmVBZ2dyZWdhdGUSEAoIYWdlbnRfaWQYASABKAkSEQoJc2NvcmVyX2lkGAIgASgJEhUKDWFnZW50X3ZlcnNpb24YAyABKAkSDQoFY291bnQYBCABKAMSDAoEbWVhbhgFIAEoARIUCgxkaXN0cmlidXRpb24YBiADKAMSCwoDbWluGAcgASgBEgsKA21heBgIIAEoASJJChdBZ2dyZWdhdGVTY29yZXNSZXNwb25zZRIuCgphZ2dyZWdhdGVzGAEgAygLMhoudHJlYWRsZS52MS5TY29yZUFnZ3JlZ2F0ZSJHCg9TY29yZVJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhIKCnNjb3Jlcl9pZHMYAiADKAkSEAoIYWdlbnRfaWQYAyABKAkiNQoQU2NvcmVSdW5SZXNwb25zZRIhCgZzY29yZXMYASADKAsyES50cmVhZGxlLnYxLlNjb3JlIo4BChpTY29yZXJTZXJ2aWNlQXR0YWNoUmVxdWVzdBIwCgloYW5kc2hha2UYASABKAsyGy50cmVhZGxlLnYxLlNjb3JlckhhbmRzaGFrZUgAEjMKBnJlc3VsdBgCIAEoCzIhLnRyZWFkbGUudjEuU2NvcmVJbnZvY2F0aW9uUmVzdWx0SABCCQoHbWVzc2FnZSLdAQobU2NvcmVyU2VydmljZUF0dGFjaFJlc3BvbnNlEiwKB3dlbGNvbWUYASABKAsyGS50cmVhZGxlLnYxLlNjb3JlcldlbGNvbWVIABIxCgppbnZvY2F0aW9uGAIgASgLMhsudHJlYWRsZS52MS5TY29yZUludm9jYXRpb25IABIuCgZjYW5jZWwYAyABKAsyHC50cmVhZGxlLnYxLkNhbmNlbEludm9jYXRpb25IABIiCgVkcmFpbhgEIAEoCzIRLnRyZWFkbGUudjEuRHJhaW5IAEIJCgdtZXNzYWdlInEKD1Njb3JlckhhbmRzaGFrZRIZChFwcm90b2NvbF92ZXJzaW9ucxgBIAMoDRIuCgdzY29yZXJzGAIgAygLMh0udHJlYWRsZS52MS5TY29yZXJEZWNsYXJhdGlvbhITCgtpbnN0YW5jZV9pZBgDIAEoCSJCChFTY29yZXJEZWNsYXJhdGlvbhIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJImwKDVNjb3JlcldlbGNvbWUSGAoQcHJvdG9jb2xfdmVyc2lvbhgBIAEoDRIuCgdzY29yZXJzGAIgAygLMh0udHJlYWRsZS52MS5TY29yZXJEZWNsYXJhdGlvbhIRCglzZXJ2ZXJfaWQYAyABKAki9QIKD1Njb3JlSW52b2NhdGlvbhIVCg1pbnZvY2F0aW9uX2lkGAEgASgJEhEKCXNjb3Jlcl9pZBgCIAEoCRIOCgZydW5faWQYAyABKAkSEAoIYWdlbnRfaWQYBCABKAkSEQoJdGhyZWFkX2lkGAUgASgJEhMKC3Jlc291cmNlX2lkGAYgASgJEjAKD3JlcXVlc3RfY29udGV4dBgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSJgoFaW5wdXQYCCABKAsyFy50cmVhZGxlLnYxLlNjb3JlcklucHV0EiMKBm91dHB1dBgJIAMoCzITLnRyZWFkbGUudjEuTWVzc2FnZRIvCg10cmFjZV9jb250ZXh0GAogASgLMhgudHJlYWRsZS52MS5UcmFjZUNvbnRleHQSJwoGc291cmNlGAsgASgOMhcudHJlYWRsZS52MS5TY29yZVNvdXJjZRIVCg1hZ2VudF92ZXJzaW9uGAwgASgJIoYBChVTY29yZUludm9jYXRpb25SZXN1bHQSFQoNaW52b2NhdGlvbl9pZBgBIAEoCRINCgVzY29yZRgCIAEoARIOCgZyZWFzb24YAyABKAkSKAoHZGV0YWlscxgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDQoFZXJyb3IYBSABKAkqWQoLU2NvcmVTb3VyY2USHAoYU0NPUkVfU09VUkNFX1VOU1BFQ0lGSUVEEAASFQoRU0NPUkVfU09VUkNFX0xJVkUQARIVChFTQ09SRV9TT1VSQ0VfVEVTVBACMv4BCgxTY29yZVNlcnZpY2USSwoKTGlzdFNjb3JlcxIdLnRyZWFkbGUudjEuTGlzdFNjb3Jlc1JlcXVlc3QaHi50cmVhZGxlLnYxLkxpc3RTY29yZXNSZXNwb25zZRJaCg9BZ2dyZWdhdGVTY29yZXMSIi50cmVhZGxlLnYxLkFnZ3JlZ2F0ZVNjb3Jlc1JlcXVlc3QaIy50cmVhZGxlLnYxLkFnZ3JlZ2F0ZVNjb3Jlc1Jlc3BvbnNlEkUKCFNjb3JlUnVuEhsudHJlYWRsZS52MS5TY29yZVJ1blJlcXVlc3QaHC50cmVhZGxlLnYxLlNjb3JlUnVuUmVzcG9uc2UybgoNU2NvcmVyU2VydmljZRJdCgZBdHRhY2gSJi50cmVhZGxlLnYxLlNjb3JlclNlcnZpY2VBdHRhY2hSZXF1ZXN0GicudHJlYWRsZS52MS5TY29yZXJTZXJ2aWNlQXR0YWNoUmVzcG9uc2UoATABQmMKDmRldi50cmVhZGxlLnYxUAFaQmdpdGh1Yi5jb20vdHJlYWRsZS1kZXYvdHJlYWRsZS9jbGllbnRzL2dvL2dlbi90cmVhZGxlL3YxO3RyZWFkbGV2MaoCClRyZWFkbGUuVjFiBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_message, file_treadle_v1_remote]);
 
 /**
  * ScorerInput is what a scorer sees of a run's input.
@@ -487,6 +489,351 @@ export const ScoreRunResponseSchema: GenMessage<ScoreRunResponse> = /*@__PURE__*
   messageDesc(file_treadle_v1_score_service, 8);
 
 /**
+ * ScorerServiceAttachRequest is a message from the scorer process.
+ *
+ * @generated from message treadle.v1.ScorerServiceAttachRequest
+ */
+export type ScorerServiceAttachRequest = Message<"treadle.v1.ScorerServiceAttachRequest"> & {
+  /**
+   * The message. The first MUST be `handshake`.
+   *
+   * @generated from oneof treadle.v1.ScorerServiceAttachRequest.message
+   */
+  message: {
+    /**
+     * What the process serves.
+     *
+     * @generated from field: treadle.v1.ScorerHandshake handshake = 1;
+     */
+    value: ScorerHandshake;
+    case: "handshake";
+  } | {
+    /**
+     * The answer to one invocation.
+     *
+     * @generated from field: treadle.v1.ScoreInvocationResult result = 2;
+     */
+    value: ScoreInvocationResult;
+    case: "result";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message treadle.v1.ScorerServiceAttachRequest.
+ * Use `create(ScorerServiceAttachRequestSchema)` to create a new message.
+ */
+export const ScorerServiceAttachRequestSchema: GenMessage<ScorerServiceAttachRequest> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_score_service, 9);
+
+/**
+ * ScorerServiceAttachResponse is a message from the server.
+ *
+ * @generated from message treadle.v1.ScorerServiceAttachResponse
+ */
+export type ScorerServiceAttachResponse = Message<"treadle.v1.ScorerServiceAttachResponse"> & {
+  /**
+   * The message.
+   *
+   * @generated from oneof treadle.v1.ScorerServiceAttachResponse.message
+   */
+  message: {
+    /**
+     * The accepted handshake.
+     *
+     * @generated from field: treadle.v1.ScorerWelcome welcome = 1;
+     */
+    value: ScorerWelcome;
+    case: "welcome";
+  } | {
+    /**
+     * A run to score.
+     *
+     * @generated from field: treadle.v1.ScoreInvocation invocation = 2;
+     */
+    value: ScoreInvocation;
+    case: "invocation";
+  } | {
+    /**
+     * The server no longer waits for this invocation's answer.
+     *
+     * @generated from field: treadle.v1.CancelInvocation cancel = 3;
+     */
+    value: CancelInvocation;
+    case: "cancel";
+  } | {
+    /**
+     * The server is shutting down.
+     *
+     * @generated from field: treadle.v1.Drain drain = 4;
+     */
+    value: Drain;
+    case: "drain";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message treadle.v1.ScorerServiceAttachResponse.
+ * Use `create(ScorerServiceAttachResponseSchema)` to create a new message.
+ */
+export const ScorerServiceAttachResponseSchema: GenMessage<ScorerServiceAttachResponse> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_score_service, 10);
+
+/**
+ * ScorerHandshake declares what a scorer process serves.
+ *
+ * @generated from message treadle.v1.ScorerHandshake
+ */
+export type ScorerHandshake = Message<"treadle.v1.ScorerHandshake"> & {
+  /**
+   * Protocol versions the process speaks; this document describes version 1.
+   *
+   * @generated from field: repeated uint32 protocol_versions = 1;
+   */
+  protocolVersions: number[];
+
+  /**
+   * The scorers served over this stream.
+   *
+   * @generated from field: repeated treadle.v1.ScorerDeclaration scorers = 2;
+   */
+  scorers: ScorerDeclaration[];
+
+  /**
+   * A name for this process, for logs (e.g. host:pid). Optional.
+   *
+   * @generated from field: string instance_id = 3;
+   */
+  instanceId: string;
+};
+
+/**
+ * Describes the message treadle.v1.ScorerHandshake.
+ * Use `create(ScorerHandshakeSchema)` to create a new message.
+ */
+export const ScorerHandshakeSchema: GenMessage<ScorerHandshake> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_score_service, 11);
+
+/**
+ * ScorerDeclaration is one scorer served over a stream.
+ *
+ * @generated from message treadle.v1.ScorerDeclaration
+ */
+export type ScorerDeclaration = Message<"treadle.v1.ScorerDeclaration"> & {
+  /**
+   * Id of the scorer, as agents name it: 1-128 characters of letters, digits, `_`, `.`, `:` or
+   * `-`, starting with a letter or digit.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * Display name; defaults to the id.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * What the scorer judges.
+   *
+   * @generated from field: string description = 3;
+   */
+  description: string;
+};
+
+/**
+ * Describes the message treadle.v1.ScorerDeclaration.
+ * Use `create(ScorerDeclarationSchema)` to create a new message.
+ */
+export const ScorerDeclarationSchema: GenMessage<ScorerDeclaration> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_score_service, 12);
+
+/**
+ * ScorerWelcome is the server's acceptance of a handshake.
+ *
+ * @generated from message treadle.v1.ScorerWelcome
+ */
+export type ScorerWelcome = Message<"treadle.v1.ScorerWelcome"> & {
+  /**
+   * The protocol version the server chose.
+   *
+   * @generated from field: uint32 protocol_version = 1;
+   */
+  protocolVersion: number;
+
+  /**
+   * The scorers accepted.
+   *
+   * @generated from field: repeated treadle.v1.ScorerDeclaration scorers = 2;
+   */
+  scorers: ScorerDeclaration[];
+
+  /**
+   * Id of the server process, for logs.
+   *
+   * @generated from field: string server_id = 3;
+   */
+  serverId: string;
+};
+
+/**
+ * Describes the message treadle.v1.ScorerWelcome.
+ * Use `create(ScorerWelcomeSchema)` to create a new message.
+ */
+export const ScorerWelcomeSchema: GenMessage<ScorerWelcome> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_score_service, 13);
+
+/**
+ * ScoreInvocation asks a scorer to score one finished run.
+ *
+ * @generated from message treadle.v1.ScoreInvocation
+ */
+export type ScoreInvocation = Message<"treadle.v1.ScoreInvocation"> & {
+  /**
+   * Id to answer with.
+   *
+   * @generated from field: string invocation_id = 1;
+   */
+  invocationId: string;
+
+  /**
+   * The scorer asked.
+   *
+   * @generated from field: string scorer_id = 2;
+   */
+  scorerId: string;
+
+  /**
+   * The run.
+   *
+   * @generated from field: string run_id = 3;
+   */
+  runId: string;
+
+  /**
+   * The agent that ran.
+   *
+   * @generated from field: string agent_id = 4;
+   */
+  agentId: string;
+
+  /**
+   * The run's memory thread and resource (empty without memory).
+   *
+   * @generated from field: string thread_id = 5;
+   */
+  threadId: string;
+
+  /**
+   * The run's resource.
+   *
+   * @generated from field: string resource_id = 6;
+   */
+  resourceId: string;
+
+  /**
+   * The call's request context.
+   *
+   * @generated from field: google.protobuf.Struct request_context = 7;
+   */
+  requestContext?: JsonObject | undefined;
+
+  /**
+   * The run's input: its input, remembered and system messages.
+   *
+   * @generated from field: treadle.v1.ScorerInput input = 8;
+   */
+  input?: ScorerInput | undefined;
+
+  /**
+   * The run's output: its response messages, as stored.
+   *
+   * @generated from field: repeated treadle.v1.Message output = 9;
+   */
+  output: Message$1[];
+
+  /**
+   * The W3C trace context of the server's scoring span; the scorer SHOULD start its span as its
+   * child.
+   *
+   * @generated from field: treadle.v1.TraceContext trace_context = 10;
+   */
+  traceContext?: TraceContext | undefined;
+
+  /**
+   * Whether the run is live or scored on demand.
+   *
+   * @generated from field: treadle.v1.ScoreSource source = 11;
+   */
+  source: ScoreSource;
+
+  /**
+   * The agent version the run used (empty when versions are not in use).
+   *
+   * @generated from field: string agent_version = 12;
+   */
+  agentVersion: string;
+};
+
+/**
+ * Describes the message treadle.v1.ScoreInvocation.
+ * Use `create(ScoreInvocationSchema)` to create a new message.
+ */
+export const ScoreInvocationSchema: GenMessage<ScoreInvocation> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_score_service, 14);
+
+/**
+ * ScoreInvocationResult is a scorer's answer.
+ *
+ * @generated from message treadle.v1.ScoreInvocationResult
+ */
+export type ScoreInvocationResult = Message<"treadle.v1.ScoreInvocationResult"> & {
+  /**
+   * The invocation answered.
+   *
+   * @generated from field: string invocation_id = 1;
+   */
+  invocationId: string;
+
+  /**
+   * The score, in [0, 1]; anything else fails the scoring.
+   *
+   * @generated from field: double score = 2;
+   */
+  score: number;
+
+  /**
+   * Why, in words.
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * Free-form details, stored with the score.
+   *
+   * @generated from field: google.protobuf.Struct details = 4;
+   */
+  details?: JsonObject | undefined;
+
+  /**
+   * Set when the scorer could not score the run: the scoring fails with this message (and is
+   * retried by the scorer's failure policy); `score` is then ignored.
+   *
+   * @generated from field: string error = 5;
+   */
+  error: string;
+};
+
+/**
+ * Describes the message treadle.v1.ScoreInvocationResult.
+ * Use `create(ScoreInvocationResultSchema)` to create a new message.
+ */
+export const ScoreInvocationResultSchema: GenMessage<ScoreInvocationResult> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_score_service, 15);
+
+/**
  * ScoreSource says how a score came to be.
  *
  * @generated from enum treadle.v1.ScoreSource
@@ -572,4 +919,39 @@ export const ScoreService: GenService<{
   },
 }> = /*@__PURE__*/
   serviceDesc(file_treadle_v1_score_service, 0);
+
+/**
+ * ScorerService lets scorers written in any language attach to a running server, as processors
+ * do (`ProcessorService`).
+ *
+ * 1. A scorer process opens ONE long-lived `Attach` stream and sends `handshake`: the protocol
+ *    versions it speaks and the ids of the scorers it serves (agents name them in `scorers`,
+ *    without `builtin`).
+ * 2. The server answers `welcome`, or ends the stream with INVALID_ARGUMENT (malformed or
+ *    duplicate id), FAILED_PRECONDITION (no common protocol version) or PERMISSION_DENIED (with
+ *    auth, the credential's `processors` scope must allow every id, and an id attached under one
+ *    credential cannot be attached under another).
+ * 3. The server sends an `invocation` per queued scoring of a run; the process MUST answer each
+ *    with one `result` of the same `invocation_id`, in any order (several MAY be in flight).
+ * 4. The server MAY send `cancel` (the scoring timed out) and, on shutdown, `drain`.
+ *
+ * Several streams serving the same id are replicas: each scoring goes to the next one in turn.
+ * A scoring whose stream goes away, or that is not answered in the scorer's timeout, fails and
+ * follows the scorer's failure policy (retried with backoff by default).
+ *
+ * @generated from service treadle.v1.ScorerService
+ */
+export const ScorerService: GenService<{
+  /**
+   * Attaches scorers over one bidirectional stream.
+   *
+   * @generated from rpc treadle.v1.ScorerService.Attach
+   */
+  attach: {
+    methodKind: "bidi_streaming";
+    input: typeof ScorerServiceAttachRequestSchema;
+    output: typeof ScorerServiceAttachResponseSchema;
+  },
+}> = /*@__PURE__*/
+  serviceDesc(file_treadle_v1_score_service, 1);
 

@@ -135,12 +135,19 @@ __all__ = (
     "RunStep",
     "Score",
     "ScoreAggregate",
+    "ScoreInvocation",
+    "ScoreInvocationResult",
     "ScoreRunRequest",
     "ScoreRunResponse",
     "ScoreSource",
+    "ScorerDeclaration",
+    "ScorerHandshake",
     "ScorerInput",
     "ScorerRef",
     "ScorerSampling",
+    "ScorerServiceAttachRequest",
+    "ScorerServiceAttachResponse",
+    "ScorerWelcome",
     "ScoringCondition",
     "ScoringFilter",
     "SendMessageRequest",
@@ -6044,6 +6051,184 @@ default_message_pool.register_message("treadle.v1", "ScoreAggregate", ScoreAggre
 
 
 @dataclass(eq=False, repr=False)
+class ScoreInvocation(betterproto2.Message):
+    """
+    ScoreInvocation asks a scorer to score one finished run.
+    """
+
+    invocation_id: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    Id to answer with.
+    """
+
+    scorer_id: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+    """
+    The scorer asked.
+    """
+
+    run_id: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    """
+    The run.
+    """
+
+    agent_id: "str" = betterproto2.field(4, betterproto2.TYPE_STRING)
+    """
+    The agent that ran.
+    """
+
+    thread_id: "str" = betterproto2.field(5, betterproto2.TYPE_STRING)
+    """
+    The run's memory thread and resource (empty without memory).
+    """
+
+    resource_id: "str" = betterproto2.field(6, betterproto2.TYPE_STRING)
+    """
+    The run's resource.
+    """
+
+    request_context: "__google__protobuf__.Struct | None" = betterproto2.field(
+        7, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    The call's request context.
+    """
+
+    input: "ScorerInput | None" = betterproto2.field(
+        8, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    The run's input: its input, remembered and system messages.
+    """
+
+    output: "list[Message]" = betterproto2.field(
+        9, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    The run's output: its response messages, as stored.
+    """
+
+    trace_context: "TraceContext | None" = betterproto2.field(
+        10, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    The W3C trace context of the server's scoring span; the scorer SHOULD start its span as its
+    child.
+    """
+
+    source: "ScoreSource" = betterproto2.field(
+        11, betterproto2.TYPE_ENUM, default_factory=lambda: ScoreSource(0)
+    )
+    """
+    Whether the run is live or scored on demand.
+    """
+
+    agent_version: "str" = betterproto2.field(12, betterproto2.TYPE_STRING)
+    """
+    The agent version the run used (empty when versions are not in use).
+    """
+
+
+default_message_pool.register_message("treadle.v1", "ScoreInvocation", ScoreInvocation)
+
+
+@dataclass(eq=False, repr=False)
+class ScoreInvocationResult(betterproto2.Message):
+    """
+    ScoreInvocationResult is a scorer's answer.
+    """
+
+    invocation_id: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    The invocation answered.
+    """
+
+    score: "float" = betterproto2.field(2, betterproto2.TYPE_DOUBLE)
+    """
+    The score, in [0, 1]; anything else fails the scoring.
+    """
+
+    reason: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    """
+    Why, in words.
+    """
+
+    details: "__google__protobuf__.Struct | None" = betterproto2.field(
+        4, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    Free-form details, stored with the score.
+    """
+
+    error: "str" = betterproto2.field(5, betterproto2.TYPE_STRING)
+    """
+    Set when the scorer could not score the run: the scoring fails with this message (and is
+    retried by the scorer's failure policy); `score` is then ignored.
+    """
+
+
+default_message_pool.register_message(
+    "treadle.v1", "ScoreInvocationResult", ScoreInvocationResult
+)
+
+
+@dataclass(eq=False, repr=False)
+class ScorerDeclaration(betterproto2.Message):
+    """
+    ScorerDeclaration is one scorer served over a stream.
+    """
+
+    id: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    Id of the scorer, as agents name it: 1-128 characters of letters, digits, `_`, `.`, `:` or
+    `-`, starting with a letter or digit.
+    """
+
+    name: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+    """
+    Display name; defaults to the id.
+    """
+
+    description: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    """
+    What the scorer judges.
+    """
+
+
+default_message_pool.register_message(
+    "treadle.v1", "ScorerDeclaration", ScorerDeclaration
+)
+
+
+@dataclass(eq=False, repr=False)
+class ScorerHandshake(betterproto2.Message):
+    """
+    ScorerHandshake declares what a scorer process serves.
+    """
+
+    protocol_versions: "list[int]" = betterproto2.field(
+        1, betterproto2.TYPE_UINT32, repeated=True
+    )
+    """
+    Protocol versions the process speaks; this document describes version 1.
+    """
+
+    scorers: "list[ScorerDeclaration]" = betterproto2.field(
+        2, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    The scorers served over this stream.
+    """
+
+    instance_id: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    """
+    A name for this process, for logs (e.g. host:pid). Optional.
+    """
+
+
+default_message_pool.register_message("treadle.v1", "ScorerHandshake", ScorerHandshake)
+
+
+@dataclass(eq=False, repr=False)
 class ScorerInput(betterproto2.Message):
     """
     ScorerInput is what a scorer sees of a run's input.
@@ -6130,6 +6315,15 @@ class ScorerRef(betterproto2.Message):
     How long one scoring of one run MAY take; defaults to 60 seconds.
     """
 
+    failure_policy: "FailurePolicy" = betterproto2.field(
+        7, betterproto2.TYPE_ENUM, default_factory=lambda: FailurePolicy(0)
+    )
+    """
+    What happens when the scorer cannot answer (a remote scorer not attached, timed out or
+    disconnected; any scorer that fails): FAIL_CLOSED (the default) retries with backoff and
+    records the scoring as failed after the last attempt; FAIL_OPEN records it as skipped at once.
+    """
+
 
 default_message_pool.register_message("treadle.v1", "ScorerRef", ScorerRef)
 
@@ -6161,6 +6355,78 @@ class ScorerSampling(betterproto2.Message):
 
 
 default_message_pool.register_message("treadle.v1", "ScorerSampling", ScorerSampling)
+
+
+@dataclass(eq=False, repr=False)
+class ScorerServiceAttachRequest(betterproto2.Message):
+    """
+    ScorerServiceAttachRequest is a message from the scorer process.
+
+    Oneofs:
+        - message: The message. The first MUST be `handshake`.
+    """
+
+    handshake: "ScorerHandshake | None" = betterproto2.field(
+        1, betterproto2.TYPE_MESSAGE, optional=True, group="message"
+    )
+    """
+    What the process serves.
+    """
+
+    result: "ScoreInvocationResult | None" = betterproto2.field(
+        2, betterproto2.TYPE_MESSAGE, optional=True, group="message"
+    )
+    """
+    The answer to one invocation.
+    """
+
+
+default_message_pool.register_message(
+    "treadle.v1", "ScorerServiceAttachRequest", ScorerServiceAttachRequest
+)
+
+
+@dataclass(eq=False, repr=False)
+class ScorerServiceAttachResponse(betterproto2.Message):
+    """
+    ScorerServiceAttachResponse is a message from the server.
+
+    Oneofs:
+        - message: The message.
+    """
+
+    welcome: "ScorerWelcome | None" = betterproto2.field(
+        1, betterproto2.TYPE_MESSAGE, optional=True, group="message"
+    )
+    """
+    The accepted handshake.
+    """
+
+    invocation: "ScoreInvocation | None" = betterproto2.field(
+        2, betterproto2.TYPE_MESSAGE, optional=True, group="message"
+    )
+    """
+    A run to score.
+    """
+
+    cancel: "CancelInvocation | None" = betterproto2.field(
+        3, betterproto2.TYPE_MESSAGE, optional=True, group="message"
+    )
+    """
+    The server no longer waits for this invocation's answer.
+    """
+
+    drain: "Drain | None" = betterproto2.field(
+        4, betterproto2.TYPE_MESSAGE, optional=True, group="message"
+    )
+    """
+    The server is shutting down.
+    """
+
+
+default_message_pool.register_message(
+    "treadle.v1", "ScorerServiceAttachResponse", ScorerServiceAttachResponse
+)
 
 
 @dataclass(eq=False, repr=False)
@@ -6208,6 +6474,33 @@ class ScoreRunResponse(betterproto2.Message):
 default_message_pool.register_message(
     "treadle.v1", "ScoreRunResponse", ScoreRunResponse
 )
+
+
+@dataclass(eq=False, repr=False)
+class ScorerWelcome(betterproto2.Message):
+    """
+    ScorerWelcome is the server's acceptance of a handshake.
+    """
+
+    protocol_version: "int" = betterproto2.field(1, betterproto2.TYPE_UINT32)
+    """
+    The protocol version the server chose.
+    """
+
+    scorers: "list[ScorerDeclaration]" = betterproto2.field(
+        2, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    The scorers accepted.
+    """
+
+    server_id: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    """
+    Id of the server process, for logs.
+    """
+
+
+default_message_pool.register_message("treadle.v1", "ScorerWelcome", ScorerWelcome)
 
 
 @dataclass(eq=False, repr=False)
