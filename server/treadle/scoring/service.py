@@ -44,6 +44,8 @@ BACKOFF_MAX = 60.0
 POLL_SECONDS = 1.0
 """How often an idle worker looks for rows other replicas queued or whose backoff ran out."""
 WORKERS = 4
+HAND_OVER_SECONDS = 0.05
+"""How long finished runs gather before they are queued together (after their streams ended)."""
 
 EVALUATION_EVENT = "gen_ai.evaluation.result"
 
@@ -89,7 +91,6 @@ class _Stats:
     scored: int = 0
     failed: int = 0
     retried: int = 0
-    pending_tasks: set[asyncio.Task[Any]] = field(default_factory=set)
 
 
 class Scoring:
@@ -111,6 +112,8 @@ class Scoring:
         self._wake = asyncio.Event()
         self._workers: list[asyncio.Task[None]] = []
         self._closing = False
+        self._handed: list[tuple[Agent, ScoringRun, list[ScorerRef]]] = []
+        self._flusher: asyncio.Task[None] | None = None
 
     # --- on the request path: filter, sample, hand over ----------------------------------------
 
@@ -146,19 +149,27 @@ class Scoring:
             return
         if not refs:
             return
-        task = asyncio.get_running_loop().create_task(self._enqueue(finished.agent, run, refs))
-        self.stats.pending_tasks.add(task)
-        task.add_done_callback(self.stats.pending_tasks.discard)
+        self._handed.append((finished.agent, run, refs))
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.get_running_loop().create_task(self._flush())
 
-    async def _enqueue(self, agent: Agent, run: ScoringRun, refs: list[ScorerRef]) -> None:
+    async def _flush(self) -> None:
+        """Queue what runs handed over, in one transaction per ``HAND_OVER_SECONDS``: after the
+        streams that handed them over have ended, and in as few writes as the traffic allows."""
         assert self.store is not None
-        try:
-            payload = run_to_payload(run)
-            jobs = [self._job(agent.id, run, ref, payload, "live") for ref in refs]
-            self.stats.enqueued += await self.store.enqueue(jobs)
-            self._wake.set()
-        except Exception:
-            log.warning("could not queue the scoring of run %s", run.run_id, exc_info=True)
+        while self._handed:
+            if not self._closing:
+                await asyncio.sleep(HAND_OVER_SECONDS)
+            handed, self._handed = self._handed, []
+            try:
+                jobs = []
+                for agent, run, refs in handed:
+                    payload = run_to_payload(run)
+                    jobs += [self._job(agent.id, run, ref, payload, "live") for ref in refs]
+                self.stats.enqueued += await self.store.enqueue(jobs)
+                self._wake.set()
+            except Exception:
+                log.warning("could not queue the scoring of %d run(s)", len(handed), exc_info=True)
 
     def _job(self, agent_id: str, run: ScoringRun, ref: ScorerRef, payload: dict[str, Any], source: str) -> Job:
         return Job(run_id=run.run_id, scorer_id=ref.scorer_id, agent_id=agent_id, scorer=scorer_to_dict(ref),
@@ -177,8 +188,8 @@ class Scoring:
         """Let queued hand-overs reach the store, then stop the workers (a row being scored stays
         claimed until its claim runs out, then any replica scores it)."""
         self._closing = True
-        if self.stats.pending_tasks:
-            await asyncio.gather(*list(self.stats.pending_tasks), return_exceptions=True)
+        if self._flusher is not None:
+            await asyncio.gather(self._flusher, return_exceptions=True)
         for task in self._workers:
             task.cancel()
         for task in self._workers:
@@ -205,7 +216,7 @@ class Scoring:
     def _lease_us(self) -> int:
         return int(self.claim_seconds * 1_000_000)
 
-    async def _run(self, job: Job) -> StoredScore | None:
+    async def _run(self, job: Job) -> bool:
         """Score one claimed row and record the outcome."""
         assert self.store is not None
         try:
@@ -223,13 +234,12 @@ class Scoring:
                 self.stats.failed += 1
             else:
                 self.stats.retried += 1
-            return None
+            return False
         if not await self.store.succeed(job, self.replica, result.score, result.reason, result.details):
             log.info("score of %s on run %s was taken over by another replica", job.scorer_id, job.run_id)
-            return None
+            return False
         self.stats.scored += 1
-        [stored] = await self.store.get([job.id])
-        return stored
+        return True
 
     async def score(self, job: Job) -> ScoreResult:
         """Run the job's scorer in a ``score`` span under the run's agent span, with the
