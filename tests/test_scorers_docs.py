@@ -3,6 +3,7 @@ run, then its Python program listing and aggregating the scores."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import time
@@ -20,6 +21,9 @@ DOC = "docs/scorers.md"
 DOC_BLOCKS = {
     (DOC, "yaml", 0): "test_the_documented_agent_scores_its_runs_and_the_program_lists_them",
     (DOC, "python", 0): "test_the_documented_agent_scores_its_runs_and_the_program_lists_them",
+    (DOC, "yaml", 1): "test_the_documented_remote_scorers_score_the_agents_runs",
+    (DOC, "python", 1): "test_the_documented_remote_scorers_score_the_agents_runs",
+    (DOC, "typescript", 0): "test_the_documented_remote_scorers_score_the_agents_runs",
 }
 
 
@@ -57,3 +61,54 @@ def _sampled(run_id: str) -> bool:
     from treadle.scoring import sampled
 
     return sampled(0.5, run_id)  # the server exports no traces here: the run id is the key
+
+
+def test_the_documented_remote_scorers_score_the_agents_runs(tmp_path: Path, openai_server: Any) -> None:
+    from tests.test_typescript_processor import TS_CLIENT, TSX
+
+    answers = ["Thank you for asking: " + "very " * 30 + "long.", "Sure."]
+    server: OpenAIServer = openai_server([Turn.say(a) for a in answers])
+    config = tmp_path / "agents.yaml"
+    config.write_text(block(DOC, "yaml", 1))
+    proc = ServeProcess("--config", str(config), "--data-dir", str(tmp_path / "data"),
+                        env=clean_env(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-test"))
+    python, typescript = tmp_path / "polite.py", tmp_path / "brevity.ts"
+    python.write_text(block(DOC, "python", 1).replace(DEFAULT_ADDRESS, "TARGET"))
+    typescript.write_text(block(DOC, "typescript", 0).replace(DEFAULT_ADDRESS, "TARGET"))
+    children: list[subprocess.Popen[str]] = []
+    try:
+        proc.wait_ready()
+        for path in (python, typescript):
+            path.write_text(path.read_text().replace("TARGET", proc.target))
+        children.append(subprocess.Popen([sys.executable, str(python)], cwd=ROOT, stderr=subprocess.PIPE, text=True))
+        children.append(subprocess.Popen([str(TSX), str(typescript)], cwd=TS_CLIENT, stderr=subprocess.PIPE, text=True))
+        for child in children:  # each says it attached (the Python SDK logs to stderr, the TS one via console.error)
+            assert child.stderr is not None
+            line = child.stderr.readline()
+            assert "attached to" in line, line
+        channel = grpc.insecure_channel(proc.target)
+        runs = [agent_service_pb2_grpc.AgentServiceStub(channel).Generate(
+            agent_service_pb2.GenerateRequest(agent_id="support", prompt="Can you help?"), timeout=60).run_id
+            for _ in answers]
+        expected = {(r, "polite") for r in runs} | {(r, "brevity") for r in runs if _sampled(r)}
+        stub = score_service_pb2_grpc.ScoreServiceStub(channel)
+        deadline = time.monotonic() + READY_TIMEOUT
+        while True:
+            scores = stub.ListScores(score_service_pb2.ListScoresRequest(agent_id="support"), timeout=10).scores
+            if len(scores) >= len(expected):
+                break
+            assert time.monotonic() < deadline, [(s.run_id, s.scorer_id) for s in scores]
+            time.sleep(0.05)
+        got = {(s.run_id, s.scorer_id): s for s in scores}
+        assert set(got) == expected
+        assert [got[(r, "polite")].score for r in runs] == [1.0, 0.0]
+        assert got[(runs[0], "polite")].details["words"] == 35
+        for r in runs:
+            if (r, "brevity") in got:
+                words = len(answers[runs.index(r)].split())
+                assert got[(r, "brevity")].reason == f"{words} words"
+    finally:
+        for child in children:
+            child.send_signal(signal.SIGINT)
+            assert child.wait(timeout=30) == 0
+        proc.close()
