@@ -81,6 +81,32 @@ class Editor:
 
 
 @dataclass
+class ScorerRef:
+    """A scorer that judges the agent's finished runs (``treadle.scoring``): a built-in one
+    configured by ``options``, a Python one (``scorer``, or registered under ``id``), or a remote
+    one attached under ``id``."""
+
+    id: str = ""
+    builtin: str = ""
+    """A built-in scorer's name (``exact-match``, ``llm-judge``, ...)."""
+    options: dict[str, Any] | None = None
+    ratio: float | None = None
+    """The share of matching runs scored, chosen by a hash of the trace id; None scores all."""
+    filter: dict[str, Any] | None = None
+    """A rule group over ``threadId``, ``resourceId`` and ``requestContext.*`` (``scoring.rules``)."""
+    timeout: float | None = None
+    """Seconds one scoring may take; None for the default."""
+    failure_policy: FailurePolicy = "fail_closed"
+    """When the scorer cannot answer: retry, then record the failure (closed); skip at once (open)."""
+    scorer: Any = None
+    """A Python scorer object (code agents): ``async score(run) -> ScoreResult``."""
+
+    @property
+    def scorer_id(self) -> str:
+        return self.id or self.builtin or str(getattr(self.scorer, "id", ""))
+
+
+@dataclass
 class ToolHooksRef:
     """Tool hooks named by the ids they were registered under."""
 
@@ -244,6 +270,8 @@ class Agent:
     """A ``ProcessorRef`` (or processor object) serving ``resolveAgent``, run once per call."""
     resolution: Any = None
     """Set on the frozen snapshot a call resolved (``variants.Resolution``); None on a definition."""
+    scorers: list[ScorerRef] = field(default_factory=list)
+    """Scorers of the agent's finished runs, off the request path (``treadle.scoring``)."""
     source: AgentSource = "code"
     create_time: datetime = field(default_factory=utcnow)
     update_time: datetime = field(default_factory=utcnow)
@@ -274,6 +302,21 @@ class Agent:
             for ref in refs:
                 if isinstance(ref, ProcessorRef) and not ref.processor_id:
                     raise InvalidArgumentError(f"agent {self.id!r}: {lane} has a processor without id")
+        seen: set[str] = set()
+        for i, scorer in enumerate(self.scorers):
+            where = f"agent {self.id!r}: scorers[{i}]"
+            if not scorer.scorer_id:
+                raise InvalidArgumentError(f"{where} has no id: give an id, or a builtin name")
+            if not _ID.match(scorer.scorer_id):
+                raise InvalidArgumentError(f"{where}.id {scorer.scorer_id!r} is malformed: use 1-128 letters, "
+                                           "digits, '_', '.', ':' or '-'")
+            if scorer.scorer_id in seen:
+                raise InvalidArgumentError(f"{where}.id {scorer.scorer_id!r} is listed twice: ids must be unique")
+            seen.add(scorer.scorer_id)
+            if scorer.ratio is not None and not 0 < scorer.ratio <= 1:
+                raise InvalidArgumentError(f"{where}.sampling.ratio must be in (0, 1], got {scorer.ratio}")
+            if scorer.timeout is not None and scorer.timeout <= 0:
+                raise InvalidArgumentError(f"{where}.timeout must be positive")
         self._validate_sub_agents()
 
     def _validate_sub_agents(self) -> None:

@@ -41,6 +41,11 @@ from .api.server import TlsFiles, check_listen
 from .api.signal_convert import options_from_json
 from .api.thread_signals import SERVICE_NAME as THREAD_SERVICE, ThreadServicer
 from .api.version_service import SERVICE_NAME as VERSION_SERVICE, AgentVersionServicer
+from .api.score_service import SERVICE_NAME as SCORE_SERVICE, ScoreServicer
+from .api.scorer_service import SERVICE_NAME as SCORER_SERVICE, ScorerHub, ScorerServicer
+from .scoring import Scoring
+from .scoring.service import check_scorer
+from .scoring.store import ScoreStore
 from .config import AgentFileError, Settings, load_agent_file
 from .config.security import Security, load_security
 from .config import logs
@@ -191,6 +196,14 @@ class TreadleApp:
         self.server.add_service(VERSION_SERVICE, self.version_service.register)
         self.server.drained.append(self.thread_service.inflight)
         self.server.drained.append(_Leaving(self.threads))
+        # Scorers: finished runs of agents with scorers are queued and scored off the request path.
+        self.scoring = Scoring(self.models, tracer)
+        self.scoring.claim_seconds = self.settings.scorer_claim
+        self.loop.on_finish = self.scoring.on_loop_finish
+        self.server.add_service(SCORE_SERVICE, ScoreServicer(self.scoring, self.registry).register)
+        self.scorers = ScorerHub()  # remote scorers attached over ScorerService
+        self.scoring.remote = self.scorers
+        self.server.add_service(SCORER_SERVICE, ScorerServicer(self.scorers).register)
         self.store: SqlStore | None = None
         self.port: int | None = None
 
@@ -200,10 +213,20 @@ class TreadleApp:
         """Register an agent defined in code; the API cannot change or delete it."""
         agent.source = "code"
         self.agent_service.check_models(agent)
+        for i, ref in enumerate(agent.scorers):  # a scorer object given in code runs in this process
+            if ref.scorer is None:
+                check_scorer(ref, f"agent {agent.id!r}: scorers[{i}]")
+            else:
+                self.scoring.code_scorers[ref.scorer_id] = ref.scorer
         return self.registry.add_agent(agent)
 
     def add_processor(self, processor: Any) -> None:
         self.registry.add_processor(processor)
+
+    def add_scorer(self, scorer: Any) -> None:
+        """A Python scorer that agents name in ``scorers`` by its ``id``: an object with
+        ``async score(run: ScoringRun) -> ScoreResult`` (or a plain ``score``)."""
+        self.scoring.code_scorers[scorer.id] = scorer
 
     def add_tool(self, tool: Tool) -> None:
         self.registry.add_tool(tool)
@@ -260,6 +283,7 @@ class TreadleApp:
         await self.threads.recover()
         await self.notifications.recover()
         self.notifications.start()
+        self.scoring.start()
         return self.port
 
     def configure_security(self, security: Security, listen: str) -> TlsFiles | None:
@@ -308,6 +332,7 @@ class TreadleApp:
             store = await open_store(url)
             self.store = store
             self.loop.memory = self.agent_service.store = self.thread_service.store = store
+            self.scoring.store = ScoreStore(store.engine)
             self.threads.store = SqlSignalStore(store.engine)
             versions = SqlVersionStore(store.engine)
             self.version_service.store = versions
@@ -325,9 +350,12 @@ class TreadleApp:
         """Drain (see ``GrpcServer.stop``), then release provider clients and flush traces."""
         # Attached processors hear of the shutdown at once, with the grace the runs get.
         self.processors.announce_drain(self.settings.grace if grace is None else grace)
+        self.scorers.drain(int((self.settings.grace if grace is None else grace) * 1000))
         attached = asyncio.create_task(self._drain_attached())
         await self.notifications.stop()
         await self.server.stop(grace)
+        await self.scoring.stop()
+        self.scorers.close_all()
         await self.threads.stop()
         if self.relay is not None:
             await self.relay.close()

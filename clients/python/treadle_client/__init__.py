@@ -17,7 +17,8 @@ Remote processors are classes with the Mastra framework's hook methods, attached
     await attachment.ready()
 
 and remote tools are ``Tool`` objects (``treadle_client.Tool``, or functions decorated with
-``treadle_client.tool``) served with ``serve_tools``. ``run_processors``
+``treadle_client.tool``) served with ``serve_tools``; remote scorers (``@scorer``) with
+``serve_scorers``. ``run_processors``
 and ``run_tools`` do the same for scripts, until SIGTERM or Ctrl-C. See ``clients/python/README.md``.
 """
 
@@ -25,13 +26,14 @@ from treadle.core.tool import Tool, ToolContext, tool
 
 from ._agents import DEFAULT_TARGET, AgentClient, default_target
 from ._attach import AttachError, Attachment
-from ._blocking import run_processors, run_tools
+from ._blocking import run_processors, run_scorers, run_tools
 from ._connect import TOKEN_ENV, TLSConfig
 from ._nested import nested
 from ._processors import attach
 from ._text_gate import TextGate
 from ._signals import ThreadSubscription
 from ._tools import serve_tools
+from ._scorers import Score, Scorer, ScorerRun, scorer, serve_scorers
 
 __all__ = [
     "DEFAULT_TARGET",
@@ -43,7 +45,13 @@ __all__ = [
     "default_target",
     "nested",
     "run_processors",
+    "run_scorers",
     "run_tools",
+    "Score",
+    "Scorer",
+    "ScorerRun",
+    "scorer",
+    "serve_scorers",
     "serve_tools",
     "TLSConfig",
     "TOKEN_ENV",

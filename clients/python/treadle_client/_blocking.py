@@ -16,6 +16,7 @@ from typing import Any
 
 from ._attach import Attachment
 from ._processors import attach
+from ._scorers import serve_scorers
 from ._tools import serve_tools
 
 log = logging.getLogger("treadle_client")
@@ -68,5 +69,16 @@ def run_tools(tools: Sequence[Any], targets: str | Sequence[str], **options: Any
 
     async def main() -> None:
         await _serve(await serve_tools(tools, targets, **options))
+
+    asyncio.run(main())
+
+
+def run_scorers(scorers: Sequence[Any], targets: str | Sequence[str], **options: Any) -> None:
+    """``serve_scorers(scorers, targets, **options)`` and serve until SIGTERM or Ctrl-C."""
+
+    _log_to_stderr()
+
+    async def main() -> None:
+        await _serve(await serve_scorers(scorers, targets, **options))
 
     asyncio.run(main())

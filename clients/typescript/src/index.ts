@@ -16,6 +16,7 @@ export {
 } from "./signals.js";
 export { TOKEN_ENV, type ConnectOptions, type Pem, type TlsOptions } from "./internal/connect.js";
 export { attach, AttachError, type AttachOptions, type ProcessorHandle } from "./processors.js";
+export { serveScorers, createScorer, type Scorer, type ScorerRun, type ScoreResult, type ServeScorersOptions, type ScorerHandle } from "./scorers.js";
 export { serveTools, createTool, type Tool, type ToolExecutionContext, type ServeToolsOptions, type ToolHandle } from "./tools.js";
 
 // The generated code and what a program needs to speak it directly.
@@ -31,6 +32,7 @@ export * from "./gen/treadle/v1/notification_pb.js";
 export * from "./gen/treadle/v1/processor_service_pb.js";
 export * from "./gen/treadle/v1/prompt_pb.js";
 export * from "./gen/treadle/v1/remote_pb.js";
+export * from "./gen/treadle/v1/score_service_pb.js";
 export * from "./gen/treadle/v1/signal_pb.js";
 export * from "./gen/treadle/v1/thread_service_pb.js";
 export * from "./gen/treadle/v1/tool_service_pb.js";

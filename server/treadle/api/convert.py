@@ -26,6 +26,7 @@ from ..v1 import agent_pb2, agent_service_pb2, chunk_pb2
 from ..versions import check_selection
 from . import validate, variant_convert
 from .notification_convert import policy_from_proto, policy_to_proto
+from .scorer_convert import scorers_from_proto, scorers_to_proto
 from ..wire.settings import (
     model_settings_from_proto,
     model_settings_to_proto,
@@ -207,6 +208,7 @@ def agent_from_proto(pb: agent_pb2.Agent, *, source: a.AgentSource, path: str = 
         notification_policy=policy_from_proto(pb.notifications, f"{path}.notifications"),
         sub_agents=[_sub_agent_from_proto(r) for r in pb.sub_agents],
         editor=_editor(pb.editor),
+        scorers=scorers_from_proto(pb.scorers, f"{path}.scorers"),
         source=source,
         create_time=now,
         update_time=now,
@@ -259,6 +261,7 @@ def agent_to_proto(agent: a.Agent, out: agent_pb2.Agent | None = None) -> agent_
     variant_convert.variants_to_proto(agent, out, _refs_to_proto, call_options_to_proto)
     if agent.resolver is not None:
         _refs_to_proto([agent.resolver], _One(out.resolver))
+    scorers_to_proto(agent.scorers, out.scorers)
     out.source = enum_to_pb(_SOURCE, agent.source)
     datetime_to_ts(agent.create_time, out.create_time)
     datetime_to_ts(agent.update_time, out.update_time)

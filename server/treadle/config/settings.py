@@ -66,6 +66,9 @@ class Settings:
     thread_lease_ttl: float = DEFAULT_THREAD_LEASE_TTL
     """Seconds a replica's lease on a running thread lasts unless renewed (it is renewed while the
     run runs): how long a thread waits for another replica after its runner died."""
+    scorer_claim: float = 65.0
+    """Seconds a replica's claim on a queued scoring lasts: a scoring takes at most this less 5
+    seconds, and a row held by a replica that died is scored elsewhere once its claim runs out."""
 
     def __post_init__(self) -> None:
         host, sep, port = self.listen.rpartition(":")
@@ -89,6 +92,8 @@ class Settings:
             raise ValueError("--tls-client-ca needs --tls-cert and --tls-key")
         if self.thread_lease_ttl <= 0:
             raise ValueError(f"thread lease TTL must be > 0 seconds, got {self.thread_lease_ttl}")
+        if self.scorer_claim <= 5:
+            raise ValueError(f"scorer claim must be > 5 seconds, got {self.scorer_claim}")
         if self.processor_attach_wait < 0:
             raise ValueError(f"processor attach wait must be >= 0 seconds, got {self.processor_attach_wait}")
 
@@ -119,6 +124,7 @@ class Settings:
             ("TREADLE_PROCESSOR_EJECTION_THRESHOLD", "processor_ejection_threshold", int),
             ("TREADLE_PROCESSOR_EJECTION_TIME", "processor_ejection_time", float),
             ("TREADLE_THREAD_LEASE_TTL", "thread_lease_ttl", float),
+            ("TREADLE_SCORER_CLAIM", "scorer_claim", float),
         ):
             if env.get(var):
                 try:

@@ -16,6 +16,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import jsonschema
+from opentelemetry import trace
 from opentelemetry.trace import Span, Tracer
 
 from ..agents import DEFAULT_MAX_STEPS, Agent, RunRequest, lane_for_call
@@ -87,6 +89,9 @@ class AgentLoop:
         """Runs sub-agents of other Treadle servers (``api.remote_agent``), when configured."""
         self.versions: VersionResolver | None = None
         """Where a run's agent version is resolved (``treadle.versions``); None: no versions."""
+        self.on_finish: Callable[..., None] | None = None
+        """Called, without waiting, when a run of an agent with scorers ends with ``finish``:
+        ``on_finish(agent, run_id, message_list, options, span_context)`` (``treadle.scoring``)."""
         context = registry.builtin_context
         context.models = context.models or models
         context.tracer = context.tracer or tracer
@@ -382,6 +387,8 @@ class AgentLoop:
         # Last, after any chunk process_output_result wrote; processors saw a finish already.
         skipped = result.skipped_processors = _skipped(plan)
         await output.send(Chunk.of(Finish(final_reason, state.usage, skipped)))
+        if plan.agent.scorers and self.on_finish is not None:  # queued off the request path
+            self.on_finish(plan.agent, plan.run_id, ml, plan.options, trace.get_current_span().get_span_context())
 
     # --- endings ------------------------------------------------------------------------------
 
