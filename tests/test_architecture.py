@@ -22,7 +22,7 @@ LAYERS: dict[str, int] = {
     "agents": 0,
     "tracing": 1,
     "processors": 2, "providers": 2, "tools": 2, "memory": 2, "registry": 2,
-    "loop": 3,
+    "loop": 3, "voice": 3,
     "signals": 4,
     "config": 5,
     "api": 6, "testing": 6,

@@ -39,6 +39,8 @@ from .api.gate import Gate
 from .api.server import TlsFiles, check_listen
 from .api.signal_convert import options_from_json
 from .api.thread_signals import SERVICE_NAME as THREAD_SERVICE, ThreadServicer
+from .api.voice_hub import SERVICE_NAME as VOICE_PROVIDER_SERVICE, VoiceHub, VoiceProviderServicer
+from .api.voice_service import SERVICE_NAME as VOICE_SERVICE, VoiceServicer
 from .config import AgentFileError, Settings, load_agent_file
 from .config.security import Security, load_security
 from .config import logs
@@ -57,6 +59,7 @@ from .signals import InMemorySignalStore, NotificationCenter, ThreadRuntime
 from .signals.relay import Relay
 from .v1 import chunk_pb2
 from .tools import Tool
+from .voice import VoiceProviders
 from .tracing import build_meter_provider, build_tracer_provider
 
 log = logging.getLogger("treadle")
@@ -180,6 +183,13 @@ class TreadleApp:
         self.server.add_service(THREAD_SERVICE, self.thread_service.register)
         self.server.drained.append(self.thread_service.inflight)
         self.server.drained.append(_Leaving(self.threads))
+        # Voice: the agents' speech in and out, each turn of a conversation a run like Stream's.
+        self.voices = VoiceProviders(self.models.credentials)
+        self.voice_hub = VoiceHub()
+        self.voices.remote = self.voice_hub.open
+        self.server.add_service(VOICE_PROVIDER_SERVICE, VoiceProviderServicer(self.voice_hub).register)
+        self.voice_service = VoiceServicer(self.registry, self.voices, self.agent_service, self.gate)
+        self.server.add_service(VOICE_SERVICE, self.voice_service.register)
         self.store: SqlStore | None = None
         self.port: int | None = None
 
@@ -330,7 +340,8 @@ class TreadleApp:
         """Attached streams outlive the runs (a draining run may still call a remote tool), then
         get a ``Drain`` and end, so their processes reconnect elsewhere at once."""
         await self.agent_service.wait_idle()
-        await asyncio.gather(self.tool_hub.drain(_ATTACHED_GRACE), self.processors.drain(_ATTACHED_GRACE))
+        await asyncio.gather(self.tool_hub.drain(_ATTACHED_GRACE), self.processors.drain(_ATTACHED_GRACE),
+                             self.voice_hub.drain(_ATTACHED_GRACE))
 
     async def serve(self, listen: str | None = None) -> None:
         """Start (unless started) and serve until SIGTERM or SIGINT, then drain and stop.

@@ -24,6 +24,7 @@ from ..tools import Tool, ToolHooks
 from ..v1 import agent_pb2, agent_service_pb2, chunk_pb2
 from . import validate
 from .notification_convert import policy_from_proto, policy_to_proto
+from .voice_convert import voice_settings_from_proto, voice_settings_to_proto
 from ..wire.settings import (
     model_settings_from_proto,
     model_settings_to_proto,
@@ -152,6 +153,7 @@ def agent_from_proto(pb: agent_pb2.Agent, *, source: a.AgentSource, path: str = 
         tool_hooks=_hooks_ref(pb.tool_hooks) if pb.HasField("tool_hooks") else None,
         memory=_memory_settings(pb.memory, f"{path}.memory"),
         notification_policy=policy_from_proto(pb.notifications, f"{path}.notifications"),
+        voice=voice_settings_from_proto(pb.voice, f"{path}.voice") if pb.HasField("voice") else None,
         source=source,
         create_time=now,
         update_time=now,
@@ -193,6 +195,8 @@ def agent_to_proto(agent: a.Agent, out: agent_pb2.Agent | None = None) -> agent_
     if agent.memory != a.MemorySettings():
         out.memory.last_messages = agent.memory.last_messages
     policy_to_proto(agent.notification_policy, out.notifications)
+    if agent.voice is not None:
+        voice_settings_to_proto(agent.voice, out.voice)
     out.source = enum_to_pb(_SOURCE, agent.source)
     datetime_to_ts(agent.create_time, out.create_time)
     datetime_to_ts(agent.update_time, out.update_time)

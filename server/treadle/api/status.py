@@ -24,6 +24,8 @@ from ..memory.retry import StoreUnavailableError
 from ..signals.hub import SubscriptionGapError
 from ..signals.ownership import RunAbortedError
 from sqlalchemy.exc import SQLAlchemyError
+from ..voice.audio import AudioError
+from ..voice.base import VoiceProviderError
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +52,8 @@ _CODES: tuple[tuple[type[Exception], grpc.StatusCode], ...] = (
     (RunAbortedError, grpc.StatusCode.ABORTED),
     (StoreUnavailableError, grpc.StatusCode.UNAVAILABLE),
     (SubscriptionGapError, grpc.StatusCode.UNAVAILABLE),
+    (VoiceProviderError, grpc.StatusCode.UNAVAILABLE),
+    (AudioError, grpc.StatusCode.INVALID_ARGUMENT),
 )
 
 

@@ -192,7 +192,7 @@ class SystemMessages(_message.Message):
     def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.SystemMessage, _Mapping]]] = ...) -> None: ...
 
 class Agent(_message.Message):
-    __slots__ = ("id", "name", "description", "metadata", "instructions", "instruction_messages", "model", "base_url", "fallback_models", "tools", "input_processors", "output_processors", "error_processors", "max_processor_retries", "default_options", "request_context_schema", "tool_hooks", "source", "create_time", "update_time", "provider_credential", "memory", "notifications", "error_processor_defaults")
+    __slots__ = ("id", "name", "description", "metadata", "instructions", "instruction_messages", "model", "base_url", "fallback_models", "tools", "input_processors", "output_processors", "error_processors", "max_processor_retries", "default_options", "request_context_schema", "tool_hooks", "source", "create_time", "update_time", "provider_credential", "memory", "notifications", "error_processor_defaults", "voice")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
@@ -217,6 +217,7 @@ class Agent(_message.Message):
     MEMORY_FIELD_NUMBER: _ClassVar[int]
     NOTIFICATIONS_FIELD_NUMBER: _ClassVar[int]
     ERROR_PROCESSOR_DEFAULTS_FIELD_NUMBER: _ClassVar[int]
+    VOICE_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     description: str
@@ -241,4 +242,27 @@ class Agent(_message.Message):
     memory: MemorySettings
     notifications: _notification_pb2.NotificationSettings
     error_processor_defaults: bool
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., instructions: _Optional[str] = ..., instruction_messages: _Optional[_Union[SystemMessages, _Mapping]] = ..., model: _Optional[str] = ..., base_url: _Optional[str] = ..., fallback_models: _Optional[_Iterable[_Union[FallbackModel, _Mapping]]] = ..., tools: _Optional[_Iterable[str]] = ..., input_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., output_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., error_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., max_processor_retries: _Optional[int] = ..., default_options: _Optional[_Union[CallOptions, _Mapping]] = ..., request_context_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., tool_hooks: _Optional[_Union[ToolHooksRef, _Mapping]] = ..., source: _Optional[_Union[AgentSource, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., provider_credential: _Optional[str] = ..., memory: _Optional[_Union[MemorySettings, _Mapping]] = ..., notifications: _Optional[_Union[_notification_pb2.NotificationSettings, _Mapping]] = ..., error_processor_defaults: _Optional[bool] = ...) -> None: ...
+    voice: VoiceSettings
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., instructions: _Optional[str] = ..., instruction_messages: _Optional[_Union[SystemMessages, _Mapping]] = ..., model: _Optional[str] = ..., base_url: _Optional[str] = ..., fallback_models: _Optional[_Iterable[_Union[FallbackModel, _Mapping]]] = ..., tools: _Optional[_Iterable[str]] = ..., input_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., output_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., error_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., max_processor_retries: _Optional[int] = ..., default_options: _Optional[_Union[CallOptions, _Mapping]] = ..., request_context_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., tool_hooks: _Optional[_Union[ToolHooksRef, _Mapping]] = ..., source: _Optional[_Union[AgentSource, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., provider_credential: _Optional[str] = ..., memory: _Optional[_Union[MemorySettings, _Mapping]] = ..., notifications: _Optional[_Union[_notification_pb2.NotificationSettings, _Mapping]] = ..., error_processor_defaults: _Optional[bool] = ..., voice: _Optional[_Union[VoiceSettings, _Mapping]] = ...) -> None: ...
+
+class VoiceSettings(_message.Message):
+    __slots__ = ("input", "output", "realtime", "speaker")
+    INPUT_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    REALTIME_FIELD_NUMBER: _ClassVar[int]
+    SPEAKER_FIELD_NUMBER: _ClassVar[int]
+    input: VoiceProviderRef
+    output: VoiceProviderRef
+    realtime: VoiceProviderRef
+    speaker: str
+    def __init__(self, input: _Optional[_Union[VoiceProviderRef, _Mapping]] = ..., output: _Optional[_Union[VoiceProviderRef, _Mapping]] = ..., realtime: _Optional[_Union[VoiceProviderRef, _Mapping]] = ..., speaker: _Optional[str] = ...) -> None: ...
+
+class VoiceProviderRef(_message.Message):
+    __slots__ = ("id", "failure_policy", "options")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_POLICY_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    failure_policy: FailurePolicy
+    options: _struct_pb2.Struct
+    def __init__(self, id: _Optional[str] = ..., failure_policy: _Optional[_Union[FailurePolicy, str]] = ..., options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...

@@ -1249,8 +1249,12 @@ type Agent struct {
 	// transient retry) when it has no error processors of its own. Unset means true; false opts
 	// out. An agent or call that lists its own error processors gets only those.
 	ErrorProcessorDefaults *bool `protobuf:"varint,23,opt,name=error_processor_defaults,json=errorProcessorDefaults,proto3,oneof" json:"error_processor_defaults,omitempty"`
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	// The agent's voice (the framework's CompositeVoice), served by `VoiceService`. Unset: the
+	// agent has no voice, and `Speak`, `Listen` and `Converse` are refused with
+	// FAILED_PRECONDITION.
+	Voice         *VoiceSettings `protobuf:"bytes,55,opt,name=voice,proto3" json:"voice,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Agent) Reset() {
@@ -1462,6 +1466,13 @@ func (x *Agent) GetErrorProcessorDefaults() bool {
 	return false
 }
 
+func (x *Agent) GetVoice() *VoiceSettings {
+	if x != nil {
+		return x.Voice
+	}
+	return nil
+}
+
 type isAgent_InstructionsKind interface {
 	isAgent_InstructionsKind()
 }
@@ -1480,6 +1491,154 @@ type Agent_InstructionMessages struct {
 func (*Agent_Instructions) isAgent_InstructionsKind() {}
 
 func (*Agent_InstructionMessages) isAgent_InstructionsKind() {}
+
+// VoiceSettings name the providers that give an agent speech: `input` turns speech into text,
+// `output` turns text into speech, and `realtime`, when set, serves both and wins over the
+// other two. Every `Speak`, `Listen` and `Converse` call gets its own session of each provider;
+// no provider state is shared between calls.
+type VoiceSettings struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Speech to text (`Listen`, and the user's side of `Converse`).
+	Input *VoiceProviderRef `protobuf:"bytes,1,opt,name=input,proto3" json:"input,omitempty"`
+	// Text to speech (`Speak`, and the agent's side of `Converse`).
+	Output *VoiceProviderRef `protobuf:"bytes,2,opt,name=output,proto3" json:"output,omitempty"`
+	// A provider that serves both directions; when set, `input` and `output` are not used.
+	Realtime *VoiceProviderRef `protobuf:"bytes,3,opt,name=realtime,proto3" json:"realtime,omitempty"`
+	// The speaker (voice id) used when a call names none; empty for the provider's default.
+	Speaker       string `protobuf:"bytes,4,opt,name=speaker,proto3" json:"speaker,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VoiceSettings) Reset() {
+	*x = VoiceSettings{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VoiceSettings) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VoiceSettings) ProtoMessage() {}
+
+func (x *VoiceSettings) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VoiceSettings.ProtoReflect.Descriptor instead.
+func (*VoiceSettings) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *VoiceSettings) GetInput() *VoiceProviderRef {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *VoiceSettings) GetOutput() *VoiceProviderRef {
+	if x != nil {
+		return x.Output
+	}
+	return nil
+}
+
+func (x *VoiceSettings) GetRealtime() *VoiceProviderRef {
+	if x != nil {
+		return x.Realtime
+	}
+	return nil
+}
+
+func (x *VoiceSettings) GetSpeaker() string {
+	if x != nil {
+		return x.Speaker
+	}
+	return ""
+}
+
+// VoiceProviderRef names one voice provider: a built-in (`espeak-ng` for speech,
+// `pocketsphinx` for recognition, `openai` for both) or the id of a provider attached over
+// `VoiceProviderService`.
+type VoiceProviderRef struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Id of the provider. An id that is neither built in nor attached fails the call with
+	// UNAVAILABLE naming it.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// What a call does when an attached provider cannot answer (timeout, disconnect). Fail
+	// closed (the default): the call fails naming the provider. Fail open: `Converse` goes on
+	// without that direction (text only, or typed input only); `Speak` and `Listen` still fail,
+	// since they have nothing else to give.
+	FailurePolicy FailurePolicy `protobuf:"varint,2,opt,name=failure_policy,json=failurePolicy,proto3,enum=treadle.v1.FailurePolicy" json:"failure_policy,omitempty"`
+	// Options of the provider, in its documented camelCase form (for `openai`: `model`,
+	// `voice`, `baseUrl`; for `espeak-ng`: `rate`, `pitch`). An unknown option of a built-in is
+	// rejected with INVALID_ARGUMENT naming it.
+	Options       *structpb.Struct `protobuf:"bytes,3,opt,name=options,proto3" json:"options,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VoiceProviderRef) Reset() {
+	*x = VoiceProviderRef{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VoiceProviderRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VoiceProviderRef) ProtoMessage() {}
+
+func (x *VoiceProviderRef) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VoiceProviderRef.ProtoReflect.Descriptor instead.
+func (*VoiceProviderRef) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *VoiceProviderRef) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *VoiceProviderRef) GetFailurePolicy() FailurePolicy {
+	if x != nil {
+		return x.FailurePolicy
+	}
+	return FailurePolicy_FAILURE_POLICY_UNSPECIFIED
+}
+
+func (x *VoiceProviderRef) GetOptions() *structpb.Struct {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
 
 var File_treadle_v1_agent_proto protoreflect.FileDescriptor
 
@@ -1574,7 +1733,7 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\rlast_messages\x18\x01 \x01(\x05H\x00R\flastMessages\x88\x01\x01B\x10\n" +
 	"\x0e_last_messages\"G\n" +
 	"\x0eSystemMessages\x125\n" +
-	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"\xbb\n" +
+	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"\xec\n" +
 	"\n" +
 	"\x05Agent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
@@ -1604,10 +1763,20 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\x13provider_credential\x18\x18 \x01(\tR\x12providerCredential\x122\n" +
 	"\x06memory\x18\x15 \x01(\v2\x1a.treadle.v1.MemorySettingsR\x06memory\x12F\n" +
 	"\rnotifications\x18\x16 \x01(\v2 .treadle.v1.NotificationSettingsR\rnotifications\x12=\n" +
-	"\x18error_processor_defaults\x18\x17 \x01(\bH\x02R\x16errorProcessorDefaults\x88\x01\x01B\x13\n" +
+	"\x18error_processor_defaults\x18\x17 \x01(\bH\x02R\x16errorProcessorDefaults\x88\x01\x01\x12/\n" +
+	"\x05voice\x187 \x01(\v2\x19.treadle.v1.VoiceSettingsR\x05voiceB\x13\n" +
 	"\x11instructions_kindB\x18\n" +
 	"\x16_max_processor_retriesB\x1b\n" +
-	"\x19_error_processor_defaults*m\n" +
+	"\x19_error_processor_defaults\"\xcd\x01\n" +
+	"\rVoiceSettings\x122\n" +
+	"\x05input\x18\x01 \x01(\v2\x1c.treadle.v1.VoiceProviderRefR\x05input\x124\n" +
+	"\x06output\x18\x02 \x01(\v2\x1c.treadle.v1.VoiceProviderRefR\x06output\x128\n" +
+	"\brealtime\x18\x03 \x01(\v2\x1c.treadle.v1.VoiceProviderRefR\brealtime\x12\x18\n" +
+	"\aspeaker\x18\x04 \x01(\tR\aspeaker\"\x97\x01\n" +
+	"\x10VoiceProviderRef\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12@\n" +
+	"\x0efailure_policy\x18\x02 \x01(\x0e2\x19.treadle.v1.FailurePolicyR\rfailurePolicy\x121\n" +
+	"\aoptions\x18\x03 \x01(\v2\x17.google.protobuf.StructR\aoptions*m\n" +
 	"\rFailurePolicy\x12\x1e\n" +
 	"\x1aFAILURE_POLICY_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aFAILURE_POLICY_FAIL_CLOSED\x10\x01\x12\x1c\n" +
@@ -1638,7 +1807,7 @@ func file_treadle_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_treadle_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_treadle_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_treadle_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_treadle_v1_agent_proto_goTypes = []any{
 	(FailurePolicy)(0),            // 0: treadle.v1.FailurePolicy
 	(ToolChoiceMode)(0),           // 1: treadle.v1.ToolChoiceMode
@@ -1656,51 +1825,59 @@ var file_treadle_v1_agent_proto_goTypes = []any{
 	(*MemorySettings)(nil),        // 13: treadle.v1.MemorySettings
 	(*SystemMessages)(nil),        // 14: treadle.v1.SystemMessages
 	(*Agent)(nil),                 // 15: treadle.v1.Agent
-	(*durationpb.Duration)(nil),   // 16: google.protobuf.Duration
-	(*structpb.Struct)(nil),       // 17: google.protobuf.Struct
-	(*SystemMessage)(nil),         // 18: treadle.v1.SystemMessage
-	(*timestamppb.Timestamp)(nil), // 19: google.protobuf.Timestamp
-	(*NotificationSettings)(nil),  // 20: treadle.v1.NotificationSettings
+	(*VoiceSettings)(nil),         // 16: treadle.v1.VoiceSettings
+	(*VoiceProviderRef)(nil),      // 17: treadle.v1.VoiceProviderRef
+	(*durationpb.Duration)(nil),   // 18: google.protobuf.Duration
+	(*structpb.Struct)(nil),       // 19: google.protobuf.Struct
+	(*SystemMessage)(nil),         // 20: treadle.v1.SystemMessage
+	(*timestamppb.Timestamp)(nil), // 21: google.protobuf.Timestamp
+	(*NotificationSettings)(nil),  // 22: treadle.v1.NotificationSettings
 }
 var file_treadle_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: treadle.v1.ProcessorRef.failure_policy:type_name -> treadle.v1.FailurePolicy
-	16, // 1: treadle.v1.ProcessorRef.timeout:type_name -> google.protobuf.Duration
-	17, // 2: treadle.v1.ProcessorRef.options:type_name -> google.protobuf.Struct
+	18, // 1: treadle.v1.ProcessorRef.timeout:type_name -> google.protobuf.Duration
+	19, // 2: treadle.v1.ProcessorRef.options:type_name -> google.protobuf.Struct
 	3,  // 3: treadle.v1.ProcessorList.processors:type_name -> treadle.v1.ProcessorRef
 	1,  // 4: treadle.v1.ToolChoice.mode:type_name -> treadle.v1.ToolChoiceMode
-	17, // 5: treadle.v1.ThreadOptions.metadata:type_name -> google.protobuf.Struct
+	19, // 5: treadle.v1.ThreadOptions.metadata:type_name -> google.protobuf.Struct
 	9,  // 6: treadle.v1.MemoryOptions.thread:type_name -> treadle.v1.ThreadOptions
-	17, // 7: treadle.v1.StructuredOutput.schema:type_name -> google.protobuf.Struct
+	19, // 7: treadle.v1.StructuredOutput.schema:type_name -> google.protobuf.Struct
 	4,  // 8: treadle.v1.CallOptions.input_processors:type_name -> treadle.v1.ProcessorList
 	4,  // 9: treadle.v1.CallOptions.output_processors:type_name -> treadle.v1.ProcessorList
 	4,  // 10: treadle.v1.CallOptions.error_processors:type_name -> treadle.v1.ProcessorList
 	7,  // 11: treadle.v1.CallOptions.tool_choice:type_name -> treadle.v1.ToolChoice
 	5,  // 12: treadle.v1.CallOptions.model_settings:type_name -> treadle.v1.ModelSettings
-	17, // 13: treadle.v1.CallOptions.provider_options:type_name -> google.protobuf.Struct
+	19, // 13: treadle.v1.CallOptions.provider_options:type_name -> google.protobuf.Struct
 	10, // 14: treadle.v1.CallOptions.memory:type_name -> treadle.v1.MemoryOptions
-	17, // 15: treadle.v1.CallOptions.request_context:type_name -> google.protobuf.Struct
+	19, // 15: treadle.v1.CallOptions.request_context:type_name -> google.protobuf.Struct
 	11, // 16: treadle.v1.CallOptions.structured_output:type_name -> treadle.v1.StructuredOutput
 	8,  // 17: treadle.v1.CallOptions.tool_hooks:type_name -> treadle.v1.ToolHooksRef
-	18, // 18: treadle.v1.SystemMessages.messages:type_name -> treadle.v1.SystemMessage
-	17, // 19: treadle.v1.Agent.metadata:type_name -> google.protobuf.Struct
+	20, // 18: treadle.v1.SystemMessages.messages:type_name -> treadle.v1.SystemMessage
+	19, // 19: treadle.v1.Agent.metadata:type_name -> google.protobuf.Struct
 	14, // 20: treadle.v1.Agent.instruction_messages:type_name -> treadle.v1.SystemMessages
 	6,  // 21: treadle.v1.Agent.fallback_models:type_name -> treadle.v1.FallbackModel
 	3,  // 22: treadle.v1.Agent.input_processors:type_name -> treadle.v1.ProcessorRef
 	3,  // 23: treadle.v1.Agent.output_processors:type_name -> treadle.v1.ProcessorRef
 	3,  // 24: treadle.v1.Agent.error_processors:type_name -> treadle.v1.ProcessorRef
 	12, // 25: treadle.v1.Agent.default_options:type_name -> treadle.v1.CallOptions
-	17, // 26: treadle.v1.Agent.request_context_schema:type_name -> google.protobuf.Struct
+	19, // 26: treadle.v1.Agent.request_context_schema:type_name -> google.protobuf.Struct
 	8,  // 27: treadle.v1.Agent.tool_hooks:type_name -> treadle.v1.ToolHooksRef
 	2,  // 28: treadle.v1.Agent.source:type_name -> treadle.v1.AgentSource
-	19, // 29: treadle.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
-	19, // 30: treadle.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
+	21, // 29: treadle.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
+	21, // 30: treadle.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
 	13, // 31: treadle.v1.Agent.memory:type_name -> treadle.v1.MemorySettings
-	20, // 32: treadle.v1.Agent.notifications:type_name -> treadle.v1.NotificationSettings
-	33, // [33:33] is the sub-list for method output_type
-	33, // [33:33] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	22, // 32: treadle.v1.Agent.notifications:type_name -> treadle.v1.NotificationSettings
+	16, // 33: treadle.v1.Agent.voice:type_name -> treadle.v1.VoiceSettings
+	17, // 34: treadle.v1.VoiceSettings.input:type_name -> treadle.v1.VoiceProviderRef
+	17, // 35: treadle.v1.VoiceSettings.output:type_name -> treadle.v1.VoiceProviderRef
+	17, // 36: treadle.v1.VoiceSettings.realtime:type_name -> treadle.v1.VoiceProviderRef
+	0,  // 37: treadle.v1.VoiceProviderRef.failure_policy:type_name -> treadle.v1.FailurePolicy
+	19, // 38: treadle.v1.VoiceProviderRef.options:type_name -> google.protobuf.Struct
+	39, // [39:39] is the sub-list for method output_type
+	39, // [39:39] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_agent_proto_init() }
@@ -1732,7 +1909,7 @@ func file_treadle_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_treadle_v1_agent_proto_rawDesc), len(file_treadle_v1_agent_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   13,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
