@@ -19,7 +19,7 @@ from treadle_client import AgentClient
 def test_public_surface_is_pinned() -> None:
     assert treadle_client.__all__ == [
         "DEFAULT_TARGET", "AgentClient", "AttachError", "Attachment", "TextGate", "attach", "default_target",
-        "run_processors", "run_tools", "serve_tools", "TLSConfig", "TOKEN_ENV", "ThreadSubscription",
+        "run_processors", "run_tools", "serve_tools", "serve_voices", "TLSConfig", "TOKEN_ENV", "ThreadSubscription",
         "Tool", "ToolContext", "tool",
     ]
     assert treadle_client.DEFAULT_TARGET == "127.0.0.1:50051"

@@ -17,7 +17,8 @@ Remote processors are classes with the Mastra framework's hook methods, attached
     await attachment.ready()
 
 and remote tools are ``Tool`` objects (``treadle_client.Tool``, or functions decorated with
-``treadle_client.tool``) served with ``serve_tools``. ``run_processors``
+``treadle_client.tool``) served with ``serve_tools``; voice providers (speech to text, text to
+speech) are served with ``serve_voices``. ``run_processors``
 and ``run_tools`` do the same for scripts, until SIGTERM or Ctrl-C. See ``clients/python/README.md``.
 """
 
@@ -31,6 +32,7 @@ from ._processors import attach
 from ._text_gate import TextGate
 from ._signals import ThreadSubscription
 from ._tools import serve_tools
+from ._voices import serve_voices
 
 __all__ = [
     "DEFAULT_TARGET",
@@ -43,6 +45,7 @@ __all__ = [
     "run_processors",
     "run_tools",
     "serve_tools",
+    "serve_voices",
     "TLSConfig",
     "TOKEN_ENV",
     "ThreadSubscription",

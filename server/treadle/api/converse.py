@@ -140,7 +140,8 @@ class Conversation:
             stt = self._speech_to_text()
             if stt is None:
                 return
-            self._decoder = Decoder(self._input_format, stt.sample_rate)
+            if self._decoder is None:  # one audio stream for the whole call (a WAV header comes once)
+                self._decoder = Decoder(self._input_format, stt.sample_rate)
             self._recognition = stt.recognize(self._phrases)
         assert self._decoder is not None
         interim = await self._recognition.feed(self._decoder.decode(data))
