@@ -106,7 +106,7 @@ def _jsgf(phrases: Sequence[str]) -> str:
             words.append(clean)
     if not words:
         raise InvalidArgumentError("phrases: none has a word the recogniser can hear (letters a-z)")
-    return "#JSGF V1.0;\ngrammar phrases;\npublic <phrase> = " + " | ".join(f"( {w} )" for w in words) + ";\n"
+    return "#JSGF V1.0;\ngrammar phrases;\npublic <phrases> = ( " + " | ".join(f"( {w} )" for w in words) + " )+;\n"
 
 
 class _SphinxRecognition:

@@ -424,8 +424,8 @@ type ListenConfig struct {
 	Format *AudioFormat `protobuf:"bytes,2,opt,name=format,proto3" json:"format,omitempty"`
 	// Send interim transcripts while audio arrives (the final one always comes).
 	InterimResults bool `protobuf:"varint,3,opt,name=interim_results,json=interimResults,proto3" json:"interim_results,omitempty"`
-	// A small grammar: the recogniser hears only these phrases (one of them, or nothing). Empty
-	// for open speech. At most 1,000 phrases.
+	// A small grammar: the recogniser hears only these phrases (one or more of them in a row, or
+	// nothing). Empty for open speech. At most 1,000 phrases of at most 200 characters.
 	Phrases       []string `protobuf:"bytes,4,rep,name=phrases,proto3" json:"phrases,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -189,8 +189,8 @@ export type ListenConfig = Message<"treadle.v1.ListenConfig"> & {
   interimResults: boolean;
 
   /**
-   * A small grammar: the recogniser hears only these phrases (one of them, or nothing). Empty
-   * for open speech. At most 1,000 phrases.
+   * A small grammar: the recogniser hears only these phrases (one or more of them in a row, or
+   * nothing). Empty for open speech. At most 1,000 phrases of at most 200 characters.
    *
    * @generated from field: repeated string phrases = 4;
    */

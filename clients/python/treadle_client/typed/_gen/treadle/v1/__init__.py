@@ -3900,8 +3900,8 @@ class ListenConfig(betterproto2.Message):
         4, betterproto2.TYPE_STRING, repeated=True
     )
     """
-    A small grammar: the recogniser hears only these phrases (one of them, or nothing). Empty
-    for open speech. At most 1,000 phrases.
+    A small grammar: the recogniser hears only these phrases (one or more of them in a row, or
+    nothing). Empty for open speech. At most 1,000 phrases of at most 200 characters.
     """
 
 
