@@ -46,6 +46,7 @@ class Conversation:
         voice = service.providers.voice_of(agent)
         self._listener_ref: VoiceProviderRef | None = voice.listener
         self._speaker_ref: VoiceProviderRef | None = voice.speaker_provider
+        self._speaker = config.speaker or voice.speaker
         self._stt: SpeechToText | None = None
         self._tts: TextToSpeech | None = None
         self._tts_failed = False
@@ -248,7 +249,7 @@ class Conversation:
             if tts is None:
                 continue
             try:
-                async for pcm in tts.synthesize(sentence, self.config.speaker):
+                async for pcm in tts.synthesize(sentence, self._speaker):
                     if encoder is None:
                         encoder = Encoder(self._output_format, tts.sample_rate)
                     self._emit(audio=pb.ConverseAudio(audio=encoder.encode(pcm), text=sentence, turn=turn,

@@ -77,6 +77,7 @@ class VoiceServicer(pb_grpc.VoiceServiceServicer):
                 raise InvalidArgumentError(f"text has {len(request.text)} characters; at most {MAX_TEXT}")
             wanted = audio_format(request.format, "format", "wav")
             tts = self.providers.text_to_speech(agent)
+            speaker = request.speaker or self.providers.voice_of(agent).speaker
         except Exception as e:
             await abort_with(context, e)
         # Synthesis runs one sentence ahead of the network: the next sentence is being made
@@ -85,7 +86,7 @@ class VoiceServicer(pb_grpc.VoiceServiceServicer):
 
         async def produce() -> None:
             for sentence in split(request.text):
-                async for pcm in tts.synthesize(sentence, request.speaker):
+                async for pcm in tts.synthesize(sentence, speaker):
                     await queue.put((sentence, pcm))
             await queue.put(None)
 
