@@ -20,12 +20,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from ..agents import Agent, VoiceProviderRef
-from ..core.errors import InvalidArgumentError, ResourceExhaustedError
+from ..core.errors import InvalidArgumentError
 from ..v1 import agent_service_pb2, voice_service_pb2 as pb
 from ..voice import Recognition, SpeechToText, TextToSpeech, VoiceProviderError
 from ..voice.audio import AudioFormat, Decoder, Encoder
 from ..voice.sentences import Sentences
 from . import auth, convert
+from .status import ShuttingDownError
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +92,7 @@ class Conversation:
 
     def stop(self) -> None:
         """The server is draining past its grace: end the call."""
-        self._out.put_nowait(ResourceExhaustedError("the server is shutting down"))
+        self._out.put_nowait(ShuttingDownError())
 
     async def close(self) -> None:
         for task in [*self._tasks, *([self._answering] if self._answering else [])]:

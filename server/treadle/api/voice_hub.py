@@ -26,13 +26,13 @@ from typing import Any
 import grpc
 
 from ..agents import VoiceProviderRef
-from ..core.errors import PermissionDeniedError
+from ..core.errors import InvalidArgumentError, PermissionDeniedError
 from ..v1 import remote_pb2, voice_service_pb2 as pb, voice_service_pb2_grpc as pb_grpc
+from ..tracing import inject_context
 from ..voice.audio import check_rate
 from ..voice.base import BufferedRecognition, Recognition, Speaker, VoiceProviderError
 from ..voice.providers import BUILTINS
 from ..wire.data import struct_to_dict
-from ..core.errors import InvalidArgumentError
 from .handshake import HandshakeError, negotiate_version
 from .identity import Owners
 
@@ -167,7 +167,12 @@ class RemoteVoiceSession:
         return item
 
     def _deadline(self, message: Any) -> None:
+        """The deadline, and the trace context of the current span (a conversation's turn)."""
         message.deadline.FromNanoseconds(time.time_ns() + int(self._hub.timeout * 1e9))
+        carrier = inject_context()
+        message.trace_context.traceparent = carrier.get("traceparent", "")
+        message.trace_context.tracestate = carrier.get("tracestate", "")
+        message.trace_context.baggage = carrier.get("baggage", "")
 
     async def synthesize(self, text: str, speaker: str = "") -> AsyncIterator[bytes]:
         stream = self._replica()

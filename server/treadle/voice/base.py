@@ -11,6 +11,8 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..core.errors import InvalidArgumentError
+
 
 class VoiceProviderError(Exception):
     """A provider could not answer (not attached, process gone, timeout, engine failure)."""
@@ -66,6 +68,10 @@ class TextToSpeech(Protocol):
     async def close(self) -> None: ...
 
 
+MAX_BUFFERED_BYTES = 300 * 32000
+"""Five minutes of 16 kHz PCM16: what a provider that hears a whole utterance at once may be sent."""
+
+
 class BufferedRecognition:
     """A recognition for providers that hear a whole utterance at once (no interim text)."""
 
@@ -75,6 +81,9 @@ class BufferedRecognition:
         self._audio = bytearray()
 
     async def feed(self, pcm: bytes) -> str | None:
+        if len(self._audio) + len(pcm) > MAX_BUFFERED_BYTES:
+            raise InvalidArgumentError(
+                f"an utterance may be at most {MAX_BUFFERED_BYTES // 32000} seconds of 16 kHz audio for this provider")
         self._audio += pcm
         return None
 
