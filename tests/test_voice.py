@@ -343,3 +343,18 @@ async def test_bad_input_gets_a_status_that_says_what_is_wrong(voice: Any) -> No
             "speaker": "en-us"}
     finally:
         await channel.close()
+
+
+def test_a_config_file_with_a_voice_that_cannot_work_names_the_agent_and_the_field(tmp_path: Any) -> None:
+    from treadle.app import TreadleApp
+    from treadle.config import AgentFileError, Settings
+
+    path = tmp_path / "agents.yaml"
+    path.write_text("agents:\n  - id: ok\n    model: openai/gpt-4o-mini\n    voice: {output: {id: espeak-ng}}\n"
+                    "  - id: deaf\n    model: openai/gpt-4o-mini\n    voice: {input: {id: espeak-ng}}\n")
+    app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False, data_dir=tmp_path), env={})
+    with pytest.raises(AgentFileError) as info:
+        app.load_agents(path)
+    assert str(info.value) == (f"{path}: agents[1] ('deaf'): agent.voice.input: the built-in provider 'espeak-ng' "
+                               "does not do speech to text")
+    assert app.registry.list_agents() == []  # all or nothing
