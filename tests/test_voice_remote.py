@@ -148,13 +148,14 @@ async def test_a_remote_provider_speaks_and_listens_with_replicas(start_app: Sta
 
 
 async def test_provider_errors_timeouts_and_the_failure_policies(start_app: StartApp) -> None:
-    model = ScriptedModel([text_response("Fine. Thanks."), text_response("Fine. Thanks.")])
+    model = ScriptedModel([text_response("Fine. Thanks."), text_response("Fine. Thanks."), text_response("Good.")])
 
     def setup(app: Any) -> None:
         app.loop.models = ScriptedModels(model)
         app.add_agent(voiced("closed", input=VoiceProviderRef("broken"), output=VoiceProviderRef("broken")))
         app.add_agent(voiced("open", output=VoiceProviderRef("broken", failure_policy="fail_open")))
         app.add_agent(voiced("listen-only-tone", output=VoiceProviderRef("tone-stt")))
+        app.add_agent(voiced("hard-of-hearing", input=VoiceProviderRef("gone-stt", failure_policy="fail_open")))
 
     running = await start_app(setup=setup)
     running.app.voice_hub.timeout = 1.0
@@ -204,6 +205,21 @@ async def test_provider_errors_timeouts_and_the_failure_policies(start_app: Star
             assert said == ["Fine.", "Thanks."]
             assert len([e for e in events if e.HasField("error")]) == 1
             assert events[-1].turn.kind == pb.TURN_EVENT_KIND_ENDED
+
+            # A listener that fails open: spoken turns are said to be unheard, once; text turns go on.
+            async def spoken_then_typed() -> AsyncIterator[pb.ConverseRequest]:
+                yield pb.ConverseRequest(config=pb.ConverseConfig(agent_id="hard-of-hearing", thread_id="h",
+                                                                  resource_id="r", input_format=PCM_16K))
+                for _ in range(3):
+                    yield pb.ConverseRequest(audio=tone(0.1))
+                yield pb.ConverseRequest(end_of_turn=pb.EndOfTurn())
+                yield pb.ConverseRequest(text="How are you?")
+
+            events = [e async for e in stub.Converse(spoken_then_typed())]
+            [error] = [e.error.message for e in events if e.HasField("error")]
+            assert error == "voice provider 'gone-stt' is not attached; send text turns"
+            assert [e.transcript.text for e in events if e.HasField("transcript") and e.transcript.role == "user"] \
+                == ["How are you?"]
     broken.hang.set()
 
 

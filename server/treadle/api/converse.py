@@ -51,6 +51,7 @@ class Conversation:
         self._stt: SpeechToText | None = None
         self._tts: TextToSpeech | None = None
         self._tts_failed = False
+        self._stt_failed = False
         self._out: asyncio.Queue[Any] = asyncio.Queue()
         self._turns: asyncio.Queue[Any] = asyncio.Queue()
         self._recognition: Recognition | None = None
@@ -152,12 +153,17 @@ class Conversation:
 
     async def _end_of_turn(self) -> None:
         recognition, self._recognition = self._recognition, None
+        if recognition is None and self._stt_failed:
+            return  # the audio had no listener (said once, when it failed)
         if recognition is None:
             raise InvalidArgumentError("end_of_turn without audio: send the turn's audio first (or a text turn)")
         try:
             text = await recognition.finish()
         except VoiceProviderError as e:
-            self._emit(error=pb.VoiceError(turn=self._turn + 1, message=str(e)))
+            assert self._listener_ref is not None
+            if self._listener_ref.failure_policy != "fail_open":
+                raise
+            self._emit(error=pb.VoiceError(turn=self._turn + 1, message=f"{e}; the turn was not heard"))
             return
         if not text.strip():
             self._emit(error=pb.VoiceError(turn=self._turn + 1, message="nothing was heard in that turn"))
@@ -165,15 +171,15 @@ class Conversation:
         self._turns.put_nowait(text)
 
     def _speech_to_text(self) -> SpeechToText | None:
-        if self._stt is None:
+        if self._stt is None and not self._stt_failed:
             try:
                 self._stt = self._service.providers.speech_to_text(self.agent)
             except VoiceProviderError as e:
                 assert self._listener_ref is not None
-                if self._listener_ref.failure_policy == "fail_open":
-                    self._emit(error=pb.VoiceError(turn=self._turn + 1, message=str(e)))
-                    return None
-                raise
+                if self._listener_ref.failure_policy != "fail_open":
+                    raise
+                self._stt_failed = True  # fail open: the rest of the conversation takes text turns only
+                self._emit(error=pb.VoiceError(turn=self._turn + 1, message=f"{e}; send text turns"))
         return self._stt
 
     def _barge_in(self, *, always: bool = False) -> None:
