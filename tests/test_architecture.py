@@ -22,16 +22,16 @@ LAYERS: dict[str, int] = {
     "agents": 0, "variants": 0,
     "tracing": 1,
     "processors": 2, "providers": 2, "tools": 2, "memory": 2, "registry": 2, "versions": 2,
-    "loop": 3, "scoring": 3,
+    "loop": 3, "scoring": 3, "voice": 3,
     "signals": 4,
     "config": 5,
     "api": 6, "testing": 6,
     "app": 7,
     "cli": 8, "cli_chat": 8, "cli_agents": 8, "cli_threads": 8, "cli_processors": 8, "cli_security": 8,
-    "cli_runs": 8, "cli_health": 8, "cli_store": 8,
+    "cli_runs": 8, "cli_health": 8, "cli_store": 8, "cli_voice": 8,
 }
 EDGE = {"wire", "api", "app", "testing", "cli", "cli_chat", "cli_agents", "cli_threads", "cli_processors",
-        "cli_runs", "cli_health", "cli_security"}
+        "cli_runs", "cli_health", "cli_security", "cli_voice"}
 """Only these may touch grpc or the generated code."""
 SHARED = {"v1", "core", "wire"}
 """What the client distribution ships of the ``treadle`` namespace."""

@@ -20,7 +20,7 @@ def test_public_surface_is_pinned() -> None:
     assert treadle_client.__all__ == [
         "DEFAULT_TARGET", "AgentClient", "AttachError", "Attachment", "TextGate", "attach", "default_target", "nested",
         "run_processors", "run_scorers", "run_tools", "Score", "Scorer", "ScorerRun", "scorer", "serve_scorers",
-        "serve_tools", "TLSConfig", "TOKEN_ENV", "ThreadSubscription",
+        "serve_tools", "serve_voices", "TLSConfig", "TOKEN_ENV", "ThreadSubscription",
         "Tool", "ToolContext", "tool",
     ]
     assert treadle_client.DEFAULT_TARGET == "127.0.0.1:50051"

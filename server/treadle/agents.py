@@ -228,6 +228,34 @@ class SubAgentRef:
 
 
 @dataclass
+class VoiceProviderRef:
+    """A voice provider: a built-in (``espeak-ng``, ``pocketsphinx``, ``openai``) or the id of
+    one attached over ``VoiceProviderService``."""
+
+    id: str
+    failure_policy: FailurePolicy = "fail_closed"
+    options: dict[str, Any] | None = None
+
+
+@dataclass
+class VoiceSettings:
+    """The framework's CompositeVoice: ``realtime``, when set, serves both directions."""
+
+    input: VoiceProviderRef | None = None
+    output: VoiceProviderRef | None = None
+    realtime: VoiceProviderRef | None = None
+    speaker: str = ""
+
+    @property
+    def listener(self) -> VoiceProviderRef | None:
+        return self.realtime or self.input
+
+    @property
+    def speaker_provider(self) -> VoiceProviderRef | None:
+        return self.realtime or self.output
+
+
+@dataclass
 class Agent:
     id: str
     name: str = ""
@@ -272,6 +300,8 @@ class Agent:
     """Set on the frozen snapshot a call resolved (``variants.Resolution``); None on a definition."""
     scorers: list[ScorerRef] = field(default_factory=list)
     """Scorers of the agent's finished runs, off the request path (``treadle.scoring``)."""
+    voice: VoiceSettings | None = None
+    """Speech in and out (``VoiceService``); None: the agent has no voice."""
     source: AgentSource = "code"
     create_time: datetime = field(default_factory=utcnow)
     update_time: datetime = field(default_factory=utcnow)

@@ -46,6 +46,8 @@ from .api.scorer_service import SERVICE_NAME as SCORER_SERVICE, ScorerHub, Score
 from .scoring import Scoring
 from .scoring.service import check_scorer
 from .scoring.store import ScoreStore
+from .api.voice_hub import SERVICE_NAME as VOICE_PROVIDER_SERVICE, VoiceHub, VoiceProviderServicer
+from .api.voice_service import SERVICE_NAME as VOICE_SERVICE, VoiceServicer
 from .config import AgentFileError, Settings, load_agent_file
 from .config.security import Security, load_security
 from .config import logs
@@ -67,6 +69,7 @@ from .signals.relay import Relay
 from .v1 import chunk_pb2
 from .tools import Tool
 from .versions import VersionResolver
+from .voice import VoiceProviders
 from .tracing import build_meter_provider, build_tracer_provider
 
 log = logging.getLogger("treadle")
@@ -204,6 +207,13 @@ class TreadleApp:
         self.scorers = ScorerHub()  # remote scorers attached over ScorerService
         self.scoring.remote = self.scorers
         self.server.add_service(SCORER_SERVICE, ScorerServicer(self.scorers).register)
+        # Voice: the agents' speech in and out, each turn of a conversation a run like Stream's.
+        self.voices = VoiceProviders(self.models.credentials)
+        self.voice_hub = VoiceHub()
+        self.voices.remote = self.voice_hub.open
+        self.server.add_service(VOICE_PROVIDER_SERVICE, VoiceProviderServicer(self.voice_hub).register)
+        self.voice_service = VoiceServicer(self.registry, self.voices, self.agent_service, self.gate)
+        self.server.add_service(VOICE_SERVICE, self.voice_service.register)
         self.store: SqlStore | None = None
         self.port: int | None = None
 
@@ -379,7 +389,8 @@ class TreadleApp:
         """Attached streams outlive the runs (a draining run may still call a remote tool), then
         get a ``Drain`` and end, so their processes reconnect elsewhere at once."""
         await self.agent_service.wait_idle()
-        await asyncio.gather(self.tool_hub.drain(_ATTACHED_GRACE), self.processors.drain(_ATTACHED_GRACE))
+        await asyncio.gather(self.tool_hub.drain(_ATTACHED_GRACE), self.processors.drain(_ATTACHED_GRACE),
+                             self.voice_hub.drain(_ATTACHED_GRACE))
 
     async def serve(self, listen: str | None = None) -> None:
         """Start (unless started) and serve until SIGTERM or SIGINT, then drain and stop.

@@ -1,6 +1,7 @@
 """The ``treadle`` command: ``serve`` runs the server, ``chat`` talks to an agent, ``agents`` lists
 and shows them, ``threads`` and ``runs`` show what memory stored, ``processors serve`` runs a
-built-in remotely, ``health`` answers probes, ``migrate`` and ``backup`` look after the store.
+built-in remotely, ``health`` answers probes, ``migrate`` and ``backup`` look after the store,
+``speak`` and ``listen`` use an agent's voice.
 
 Each subcommand module adds its parser with ``add_parser(sub)`` and sets ``run`` (a function of
 the parsed arguments returning the exit status); registering one is one line in ``_parser``.
@@ -16,7 +17,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from . import cli_agents, cli_chat, cli_health, cli_processors, cli_runs, cli_security, cli_store, cli_threads
+from . import cli_agents, cli_chat, cli_health, cli_processors, cli_runs, cli_security, cli_store, cli_threads, cli_voice
 from .config import Settings
 from .config.settings import DEFAULT_LISTEN
 
@@ -58,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_processors.add_parser(sub)
     cli_health.add_parser(sub)
     cli_store.add_parsers(sub)
+    cli_voice.add_parser(sub)
     return parser
 
 

@@ -18,7 +18,7 @@ Remote processors are classes with the Mastra framework's hook methods, attached
 
 and remote tools are ``Tool`` objects (``treadle_client.Tool``, or functions decorated with
 ``treadle_client.tool``) served with ``serve_tools``; remote scorers (``@scorer``) with
-``serve_scorers``. ``run_processors``
+``serve_scorers``; voice providers (speech to text, text to speech) with ``serve_voices``. ``run_processors``
 and ``run_tools`` do the same for scripts, until SIGTERM or Ctrl-C. See ``clients/python/README.md``.
 """
 
@@ -34,6 +34,7 @@ from ._text_gate import TextGate
 from ._signals import ThreadSubscription
 from ._tools import serve_tools
 from ._scorers import Score, Scorer, ScorerRun, scorer, serve_scorers
+from ._voices import serve_voices
 
 __all__ = [
     "DEFAULT_TARGET",
@@ -53,6 +54,7 @@ __all__ = [
     "scorer",
     "serve_scorers",
     "serve_tools",
+    "serve_voices",
     "TLSConfig",
     "TOKEN_ENV",
     "ThreadSubscription",

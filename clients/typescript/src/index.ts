@@ -18,6 +18,7 @@ export { TOKEN_ENV, type ConnectOptions, type Pem, type TlsOptions } from "./int
 export { attach, AttachError, type AttachOptions, type ProcessorHandle } from "./processors.js";
 export { serveScorers, createScorer, type Scorer, type ScorerRun, type ScoreResult, type ServeScorersOptions, type ScorerHandle } from "./scorers.js";
 export { serveTools, createTool, type Tool, type ToolExecutionContext, type ServeToolsOptions, type ToolHandle } from "./tools.js";
+export { serveVoices, type ServeVoicesOptions, type VoiceCallContext, type VoiceHandle, type VoiceProvider } from "./voices.js";
 
 // The generated code and what a program needs to speak it directly.
 export { create, fromJson, toJson, type MessageInitShape } from "@bufbuild/protobuf";
@@ -36,3 +37,4 @@ export * from "./gen/treadle/v1/score_service_pb.js";
 export * from "./gen/treadle/v1/signal_pb.js";
 export * from "./gen/treadle/v1/thread_service_pb.js";
 export * from "./gen/treadle/v1/tool_service_pb.js";
+export * from "./gen/treadle/v1/voice_service_pb.js";

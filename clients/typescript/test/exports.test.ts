@@ -11,7 +11,7 @@ test("each subpath exports its names from dist/", () => {
   // A plain `node` (no tsx) importing the package by its name, as an installed copy would.
   const script = `
     const names = {};
-    for (const sub of ["", "/processors", "/memory", "/stream", "/errors", "/tools"]) {
+    for (const sub of ["", "/processors", "/memory", "/stream", "/errors", "/tools", "/voices"]) {
       const m = await import("@treadle/client" + sub);
       names[sub || "."] = Object.keys(m).filter((k) => !k.endsWith("Schema")).sort();
     }
@@ -25,5 +25,6 @@ test("each subpath exports its names from dist/", () => {
   assert.deepEqual(out["/memory"], ["MessageList"]); // MastraDBMessage is a type
   assert.deepEqual(out["/errors"], ["APICallError", "TripWire"]);
   assert.deepEqual(out["/tools"], ["createTool", "serveTools"]);
-  for (const name of ["AgentClient", "AgentRef", "ThreadSubscription", "attach", "serveTools", "createTool", "createClient"]) assert.ok(out["."].includes(name), name);
+  assert.deepEqual(out["/voices"], ["serveVoices"]);
+  for (const name of ["AgentClient", "AgentRef", "ThreadSubscription", "attach", "serveTools", "createTool", "serveVoices", "createClient"]) assert.ok(out["."].includes(name), name);
 });

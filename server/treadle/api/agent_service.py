@@ -272,12 +272,25 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
             log.info("run of agent %r refused: %s", request.agent_id, e)
             raise
 
+    def open_stream(self, request: agent_service_pb2.StreamRequest) -> AsyncGenerator[Chunk, None]:
+        """The chunks of a run exactly as ``Stream`` produces them (on a thread, one of its runs):
+        ``VoiceService.Converse`` runs each user turn through here. Refusals raise at once."""
+        agent, run = self._prepare(request)
+        return self._source(agent, run)
+
+    def track(self, stop: Callable[[], None]) -> contextlib.AbstractContextManager[None]:
+        """Count a call in flight for the drain (``stop`` ends it when the grace is over)."""
+        return self._track(stop)
+
+    def _source(self, agent: Agent, run: RunRequest) -> AsyncGenerator[Chunk, None]:
+        source = self.threads.stream if self.threads is not None and run.options.memory else self._loop.stream
+        return cast(AsyncGenerator[Chunk, None], source(agent, run))
+
     async def _produce(self, agent: Agent, run: RunRequest, pipe: _Pipe) -> None:
         run_id, error = run.run_id, ""
         raw = auth.sees_raw_tool_payloads()  # the caller's, as this task runs in its call
         try:
-            source = self.threads.stream if self.threads is not None and run.options.memory else self._loop.stream
-            stream = cast(AsyncGenerator[Chunk, None], source(agent, run))
+            stream = self._source(agent, run)
             async with contextlib.aclosing(stream) as chunks:
                 async for chunk in chunks:
                     run_id = run_id or chunk.run_id

@@ -26,6 +26,7 @@ _WHAT: dict[Scope, str] = {
     "resources": "resource",
     "processors": "processor id",
     "tools": "tool name",
+    "voices": "voice provider id",
 }
 
 

@@ -27,6 +27,7 @@ from ..versions import check_selection
 from . import validate, variant_convert
 from .notification_convert import policy_from_proto, policy_to_proto
 from .scorer_convert import scorers_from_proto, scorers_to_proto
+from .voice_convert import voice_settings_from_proto, voice_settings_to_proto
 from ..wire.settings import (
     model_settings_from_proto,
     model_settings_to_proto,
@@ -209,6 +210,7 @@ def agent_from_proto(pb: agent_pb2.Agent, *, source: a.AgentSource, path: str = 
         sub_agents=[_sub_agent_from_proto(r) for r in pb.sub_agents],
         editor=_editor(pb.editor),
         scorers=scorers_from_proto(pb.scorers, f"{path}.scorers"),
+        voice=voice_settings_from_proto(pb.voice, f"{path}.voice") if pb.HasField("voice") else None,
         source=source,
         create_time=now,
         update_time=now,
@@ -262,6 +264,8 @@ def agent_to_proto(agent: a.Agent, out: agent_pb2.Agent | None = None) -> agent_
     if agent.resolver is not None:
         _refs_to_proto([agent.resolver], _One(out.resolver))
     scorers_to_proto(agent.scorers, out.scorers)
+    if agent.voice is not None:
+        voice_settings_to_proto(agent.voice, out.voice)
     out.source = enum_to_pb(_SOURCE, agent.source)
     datetime_to_ts(agent.create_time, out.create_time)
     datetime_to_ts(agent.update_time, out.update_time)

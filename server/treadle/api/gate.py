@@ -43,7 +43,8 @@ _SIGNALS = {f"{_THREADS}{m}" for m in (
 _OPEN = ("/grpc.health.v1.Health/",)
 _ADMIN = {f"{_AGENTS}{m}": m for m in ("CreateAgent", "UpdateAgent", "DeleteAgent")}
 _RUNS = {f"{_AGENTS}Generate", f"{_AGENTS}Stream"}
-_ATTACH = {"/treadle.v1.ProcessorService/Attach", "/treadle.v1.ToolService/Attach"}
+_ATTACH = {"/treadle.v1.ProcessorService/Attach", "/treadle.v1.ToolService/Attach",
+           "/treadle.v1.VoiceProviderService/Attach"}
 _RESOURCE_FIELDS = ("resource", "resource_id")
 _REFUSED = (UnauthenticatedError, PermissionDeniedError, ResourceExhaustedError, InvalidArgumentError)
 

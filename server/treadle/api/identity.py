@@ -33,7 +33,7 @@ class Owners:
         for name in names:
             holder = self._held.get(name)
             if holder is not None and holder[0] != owner:
-                what = "tool" if self.scope == "tools" else "processor"
+                what = {"tools": "tool", "voices": "voice provider"}.get(self.scope, "processor")
                 raise PermissionDeniedError(
                     f"{what} {name!r} is attached under credential {holder[0]!r}; "
                     f"credential {owner!r} cannot attach it too"

@@ -25,6 +25,8 @@ from ..signals.hub import SubscriptionGapError
 from ..signals.ownership import RunAbortedError
 from ..loop.resolve import ResolverUnavailableError
 from sqlalchemy.exc import SQLAlchemyError
+from ..voice.audio import AudioError
+from ..voice.base import VoiceProviderError
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +54,8 @@ _CODES: tuple[tuple[type[Exception], grpc.StatusCode], ...] = (
     (StoreUnavailableError, grpc.StatusCode.UNAVAILABLE),
     (SubscriptionGapError, grpc.StatusCode.UNAVAILABLE),
     (ResolverUnavailableError, grpc.StatusCode.UNAVAILABLE),
+    (VoiceProviderError, grpc.StatusCode.UNAVAILABLE),
+    (AudioError, grpc.StatusCode.INVALID_ARGUMENT),
 )
 
 

@@ -15,6 +15,7 @@
           tokenSha256: "<hex>"
           processors: [pii-guard]    # may attach as these processor ids (named exactly: only it)
           tools: [get_weather]       # may attach these tool names
+          voices: [studio-tts]       # may attach these voice provider ids
         - id: ops
           tokenSha256: "<hex>"
           clientCertSubject: "CN=ops" # and only with a client certificate of this subject (parsed DN)
@@ -46,11 +47,11 @@ from typing import Any, Literal
 
 from ..core.errors import TreadleError
 
-Scope = Literal["agents", "resources", "processors", "tools"]
+Scope = Literal["agents", "resources", "processors", "tools", "voices"]
 DistinguishedName = tuple[tuple[str, str], ...]
 """A parsed subject: its (attribute type, value) pairs, sorted, so that the order the
 certificate or the config file writes them in does not matter."""
-SCOPES: tuple[Scope, ...] = ("agents", "resources", "processors", "tools")
+SCOPES: tuple[Scope, ...] = ("agents", "resources", "processors", "tools", "voices")
 
 _HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
 _CREDENTIAL_KEYS = {"id", "tokenSha256", "clientCertSubject", "admin", "processorOverrides", "rawToolPayloads",
@@ -86,6 +87,8 @@ class Credential:
     resources: tuple[str, ...] = ()
     processors: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()
+    voices: tuple[str, ...] = ()
+    """Voice provider ids it may attach (``VoiceProviderService``)."""
     processor_overrides: bool = True
     raw_tool_payloads: bool = False
     """Sees tool payloads raw on every egress (streams, results, subscriptions, listings), where
@@ -216,7 +219,7 @@ _GLOB = re.compile(r"[*?\[]")
 
 def _reserve(creds: list[Credential]) -> tuple[Credential, ...]:
     """Each credential learns the processor ids and tool names others name exactly."""
-    named: dict[str, dict[str, str]] = {"processors": {}, "tools": {}}
+    named: dict[str, dict[str, str]] = {"processors": {}, "tools": {}, "voices": {}}
     for cred in creds:
         for scope, names in named.items():
             for pattern in getattr(cred, scope):
@@ -290,6 +293,7 @@ def _credential(item: Any, where: str) -> Credential:
         resources=scopes["resources"],
         processors=scopes["processors"],
         tools=scopes["tools"],
+        voices=scopes["voices"],
         processor_overrides=overrides,
         raw_tool_payloads=raw,
     )

@@ -104,6 +104,11 @@ class ModelRouter:
         for fallback in config.fallbacks:
             self.check_access(fallback)
 
+    def credentials(self, config: ModelConfig) -> dict[str, str]:
+        """The SDK credentials a call to ``config``'s provider may send (the same trust rules as
+        a model's), or ``FailedPreconditionError``; used by the OpenAI voice provider."""
+        return self._credentials(*_provider(config), config)
+
     def _resolve_one(self, config: ModelConfig) -> LanguageModel:
         provider, model_id = parse_model_string(config.id)
         if provider == "local":  # in this process: no key, nothing sent anywhere
