@@ -192,7 +192,7 @@ def _target(r: dict[str, Any]) -> str:
 
 
 def table(rows: list[dict[str, Any]], base: list[dict[str, Any]] | None, rev: str | None) -> str:
-    head = "| scenario | measure | value | unit | floor | ratio | target |"
+    head = "| scenario | measure | value | unit | floor | ratio (or ms over the floor) | target |"
     line = "|---|---|---:|---|---:|---:|---|"
     base_by = {(r["scenario"], r["name"]): r for r in base or []}
     if base is not None:
@@ -207,7 +207,8 @@ def table(rows: list[dict[str, Any]], base: list[dict[str, Any]] | None, rev: st
         if base is not None:
             b = base_by.get((r["scenario"], r["name"]), {})
             change = r["value"] / b["value"] if b.get("value") else None
-            cells += [_num(b.get("value")), _num(b.get("ratio")), _num(change)]
+            base_ratio = b["difference"] if b.get("difference") is not None else b.get("ratio")
+            cells += [_num(b.get("value")), _num(base_ratio), _num(change)]
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out)
 
