@@ -68,6 +68,7 @@ function h(tag, attrs, ...children) {
     if (v === undefined || v === null || v === false) continue;
     if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
     else if (k === "class") el.className = v;
+    else if (k === "style") el.style.cssText = v; // through the CSSOM: the page's CSP allows no inline style attributes
     else el.setAttribute(k, v === true ? "" : v);
   }
   for (const c of children.flat()) if (c !== null && c !== undefined && c !== false) el.append(c);
@@ -76,7 +77,7 @@ function h(tag, attrs, ...children) {
 
 function table(caption, heads, rows) {
   return h("div", { class: "scroll" }, h("table", {},
-    h("caption", { class: "muted", style: "text-align:left" }, caption),
+    h("caption", {}, caption),
     h("thead", {}, h("tr", {}, heads.map((x) => h("th", { scope: "col" }, x)))),
     h("tbody", {}, rows.length ? rows.map((r) => h("tr", {}, r.map((c) => h("td", {}, c))))
       : h("tr", {}, h("td", { colspan: heads.length, class: "muted" }, "none")))));
