@@ -446,10 +446,7 @@ class TreadleApp:
         host = listen.rpartition(":")[0]
         target = f"{host}:{self.port}"
         agents = self.registry.list_agents()
-        lines = [f"Treadle listening on {target}"]
-        if self.console is not None:
-            lines.append(f"Console: http://{self.console_host}:{self.console_port}/")
-        lines.append(f"Agents ({len(agents)}):")
+        lines = [f"Treadle listening on {target}", f"Agents ({len(agents)}):"]
         lines += [f"  {a.id}: {a.model} ({a.source})" for a in agents]
         example = next((a for a in agents if a.id == "assistant" and a.source == "config"), None)
         if example is not None and example.model == DEFAULT_LOCAL_MODEL and self.settings.config_file is None:
@@ -461,6 +458,8 @@ class TreadleApp:
         if agents:
             flag = "" if target == DEFAULT_LISTEN else f" --target {target}"
             lines.append(f'Try: treadle chat {agents[0].id} "hello"{flag}')
+        if self.console is not None:
+            lines.append(f"Console: http://{self.console_host}:{self.console_port}/")
         return lines
 
     def unregistered(self) -> list[str]:
