@@ -23,6 +23,7 @@ from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 
 from .agents import Agent, ProcessorRef, ToolHooksRef, known_models, known_tools
@@ -34,6 +35,9 @@ from .api.tool_service import SERVICE_NAME as TOOL_SERVICE, ToolServicer
 from .api.processor_hub import Ejection, ProcessorHub
 from .api.processor_service import SERVICE_NAME as PROCESSOR_SERVICE, ProcessorServicer
 from .api.remote_processor import RemoteProcessor
+from .api.console_service import SERVICE_NAME as CONSOLE_SERVICE, ConsoleServicer
+from .console import ConsoleGateway
+from .tracing.recent import RecentSpans
 from .api.convert import agent_from_dict
 from .wire.data import chunk_from_proto, chunk_to_proto
 from .api.gate import Gate
@@ -141,6 +145,12 @@ class TreadleApp:
         self.settings = settings if settings is not None else Settings.from_env(self._env)
         self._owns_tracer_provider = tracer_provider is None
         self.tracer_provider = tracer_provider or build_tracer_provider(self._env)
+        # The console's traces: the spans of recent runs, kept in memory beside any exporter.
+        self.recent_spans = RecentSpans()
+        if self.tracer_provider is None:
+            self.tracer_provider = TracerProvider(resource=Resource.create({"service.name": "treadle"}))
+        if isinstance(self.tracer_provider, TracerProvider):
+            self.tracer_provider.add_span_processor(self.recent_spans)
         self._owns_meter_provider = meter_provider is None
         meter_provider = meter_provider or build_meter_provider(self._env)
         self.meter_provider = meter_provider
@@ -178,6 +188,9 @@ class TreadleApp:
         self.registry.remote_processors = lambda ref: RemoteProcessor(ref, self.processors)
         self.processors.max_invocation_bytes = self.settings.max_message_bytes - 4096
         self.server.add_service(PROCESSOR_SERVICE, ProcessorServicer(self.processors).register)
+        self.server.add_service(CONSOLE_SERVICE, ConsoleServicer(self.recent_spans, self.processors, self.tool_hub).register)
+        self.console: ConsoleGateway | None = None
+        self.console_port: int | None = None
         # Memory: threads, messages, runs and API agents, in the store opened by start().
         # Threads also take signals: into running and idle threads, subscriptions, the
         # notification inbox.
@@ -290,11 +303,53 @@ class TreadleApp:
                      ", ".join(local), "it is" if len(local) == 1 else "they are")
         await self.models.preload(m for a in self.registry.list_agents() for m in known_models(a))
         self.port = await self.server.start(listen, tls)
+        await self.start_console(listen, tls is not None)
         await self.threads.recover()
         await self.notifications.recover()
         self.notifications.start()
         self.scoring.start()
         return self.port
+
+    def console_address(self, listen: str) -> str | None:
+        """Where the console listens (None: off): as configured, else beside a loopback gRPC port."""
+        configured = self.settings.console
+        if configured == "off":
+            return None
+        if configured is not None:
+            return configured
+        if not is_loopback(listen):
+            return None
+        host, _, port = listen.rpartition(":")
+        grpc_port = self.port if self.port is not None else int(port)
+        return f"{host}:{grpc_port + 1 if grpc_port and int(port) else 0}"
+
+    async def start_console(self, listen: str, tls: bool) -> None:
+        """Serve the web console (``treadle.console``) unless it is off; a default address that is
+        taken only warns, a configured one must bind."""
+        address = self.console_address(listen)
+        if address is None:
+            return
+        if tls:
+            log.warning("the web console is off: it does not speak to a TLS gRPC port yet")
+            return
+        if not is_loopback(address) and self.gate.auth is None and not self.settings.insecure:
+            raise OSError(f"refusing to serve the console on {address} without auth: configure an auth "
+                          "section or pass --insecure")
+        host = listen.rpartition(":")[0].strip("[]")
+        if host in ("", "0.0.0.0", "::"):
+            host = "127.0.0.1"
+        target = f"[{host}]:{self.port}" if ":" in host else f"{host}:{self.port}"
+        gateway = ConsoleGateway(target, max_message_bytes=self.settings.max_message_bytes)
+        try:
+            self.console_port = await gateway.start(address)
+        except OSError as e:
+            await gateway.stop()
+            if self.settings.console is not None:
+                raise OSError(f"cannot serve the console on {address}: {e.strerror or e}") from None
+            log.warning("the web console is off: %s is taken (choose another with --console HOST:PORT)", address)
+            return
+        self.console = gateway
+        self.console_host = address.rpartition(":")[0]
 
     def configure_security(self, security: Security, listen: str) -> TlsFiles | None:
         """Apply credentials, limits and provider trust; refuse an open, unauthenticated bind."""
@@ -366,6 +421,9 @@ class TreadleApp:
         await self.server.stop(grace)
         await self.scoring.stop()
         self.scorers.close_all()
+        if self.console is not None:
+            await self.console.stop()
+            self.console = None
         await self.threads.stop()
         if self.relay is not None:
             await self.relay.close()
@@ -461,6 +519,8 @@ class TreadleApp:
         if agents:
             flag = "" if target == DEFAULT_LISTEN else f" --target {target}"
             lines.append(f'Try: treadle chat {agents[0].id} "hello"{flag}')
+        if self.console is not None:
+            lines.append(f"Console: http://{self.console_host}:{self.console_port}/")
         return lines
 
     def unregistered(self) -> list[str]:

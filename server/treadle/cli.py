@@ -89,6 +89,9 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                        type=str.upper, help="DEBUG, INFO, WARNING or ERROR (TREADLE_LOG_LEVEL; default INFO)")
     serve.add_argument("--log-format", metavar="FORMAT", choices=("text", "json"), type=str.lower,
                        help="text, or json: one object per line (TREADLE_LOG_FORMAT; default text)")
+    serve.add_argument("--console", metavar="HOST:PORT",
+                       help="the web console's address, or 'off' (TREADLE_CONSOLE; default: on a loopback "
+                            "--listen, the same host and the next port; off on other addresses)")
     cli_security.add_serve_arguments(serve)
     serve.set_defaults(run=_serve)
 
@@ -101,7 +104,7 @@ def _serve(args: argparse.Namespace) -> int:
         logs.setup(args.log_level, args.log_format)
         settings = Settings.from_env(listen=args.listen, config_file=args.config, grace=args.grace,
                                      data_dir=args.data_dir, database=args.database,
-                                     thread_lease_ttl=args.thread_lease_ttl,
+                                     thread_lease_ttl=args.thread_lease_ttl, console=args.console,
                                      **cli_security.serve_overrides(args))
     except ValueError as e:
         print(f"treadle serve: {e}", file=sys.stderr)

@@ -125,7 +125,9 @@ class Terminal:
         # A store of its own: servers started from the repository would otherwise share
         # ./.treadle, and an agent one test creates would show up in the next one's server.
         self._data = data = tempfile.mkdtemp(prefix="treadle-data-")
-        self.env = clean_env(TREADLE_LISTEN=self.target, TREADLE_TARGET=self.target,
+        # The web console on a free port of its own too (by default it takes the next port).
+        self.console = f"127.0.0.1:{free_port()}"
+        self.env = clean_env(TREADLE_LISTEN=self.target, TREADLE_TARGET=self.target, TREADLE_CONSOLE=self.console,
                              **({"TREADLE_DATA_DIR": data} | env))
         self._started: list[Process] = []
 

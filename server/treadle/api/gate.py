@@ -41,7 +41,8 @@ _THREADS = "/treadle.v1.ThreadService/"
 _SIGNALS = {f"{_THREADS}{m}" for m in (
     "SendMessage", "QueueMessage", "SendSignal", "SendStateSignal", "SendNotificationSignal")}
 _OPEN = ("/grpc.health.v1.Health/",)
-_ADMIN = {f"{_AGENTS}{m}": m for m in ("CreateAgent", "UpdateAgent", "DeleteAgent")}
+_ADMIN = {f"{_AGENTS}{m}": m for m in ("CreateAgent", "UpdateAgent", "DeleteAgent")} | {
+    f"/treadle.v1.ConsoleService/{m}": m for m in ("ListSpans", "ListReplicas")}
 _RUNS = {f"{_AGENTS}Generate", f"{_AGENTS}Stream"}
 _ATTACH = {"/treadle.v1.ProcessorService/Attach", "/treadle.v1.ToolService/Attach",
            "/treadle.v1.VoiceProviderService/Attach"}

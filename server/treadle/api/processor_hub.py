@@ -152,6 +152,17 @@ class Pending:
 
 
 @dataclass
+class HookStat:
+    """Answered invocations of one processor's hook since the server started."""
+
+    count: int = 0
+    total_ms: float = 0.0
+    max_ms: float = 0.0
+    timeouts: int = 0
+    errors: int = 0
+
+
+@dataclass
 class _StateRecord:
     version: int = 0
     synced: dict[str, Any] = field(default_factory=dict)
@@ -203,6 +214,8 @@ class ProcessorHub:
         self.m_spurious = m.create_counter("treadle.processor.spurious_messages", description="Answers for unknown or cancelled invocations")
         self.m_ejections = m.create_counter("treadle.processor.ejections", description="Replicas ejected as outliers")
         self.m_latency = m.create_histogram("treadle.processor.latency", unit="ms", description="Invocation round trip")
+        self.hook_stats: dict[tuple[str, str], HookStat] = {}
+        """Per processor id and hook (seed name): what the console shows beside the metrics."""
 
     # --- attached streams ---------------------------------------------------------------------
 
@@ -336,8 +349,12 @@ class ProcessorHub:
         if p is None or p.future.done():
             self.m_spurious.add(1)
             return
-        self.m_latency.record((time.monotonic() - p.sent_at) * 1000, self._attrs(p.processor_id, p.hook))
+        ms = (time.monotonic() - p.sent_at) * 1000
+        self.m_latency.record(ms, self._attrs(p.processor_id, p.hook))
+        stat = self._stat(p.processor_id, p.hook)
+        stat.count, stat.total_ms, stat.max_ms = stat.count + 1, stat.total_ms + ms, max(stat.max_ms, ms)
         if result.WhichOneof("outcome") == "error":
+            stat.errors += 1
             self.failed(conn)
         else:
             conn.failures = 0
@@ -345,6 +362,15 @@ class ProcessorHub:
 
     def record(self, processor_id: str, hook: str, outcome: str) -> None:
         self.m_invocations.add(1, {"processor": processor_id, "hook": hook, "outcome": outcome})
+
+    def _stat(self, processor_id: str, hook: str) -> HookStat:
+        key = (processor_id, SEED_NAMES[hook])
+        stat = self.hook_stats.get(key)
+        if stat is None:
+            if len(self.hook_stats) > 4096:  # ids come from attached processes: stay bounded
+                self.hook_stats.clear()
+            stat = self.hook_stats[key] = HookStat()
+        return stat
 
     def _attrs(self, processor_id: str, hook: str) -> dict[str, str]:
         """The metric attributes of one processor's hook, built once (they are read, not kept)."""
@@ -463,6 +489,7 @@ class ProcessorHub:
             for q in self._behind(p):  # one wait per hung invocation, however many queue behind it
                 self._cancel(q, "timed out")
                 self.m_timeouts.add(1, {"processor": q.processor_id, "hook": SEED_NAMES[q.hook]})
+                self._stat(q.processor_id, q.hook).timeouts += 1
                 q.future.set_exception(ProcessorUnavailable(f"no answer within {p.timeout:g}s (timed out)", "timeout"))
             self.failed(p.connection)
         while heap and (heap[0][2].future.done() or heap[0][0] != heap[0][2].deadline):

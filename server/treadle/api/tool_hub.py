@@ -141,6 +141,10 @@ class ToolHub:
         async with self._changed:
             self._changed.notify_all()
 
+    def streams(self) -> list[ToolStream]:
+        """Every open stream, in attach order."""
+        return [s for s in self._streams if not s.closed]
+
     def replicas(self, name: str) -> list[ToolStream]:
         return [s for s in self._streams if name in s.tools and not s.closed]
 

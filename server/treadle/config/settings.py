@@ -63,6 +63,10 @@ class Settings:
     tls_key: Path | None = None
     tls_client_ca: Path | None = None
     """When set, clients must present a certificate signed by this CA (mutual TLS)."""
+    console: str | None = None
+    """The web console's ``HOST:PORT`` (port 0 picks one), or ``off``. None: on a loopback
+    ``listen``, the same host and the gRPC port plus one (port 0 when the gRPC port is 0), else
+    off."""
     thread_lease_ttl: float = DEFAULT_THREAD_LEASE_TTL
     """Seconds a replica's lease on a running thread lasts unless renewed (it is renewed while the
     run runs): how long a thread waits for another replica after its runner died."""
@@ -90,6 +94,10 @@ class Settings:
             raise ValueError("TLS needs both a certificate and a key (--tls-cert and --tls-key)")
         if self.tls_client_ca is not None and self.tls_cert is None:
             raise ValueError("--tls-client-ca needs --tls-cert and --tls-key")
+        if self.console is not None and self.console != "off":
+            chost, csep, cport = self.console.rpartition(":")
+            if not csep or not chost or not cport.isdigit() or int(cport) > 65535:
+                raise ValueError(f"console address {self.console!r} must be HOST:PORT (e.g. 127.0.0.1:50052) or off")
         if self.thread_lease_ttl <= 0:
             raise ValueError(f"thread lease TTL must be > 0 seconds, got {self.thread_lease_ttl}")
         if self.scorer_claim <= 5:
@@ -108,6 +116,8 @@ class Settings:
             values["config_file"] = Path(env["TREADLE_CONFIG"])
         if env.get("TREADLE_DATA_DIR"):
             values["data_dir"] = Path(env["TREADLE_DATA_DIR"])
+        if env.get("TREADLE_CONSOLE"):
+            values["console"] = env["TREADLE_CONSOLE"]
         if env.get("TREADLE_DATABASE_URL"):
             values["database"] = env["TREADLE_DATABASE_URL"]
         for var, name in (("TREADLE_AUTH_FILE", "auth_file"), ("TREADLE_TLS_CERT", "tls_cert"),

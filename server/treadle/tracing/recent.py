@@ -1,0 +1,92 @@
+"""The spans of the server's own recent runs, kept in memory for the console (bounded).
+
+A span processor added beside any exporter: OTLP export is unchanged. Spans are grouped by trace;
+a run's spans are its ``invoke_agent`` span (the one carrying ``treadle.run.id``) and everything
+under it. The oldest traces are forgotten first once ``max_traces`` are kept, and a trace keeps
+at most ``max_spans`` spans (a run with thousands of tool calls shows its first ones).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+
+from .spans import ATTR
+
+DEFAULT_MAX_TRACES = 200
+DEFAULT_MAX_SPANS = 2000
+
+
+class RecentSpans(SpanProcessor):
+    def __init__(self, max_traces: int = DEFAULT_MAX_TRACES, max_spans: int = DEFAULT_MAX_SPANS) -> None:
+        self.max_traces = max_traces
+        self.max_spans = max_spans
+        self._traces: OrderedDict[int, list[ReadableSpan]] = OrderedDict()
+        self._runs: OrderedDict[str, tuple[int, int]] = OrderedDict()
+        """run id -> (trace id, span id of its invoke_agent span)."""
+        self._lock = threading.Lock()  # the SDK may end spans from other threads
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        run_id = (span.attributes or {}).get(ATTR.RUN_ID)
+        if isinstance(run_id, str) and run_id:
+            ctx = span.get_span_context()
+            with self._lock:
+                self._runs[run_id] = (ctx.trace_id, ctx.span_id)
+                self._runs.move_to_end(run_id)
+                while len(self._runs) > self.max_traces * 4:
+                    self._runs.popitem(last=False)
+
+    def on_end(self, span: ReadableSpan) -> None:
+        ctx = span.get_span_context()
+        if ctx is None:
+            return
+        with self._lock:
+            spans = self._traces.get(ctx.trace_id)
+            if spans is None:
+                spans = self._traces[ctx.trace_id] = []
+                while len(self._traces) > self.max_traces:
+                    self._traces.popitem(last=False)
+            else:
+                self._traces.move_to_end(ctx.trace_id)
+            if len(spans) < self.max_spans:
+                spans.append(span)
+
+    def run_spans(self, run_id: str) -> list[ReadableSpan]:
+        """The ended spans of ``run_id``'s tree, in start order (empty when forgotten)."""
+        with self._lock:
+            found = self._runs.get(run_id)
+            if found is None:
+                return []
+            trace_id, root = found
+            spans = list(self._traces.get(trace_id, ()))
+        children: dict[int, list[ReadableSpan]] = {}
+        by_id: dict[int, ReadableSpan] = {}
+        for s in spans:
+            by_id[s.context.span_id] = s
+            if s.parent is not None:
+                children.setdefault(s.parent.span_id, []).append(s)
+        out: list[ReadableSpan] = []
+        todo = [by_id[root]] if root in by_id else []
+        todo += [s for s in children.get(root, ()) if root not in by_id]  # root still open: its children
+        while todo:
+            s = todo.pop()
+            out.append(s)
+            todo.extend(children.get(s.context.span_id, ()))
+        return sorted(out, key=lambda s: s.start_time or 0)
+
+    def shutdown(self) -> None:
+        return None
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+
+def attributes(span: ReadableSpan) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in (span.attributes or {}).items():
+        out[key] = list(value) if isinstance(value, tuple) else value
+    return out
