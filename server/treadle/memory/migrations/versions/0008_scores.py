@@ -3,7 +3,7 @@ finishes, claimed by one replica at a time (``claimed_by`` / ``claimed_until``),
 ``succeeded`` with its score or ``failed`` after its last attempt. The unique key is what makes
 a retry or a second enqueue never duplicate a score.
 
-Revision ID: 0007_scores
+Revision ID: 0008_scores
 Revises: 0006_run_detail
 Create Date: 2026-12-02
 """
@@ -13,8 +13,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0007_scores"
-down_revision = "0006_run_detail"
+revision = "0008_scores"
+down_revision = "0007_agent_versions"
 branch_labels = None
 depends_on = None
 
