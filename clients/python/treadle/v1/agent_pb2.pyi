@@ -1,6 +1,7 @@
 import datetime
 
 from google.protobuf import duration_pb2 as _duration_pb2
+from google.protobuf import empty_pb2 as _empty_pb2
 from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from treadle.v1 import message_pb2 as _message_pb2
@@ -46,6 +47,13 @@ class SubAgentFailure(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SUB_AGENT_FAILURE_UNSPECIFIED: _ClassVar[SubAgentFailure]
     SUB_AGENT_FAILURE_TOOL_ERROR: _ClassVar[SubAgentFailure]
     SUB_AGENT_FAILURE_FAIL_RUN: _ClassVar[SubAgentFailure]
+
+class EditorTools(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    EDITOR_TOOLS_UNSPECIFIED: _ClassVar[EditorTools]
+    EDITOR_TOOLS_ALL: _ClassVar[EditorTools]
+    EDITOR_TOOLS_DESCRIPTIONS: _ClassVar[EditorTools]
+    EDITOR_TOOLS_NONE: _ClassVar[EditorTools]
 FAILURE_POLICY_UNSPECIFIED: FailurePolicy
 FAILURE_POLICY_FAIL_CLOSED: FailurePolicy
 FAILURE_POLICY_FAIL_OPEN: FailurePolicy
@@ -64,6 +72,10 @@ SUB_AGENT_MEMORY_NONE: SubAgentMemory
 SUB_AGENT_FAILURE_UNSPECIFIED: SubAgentFailure
 SUB_AGENT_FAILURE_TOOL_ERROR: SubAgentFailure
 SUB_AGENT_FAILURE_FAIL_RUN: SubAgentFailure
+EDITOR_TOOLS_UNSPECIFIED: EditorTools
+EDITOR_TOOLS_ALL: EditorTools
+EDITOR_TOOLS_DESCRIPTIONS: EditorTools
+EDITOR_TOOLS_NONE: EditorTools
 
 class ProcessorRef(_message.Message):
     __slots__ = ("id", "failure_policy", "timeout", "builtin", "options", "parallel_group", "with_model", "locked")
@@ -168,7 +180,7 @@ class StructuredOutput(_message.Message):
     def __init__(self, schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., name: _Optional[str] = ...) -> None: ...
 
 class CallOptions(_message.Message):
-    __slots__ = ("input_processors", "output_processors", "error_processors", "max_steps", "max_processor_retries", "tool_choice", "active_tools", "model_settings", "provider_options", "memory", "request_context", "structured_output", "tool_hooks", "model")
+    __slots__ = ("input_processors", "output_processors", "error_processors", "max_steps", "max_processor_retries", "tool_choice", "active_tools", "model_settings", "provider_options", "memory", "request_context", "structured_output", "tool_hooks", "model", "version")
     INPUT_PROCESSORS_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_PROCESSORS_FIELD_NUMBER: _ClassVar[int]
     ERROR_PROCESSORS_FIELD_NUMBER: _ClassVar[int]
@@ -183,6 +195,7 @@ class CallOptions(_message.Message):
     STRUCTURED_OUTPUT_FIELD_NUMBER: _ClassVar[int]
     TOOL_HOOKS_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
     input_processors: ProcessorList
     output_processors: ProcessorList
     error_processors: ProcessorList
@@ -197,7 +210,8 @@ class CallOptions(_message.Message):
     structured_output: StructuredOutput
     tool_hooks: ToolHooksRef
     model: str
-    def __init__(self, input_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., output_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., error_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., max_steps: _Optional[int] = ..., max_processor_retries: _Optional[int] = ..., tool_choice: _Optional[_Union[ToolChoice, _Mapping]] = ..., active_tools: _Optional[_Iterable[str]] = ..., model_settings: _Optional[_Union[ModelSettings, _Mapping]] = ..., provider_options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., memory: _Optional[_Union[MemoryOptions, _Mapping]] = ..., request_context: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., structured_output: _Optional[_Union[StructuredOutput, _Mapping]] = ..., tool_hooks: _Optional[_Union[ToolHooksRef, _Mapping]] = ..., model: _Optional[str] = ...) -> None: ...
+    version: str
+    def __init__(self, input_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., output_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., error_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., max_steps: _Optional[int] = ..., max_processor_retries: _Optional[int] = ..., tool_choice: _Optional[_Union[ToolChoice, _Mapping]] = ..., active_tools: _Optional[_Iterable[str]] = ..., model_settings: _Optional[_Union[ModelSettings, _Mapping]] = ..., provider_options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., memory: _Optional[_Union[MemoryOptions, _Mapping]] = ..., request_context: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., structured_output: _Optional[_Union[StructuredOutput, _Mapping]] = ..., tool_hooks: _Optional[_Union[ToolHooksRef, _Mapping]] = ..., model: _Optional[str] = ..., version: _Optional[str] = ...) -> None: ...
 
 class MemorySettings(_message.Message):
     __slots__ = ("last_messages",)
@@ -212,7 +226,7 @@ class SystemMessages(_message.Message):
     def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.SystemMessage, _Mapping]]] = ...) -> None: ...
 
 class Agent(_message.Message):
-    __slots__ = ("id", "name", "description", "metadata", "instructions", "instruction_messages", "model", "base_url", "fallback_models", "tools", "input_processors", "output_processors", "error_processors", "max_processor_retries", "default_options", "request_context_schema", "tool_hooks", "source", "create_time", "update_time", "provider_credential", "memory", "notifications", "error_processor_defaults", "sub_agents")
+    __slots__ = ("id", "name", "description", "metadata", "instructions", "instruction_messages", "model", "base_url", "fallback_models", "tools", "input_processors", "output_processors", "error_processors", "max_processor_retries", "default_options", "request_context_schema", "tool_hooks", "source", "create_time", "update_time", "provider_credential", "memory", "notifications", "error_processor_defaults", "sub_agents", "tool_payload_rules", "tool_payload_processors", "model_variants", "instructions_variants", "tools_variants", "input_processors_variants", "output_processors_variants", "error_processors_variants", "default_options_variants", "resolver", "scorers", "voice", "editor")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
@@ -238,6 +252,19 @@ class Agent(_message.Message):
     NOTIFICATIONS_FIELD_NUMBER: _ClassVar[int]
     ERROR_PROCESSOR_DEFAULTS_FIELD_NUMBER: _ClassVar[int]
     SUB_AGENTS_FIELD_NUMBER: _ClassVar[int]
+    TOOL_PAYLOAD_RULES_FIELD_NUMBER: _ClassVar[int]
+    TOOL_PAYLOAD_PROCESSORS_FIELD_NUMBER: _ClassVar[int]
+    MODEL_VARIANTS_FIELD_NUMBER: _ClassVar[int]
+    INSTRUCTIONS_VARIANTS_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_VARIANTS_FIELD_NUMBER: _ClassVar[int]
+    INPUT_PROCESSORS_VARIANTS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_PROCESSORS_VARIANTS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_PROCESSORS_VARIANTS_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_OPTIONS_VARIANTS_FIELD_NUMBER: _ClassVar[int]
+    RESOLVER_FIELD_NUMBER: _ClassVar[int]
+    SCORERS_FIELD_NUMBER: _ClassVar[int]
+    VOICE_FIELD_NUMBER: _ClassVar[int]
+    EDITOR_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     description: str
@@ -263,7 +290,20 @@ class Agent(_message.Message):
     notifications: _notification_pb2.NotificationSettings
     error_processor_defaults: bool
     sub_agents: _containers.RepeatedCompositeFieldContainer[SubAgentRef]
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., instructions: _Optional[str] = ..., instruction_messages: _Optional[_Union[SystemMessages, _Mapping]] = ..., model: _Optional[str] = ..., base_url: _Optional[str] = ..., fallback_models: _Optional[_Iterable[_Union[FallbackModel, _Mapping]]] = ..., tools: _Optional[_Iterable[str]] = ..., input_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., output_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., error_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., max_processor_retries: _Optional[int] = ..., default_options: _Optional[_Union[CallOptions, _Mapping]] = ..., request_context_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., tool_hooks: _Optional[_Union[ToolHooksRef, _Mapping]] = ..., source: _Optional[_Union[AgentSource, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., provider_credential: _Optional[str] = ..., memory: _Optional[_Union[MemorySettings, _Mapping]] = ..., notifications: _Optional[_Union[_notification_pb2.NotificationSettings, _Mapping]] = ..., error_processor_defaults: _Optional[bool] = ..., sub_agents: _Optional[_Iterable[_Union[SubAgentRef, _Mapping]]] = ...) -> None: ...
+    tool_payload_rules: _containers.RepeatedCompositeFieldContainer[ToolPayloadRule]
+    tool_payload_processors: _containers.RepeatedCompositeFieldContainer[ProcessorRef]
+    model_variants: _containers.RepeatedCompositeFieldContainer[ModelVariant]
+    instructions_variants: _containers.RepeatedCompositeFieldContainer[InstructionsVariant]
+    tools_variants: _containers.RepeatedCompositeFieldContainer[ToolsVariant]
+    input_processors_variants: _containers.RepeatedCompositeFieldContainer[ProcessorsVariant]
+    output_processors_variants: _containers.RepeatedCompositeFieldContainer[ProcessorsVariant]
+    error_processors_variants: _containers.RepeatedCompositeFieldContainer[ProcessorsVariant]
+    default_options_variants: _containers.RepeatedCompositeFieldContainer[CallOptionsVariant]
+    resolver: ProcessorRef
+    scorers: _containers.RepeatedCompositeFieldContainer[ScorerRef]
+    voice: VoiceSettings
+    editor: AgentEditor
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., instructions: _Optional[str] = ..., instruction_messages: _Optional[_Union[SystemMessages, _Mapping]] = ..., model: _Optional[str] = ..., base_url: _Optional[str] = ..., fallback_models: _Optional[_Iterable[_Union[FallbackModel, _Mapping]]] = ..., tools: _Optional[_Iterable[str]] = ..., input_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., output_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., error_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., max_processor_retries: _Optional[int] = ..., default_options: _Optional[_Union[CallOptions, _Mapping]] = ..., request_context_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., tool_hooks: _Optional[_Union[ToolHooksRef, _Mapping]] = ..., source: _Optional[_Union[AgentSource, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., provider_credential: _Optional[str] = ..., memory: _Optional[_Union[MemorySettings, _Mapping]] = ..., notifications: _Optional[_Union[_notification_pb2.NotificationSettings, _Mapping]] = ..., error_processor_defaults: _Optional[bool] = ..., sub_agents: _Optional[_Iterable[_Union[SubAgentRef, _Mapping]]] = ..., tool_payload_rules: _Optional[_Iterable[_Union[ToolPayloadRule, _Mapping]]] = ..., tool_payload_processors: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., model_variants: _Optional[_Iterable[_Union[ModelVariant, _Mapping]]] = ..., instructions_variants: _Optional[_Iterable[_Union[InstructionsVariant, _Mapping]]] = ..., tools_variants: _Optional[_Iterable[_Union[ToolsVariant, _Mapping]]] = ..., input_processors_variants: _Optional[_Iterable[_Union[ProcessorsVariant, _Mapping]]] = ..., output_processors_variants: _Optional[_Iterable[_Union[ProcessorsVariant, _Mapping]]] = ..., error_processors_variants: _Optional[_Iterable[_Union[ProcessorsVariant, _Mapping]]] = ..., default_options_variants: _Optional[_Iterable[_Union[CallOptionsVariant, _Mapping]]] = ..., resolver: _Optional[_Union[ProcessorRef, _Mapping]] = ..., scorers: _Optional[_Iterable[_Union[ScorerRef, _Mapping]]] = ..., voice: _Optional[_Union[VoiceSettings, _Mapping]] = ..., editor: _Optional[_Union[AgentEditor, _Mapping]] = ...) -> None: ...
 
 class RemoteSubAgent(_message.Message):
     __slots__ = ("target", "agent_id")
@@ -292,3 +332,161 @@ class SubAgentRef(_message.Message):
     include_tool_results: bool
     failure: SubAgentFailure
     def __init__(self, key: _Optional[str] = ..., agent_id: _Optional[str] = ..., remote: _Optional[_Union[RemoteSubAgent, _Mapping]] = ..., description: _Optional[str] = ..., memory: _Optional[_Union[SubAgentMemory, str]] = ..., max_steps: _Optional[int] = ..., include_tool_results: _Optional[bool] = ..., failure: _Optional[_Union[SubAgentFailure, str]] = ...) -> None: ...
+
+class AgentEditor(_message.Message):
+    __slots__ = ("locked", "instructions", "tools")
+    LOCKED_FIELD_NUMBER: _ClassVar[int]
+    INSTRUCTIONS_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
+    locked: bool
+    instructions: bool
+    tools: EditorTools
+    def __init__(self, locked: _Optional[bool] = ..., instructions: _Optional[bool] = ..., tools: _Optional[_Union[EditorTools, str]] = ...) -> None: ...
+
+class ToolPayloadRule(_message.Message):
+    __slots__ = ("tools", "targets", "phase", "drop", "mask", "mask_with", "replace", "suppress")
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
+    TARGETS_FIELD_NUMBER: _ClassVar[int]
+    PHASE_FIELD_NUMBER: _ClassVar[int]
+    DROP_FIELD_NUMBER: _ClassVar[int]
+    MASK_FIELD_NUMBER: _ClassVar[int]
+    MASK_WITH_FIELD_NUMBER: _ClassVar[int]
+    REPLACE_FIELD_NUMBER: _ClassVar[int]
+    SUPPRESS_FIELD_NUMBER: _ClassVar[int]
+    tools: _containers.RepeatedScalarFieldContainer[str]
+    targets: _containers.RepeatedScalarFieldContainer[str]
+    phase: str
+    drop: _containers.RepeatedScalarFieldContainer[str]
+    mask: _containers.RepeatedScalarFieldContainer[str]
+    mask_with: str
+    replace: _struct_pb2.Value
+    suppress: bool
+    def __init__(self, tools: _Optional[_Iterable[str]] = ..., targets: _Optional[_Iterable[str]] = ..., phase: _Optional[str] = ..., drop: _Optional[_Iterable[str]] = ..., mask: _Optional[_Iterable[str]] = ..., mask_with: _Optional[str] = ..., replace: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., suppress: _Optional[bool] = ...) -> None: ...
+
+class ToolNames(_message.Message):
+    __slots__ = ("names",)
+    NAMES_FIELD_NUMBER: _ClassVar[int]
+    names: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, names: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class VariantRule(_message.Message):
+    __slots__ = ("field", "operator", "value", "conditions")
+    FIELD_FIELD_NUMBER: _ClassVar[int]
+    OPERATOR_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    CONDITIONS_FIELD_NUMBER: _ClassVar[int]
+    field: str
+    operator: str
+    value: _struct_pb2.Value
+    conditions: _containers.RepeatedCompositeFieldContainer[VariantRule]
+    def __init__(self, field: _Optional[str] = ..., operator: _Optional[str] = ..., value: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., conditions: _Optional[_Iterable[_Union[VariantRule, _Mapping]]] = ...) -> None: ...
+
+class ModelVariant(_message.Message):
+    __slots__ = ("value", "rules")
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    RULES_FIELD_NUMBER: _ClassVar[int]
+    value: str
+    rules: VariantRule
+    def __init__(self, value: _Optional[str] = ..., rules: _Optional[_Union[VariantRule, _Mapping]] = ...) -> None: ...
+
+class InstructionsVariant(_message.Message):
+    __slots__ = ("value", "rules", "messages")
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    RULES_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    value: str
+    rules: VariantRule
+    messages: _containers.RepeatedCompositeFieldContainer[_message_pb2.SystemMessage]
+    def __init__(self, value: _Optional[str] = ..., rules: _Optional[_Union[VariantRule, _Mapping]] = ..., messages: _Optional[_Iterable[_Union[_message_pb2.SystemMessage, _Mapping]]] = ...) -> None: ...
+
+class ToolsVariant(_message.Message):
+    __slots__ = ("value", "rules")
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    RULES_FIELD_NUMBER: _ClassVar[int]
+    value: _containers.RepeatedScalarFieldContainer[str]
+    rules: VariantRule
+    def __init__(self, value: _Optional[_Iterable[str]] = ..., rules: _Optional[_Union[VariantRule, _Mapping]] = ...) -> None: ...
+
+class ProcessorsVariant(_message.Message):
+    __slots__ = ("value", "rules")
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    RULES_FIELD_NUMBER: _ClassVar[int]
+    value: _containers.RepeatedCompositeFieldContainer[ProcessorRef]
+    rules: VariantRule
+    def __init__(self, value: _Optional[_Iterable[_Union[ProcessorRef, _Mapping]]] = ..., rules: _Optional[_Union[VariantRule, _Mapping]] = ...) -> None: ...
+
+class CallOptionsVariant(_message.Message):
+    __slots__ = ("value", "rules")
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    RULES_FIELD_NUMBER: _ClassVar[int]
+    value: CallOptions
+    rules: VariantRule
+    def __init__(self, value: _Optional[_Union[CallOptions, _Mapping]] = ..., rules: _Optional[_Union[VariantRule, _Mapping]] = ...) -> None: ...
+
+class ScorerRef(_message.Message):
+    __slots__ = ("id", "builtin", "options", "sampling", "filter", "timeout", "failure_policy")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    BUILTIN_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    SAMPLING_FIELD_NUMBER: _ClassVar[int]
+    FILTER_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_POLICY_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    builtin: str
+    options: _struct_pb2.Struct
+    sampling: ScorerSampling
+    filter: ScoringFilter
+    timeout: _duration_pb2.Duration
+    failure_policy: FailurePolicy
+    def __init__(self, id: _Optional[str] = ..., builtin: _Optional[str] = ..., options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., sampling: _Optional[_Union[ScorerSampling, _Mapping]] = ..., filter: _Optional[_Union[ScoringFilter, _Mapping]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., failure_policy: _Optional[_Union[FailurePolicy, str]] = ...) -> None: ...
+
+class ScorerSampling(_message.Message):
+    __slots__ = ("none", "ratio")
+    NONE_FIELD_NUMBER: _ClassVar[int]
+    RATIO_FIELD_NUMBER: _ClassVar[int]
+    none: _empty_pb2.Empty
+    ratio: float
+    def __init__(self, none: _Optional[_Union[_empty_pb2.Empty, _Mapping]] = ..., ratio: _Optional[float] = ...) -> None: ...
+
+class ScoringFilter(_message.Message):
+    __slots__ = ("match", "conditions", "groups")
+    MATCH_FIELD_NUMBER: _ClassVar[int]
+    CONDITIONS_FIELD_NUMBER: _ClassVar[int]
+    GROUPS_FIELD_NUMBER: _ClassVar[int]
+    match: str
+    conditions: _containers.RepeatedCompositeFieldContainer[ScoringCondition]
+    groups: _containers.RepeatedCompositeFieldContainer[ScoringFilter]
+    def __init__(self, match: _Optional[str] = ..., conditions: _Optional[_Iterable[_Union[ScoringCondition, _Mapping]]] = ..., groups: _Optional[_Iterable[_Union[ScoringFilter, _Mapping]]] = ...) -> None: ...
+
+class ScoringCondition(_message.Message):
+    __slots__ = ("field", "operator", "value")
+    FIELD_FIELD_NUMBER: _ClassVar[int]
+    OPERATOR_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    field: str
+    operator: str
+    value: _struct_pb2.Value
+    def __init__(self, field: _Optional[str] = ..., operator: _Optional[str] = ..., value: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
+
+class VoiceSettings(_message.Message):
+    __slots__ = ("input", "output", "realtime", "speaker")
+    INPUT_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    REALTIME_FIELD_NUMBER: _ClassVar[int]
+    SPEAKER_FIELD_NUMBER: _ClassVar[int]
+    input: VoiceProviderRef
+    output: VoiceProviderRef
+    realtime: VoiceProviderRef
+    speaker: str
+    def __init__(self, input: _Optional[_Union[VoiceProviderRef, _Mapping]] = ..., output: _Optional[_Union[VoiceProviderRef, _Mapping]] = ..., realtime: _Optional[_Union[VoiceProviderRef, _Mapping]] = ..., speaker: _Optional[str] = ...) -> None: ...
+
+class VoiceProviderRef(_message.Message):
+    __slots__ = ("id", "failure_policy", "options")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_POLICY_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    failure_policy: FailurePolicy
+    options: _struct_pb2.Struct
+    def __init__(self, id: _Optional[str] = ..., failure_policy: _Optional[_Union[FailurePolicy, str]] = ..., options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...

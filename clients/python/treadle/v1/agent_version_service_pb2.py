@@ -27,7 +27,7 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from treadle.v1 import agent_pb2 as treadle_dot_v1_dot_agent__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n&treadle/v1/agent_version_service.proto\x12\ntreadle.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16treadle/v1/agent.proto\"!\n\tToolNames\x12\x14\n\x05names\x18\x01 \x03(\tR\x05names\"\xfa\x02\n\rAgentOverride\x12$\n\x0cinstructions\x18\x01 \x01(\tH\x00R\x0cinstructions\x12O\n\x14instruction_messages\x18\x02 \x01(\x0b\x32\x1a.treadle.v1.SystemMessagesH\x00R\x13instructionMessages\x12\x30\n\x05tools\x18\x03 \x01(\x0b\x32\x15.treadle.v1.ToolNamesH\x01R\x05tools\x88\x01\x01\x12\\\n\x11tool_descriptions\x18\x04 \x03(\x0b\x32/.treadle.v1.AgentOverride.ToolDescriptionsEntryR\x10toolDescriptions\x1a\x43\n\x15ToolDescriptionsEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\tR\x05value:\x02\x38\x01\x42\x13\n\x11instructions_kindB\x08\n\x06_tools\"\xc9\x03\n\x0c\x41gentVersion\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n\x08\x61gent_id\x18\x02 \x01(\tR\x07\x61gentId\x12\x16\n\x06number\x18\x03 \x01(\x05R\x06number\x12\x33\n\x05state\x18\x04 \x01(\x0e\x32\x1d.treadle.v1.AgentVersionStateR\x05state\x12\x35\n\x08override\x18\x05 \x01(\x0b\x32\x19.treadle.v1.AgentOverrideR\x08override\x12\x18\n\x07message\x18\x06 \x01(\tR\x07message\x12\x16\n\x06\x61uthor\x18\x07 \x01(\tR\x06\x61uthor\x12;\n\x0b\x63reate_time\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ncreateTime\x12=\n\x0cpublish_time\x18\t \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x0bpublishTime\x12#\n\rrestored_from\x18\n \x01(\tR\x0crestoredFrom\x12\x37\n\ndefinition\x18\x0b \x01(\x0b\x32\x17.google.protobuf.StructR\ndefinition\"\x9d\x01\n\x19\x43reateAgentVersionRequest\x12\x19\n\x08\x61gent_id\x18\x01 \x01(\tR\x07\x61gentId\x12\x31\n\x06\x63hange\x18\x02 \x01(\x0b\x32\x19.treadle.v1.AgentOverrideR\x06\x63hange\x12\x18\n\x07message\x18\x03 \x01(\tR\x07message\x12\x18\n\x07publish\x18\x04 \x01(\x08R\x07publish\"P\n\x1a\x43reateAgentVersionResponse\x12\x32\n\x07version\x18\x01 \x01(\x0b\x32\x18.treadle.v1.AgentVersionR\x07version\"M\n\x16GetAgentVersionRequest\x12\x19\n\x08\x61gent_id\x18\x01 \x01(\tR\x07\x61gentId\x12\x18\n\x07version\x18\x02 \x01(\tR\x07version\"M\n\x17GetAgentVersionResponse\x12\x32\n\x07version\x18\x01 \x01(\x0b\x32\x18.treadle.v1.AgentVersionR\x07version\"q\n\x18ListAgentVersionsRequest\x12\x19\n\x08\x61gent_id\x18\x01 \x01(\tR\x07\x61gentId\x12\x1b\n\tpage_size\x18\x02 \x01(\x05R\x08pageSize\x12\x1d\n\npage_token\x18\x03 \x01(\tR\tpageToken\"y\n\x19ListAgentVersionsResponse\x12\x34\n\x08versions\x18\x01 \x03(\x0b\x32\x18.treadle.v1.AgentVersionR\x08versions\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"Q\n\x1aPublishAgentVersionRequest\x12\x19\n\x08\x61gent_id\x18\x01 \x01(\tR\x07\x61gentId\x12\x18\n\x07version\x18\x02 \x01(\tR\x07version\"Q\n\x1bPublishAgentVersionResponse\x12\x32\n\x07version\x18\x01 \x01(\x0b\x32\x18.treadle.v1.AgentVersionR\x07version\"\x85\x01\n\x1aRestoreAgentVersionRequest\x12\x19\n\x08\x61gent_id\x18\x01 \x01(\tR\x07\x61gentId\x12\x18\n\x07version\x18\x02 \x01(\tR\x07version\x12\x18\n\x07message\x18\x03 \x01(\tR\x07message\x12\x18\n\x07publish\x18\x04 \x01(\x08R\x07publish\"Q\n\x1bRestoreAgentVersionResponse\x12\x32\n\x07version\x18\x01 \x01(\x0b\x32\x18.treadle.v1.AgentVersionR\x07version\"w\n\x18\x44iffAgentVersionsRequest\x12\x19\n\x08\x61gent_id\x18\x01 \x01(\tR\x07\x61gentId\x12!\n\x0c\x66rom_version\x18\x02 \x01(\tR\x0b\x66romVersion\x12\x1d\n\nto_version\x18\x03 \x01(\tR\ttoVersion\"Q\n\x0b\x46ieldChange\x12\x14\n\x05\x66ield\x18\x01 \x01(\tR\x05\x66ield\x12\x16\n\x06\x62\x65\x66ore\x18\x02 \x01(\tR\x06\x62\x65\x66ore\x12\x14\n\x05\x61\x66ter\x18\x03 \x01(\tR\x05\x61\x66ter\"{\n\x19\x44iffAgentVersionsResponse\x12\x31\n\x07\x63hanges\x18\x01 \x03(\x0b\x32\x17.treadle.v1.FieldChangeR\x07\x63hanges\x12+\n\x11instructions_diff\x18\x02 \x01(\tR\x10instructionsDiff*\x9c\x01\n\x11\x41gentVersionState\x12#\n\x1f\x41GENT_VERSION_STATE_UNSPECIFIED\x10\x00\x12\x1d\n\x19\x41GENT_VERSION_STATE_DRAFT\x10\x01\x12!\n\x1d\x41GENT_VERSION_STATE_PUBLISHED\x10\x02\x12 \n\x1c\x41GENT_VERSION_STATE_ARCHIVED\x10\x03\x32\xea\x04\n\x13\x41gentVersionService\x12\x63\n\x12\x43reateAgentVersion\x12%.treadle.v1.CreateAgentVersionRequest\x1a&.treadle.v1.CreateAgentVersionResponse\x12Z\n\x0fGetAgentVersion\x12\".treadle.v1.GetAgentVersionRequest\x1a#.treadle.v1.GetAgentVersionResponse\x12`\n\x11ListAgentVersions\x12$.treadle.v1.ListAgentVersionsRequest\x1a%.treadle.v1.ListAgentVersionsResponse\x12\x66\n\x13PublishAgentVersion\x12&.treadle.v1.PublishAgentVersionRequest\x1a\'.treadle.v1.PublishAgentVersionResponse\x12\x66\n\x13RestoreAgentVersion\x12&.treadle.v1.RestoreAgentVersionRequest\x1a\'.treadle.v1.RestoreAgentVersionResponse\x12`\n\x11\x44iffAgentVersions\x12$.treadle.v1.DiffAgentVersionsRequest\x1a%.treadle.v1.DiffAgentVersionsResponseBc\n\x0e\x64\x65v.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\nTreadle.V1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n&treadle/v1/agent_version_service.proto\x12\ntreadle.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16treadle/v1/agent.proto\"\xfa\x02\n\rAgentOverride\x12$\n\x0cinstructions\x18\x01 \x01(\tH\x00R\x0cinstructions\x12O\n\x14instruction_messages\x18\x02 \x01(\x0b\x32\x1a.treadle.v1.SystemMessagesH\x00R\x13instructionMessages\x12\x30\n\x05tools\x18\x03 \x01(\x0b\x32\x15.treadle.v1.ToolNamesH\x01R\x05tools\x88\x01\x01\x12\\\n\x11tool_descriptions\x18\x04 \x03(\x0b\x32/.treadle.v1.AgentOverride.ToolDescriptionsEntryR\x10toolDescriptions\x1a\x43\n\x15ToolDescriptionsEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\tR\x05value:\x02\x38\x01\x42\x13\n\x11instructions_kindB\x08\n\x06_tools\"\xc9\x03\n\x0c\x41gentVersion\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n\x08\x61gent_id\x18\x02 \x01(\tR\x07\x61gentId\x12\x16\n\x06number\x18\x03 \x01(\x05R\x06number\x12\x33\n\x05state\x18\x04 \x01(\x0e\x32\x1d.treadle.v1.AgentVersionStateR\x05state\x12\x35\n\x08override\x18\x05 \x01(\x0b\x32\x19.treadle.v1.AgentOverrideR\x08override\x12\x18\n\x07message\x18\x06 \x01(\tR\x07message\x12\x16\n\x06\x61uthor\x18\x07 \x01(\tR\x06\x61uthor\x12;\n\x0b\x63reate_time\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ncreateTime\x12=\n\x0cpublish_time\x18\t \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x0bpublishTime\x12#\n\rrestored_from\x18\n \x01(\tR\x0crestoredFrom\x12\x37\n\ndefinition\x18\x0b \x01(\x0b\x32\x17.google.protobuf.StructR\ndefinition\"\x9d\x01\n\x19\x43reateAgentVersionRequest\x12\x19\n\x08\x61gent_id\x18\x01 \x01(\tR\x07\x61gentId\x12\x31\n\x06\x63hange\x18\x02 \x01(\x0b\x32\x19.treadle.v1.AgentOverrideR\x06\x63hange\x12\x18\n\x07message\x18\x03 \x01(\tR\x07message\x12\x18\n\x07publish\x18\x04 \x01(\x08R\x07publish\"P\n\x1a\x43reateAgentVersionResponse\x12\x32\n\x07version\x18\x01 \x01(\x0b\x32\x18.treadle.v1.AgentVersionR\x07version\"M\n\x16GetAgentVersionRequest\x12\x19\n\x08\x61gent_id\x18\x01 \x01(\tR\x07\x61gentId\x12\x18\n\x07version\x18\x02 \x01(\tR\x07version\"M\n\x17GetAgentVersionResponse\x12\x32\n\x07version\x18\x01 \x01(\x0b\x32\x18.treadle.v1.AgentVersionR\x07version\"q\n\x18ListAgentVersionsRequest\x12\x19\n\x08\x61gent_id\x18\x01 \x01(\tR\x07\x61gentId\x12\x1b\n\tpage_size\x18\x02 \x01(\x05R\x08pageSize\x12\x1d\n\npage_token\x18\x03 \x01(\tR\tpageToken\"y\n\x19ListAgentVersionsResponse\x12\x34\n\x08versions\x18\x01 \x03(\x0b\x32\x18.treadle.v1.AgentVersionR\x08versions\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"Q\n\x1aPublishAgentVersionRequest\x12\x19\n\x08\x61gent_id\x18\x01 \x01(\tR\x07\x61gentId\x12\x18\n\x07version\x18\x02 \x01(\tR\x07version\"Q\n\x1bPublishAgentVersionResponse\x12\x32\n\x07version\x18\x01 \x01(\x0b\x32\x18.treadle.v1.AgentVersionR\x07version\"\x85\x01\n\x1aRestoreAgentVersionRequest\x12\x19\n\x08\x61gent_id\x18\x01 \x01(\tR\x07\x61gentId\x12\x18\n\x07version\x18\x02 \x01(\tR\x07version\x12\x18\n\x07message\x18\x03 \x01(\tR\x07message\x12\x18\n\x07publish\x18\x04 \x01(\x08R\x07publish\"Q\n\x1bRestoreAgentVersionResponse\x12\x32\n\x07version\x18\x01 \x01(\x0b\x32\x18.treadle.v1.AgentVersionR\x07version\"w\n\x18\x44iffAgentVersionsRequest\x12\x19\n\x08\x61gent_id\x18\x01 \x01(\tR\x07\x61gentId\x12!\n\x0c\x66rom_version\x18\x02 \x01(\tR\x0b\x66romVersion\x12\x1d\n\nto_version\x18\x03 \x01(\tR\ttoVersion\"Q\n\x0b\x46ieldChange\x12\x14\n\x05\x66ield\x18\x01 \x01(\tR\x05\x66ield\x12\x16\n\x06\x62\x65\x66ore\x18\x02 \x01(\tR\x06\x62\x65\x66ore\x12\x14\n\x05\x61\x66ter\x18\x03 \x01(\tR\x05\x61\x66ter\"{\n\x19\x44iffAgentVersionsResponse\x12\x31\n\x07\x63hanges\x18\x01 \x03(\x0b\x32\x17.treadle.v1.FieldChangeR\x07\x63hanges\x12+\n\x11instructions_diff\x18\x02 \x01(\tR\x10instructionsDiff*\x9c\x01\n\x11\x41gentVersionState\x12#\n\x1f\x41GENT_VERSION_STATE_UNSPECIFIED\x10\x00\x12\x1d\n\x19\x41GENT_VERSION_STATE_DRAFT\x10\x01\x12!\n\x1d\x41GENT_VERSION_STATE_PUBLISHED\x10\x02\x12 \n\x1c\x41GENT_VERSION_STATE_ARCHIVED\x10\x03\x32\xea\x04\n\x13\x41gentVersionService\x12\x63\n\x12\x43reateAgentVersion\x12%.treadle.v1.CreateAgentVersionRequest\x1a&.treadle.v1.CreateAgentVersionResponse\x12Z\n\x0fGetAgentVersion\x12\".treadle.v1.GetAgentVersionRequest\x1a#.treadle.v1.GetAgentVersionResponse\x12`\n\x11ListAgentVersions\x12$.treadle.v1.ListAgentVersionsRequest\x1a%.treadle.v1.ListAgentVersionsResponse\x12\x66\n\x13PublishAgentVersion\x12&.treadle.v1.PublishAgentVersionRequest\x1a\'.treadle.v1.PublishAgentVersionResponse\x12\x66\n\x13RestoreAgentVersion\x12&.treadle.v1.RestoreAgentVersionRequest\x1a\'.treadle.v1.RestoreAgentVersionResponse\x12`\n\x11\x44iffAgentVersions\x12$.treadle.v1.DiffAgentVersionsRequest\x1a%.treadle.v1.DiffAgentVersionsResponseBc\n\x0e\x64\x65v.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\nTreadle.V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,42 +37,40 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._serialized_options = b'\n\016dev.treadle.v1P\001ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\252\002\nTreadle.V1'
   _globals['_AGENTOVERRIDE_TOOLDESCRIPTIONSENTRY']._loaded_options = None
   _globals['_AGENTOVERRIDE_TOOLDESCRIPTIONSENTRY']._serialized_options = b'8\001'
-  _globals['_AGENTVERSIONSTATE']._serialized_start=2370
-  _globals['_AGENTVERSIONSTATE']._serialized_end=2526
-  _globals['_TOOLNAMES']._serialized_start=141
-  _globals['_TOOLNAMES']._serialized_end=174
-  _globals['_AGENTOVERRIDE']._serialized_start=177
-  _globals['_AGENTOVERRIDE']._serialized_end=555
-  _globals['_AGENTOVERRIDE_TOOLDESCRIPTIONSENTRY']._serialized_start=457
-  _globals['_AGENTOVERRIDE_TOOLDESCRIPTIONSENTRY']._serialized_end=524
-  _globals['_AGENTVERSION']._serialized_start=558
-  _globals['_AGENTVERSION']._serialized_end=1015
-  _globals['_CREATEAGENTVERSIONREQUEST']._serialized_start=1018
-  _globals['_CREATEAGENTVERSIONREQUEST']._serialized_end=1175
-  _globals['_CREATEAGENTVERSIONRESPONSE']._serialized_start=1177
-  _globals['_CREATEAGENTVERSIONRESPONSE']._serialized_end=1257
-  _globals['_GETAGENTVERSIONREQUEST']._serialized_start=1259
-  _globals['_GETAGENTVERSIONREQUEST']._serialized_end=1336
-  _globals['_GETAGENTVERSIONRESPONSE']._serialized_start=1338
-  _globals['_GETAGENTVERSIONRESPONSE']._serialized_end=1415
-  _globals['_LISTAGENTVERSIONSREQUEST']._serialized_start=1417
-  _globals['_LISTAGENTVERSIONSREQUEST']._serialized_end=1530
-  _globals['_LISTAGENTVERSIONSRESPONSE']._serialized_start=1532
-  _globals['_LISTAGENTVERSIONSRESPONSE']._serialized_end=1653
-  _globals['_PUBLISHAGENTVERSIONREQUEST']._serialized_start=1655
-  _globals['_PUBLISHAGENTVERSIONREQUEST']._serialized_end=1736
-  _globals['_PUBLISHAGENTVERSIONRESPONSE']._serialized_start=1738
-  _globals['_PUBLISHAGENTVERSIONRESPONSE']._serialized_end=1819
-  _globals['_RESTOREAGENTVERSIONREQUEST']._serialized_start=1822
-  _globals['_RESTOREAGENTVERSIONREQUEST']._serialized_end=1955
-  _globals['_RESTOREAGENTVERSIONRESPONSE']._serialized_start=1957
-  _globals['_RESTOREAGENTVERSIONRESPONSE']._serialized_end=2038
-  _globals['_DIFFAGENTVERSIONSREQUEST']._serialized_start=2040
-  _globals['_DIFFAGENTVERSIONSREQUEST']._serialized_end=2159
-  _globals['_FIELDCHANGE']._serialized_start=2161
-  _globals['_FIELDCHANGE']._serialized_end=2242
-  _globals['_DIFFAGENTVERSIONSRESPONSE']._serialized_start=2244
-  _globals['_DIFFAGENTVERSIONSRESPONSE']._serialized_end=2367
-  _globals['_AGENTVERSIONSERVICE']._serialized_start=2529
-  _globals['_AGENTVERSIONSERVICE']._serialized_end=3147
+  _globals['_AGENTVERSIONSTATE']._serialized_start=2335
+  _globals['_AGENTVERSIONSTATE']._serialized_end=2491
+  _globals['_AGENTOVERRIDE']._serialized_start=142
+  _globals['_AGENTOVERRIDE']._serialized_end=520
+  _globals['_AGENTOVERRIDE_TOOLDESCRIPTIONSENTRY']._serialized_start=422
+  _globals['_AGENTOVERRIDE_TOOLDESCRIPTIONSENTRY']._serialized_end=489
+  _globals['_AGENTVERSION']._serialized_start=523
+  _globals['_AGENTVERSION']._serialized_end=980
+  _globals['_CREATEAGENTVERSIONREQUEST']._serialized_start=983
+  _globals['_CREATEAGENTVERSIONREQUEST']._serialized_end=1140
+  _globals['_CREATEAGENTVERSIONRESPONSE']._serialized_start=1142
+  _globals['_CREATEAGENTVERSIONRESPONSE']._serialized_end=1222
+  _globals['_GETAGENTVERSIONREQUEST']._serialized_start=1224
+  _globals['_GETAGENTVERSIONREQUEST']._serialized_end=1301
+  _globals['_GETAGENTVERSIONRESPONSE']._serialized_start=1303
+  _globals['_GETAGENTVERSIONRESPONSE']._serialized_end=1380
+  _globals['_LISTAGENTVERSIONSREQUEST']._serialized_start=1382
+  _globals['_LISTAGENTVERSIONSREQUEST']._serialized_end=1495
+  _globals['_LISTAGENTVERSIONSRESPONSE']._serialized_start=1497
+  _globals['_LISTAGENTVERSIONSRESPONSE']._serialized_end=1618
+  _globals['_PUBLISHAGENTVERSIONREQUEST']._serialized_start=1620
+  _globals['_PUBLISHAGENTVERSIONREQUEST']._serialized_end=1701
+  _globals['_PUBLISHAGENTVERSIONRESPONSE']._serialized_start=1703
+  _globals['_PUBLISHAGENTVERSIONRESPONSE']._serialized_end=1784
+  _globals['_RESTOREAGENTVERSIONREQUEST']._serialized_start=1787
+  _globals['_RESTOREAGENTVERSIONREQUEST']._serialized_end=1920
+  _globals['_RESTOREAGENTVERSIONRESPONSE']._serialized_start=1922
+  _globals['_RESTOREAGENTVERSIONRESPONSE']._serialized_end=2003
+  _globals['_DIFFAGENTVERSIONSREQUEST']._serialized_start=2005
+  _globals['_DIFFAGENTVERSIONSREQUEST']._serialized_end=2124
+  _globals['_FIELDCHANGE']._serialized_start=2126
+  _globals['_FIELDCHANGE']._serialized_end=2207
+  _globals['_DIFFAGENTVERSIONSRESPONSE']._serialized_start=2209
+  _globals['_DIFFAGENTVERSIONSRESPONSE']._serialized_end=2332
+  _globals['_AGENTVERSIONSERVICE']._serialized_start=2494
+  _globals['_AGENTVERSIONSERVICE']._serialized_end=3112
 # @@protoc_insertion_point(module_scope)

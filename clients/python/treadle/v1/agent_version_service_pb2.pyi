@@ -23,12 +23,6 @@ AGENT_VERSION_STATE_DRAFT: AgentVersionState
 AGENT_VERSION_STATE_PUBLISHED: AgentVersionState
 AGENT_VERSION_STATE_ARCHIVED: AgentVersionState
 
-class ToolNames(_message.Message):
-    __slots__ = ("names",)
-    NAMES_FIELD_NUMBER: _ClassVar[int]
-    names: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, names: _Optional[_Iterable[str]] = ...) -> None: ...
-
 class AgentOverride(_message.Message):
     __slots__ = ("instructions", "instruction_messages", "tools", "tool_descriptions")
     class ToolDescriptionsEntry(_message.Message):
@@ -44,9 +38,9 @@ class AgentOverride(_message.Message):
     TOOL_DESCRIPTIONS_FIELD_NUMBER: _ClassVar[int]
     instructions: str
     instruction_messages: _agent_pb2.SystemMessages
-    tools: ToolNames
+    tools: _agent_pb2.ToolNames
     tool_descriptions: _containers.ScalarMap[str, str]
-    def __init__(self, instructions: _Optional[str] = ..., instruction_messages: _Optional[_Union[_agent_pb2.SystemMessages, _Mapping]] = ..., tools: _Optional[_Union[ToolNames, _Mapping]] = ..., tool_descriptions: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    def __init__(self, instructions: _Optional[str] = ..., instruction_messages: _Optional[_Union[_agent_pb2.SystemMessages, _Mapping]] = ..., tools: _Optional[_Union[_agent_pb2.ToolNames, _Mapping]] = ..., tool_descriptions: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class AgentVersion(_message.Message):
     __slots__ = ("id", "agent_id", "number", "state", "override", "message", "author", "create_time", "publish_time", "restored_from", "definition")

@@ -34,6 +34,8 @@ class Hook(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     HOOK_ON_VIOLATION: _ClassVar[Hook]
     HOOK_ON_DELEGATION_START: _ClassVar[Hook]
     HOOK_ON_DELEGATION_COMPLETE: _ClassVar[Hook]
+    HOOK_TRANSFORM_TOOL_PAYLOAD: _ClassVar[Hook]
+    HOOK_RESOLVE_AGENT: _ClassVar[Hook]
 
 class HookMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -69,6 +71,8 @@ HOOK_AFTER_TOOL_CALL: Hook
 HOOK_ON_VIOLATION: Hook
 HOOK_ON_DELEGATION_START: Hook
 HOOK_ON_DELEGATION_COMPLETE: Hook
+HOOK_TRANSFORM_TOOL_PAYLOAD: Hook
+HOOK_RESOLVE_AGENT: Hook
 HOOK_MODE_UNSPECIFIED: HookMode
 HOOK_MODE_MUTATE: HookMode
 HOOK_MODE_OBSERVE: HookMode
@@ -178,7 +182,7 @@ class MessageListSnapshot(_message.Message):
     def __init__(self, messages: _Optional[_Iterable[_Union[ListedMessage, _Mapping]]] = ..., system_messages: _Optional[_Iterable[_Union[_message_pb2.SystemMessage, _Mapping]]] = ...) -> None: ...
 
 class Invocation(_message.Message):
-    __slots__ = ("invocation_id", "processor_id", "hook", "run_id", "agent_id", "thread_id", "resource_id", "step_number", "retry_count", "request_context", "state", "trace_context", "deadline", "processor_index", "timeout", "process_input", "process_input_step", "process_llm_request", "process_llm_response", "process_api_error", "process_output_stream", "process_output_step", "process_tool_result", "process_output_result", "before_tool_call", "after_tool_call", "on_violation", "on_delegation_start", "on_delegation_complete")
+    __slots__ = ("invocation_id", "processor_id", "hook", "run_id", "agent_id", "thread_id", "resource_id", "step_number", "retry_count", "request_context", "state", "trace_context", "deadline", "processor_index", "timeout", "process_input", "process_input_step", "process_llm_request", "process_llm_response", "process_api_error", "process_output_stream", "process_output_step", "process_tool_result", "process_output_result", "before_tool_call", "after_tool_call", "on_violation", "on_delegation_start", "on_delegation_complete", "transform_tool_payload", "resolve_agent")
     INVOCATION_ID_FIELD_NUMBER: _ClassVar[int]
     PROCESSOR_ID_FIELD_NUMBER: _ClassVar[int]
     HOOK_FIELD_NUMBER: _ClassVar[int]
@@ -208,6 +212,8 @@ class Invocation(_message.Message):
     ON_VIOLATION_FIELD_NUMBER: _ClassVar[int]
     ON_DELEGATION_START_FIELD_NUMBER: _ClassVar[int]
     ON_DELEGATION_COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    TRANSFORM_TOOL_PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    RESOLVE_AGENT_FIELD_NUMBER: _ClassVar[int]
     invocation_id: str
     processor_id: str
     hook: Hook
@@ -237,7 +243,9 @@ class Invocation(_message.Message):
     on_violation: OnViolationArgs
     on_delegation_start: OnDelegationStartArgs
     on_delegation_complete: OnDelegationCompleteArgs
-    def __init__(self, invocation_id: _Optional[str] = ..., processor_id: _Optional[str] = ..., hook: _Optional[_Union[Hook, str]] = ..., run_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., step_number: _Optional[int] = ..., retry_count: _Optional[int] = ..., request_context: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., state: _Optional[_Union[ProcessorState, _Mapping]] = ..., trace_context: _Optional[_Union[_remote_pb2.TraceContext, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., processor_index: _Optional[int] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., process_input: _Optional[_Union[ProcessInputArgs, _Mapping]] = ..., process_input_step: _Optional[_Union[ProcessInputStepArgs, _Mapping]] = ..., process_llm_request: _Optional[_Union[ProcessLLMRequestArgs, _Mapping]] = ..., process_llm_response: _Optional[_Union[ProcessLLMResponseArgs, _Mapping]] = ..., process_api_error: _Optional[_Union[ProcessAPIErrorArgs, _Mapping]] = ..., process_output_stream: _Optional[_Union[ProcessOutputStreamArgs, _Mapping]] = ..., process_output_step: _Optional[_Union[ProcessOutputStepArgs, _Mapping]] = ..., process_tool_result: _Optional[_Union[ProcessToolResultArgs, _Mapping]] = ..., process_output_result: _Optional[_Union[ProcessOutputResultArgs, _Mapping]] = ..., before_tool_call: _Optional[_Union[BeforeToolCallArgs, _Mapping]] = ..., after_tool_call: _Optional[_Union[AfterToolCallArgs, _Mapping]] = ..., on_violation: _Optional[_Union[OnViolationArgs, _Mapping]] = ..., on_delegation_start: _Optional[_Union[OnDelegationStartArgs, _Mapping]] = ..., on_delegation_complete: _Optional[_Union[OnDelegationCompleteArgs, _Mapping]] = ...) -> None: ...
+    transform_tool_payload: TransformToolPayloadArgs
+    resolve_agent: ResolveAgentArgs
+    def __init__(self, invocation_id: _Optional[str] = ..., processor_id: _Optional[str] = ..., hook: _Optional[_Union[Hook, str]] = ..., run_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., step_number: _Optional[int] = ..., retry_count: _Optional[int] = ..., request_context: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., state: _Optional[_Union[ProcessorState, _Mapping]] = ..., trace_context: _Optional[_Union[_remote_pb2.TraceContext, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., processor_index: _Optional[int] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., process_input: _Optional[_Union[ProcessInputArgs, _Mapping]] = ..., process_input_step: _Optional[_Union[ProcessInputStepArgs, _Mapping]] = ..., process_llm_request: _Optional[_Union[ProcessLLMRequestArgs, _Mapping]] = ..., process_llm_response: _Optional[_Union[ProcessLLMResponseArgs, _Mapping]] = ..., process_api_error: _Optional[_Union[ProcessAPIErrorArgs, _Mapping]] = ..., process_output_stream: _Optional[_Union[ProcessOutputStreamArgs, _Mapping]] = ..., process_output_step: _Optional[_Union[ProcessOutputStepArgs, _Mapping]] = ..., process_tool_result: _Optional[_Union[ProcessToolResultArgs, _Mapping]] = ..., process_output_result: _Optional[_Union[ProcessOutputResultArgs, _Mapping]] = ..., before_tool_call: _Optional[_Union[BeforeToolCallArgs, _Mapping]] = ..., after_tool_call: _Optional[_Union[AfterToolCallArgs, _Mapping]] = ..., on_violation: _Optional[_Union[OnViolationArgs, _Mapping]] = ..., on_delegation_start: _Optional[_Union[OnDelegationStartArgs, _Mapping]] = ..., on_delegation_complete: _Optional[_Union[OnDelegationCompleteArgs, _Mapping]] = ..., transform_tool_payload: _Optional[_Union[TransformToolPayloadArgs, _Mapping]] = ..., resolve_agent: _Optional[_Union[ResolveAgentArgs, _Mapping]] = ...) -> None: ...
 
 class ProcessorState(_message.Message):
     __slots__ = ("value", "version")
@@ -461,6 +469,26 @@ class DelegationCompleteOutcome(_message.Message):
     bail: bool
     def __init__(self, feedback: _Optional[str] = ..., bail: _Optional[bool] = ...) -> None: ...
 
+class TransformToolPayloadArgs(_message.Message):
+    __slots__ = ("target", "phase", "tool_name", "tool_call_id", "payload")
+    TARGET_FIELD_NUMBER: _ClassVar[int]
+    PHASE_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    target: str
+    phase: str
+    tool_name: str
+    tool_call_id: str
+    payload: _struct_pb2.Value
+    def __init__(self, target: _Optional[str] = ..., phase: _Optional[str] = ..., tool_name: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., payload: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
+
+class TransformedPayload(_message.Message):
+    __slots__ = ("payload",)
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    payload: _struct_pb2.Value
+    def __init__(self, payload: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
+
 class OutputResult(_message.Message):
     __slots__ = ("text", "usage", "finish_reason", "steps")
     TEXT_FIELD_NUMBER: _ClassVar[int]
@@ -482,7 +510,7 @@ class ProcessOutputResultArgs(_message.Message):
     def __init__(self, message_list: _Optional[_Union[MessageListSnapshot, _Mapping]] = ..., result: _Optional[_Union[OutputResult, _Mapping]] = ...) -> None: ...
 
 class InvocationResult(_message.Message):
-    __slots__ = ("invocation_id", "unchanged", "replace", "abort", "retry", "error", "stream", "skip_tool", "delegation_start", "delegation_complete", "state", "custom_chunks")
+    __slots__ = ("invocation_id", "unchanged", "replace", "abort", "retry", "error", "stream", "skip_tool", "delegation_start", "delegation_complete", "transformed", "agent_overrides", "state", "custom_chunks")
     INVOCATION_ID_FIELD_NUMBER: _ClassVar[int]
     UNCHANGED_FIELD_NUMBER: _ClassVar[int]
     REPLACE_FIELD_NUMBER: _ClassVar[int]
@@ -493,6 +521,8 @@ class InvocationResult(_message.Message):
     SKIP_TOOL_FIELD_NUMBER: _ClassVar[int]
     DELEGATION_START_FIELD_NUMBER: _ClassVar[int]
     DELEGATION_COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    TRANSFORMED_FIELD_NUMBER: _ClassVar[int]
+    AGENT_OVERRIDES_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     CUSTOM_CHUNKS_FIELD_NUMBER: _ClassVar[int]
     invocation_id: str
@@ -505,9 +535,11 @@ class InvocationResult(_message.Message):
     skip_tool: SkipToolOutcome
     delegation_start: DelegationStartOutcome
     delegation_complete: DelegationCompleteOutcome
+    transformed: TransformedPayload
+    agent_overrides: AgentOverrides
     state: ProcessorState
     custom_chunks: _containers.RepeatedCompositeFieldContainer[_chunk_pb2.DataChunk]
-    def __init__(self, invocation_id: _Optional[str] = ..., unchanged: _Optional[_Union[UnchangedOutcome, _Mapping]] = ..., replace: _Optional[_Union[ReplaceOutcome, _Mapping]] = ..., abort: _Optional[_Union[AbortOutcome, _Mapping]] = ..., retry: _Optional[_Union[RetryOutcome, _Mapping]] = ..., error: _Optional[_Union[ErrorOutcome, _Mapping]] = ..., stream: _Optional[_Union[StreamOutcomes, _Mapping]] = ..., skip_tool: _Optional[_Union[SkipToolOutcome, _Mapping]] = ..., delegation_start: _Optional[_Union[DelegationStartOutcome, _Mapping]] = ..., delegation_complete: _Optional[_Union[DelegationCompleteOutcome, _Mapping]] = ..., state: _Optional[_Union[ProcessorState, _Mapping]] = ..., custom_chunks: _Optional[_Iterable[_Union[_chunk_pb2.DataChunk, _Mapping]]] = ...) -> None: ...
+    def __init__(self, invocation_id: _Optional[str] = ..., unchanged: _Optional[_Union[UnchangedOutcome, _Mapping]] = ..., replace: _Optional[_Union[ReplaceOutcome, _Mapping]] = ..., abort: _Optional[_Union[AbortOutcome, _Mapping]] = ..., retry: _Optional[_Union[RetryOutcome, _Mapping]] = ..., error: _Optional[_Union[ErrorOutcome, _Mapping]] = ..., stream: _Optional[_Union[StreamOutcomes, _Mapping]] = ..., skip_tool: _Optional[_Union[SkipToolOutcome, _Mapping]] = ..., delegation_start: _Optional[_Union[DelegationStartOutcome, _Mapping]] = ..., delegation_complete: _Optional[_Union[DelegationCompleteOutcome, _Mapping]] = ..., transformed: _Optional[_Union[TransformedPayload, _Mapping]] = ..., agent_overrides: _Optional[_Union[AgentOverrides, _Mapping]] = ..., state: _Optional[_Union[ProcessorState, _Mapping]] = ..., custom_chunks: _Optional[_Iterable[_Union[_chunk_pb2.DataChunk, _Mapping]]] = ...) -> None: ...
 
 class SkipToolOutcome(_message.Message):
     __slots__ = ("output",)
@@ -636,3 +668,27 @@ class ChunkSequence(_message.Message):
 class DropOutcome(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
+
+class ResolveAgentArgs(_message.Message):
+    __slots__ = ("agent",)
+    AGENT_FIELD_NUMBER: _ClassVar[int]
+    agent: _agent_pb2.Agent
+    def __init__(self, agent: _Optional[_Union[_agent_pb2.Agent, _Mapping]] = ...) -> None: ...
+
+class AgentOverrides(_message.Message):
+    __slots__ = ("model", "instructions", "tools", "input_processors", "output_processors", "error_processors", "default_options")
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    INSTRUCTIONS_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
+    INPUT_PROCESSORS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_PROCESSORS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_PROCESSORS_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    model: str
+    instructions: _agent_pb2.SystemMessages
+    tools: _agent_pb2.ToolNames
+    input_processors: _agent_pb2.ProcessorList
+    output_processors: _agent_pb2.ProcessorList
+    error_processors: _agent_pb2.ProcessorList
+    default_options: _agent_pb2.CallOptions
+    def __init__(self, model: _Optional[str] = ..., instructions: _Optional[_Union[_agent_pb2.SystemMessages, _Mapping]] = ..., tools: _Optional[_Union[_agent_pb2.ToolNames, _Mapping]] = ..., input_processors: _Optional[_Union[_agent_pb2.ProcessorList, _Mapping]] = ..., output_processors: _Optional[_Union[_agent_pb2.ProcessorList, _Mapping]] = ..., error_processors: _Optional[_Union[_agent_pb2.ProcessorList, _Mapping]] = ..., default_options: _Optional[_Union[_agent_pb2.CallOptions, _Mapping]] = ...) -> None: ...

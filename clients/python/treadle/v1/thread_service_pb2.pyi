@@ -46,7 +46,7 @@ class Thread(_message.Message):
     def __init__(self, id: _Optional[str] = ..., resource_id: _Optional[str] = ..., title: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class Run(_message.Message):
-    __slots__ = ("id", "agent_id", "thread_id", "resource_id", "status", "finish_reason", "usage", "start_time", "end_time", "steps", "hooks", "agent_version_id", "agent_version_number", "agent_version_selection")
+    __slots__ = ("id", "agent_id", "thread_id", "resource_id", "status", "finish_reason", "usage", "start_time", "end_time", "steps", "hooks", "agent_version_id", "agent_version_number", "agent_version_selection", "resolved_model", "matched_variants", "resolver_overrides")
     ID_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     THREAD_ID_FIELD_NUMBER: _ClassVar[int]
@@ -61,6 +61,9 @@ class Run(_message.Message):
     AGENT_VERSION_ID_FIELD_NUMBER: _ClassVar[int]
     AGENT_VERSION_NUMBER_FIELD_NUMBER: _ClassVar[int]
     AGENT_VERSION_SELECTION_FIELD_NUMBER: _ClassVar[int]
+    RESOLVED_MODEL_FIELD_NUMBER: _ClassVar[int]
+    MATCHED_VARIANTS_FIELD_NUMBER: _ClassVar[int]
+    RESOLVER_OVERRIDES_FIELD_NUMBER: _ClassVar[int]
     id: str
     agent_id: str
     thread_id: str
@@ -75,7 +78,18 @@ class Run(_message.Message):
     agent_version_id: str
     agent_version_number: int
     agent_version_selection: str
-    def __init__(self, id: _Optional[str] = ..., agent_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., status: _Optional[_Union[RunStatus, str]] = ..., finish_reason: _Optional[_Union[_chunk_pb2.FinishReason, str]] = ..., usage: _Optional[_Union[_chunk_pb2.Usage, _Mapping]] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., steps: _Optional[_Iterable[_Union[RunStep, _Mapping]]] = ..., hooks: _Optional[_Iterable[_Union[RunHookStats, _Mapping]]] = ..., agent_version_id: _Optional[str] = ..., agent_version_number: _Optional[int] = ..., agent_version_selection: _Optional[str] = ...) -> None: ...
+    resolved_model: str
+    matched_variants: _containers.RepeatedCompositeFieldContainer[MatchedVariant]
+    resolver_overrides: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, id: _Optional[str] = ..., agent_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., status: _Optional[_Union[RunStatus, str]] = ..., finish_reason: _Optional[_Union[_chunk_pb2.FinishReason, str]] = ..., usage: _Optional[_Union[_chunk_pb2.Usage, _Mapping]] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., steps: _Optional[_Iterable[_Union[RunStep, _Mapping]]] = ..., hooks: _Optional[_Iterable[_Union[RunHookStats, _Mapping]]] = ..., agent_version_id: _Optional[str] = ..., agent_version_number: _Optional[int] = ..., agent_version_selection: _Optional[str] = ..., resolved_model: _Optional[str] = ..., matched_variants: _Optional[_Iterable[_Union[MatchedVariant, _Mapping]]] = ..., resolver_overrides: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class MatchedVariant(_message.Message):
+    __slots__ = ("field", "index")
+    FIELD_FIELD_NUMBER: _ClassVar[int]
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    field: str
+    index: int
+    def __init__(self, field: _Optional[str] = ..., index: _Optional[int] = ...) -> None: ...
 
 class RunStep(_message.Message):
     __slots__ = ("number", "start_time", "end_time", "finish_reason", "usage", "model")

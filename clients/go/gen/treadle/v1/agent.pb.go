@@ -10,6 +10,7 @@ import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	emptypb "google.golang.org/protobuf/types/known/emptypb"
 	structpb "google.golang.org/protobuf/types/known/structpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
@@ -305,6 +306,63 @@ func (x SubAgentFailure) Number() protoreflect.EnumNumber {
 // Deprecated: Use SubAgentFailure.Descriptor instead.
 func (SubAgentFailure) EnumDescriptor() ([]byte, []int) {
 	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{4}
+}
+
+// EditorTools says what stored versions may change of an agent's tools.
+type EditorTools int32
+
+const (
+	// Not set: the same as EDITOR_TOOLS_ALL.
+	EditorTools_EDITOR_TOOLS_UNSPECIFIED EditorTools = 0
+	// Which tools the agent has, and their descriptions.
+	EditorTools_EDITOR_TOOLS_ALL EditorTools = 1
+	// Only the descriptions the model sees; a change of the tool list is refused.
+	EditorTools_EDITOR_TOOLS_DESCRIPTIONS EditorTools = 2
+	// Nothing: the tools come from the definition.
+	EditorTools_EDITOR_TOOLS_NONE EditorTools = 3
+)
+
+// Enum value maps for EditorTools.
+var (
+	EditorTools_name = map[int32]string{
+		0: "EDITOR_TOOLS_UNSPECIFIED",
+		1: "EDITOR_TOOLS_ALL",
+		2: "EDITOR_TOOLS_DESCRIPTIONS",
+		3: "EDITOR_TOOLS_NONE",
+	}
+	EditorTools_value = map[string]int32{
+		"EDITOR_TOOLS_UNSPECIFIED":  0,
+		"EDITOR_TOOLS_ALL":          1,
+		"EDITOR_TOOLS_DESCRIPTIONS": 2,
+		"EDITOR_TOOLS_NONE":         3,
+	}
+)
+
+func (x EditorTools) Enum() *EditorTools {
+	p := new(EditorTools)
+	*p = x
+	return p
+}
+
+func (x EditorTools) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (EditorTools) Descriptor() protoreflect.EnumDescriptor {
+	return file_treadle_v1_agent_proto_enumTypes[5].Descriptor()
+}
+
+func (EditorTools) Type() protoreflect.EnumType {
+	return &file_treadle_v1_agent_proto_enumTypes[5]
+}
+
+func (x EditorTools) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use EditorTools.Descriptor instead.
+func (EditorTools) EnumDescriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{5}
 }
 
 // ProcessorRef names a processor, by id, in one of an agent's processor arrays.
@@ -1072,7 +1130,14 @@ type CallOptions struct {
 	// Tool hooks for this call; each one set overrides the agent's matching hook.
 	ToolHooks *ToolHooksRef `protobuf:"bytes,13,opt,name=tool_hooks,json=toolHooks,proto3" json:"tool_hooks,omitempty"`
 	// Router string `provider/model` overriding the agent's model for this call.
-	Model         string `protobuf:"bytes,14,opt,name=model,proto3" json:"model,omitempty"`
+	Model string `protobuf:"bytes,14,opt,name=model,proto3" json:"model,omitempty"`
+	// Which stored version of the agent's editable fields (instructions, tools, tool descriptions)
+	// the call runs, see `AgentVersionService`: `published` (the default when empty), `draft` (the
+	// agent's current draft; NOT_FOUND when it has none), or a version, by its id or its number
+	// (`3` or `v3`). The choice holds on every path that runs the agent (`Generate`, `Stream`, a
+	// signal's wake) and is recorded on the run and its span. An agent whose editor is locked
+	// runs its definition whatever is selected.
+	Version       string `protobuf:"bytes,20,opt,name=version,proto3" json:"version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1201,6 +1266,13 @@ func (x *CallOptions) GetToolHooks() *ToolHooksRef {
 func (x *CallOptions) GetModel() string {
 	if x != nil {
 		return x.Model
+	}
+	return ""
+}
+
+func (x *CallOptions) GetVersion() string {
+	if x != nil {
+		return x.Version
 	}
 	return ""
 }
@@ -1367,7 +1439,61 @@ type Agent struct {
 	// and the output `{text, subAgentThreadId?, subAgentResourceId?, subAgentToolResults?}`.
 	// Keys MUST be unique within the agent and MUST NOT make a tool name that collides with one
 	// of `tools` (INVALID_ARGUMENT).
-	SubAgents     []*SubAgentRef `protobuf:"bytes,25,rep,name=sub_agents,json=subAgents,proto3" json:"sub_agents,omitempty"`
+	SubAgents []*SubAgentRef `protobuf:"bytes,25,rep,name=sub_agents,json=subAgents,proto3" json:"sub_agents,omitempty"`
+	// How tool payloads (argument deltas, arguments, results, errors) look to clients
+	// (`display`: `Stream`, `Generate`, `SubscribeToThread`) and in the history clients read
+	// (`transcript`: `ListMessages`). Every rule that matches a tool, target and phase applies,
+	// in order. The model, the tool and the store always get the raw payload; a credential with
+	// `rawToolPayloads` sees raw payloads everywhere.
+	ToolPayloadRules []*ToolPayloadRule `protobuf:"bytes,40,rep,name=tool_payload_rules,json=toolPayloadRules,proto3" json:"tool_payload_rules,omitempty"`
+	// Processors (remote, by id) serving `transformToolPayload`, run in order after
+	// `tool_payload_rules` for the tools their declaration names. A tool one of them serves (any
+	// tool while it is not attached) has a transform for both targets. They always fail closed,
+	// whatever `failure_policy` says: a payload they cannot transform is shown as the placeholder.
+	ToolPayloadProcessors []*ProcessorRef `protobuf:"bytes,41,rep,name=tool_payload_processors,json=toolPayloadProcessors,proto3" json:"tool_payload_processors,omitempty"`
+	// Per-request variants (the Mastra framework's function-valued fields, written as data). Each
+	// list below is additional to the plain field of the same name and is resolved once per call,
+	// over the call's `request_context`, into the values the run uses; the run records what it
+	// resolved (`Run.resolved_model`, `Run.matched_variants`).
+	//
+	// A scalar field (`model`, `instructions`) takes the value of the FIRST variant whose rules
+	// match, in list order; a variant without rules always matches, so one placed last is the
+	// fallback. When none matches, the plain field applies. A list field (`tools`, the processor
+	// lanes) is the plain list followed by the value of EVERY matching variant, in order (a tool
+	// named twice is offered once). `default_options` is the plain defaults with the value of
+	// every matching variant merged over them field by field, later wins.
+	//
+	// A call whose resolution leaves the agent without a model is refused naming the field.
+	ModelVariants []*ModelVariant `protobuf:"bytes,30,rep,name=model_variants,json=modelVariants,proto3" json:"model_variants,omitempty"`
+	// Variants of `instructions` (scalar: the first match wins).
+	InstructionsVariants []*InstructionsVariant `protobuf:"bytes,31,rep,name=instructions_variants,json=instructionsVariants,proto3" json:"instructions_variants,omitempty"`
+	// Variants of `tools` (list: every match is added).
+	ToolsVariants []*ToolsVariant `protobuf:"bytes,32,rep,name=tools_variants,json=toolsVariants,proto3" json:"tools_variants,omitempty"`
+	// Variants of `input_processors` (list: every match is added).
+	InputProcessorsVariants []*ProcessorsVariant `protobuf:"bytes,33,rep,name=input_processors_variants,json=inputProcessorsVariants,proto3" json:"input_processors_variants,omitempty"`
+	// Variants of `output_processors` (list: every match is added).
+	OutputProcessorsVariants []*ProcessorsVariant `protobuf:"bytes,34,rep,name=output_processors_variants,json=outputProcessorsVariants,proto3" json:"output_processors_variants,omitempty"`
+	// Variants of `error_processors` (list: every match is added).
+	ErrorProcessorsVariants []*ProcessorsVariant `protobuf:"bytes,35,rep,name=error_processors_variants,json=errorProcessorsVariants,proto3" json:"error_processors_variants,omitempty"`
+	// Variants of `default_options` (object: every match is merged over the defaults, later wins).
+	DefaultOptionsVariants []*CallOptionsVariant `protobuf:"bytes,36,rep,name=default_options_variants,json=defaultOptionsVariants,proto3" json:"default_options_variants,omitempty"`
+	// A processor serving the `resolveAgent` hook (`HOOK_RESOLVE_AGENT`): once per call, after
+	// the request context is validated and the variants above are resolved, before memory loads,
+	// it MAY override the resolved model, instructions, tools, processors and default options.
+	// Its `failure_policy` and `timeout` apply as for any processor hook: under `fail_open` a
+	// resolver that cannot answer leaves the declarative resolution in place.
+	Resolver *ProcessorRef `protobuf:"bytes,37,opt,name=resolver,proto3" json:"resolver,omitempty"`
+	// Scorers that judge the agent's finished runs, off the request path (see `ScorerRef`). Each
+	// id MUST be unique within the agent.
+	Scorers []*ScorerRef `protobuf:"bytes,50,rep,name=scorers,proto3" json:"scorers,omitempty"`
+	// The agent's voice (the framework's CompositeVoice), served by `VoiceService`. Unset: the
+	// agent has no voice, and `Speak`, `Listen` and `Converse` are refused with
+	// FAILED_PRECONDITION.
+	Voice *VoiceSettings `protobuf:"bytes,55,opt,name=voice,proto3" json:"voice,omitempty"`
+	// What stored versions (`AgentVersionService`) may override of this agent. Unset: the
+	// instructions and the tools (membership and descriptions). The id, name and model always come
+	// from the definition.
+	Editor        *AgentEditor `protobuf:"bytes,45,opt,name=editor,proto3" json:"editor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1584,6 +1710,97 @@ func (x *Agent) GetErrorProcessorDefaults() bool {
 func (x *Agent) GetSubAgents() []*SubAgentRef {
 	if x != nil {
 		return x.SubAgents
+	}
+	return nil
+}
+
+func (x *Agent) GetToolPayloadRules() []*ToolPayloadRule {
+	if x != nil {
+		return x.ToolPayloadRules
+	}
+	return nil
+}
+
+func (x *Agent) GetToolPayloadProcessors() []*ProcessorRef {
+	if x != nil {
+		return x.ToolPayloadProcessors
+	}
+	return nil
+}
+
+func (x *Agent) GetModelVariants() []*ModelVariant {
+	if x != nil {
+		return x.ModelVariants
+	}
+	return nil
+}
+
+func (x *Agent) GetInstructionsVariants() []*InstructionsVariant {
+	if x != nil {
+		return x.InstructionsVariants
+	}
+	return nil
+}
+
+func (x *Agent) GetToolsVariants() []*ToolsVariant {
+	if x != nil {
+		return x.ToolsVariants
+	}
+	return nil
+}
+
+func (x *Agent) GetInputProcessorsVariants() []*ProcessorsVariant {
+	if x != nil {
+		return x.InputProcessorsVariants
+	}
+	return nil
+}
+
+func (x *Agent) GetOutputProcessorsVariants() []*ProcessorsVariant {
+	if x != nil {
+		return x.OutputProcessorsVariants
+	}
+	return nil
+}
+
+func (x *Agent) GetErrorProcessorsVariants() []*ProcessorsVariant {
+	if x != nil {
+		return x.ErrorProcessorsVariants
+	}
+	return nil
+}
+
+func (x *Agent) GetDefaultOptionsVariants() []*CallOptionsVariant {
+	if x != nil {
+		return x.DefaultOptionsVariants
+	}
+	return nil
+}
+
+func (x *Agent) GetResolver() *ProcessorRef {
+	if x != nil {
+		return x.Resolver
+	}
+	return nil
+}
+
+func (x *Agent) GetScorers() []*ScorerRef {
+	if x != nil {
+		return x.Scorers
+	}
+	return nil
+}
+
+func (x *Agent) GetVoice() *VoiceSettings {
+	if x != nil {
+		return x.Voice
+	}
+	return nil
+}
+
+func (x *Agent) GetEditor() *AgentEditor {
+	if x != nil {
+		return x.Editor
 	}
 	return nil
 }
@@ -1807,12 +2024,1096 @@ func (*SubAgentRef_AgentId) isSubAgentRef_Target() {}
 
 func (*SubAgentRef_Remote) isSubAgentRef_Target() {}
 
+// AgentEditor is an agent's editor policy (the framework's `editor: false | {instructions,
+// tools: boolean | {description}}`). In a config file, `editor: false` locks the agent and
+// `tools: {description: true}` allows descriptions only; the proto JSON form below works too.
+type AgentEditor struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Nothing may be overridden (`editor: false`): creating or publishing a version is refused
+	// with FAILED_PRECONDITION, and runs use the definition.
+	Locked bool `protobuf:"varint,1,opt,name=locked,proto3" json:"locked,omitempty"`
+	// Whether versions may change the instructions. Unset: true. When set to true on an agent that
+	// has no instructions of its own, the editor owns them: a run that resolves no version giving
+	// instructions fails with FAILED_PRECONDITION naming the agent.
+	Instructions *bool `protobuf:"varint,2,opt,name=instructions,proto3,oneof" json:"instructions,omitempty"`
+	// What versions may change of the tools.
+	Tools         EditorTools `protobuf:"varint,3,opt,name=tools,proto3,enum=treadle.v1.EditorTools" json:"tools,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentEditor) Reset() {
+	*x = AgentEditor{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentEditor) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentEditor) ProtoMessage() {}
+
+func (x *AgentEditor) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentEditor.ProtoReflect.Descriptor instead.
+func (*AgentEditor) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *AgentEditor) GetLocked() bool {
+	if x != nil {
+		return x.Locked
+	}
+	return false
+}
+
+func (x *AgentEditor) GetInstructions() bool {
+	if x != nil && x.Instructions != nil {
+		return *x.Instructions
+	}
+	return false
+}
+
+func (x *AgentEditor) GetTools() EditorTools {
+	if x != nil {
+		return x.Tools
+	}
+	return EditorTools_EDITOR_TOOLS_UNSPECIFIED
+}
+
+// ToolPayloadRule projects one phase of tool payloads for one or both targets (the Mastra
+// Agent's `hooks.transform` and a tool's `transform`, as declarative rules run in the server).
+//
+// In proto3 JSON, `{"tools": ["lookup_customer"], "targets": ["display"], "phase": "output",
+// "mask": ["/ssn"]}` masks the `ssn` field of that tool's results in streams.
+//
+// A tool with at least one rule for a target has a transform for that target: its argument
+// deltas are then suppressed for that target unless a rule with phase `input-delta` exists, and
+// its error messages are scrubbed of its raw argument values. A projection that fails (a JSON
+// pointer rule on a payload that is not JSON, for example) gives
+// `{"message": "Tool <phase> payload unavailable"}` (fail closed).
+type ToolPayloadRule struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Tool names (globs: `*`, `?`, `[abc]`) the rule applies to; empty means every tool of the
+	// agent (an agent-wide rule).
+	Tools []string `protobuf:"bytes,1,rep,name=tools,proto3" json:"tools,omitempty"`
+	// `display`, `transcript`, or both; empty means both.
+	Targets []string `protobuf:"bytes,2,rep,name=targets,proto3" json:"targets,omitempty"`
+	// The phase, required: `input-delta` (argument text as it streams), `input` (the call's
+	// arguments), `output` (the tool's result) or `error` (the tool's error message).
+	Phase string `protobuf:"bytes,3,opt,name=phase,proto3" json:"phase,omitempty"`
+	// RFC 6901 JSON pointers (e.g. `/customer/ssn`) of fields to remove. Not valid for the
+	// `input-delta` and `error` phases. A pointer that names nothing in a payload changes nothing.
+	Drop []string `protobuf:"bytes,4,rep,name=drop,proto3" json:"drop,omitempty"`
+	// RFC 6901 JSON pointers of fields whose values become `mask_with`. Not valid for the
+	// `input-delta` and `error` phases.
+	Mask []string `protobuf:"bytes,5,rep,name=mask,proto3" json:"mask,omitempty"`
+	// The text masked values become; defaults to `***`.
+	MaskWith string `protobuf:"bytes,6,opt,name=mask_with,json=maskWith,proto3" json:"mask_with,omitempty"`
+	// When set, the whole payload becomes this value (a string for `input-delta` and `error`).
+	Replace *structpb.Value `protobuf:"bytes,7,opt,name=replace,proto3" json:"replace,omitempty"`
+	// The payload is not shown at all: a `display` chunk that carries it is not sent, a
+	// `transcript` payload is empty.
+	Suppress      bool `protobuf:"varint,8,opt,name=suppress,proto3" json:"suppress,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolPayloadRule) Reset() {
+	*x = ToolPayloadRule{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolPayloadRule) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolPayloadRule) ProtoMessage() {}
+
+func (x *ToolPayloadRule) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolPayloadRule.ProtoReflect.Descriptor instead.
+func (*ToolPayloadRule) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ToolPayloadRule) GetTools() []string {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+func (x *ToolPayloadRule) GetTargets() []string {
+	if x != nil {
+		return x.Targets
+	}
+	return nil
+}
+
+func (x *ToolPayloadRule) GetPhase() string {
+	if x != nil {
+		return x.Phase
+	}
+	return ""
+}
+
+func (x *ToolPayloadRule) GetDrop() []string {
+	if x != nil {
+		return x.Drop
+	}
+	return nil
+}
+
+func (x *ToolPayloadRule) GetMask() []string {
+	if x != nil {
+		return x.Mask
+	}
+	return nil
+}
+
+func (x *ToolPayloadRule) GetMaskWith() string {
+	if x != nil {
+		return x.MaskWith
+	}
+	return ""
+}
+
+func (x *ToolPayloadRule) GetReplace() *structpb.Value {
+	if x != nil {
+		return x.Replace
+	}
+	return nil
+}
+
+func (x *ToolPayloadRule) GetSuppress() bool {
+	if x != nil {
+		return x.Suppress
+	}
+	return false
+}
+
+// ToolNames is a list of tool names, so that an empty list (no tools) differs from no list.
+type ToolNames struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tools, by name.
+	Names         []string `protobuf:"bytes,1,rep,name=names,proto3" json:"names,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolNames) Reset() {
+	*x = ToolNames{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolNames) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolNames) ProtoMessage() {}
+
+func (x *ToolNames) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolNames.ProtoReflect.Descriptor instead.
+func (*ToolNames) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ToolNames) GetNames() []string {
+	if x != nil {
+		return x.Names
+	}
+	return nil
+}
+
+// VariantRule is one condition over the call's `request_context`, or a group of them.
+//
+// A condition has a `field` (a key of the request context; `a.b` reads a nested object), an
+// `operator` (`equals`, `not_equals`, `contains`, `not_contains`, `greater_than`, `less_than`,
+// `greater_than_or_equal`, `less_than_or_equal`, `in`, `not_in`, `exists`, `not_exists`) and a
+// `value` (unused by `exists` / `not_exists`; a list for `in` / `not_in`).
+//
+// A group has no `field`, an `operator` of `AND` or `OR`, and `conditions`, which MAY be groups
+// themselves; groups nest at most 3 deep. An unknown operator or a deeper nesting is refused
+// with INVALID_ARGUMENT naming the rule.
+type VariantRule struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The request-context key a condition reads; empty for a group.
+	Field string `protobuf:"bytes,1,opt,name=field,proto3" json:"field,omitempty"`
+	// A condition's operator, or a group's `AND` / `OR` (case-insensitive).
+	Operator string `protobuf:"bytes,2,opt,name=operator,proto3" json:"operator,omitempty"`
+	// The value a condition compares with.
+	Value *structpb.Value `protobuf:"bytes,3,opt,name=value,proto3" json:"value,omitempty"`
+	// A group's conditions.
+	Conditions    []*VariantRule `protobuf:"bytes,4,rep,name=conditions,proto3" json:"conditions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VariantRule) Reset() {
+	*x = VariantRule{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VariantRule) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VariantRule) ProtoMessage() {}
+
+func (x *VariantRule) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VariantRule.ProtoReflect.Descriptor instead.
+func (*VariantRule) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *VariantRule) GetField() string {
+	if x != nil {
+		return x.Field
+	}
+	return ""
+}
+
+func (x *VariantRule) GetOperator() string {
+	if x != nil {
+		return x.Operator
+	}
+	return ""
+}
+
+func (x *VariantRule) GetValue() *structpb.Value {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+func (x *VariantRule) GetConditions() []*VariantRule {
+	if x != nil {
+		return x.Conditions
+	}
+	return nil
+}
+
+// ModelVariant is a model used when its rules match.
+type ModelVariant struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Router string `provider/model`.
+	Value string `protobuf:"bytes,1,opt,name=value,proto3" json:"value,omitempty"`
+	// When the variant applies; unset: always.
+	Rules         *VariantRule `protobuf:"bytes,2,opt,name=rules,proto3" json:"rules,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelVariant) Reset() {
+	*x = ModelVariant{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelVariant) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelVariant) ProtoMessage() {}
+
+func (x *ModelVariant) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelVariant.ProtoReflect.Descriptor instead.
+func (*ModelVariant) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ModelVariant) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+func (x *ModelVariant) GetRules() *VariantRule {
+	if x != nil {
+		return x.Rules
+	}
+	return nil
+}
+
+// InstructionsVariant is a set of instructions used when its rules match.
+type InstructionsVariant struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The instructions as one plain string.
+	Value string `protobuf:"bytes,1,opt,name=value,proto3" json:"value,omitempty"`
+	// When the variant applies; unset: always.
+	Rules *VariantRule `protobuf:"bytes,2,opt,name=rules,proto3" json:"rules,omitempty"`
+	// The instructions as system messages (instead of `value`).
+	Messages      []*SystemMessage `protobuf:"bytes,3,rep,name=messages,proto3" json:"messages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InstructionsVariant) Reset() {
+	*x = InstructionsVariant{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InstructionsVariant) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InstructionsVariant) ProtoMessage() {}
+
+func (x *InstructionsVariant) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InstructionsVariant.ProtoReflect.Descriptor instead.
+func (*InstructionsVariant) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *InstructionsVariant) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+func (x *InstructionsVariant) GetRules() *VariantRule {
+	if x != nil {
+		return x.Rules
+	}
+	return nil
+}
+
+func (x *InstructionsVariant) GetMessages() []*SystemMessage {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+// ToolsVariant is a list of tool names added when its rules match.
+type ToolsVariant struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Names of tools (registered in the server or attached remotely).
+	Value []string `protobuf:"bytes,1,rep,name=value,proto3" json:"value,omitempty"`
+	// When the variant applies; unset: always.
+	Rules         *VariantRule `protobuf:"bytes,2,opt,name=rules,proto3" json:"rules,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolsVariant) Reset() {
+	*x = ToolsVariant{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolsVariant) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolsVariant) ProtoMessage() {}
+
+func (x *ToolsVariant) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolsVariant.ProtoReflect.Descriptor instead.
+func (*ToolsVariant) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ToolsVariant) GetValue() []string {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+func (x *ToolsVariant) GetRules() *VariantRule {
+	if x != nil {
+		return x.Rules
+	}
+	return nil
+}
+
+// ProcessorsVariant is a list of processors added to a lane when its rules match.
+type ProcessorsVariant struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The processors, in order.
+	Value []*ProcessorRef `protobuf:"bytes,1,rep,name=value,proto3" json:"value,omitempty"`
+	// When the variant applies; unset: always.
+	Rules         *VariantRule `protobuf:"bytes,2,opt,name=rules,proto3" json:"rules,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProcessorsVariant) Reset() {
+	*x = ProcessorsVariant{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProcessorsVariant) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProcessorsVariant) ProtoMessage() {}
+
+func (x *ProcessorsVariant) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProcessorsVariant.ProtoReflect.Descriptor instead.
+func (*ProcessorsVariant) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ProcessorsVariant) GetValue() []*ProcessorRef {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+func (x *ProcessorsVariant) GetRules() *VariantRule {
+	if x != nil {
+		return x.Rules
+	}
+	return nil
+}
+
+// CallOptionsVariant is call defaults merged over the agent's when its rules match.
+type CallOptionsVariant struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The defaults; every field set here wins over the agent's.
+	Value *CallOptions `protobuf:"bytes,1,opt,name=value,proto3" json:"value,omitempty"`
+	// When the variant applies; unset: always.
+	Rules         *VariantRule `protobuf:"bytes,2,opt,name=rules,proto3" json:"rules,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallOptionsVariant) Reset() {
+	*x = CallOptionsVariant{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallOptionsVariant) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallOptionsVariant) ProtoMessage() {}
+
+func (x *CallOptionsVariant) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallOptionsVariant.ProtoReflect.Descriptor instead.
+func (*CallOptionsVariant) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *CallOptionsVariant) GetValue() *CallOptions {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+func (x *CallOptionsVariant) GetRules() *VariantRule {
+	if x != nil {
+		return x.Rules
+	}
+	return nil
+}
+
+// ScorerRef names a scorer that judges an agent's finished runs, with which runs it scores.
+//
+// A run that ends with `finish` and matches `filter` and `sampling` is queued durably, one
+// entry per scorer and run, and scored after the stream has ended; nothing of the scoring goes
+// into the run's stream, usage or thread. The score is read with `ScoreService`.
+type ScorerRef struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Id of the scorer, unique within the agent; the scores carry it. With `builtin` it MAY be
+	// empty and then defaults to the built-in's name. Without `builtin`, it names a remote scorer
+	// attached under that id.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Name of a built-in scorer (`exact-match`, `regex-match`, `json-schema`, `tool-called`,
+	// `tool-not-called`, `answer-length`, `pii`, `llm-judge`). An unknown name is rejected with
+	// INVALID_ARGUMENT.
+	Builtin string `protobuf:"bytes,2,opt,name=builtin,proto3" json:"builtin,omitempty"`
+	// Options of the built-in scorer named by `builtin`, in their camelCase form. An unknown or
+	// malformed option is rejected with INVALID_ARGUMENT naming it.
+	Options *structpb.Struct `protobuf:"bytes,3,opt,name=options,proto3" json:"options,omitempty"`
+	// Which of the matching runs are scored. When unset, every matching run is.
+	Sampling *ScorerSampling `protobuf:"bytes,4,opt,name=sampling,proto3" json:"sampling,omitempty"`
+	// Which runs are scored, by their request context, thread and resource. When unset, every run.
+	Filter *ScoringFilter `protobuf:"bytes,5,opt,name=filter,proto3" json:"filter,omitempty"`
+	// How long one scoring of one run MAY take; defaults to 60 seconds.
+	Timeout *durationpb.Duration `protobuf:"bytes,6,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	// What happens when the scorer cannot answer (a remote scorer not attached, timed out or
+	// disconnected; any scorer that fails): FAIL_CLOSED (the default) retries with backoff and
+	// records the scoring as failed after the last attempt; FAIL_OPEN records it as skipped at once.
+	FailurePolicy FailurePolicy `protobuf:"varint,7,opt,name=failure_policy,json=failurePolicy,proto3,enum=treadle.v1.FailurePolicy" json:"failure_policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScorerRef) Reset() {
+	*x = ScorerRef{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScorerRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScorerRef) ProtoMessage() {}
+
+func (x *ScorerRef) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScorerRef.ProtoReflect.Descriptor instead.
+func (*ScorerRef) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ScorerRef) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ScorerRef) GetBuiltin() string {
+	if x != nil {
+		return x.Builtin
+	}
+	return ""
+}
+
+func (x *ScorerRef) GetOptions() *structpb.Struct {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+func (x *ScorerRef) GetSampling() *ScorerSampling {
+	if x != nil {
+		return x.Sampling
+	}
+	return nil
+}
+
+func (x *ScorerRef) GetFilter() *ScoringFilter {
+	if x != nil {
+		return x.Filter
+	}
+	return nil
+}
+
+func (x *ScorerRef) GetTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.Timeout
+	}
+	return nil
+}
+
+func (x *ScorerRef) GetFailurePolicy() FailurePolicy {
+	if x != nil {
+		return x.FailurePolicy
+	}
+	return FailurePolicy_FAILURE_POLICY_UNSPECIFIED
+}
+
+// ScorerSampling says which share of the matching runs a scorer scores.
+type ScorerSampling struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The sampling. When neither branch is set, every matching run is scored.
+	//
+	// Types that are valid to be assigned to Kind:
+	//
+	//	*ScorerSampling_None
+	//	*ScorerSampling_Ratio
+	Kind          isScorerSampling_Kind `protobuf_oneof:"kind"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScorerSampling) Reset() {
+	*x = ScorerSampling{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScorerSampling) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScorerSampling) ProtoMessage() {}
+
+func (x *ScorerSampling) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScorerSampling.ProtoReflect.Descriptor instead.
+func (*ScorerSampling) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ScorerSampling) GetKind() isScorerSampling_Kind {
+	if x != nil {
+		return x.Kind
+	}
+	return nil
+}
+
+func (x *ScorerSampling) GetNone() *emptypb.Empty {
+	if x != nil {
+		if x, ok := x.Kind.(*ScorerSampling_None); ok {
+			return x.None
+		}
+	}
+	return nil
+}
+
+func (x *ScorerSampling) GetRatio() float64 {
+	if x != nil {
+		if x, ok := x.Kind.(*ScorerSampling_Ratio); ok {
+			return x.Ratio
+		}
+	}
+	return 0
+}
+
+type isScorerSampling_Kind interface {
+	isScorerSampling_Kind()
+}
+
+type ScorerSampling_None struct {
+	// Every matching run is scored.
+	None *emptypb.Empty `protobuf:"bytes,1,opt,name=none,proto3,oneof"`
+}
+
+type ScorerSampling_Ratio struct {
+	// The share of runs scored, in (0, 1]. A run is scored when a hash of its trace id (its run
+	// id when it has no trace) falls below the ratio, so scorers at one ratio score the same
+	// runs and a lower ratio scores a subset of a higher one.
+	Ratio float64 `protobuf:"fixed64,2,opt,name=ratio,proto3,oneof"`
+}
+
+func (*ScorerSampling_None) isScorerSampling_Kind() {}
+
+func (*ScorerSampling_Ratio) isScorerSampling_Kind() {}
+
+// ScoringFilter is a group of conditions over a finished run; every condition (`match` = `all`,
+// the default) or at least one (`any`) must hold. Groups nest at most three deep.
+type ScoringFilter struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// `all` (the default when empty) or `any`.
+	Match string `protobuf:"bytes,1,opt,name=match,proto3" json:"match,omitempty"`
+	// The conditions.
+	Conditions []*ScoringCondition `protobuf:"bytes,2,rep,name=conditions,proto3" json:"conditions,omitempty"`
+	// Nested groups, each counted as one condition.
+	Groups        []*ScoringFilter `protobuf:"bytes,3,rep,name=groups,proto3" json:"groups,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScoringFilter) Reset() {
+	*x = ScoringFilter{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScoringFilter) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScoringFilter) ProtoMessage() {}
+
+func (x *ScoringFilter) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScoringFilter.ProtoReflect.Descriptor instead.
+func (*ScoringFilter) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ScoringFilter) GetMatch() string {
+	if x != nil {
+		return x.Match
+	}
+	return ""
+}
+
+func (x *ScoringFilter) GetConditions() []*ScoringCondition {
+	if x != nil {
+		return x.Conditions
+	}
+	return nil
+}
+
+func (x *ScoringFilter) GetGroups() []*ScoringFilter {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
+// ScoringCondition compares one field of a finished run with a value.
+type ScoringCondition struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// `threadId`, `resourceId`, or `requestContext.` followed by a dot path into the call's
+	// request context (for example `requestContext.tier`).
+	Field string `protobuf:"bytes,1,opt,name=field,proto3" json:"field,omitempty"`
+	// One of `equals`, `not_equals`, `contains`, `not_contains`, `greater_than`, `less_than`,
+	// `greater_than_or_equal`, `less_than_or_equal`, `in`, `not_in`, `exists`, `not_exists`.
+	Operator string `protobuf:"bytes,2,opt,name=operator,proto3" json:"operator,omitempty"`
+	// The value compared with (a list for `in` and `not_in`; unused by `exists` and `not_exists`).
+	Value         *structpb.Value `protobuf:"bytes,3,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScoringCondition) Reset() {
+	*x = ScoringCondition{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScoringCondition) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScoringCondition) ProtoMessage() {}
+
+func (x *ScoringCondition) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScoringCondition.ProtoReflect.Descriptor instead.
+func (*ScoringCondition) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *ScoringCondition) GetField() string {
+	if x != nil {
+		return x.Field
+	}
+	return ""
+}
+
+func (x *ScoringCondition) GetOperator() string {
+	if x != nil {
+		return x.Operator
+	}
+	return ""
+}
+
+func (x *ScoringCondition) GetValue() *structpb.Value {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+// VoiceSettings name the providers that give an agent speech: `input` turns speech into text,
+// `output` turns text into speech, and `realtime`, when set, serves both and wins over the
+// other two. Every `Speak`, `Listen` and `Converse` call gets its own session of each provider;
+// no provider state is shared between calls.
+type VoiceSettings struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Speech to text (`Listen`, and the user's side of `Converse`).
+	Input *VoiceProviderRef `protobuf:"bytes,1,opt,name=input,proto3" json:"input,omitempty"`
+	// Text to speech (`Speak`, and the agent's side of `Converse`).
+	Output *VoiceProviderRef `protobuf:"bytes,2,opt,name=output,proto3" json:"output,omitempty"`
+	// A provider that serves both directions; when set, `input` and `output` are not used.
+	Realtime *VoiceProviderRef `protobuf:"bytes,3,opt,name=realtime,proto3" json:"realtime,omitempty"`
+	// The speaker (voice id) used when a call names none; empty for the provider's default.
+	Speaker       string `protobuf:"bytes,4,opt,name=speaker,proto3" json:"speaker,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VoiceSettings) Reset() {
+	*x = VoiceSettings{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VoiceSettings) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VoiceSettings) ProtoMessage() {}
+
+func (x *VoiceSettings) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VoiceSettings.ProtoReflect.Descriptor instead.
+func (*VoiceSettings) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *VoiceSettings) GetInput() *VoiceProviderRef {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *VoiceSettings) GetOutput() *VoiceProviderRef {
+	if x != nil {
+		return x.Output
+	}
+	return nil
+}
+
+func (x *VoiceSettings) GetRealtime() *VoiceProviderRef {
+	if x != nil {
+		return x.Realtime
+	}
+	return nil
+}
+
+func (x *VoiceSettings) GetSpeaker() string {
+	if x != nil {
+		return x.Speaker
+	}
+	return ""
+}
+
+// VoiceProviderRef names one voice provider: a built-in (`espeak-ng` for speech,
+// `pocketsphinx` for recognition, `openai` for both) or the id of a provider attached over
+// `VoiceProviderService`.
+type VoiceProviderRef struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Id of the provider. An id that is neither built in nor attached fails the call with
+	// UNAVAILABLE naming it.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// What a call does when an attached provider cannot answer (timeout, disconnect). Fail
+	// closed (the default): the call fails naming the provider. Fail open: `Converse` goes on
+	// without that direction (text only, or typed input only); `Speak` and `Listen` still fail,
+	// since they have nothing else to give.
+	FailurePolicy FailurePolicy `protobuf:"varint,2,opt,name=failure_policy,json=failurePolicy,proto3,enum=treadle.v1.FailurePolicy" json:"failure_policy,omitempty"`
+	// Options of the provider, in its documented camelCase form (for `openai`: `model`,
+	// `voice`, `baseUrl`; for `espeak-ng`: `rate`, `pitch`). An unknown option of a built-in is
+	// rejected with INVALID_ARGUMENT naming it.
+	Options       *structpb.Struct `protobuf:"bytes,3,opt,name=options,proto3" json:"options,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VoiceProviderRef) Reset() {
+	*x = VoiceProviderRef{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VoiceProviderRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VoiceProviderRef) ProtoMessage() {}
+
+func (x *VoiceProviderRef) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VoiceProviderRef.ProtoReflect.Descriptor instead.
+func (*VoiceProviderRef) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *VoiceProviderRef) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *VoiceProviderRef) GetFailurePolicy() FailurePolicy {
+	if x != nil {
+		return x.FailurePolicy
+	}
+	return FailurePolicy_FAILURE_POLICY_UNSPECIFIED
+}
+
+func (x *VoiceProviderRef) GetOptions() *structpb.Struct {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
 var File_treadle_v1_agent_proto protoreflect.FileDescriptor
 
 const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"\x16treadle/v1/agent.proto\x12\n" +
-	"treadle.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18treadle/v1/message.proto\x1a\x1dtreadle/v1/notification.proto\"\xc0\x02\n" +
+	"treadle.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18treadle/v1/message.proto\x1a\x1dtreadle/v1/notification.proto\"\xc0\x02\n" +
 	"\fProcessorRef\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12@\n" +
 	"\x0efailure_policy\x18\x02 \x01(\x0e2\x19.treadle.v1.FailurePolicyR\rfailurePolicy\x123\n" +
@@ -1871,7 +3172,7 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"thread_ref\"W\n" +
 	"\x10StructuredOutput\x12/\n" +
 	"\x06schema\x18\x01 \x01(\v2\x17.google.protobuf.StructR\x06schema\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\"\xa4\a\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"\xbe\a\n" +
 	"\vCallOptions\x12I\n" +
 	"\x10input_processors\x18\x01 \x01(\v2\x19.treadle.v1.ProcessorListH\x00R\x0finputProcessors\x88\x01\x01\x12K\n" +
 	"\x11output_processors\x18\x02 \x01(\v2\x19.treadle.v1.ProcessorListH\x01R\x10outputProcessors\x88\x01\x01\x12I\n" +
@@ -1889,7 +3190,8 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\x11structured_output\x18\f \x01(\v2\x1c.treadle.v1.StructuredOutputR\x10structuredOutput\x127\n" +
 	"\n" +
 	"tool_hooks\x18\r \x01(\v2\x18.treadle.v1.ToolHooksRefR\ttoolHooks\x12\x14\n" +
-	"\x05model\x18\x0e \x01(\tR\x05modelB\x13\n" +
+	"\x05model\x18\x0e \x01(\tR\x05model\x12\x18\n" +
+	"\aversion\x18\x14 \x01(\tR\aversionB\x13\n" +
 	"\x11_input_processorsB\x14\n" +
 	"\x12_output_processorsB\x13\n" +
 	"\x11_error_processorsB\f\n" +
@@ -1900,8 +3202,7 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\rlast_messages\x18\x01 \x01(\x05H\x00R\flastMessages\x88\x01\x01B\x10\n" +
 	"\x0e_last_messages\"G\n" +
 	"\x0eSystemMessages\x125\n" +
-	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"\xf3\n" +
-	"\n" +
+	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"\x9e\x12\n" +
 	"\x05Agent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -1932,7 +3233,20 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\rnotifications\x18\x16 \x01(\v2 .treadle.v1.NotificationSettingsR\rnotifications\x12=\n" +
 	"\x18error_processor_defaults\x18\x17 \x01(\bH\x02R\x16errorProcessorDefaults\x88\x01\x01\x126\n" +
 	"\n" +
-	"sub_agents\x18\x19 \x03(\v2\x17.treadle.v1.SubAgentRefR\tsubAgentsB\x13\n" +
+	"sub_agents\x18\x19 \x03(\v2\x17.treadle.v1.SubAgentRefR\tsubAgents\x12I\n" +
+	"\x12tool_payload_rules\x18( \x03(\v2\x1b.treadle.v1.ToolPayloadRuleR\x10toolPayloadRules\x12P\n" +
+	"\x17tool_payload_processors\x18) \x03(\v2\x18.treadle.v1.ProcessorRefR\x15toolPayloadProcessors\x12?\n" +
+	"\x0emodel_variants\x18\x1e \x03(\v2\x18.treadle.v1.ModelVariantR\rmodelVariants\x12T\n" +
+	"\x15instructions_variants\x18\x1f \x03(\v2\x1f.treadle.v1.InstructionsVariantR\x14instructionsVariants\x12?\n" +
+	"\x0etools_variants\x18  \x03(\v2\x18.treadle.v1.ToolsVariantR\rtoolsVariants\x12Y\n" +
+	"\x19input_processors_variants\x18! \x03(\v2\x1d.treadle.v1.ProcessorsVariantR\x17inputProcessorsVariants\x12[\n" +
+	"\x1aoutput_processors_variants\x18\" \x03(\v2\x1d.treadle.v1.ProcessorsVariantR\x18outputProcessorsVariants\x12Y\n" +
+	"\x19error_processors_variants\x18# \x03(\v2\x1d.treadle.v1.ProcessorsVariantR\x17errorProcessorsVariants\x12X\n" +
+	"\x18default_options_variants\x18$ \x03(\v2\x1e.treadle.v1.CallOptionsVariantR\x16defaultOptionsVariants\x124\n" +
+	"\bresolver\x18% \x01(\v2\x18.treadle.v1.ProcessorRefR\bresolver\x12/\n" +
+	"\ascorers\x182 \x03(\v2\x15.treadle.v1.ScorerRefR\ascorers\x12/\n" +
+	"\x05voice\x187 \x01(\v2\x19.treadle.v1.VoiceSettingsR\x05voice\x12/\n" +
+	"\x06editor\x18- \x01(\v2\x17.treadle.v1.AgentEditorR\x06editorB\x13\n" +
 	"\x11instructions_kindB\x18\n" +
 	"\x16_max_processor_retriesB\x1b\n" +
 	"\x19_error_processor_defaults\"C\n" +
@@ -1950,7 +3264,77 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\afailure\x18\b \x01(\x0e2\x1b.treadle.v1.SubAgentFailureR\afailureB\b\n" +
 	"\x06targetB\f\n" +
 	"\n" +
-	"_max_steps*m\n" +
+	"_max_steps\"\x8e\x01\n" +
+	"\vAgentEditor\x12\x16\n" +
+	"\x06locked\x18\x01 \x01(\bR\x06locked\x12'\n" +
+	"\finstructions\x18\x02 \x01(\bH\x00R\finstructions\x88\x01\x01\x12-\n" +
+	"\x05tools\x18\x03 \x01(\x0e2\x17.treadle.v1.EditorToolsR\x05toolsB\x0f\n" +
+	"\r_instructions\"\xea\x01\n" +
+	"\x0fToolPayloadRule\x12\x14\n" +
+	"\x05tools\x18\x01 \x03(\tR\x05tools\x12\x18\n" +
+	"\atargets\x18\x02 \x03(\tR\atargets\x12\x14\n" +
+	"\x05phase\x18\x03 \x01(\tR\x05phase\x12\x12\n" +
+	"\x04drop\x18\x04 \x03(\tR\x04drop\x12\x12\n" +
+	"\x04mask\x18\x05 \x03(\tR\x04mask\x12\x1b\n" +
+	"\tmask_with\x18\x06 \x01(\tR\bmaskWith\x120\n" +
+	"\areplace\x18\a \x01(\v2\x16.google.protobuf.ValueR\areplace\x12\x1a\n" +
+	"\bsuppress\x18\b \x01(\bR\bsuppress\"!\n" +
+	"\tToolNames\x12\x14\n" +
+	"\x05names\x18\x01 \x03(\tR\x05names\"\xa6\x01\n" +
+	"\vVariantRule\x12\x14\n" +
+	"\x05field\x18\x01 \x01(\tR\x05field\x12\x1a\n" +
+	"\boperator\x18\x02 \x01(\tR\boperator\x12,\n" +
+	"\x05value\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x05value\x127\n" +
+	"\n" +
+	"conditions\x18\x04 \x03(\v2\x17.treadle.v1.VariantRuleR\n" +
+	"conditions\"S\n" +
+	"\fModelVariant\x12\x14\n" +
+	"\x05value\x18\x01 \x01(\tR\x05value\x12-\n" +
+	"\x05rules\x18\x02 \x01(\v2\x17.treadle.v1.VariantRuleR\x05rules\"\x91\x01\n" +
+	"\x13InstructionsVariant\x12\x14\n" +
+	"\x05value\x18\x01 \x01(\tR\x05value\x12-\n" +
+	"\x05rules\x18\x02 \x01(\v2\x17.treadle.v1.VariantRuleR\x05rules\x125\n" +
+	"\bmessages\x18\x03 \x03(\v2\x19.treadle.v1.SystemMessageR\bmessages\"S\n" +
+	"\fToolsVariant\x12\x14\n" +
+	"\x05value\x18\x01 \x03(\tR\x05value\x12-\n" +
+	"\x05rules\x18\x02 \x01(\v2\x17.treadle.v1.VariantRuleR\x05rules\"r\n" +
+	"\x11ProcessorsVariant\x12.\n" +
+	"\x05value\x18\x01 \x03(\v2\x18.treadle.v1.ProcessorRefR\x05value\x12-\n" +
+	"\x05rules\x18\x02 \x01(\v2\x17.treadle.v1.VariantRuleR\x05rules\"r\n" +
+	"\x12CallOptionsVariant\x12-\n" +
+	"\x05value\x18\x01 \x01(\v2\x17.treadle.v1.CallOptionsR\x05value\x12-\n" +
+	"\x05rules\x18\x02 \x01(\v2\x17.treadle.v1.VariantRuleR\x05rules\"\xca\x02\n" +
+	"\tScorerRef\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
+	"\abuiltin\x18\x02 \x01(\tR\abuiltin\x121\n" +
+	"\aoptions\x18\x03 \x01(\v2\x17.google.protobuf.StructR\aoptions\x126\n" +
+	"\bsampling\x18\x04 \x01(\v2\x1a.treadle.v1.ScorerSamplingR\bsampling\x121\n" +
+	"\x06filter\x18\x05 \x01(\v2\x19.treadle.v1.ScoringFilterR\x06filter\x123\n" +
+	"\atimeout\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12@\n" +
+	"\x0efailure_policy\x18\a \x01(\x0e2\x19.treadle.v1.FailurePolicyR\rfailurePolicy\"^\n" +
+	"\x0eScorerSampling\x12,\n" +
+	"\x04none\x18\x01 \x01(\v2\x16.google.protobuf.EmptyH\x00R\x04none\x12\x16\n" +
+	"\x05ratio\x18\x02 \x01(\x01H\x00R\x05ratioB\x06\n" +
+	"\x04kind\"\x96\x01\n" +
+	"\rScoringFilter\x12\x14\n" +
+	"\x05match\x18\x01 \x01(\tR\x05match\x12<\n" +
+	"\n" +
+	"conditions\x18\x02 \x03(\v2\x1c.treadle.v1.ScoringConditionR\n" +
+	"conditions\x121\n" +
+	"\x06groups\x18\x03 \x03(\v2\x19.treadle.v1.ScoringFilterR\x06groups\"r\n" +
+	"\x10ScoringCondition\x12\x14\n" +
+	"\x05field\x18\x01 \x01(\tR\x05field\x12\x1a\n" +
+	"\boperator\x18\x02 \x01(\tR\boperator\x12,\n" +
+	"\x05value\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x05value\"\xcd\x01\n" +
+	"\rVoiceSettings\x122\n" +
+	"\x05input\x18\x01 \x01(\v2\x1c.treadle.v1.VoiceProviderRefR\x05input\x124\n" +
+	"\x06output\x18\x02 \x01(\v2\x1c.treadle.v1.VoiceProviderRefR\x06output\x128\n" +
+	"\brealtime\x18\x03 \x01(\v2\x1c.treadle.v1.VoiceProviderRefR\brealtime\x12\x18\n" +
+	"\aspeaker\x18\x04 \x01(\tR\aspeaker\"\x97\x01\n" +
+	"\x10VoiceProviderRef\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12@\n" +
+	"\x0efailure_policy\x18\x02 \x01(\x0e2\x19.treadle.v1.FailurePolicyR\rfailurePolicy\x121\n" +
+	"\aoptions\x18\x03 \x01(\v2\x17.google.protobuf.StructR\aoptions*m\n" +
 	"\rFailurePolicy\x12\x1e\n" +
 	"\x1aFAILURE_POLICY_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aFAILURE_POLICY_FAIL_CLOSED\x10\x01\x12\x1c\n" +
@@ -1973,7 +3357,12 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\x0fSubAgentFailure\x12!\n" +
 	"\x1dSUB_AGENT_FAILURE_UNSPECIFIED\x10\x00\x12 \n" +
 	"\x1cSUB_AGENT_FAILURE_TOOL_ERROR\x10\x01\x12\x1e\n" +
-	"\x1aSUB_AGENT_FAILURE_FAIL_RUN\x10\x02Bc\n" +
+	"\x1aSUB_AGENT_FAILURE_FAIL_RUN\x10\x02*w\n" +
+	"\vEditorTools\x12\x1c\n" +
+	"\x18EDITOR_TOOLS_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10EDITOR_TOOLS_ALL\x10\x01\x12\x1d\n" +
+	"\x19EDITOR_TOOLS_DESCRIPTIONS\x10\x02\x12\x15\n" +
+	"\x11EDITOR_TOOLS_NONE\x10\x03Bc\n" +
 	"\x0edev.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\n" +
 	"Treadle.V1b\x06proto3"
 
@@ -1989,78 +3378,135 @@ func file_treadle_v1_agent_proto_rawDescGZIP() []byte {
 	return file_treadle_v1_agent_proto_rawDescData
 }
 
-var file_treadle_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_treadle_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_treadle_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
+var file_treadle_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_treadle_v1_agent_proto_goTypes = []any{
 	(FailurePolicy)(0),            // 0: treadle.v1.FailurePolicy
 	(ToolChoiceMode)(0),           // 1: treadle.v1.ToolChoiceMode
 	(AgentSource)(0),              // 2: treadle.v1.AgentSource
 	(SubAgentMemory)(0),           // 3: treadle.v1.SubAgentMemory
 	(SubAgentFailure)(0),          // 4: treadle.v1.SubAgentFailure
-	(*ProcessorRef)(nil),          // 5: treadle.v1.ProcessorRef
-	(*ProcessorList)(nil),         // 6: treadle.v1.ProcessorList
-	(*ModelSettings)(nil),         // 7: treadle.v1.ModelSettings
-	(*FallbackModel)(nil),         // 8: treadle.v1.FallbackModel
-	(*ToolChoice)(nil),            // 9: treadle.v1.ToolChoice
-	(*ToolHooksRef)(nil),          // 10: treadle.v1.ToolHooksRef
-	(*ThreadOptions)(nil),         // 11: treadle.v1.ThreadOptions
-	(*MemoryOptions)(nil),         // 12: treadle.v1.MemoryOptions
-	(*StructuredOutput)(nil),      // 13: treadle.v1.StructuredOutput
-	(*CallOptions)(nil),           // 14: treadle.v1.CallOptions
-	(*MemorySettings)(nil),        // 15: treadle.v1.MemorySettings
-	(*SystemMessages)(nil),        // 16: treadle.v1.SystemMessages
-	(*Agent)(nil),                 // 17: treadle.v1.Agent
-	(*RemoteSubAgent)(nil),        // 18: treadle.v1.RemoteSubAgent
-	(*SubAgentRef)(nil),           // 19: treadle.v1.SubAgentRef
-	(*durationpb.Duration)(nil),   // 20: google.protobuf.Duration
-	(*structpb.Struct)(nil),       // 21: google.protobuf.Struct
-	(*SystemMessage)(nil),         // 22: treadle.v1.SystemMessage
-	(*timestamppb.Timestamp)(nil), // 23: google.protobuf.Timestamp
-	(*NotificationSettings)(nil),  // 24: treadle.v1.NotificationSettings
+	(EditorTools)(0),              // 5: treadle.v1.EditorTools
+	(*ProcessorRef)(nil),          // 6: treadle.v1.ProcessorRef
+	(*ProcessorList)(nil),         // 7: treadle.v1.ProcessorList
+	(*ModelSettings)(nil),         // 8: treadle.v1.ModelSettings
+	(*FallbackModel)(nil),         // 9: treadle.v1.FallbackModel
+	(*ToolChoice)(nil),            // 10: treadle.v1.ToolChoice
+	(*ToolHooksRef)(nil),          // 11: treadle.v1.ToolHooksRef
+	(*ThreadOptions)(nil),         // 12: treadle.v1.ThreadOptions
+	(*MemoryOptions)(nil),         // 13: treadle.v1.MemoryOptions
+	(*StructuredOutput)(nil),      // 14: treadle.v1.StructuredOutput
+	(*CallOptions)(nil),           // 15: treadle.v1.CallOptions
+	(*MemorySettings)(nil),        // 16: treadle.v1.MemorySettings
+	(*SystemMessages)(nil),        // 17: treadle.v1.SystemMessages
+	(*Agent)(nil),                 // 18: treadle.v1.Agent
+	(*RemoteSubAgent)(nil),        // 19: treadle.v1.RemoteSubAgent
+	(*SubAgentRef)(nil),           // 20: treadle.v1.SubAgentRef
+	(*AgentEditor)(nil),           // 21: treadle.v1.AgentEditor
+	(*ToolPayloadRule)(nil),       // 22: treadle.v1.ToolPayloadRule
+	(*ToolNames)(nil),             // 23: treadle.v1.ToolNames
+	(*VariantRule)(nil),           // 24: treadle.v1.VariantRule
+	(*ModelVariant)(nil),          // 25: treadle.v1.ModelVariant
+	(*InstructionsVariant)(nil),   // 26: treadle.v1.InstructionsVariant
+	(*ToolsVariant)(nil),          // 27: treadle.v1.ToolsVariant
+	(*ProcessorsVariant)(nil),     // 28: treadle.v1.ProcessorsVariant
+	(*CallOptionsVariant)(nil),    // 29: treadle.v1.CallOptionsVariant
+	(*ScorerRef)(nil),             // 30: treadle.v1.ScorerRef
+	(*ScorerSampling)(nil),        // 31: treadle.v1.ScorerSampling
+	(*ScoringFilter)(nil),         // 32: treadle.v1.ScoringFilter
+	(*ScoringCondition)(nil),      // 33: treadle.v1.ScoringCondition
+	(*VoiceSettings)(nil),         // 34: treadle.v1.VoiceSettings
+	(*VoiceProviderRef)(nil),      // 35: treadle.v1.VoiceProviderRef
+	(*durationpb.Duration)(nil),   // 36: google.protobuf.Duration
+	(*structpb.Struct)(nil),       // 37: google.protobuf.Struct
+	(*SystemMessage)(nil),         // 38: treadle.v1.SystemMessage
+	(*timestamppb.Timestamp)(nil), // 39: google.protobuf.Timestamp
+	(*NotificationSettings)(nil),  // 40: treadle.v1.NotificationSettings
+	(*structpb.Value)(nil),        // 41: google.protobuf.Value
+	(*emptypb.Empty)(nil),         // 42: google.protobuf.Empty
 }
 var file_treadle_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: treadle.v1.ProcessorRef.failure_policy:type_name -> treadle.v1.FailurePolicy
-	20, // 1: treadle.v1.ProcessorRef.timeout:type_name -> google.protobuf.Duration
-	21, // 2: treadle.v1.ProcessorRef.options:type_name -> google.protobuf.Struct
-	5,  // 3: treadle.v1.ProcessorList.processors:type_name -> treadle.v1.ProcessorRef
+	36, // 1: treadle.v1.ProcessorRef.timeout:type_name -> google.protobuf.Duration
+	37, // 2: treadle.v1.ProcessorRef.options:type_name -> google.protobuf.Struct
+	6,  // 3: treadle.v1.ProcessorList.processors:type_name -> treadle.v1.ProcessorRef
 	1,  // 4: treadle.v1.ToolChoice.mode:type_name -> treadle.v1.ToolChoiceMode
-	21, // 5: treadle.v1.ThreadOptions.metadata:type_name -> google.protobuf.Struct
-	11, // 6: treadle.v1.MemoryOptions.thread:type_name -> treadle.v1.ThreadOptions
-	21, // 7: treadle.v1.StructuredOutput.schema:type_name -> google.protobuf.Struct
-	6,  // 8: treadle.v1.CallOptions.input_processors:type_name -> treadle.v1.ProcessorList
-	6,  // 9: treadle.v1.CallOptions.output_processors:type_name -> treadle.v1.ProcessorList
-	6,  // 10: treadle.v1.CallOptions.error_processors:type_name -> treadle.v1.ProcessorList
-	9,  // 11: treadle.v1.CallOptions.tool_choice:type_name -> treadle.v1.ToolChoice
-	7,  // 12: treadle.v1.CallOptions.model_settings:type_name -> treadle.v1.ModelSettings
-	21, // 13: treadle.v1.CallOptions.provider_options:type_name -> google.protobuf.Struct
-	12, // 14: treadle.v1.CallOptions.memory:type_name -> treadle.v1.MemoryOptions
-	21, // 15: treadle.v1.CallOptions.request_context:type_name -> google.protobuf.Struct
-	13, // 16: treadle.v1.CallOptions.structured_output:type_name -> treadle.v1.StructuredOutput
-	10, // 17: treadle.v1.CallOptions.tool_hooks:type_name -> treadle.v1.ToolHooksRef
-	22, // 18: treadle.v1.SystemMessages.messages:type_name -> treadle.v1.SystemMessage
-	21, // 19: treadle.v1.Agent.metadata:type_name -> google.protobuf.Struct
-	16, // 20: treadle.v1.Agent.instruction_messages:type_name -> treadle.v1.SystemMessages
-	8,  // 21: treadle.v1.Agent.fallback_models:type_name -> treadle.v1.FallbackModel
-	5,  // 22: treadle.v1.Agent.input_processors:type_name -> treadle.v1.ProcessorRef
-	5,  // 23: treadle.v1.Agent.output_processors:type_name -> treadle.v1.ProcessorRef
-	5,  // 24: treadle.v1.Agent.error_processors:type_name -> treadle.v1.ProcessorRef
-	14, // 25: treadle.v1.Agent.default_options:type_name -> treadle.v1.CallOptions
-	21, // 26: treadle.v1.Agent.request_context_schema:type_name -> google.protobuf.Struct
-	10, // 27: treadle.v1.Agent.tool_hooks:type_name -> treadle.v1.ToolHooksRef
+	37, // 5: treadle.v1.ThreadOptions.metadata:type_name -> google.protobuf.Struct
+	12, // 6: treadle.v1.MemoryOptions.thread:type_name -> treadle.v1.ThreadOptions
+	37, // 7: treadle.v1.StructuredOutput.schema:type_name -> google.protobuf.Struct
+	7,  // 8: treadle.v1.CallOptions.input_processors:type_name -> treadle.v1.ProcessorList
+	7,  // 9: treadle.v1.CallOptions.output_processors:type_name -> treadle.v1.ProcessorList
+	7,  // 10: treadle.v1.CallOptions.error_processors:type_name -> treadle.v1.ProcessorList
+	10, // 11: treadle.v1.CallOptions.tool_choice:type_name -> treadle.v1.ToolChoice
+	8,  // 12: treadle.v1.CallOptions.model_settings:type_name -> treadle.v1.ModelSettings
+	37, // 13: treadle.v1.CallOptions.provider_options:type_name -> google.protobuf.Struct
+	13, // 14: treadle.v1.CallOptions.memory:type_name -> treadle.v1.MemoryOptions
+	37, // 15: treadle.v1.CallOptions.request_context:type_name -> google.protobuf.Struct
+	14, // 16: treadle.v1.CallOptions.structured_output:type_name -> treadle.v1.StructuredOutput
+	11, // 17: treadle.v1.CallOptions.tool_hooks:type_name -> treadle.v1.ToolHooksRef
+	38, // 18: treadle.v1.SystemMessages.messages:type_name -> treadle.v1.SystemMessage
+	37, // 19: treadle.v1.Agent.metadata:type_name -> google.protobuf.Struct
+	17, // 20: treadle.v1.Agent.instruction_messages:type_name -> treadle.v1.SystemMessages
+	9,  // 21: treadle.v1.Agent.fallback_models:type_name -> treadle.v1.FallbackModel
+	6,  // 22: treadle.v1.Agent.input_processors:type_name -> treadle.v1.ProcessorRef
+	6,  // 23: treadle.v1.Agent.output_processors:type_name -> treadle.v1.ProcessorRef
+	6,  // 24: treadle.v1.Agent.error_processors:type_name -> treadle.v1.ProcessorRef
+	15, // 25: treadle.v1.Agent.default_options:type_name -> treadle.v1.CallOptions
+	37, // 26: treadle.v1.Agent.request_context_schema:type_name -> google.protobuf.Struct
+	11, // 27: treadle.v1.Agent.tool_hooks:type_name -> treadle.v1.ToolHooksRef
 	2,  // 28: treadle.v1.Agent.source:type_name -> treadle.v1.AgentSource
-	23, // 29: treadle.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
-	23, // 30: treadle.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
-	15, // 31: treadle.v1.Agent.memory:type_name -> treadle.v1.MemorySettings
-	24, // 32: treadle.v1.Agent.notifications:type_name -> treadle.v1.NotificationSettings
-	19, // 33: treadle.v1.Agent.sub_agents:type_name -> treadle.v1.SubAgentRef
-	18, // 34: treadle.v1.SubAgentRef.remote:type_name -> treadle.v1.RemoteSubAgent
-	3,  // 35: treadle.v1.SubAgentRef.memory:type_name -> treadle.v1.SubAgentMemory
-	4,  // 36: treadle.v1.SubAgentRef.failure:type_name -> treadle.v1.SubAgentFailure
-	37, // [37:37] is the sub-list for method output_type
-	37, // [37:37] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	39, // 29: treadle.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
+	39, // 30: treadle.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
+	16, // 31: treadle.v1.Agent.memory:type_name -> treadle.v1.MemorySettings
+	40, // 32: treadle.v1.Agent.notifications:type_name -> treadle.v1.NotificationSettings
+	20, // 33: treadle.v1.Agent.sub_agents:type_name -> treadle.v1.SubAgentRef
+	22, // 34: treadle.v1.Agent.tool_payload_rules:type_name -> treadle.v1.ToolPayloadRule
+	6,  // 35: treadle.v1.Agent.tool_payload_processors:type_name -> treadle.v1.ProcessorRef
+	25, // 36: treadle.v1.Agent.model_variants:type_name -> treadle.v1.ModelVariant
+	26, // 37: treadle.v1.Agent.instructions_variants:type_name -> treadle.v1.InstructionsVariant
+	27, // 38: treadle.v1.Agent.tools_variants:type_name -> treadle.v1.ToolsVariant
+	28, // 39: treadle.v1.Agent.input_processors_variants:type_name -> treadle.v1.ProcessorsVariant
+	28, // 40: treadle.v1.Agent.output_processors_variants:type_name -> treadle.v1.ProcessorsVariant
+	28, // 41: treadle.v1.Agent.error_processors_variants:type_name -> treadle.v1.ProcessorsVariant
+	29, // 42: treadle.v1.Agent.default_options_variants:type_name -> treadle.v1.CallOptionsVariant
+	6,  // 43: treadle.v1.Agent.resolver:type_name -> treadle.v1.ProcessorRef
+	30, // 44: treadle.v1.Agent.scorers:type_name -> treadle.v1.ScorerRef
+	34, // 45: treadle.v1.Agent.voice:type_name -> treadle.v1.VoiceSettings
+	21, // 46: treadle.v1.Agent.editor:type_name -> treadle.v1.AgentEditor
+	19, // 47: treadle.v1.SubAgentRef.remote:type_name -> treadle.v1.RemoteSubAgent
+	3,  // 48: treadle.v1.SubAgentRef.memory:type_name -> treadle.v1.SubAgentMemory
+	4,  // 49: treadle.v1.SubAgentRef.failure:type_name -> treadle.v1.SubAgentFailure
+	5,  // 50: treadle.v1.AgentEditor.tools:type_name -> treadle.v1.EditorTools
+	41, // 51: treadle.v1.ToolPayloadRule.replace:type_name -> google.protobuf.Value
+	41, // 52: treadle.v1.VariantRule.value:type_name -> google.protobuf.Value
+	24, // 53: treadle.v1.VariantRule.conditions:type_name -> treadle.v1.VariantRule
+	24, // 54: treadle.v1.ModelVariant.rules:type_name -> treadle.v1.VariantRule
+	24, // 55: treadle.v1.InstructionsVariant.rules:type_name -> treadle.v1.VariantRule
+	38, // 56: treadle.v1.InstructionsVariant.messages:type_name -> treadle.v1.SystemMessage
+	24, // 57: treadle.v1.ToolsVariant.rules:type_name -> treadle.v1.VariantRule
+	6,  // 58: treadle.v1.ProcessorsVariant.value:type_name -> treadle.v1.ProcessorRef
+	24, // 59: treadle.v1.ProcessorsVariant.rules:type_name -> treadle.v1.VariantRule
+	15, // 60: treadle.v1.CallOptionsVariant.value:type_name -> treadle.v1.CallOptions
+	24, // 61: treadle.v1.CallOptionsVariant.rules:type_name -> treadle.v1.VariantRule
+	37, // 62: treadle.v1.ScorerRef.options:type_name -> google.protobuf.Struct
+	31, // 63: treadle.v1.ScorerRef.sampling:type_name -> treadle.v1.ScorerSampling
+	32, // 64: treadle.v1.ScorerRef.filter:type_name -> treadle.v1.ScoringFilter
+	36, // 65: treadle.v1.ScorerRef.timeout:type_name -> google.protobuf.Duration
+	0,  // 66: treadle.v1.ScorerRef.failure_policy:type_name -> treadle.v1.FailurePolicy
+	42, // 67: treadle.v1.ScorerSampling.none:type_name -> google.protobuf.Empty
+	33, // 68: treadle.v1.ScoringFilter.conditions:type_name -> treadle.v1.ScoringCondition
+	32, // 69: treadle.v1.ScoringFilter.groups:type_name -> treadle.v1.ScoringFilter
+	41, // 70: treadle.v1.ScoringCondition.value:type_name -> google.protobuf.Value
+	35, // 71: treadle.v1.VoiceSettings.input:type_name -> treadle.v1.VoiceProviderRef
+	35, // 72: treadle.v1.VoiceSettings.output:type_name -> treadle.v1.VoiceProviderRef
+	35, // 73: treadle.v1.VoiceSettings.realtime:type_name -> treadle.v1.VoiceProviderRef
+	0,  // 74: treadle.v1.VoiceProviderRef.failure_policy:type_name -> treadle.v1.FailurePolicy
+	37, // 75: treadle.v1.VoiceProviderRef.options:type_name -> google.protobuf.Struct
+	76, // [76:76] is the sub-list for method output_type
+	76, // [76:76] is the sub-list for method input_type
+	76, // [76:76] is the sub-list for extension type_name
+	76, // [76:76] is the sub-list for extension extendee
+	0,  // [0:76] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_agent_proto_init() }
@@ -2090,13 +3536,18 @@ func file_treadle_v1_agent_proto_init() {
 		(*SubAgentRef_AgentId)(nil),
 		(*SubAgentRef_Remote)(nil),
 	}
+	file_treadle_v1_agent_proto_msgTypes[15].OneofWrappers = []any{}
+	file_treadle_v1_agent_proto_msgTypes[25].OneofWrappers = []any{
+		(*ScorerSampling_None)(nil),
+		(*ScorerSampling_Ratio)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_treadle_v1_agent_proto_rawDesc), len(file_treadle_v1_agent_proto_rawDesc)),
-			NumEnums:      5,
-			NumMessages:   15,
+			NumEnums:      6,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

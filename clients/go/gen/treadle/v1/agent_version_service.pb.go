@@ -80,52 +80,6 @@ func (AgentVersionState) EnumDescriptor() ([]byte, []int) {
 	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{0}
 }
 
-// ToolNames is a list of tool names, so that an empty list (no tools) differs from no list.
-type ToolNames struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// The tools, by name.
-	Names         []string `protobuf:"bytes,1,rep,name=names,proto3" json:"names,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *ToolNames) Reset() {
-	*x = ToolNames{}
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[0]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *ToolNames) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*ToolNames) ProtoMessage() {}
-
-func (x *ToolNames) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[0]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use ToolNames.ProtoReflect.Descriptor instead.
-func (*ToolNames) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{0}
-}
-
-func (x *ToolNames) GetNames() []string {
-	if x != nil {
-		return x.Names
-	}
-	return nil
-}
-
 // AgentOverride is what a version changes of an agent's definition. An unset field keeps the
 // definition's.
 type AgentOverride struct {
@@ -148,7 +102,7 @@ type AgentOverride struct {
 
 func (x *AgentOverride) Reset() {
 	*x = AgentOverride{}
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[1]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -160,7 +114,7 @@ func (x *AgentOverride) String() string {
 func (*AgentOverride) ProtoMessage() {}
 
 func (x *AgentOverride) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[1]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -173,7 +127,7 @@ func (x *AgentOverride) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentOverride.ProtoReflect.Descriptor instead.
 func (*AgentOverride) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{1}
+	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *AgentOverride) GetInstructionsKind() isAgentOverride_InstructionsKind {
@@ -265,7 +219,7 @@ type AgentVersion struct {
 
 func (x *AgentVersion) Reset() {
 	*x = AgentVersion{}
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[2]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -277,7 +231,7 @@ func (x *AgentVersion) String() string {
 func (*AgentVersion) ProtoMessage() {}
 
 func (x *AgentVersion) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[2]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -290,7 +244,7 @@ func (x *AgentVersion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentVersion.ProtoReflect.Descriptor instead.
 func (*AgentVersion) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{2}
+	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *AgentVersion) GetId() string {
@@ -388,7 +342,7 @@ type CreateAgentVersionRequest struct {
 
 func (x *CreateAgentVersionRequest) Reset() {
 	*x = CreateAgentVersionRequest{}
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[3]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -400,7 +354,7 @@ func (x *CreateAgentVersionRequest) String() string {
 func (*CreateAgentVersionRequest) ProtoMessage() {}
 
 func (x *CreateAgentVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[3]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -413,7 +367,7 @@ func (x *CreateAgentVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAgentVersionRequest.ProtoReflect.Descriptor instead.
 func (*CreateAgentVersionRequest) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{3}
+	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *CreateAgentVersionRequest) GetAgentId() string {
@@ -455,7 +409,7 @@ type CreateAgentVersionResponse struct {
 
 func (x *CreateAgentVersionResponse) Reset() {
 	*x = CreateAgentVersionResponse{}
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[4]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -467,7 +421,7 @@ func (x *CreateAgentVersionResponse) String() string {
 func (*CreateAgentVersionResponse) ProtoMessage() {}
 
 func (x *CreateAgentVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[4]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -480,7 +434,7 @@ func (x *CreateAgentVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAgentVersionResponse.ProtoReflect.Descriptor instead.
 func (*CreateAgentVersionResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{4}
+	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *CreateAgentVersionResponse) GetVersion() *AgentVersion {
@@ -503,7 +457,7 @@ type GetAgentVersionRequest struct {
 
 func (x *GetAgentVersionRequest) Reset() {
 	*x = GetAgentVersionRequest{}
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[5]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -515,7 +469,7 @@ func (x *GetAgentVersionRequest) String() string {
 func (*GetAgentVersionRequest) ProtoMessage() {}
 
 func (x *GetAgentVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[5]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -528,7 +482,7 @@ func (x *GetAgentVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentVersionRequest.ProtoReflect.Descriptor instead.
 func (*GetAgentVersionRequest) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{5}
+	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *GetAgentVersionRequest) GetAgentId() string {
@@ -556,7 +510,7 @@ type GetAgentVersionResponse struct {
 
 func (x *GetAgentVersionResponse) Reset() {
 	*x = GetAgentVersionResponse{}
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[6]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -568,7 +522,7 @@ func (x *GetAgentVersionResponse) String() string {
 func (*GetAgentVersionResponse) ProtoMessage() {}
 
 func (x *GetAgentVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[6]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -581,7 +535,7 @@ func (x *GetAgentVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentVersionResponse.ProtoReflect.Descriptor instead.
 func (*GetAgentVersionResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{6}
+	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *GetAgentVersionResponse) GetVersion() *AgentVersion {
@@ -606,7 +560,7 @@ type ListAgentVersionsRequest struct {
 
 func (x *ListAgentVersionsRequest) Reset() {
 	*x = ListAgentVersionsRequest{}
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[7]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -618,7 +572,7 @@ func (x *ListAgentVersionsRequest) String() string {
 func (*ListAgentVersionsRequest) ProtoMessage() {}
 
 func (x *ListAgentVersionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[7]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -631,7 +585,7 @@ func (x *ListAgentVersionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentVersionsRequest.ProtoReflect.Descriptor instead.
 func (*ListAgentVersionsRequest) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{7}
+	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListAgentVersionsRequest) GetAgentId() string {
@@ -668,7 +622,7 @@ type ListAgentVersionsResponse struct {
 
 func (x *ListAgentVersionsResponse) Reset() {
 	*x = ListAgentVersionsResponse{}
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[8]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -680,7 +634,7 @@ func (x *ListAgentVersionsResponse) String() string {
 func (*ListAgentVersionsResponse) ProtoMessage() {}
 
 func (x *ListAgentVersionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[8]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -693,7 +647,7 @@ func (x *ListAgentVersionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentVersionsResponse.ProtoReflect.Descriptor instead.
 func (*ListAgentVersionsResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{8}
+	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListAgentVersionsResponse) GetVersions() []*AgentVersion {
@@ -723,7 +677,7 @@ type PublishAgentVersionRequest struct {
 
 func (x *PublishAgentVersionRequest) Reset() {
 	*x = PublishAgentVersionRequest{}
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[9]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -735,7 +689,7 @@ func (x *PublishAgentVersionRequest) String() string {
 func (*PublishAgentVersionRequest) ProtoMessage() {}
 
 func (x *PublishAgentVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[9]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -748,7 +702,7 @@ func (x *PublishAgentVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishAgentVersionRequest.ProtoReflect.Descriptor instead.
 func (*PublishAgentVersionRequest) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{9}
+	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PublishAgentVersionRequest) GetAgentId() string {
@@ -776,7 +730,7 @@ type PublishAgentVersionResponse struct {
 
 func (x *PublishAgentVersionResponse) Reset() {
 	*x = PublishAgentVersionResponse{}
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[10]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -788,7 +742,7 @@ func (x *PublishAgentVersionResponse) String() string {
 func (*PublishAgentVersionResponse) ProtoMessage() {}
 
 func (x *PublishAgentVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[10]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -801,7 +755,7 @@ func (x *PublishAgentVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishAgentVersionResponse.ProtoReflect.Descriptor instead.
 func (*PublishAgentVersionResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{10}
+	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PublishAgentVersionResponse) GetVersion() *AgentVersion {
@@ -828,7 +782,7 @@ type RestoreAgentVersionRequest struct {
 
 func (x *RestoreAgentVersionRequest) Reset() {
 	*x = RestoreAgentVersionRequest{}
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[11]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -840,7 +794,7 @@ func (x *RestoreAgentVersionRequest) String() string {
 func (*RestoreAgentVersionRequest) ProtoMessage() {}
 
 func (x *RestoreAgentVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[11]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -853,7 +807,7 @@ func (x *RestoreAgentVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreAgentVersionRequest.ProtoReflect.Descriptor instead.
 func (*RestoreAgentVersionRequest) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{11}
+	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *RestoreAgentVersionRequest) GetAgentId() string {
@@ -895,7 +849,7 @@ type RestoreAgentVersionResponse struct {
 
 func (x *RestoreAgentVersionResponse) Reset() {
 	*x = RestoreAgentVersionResponse{}
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[12]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -907,7 +861,7 @@ func (x *RestoreAgentVersionResponse) String() string {
 func (*RestoreAgentVersionResponse) ProtoMessage() {}
 
 func (x *RestoreAgentVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[12]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -920,7 +874,7 @@ func (x *RestoreAgentVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreAgentVersionResponse.ProtoReflect.Descriptor instead.
 func (*RestoreAgentVersionResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{12}
+	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *RestoreAgentVersionResponse) GetVersion() *AgentVersion {
@@ -946,7 +900,7 @@ type DiffAgentVersionsRequest struct {
 
 func (x *DiffAgentVersionsRequest) Reset() {
 	*x = DiffAgentVersionsRequest{}
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[13]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -958,7 +912,7 @@ func (x *DiffAgentVersionsRequest) String() string {
 func (*DiffAgentVersionsRequest) ProtoMessage() {}
 
 func (x *DiffAgentVersionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[13]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -971,7 +925,7 @@ func (x *DiffAgentVersionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiffAgentVersionsRequest.ProtoReflect.Descriptor instead.
 func (*DiffAgentVersionsRequest) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{13}
+	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *DiffAgentVersionsRequest) GetAgentId() string {
@@ -1010,7 +964,7 @@ type FieldChange struct {
 
 func (x *FieldChange) Reset() {
 	*x = FieldChange{}
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[14]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1022,7 +976,7 @@ func (x *FieldChange) String() string {
 func (*FieldChange) ProtoMessage() {}
 
 func (x *FieldChange) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[14]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1035,7 +989,7 @@ func (x *FieldChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldChange.ProtoReflect.Descriptor instead.
 func (*FieldChange) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{14}
+	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *FieldChange) GetField() string {
@@ -1072,7 +1026,7 @@ type DiffAgentVersionsResponse struct {
 
 func (x *DiffAgentVersionsResponse) Reset() {
 	*x = DiffAgentVersionsResponse{}
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[15]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1084,7 +1038,7 @@ func (x *DiffAgentVersionsResponse) String() string {
 func (*DiffAgentVersionsResponse) ProtoMessage() {}
 
 func (x *DiffAgentVersionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[15]
+	mi := &file_treadle_v1_agent_version_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1097,7 +1051,7 @@ func (x *DiffAgentVersionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiffAgentVersionsResponse.ProtoReflect.Descriptor instead.
 func (*DiffAgentVersionsResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{15}
+	return file_treadle_v1_agent_version_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DiffAgentVersionsResponse) GetChanges() []*FieldChange {
@@ -1119,9 +1073,7 @@ var File_treadle_v1_agent_version_service_proto protoreflect.FileDescriptor
 const file_treadle_v1_agent_version_service_proto_rawDesc = "" +
 	"\n" +
 	"&treadle/v1/agent_version_service.proto\x12\n" +
-	"treadle.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16treadle/v1/agent.proto\"!\n" +
-	"\tToolNames\x12\x14\n" +
-	"\x05names\x18\x01 \x03(\tR\x05names\"\xfa\x02\n" +
+	"treadle.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16treadle/v1/agent.proto\"\xfa\x02\n" +
 	"\rAgentOverride\x12$\n" +
 	"\finstructions\x18\x01 \x01(\tH\x00R\finstructions\x12O\n" +
 	"\x14instruction_messages\x18\x02 \x01(\v2\x1a.treadle.v1.SystemMessagesH\x00R\x13instructionMessages\x120\n" +
@@ -1220,58 +1172,58 @@ func file_treadle_v1_agent_version_service_proto_rawDescGZIP() []byte {
 }
 
 var file_treadle_v1_agent_version_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_treadle_v1_agent_version_service_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_treadle_v1_agent_version_service_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_treadle_v1_agent_version_service_proto_goTypes = []any{
 	(AgentVersionState)(0),              // 0: treadle.v1.AgentVersionState
-	(*ToolNames)(nil),                   // 1: treadle.v1.ToolNames
-	(*AgentOverride)(nil),               // 2: treadle.v1.AgentOverride
-	(*AgentVersion)(nil),                // 3: treadle.v1.AgentVersion
-	(*CreateAgentVersionRequest)(nil),   // 4: treadle.v1.CreateAgentVersionRequest
-	(*CreateAgentVersionResponse)(nil),  // 5: treadle.v1.CreateAgentVersionResponse
-	(*GetAgentVersionRequest)(nil),      // 6: treadle.v1.GetAgentVersionRequest
-	(*GetAgentVersionResponse)(nil),     // 7: treadle.v1.GetAgentVersionResponse
-	(*ListAgentVersionsRequest)(nil),    // 8: treadle.v1.ListAgentVersionsRequest
-	(*ListAgentVersionsResponse)(nil),   // 9: treadle.v1.ListAgentVersionsResponse
-	(*PublishAgentVersionRequest)(nil),  // 10: treadle.v1.PublishAgentVersionRequest
-	(*PublishAgentVersionResponse)(nil), // 11: treadle.v1.PublishAgentVersionResponse
-	(*RestoreAgentVersionRequest)(nil),  // 12: treadle.v1.RestoreAgentVersionRequest
-	(*RestoreAgentVersionResponse)(nil), // 13: treadle.v1.RestoreAgentVersionResponse
-	(*DiffAgentVersionsRequest)(nil),    // 14: treadle.v1.DiffAgentVersionsRequest
-	(*FieldChange)(nil),                 // 15: treadle.v1.FieldChange
-	(*DiffAgentVersionsResponse)(nil),   // 16: treadle.v1.DiffAgentVersionsResponse
-	nil,                                 // 17: treadle.v1.AgentOverride.ToolDescriptionsEntry
-	(*SystemMessages)(nil),              // 18: treadle.v1.SystemMessages
+	(*AgentOverride)(nil),               // 1: treadle.v1.AgentOverride
+	(*AgentVersion)(nil),                // 2: treadle.v1.AgentVersion
+	(*CreateAgentVersionRequest)(nil),   // 3: treadle.v1.CreateAgentVersionRequest
+	(*CreateAgentVersionResponse)(nil),  // 4: treadle.v1.CreateAgentVersionResponse
+	(*GetAgentVersionRequest)(nil),      // 5: treadle.v1.GetAgentVersionRequest
+	(*GetAgentVersionResponse)(nil),     // 6: treadle.v1.GetAgentVersionResponse
+	(*ListAgentVersionsRequest)(nil),    // 7: treadle.v1.ListAgentVersionsRequest
+	(*ListAgentVersionsResponse)(nil),   // 8: treadle.v1.ListAgentVersionsResponse
+	(*PublishAgentVersionRequest)(nil),  // 9: treadle.v1.PublishAgentVersionRequest
+	(*PublishAgentVersionResponse)(nil), // 10: treadle.v1.PublishAgentVersionResponse
+	(*RestoreAgentVersionRequest)(nil),  // 11: treadle.v1.RestoreAgentVersionRequest
+	(*RestoreAgentVersionResponse)(nil), // 12: treadle.v1.RestoreAgentVersionResponse
+	(*DiffAgentVersionsRequest)(nil),    // 13: treadle.v1.DiffAgentVersionsRequest
+	(*FieldChange)(nil),                 // 14: treadle.v1.FieldChange
+	(*DiffAgentVersionsResponse)(nil),   // 15: treadle.v1.DiffAgentVersionsResponse
+	nil,                                 // 16: treadle.v1.AgentOverride.ToolDescriptionsEntry
+	(*SystemMessages)(nil),              // 17: treadle.v1.SystemMessages
+	(*ToolNames)(nil),                   // 18: treadle.v1.ToolNames
 	(*timestamppb.Timestamp)(nil),       // 19: google.protobuf.Timestamp
 	(*structpb.Struct)(nil),             // 20: google.protobuf.Struct
 }
 var file_treadle_v1_agent_version_service_proto_depIdxs = []int32{
-	18, // 0: treadle.v1.AgentOverride.instruction_messages:type_name -> treadle.v1.SystemMessages
-	1,  // 1: treadle.v1.AgentOverride.tools:type_name -> treadle.v1.ToolNames
-	17, // 2: treadle.v1.AgentOverride.tool_descriptions:type_name -> treadle.v1.AgentOverride.ToolDescriptionsEntry
+	17, // 0: treadle.v1.AgentOverride.instruction_messages:type_name -> treadle.v1.SystemMessages
+	18, // 1: treadle.v1.AgentOverride.tools:type_name -> treadle.v1.ToolNames
+	16, // 2: treadle.v1.AgentOverride.tool_descriptions:type_name -> treadle.v1.AgentOverride.ToolDescriptionsEntry
 	0,  // 3: treadle.v1.AgentVersion.state:type_name -> treadle.v1.AgentVersionState
-	2,  // 4: treadle.v1.AgentVersion.override:type_name -> treadle.v1.AgentOverride
+	1,  // 4: treadle.v1.AgentVersion.override:type_name -> treadle.v1.AgentOverride
 	19, // 5: treadle.v1.AgentVersion.create_time:type_name -> google.protobuf.Timestamp
 	19, // 6: treadle.v1.AgentVersion.publish_time:type_name -> google.protobuf.Timestamp
 	20, // 7: treadle.v1.AgentVersion.definition:type_name -> google.protobuf.Struct
-	2,  // 8: treadle.v1.CreateAgentVersionRequest.change:type_name -> treadle.v1.AgentOverride
-	3,  // 9: treadle.v1.CreateAgentVersionResponse.version:type_name -> treadle.v1.AgentVersion
-	3,  // 10: treadle.v1.GetAgentVersionResponse.version:type_name -> treadle.v1.AgentVersion
-	3,  // 11: treadle.v1.ListAgentVersionsResponse.versions:type_name -> treadle.v1.AgentVersion
-	3,  // 12: treadle.v1.PublishAgentVersionResponse.version:type_name -> treadle.v1.AgentVersion
-	3,  // 13: treadle.v1.RestoreAgentVersionResponse.version:type_name -> treadle.v1.AgentVersion
-	15, // 14: treadle.v1.DiffAgentVersionsResponse.changes:type_name -> treadle.v1.FieldChange
-	4,  // 15: treadle.v1.AgentVersionService.CreateAgentVersion:input_type -> treadle.v1.CreateAgentVersionRequest
-	6,  // 16: treadle.v1.AgentVersionService.GetAgentVersion:input_type -> treadle.v1.GetAgentVersionRequest
-	8,  // 17: treadle.v1.AgentVersionService.ListAgentVersions:input_type -> treadle.v1.ListAgentVersionsRequest
-	10, // 18: treadle.v1.AgentVersionService.PublishAgentVersion:input_type -> treadle.v1.PublishAgentVersionRequest
-	12, // 19: treadle.v1.AgentVersionService.RestoreAgentVersion:input_type -> treadle.v1.RestoreAgentVersionRequest
-	14, // 20: treadle.v1.AgentVersionService.DiffAgentVersions:input_type -> treadle.v1.DiffAgentVersionsRequest
-	5,  // 21: treadle.v1.AgentVersionService.CreateAgentVersion:output_type -> treadle.v1.CreateAgentVersionResponse
-	7,  // 22: treadle.v1.AgentVersionService.GetAgentVersion:output_type -> treadle.v1.GetAgentVersionResponse
-	9,  // 23: treadle.v1.AgentVersionService.ListAgentVersions:output_type -> treadle.v1.ListAgentVersionsResponse
-	11, // 24: treadle.v1.AgentVersionService.PublishAgentVersion:output_type -> treadle.v1.PublishAgentVersionResponse
-	13, // 25: treadle.v1.AgentVersionService.RestoreAgentVersion:output_type -> treadle.v1.RestoreAgentVersionResponse
-	16, // 26: treadle.v1.AgentVersionService.DiffAgentVersions:output_type -> treadle.v1.DiffAgentVersionsResponse
+	1,  // 8: treadle.v1.CreateAgentVersionRequest.change:type_name -> treadle.v1.AgentOverride
+	2,  // 9: treadle.v1.CreateAgentVersionResponse.version:type_name -> treadle.v1.AgentVersion
+	2,  // 10: treadle.v1.GetAgentVersionResponse.version:type_name -> treadle.v1.AgentVersion
+	2,  // 11: treadle.v1.ListAgentVersionsResponse.versions:type_name -> treadle.v1.AgentVersion
+	2,  // 12: treadle.v1.PublishAgentVersionResponse.version:type_name -> treadle.v1.AgentVersion
+	2,  // 13: treadle.v1.RestoreAgentVersionResponse.version:type_name -> treadle.v1.AgentVersion
+	14, // 14: treadle.v1.DiffAgentVersionsResponse.changes:type_name -> treadle.v1.FieldChange
+	3,  // 15: treadle.v1.AgentVersionService.CreateAgentVersion:input_type -> treadle.v1.CreateAgentVersionRequest
+	5,  // 16: treadle.v1.AgentVersionService.GetAgentVersion:input_type -> treadle.v1.GetAgentVersionRequest
+	7,  // 17: treadle.v1.AgentVersionService.ListAgentVersions:input_type -> treadle.v1.ListAgentVersionsRequest
+	9,  // 18: treadle.v1.AgentVersionService.PublishAgentVersion:input_type -> treadle.v1.PublishAgentVersionRequest
+	11, // 19: treadle.v1.AgentVersionService.RestoreAgentVersion:input_type -> treadle.v1.RestoreAgentVersionRequest
+	13, // 20: treadle.v1.AgentVersionService.DiffAgentVersions:input_type -> treadle.v1.DiffAgentVersionsRequest
+	4,  // 21: treadle.v1.AgentVersionService.CreateAgentVersion:output_type -> treadle.v1.CreateAgentVersionResponse
+	6,  // 22: treadle.v1.AgentVersionService.GetAgentVersion:output_type -> treadle.v1.GetAgentVersionResponse
+	8,  // 23: treadle.v1.AgentVersionService.ListAgentVersions:output_type -> treadle.v1.ListAgentVersionsResponse
+	10, // 24: treadle.v1.AgentVersionService.PublishAgentVersion:output_type -> treadle.v1.PublishAgentVersionResponse
+	12, // 25: treadle.v1.AgentVersionService.RestoreAgentVersion:output_type -> treadle.v1.RestoreAgentVersionResponse
+	15, // 26: treadle.v1.AgentVersionService.DiffAgentVersions:output_type -> treadle.v1.DiffAgentVersionsResponse
 	21, // [21:27] is the sub-list for method output_type
 	15, // [15:21] is the sub-list for method input_type
 	15, // [15:15] is the sub-list for extension type_name
@@ -1285,7 +1237,7 @@ func file_treadle_v1_agent_version_service_proto_init() {
 		return
 	}
 	file_treadle_v1_agent_proto_init()
-	file_treadle_v1_agent_version_service_proto_msgTypes[1].OneofWrappers = []any{
+	file_treadle_v1_agent_version_service_proto_msgTypes[0].OneofWrappers = []any{
 		(*AgentOverride_Instructions)(nil),
 		(*AgentOverride_InstructionMessages)(nil),
 	}
@@ -1295,7 +1247,7 @@ func file_treadle_v1_agent_version_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_treadle_v1_agent_version_service_proto_rawDesc), len(file_treadle_v1_agent_version_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   17,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

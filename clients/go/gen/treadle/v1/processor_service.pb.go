@@ -62,6 +62,18 @@ const (
 	// `onDelegationComplete`: after a sub-agent tool ran, with its result or error; MAY add
 	// feedback to the parent's memory or bail (end the parent's run after this step).
 	Hook_HOOK_ON_DELEGATION_COMPLETE Hook = 14
+	// `transformToolPayload` (the Mastra Agent's `hooks.transform`): how one tool payload (a call's
+	// arguments, a result or an error) looks to clients (`display`) or in the history they read
+	// (`transcript`). Sent only for agents that list the processor in `tool_payload_processors`,
+	// and only for the tools in the declaration's `tool_names` (empty: every tool). MUST be MUTATE.
+	// The server fails closed: a timeout, disconnect, error or an answer without a payload shows
+	// `{"message": "Tool <phase> payload unavailable"}`, never the raw payload.
+	Hook_HOOK_TRANSFORM_TOOL_PAYLOAD Hook = 16
+	// `resolveAgent`: once per call, after the request context is validated and the agent's
+	// variants are resolved, before memory loads, for the processor an agent names as its
+	// `resolver`. MUTATE only (an OBSERVE declaration is treated as MUTATE). The answer is an
+	// `AgentOverrides` outcome, `unchanged`, `abort` or `error`.
+	Hook_HOOK_RESOLVE_AGENT Hook = 15
 )
 
 // Enum value maps for Hook.
@@ -82,6 +94,8 @@ var (
 		12: "HOOK_ON_VIOLATION",
 		13: "HOOK_ON_DELEGATION_START",
 		14: "HOOK_ON_DELEGATION_COMPLETE",
+		16: "HOOK_TRANSFORM_TOOL_PAYLOAD",
+		15: "HOOK_RESOLVE_AGENT",
 	}
 	Hook_value = map[string]int32{
 		"HOOK_UNSPECIFIED":            0,
@@ -99,6 +113,8 @@ var (
 		"HOOK_ON_VIOLATION":           12,
 		"HOOK_ON_DELEGATION_START":    13,
 		"HOOK_ON_DELEGATION_COMPLETE": 14,
+		"HOOK_TRANSFORM_TOOL_PAYLOAD": 16,
+		"HOOK_RESOLVE_AGENT":          15,
 	}
 )
 
@@ -725,8 +741,8 @@ type HookDeclaration struct {
 	// `processOutputStream` only: how many invocations of one run MAY be in flight at once
 	// (pipelining). 0 or 1 means lock-step: the next chunk is sent once the previous is answered.
 	MaxInFlight uint32 `protobuf:"varint,7,opt,name=max_in_flight,json=maxInFlight,proto3" json:"max_in_flight,omitempty"`
-	// `beforeToolCall`, `afterToolCall` and `processToolResult` only: the tools (by name) the
-	// hook is invoked for; empty means every tool.
+	// `beforeToolCall`, `afterToolCall`, `processToolResult` and `transformToolPayload` only: the
+	// tools (by name) the hook is invoked for; empty means every tool.
 	ToolNames     []string `protobuf:"bytes,8,rep,name=tool_names,json=toolNames,proto3" json:"tool_names,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1050,6 +1066,8 @@ type Invocation struct {
 	//	*Invocation_OnViolation
 	//	*Invocation_OnDelegationStart
 	//	*Invocation_OnDelegationComplete
+	//	*Invocation_TransformToolPayload
+	//	*Invocation_ResolveAgent
 	Args          isInvocation_Args `protobuf_oneof:"args"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1323,6 +1341,24 @@ func (x *Invocation) GetOnDelegationComplete() *OnDelegationCompleteArgs {
 	return nil
 }
 
+func (x *Invocation) GetTransformToolPayload() *TransformToolPayloadArgs {
+	if x != nil {
+		if x, ok := x.Args.(*Invocation_TransformToolPayload); ok {
+			return x.TransformToolPayload
+		}
+	}
+	return nil
+}
+
+func (x *Invocation) GetResolveAgent() *ResolveAgentArgs {
+	if x != nil {
+		if x, ok := x.Args.(*Invocation_ResolveAgent); ok {
+			return x.ResolveAgent
+		}
+	}
+	return nil
+}
+
 type isInvocation_Args interface {
 	isInvocation_Args()
 }
@@ -1397,6 +1433,16 @@ type Invocation_OnDelegationComplete struct {
 	OnDelegationComplete *OnDelegationCompleteArgs `protobuf:"bytes,33,opt,name=on_delegation_complete,json=onDelegationComplete,proto3,oneof"`
 }
 
+type Invocation_TransformToolPayload struct {
+	// Arguments of `transformToolPayload`.
+	TransformToolPayload *TransformToolPayloadArgs `protobuf:"bytes,35,opt,name=transform_tool_payload,json=transformToolPayload,proto3,oneof"`
+}
+
+type Invocation_ResolveAgent struct {
+	// Arguments of `resolveAgent`.
+	ResolveAgent *ResolveAgentArgs `protobuf:"bytes,34,opt,name=resolve_agent,json=resolveAgent,proto3,oneof"`
+}
+
 func (*Invocation_ProcessInput) isInvocation_Args() {}
 
 func (*Invocation_ProcessInputStep) isInvocation_Args() {}
@@ -1424,6 +1470,10 @@ func (*Invocation_OnViolation) isInvocation_Args() {}
 func (*Invocation_OnDelegationStart) isInvocation_Args() {}
 
 func (*Invocation_OnDelegationComplete) isInvocation_Args() {}
+
+func (*Invocation_TransformToolPayload) isInvocation_Args() {}
+
+func (*Invocation_ResolveAgent) isInvocation_Args() {}
 
 // ProcessorState is one processor's state for one call: shared by all of its hooks and steps,
 // never by two calls.
@@ -2784,6 +2834,142 @@ func (x *DelegationCompleteOutcome) GetBail() bool {
 	return false
 }
 
+// TransformToolPayloadArgs are the arguments of `transformToolPayload`. Reply: `transformed`
+// (the payload as the target shows it; without a payload the server shows the placeholder) or
+// `unchanged` (the payload as received); anything else, or no answer, gives the placeholder.
+//
+// Declarative rules of the agent (`Agent.tool_payload_rules`) run first: `payload` is what they
+// left. Argument deltas are never sent (they are suppressed unless a declarative `input-delta`
+// rule exists).
+type TransformToolPayloadArgs struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// `display` (streams, `Generate`, subscriptions) or `transcript` (`ListMessages`).
+	Target string `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
+	// `input` (the call's arguments), `output` (the tool's result) or `error` (its error message,
+	// a string, already scrubbed of raw argument values).
+	Phase string `protobuf:"bytes,2,opt,name=phase,proto3" json:"phase,omitempty"`
+	// Name of the tool.
+	ToolName string `protobuf:"bytes,3,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	// Id of the tool call.
+	ToolCallId string `protobuf:"bytes,4,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// The payload to transform.
+	Payload       *structpb.Value `protobuf:"bytes,5,opt,name=payload,proto3" json:"payload,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TransformToolPayloadArgs) Reset() {
+	*x = TransformToolPayloadArgs{}
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TransformToolPayloadArgs) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TransformToolPayloadArgs) ProtoMessage() {}
+
+func (x *TransformToolPayloadArgs) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TransformToolPayloadArgs.ProtoReflect.Descriptor instead.
+func (*TransformToolPayloadArgs) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *TransformToolPayloadArgs) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+func (x *TransformToolPayloadArgs) GetPhase() string {
+	if x != nil {
+		return x.Phase
+	}
+	return ""
+}
+
+func (x *TransformToolPayloadArgs) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *TransformToolPayloadArgs) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *TransformToolPayloadArgs) GetPayload() *structpb.Value {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
+}
+
+// TransformedPayload is `transformToolPayload`'s answer.
+type TransformedPayload struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The payload as the target shows it; unset means the hook yielded nothing (the server shows
+	// the placeholder).
+	Payload       *structpb.Value `protobuf:"bytes,1,opt,name=payload,proto3" json:"payload,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TransformedPayload) Reset() {
+	*x = TransformedPayload{}
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TransformedPayload) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TransformedPayload) ProtoMessage() {}
+
+func (x *TransformedPayload) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TransformedPayload.ProtoReflect.Descriptor instead.
+func (*TransformedPayload) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *TransformedPayload) GetPayload() *structpb.Value {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
+}
+
 // OutputResult is the whole call's result, for `processOutputResult`.
 type OutputResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2801,7 +2987,7 @@ type OutputResult struct {
 
 func (x *OutputResult) Reset() {
 	*x = OutputResult{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[27]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2813,7 +2999,7 @@ func (x *OutputResult) String() string {
 func (*OutputResult) ProtoMessage() {}
 
 func (x *OutputResult) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[27]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2826,7 +3012,7 @@ func (x *OutputResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutputResult.ProtoReflect.Descriptor instead.
 func (*OutputResult) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{27}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *OutputResult) GetText() string {
@@ -2871,7 +3057,7 @@ type ProcessOutputResultArgs struct {
 
 func (x *ProcessOutputResultArgs) Reset() {
 	*x = ProcessOutputResultArgs{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[28]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2883,7 +3069,7 @@ func (x *ProcessOutputResultArgs) String() string {
 func (*ProcessOutputResultArgs) ProtoMessage() {}
 
 func (x *ProcessOutputResultArgs) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[28]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2896,7 +3082,7 @@ func (x *ProcessOutputResultArgs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessOutputResultArgs.ProtoReflect.Descriptor instead.
 func (*ProcessOutputResultArgs) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{28}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ProcessOutputResultArgs) GetMessageList() *MessageListSnapshot {
@@ -2931,6 +3117,8 @@ type InvocationResult struct {
 	//	*InvocationResult_SkipTool
 	//	*InvocationResult_DelegationStart
 	//	*InvocationResult_DelegationComplete
+	//	*InvocationResult_Transformed
+	//	*InvocationResult_AgentOverrides
 	Outcome isInvocationResult_Outcome `protobuf_oneof:"outcome"`
 	// The processor's new state, when the hook changed it (the whole object).
 	State *ProcessorState `protobuf:"bytes,10,opt,name=state,proto3" json:"state,omitempty"`
@@ -2943,7 +3131,7 @@ type InvocationResult struct {
 
 func (x *InvocationResult) Reset() {
 	*x = InvocationResult{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[29]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2955,7 +3143,7 @@ func (x *InvocationResult) String() string {
 func (*InvocationResult) ProtoMessage() {}
 
 func (x *InvocationResult) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[29]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2968,7 +3156,7 @@ func (x *InvocationResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvocationResult.ProtoReflect.Descriptor instead.
 func (*InvocationResult) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{29}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *InvocationResult) GetInvocationId() string {
@@ -3066,6 +3254,24 @@ func (x *InvocationResult) GetDelegationComplete() *DelegationCompleteOutcome {
 	return nil
 }
 
+func (x *InvocationResult) GetTransformed() *TransformedPayload {
+	if x != nil {
+		if x, ok := x.Outcome.(*InvocationResult_Transformed); ok {
+			return x.Transformed
+		}
+	}
+	return nil
+}
+
+func (x *InvocationResult) GetAgentOverrides() *AgentOverrides {
+	if x != nil {
+		if x, ok := x.Outcome.(*InvocationResult_AgentOverrides); ok {
+			return x.AgentOverrides
+		}
+	}
+	return nil
+}
+
 func (x *InvocationResult) GetState() *ProcessorState {
 	if x != nil {
 		return x.State
@@ -3129,6 +3335,16 @@ type InvocationResult_DelegationComplete struct {
 	DelegationComplete *DelegationCompleteOutcome `protobuf:"bytes,13,opt,name=delegation_complete,json=delegationComplete,proto3,oneof"`
 }
 
+type InvocationResult_Transformed struct {
+	// `transformToolPayload` only: the transformed payload.
+	Transformed *TransformedPayload `protobuf:"bytes,15,opt,name=transformed,proto3,oneof"`
+}
+
+type InvocationResult_AgentOverrides struct {
+	// `resolveAgent` only: what the call uses instead of the declaratively resolved values.
+	AgentOverrides *AgentOverrides `protobuf:"bytes,14,opt,name=agent_overrides,json=agentOverrides,proto3,oneof"`
+}
+
 func (*InvocationResult_Unchanged) isInvocationResult_Outcome() {}
 
 func (*InvocationResult_Replace) isInvocationResult_Outcome() {}
@@ -3147,6 +3363,10 @@ func (*InvocationResult_DelegationStart) isInvocationResult_Outcome() {}
 
 func (*InvocationResult_DelegationComplete) isInvocationResult_Outcome() {}
 
+func (*InvocationResult_Transformed) isInvocationResult_Outcome() {}
+
+func (*InvocationResult_AgentOverrides) isInvocationResult_Outcome() {}
+
 // SkipToolOutcome is `beforeToolCall`'s `{proceed: false, output}`.
 type SkipToolOutcome struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3158,7 +3378,7 @@ type SkipToolOutcome struct {
 
 func (x *SkipToolOutcome) Reset() {
 	*x = SkipToolOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[30]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3170,7 +3390,7 @@ func (x *SkipToolOutcome) String() string {
 func (*SkipToolOutcome) ProtoMessage() {}
 
 func (x *SkipToolOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[30]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3183,7 +3403,7 @@ func (x *SkipToolOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkipToolOutcome.ProtoReflect.Descriptor instead.
 func (*SkipToolOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{30}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SkipToolOutcome) GetOutput() *structpb.Value {
@@ -3202,7 +3422,7 @@ type UnchangedOutcome struct {
 
 func (x *UnchangedOutcome) Reset() {
 	*x = UnchangedOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[31]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3214,7 +3434,7 @@ func (x *UnchangedOutcome) String() string {
 func (*UnchangedOutcome) ProtoMessage() {}
 
 func (x *UnchangedOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[31]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3227,7 +3447,7 @@ func (x *UnchangedOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnchangedOutcome.ProtoReflect.Descriptor instead.
 func (*UnchangedOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{31}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{33}
 }
 
 // ReplaceOutcome carries replacements; unset fields leave things unchanged.
@@ -3250,7 +3470,7 @@ type ReplaceOutcome struct {
 
 func (x *ReplaceOutcome) Reset() {
 	*x = ReplaceOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[32]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3262,7 +3482,7 @@ func (x *ReplaceOutcome) String() string {
 func (*ReplaceOutcome) ProtoMessage() {}
 
 func (x *ReplaceOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[32]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3275,7 +3495,7 @@ func (x *ReplaceOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplaceOutcome.ProtoReflect.Descriptor instead.
 func (*ReplaceOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{32}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ReplaceOutcome) GetMessages() *MessageListReplacement {
@@ -3329,7 +3549,7 @@ type MessageListReplacement struct {
 
 func (x *MessageListReplacement) Reset() {
 	*x = MessageListReplacement{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[33]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3341,7 +3561,7 @@ func (x *MessageListReplacement) String() string {
 func (*MessageListReplacement) ProtoMessage() {}
 
 func (x *MessageListReplacement) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[33]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3354,7 +3574,7 @@ func (x *MessageListReplacement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageListReplacement.ProtoReflect.Descriptor instead.
 func (*MessageListReplacement) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{33}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *MessageListReplacement) GetMessages() []*Message {
@@ -3382,7 +3602,7 @@ type PromptReplacement struct {
 
 func (x *PromptReplacement) Reset() {
 	*x = PromptReplacement{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[34]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3394,7 +3614,7 @@ func (x *PromptReplacement) String() string {
 func (*PromptReplacement) ProtoMessage() {}
 
 func (x *PromptReplacement) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[34]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3407,7 +3627,7 @@ func (x *PromptReplacement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PromptReplacement.ProtoReflect.Descriptor instead.
 func (*PromptReplacement) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{34}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *PromptReplacement) GetMessages() []*PromptMessage {
@@ -3429,7 +3649,7 @@ type CachedResponse struct {
 
 func (x *CachedResponse) Reset() {
 	*x = CachedResponse{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3441,7 +3661,7 @@ func (x *CachedResponse) String() string {
 func (*CachedResponse) ProtoMessage() {}
 
 func (x *CachedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3454,7 +3674,7 @@ func (x *CachedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CachedResponse.ProtoReflect.Descriptor instead.
 func (*CachedResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{35}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CachedResponse) GetChunks() []*Chunk {
@@ -3475,7 +3695,7 @@ type ActiveTools struct {
 
 func (x *ActiveTools) Reset() {
 	*x = ActiveTools{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[36]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3487,7 +3707,7 @@ func (x *ActiveTools) String() string {
 func (*ActiveTools) ProtoMessage() {}
 
 func (x *ActiveTools) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[36]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3500,7 +3720,7 @@ func (x *ActiveTools) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActiveTools.ProtoReflect.Descriptor instead.
 func (*ActiveTools) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{36}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ActiveTools) GetNames() []string {
@@ -3537,7 +3757,7 @@ type StepOverrides struct {
 
 func (x *StepOverrides) Reset() {
 	*x = StepOverrides{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[37]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3549,7 +3769,7 @@ func (x *StepOverrides) String() string {
 func (*StepOverrides) ProtoMessage() {}
 
 func (x *StepOverrides) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[37]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3562,7 +3782,7 @@ func (x *StepOverrides) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepOverrides.ProtoReflect.Descriptor instead.
 func (*StepOverrides) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{37}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *StepOverrides) GetModel() string {
@@ -3625,7 +3845,7 @@ type StepTools struct {
 
 func (x *StepTools) Reset() {
 	*x = StepTools{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[38]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3637,7 +3857,7 @@ func (x *StepTools) String() string {
 func (*StepTools) ProtoMessage() {}
 
 func (x *StepTools) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[38]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3650,7 +3870,7 @@ func (x *StepTools) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepTools.ProtoReflect.Descriptor instead.
 func (*StepTools) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{38}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *StepTools) GetNames() []string {
@@ -3675,7 +3895,7 @@ type AbortOutcome struct {
 
 func (x *AbortOutcome) Reset() {
 	*x = AbortOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[39]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3687,7 +3907,7 @@ func (x *AbortOutcome) String() string {
 func (*AbortOutcome) ProtoMessage() {}
 
 func (x *AbortOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[39]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3700,7 +3920,7 @@ func (x *AbortOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbortOutcome.ProtoReflect.Descriptor instead.
 func (*AbortOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{39}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *AbortOutcome) GetReason() string {
@@ -3735,7 +3955,7 @@ type RetryOutcome struct {
 
 func (x *RetryOutcome) Reset() {
 	*x = RetryOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[40]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3747,7 +3967,7 @@ func (x *RetryOutcome) String() string {
 func (*RetryOutcome) ProtoMessage() {}
 
 func (x *RetryOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[40]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3760,7 +3980,7 @@ func (x *RetryOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryOutcome.ProtoReflect.Descriptor instead.
 func (*RetryOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{40}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *RetryOutcome) GetMessages() *MessageListReplacement {
@@ -3781,7 +4001,7 @@ type ErrorOutcome struct {
 
 func (x *ErrorOutcome) Reset() {
 	*x = ErrorOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[41]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3793,7 +4013,7 @@ func (x *ErrorOutcome) String() string {
 func (*ErrorOutcome) ProtoMessage() {}
 
 func (x *ErrorOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[41]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3806,7 +4026,7 @@ func (x *ErrorOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorOutcome.ProtoReflect.Descriptor instead.
 func (*ErrorOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{41}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ErrorOutcome) GetMessage() string {
@@ -3828,7 +4048,7 @@ type StreamOutcomes struct {
 
 func (x *StreamOutcomes) Reset() {
 	*x = StreamOutcomes{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[42]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3840,7 +4060,7 @@ func (x *StreamOutcomes) String() string {
 func (*StreamOutcomes) ProtoMessage() {}
 
 func (x *StreamOutcomes) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[42]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3853,7 +4073,7 @@ func (x *StreamOutcomes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamOutcomes.ProtoReflect.Descriptor instead.
 func (*StreamOutcomes) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{42}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *StreamOutcomes) GetChunks() []*ChunkOutcome {
@@ -3883,7 +4103,7 @@ type ChunkOutcome struct {
 
 func (x *ChunkOutcome) Reset() {
 	*x = ChunkOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[43]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3895,7 +4115,7 @@ func (x *ChunkOutcome) String() string {
 func (*ChunkOutcome) ProtoMessage() {}
 
 func (x *ChunkOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[43]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3908,7 +4128,7 @@ func (x *ChunkOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChunkOutcome.ProtoReflect.Descriptor instead.
 func (*ChunkOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{43}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ChunkOutcome) GetOutcome() isChunkOutcome_Outcome {
@@ -4032,7 +4252,7 @@ type ChunkSequence struct {
 
 func (x *ChunkSequence) Reset() {
 	*x = ChunkSequence{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[44]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4044,7 +4264,7 @@ func (x *ChunkSequence) String() string {
 func (*ChunkSequence) ProtoMessage() {}
 
 func (x *ChunkSequence) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[44]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4057,7 +4277,7 @@ func (x *ChunkSequence) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChunkSequence.ProtoReflect.Descriptor instead.
 func (*ChunkSequence) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{44}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ChunkSequence) GetChunks() []*Chunk {
@@ -4076,7 +4296,7 @@ type DropOutcome struct {
 
 func (x *DropOutcome) Reset() {
 	*x = DropOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[45]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4088,7 +4308,7 @@ func (x *DropOutcome) String() string {
 func (*DropOutcome) ProtoMessage() {}
 
 func (x *DropOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[45]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4101,7 +4321,156 @@ func (x *DropOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropOutcome.ProtoReflect.Descriptor instead.
 func (*DropOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{45}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{47}
+}
+
+// ResolveAgentArgs is what `resolveAgent` sees: the agent as its variants resolved it for this
+// call (the request context is the invocation's).
+type ResolveAgentArgs struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent with its variants applied: the variant lists are empty, the plain fields hold the
+	// values the call would use without the resolver.
+	Agent         *Agent `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResolveAgentArgs) Reset() {
+	*x = ResolveAgentArgs{}
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResolveAgentArgs) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResolveAgentArgs) ProtoMessage() {}
+
+func (x *ResolveAgentArgs) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResolveAgentArgs.ProtoReflect.Descriptor instead.
+func (*ResolveAgentArgs) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *ResolveAgentArgs) GetAgent() *Agent {
+	if x != nil {
+		return x.Agent
+	}
+	return nil
+}
+
+// AgentOverrides replaces fields of the resolved agent for one call. Unset fields keep their
+// resolved values; a set list replaces the list (an empty one empties it).
+type AgentOverrides struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Router string `provider/model`.
+	Model *string `protobuf:"bytes,1,opt,name=model,proto3,oneof" json:"model,omitempty"`
+	// The instructions.
+	Instructions *SystemMessages `protobuf:"bytes,2,opt,name=instructions,proto3" json:"instructions,omitempty"`
+	// The tools by name.
+	Tools *ToolNames `protobuf:"bytes,3,opt,name=tools,proto3" json:"tools,omitempty"`
+	// The input processors.
+	InputProcessors *ProcessorList `protobuf:"bytes,4,opt,name=input_processors,json=inputProcessors,proto3" json:"input_processors,omitempty"`
+	// The output processors.
+	OutputProcessors *ProcessorList `protobuf:"bytes,5,opt,name=output_processors,json=outputProcessors,proto3" json:"output_processors,omitempty"`
+	// The error processors.
+	ErrorProcessors *ProcessorList `protobuf:"bytes,6,opt,name=error_processors,json=errorProcessors,proto3" json:"error_processors,omitempty"`
+	// Call defaults merged over the resolved ones, field by field.
+	DefaultOptions *CallOptions `protobuf:"bytes,7,opt,name=default_options,json=defaultOptions,proto3" json:"default_options,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *AgentOverrides) Reset() {
+	*x = AgentOverrides{}
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentOverrides) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentOverrides) ProtoMessage() {}
+
+func (x *AgentOverrides) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentOverrides.ProtoReflect.Descriptor instead.
+func (*AgentOverrides) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *AgentOverrides) GetModel() string {
+	if x != nil && x.Model != nil {
+		return *x.Model
+	}
+	return ""
+}
+
+func (x *AgentOverrides) GetInstructions() *SystemMessages {
+	if x != nil {
+		return x.Instructions
+	}
+	return nil
+}
+
+func (x *AgentOverrides) GetTools() *ToolNames {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+func (x *AgentOverrides) GetInputProcessors() *ProcessorList {
+	if x != nil {
+		return x.InputProcessors
+	}
+	return nil
+}
+
+func (x *AgentOverrides) GetOutputProcessors() *ProcessorList {
+	if x != nil {
+		return x.OutputProcessors
+	}
+	return nil
+}
+
+func (x *AgentOverrides) GetErrorProcessors() *ProcessorList {
+	if x != nil {
+		return x.ErrorProcessors
+	}
+	return nil
+}
+
+func (x *AgentOverrides) GetDefaultOptions() *CallOptions {
+	if x != nil {
+		return x.DefaultOptions
+	}
+	return nil
 }
 
 var File_treadle_v1_processor_service_proto protoreflect.FileDescriptor
@@ -4159,7 +4528,7 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x06source\x18\x02 \x01(\x0e2\x19.treadle.v1.MessageSourceR\x06source\"\x90\x01\n" +
 	"\x13MessageListSnapshot\x125\n" +
 	"\bmessages\x18\x01 \x03(\v2\x19.treadle.v1.ListedMessageR\bmessages\x12B\n" +
-	"\x0fsystem_messages\x18\x02 \x03(\v2\x19.treadle.v1.SystemMessageR\x0esystemMessages\"\xfa\r\n" +
+	"\x0fsystem_messages\x18\x02 \x03(\v2\x19.treadle.v1.SystemMessageR\x0esystemMessages\"\x9d\x0f\n" +
 	"\n" +
 	"Invocation\x12#\n" +
 	"\rinvocation_id\x18\x01 \x01(\tR\finvocationId\x12!\n" +
@@ -4194,7 +4563,9 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x0fafter_tool_call\x18\x1e \x01(\v2\x1d.treadle.v1.AfterToolCallArgsH\x00R\rafterToolCall\x12@\n" +
 	"\fon_violation\x18\x1f \x01(\v2\x1b.treadle.v1.OnViolationArgsH\x00R\vonViolation\x12S\n" +
 	"\x13on_delegation_start\x18  \x01(\v2!.treadle.v1.OnDelegationStartArgsH\x00R\x11onDelegationStart\x12\\\n" +
-	"\x16on_delegation_complete\x18! \x01(\v2$.treadle.v1.OnDelegationCompleteArgsH\x00R\x14onDelegationCompleteB\x06\n" +
+	"\x16on_delegation_complete\x18! \x01(\v2$.treadle.v1.OnDelegationCompleteArgsH\x00R\x14onDelegationComplete\x12\\\n" +
+	"\x16transform_tool_payload\x18# \x01(\v2$.treadle.v1.TransformToolPayloadArgsH\x00R\x14transformToolPayload\x12C\n" +
+	"\rresolve_agent\x18\" \x01(\v2\x1c.treadle.v1.ResolveAgentArgsH\x00R\fresolveAgentB\x06\n" +
 	"\x04args\"Y\n" +
 	"\x0eProcessorState\x12-\n" +
 	"\x05value\x18\x01 \x01(\v2\x17.google.protobuf.StructR\x05value\x12\x18\n" +
@@ -4303,7 +4674,16 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\bduration\x18\b \x01(\v2\x19.google.protobuf.DurationR\bduration\"K\n" +
 	"\x19DelegationCompleteOutcome\x12\x1a\n" +
 	"\bfeedback\x18\x01 \x01(\tR\bfeedback\x12\x12\n" +
-	"\x04bail\x18\x02 \x01(\bR\x04bail\"\xb8\x01\n" +
+	"\x04bail\x18\x02 \x01(\bR\x04bail\"\xb9\x01\n" +
+	"\x18TransformToolPayloadArgs\x12\x16\n" +
+	"\x06target\x18\x01 \x01(\tR\x06target\x12\x14\n" +
+	"\x05phase\x18\x02 \x01(\tR\x05phase\x12\x1b\n" +
+	"\ttool_name\x18\x03 \x01(\tR\btoolName\x12 \n" +
+	"\ftool_call_id\x18\x04 \x01(\tR\n" +
+	"toolCallId\x120\n" +
+	"\apayload\x18\x05 \x01(\v2\x16.google.protobuf.ValueR\apayload\"F\n" +
+	"\x12TransformedPayload\x120\n" +
+	"\apayload\x18\x01 \x01(\v2\x16.google.protobuf.ValueR\apayload\"\xb8\x01\n" +
 	"\fOutputResult\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12'\n" +
 	"\x05usage\x18\x02 \x01(\v2\x11.treadle.v1.UsageR\x05usage\x12=\n" +
@@ -4311,7 +4691,7 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x05steps\x18\x04 \x03(\v2\x16.treadle.v1.StepResultR\x05steps\"\x8f\x01\n" +
 	"\x17ProcessOutputResultArgs\x12B\n" +
 	"\fmessage_list\x18\x01 \x01(\v2\x1f.treadle.v1.MessageListSnapshotR\vmessageList\x120\n" +
-	"\x06result\x18\x02 \x01(\v2\x18.treadle.v1.OutputResultR\x06result\"\xd9\x05\n" +
+	"\x06result\x18\x02 \x01(\v2\x18.treadle.v1.OutputResultR\x06result\"\xe4\x06\n" +
 	"\x10InvocationResult\x12#\n" +
 	"\rinvocation_id\x18\x01 \x01(\tR\finvocationId\x12<\n" +
 	"\tunchanged\x18\x02 \x01(\v2\x1c.treadle.v1.UnchangedOutcomeH\x00R\tunchanged\x126\n" +
@@ -4322,7 +4702,9 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x06stream\x18\a \x01(\v2\x1a.treadle.v1.StreamOutcomesH\x00R\x06stream\x12:\n" +
 	"\tskip_tool\x18\b \x01(\v2\x1b.treadle.v1.SkipToolOutcomeH\x00R\bskipTool\x12O\n" +
 	"\x10delegation_start\x18\f \x01(\v2\".treadle.v1.DelegationStartOutcomeH\x00R\x0fdelegationStart\x12X\n" +
-	"\x13delegation_complete\x18\r \x01(\v2%.treadle.v1.DelegationCompleteOutcomeH\x00R\x12delegationComplete\x120\n" +
+	"\x13delegation_complete\x18\r \x01(\v2%.treadle.v1.DelegationCompleteOutcomeH\x00R\x12delegationComplete\x12B\n" +
+	"\vtransformed\x18\x0f \x01(\v2\x1e.treadle.v1.TransformedPayloadH\x00R\vtransformed\x12E\n" +
+	"\x0fagent_overrides\x18\x0e \x01(\v2\x1a.treadle.v1.AgentOverridesH\x00R\x0eagentOverrides\x120\n" +
 	"\x05state\x18\n" +
 	" \x01(\v2\x1a.treadle.v1.ProcessorStateR\x05state\x12:\n" +
 	"\rcustom_chunks\x18\v \x03(\v2\x15.treadle.v1.DataChunkR\fcustomChunksB\t\n" +
@@ -4376,7 +4758,18 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\aoutcome\":\n" +
 	"\rChunkSequence\x12)\n" +
 	"\x06chunks\x18\x01 \x03(\v2\x11.treadle.v1.ChunkR\x06chunks\"\r\n" +
-	"\vDropOutcome*\xb1\x03\n" +
+	"\vDropOutcome\";\n" +
+	"\x10ResolveAgentArgs\x12'\n" +
+	"\x05agent\x18\x01 \x01(\v2\x11.treadle.v1.AgentR\x05agent\"\xb8\x03\n" +
+	"\x0eAgentOverrides\x12\x19\n" +
+	"\x05model\x18\x01 \x01(\tH\x00R\x05model\x88\x01\x01\x12>\n" +
+	"\finstructions\x18\x02 \x01(\v2\x1a.treadle.v1.SystemMessagesR\finstructions\x12+\n" +
+	"\x05tools\x18\x03 \x01(\v2\x15.treadle.v1.ToolNamesR\x05tools\x12D\n" +
+	"\x10input_processors\x18\x04 \x01(\v2\x19.treadle.v1.ProcessorListR\x0finputProcessors\x12F\n" +
+	"\x11output_processors\x18\x05 \x01(\v2\x19.treadle.v1.ProcessorListR\x10outputProcessors\x12D\n" +
+	"\x10error_processors\x18\x06 \x01(\v2\x19.treadle.v1.ProcessorListR\x0ferrorProcessors\x12@\n" +
+	"\x0fdefault_options\x18\a \x01(\v2\x17.treadle.v1.CallOptionsR\x0edefaultOptionsB\b\n" +
+	"\x06_model*\xea\x03\n" +
 	"\x04Hook\x12\x14\n" +
 	"\x10HOOK_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12HOOK_PROCESS_INPUT\x10\x01\x12\x1b\n" +
@@ -4393,7 +4786,9 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\x14HOOK_AFTER_TOOL_CALL\x10\v\x12\x15\n" +
 	"\x11HOOK_ON_VIOLATION\x10\f\x12\x1c\n" +
 	"\x18HOOK_ON_DELEGATION_START\x10\r\x12\x1f\n" +
-	"\x1bHOOK_ON_DELEGATION_COMPLETE\x10\x0e*R\n" +
+	"\x1bHOOK_ON_DELEGATION_COMPLETE\x10\x0e\x12\x1f\n" +
+	"\x1bHOOK_TRANSFORM_TOOL_PAYLOAD\x10\x10\x12\x16\n" +
+	"\x12HOOK_RESOLVE_AGENT\x10\x0f*R\n" +
 	"\bHookMode\x12\x19\n" +
 	"\x15HOOK_MODE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10HOOK_MODE_MUTATE\x10\x01\x12\x15\n" +
@@ -4426,7 +4821,7 @@ func file_treadle_v1_processor_service_proto_rawDescGZIP() []byte {
 }
 
 var file_treadle_v1_processor_service_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_treadle_v1_processor_service_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_treadle_v1_processor_service_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_treadle_v1_processor_service_proto_goTypes = []any{
 	(Hook)(0),                              // 0: treadle.v1.Hook
 	(HookMode)(0),                          // 1: treadle.v1.HookMode
@@ -4459,72 +4854,80 @@ var file_treadle_v1_processor_service_proto_goTypes = []any{
 	(*DelegationStartOutcome)(nil),         // 28: treadle.v1.DelegationStartOutcome
 	(*OnDelegationCompleteArgs)(nil),       // 29: treadle.v1.OnDelegationCompleteArgs
 	(*DelegationCompleteOutcome)(nil),      // 30: treadle.v1.DelegationCompleteOutcome
-	(*OutputResult)(nil),                   // 31: treadle.v1.OutputResult
-	(*ProcessOutputResultArgs)(nil),        // 32: treadle.v1.ProcessOutputResultArgs
-	(*InvocationResult)(nil),               // 33: treadle.v1.InvocationResult
-	(*SkipToolOutcome)(nil),                // 34: treadle.v1.SkipToolOutcome
-	(*UnchangedOutcome)(nil),               // 35: treadle.v1.UnchangedOutcome
-	(*ReplaceOutcome)(nil),                 // 36: treadle.v1.ReplaceOutcome
-	(*MessageListReplacement)(nil),         // 37: treadle.v1.MessageListReplacement
-	(*PromptReplacement)(nil),              // 38: treadle.v1.PromptReplacement
-	(*CachedResponse)(nil),                 // 39: treadle.v1.CachedResponse
-	(*ActiveTools)(nil),                    // 40: treadle.v1.ActiveTools
-	(*StepOverrides)(nil),                  // 41: treadle.v1.StepOverrides
-	(*StepTools)(nil),                      // 42: treadle.v1.StepTools
-	(*AbortOutcome)(nil),                   // 43: treadle.v1.AbortOutcome
-	(*RetryOutcome)(nil),                   // 44: treadle.v1.RetryOutcome
-	(*ErrorOutcome)(nil),                   // 45: treadle.v1.ErrorOutcome
-	(*StreamOutcomes)(nil),                 // 46: treadle.v1.StreamOutcomes
-	(*ChunkOutcome)(nil),                   // 47: treadle.v1.ChunkOutcome
-	(*ChunkSequence)(nil),                  // 48: treadle.v1.ChunkSequence
-	(*DropOutcome)(nil),                    // 49: treadle.v1.DropOutcome
-	(*CancelInvocation)(nil),               // 50: treadle.v1.CancelInvocation
-	(*Drain)(nil),                          // 51: treadle.v1.Drain
-	(*durationpb.Duration)(nil),            // 52: google.protobuf.Duration
-	(*Message)(nil),                        // 53: treadle.v1.Message
-	(*SystemMessage)(nil),                  // 54: treadle.v1.SystemMessage
-	(*structpb.Struct)(nil),                // 55: google.protobuf.Struct
-	(*TraceContext)(nil),                   // 56: treadle.v1.TraceContext
-	(*timestamppb.Timestamp)(nil),          // 57: google.protobuf.Timestamp
-	(*StepResult)(nil),                     // 58: treadle.v1.StepResult
-	(*ToolChoice)(nil),                     // 59: treadle.v1.ToolChoice
-	(*ToolDefinition)(nil),                 // 60: treadle.v1.ToolDefinition
-	(*ModelSettings)(nil),                  // 61: treadle.v1.ModelSettings
-	(*StructuredOutput)(nil),               // 62: treadle.v1.StructuredOutput
-	(*PromptMessage)(nil),                  // 63: treadle.v1.PromptMessage
-	(*Chunk)(nil),                          // 64: treadle.v1.Chunk
-	(*structpb.Value)(nil),                 // 65: google.protobuf.Value
-	(FinishReason)(0),                      // 66: treadle.v1.FinishReason
-	(*ToolCall)(nil),                       // 67: treadle.v1.ToolCall
-	(*Usage)(nil),                          // 68: treadle.v1.Usage
-	(*DataChunk)(nil),                      // 69: treadle.v1.DataChunk
-	(*SystemMessages)(nil),                 // 70: treadle.v1.SystemMessages
+	(*TransformToolPayloadArgs)(nil),       // 31: treadle.v1.TransformToolPayloadArgs
+	(*TransformedPayload)(nil),             // 32: treadle.v1.TransformedPayload
+	(*OutputResult)(nil),                   // 33: treadle.v1.OutputResult
+	(*ProcessOutputResultArgs)(nil),        // 34: treadle.v1.ProcessOutputResultArgs
+	(*InvocationResult)(nil),               // 35: treadle.v1.InvocationResult
+	(*SkipToolOutcome)(nil),                // 36: treadle.v1.SkipToolOutcome
+	(*UnchangedOutcome)(nil),               // 37: treadle.v1.UnchangedOutcome
+	(*ReplaceOutcome)(nil),                 // 38: treadle.v1.ReplaceOutcome
+	(*MessageListReplacement)(nil),         // 39: treadle.v1.MessageListReplacement
+	(*PromptReplacement)(nil),              // 40: treadle.v1.PromptReplacement
+	(*CachedResponse)(nil),                 // 41: treadle.v1.CachedResponse
+	(*ActiveTools)(nil),                    // 42: treadle.v1.ActiveTools
+	(*StepOverrides)(nil),                  // 43: treadle.v1.StepOverrides
+	(*StepTools)(nil),                      // 44: treadle.v1.StepTools
+	(*AbortOutcome)(nil),                   // 45: treadle.v1.AbortOutcome
+	(*RetryOutcome)(nil),                   // 46: treadle.v1.RetryOutcome
+	(*ErrorOutcome)(nil),                   // 47: treadle.v1.ErrorOutcome
+	(*StreamOutcomes)(nil),                 // 48: treadle.v1.StreamOutcomes
+	(*ChunkOutcome)(nil),                   // 49: treadle.v1.ChunkOutcome
+	(*ChunkSequence)(nil),                  // 50: treadle.v1.ChunkSequence
+	(*DropOutcome)(nil),                    // 51: treadle.v1.DropOutcome
+	(*ResolveAgentArgs)(nil),               // 52: treadle.v1.ResolveAgentArgs
+	(*AgentOverrides)(nil),                 // 53: treadle.v1.AgentOverrides
+	(*CancelInvocation)(nil),               // 54: treadle.v1.CancelInvocation
+	(*Drain)(nil),                          // 55: treadle.v1.Drain
+	(*durationpb.Duration)(nil),            // 56: google.protobuf.Duration
+	(*Message)(nil),                        // 57: treadle.v1.Message
+	(*SystemMessage)(nil),                  // 58: treadle.v1.SystemMessage
+	(*structpb.Struct)(nil),                // 59: google.protobuf.Struct
+	(*TraceContext)(nil),                   // 60: treadle.v1.TraceContext
+	(*timestamppb.Timestamp)(nil),          // 61: google.protobuf.Timestamp
+	(*StepResult)(nil),                     // 62: treadle.v1.StepResult
+	(*ToolChoice)(nil),                     // 63: treadle.v1.ToolChoice
+	(*ToolDefinition)(nil),                 // 64: treadle.v1.ToolDefinition
+	(*ModelSettings)(nil),                  // 65: treadle.v1.ModelSettings
+	(*StructuredOutput)(nil),               // 66: treadle.v1.StructuredOutput
+	(*PromptMessage)(nil),                  // 67: treadle.v1.PromptMessage
+	(*Chunk)(nil),                          // 68: treadle.v1.Chunk
+	(*structpb.Value)(nil),                 // 69: google.protobuf.Value
+	(FinishReason)(0),                      // 70: treadle.v1.FinishReason
+	(*ToolCall)(nil),                       // 71: treadle.v1.ToolCall
+	(*Usage)(nil),                          // 72: treadle.v1.Usage
+	(*DataChunk)(nil),                      // 73: treadle.v1.DataChunk
+	(*SystemMessages)(nil),                 // 74: treadle.v1.SystemMessages
+	(*Agent)(nil),                          // 75: treadle.v1.Agent
+	(*ToolNames)(nil),                      // 76: treadle.v1.ToolNames
+	(*ProcessorList)(nil),                  // 77: treadle.v1.ProcessorList
+	(*CallOptions)(nil),                    // 78: treadle.v1.CallOptions
 }
 var file_treadle_v1_processor_service_proto_depIdxs = []int32{
 	7,   // 0: treadle.v1.ProcessorServiceAttachRequest.handshake:type_name -> treadle.v1.ProcessorHandshake
-	33,  // 1: treadle.v1.ProcessorServiceAttachRequest.result:type_name -> treadle.v1.InvocationResult
+	35,  // 1: treadle.v1.ProcessorServiceAttachRequest.result:type_name -> treadle.v1.InvocationResult
 	10,  // 2: treadle.v1.ProcessorServiceAttachResponse.welcome:type_name -> treadle.v1.ProcessorWelcome
 	13,  // 3: treadle.v1.ProcessorServiceAttachResponse.invocation:type_name -> treadle.v1.Invocation
-	50,  // 4: treadle.v1.ProcessorServiceAttachResponse.cancel:type_name -> treadle.v1.CancelInvocation
-	51,  // 5: treadle.v1.ProcessorServiceAttachResponse.drain:type_name -> treadle.v1.Drain
+	54,  // 4: treadle.v1.ProcessorServiceAttachResponse.cancel:type_name -> treadle.v1.CancelInvocation
+	55,  // 5: treadle.v1.ProcessorServiceAttachResponse.drain:type_name -> treadle.v1.Drain
 	6,   // 6: treadle.v1.ProcessorServiceAttachResponse.run_ended:type_name -> treadle.v1.RunEnded
 	8,   // 7: treadle.v1.ProcessorHandshake.processors:type_name -> treadle.v1.ProcessorDeclaration
 	9,   // 8: treadle.v1.ProcessorDeclaration.hooks:type_name -> treadle.v1.HookDeclaration
 	0,   // 9: treadle.v1.HookDeclaration.hook:type_name -> treadle.v1.Hook
 	1,   // 10: treadle.v1.HookDeclaration.mode:type_name -> treadle.v1.HookMode
-	52,  // 11: treadle.v1.HookDeclaration.timeout:type_name -> google.protobuf.Duration
+	56,  // 11: treadle.v1.HookDeclaration.timeout:type_name -> google.protobuf.Duration
 	2,   // 12: treadle.v1.HookDeclaration.delivery:type_name -> treadle.v1.StreamDelivery
 	8,   // 13: treadle.v1.ProcessorWelcome.processors:type_name -> treadle.v1.ProcessorDeclaration
-	53,  // 14: treadle.v1.ListedMessage.message:type_name -> treadle.v1.Message
+	57,  // 14: treadle.v1.ListedMessage.message:type_name -> treadle.v1.Message
 	3,   // 15: treadle.v1.ListedMessage.source:type_name -> treadle.v1.MessageSource
 	11,  // 16: treadle.v1.MessageListSnapshot.messages:type_name -> treadle.v1.ListedMessage
-	54,  // 17: treadle.v1.MessageListSnapshot.system_messages:type_name -> treadle.v1.SystemMessage
+	58,  // 17: treadle.v1.MessageListSnapshot.system_messages:type_name -> treadle.v1.SystemMessage
 	0,   // 18: treadle.v1.Invocation.hook:type_name -> treadle.v1.Hook
-	55,  // 19: treadle.v1.Invocation.request_context:type_name -> google.protobuf.Struct
+	59,  // 19: treadle.v1.Invocation.request_context:type_name -> google.protobuf.Struct
 	14,  // 20: treadle.v1.Invocation.state:type_name -> treadle.v1.ProcessorState
-	56,  // 21: treadle.v1.Invocation.trace_context:type_name -> treadle.v1.TraceContext
-	57,  // 22: treadle.v1.Invocation.deadline:type_name -> google.protobuf.Timestamp
-	52,  // 23: treadle.v1.Invocation.timeout:type_name -> google.protobuf.Duration
+	60,  // 21: treadle.v1.Invocation.trace_context:type_name -> treadle.v1.TraceContext
+	61,  // 22: treadle.v1.Invocation.deadline:type_name -> google.protobuf.Timestamp
+	56,  // 23: treadle.v1.Invocation.timeout:type_name -> google.protobuf.Duration
 	15,  // 24: treadle.v1.Invocation.process_input:type_name -> treadle.v1.ProcessInputArgs
 	16,  // 25: treadle.v1.Invocation.process_input_step:type_name -> treadle.v1.ProcessInputStepArgs
 	17,  // 26: treadle.v1.Invocation.process_llm_request:type_name -> treadle.v1.ProcessLLMRequestArgs
@@ -4533,95 +4936,108 @@ var file_treadle_v1_processor_service_proto_depIdxs = []int32{
 	21,  // 29: treadle.v1.Invocation.process_output_stream:type_name -> treadle.v1.ProcessOutputStreamArgs
 	22,  // 30: treadle.v1.Invocation.process_output_step:type_name -> treadle.v1.ProcessOutputStepArgs
 	23,  // 31: treadle.v1.Invocation.process_tool_result:type_name -> treadle.v1.ProcessToolResultArgs
-	32,  // 32: treadle.v1.Invocation.process_output_result:type_name -> treadle.v1.ProcessOutputResultArgs
+	34,  // 32: treadle.v1.Invocation.process_output_result:type_name -> treadle.v1.ProcessOutputResultArgs
 	24,  // 33: treadle.v1.Invocation.before_tool_call:type_name -> treadle.v1.BeforeToolCallArgs
 	25,  // 34: treadle.v1.Invocation.after_tool_call:type_name -> treadle.v1.AfterToolCallArgs
 	26,  // 35: treadle.v1.Invocation.on_violation:type_name -> treadle.v1.OnViolationArgs
 	27,  // 36: treadle.v1.Invocation.on_delegation_start:type_name -> treadle.v1.OnDelegationStartArgs
 	29,  // 37: treadle.v1.Invocation.on_delegation_complete:type_name -> treadle.v1.OnDelegationCompleteArgs
-	55,  // 38: treadle.v1.ProcessorState.value:type_name -> google.protobuf.Struct
-	12,  // 39: treadle.v1.ProcessInputArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	12,  // 40: treadle.v1.ProcessInputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	58,  // 41: treadle.v1.ProcessInputStepArgs.steps:type_name -> treadle.v1.StepResult
-	59,  // 42: treadle.v1.ProcessInputStepArgs.tool_choice:type_name -> treadle.v1.ToolChoice
-	60,  // 43: treadle.v1.ProcessInputStepArgs.tools:type_name -> treadle.v1.ToolDefinition
-	55,  // 44: treadle.v1.ProcessInputStepArgs.provider_options:type_name -> google.protobuf.Struct
-	61,  // 45: treadle.v1.ProcessInputStepArgs.model_settings:type_name -> treadle.v1.ModelSettings
-	62,  // 46: treadle.v1.ProcessInputStepArgs.structured_output:type_name -> treadle.v1.StructuredOutput
-	63,  // 47: treadle.v1.ProcessLLMRequestArgs.prompt:type_name -> treadle.v1.PromptMessage
-	58,  // 48: treadle.v1.ProcessLLMRequestArgs.steps:type_name -> treadle.v1.StepResult
-	64,  // 49: treadle.v1.ProcessLLMResponseArgs.chunks:type_name -> treadle.v1.Chunk
-	58,  // 50: treadle.v1.ProcessLLMResponseArgs.steps:type_name -> treadle.v1.StepResult
-	65,  // 51: treadle.v1.APIError.body:type_name -> google.protobuf.Value
-	19,  // 52: treadle.v1.ProcessAPIErrorArgs.error:type_name -> treadle.v1.APIError
-	12,  // 53: treadle.v1.ProcessAPIErrorArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	58,  // 54: treadle.v1.ProcessAPIErrorArgs.steps:type_name -> treadle.v1.StepResult
-	64,  // 55: treadle.v1.ProcessOutputStreamArgs.parts:type_name -> treadle.v1.Chunk
-	12,  // 56: treadle.v1.ProcessOutputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	66,  // 57: treadle.v1.ProcessOutputStepArgs.finish_reason:type_name -> treadle.v1.FinishReason
-	67,  // 58: treadle.v1.ProcessOutputStepArgs.tool_calls:type_name -> treadle.v1.ToolCall
-	68,  // 59: treadle.v1.ProcessOutputStepArgs.usage:type_name -> treadle.v1.Usage
-	58,  // 60: treadle.v1.ProcessOutputStepArgs.steps:type_name -> treadle.v1.StepResult
-	55,  // 61: treadle.v1.ProcessOutputStepArgs.provider_metadata:type_name -> google.protobuf.Struct
-	12,  // 62: treadle.v1.ProcessToolResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	65,  // 63: treadle.v1.ProcessToolResultArgs.args:type_name -> google.protobuf.Value
-	65,  // 64: treadle.v1.ProcessToolResultArgs.result:type_name -> google.protobuf.Value
-	58,  // 65: treadle.v1.ProcessToolResultArgs.steps:type_name -> treadle.v1.StepResult
-	65,  // 66: treadle.v1.BeforeToolCallArgs.args:type_name -> google.protobuf.Value
-	65,  // 67: treadle.v1.AfterToolCallArgs.args:type_name -> google.protobuf.Value
-	65,  // 68: treadle.v1.AfterToolCallArgs.output:type_name -> google.protobuf.Value
-	65,  // 69: treadle.v1.OnViolationArgs.detail:type_name -> google.protobuf.Value
-	65,  // 70: treadle.v1.OnDelegationCompleteArgs.result:type_name -> google.protobuf.Value
-	52,  // 71: treadle.v1.OnDelegationCompleteArgs.duration:type_name -> google.protobuf.Duration
-	68,  // 72: treadle.v1.OutputResult.usage:type_name -> treadle.v1.Usage
-	66,  // 73: treadle.v1.OutputResult.finish_reason:type_name -> treadle.v1.FinishReason
-	58,  // 74: treadle.v1.OutputResult.steps:type_name -> treadle.v1.StepResult
-	12,  // 75: treadle.v1.ProcessOutputResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	31,  // 76: treadle.v1.ProcessOutputResultArgs.result:type_name -> treadle.v1.OutputResult
-	35,  // 77: treadle.v1.InvocationResult.unchanged:type_name -> treadle.v1.UnchangedOutcome
-	36,  // 78: treadle.v1.InvocationResult.replace:type_name -> treadle.v1.ReplaceOutcome
-	43,  // 79: treadle.v1.InvocationResult.abort:type_name -> treadle.v1.AbortOutcome
-	44,  // 80: treadle.v1.InvocationResult.retry:type_name -> treadle.v1.RetryOutcome
-	45,  // 81: treadle.v1.InvocationResult.error:type_name -> treadle.v1.ErrorOutcome
-	46,  // 82: treadle.v1.InvocationResult.stream:type_name -> treadle.v1.StreamOutcomes
-	34,  // 83: treadle.v1.InvocationResult.skip_tool:type_name -> treadle.v1.SkipToolOutcome
-	28,  // 84: treadle.v1.InvocationResult.delegation_start:type_name -> treadle.v1.DelegationStartOutcome
-	30,  // 85: treadle.v1.InvocationResult.delegation_complete:type_name -> treadle.v1.DelegationCompleteOutcome
-	14,  // 86: treadle.v1.InvocationResult.state:type_name -> treadle.v1.ProcessorState
-	69,  // 87: treadle.v1.InvocationResult.custom_chunks:type_name -> treadle.v1.DataChunk
-	65,  // 88: treadle.v1.SkipToolOutcome.output:type_name -> google.protobuf.Value
-	37,  // 89: treadle.v1.ReplaceOutcome.messages:type_name -> treadle.v1.MessageListReplacement
-	70,  // 90: treadle.v1.ReplaceOutcome.system_messages:type_name -> treadle.v1.SystemMessages
-	41,  // 91: treadle.v1.ReplaceOutcome.step_overrides:type_name -> treadle.v1.StepOverrides
-	38,  // 92: treadle.v1.ReplaceOutcome.prompt:type_name -> treadle.v1.PromptReplacement
-	39,  // 93: treadle.v1.ReplaceOutcome.cached_response:type_name -> treadle.v1.CachedResponse
-	53,  // 94: treadle.v1.MessageListReplacement.messages:type_name -> treadle.v1.Message
-	3,   // 95: treadle.v1.MessageListReplacement.sources:type_name -> treadle.v1.MessageSource
-	63,  // 96: treadle.v1.PromptReplacement.messages:type_name -> treadle.v1.PromptMessage
-	64,  // 97: treadle.v1.CachedResponse.chunks:type_name -> treadle.v1.Chunk
-	59,  // 98: treadle.v1.StepOverrides.tool_choice:type_name -> treadle.v1.ToolChoice
-	40,  // 99: treadle.v1.StepOverrides.active_tools:type_name -> treadle.v1.ActiveTools
-	55,  // 100: treadle.v1.StepOverrides.provider_options:type_name -> google.protobuf.Struct
-	61,  // 101: treadle.v1.StepOverrides.model_settings:type_name -> treadle.v1.ModelSettings
-	62,  // 102: treadle.v1.StepOverrides.structured_output:type_name -> treadle.v1.StructuredOutput
-	42,  // 103: treadle.v1.StepOverrides.tools:type_name -> treadle.v1.StepTools
-	65,  // 104: treadle.v1.AbortOutcome.metadata:type_name -> google.protobuf.Value
-	37,  // 105: treadle.v1.RetryOutcome.messages:type_name -> treadle.v1.MessageListReplacement
-	47,  // 106: treadle.v1.StreamOutcomes.chunks:type_name -> treadle.v1.ChunkOutcome
-	35,  // 107: treadle.v1.ChunkOutcome.unchanged:type_name -> treadle.v1.UnchangedOutcome
-	64,  // 108: treadle.v1.ChunkOutcome.replace:type_name -> treadle.v1.Chunk
-	49,  // 109: treadle.v1.ChunkOutcome.drop:type_name -> treadle.v1.DropOutcome
-	43,  // 110: treadle.v1.ChunkOutcome.abort:type_name -> treadle.v1.AbortOutcome
-	45,  // 111: treadle.v1.ChunkOutcome.error:type_name -> treadle.v1.ErrorOutcome
-	48,  // 112: treadle.v1.ChunkOutcome.chunks:type_name -> treadle.v1.ChunkSequence
-	64,  // 113: treadle.v1.ChunkSequence.chunks:type_name -> treadle.v1.Chunk
-	4,   // 114: treadle.v1.ProcessorService.Attach:input_type -> treadle.v1.ProcessorServiceAttachRequest
-	5,   // 115: treadle.v1.ProcessorService.Attach:output_type -> treadle.v1.ProcessorServiceAttachResponse
-	115, // [115:116] is the sub-list for method output_type
-	114, // [114:115] is the sub-list for method input_type
-	114, // [114:114] is the sub-list for extension type_name
-	114, // [114:114] is the sub-list for extension extendee
-	0,   // [0:114] is the sub-list for field type_name
+	31,  // 38: treadle.v1.Invocation.transform_tool_payload:type_name -> treadle.v1.TransformToolPayloadArgs
+	52,  // 39: treadle.v1.Invocation.resolve_agent:type_name -> treadle.v1.ResolveAgentArgs
+	59,  // 40: treadle.v1.ProcessorState.value:type_name -> google.protobuf.Struct
+	12,  // 41: treadle.v1.ProcessInputArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	12,  // 42: treadle.v1.ProcessInputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	62,  // 43: treadle.v1.ProcessInputStepArgs.steps:type_name -> treadle.v1.StepResult
+	63,  // 44: treadle.v1.ProcessInputStepArgs.tool_choice:type_name -> treadle.v1.ToolChoice
+	64,  // 45: treadle.v1.ProcessInputStepArgs.tools:type_name -> treadle.v1.ToolDefinition
+	59,  // 46: treadle.v1.ProcessInputStepArgs.provider_options:type_name -> google.protobuf.Struct
+	65,  // 47: treadle.v1.ProcessInputStepArgs.model_settings:type_name -> treadle.v1.ModelSettings
+	66,  // 48: treadle.v1.ProcessInputStepArgs.structured_output:type_name -> treadle.v1.StructuredOutput
+	67,  // 49: treadle.v1.ProcessLLMRequestArgs.prompt:type_name -> treadle.v1.PromptMessage
+	62,  // 50: treadle.v1.ProcessLLMRequestArgs.steps:type_name -> treadle.v1.StepResult
+	68,  // 51: treadle.v1.ProcessLLMResponseArgs.chunks:type_name -> treadle.v1.Chunk
+	62,  // 52: treadle.v1.ProcessLLMResponseArgs.steps:type_name -> treadle.v1.StepResult
+	69,  // 53: treadle.v1.APIError.body:type_name -> google.protobuf.Value
+	19,  // 54: treadle.v1.ProcessAPIErrorArgs.error:type_name -> treadle.v1.APIError
+	12,  // 55: treadle.v1.ProcessAPIErrorArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	62,  // 56: treadle.v1.ProcessAPIErrorArgs.steps:type_name -> treadle.v1.StepResult
+	68,  // 57: treadle.v1.ProcessOutputStreamArgs.parts:type_name -> treadle.v1.Chunk
+	12,  // 58: treadle.v1.ProcessOutputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	70,  // 59: treadle.v1.ProcessOutputStepArgs.finish_reason:type_name -> treadle.v1.FinishReason
+	71,  // 60: treadle.v1.ProcessOutputStepArgs.tool_calls:type_name -> treadle.v1.ToolCall
+	72,  // 61: treadle.v1.ProcessOutputStepArgs.usage:type_name -> treadle.v1.Usage
+	62,  // 62: treadle.v1.ProcessOutputStepArgs.steps:type_name -> treadle.v1.StepResult
+	59,  // 63: treadle.v1.ProcessOutputStepArgs.provider_metadata:type_name -> google.protobuf.Struct
+	12,  // 64: treadle.v1.ProcessToolResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	69,  // 65: treadle.v1.ProcessToolResultArgs.args:type_name -> google.protobuf.Value
+	69,  // 66: treadle.v1.ProcessToolResultArgs.result:type_name -> google.protobuf.Value
+	62,  // 67: treadle.v1.ProcessToolResultArgs.steps:type_name -> treadle.v1.StepResult
+	69,  // 68: treadle.v1.BeforeToolCallArgs.args:type_name -> google.protobuf.Value
+	69,  // 69: treadle.v1.AfterToolCallArgs.args:type_name -> google.protobuf.Value
+	69,  // 70: treadle.v1.AfterToolCallArgs.output:type_name -> google.protobuf.Value
+	69,  // 71: treadle.v1.OnViolationArgs.detail:type_name -> google.protobuf.Value
+	69,  // 72: treadle.v1.OnDelegationCompleteArgs.result:type_name -> google.protobuf.Value
+	56,  // 73: treadle.v1.OnDelegationCompleteArgs.duration:type_name -> google.protobuf.Duration
+	69,  // 74: treadle.v1.TransformToolPayloadArgs.payload:type_name -> google.protobuf.Value
+	69,  // 75: treadle.v1.TransformedPayload.payload:type_name -> google.protobuf.Value
+	72,  // 76: treadle.v1.OutputResult.usage:type_name -> treadle.v1.Usage
+	70,  // 77: treadle.v1.OutputResult.finish_reason:type_name -> treadle.v1.FinishReason
+	62,  // 78: treadle.v1.OutputResult.steps:type_name -> treadle.v1.StepResult
+	12,  // 79: treadle.v1.ProcessOutputResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	33,  // 80: treadle.v1.ProcessOutputResultArgs.result:type_name -> treadle.v1.OutputResult
+	37,  // 81: treadle.v1.InvocationResult.unchanged:type_name -> treadle.v1.UnchangedOutcome
+	38,  // 82: treadle.v1.InvocationResult.replace:type_name -> treadle.v1.ReplaceOutcome
+	45,  // 83: treadle.v1.InvocationResult.abort:type_name -> treadle.v1.AbortOutcome
+	46,  // 84: treadle.v1.InvocationResult.retry:type_name -> treadle.v1.RetryOutcome
+	47,  // 85: treadle.v1.InvocationResult.error:type_name -> treadle.v1.ErrorOutcome
+	48,  // 86: treadle.v1.InvocationResult.stream:type_name -> treadle.v1.StreamOutcomes
+	36,  // 87: treadle.v1.InvocationResult.skip_tool:type_name -> treadle.v1.SkipToolOutcome
+	28,  // 88: treadle.v1.InvocationResult.delegation_start:type_name -> treadle.v1.DelegationStartOutcome
+	30,  // 89: treadle.v1.InvocationResult.delegation_complete:type_name -> treadle.v1.DelegationCompleteOutcome
+	32,  // 90: treadle.v1.InvocationResult.transformed:type_name -> treadle.v1.TransformedPayload
+	53,  // 91: treadle.v1.InvocationResult.agent_overrides:type_name -> treadle.v1.AgentOverrides
+	14,  // 92: treadle.v1.InvocationResult.state:type_name -> treadle.v1.ProcessorState
+	73,  // 93: treadle.v1.InvocationResult.custom_chunks:type_name -> treadle.v1.DataChunk
+	69,  // 94: treadle.v1.SkipToolOutcome.output:type_name -> google.protobuf.Value
+	39,  // 95: treadle.v1.ReplaceOutcome.messages:type_name -> treadle.v1.MessageListReplacement
+	74,  // 96: treadle.v1.ReplaceOutcome.system_messages:type_name -> treadle.v1.SystemMessages
+	43,  // 97: treadle.v1.ReplaceOutcome.step_overrides:type_name -> treadle.v1.StepOverrides
+	40,  // 98: treadle.v1.ReplaceOutcome.prompt:type_name -> treadle.v1.PromptReplacement
+	41,  // 99: treadle.v1.ReplaceOutcome.cached_response:type_name -> treadle.v1.CachedResponse
+	57,  // 100: treadle.v1.MessageListReplacement.messages:type_name -> treadle.v1.Message
+	3,   // 101: treadle.v1.MessageListReplacement.sources:type_name -> treadle.v1.MessageSource
+	67,  // 102: treadle.v1.PromptReplacement.messages:type_name -> treadle.v1.PromptMessage
+	68,  // 103: treadle.v1.CachedResponse.chunks:type_name -> treadle.v1.Chunk
+	63,  // 104: treadle.v1.StepOverrides.tool_choice:type_name -> treadle.v1.ToolChoice
+	42,  // 105: treadle.v1.StepOverrides.active_tools:type_name -> treadle.v1.ActiveTools
+	59,  // 106: treadle.v1.StepOverrides.provider_options:type_name -> google.protobuf.Struct
+	65,  // 107: treadle.v1.StepOverrides.model_settings:type_name -> treadle.v1.ModelSettings
+	66,  // 108: treadle.v1.StepOverrides.structured_output:type_name -> treadle.v1.StructuredOutput
+	44,  // 109: treadle.v1.StepOverrides.tools:type_name -> treadle.v1.StepTools
+	69,  // 110: treadle.v1.AbortOutcome.metadata:type_name -> google.protobuf.Value
+	39,  // 111: treadle.v1.RetryOutcome.messages:type_name -> treadle.v1.MessageListReplacement
+	49,  // 112: treadle.v1.StreamOutcomes.chunks:type_name -> treadle.v1.ChunkOutcome
+	37,  // 113: treadle.v1.ChunkOutcome.unchanged:type_name -> treadle.v1.UnchangedOutcome
+	68,  // 114: treadle.v1.ChunkOutcome.replace:type_name -> treadle.v1.Chunk
+	51,  // 115: treadle.v1.ChunkOutcome.drop:type_name -> treadle.v1.DropOutcome
+	45,  // 116: treadle.v1.ChunkOutcome.abort:type_name -> treadle.v1.AbortOutcome
+	47,  // 117: treadle.v1.ChunkOutcome.error:type_name -> treadle.v1.ErrorOutcome
+	50,  // 118: treadle.v1.ChunkOutcome.chunks:type_name -> treadle.v1.ChunkSequence
+	68,  // 119: treadle.v1.ChunkSequence.chunks:type_name -> treadle.v1.Chunk
+	75,  // 120: treadle.v1.ResolveAgentArgs.agent:type_name -> treadle.v1.Agent
+	74,  // 121: treadle.v1.AgentOverrides.instructions:type_name -> treadle.v1.SystemMessages
+	76,  // 122: treadle.v1.AgentOverrides.tools:type_name -> treadle.v1.ToolNames
+	77,  // 123: treadle.v1.AgentOverrides.input_processors:type_name -> treadle.v1.ProcessorList
+	77,  // 124: treadle.v1.AgentOverrides.output_processors:type_name -> treadle.v1.ProcessorList
+	77,  // 125: treadle.v1.AgentOverrides.error_processors:type_name -> treadle.v1.ProcessorList
+	78,  // 126: treadle.v1.AgentOverrides.default_options:type_name -> treadle.v1.CallOptions
+	4,   // 127: treadle.v1.ProcessorService.Attach:input_type -> treadle.v1.ProcessorServiceAttachRequest
+	5,   // 128: treadle.v1.ProcessorService.Attach:output_type -> treadle.v1.ProcessorServiceAttachResponse
+	128, // [128:129] is the sub-list for method output_type
+	127, // [127:128] is the sub-list for method input_type
+	127, // [127:127] is the sub-list for extension type_name
+	127, // [127:127] is the sub-list for extension extendee
+	0,   // [0:127] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_processor_service_proto_init() }
@@ -4660,9 +5076,11 @@ func file_treadle_v1_processor_service_proto_init() {
 		(*Invocation_OnViolation)(nil),
 		(*Invocation_OnDelegationStart)(nil),
 		(*Invocation_OnDelegationComplete)(nil),
+		(*Invocation_TransformToolPayload)(nil),
+		(*Invocation_ResolveAgent)(nil),
 	}
 	file_treadle_v1_processor_service_proto_msgTypes[24].OneofWrappers = []any{}
-	file_treadle_v1_processor_service_proto_msgTypes[29].OneofWrappers = []any{
+	file_treadle_v1_processor_service_proto_msgTypes[31].OneofWrappers = []any{
 		(*InvocationResult_Unchanged)(nil),
 		(*InvocationResult_Replace)(nil),
 		(*InvocationResult_Abort)(nil),
@@ -4672,8 +5090,10 @@ func file_treadle_v1_processor_service_proto_init() {
 		(*InvocationResult_SkipTool)(nil),
 		(*InvocationResult_DelegationStart)(nil),
 		(*InvocationResult_DelegationComplete)(nil),
+		(*InvocationResult_Transformed)(nil),
+		(*InvocationResult_AgentOverrides)(nil),
 	}
-	file_treadle_v1_processor_service_proto_msgTypes[43].OneofWrappers = []any{
+	file_treadle_v1_processor_service_proto_msgTypes[45].OneofWrappers = []any{
 		(*ChunkOutcome_Unchanged)(nil),
 		(*ChunkOutcome_Replace)(nil),
 		(*ChunkOutcome_Drop)(nil),
@@ -4681,13 +5101,14 @@ func file_treadle_v1_processor_service_proto_init() {
 		(*ChunkOutcome_Error)(nil),
 		(*ChunkOutcome_Chunks)(nil),
 	}
+	file_treadle_v1_processor_service_proto_msgTypes[49].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_treadle_v1_processor_service_proto_rawDesc), len(file_treadle_v1_processor_service_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   46,
+			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -211,8 +211,17 @@ type Run struct {
 	// What the call selected (`published`, `draft`, or a version id or number, see
 	// `CallOptions.version`).
 	AgentVersionSelection string `protobuf:"bytes,18,opt,name=agent_version_selection,json=agentVersionSelection,proto3" json:"agent_version_selection,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// The model the run resolved from the agent's variants, its resolver and the call's options
+	// (`provider/model`); recorded when the run ends.
+	ResolvedModel string `protobuf:"bytes,12,opt,name=resolved_model,json=resolvedModel,proto3" json:"resolved_model,omitempty"`
+	// The agent's variants that matched the call's request context, in the order they applied;
+	// recorded when the run ends.
+	MatchedVariants []*MatchedVariant `protobuf:"bytes,13,rep,name=matched_variants,json=matchedVariants,proto3" json:"matched_variants,omitempty"`
+	// The fields the agent's `resolveAgent` resolver (remote or Python) overrode, by their proto
+	// names (`model`, `instructions`, `tools`, ...); recorded when the run ends.
+	ResolverOverrides []string `protobuf:"bytes,14,rep,name=resolver_overrides,json=resolverOverrides,proto3" json:"resolver_overrides,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Run) Reset() {
@@ -343,6 +352,83 @@ func (x *Run) GetAgentVersionSelection() string {
 	return ""
 }
 
+func (x *Run) GetResolvedModel() string {
+	if x != nil {
+		return x.ResolvedModel
+	}
+	return ""
+}
+
+func (x *Run) GetMatchedVariants() []*MatchedVariant {
+	if x != nil {
+		return x.MatchedVariants
+	}
+	return nil
+}
+
+func (x *Run) GetResolverOverrides() []string {
+	if x != nil {
+		return x.ResolverOverrides
+	}
+	return nil
+}
+
+// MatchedVariant names one variant a run applied.
+type MatchedVariant struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent field the variant belongs to (`model`, `instructions`, `tools`,
+	// `input_processors`, `output_processors`, `error_processors`, `default_options`).
+	Field string `protobuf:"bytes,1,opt,name=field,proto3" json:"field,omitempty"`
+	// Its position in that field's variant list, from 0.
+	Index         int32 `protobuf:"varint,2,opt,name=index,proto3" json:"index,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MatchedVariant) Reset() {
+	*x = MatchedVariant{}
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MatchedVariant) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MatchedVariant) ProtoMessage() {}
+
+func (x *MatchedVariant) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MatchedVariant.ProtoReflect.Descriptor instead.
+func (*MatchedVariant) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *MatchedVariant) GetField() string {
+	if x != nil {
+		return x.Field
+	}
+	return ""
+}
+
+func (x *MatchedVariant) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
 // RunStep is one step of a run: one model call and what followed it.
 type RunStep struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -364,7 +450,7 @@ type RunStep struct {
 
 func (x *RunStep) Reset() {
 	*x = RunStep{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[2]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -376,7 +462,7 @@ func (x *RunStep) String() string {
 func (*RunStep) ProtoMessage() {}
 
 func (x *RunStep) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[2]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -389,7 +475,7 @@ func (x *RunStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunStep.ProtoReflect.Descriptor instead.
 func (*RunStep) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{2}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *RunStep) GetNumber() int32 {
@@ -457,7 +543,7 @@ type RunHookStats struct {
 
 func (x *RunHookStats) Reset() {
 	*x = RunHookStats{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[3]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -469,7 +555,7 @@ func (x *RunHookStats) String() string {
 func (*RunHookStats) ProtoMessage() {}
 
 func (x *RunHookStats) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[3]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -482,7 +568,7 @@ func (x *RunHookStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunHookStats.ProtoReflect.Descriptor instead.
 func (*RunHookStats) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{3}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *RunHookStats) GetStep() int32 {
@@ -541,7 +627,7 @@ type CreateThreadRequest struct {
 
 func (x *CreateThreadRequest) Reset() {
 	*x = CreateThreadRequest{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[4]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -553,7 +639,7 @@ func (x *CreateThreadRequest) String() string {
 func (*CreateThreadRequest) ProtoMessage() {}
 
 func (x *CreateThreadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[4]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -566,7 +652,7 @@ func (x *CreateThreadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateThreadRequest.ProtoReflect.Descriptor instead.
 func (*CreateThreadRequest) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{4}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CreateThreadRequest) GetThread() *Thread {
@@ -594,7 +680,7 @@ type CreateThreadResponse struct {
 
 func (x *CreateThreadResponse) Reset() {
 	*x = CreateThreadResponse{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[5]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -606,7 +692,7 @@ func (x *CreateThreadResponse) String() string {
 func (*CreateThreadResponse) ProtoMessage() {}
 
 func (x *CreateThreadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[5]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -619,7 +705,7 @@ func (x *CreateThreadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateThreadResponse.ProtoReflect.Descriptor instead.
 func (*CreateThreadResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{5}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CreateThreadResponse) GetThread() *Thread {
@@ -642,7 +728,7 @@ type GetThreadRequest struct {
 
 func (x *GetThreadRequest) Reset() {
 	*x = GetThreadRequest{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[6]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -654,7 +740,7 @@ func (x *GetThreadRequest) String() string {
 func (*GetThreadRequest) ProtoMessage() {}
 
 func (x *GetThreadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[6]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -667,7 +753,7 @@ func (x *GetThreadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetThreadRequest.ProtoReflect.Descriptor instead.
 func (*GetThreadRequest) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{6}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *GetThreadRequest) GetResourceId() string {
@@ -695,7 +781,7 @@ type GetThreadResponse struct {
 
 func (x *GetThreadResponse) Reset() {
 	*x = GetThreadResponse{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[7]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -707,7 +793,7 @@ func (x *GetThreadResponse) String() string {
 func (*GetThreadResponse) ProtoMessage() {}
 
 func (x *GetThreadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[7]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -720,7 +806,7 @@ func (x *GetThreadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetThreadResponse.ProtoReflect.Descriptor instead.
 func (*GetThreadResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{7}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GetThreadResponse) GetThread() *Thread {
@@ -745,7 +831,7 @@ type ListThreadsRequest struct {
 
 func (x *ListThreadsRequest) Reset() {
 	*x = ListThreadsRequest{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[8]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -757,7 +843,7 @@ func (x *ListThreadsRequest) String() string {
 func (*ListThreadsRequest) ProtoMessage() {}
 
 func (x *ListThreadsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[8]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -770,7 +856,7 @@ func (x *ListThreadsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListThreadsRequest.ProtoReflect.Descriptor instead.
 func (*ListThreadsRequest) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{8}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListThreadsRequest) GetResourceId() string {
@@ -807,7 +893,7 @@ type ListThreadsResponse struct {
 
 func (x *ListThreadsResponse) Reset() {
 	*x = ListThreadsResponse{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[9]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -819,7 +905,7 @@ func (x *ListThreadsResponse) String() string {
 func (*ListThreadsResponse) ProtoMessage() {}
 
 func (x *ListThreadsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[9]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -832,7 +918,7 @@ func (x *ListThreadsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListThreadsResponse.ProtoReflect.Descriptor instead.
 func (*ListThreadsResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{9}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListThreadsResponse) GetThreads() []*Thread {
@@ -867,7 +953,7 @@ type UpdateThreadRequest struct {
 
 func (x *UpdateThreadRequest) Reset() {
 	*x = UpdateThreadRequest{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[10]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -879,7 +965,7 @@ func (x *UpdateThreadRequest) String() string {
 func (*UpdateThreadRequest) ProtoMessage() {}
 
 func (x *UpdateThreadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[10]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -892,7 +978,7 @@ func (x *UpdateThreadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateThreadRequest.ProtoReflect.Descriptor instead.
 func (*UpdateThreadRequest) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{10}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *UpdateThreadRequest) GetResourceId() string {
@@ -934,7 +1020,7 @@ type UpdateThreadResponse struct {
 
 func (x *UpdateThreadResponse) Reset() {
 	*x = UpdateThreadResponse{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[11]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -946,7 +1032,7 @@ func (x *UpdateThreadResponse) String() string {
 func (*UpdateThreadResponse) ProtoMessage() {}
 
 func (x *UpdateThreadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[11]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -959,7 +1045,7 @@ func (x *UpdateThreadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateThreadResponse.ProtoReflect.Descriptor instead.
 func (*UpdateThreadResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{11}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *UpdateThreadResponse) GetThread() *Thread {
@@ -985,7 +1071,7 @@ type DeleteThreadRequest struct {
 
 func (x *DeleteThreadRequest) Reset() {
 	*x = DeleteThreadRequest{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[12]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -997,7 +1083,7 @@ func (x *DeleteThreadRequest) String() string {
 func (*DeleteThreadRequest) ProtoMessage() {}
 
 func (x *DeleteThreadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[12]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1010,7 +1096,7 @@ func (x *DeleteThreadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteThreadRequest.ProtoReflect.Descriptor instead.
 func (*DeleteThreadRequest) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{12}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DeleteThreadRequest) GetResourceId() string {
@@ -1043,7 +1129,7 @@ type DeleteThreadResponse struct {
 
 func (x *DeleteThreadResponse) Reset() {
 	*x = DeleteThreadResponse{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[13]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1055,7 +1141,7 @@ func (x *DeleteThreadResponse) String() string {
 func (*DeleteThreadResponse) ProtoMessage() {}
 
 func (x *DeleteThreadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[13]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1068,7 +1154,7 @@ func (x *DeleteThreadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteThreadResponse.ProtoReflect.Descriptor instead.
 func (*DeleteThreadResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{13}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{14}
 }
 
 // ListMessagesRequest is the request of `ListMessages`.
@@ -1088,7 +1174,7 @@ type ListMessagesRequest struct {
 
 func (x *ListMessagesRequest) Reset() {
 	*x = ListMessagesRequest{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[14]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1100,7 +1186,7 @@ func (x *ListMessagesRequest) String() string {
 func (*ListMessagesRequest) ProtoMessage() {}
 
 func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[14]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1113,7 +1199,7 @@ func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesRequest.ProtoReflect.Descriptor instead.
 func (*ListMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{14}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListMessagesRequest) GetResourceId() string {
@@ -1157,7 +1243,7 @@ type ListMessagesResponse struct {
 
 func (x *ListMessagesResponse) Reset() {
 	*x = ListMessagesResponse{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[15]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1169,7 +1255,7 @@ func (x *ListMessagesResponse) String() string {
 func (*ListMessagesResponse) ProtoMessage() {}
 
 func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[15]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1182,7 +1268,7 @@ func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesResponse.ProtoReflect.Descriptor instead.
 func (*ListMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{15}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListMessagesResponse) GetMessages() []*Message {
@@ -1216,7 +1302,7 @@ type ListRunsRequest struct {
 
 func (x *ListRunsRequest) Reset() {
 	*x = ListRunsRequest{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[16]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1228,7 +1314,7 @@ func (x *ListRunsRequest) String() string {
 func (*ListRunsRequest) ProtoMessage() {}
 
 func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[16]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1241,7 +1327,7 @@ func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRunsRequest.ProtoReflect.Descriptor instead.
 func (*ListRunsRequest) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{16}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListRunsRequest) GetResourceId() string {
@@ -1285,7 +1371,7 @@ type ListRunsResponse struct {
 
 func (x *ListRunsResponse) Reset() {
 	*x = ListRunsResponse{}
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[17]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1297,7 +1383,7 @@ func (x *ListRunsResponse) String() string {
 func (*ListRunsResponse) ProtoMessage() {}
 
 func (x *ListRunsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_thread_service_proto_msgTypes[17]
+	mi := &file_treadle_v1_thread_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1310,7 +1396,7 @@ func (x *ListRunsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRunsResponse.ProtoReflect.Descriptor instead.
 func (*ListRunsResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{17}
+	return file_treadle_v1_thread_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListRunsResponse) GetRuns() []*Run {
@@ -1342,7 +1428,7 @@ const file_treadle_v1_thread_service_proto_rawDesc = "" +
 	"\vcreate_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12;\n" +
 	"\vupdate_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTime\"\xe6\x04\n" +
+	"updateTime\"\x83\x06\n" +
 	"\x03Run\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12\x1b\n" +
@@ -1360,7 +1446,13 @@ const file_treadle_v1_thread_service_proto_rawDesc = "" +
 	"\x05hooks\x18\v \x03(\v2\x18.treadle.v1.RunHookStatsR\x05hooks\x12(\n" +
 	"\x10agent_version_id\x18\x10 \x01(\tR\x0eagentVersionId\x120\n" +
 	"\x14agent_version_number\x18\x11 \x01(\x05R\x12agentVersionNumber\x126\n" +
-	"\x17agent_version_selection\x18\x12 \x01(\tR\x15agentVersionSelection\"\xf7\x01\n" +
+	"\x17agent_version_selection\x18\x12 \x01(\tR\x15agentVersionSelection\x12%\n" +
+	"\x0eresolved_model\x18\f \x01(\tR\rresolvedModel\x12E\n" +
+	"\x10matched_variants\x18\r \x03(\v2\x1a.treadle.v1.MatchedVariantR\x0fmatchedVariants\x12-\n" +
+	"\x12resolver_overrides\x18\x0e \x03(\tR\x11resolverOverrides\"<\n" +
+	"\x0eMatchedVariant\x12\x14\n" +
+	"\x05field\x18\x01 \x01(\tR\x05field\x12\x14\n" +
+	"\x05index\x18\x02 \x01(\x05R\x05index\"\xf7\x01\n" +
 	"\aRunStep\x12\x16\n" +
 	"\x06number\x18\x01 \x01(\x05R\x06number\x129\n" +
 	"\n" +
@@ -1478,116 +1570,118 @@ func file_treadle_v1_thread_service_proto_rawDescGZIP() []byte {
 }
 
 var file_treadle_v1_thread_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_treadle_v1_thread_service_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_treadle_v1_thread_service_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_treadle_v1_thread_service_proto_goTypes = []any{
 	(RunStatus)(0),                         // 0: treadle.v1.RunStatus
 	(*Thread)(nil),                         // 1: treadle.v1.Thread
 	(*Run)(nil),                            // 2: treadle.v1.Run
-	(*RunStep)(nil),                        // 3: treadle.v1.RunStep
-	(*RunHookStats)(nil),                   // 4: treadle.v1.RunHookStats
-	(*CreateThreadRequest)(nil),            // 5: treadle.v1.CreateThreadRequest
-	(*CreateThreadResponse)(nil),           // 6: treadle.v1.CreateThreadResponse
-	(*GetThreadRequest)(nil),               // 7: treadle.v1.GetThreadRequest
-	(*GetThreadResponse)(nil),              // 8: treadle.v1.GetThreadResponse
-	(*ListThreadsRequest)(nil),             // 9: treadle.v1.ListThreadsRequest
-	(*ListThreadsResponse)(nil),            // 10: treadle.v1.ListThreadsResponse
-	(*UpdateThreadRequest)(nil),            // 11: treadle.v1.UpdateThreadRequest
-	(*UpdateThreadResponse)(nil),           // 12: treadle.v1.UpdateThreadResponse
-	(*DeleteThreadRequest)(nil),            // 13: treadle.v1.DeleteThreadRequest
-	(*DeleteThreadResponse)(nil),           // 14: treadle.v1.DeleteThreadResponse
-	(*ListMessagesRequest)(nil),            // 15: treadle.v1.ListMessagesRequest
-	(*ListMessagesResponse)(nil),           // 16: treadle.v1.ListMessagesResponse
-	(*ListRunsRequest)(nil),                // 17: treadle.v1.ListRunsRequest
-	(*ListRunsResponse)(nil),               // 18: treadle.v1.ListRunsResponse
-	nil,                                    // 19: treadle.v1.RunHookStats.OutcomesEntry
-	(*structpb.Struct)(nil),                // 20: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),          // 21: google.protobuf.Timestamp
-	(FinishReason)(0),                      // 22: treadle.v1.FinishReason
-	(*Usage)(nil),                          // 23: treadle.v1.Usage
-	(*durationpb.Duration)(nil),            // 24: google.protobuf.Duration
-	(*fieldmaskpb.FieldMask)(nil),          // 25: google.protobuf.FieldMask
-	(*Message)(nil),                        // 26: treadle.v1.Message
-	(*SendMessageRequest)(nil),             // 27: treadle.v1.SendMessageRequest
-	(*QueueMessageRequest)(nil),            // 28: treadle.v1.QueueMessageRequest
-	(*SendSignalRequest)(nil),              // 29: treadle.v1.SendSignalRequest
-	(*SendStateSignalRequest)(nil),         // 30: treadle.v1.SendStateSignalRequest
-	(*SendNotificationSignalRequest)(nil),  // 31: treadle.v1.SendNotificationSignalRequest
-	(*ListNotificationsRequest)(nil),       // 32: treadle.v1.ListNotificationsRequest
-	(*SubscribeToThreadRequest)(nil),       // 33: treadle.v1.SubscribeToThreadRequest
-	(*AbortRunRequest)(nil),                // 34: treadle.v1.AbortRunRequest
-	(*GetActiveRunRequest)(nil),            // 35: treadle.v1.GetActiveRunRequest
-	(*SendMessageResponse)(nil),            // 36: treadle.v1.SendMessageResponse
-	(*QueueMessageResponse)(nil),           // 37: treadle.v1.QueueMessageResponse
-	(*SendSignalResponse)(nil),             // 38: treadle.v1.SendSignalResponse
-	(*SendStateSignalResponse)(nil),        // 39: treadle.v1.SendStateSignalResponse
-	(*SendNotificationSignalResponse)(nil), // 40: treadle.v1.SendNotificationSignalResponse
-	(*ListNotificationsResponse)(nil),      // 41: treadle.v1.ListNotificationsResponse
-	(*SubscribeToThreadResponse)(nil),      // 42: treadle.v1.SubscribeToThreadResponse
-	(*AbortRunResponse)(nil),               // 43: treadle.v1.AbortRunResponse
-	(*GetActiveRunResponse)(nil),           // 44: treadle.v1.GetActiveRunResponse
+	(*MatchedVariant)(nil),                 // 3: treadle.v1.MatchedVariant
+	(*RunStep)(nil),                        // 4: treadle.v1.RunStep
+	(*RunHookStats)(nil),                   // 5: treadle.v1.RunHookStats
+	(*CreateThreadRequest)(nil),            // 6: treadle.v1.CreateThreadRequest
+	(*CreateThreadResponse)(nil),           // 7: treadle.v1.CreateThreadResponse
+	(*GetThreadRequest)(nil),               // 8: treadle.v1.GetThreadRequest
+	(*GetThreadResponse)(nil),              // 9: treadle.v1.GetThreadResponse
+	(*ListThreadsRequest)(nil),             // 10: treadle.v1.ListThreadsRequest
+	(*ListThreadsResponse)(nil),            // 11: treadle.v1.ListThreadsResponse
+	(*UpdateThreadRequest)(nil),            // 12: treadle.v1.UpdateThreadRequest
+	(*UpdateThreadResponse)(nil),           // 13: treadle.v1.UpdateThreadResponse
+	(*DeleteThreadRequest)(nil),            // 14: treadle.v1.DeleteThreadRequest
+	(*DeleteThreadResponse)(nil),           // 15: treadle.v1.DeleteThreadResponse
+	(*ListMessagesRequest)(nil),            // 16: treadle.v1.ListMessagesRequest
+	(*ListMessagesResponse)(nil),           // 17: treadle.v1.ListMessagesResponse
+	(*ListRunsRequest)(nil),                // 18: treadle.v1.ListRunsRequest
+	(*ListRunsResponse)(nil),               // 19: treadle.v1.ListRunsResponse
+	nil,                                    // 20: treadle.v1.RunHookStats.OutcomesEntry
+	(*structpb.Struct)(nil),                // 21: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),          // 22: google.protobuf.Timestamp
+	(FinishReason)(0),                      // 23: treadle.v1.FinishReason
+	(*Usage)(nil),                          // 24: treadle.v1.Usage
+	(*durationpb.Duration)(nil),            // 25: google.protobuf.Duration
+	(*fieldmaskpb.FieldMask)(nil),          // 26: google.protobuf.FieldMask
+	(*Message)(nil),                        // 27: treadle.v1.Message
+	(*SendMessageRequest)(nil),             // 28: treadle.v1.SendMessageRequest
+	(*QueueMessageRequest)(nil),            // 29: treadle.v1.QueueMessageRequest
+	(*SendSignalRequest)(nil),              // 30: treadle.v1.SendSignalRequest
+	(*SendStateSignalRequest)(nil),         // 31: treadle.v1.SendStateSignalRequest
+	(*SendNotificationSignalRequest)(nil),  // 32: treadle.v1.SendNotificationSignalRequest
+	(*ListNotificationsRequest)(nil),       // 33: treadle.v1.ListNotificationsRequest
+	(*SubscribeToThreadRequest)(nil),       // 34: treadle.v1.SubscribeToThreadRequest
+	(*AbortRunRequest)(nil),                // 35: treadle.v1.AbortRunRequest
+	(*GetActiveRunRequest)(nil),            // 36: treadle.v1.GetActiveRunRequest
+	(*SendMessageResponse)(nil),            // 37: treadle.v1.SendMessageResponse
+	(*QueueMessageResponse)(nil),           // 38: treadle.v1.QueueMessageResponse
+	(*SendSignalResponse)(nil),             // 39: treadle.v1.SendSignalResponse
+	(*SendStateSignalResponse)(nil),        // 40: treadle.v1.SendStateSignalResponse
+	(*SendNotificationSignalResponse)(nil), // 41: treadle.v1.SendNotificationSignalResponse
+	(*ListNotificationsResponse)(nil),      // 42: treadle.v1.ListNotificationsResponse
+	(*SubscribeToThreadResponse)(nil),      // 43: treadle.v1.SubscribeToThreadResponse
+	(*AbortRunResponse)(nil),               // 44: treadle.v1.AbortRunResponse
+	(*GetActiveRunResponse)(nil),           // 45: treadle.v1.GetActiveRunResponse
 }
 var file_treadle_v1_thread_service_proto_depIdxs = []int32{
-	20, // 0: treadle.v1.Thread.metadata:type_name -> google.protobuf.Struct
-	21, // 1: treadle.v1.Thread.create_time:type_name -> google.protobuf.Timestamp
-	21, // 2: treadle.v1.Thread.update_time:type_name -> google.protobuf.Timestamp
+	21, // 0: treadle.v1.Thread.metadata:type_name -> google.protobuf.Struct
+	22, // 1: treadle.v1.Thread.create_time:type_name -> google.protobuf.Timestamp
+	22, // 2: treadle.v1.Thread.update_time:type_name -> google.protobuf.Timestamp
 	0,  // 3: treadle.v1.Run.status:type_name -> treadle.v1.RunStatus
-	22, // 4: treadle.v1.Run.finish_reason:type_name -> treadle.v1.FinishReason
-	23, // 5: treadle.v1.Run.usage:type_name -> treadle.v1.Usage
-	21, // 6: treadle.v1.Run.start_time:type_name -> google.protobuf.Timestamp
-	21, // 7: treadle.v1.Run.end_time:type_name -> google.protobuf.Timestamp
-	3,  // 8: treadle.v1.Run.steps:type_name -> treadle.v1.RunStep
-	4,  // 9: treadle.v1.Run.hooks:type_name -> treadle.v1.RunHookStats
-	21, // 10: treadle.v1.RunStep.start_time:type_name -> google.protobuf.Timestamp
-	21, // 11: treadle.v1.RunStep.end_time:type_name -> google.protobuf.Timestamp
-	23, // 12: treadle.v1.RunStep.usage:type_name -> treadle.v1.Usage
-	24, // 13: treadle.v1.RunHookStats.total_duration:type_name -> google.protobuf.Duration
-	19, // 14: treadle.v1.RunHookStats.outcomes:type_name -> treadle.v1.RunHookStats.OutcomesEntry
-	1,  // 15: treadle.v1.CreateThreadRequest.thread:type_name -> treadle.v1.Thread
-	1,  // 16: treadle.v1.CreateThreadResponse.thread:type_name -> treadle.v1.Thread
-	1,  // 17: treadle.v1.GetThreadResponse.thread:type_name -> treadle.v1.Thread
-	1,  // 18: treadle.v1.ListThreadsResponse.threads:type_name -> treadle.v1.Thread
-	1,  // 19: treadle.v1.UpdateThreadRequest.thread:type_name -> treadle.v1.Thread
-	25, // 20: treadle.v1.UpdateThreadRequest.update_mask:type_name -> google.protobuf.FieldMask
-	1,  // 21: treadle.v1.UpdateThreadResponse.thread:type_name -> treadle.v1.Thread
-	26, // 22: treadle.v1.ListMessagesResponse.messages:type_name -> treadle.v1.Message
-	2,  // 23: treadle.v1.ListRunsResponse.runs:type_name -> treadle.v1.Run
-	5,  // 24: treadle.v1.ThreadService.CreateThread:input_type -> treadle.v1.CreateThreadRequest
-	7,  // 25: treadle.v1.ThreadService.GetThread:input_type -> treadle.v1.GetThreadRequest
-	9,  // 26: treadle.v1.ThreadService.ListThreads:input_type -> treadle.v1.ListThreadsRequest
-	11, // 27: treadle.v1.ThreadService.UpdateThread:input_type -> treadle.v1.UpdateThreadRequest
-	13, // 28: treadle.v1.ThreadService.DeleteThread:input_type -> treadle.v1.DeleteThreadRequest
-	15, // 29: treadle.v1.ThreadService.ListMessages:input_type -> treadle.v1.ListMessagesRequest
-	17, // 30: treadle.v1.ThreadService.ListRuns:input_type -> treadle.v1.ListRunsRequest
-	27, // 31: treadle.v1.ThreadService.SendMessage:input_type -> treadle.v1.SendMessageRequest
-	28, // 32: treadle.v1.ThreadService.QueueMessage:input_type -> treadle.v1.QueueMessageRequest
-	29, // 33: treadle.v1.ThreadService.SendSignal:input_type -> treadle.v1.SendSignalRequest
-	30, // 34: treadle.v1.ThreadService.SendStateSignal:input_type -> treadle.v1.SendStateSignalRequest
-	31, // 35: treadle.v1.ThreadService.SendNotificationSignal:input_type -> treadle.v1.SendNotificationSignalRequest
-	32, // 36: treadle.v1.ThreadService.ListNotifications:input_type -> treadle.v1.ListNotificationsRequest
-	33, // 37: treadle.v1.ThreadService.SubscribeToThread:input_type -> treadle.v1.SubscribeToThreadRequest
-	34, // 38: treadle.v1.ThreadService.AbortRun:input_type -> treadle.v1.AbortRunRequest
-	35, // 39: treadle.v1.ThreadService.GetActiveRun:input_type -> treadle.v1.GetActiveRunRequest
-	6,  // 40: treadle.v1.ThreadService.CreateThread:output_type -> treadle.v1.CreateThreadResponse
-	8,  // 41: treadle.v1.ThreadService.GetThread:output_type -> treadle.v1.GetThreadResponse
-	10, // 42: treadle.v1.ThreadService.ListThreads:output_type -> treadle.v1.ListThreadsResponse
-	12, // 43: treadle.v1.ThreadService.UpdateThread:output_type -> treadle.v1.UpdateThreadResponse
-	14, // 44: treadle.v1.ThreadService.DeleteThread:output_type -> treadle.v1.DeleteThreadResponse
-	16, // 45: treadle.v1.ThreadService.ListMessages:output_type -> treadle.v1.ListMessagesResponse
-	18, // 46: treadle.v1.ThreadService.ListRuns:output_type -> treadle.v1.ListRunsResponse
-	36, // 47: treadle.v1.ThreadService.SendMessage:output_type -> treadle.v1.SendMessageResponse
-	37, // 48: treadle.v1.ThreadService.QueueMessage:output_type -> treadle.v1.QueueMessageResponse
-	38, // 49: treadle.v1.ThreadService.SendSignal:output_type -> treadle.v1.SendSignalResponse
-	39, // 50: treadle.v1.ThreadService.SendStateSignal:output_type -> treadle.v1.SendStateSignalResponse
-	40, // 51: treadle.v1.ThreadService.SendNotificationSignal:output_type -> treadle.v1.SendNotificationSignalResponse
-	41, // 52: treadle.v1.ThreadService.ListNotifications:output_type -> treadle.v1.ListNotificationsResponse
-	42, // 53: treadle.v1.ThreadService.SubscribeToThread:output_type -> treadle.v1.SubscribeToThreadResponse
-	43, // 54: treadle.v1.ThreadService.AbortRun:output_type -> treadle.v1.AbortRunResponse
-	44, // 55: treadle.v1.ThreadService.GetActiveRun:output_type -> treadle.v1.GetActiveRunResponse
-	40, // [40:56] is the sub-list for method output_type
-	24, // [24:40] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	23, // 4: treadle.v1.Run.finish_reason:type_name -> treadle.v1.FinishReason
+	24, // 5: treadle.v1.Run.usage:type_name -> treadle.v1.Usage
+	22, // 6: treadle.v1.Run.start_time:type_name -> google.protobuf.Timestamp
+	22, // 7: treadle.v1.Run.end_time:type_name -> google.protobuf.Timestamp
+	4,  // 8: treadle.v1.Run.steps:type_name -> treadle.v1.RunStep
+	5,  // 9: treadle.v1.Run.hooks:type_name -> treadle.v1.RunHookStats
+	3,  // 10: treadle.v1.Run.matched_variants:type_name -> treadle.v1.MatchedVariant
+	22, // 11: treadle.v1.RunStep.start_time:type_name -> google.protobuf.Timestamp
+	22, // 12: treadle.v1.RunStep.end_time:type_name -> google.protobuf.Timestamp
+	24, // 13: treadle.v1.RunStep.usage:type_name -> treadle.v1.Usage
+	25, // 14: treadle.v1.RunHookStats.total_duration:type_name -> google.protobuf.Duration
+	20, // 15: treadle.v1.RunHookStats.outcomes:type_name -> treadle.v1.RunHookStats.OutcomesEntry
+	1,  // 16: treadle.v1.CreateThreadRequest.thread:type_name -> treadle.v1.Thread
+	1,  // 17: treadle.v1.CreateThreadResponse.thread:type_name -> treadle.v1.Thread
+	1,  // 18: treadle.v1.GetThreadResponse.thread:type_name -> treadle.v1.Thread
+	1,  // 19: treadle.v1.ListThreadsResponse.threads:type_name -> treadle.v1.Thread
+	1,  // 20: treadle.v1.UpdateThreadRequest.thread:type_name -> treadle.v1.Thread
+	26, // 21: treadle.v1.UpdateThreadRequest.update_mask:type_name -> google.protobuf.FieldMask
+	1,  // 22: treadle.v1.UpdateThreadResponse.thread:type_name -> treadle.v1.Thread
+	27, // 23: treadle.v1.ListMessagesResponse.messages:type_name -> treadle.v1.Message
+	2,  // 24: treadle.v1.ListRunsResponse.runs:type_name -> treadle.v1.Run
+	6,  // 25: treadle.v1.ThreadService.CreateThread:input_type -> treadle.v1.CreateThreadRequest
+	8,  // 26: treadle.v1.ThreadService.GetThread:input_type -> treadle.v1.GetThreadRequest
+	10, // 27: treadle.v1.ThreadService.ListThreads:input_type -> treadle.v1.ListThreadsRequest
+	12, // 28: treadle.v1.ThreadService.UpdateThread:input_type -> treadle.v1.UpdateThreadRequest
+	14, // 29: treadle.v1.ThreadService.DeleteThread:input_type -> treadle.v1.DeleteThreadRequest
+	16, // 30: treadle.v1.ThreadService.ListMessages:input_type -> treadle.v1.ListMessagesRequest
+	18, // 31: treadle.v1.ThreadService.ListRuns:input_type -> treadle.v1.ListRunsRequest
+	28, // 32: treadle.v1.ThreadService.SendMessage:input_type -> treadle.v1.SendMessageRequest
+	29, // 33: treadle.v1.ThreadService.QueueMessage:input_type -> treadle.v1.QueueMessageRequest
+	30, // 34: treadle.v1.ThreadService.SendSignal:input_type -> treadle.v1.SendSignalRequest
+	31, // 35: treadle.v1.ThreadService.SendStateSignal:input_type -> treadle.v1.SendStateSignalRequest
+	32, // 36: treadle.v1.ThreadService.SendNotificationSignal:input_type -> treadle.v1.SendNotificationSignalRequest
+	33, // 37: treadle.v1.ThreadService.ListNotifications:input_type -> treadle.v1.ListNotificationsRequest
+	34, // 38: treadle.v1.ThreadService.SubscribeToThread:input_type -> treadle.v1.SubscribeToThreadRequest
+	35, // 39: treadle.v1.ThreadService.AbortRun:input_type -> treadle.v1.AbortRunRequest
+	36, // 40: treadle.v1.ThreadService.GetActiveRun:input_type -> treadle.v1.GetActiveRunRequest
+	7,  // 41: treadle.v1.ThreadService.CreateThread:output_type -> treadle.v1.CreateThreadResponse
+	9,  // 42: treadle.v1.ThreadService.GetThread:output_type -> treadle.v1.GetThreadResponse
+	11, // 43: treadle.v1.ThreadService.ListThreads:output_type -> treadle.v1.ListThreadsResponse
+	13, // 44: treadle.v1.ThreadService.UpdateThread:output_type -> treadle.v1.UpdateThreadResponse
+	15, // 45: treadle.v1.ThreadService.DeleteThread:output_type -> treadle.v1.DeleteThreadResponse
+	17, // 46: treadle.v1.ThreadService.ListMessages:output_type -> treadle.v1.ListMessagesResponse
+	19, // 47: treadle.v1.ThreadService.ListRuns:output_type -> treadle.v1.ListRunsResponse
+	37, // 48: treadle.v1.ThreadService.SendMessage:output_type -> treadle.v1.SendMessageResponse
+	38, // 49: treadle.v1.ThreadService.QueueMessage:output_type -> treadle.v1.QueueMessageResponse
+	39, // 50: treadle.v1.ThreadService.SendSignal:output_type -> treadle.v1.SendSignalResponse
+	40, // 51: treadle.v1.ThreadService.SendStateSignal:output_type -> treadle.v1.SendStateSignalResponse
+	41, // 52: treadle.v1.ThreadService.SendNotificationSignal:output_type -> treadle.v1.SendNotificationSignalResponse
+	42, // 53: treadle.v1.ThreadService.ListNotifications:output_type -> treadle.v1.ListNotificationsResponse
+	43, // 54: treadle.v1.ThreadService.SubscribeToThread:output_type -> treadle.v1.SubscribeToThreadResponse
+	44, // 55: treadle.v1.ThreadService.AbortRun:output_type -> treadle.v1.AbortRunResponse
+	45, // 56: treadle.v1.ThreadService.GetActiveRun:output_type -> treadle.v1.GetActiveRunResponse
+	41, // [41:57] is the sub-list for method output_type
+	25, // [25:41] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_thread_service_proto_init() }
@@ -1604,7 +1698,7 @@ func file_treadle_v1_thread_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_treadle_v1_thread_service_proto_rawDesc), len(file_treadle_v1_thread_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   19,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

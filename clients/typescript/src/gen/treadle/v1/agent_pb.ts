@@ -4,8 +4,8 @@
 
 import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { Duration, Empty, Timestamp, Value } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_duration, file_google_protobuf_empty, file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { SystemMessage } from "./message_pb.js";
 import { file_treadle_v1_message } from "./message_pb.js";
 import type { NotificationSettings } from "./notification_pb.js";
@@ -16,7 +16,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file treadle/v1/agent.proto.
  */
 export const file_treadle_v1_agent: GenFile = /*@__PURE__*/
-  fileDesc("ChZ0cmVhZGxlL3YxL2FnZW50LnByb3RvEgp0cmVhZGxlLnYxIvABCgxQcm9jZXNzb3JSZWYSCgoCaWQYASABKAkSMQoOZmFpbHVyZV9wb2xpY3kYAiABKA4yGS50cmVhZGxlLnYxLkZhaWx1cmVQb2xpY3kSKgoHdGltZW91dBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdidWlsdGluGAQgASgJEigKB29wdGlvbnMYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhYKDnBhcmFsbGVsX2dyb3VwGAYgASgJEhIKCndpdGhfbW9kZWwYByABKAgSDgoGbG9ja2VkGAggASgIIj0KDVByb2Nlc3Nvckxpc3QSLAoKcHJvY2Vzc29ycxgBIAMoCzIYLnRyZWFkbGUudjEuUHJvY2Vzc29yUmVmItUCCg1Nb2RlbFNldHRpbmdzEhgKC3RlbXBlcmF0dXJlGAEgASgBSACIAQESHgoRbWF4X291dHB1dF90b2tlbnMYAiABKAVIAYgBARISCgV0b3BfcBgDIAEoAUgCiAEBEhEKBHNlZWQYBCABKANIA4gBARIWCg5zdG9wX3NlcXVlbmNlcxgFIAMoCRIdChBwcmVzZW5jZV9wZW5hbHR5GAYgASgBSASIAQESHgoRZnJlcXVlbmN5X3BlbmFsdHkYByABKAFIBYgBARIYCgttYXhfcmV0cmllcxgIIAEoBUgGiAEBQg4KDF90ZW1wZXJhdHVyZUIUChJfbWF4X291dHB1dF90b2tlbnNCCAoGX3RvcF9wQgcKBV9zZWVkQhMKEV9wcmVzZW5jZV9wZW5hbHR5QhQKEl9mcmVxdWVuY3lfcGVuYWx0eUIOCgxfbWF4X3JldHJpZXMidwoNRmFsbGJhY2tNb2RlbBINCgVtb2RlbBgBIAEoCRIQCghiYXNlX3VybBgCIAEoCRIYCgttYXhfcmV0cmllcxgDIAEoBUgAiAEBEhsKE3Byb3ZpZGVyX2NyZWRlbnRpYWwYBCABKAlCDgoMX21heF9yZXRyaWVzIlcKClRvb2xDaG9pY2USKgoEbW9kZRgBIAEoDjIaLnRyZWFkbGUudjEuVG9vbENob2ljZU1vZGVIABITCgl0b29sX25hbWUYAiABKAlIAEIICgZjaG9pY2UiQQoMVG9vbEhvb2tzUmVmEhgKEGJlZm9yZV90b29sX2NhbGwYASABKAkSFwoPYWZ0ZXJfdG9vbF9jYWxsGAIgASgJIlUKDVRocmVhZE9wdGlvbnMSCgoCaWQYASABKAkSDQoFdGl0bGUYAiABKAkSKQoIbWV0YWRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0InEKDU1lbW9yeU9wdGlvbnMSEAoIcmVzb3VyY2UYASABKAkSEwoJdGhyZWFkX2lkGAIgASgJSAASKwoGdGhyZWFkGAMgASgLMhkudHJlYWRsZS52MS5UaHJlYWRPcHRpb25zSABCDAoKdGhyZWFkX3JlZiJJChBTdHJ1Y3R1cmVkT3V0cHV0EicKBnNjaGVtYRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDAoEbmFtZRgCIAEoCSLcBQoLQ2FsbE9wdGlvbnMSOAoQaW5wdXRfcHJvY2Vzc29ycxgBIAEoCzIZLnRyZWFkbGUudjEuUHJvY2Vzc29yTGlzdEgAiAEBEjkKEW91dHB1dF9wcm9jZXNzb3JzGAIgASgLMhkudHJlYWRsZS52MS5Qcm9jZXNzb3JMaXN0SAGIAQESOAoQZXJyb3JfcHJvY2Vzc29ycxgDIAEoCzIZLnRyZWFkbGUudjEuUHJvY2Vzc29yTGlzdEgCiAEBEhYKCW1heF9zdGVwcxgEIAEoBUgDiAEBEiIKFW1heF9wcm9jZXNzb3JfcmV0cmllcxgFIAEoBUgEiAEBEisKC3Rvb2xfY2hvaWNlGAYgASgLMhYudHJlYWRsZS52MS5Ub29sQ2hvaWNlEhQKDGFjdGl2ZV90b29scxgHIAMoCRIxCg5tb2RlbF9zZXR0aW5ncxgIIAEoCzIZLnRyZWFkbGUudjEuTW9kZWxTZXR0aW5ncxIxChBwcm92aWRlcl9vcHRpb25zGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIpCgZtZW1vcnkYCiABKAsyGS50cmVhZGxlLnYxLk1lbW9yeU9wdGlvbnMSMAoPcmVxdWVzdF9jb250ZXh0GAsgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBI3ChFzdHJ1Y3R1cmVkX291dHB1dBgMIAEoCzIcLnRyZWFkbGUudjEuU3RydWN0dXJlZE91dHB1dBIsCgp0b29sX2hvb2tzGA0gASgLMhgudHJlYWRsZS52MS5Ub29sSG9va3NSZWYSDQoFbW9kZWwYDiABKAlCEwoRX2lucHV0X3Byb2Nlc3NvcnNCFAoSX291dHB1dF9wcm9jZXNzb3JzQhMKEV9lcnJvcl9wcm9jZXNzb3JzQgwKCl9tYXhfc3RlcHNCGAoWX21heF9wcm9jZXNzb3JfcmV0cmllcyI+Cg5NZW1vcnlTZXR0aW5ncxIaCg1sYXN0X21lc3NhZ2VzGAEgASgFSACIAQFCEAoOX2xhc3RfbWVzc2FnZXMiPQoOU3lzdGVtTWVzc2FnZXMSKwoIbWVzc2FnZXMYASADKAsyGS50cmVhZGxlLnYxLlN5c3RlbU1lc3NhZ2UioAgKBUFnZW50EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSKQoIbWV0YWRhdGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhYKDGluc3RydWN0aW9ucxgFIAEoCUgAEjoKFGluc3RydWN0aW9uX21lc3NhZ2VzGAYgASgLMhoudHJlYWRsZS52MS5TeXN0ZW1NZXNzYWdlc0gAEg0KBW1vZGVsGAcgASgJEhAKCGJhc2VfdXJsGAggASgJEjIKD2ZhbGxiYWNrX21vZGVscxgJIAMoCzIZLnRyZWFkbGUudjEuRmFsbGJhY2tNb2RlbBINCgV0b29scxgKIAMoCRIyChBpbnB1dF9wcm9jZXNzb3JzGAsgAygLMhgudHJlYWRsZS52MS5Qcm9jZXNzb3JSZWYSMwoRb3V0cHV0X3Byb2Nlc3NvcnMYDCADKAsyGC50cmVhZGxlLnYxLlByb2Nlc3NvclJlZhIyChBlcnJvcl9wcm9jZXNzb3JzGA0gAygLMhgudHJlYWRsZS52MS5Qcm9jZXNzb3JSZWYSIgoVbWF4X3Byb2Nlc3Nvcl9yZXRyaWVzGA4gASgFSAGIAQESMAoPZGVmYXVsdF9vcHRpb25zGA8gASgLMhcudHJlYWRsZS52MS5DYWxsT3B0aW9ucxI3ChZyZXF1ZXN0X2NvbnRleHRfc2NoZW1hGBAgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIsCgp0b29sX2hvb2tzGBEgASgLMhgudHJlYWRsZS52MS5Ub29sSG9va3NSZWYSJwoGc291cmNlGBIgASgOMhcudHJlYWRsZS52MS5BZ2VudFNvdXJjZRIvCgtjcmVhdGVfdGltZRgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhsKE3Byb3ZpZGVyX2NyZWRlbnRpYWwYGCABKAkSKgoGbWVtb3J5GBUgASgLMhoudHJlYWRsZS52MS5NZW1vcnlTZXR0aW5ncxI3Cg1ub3RpZmljYXRpb25zGBYgASgLMiAudHJlYWRsZS52MS5Ob3RpZmljYXRpb25TZXR0aW5ncxIlChhlcnJvcl9wcm9jZXNzb3JfZGVmYXVsdHMYFyABKAhIAogBARIrCgpzdWJfYWdlbnRzGBkgAygLMhcudHJlYWRsZS52MS5TdWJBZ2VudFJlZkITChFpbnN0cnVjdGlvbnNfa2luZEIYChZfbWF4X3Byb2Nlc3Nvcl9yZXRyaWVzQhsKGV9lcnJvcl9wcm9jZXNzb3JfZGVmYXVsdHMiMgoOUmVtb3RlU3ViQWdlbnQSDgoGdGFyZ2V0GAEgASgJEhAKCGFnZW50X2lkGAIgASgJIpkCCgtTdWJBZ2VudFJlZhILCgNrZXkYASABKAkSEgoIYWdlbnRfaWQYAiABKAlIABIsCgZyZW1vdGUYAyABKAsyGi50cmVhZGxlLnYxLlJlbW90ZVN1YkFnZW50SAASEwoLZGVzY3JpcHRpb24YBCABKAkSKgoGbWVtb3J5GAUgASgOMhoudHJlYWRsZS52MS5TdWJBZ2VudE1lbW9yeRIWCgltYXhfc3RlcHMYBiABKAVIAYgBARIcChRpbmNsdWRlX3Rvb2xfcmVzdWx0cxgHIAEoCBIsCgdmYWlsdXJlGAggASgOMhsudHJlYWRsZS52MS5TdWJBZ2VudEZhaWx1cmVCCAoGdGFyZ2V0QgwKCl9tYXhfc3RlcHMqbQoNRmFpbHVyZVBvbGljeRIeChpGQUlMVVJFX1BPTElDWV9VTlNQRUNJRklFRBAAEh4KGkZBSUxVUkVfUE9MSUNZX0ZBSUxfQ0xPU0VEEAESHAoYRkFJTFVSRV9QT0xJQ1lfRkFJTF9PUEVOEAIqhwEKDlRvb2xDaG9pY2VNb2RlEiAKHFRPT0xfQ0hPSUNFX01PREVfVU5TUEVDSUZJRUQQABIZChVUT09MX0NIT0lDRV9NT0RFX0FVVE8QARIZChVUT09MX0NIT0lDRV9NT0RFX05PTkUQAhIdChlUT09MX0NIT0lDRV9NT0RFX1JFUVVJUkVEEAMqcQoLQWdlbnRTb3VyY2USHAoYQUdFTlRfU09VUkNFX1VOU1BFQ0lGSUVEEAASFwoTQUdFTlRfU09VUkNFX0NPTkZJRxABEhUKEUFHRU5UX1NPVVJDRV9DT0RFEAISFAoQQUdFTlRfU09VUkNFX0FQSRADKpQBCg5TdWJBZ2VudE1lbW9yeRIgChxTVUJfQUdFTlRfTUVNT1JZX1VOU1BFQ0lGSUVEEAASIQodU1VCX0FHRU5UX01FTU9SWV9GUkVTSF9USFJFQUQQARIiCh5TVUJfQUdFTlRfTUVNT1JZX1NUQUJMRV9USFJFQUQQAhIZChVTVUJfQUdFTlRfTUVNT1JZX05PTkUQAyp2Cg9TdWJBZ2VudEZhaWx1cmUSIQodU1VCX0FHRU5UX0ZBSUxVUkVfVU5TUEVDSUZJRUQQABIgChxTVUJfQUdFTlRfRkFJTFVSRV9UT09MX0VSUk9SEAESHgoaU1VCX0FHRU5UX0ZBSUxVUkVfRkFJTF9SVU4QAkJjCg5kZXYudHJlYWRsZS52MVABWkJnaXRodWIuY29tL3RyZWFkbGUtZGV2L3RyZWFkbGUvY2xpZW50cy9nby9nZW4vdHJlYWRsZS92MTt0cmVhZGxldjGqAgpUcmVhZGxlLlYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_message, file_treadle_v1_notification]);
+  fileDesc("ChZ0cmVhZGxlL3YxL2FnZW50LnByb3RvEgp0cmVhZGxlLnYxIvABCgxQcm9jZXNzb3JSZWYSCgoCaWQYASABKAkSMQoOZmFpbHVyZV9wb2xpY3kYAiABKA4yGS50cmVhZGxlLnYxLkZhaWx1cmVQb2xpY3kSKgoHdGltZW91dBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdidWlsdGluGAQgASgJEigKB29wdGlvbnMYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhYKDnBhcmFsbGVsX2dyb3VwGAYgASgJEhIKCndpdGhfbW9kZWwYByABKAgSDgoGbG9ja2VkGAggASgIIj0KDVByb2Nlc3Nvckxpc3QSLAoKcHJvY2Vzc29ycxgBIAMoCzIYLnRyZWFkbGUudjEuUHJvY2Vzc29yUmVmItUCCg1Nb2RlbFNldHRpbmdzEhgKC3RlbXBlcmF0dXJlGAEgASgBSACIAQESHgoRbWF4X291dHB1dF90b2tlbnMYAiABKAVIAYgBARISCgV0b3BfcBgDIAEoAUgCiAEBEhEKBHNlZWQYBCABKANIA4gBARIWCg5zdG9wX3NlcXVlbmNlcxgFIAMoCRIdChBwcmVzZW5jZV9wZW5hbHR5GAYgASgBSASIAQESHgoRZnJlcXVlbmN5X3BlbmFsdHkYByABKAFIBYgBARIYCgttYXhfcmV0cmllcxgIIAEoBUgGiAEBQg4KDF90ZW1wZXJhdHVyZUIUChJfbWF4X291dHB1dF90b2tlbnNCCAoGX3RvcF9wQgcKBV9zZWVkQhMKEV9wcmVzZW5jZV9wZW5hbHR5QhQKEl9mcmVxdWVuY3lfcGVuYWx0eUIOCgxfbWF4X3JldHJpZXMidwoNRmFsbGJhY2tNb2RlbBINCgVtb2RlbBgBIAEoCRIQCghiYXNlX3VybBgCIAEoCRIYCgttYXhfcmV0cmllcxgDIAEoBUgAiAEBEhsKE3Byb3ZpZGVyX2NyZWRlbnRpYWwYBCABKAlCDgoMX21heF9yZXRyaWVzIlcKClRvb2xDaG9pY2USKgoEbW9kZRgBIAEoDjIaLnRyZWFkbGUudjEuVG9vbENob2ljZU1vZGVIABITCgl0b29sX25hbWUYAiABKAlIAEIICgZjaG9pY2UiQQoMVG9vbEhvb2tzUmVmEhgKEGJlZm9yZV90b29sX2NhbGwYASABKAkSFwoPYWZ0ZXJfdG9vbF9jYWxsGAIgASgJIlUKDVRocmVhZE9wdGlvbnMSCgoCaWQYASABKAkSDQoFdGl0bGUYAiABKAkSKQoIbWV0YWRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0InEKDU1lbW9yeU9wdGlvbnMSEAoIcmVzb3VyY2UYASABKAkSEwoJdGhyZWFkX2lkGAIgASgJSAASKwoGdGhyZWFkGAMgASgLMhkudHJlYWRsZS52MS5UaHJlYWRPcHRpb25zSABCDAoKdGhyZWFkX3JlZiJJChBTdHJ1Y3R1cmVkT3V0cHV0EicKBnNjaGVtYRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDAoEbmFtZRgCIAEoCSLtBQoLQ2FsbE9wdGlvbnMSOAoQaW5wdXRfcHJvY2Vzc29ycxgBIAEoCzIZLnRyZWFkbGUudjEuUHJvY2Vzc29yTGlzdEgAiAEBEjkKEW91dHB1dF9wcm9jZXNzb3JzGAIgASgLMhkudHJlYWRsZS52MS5Qcm9jZXNzb3JMaXN0SAGIAQESOAoQZXJyb3JfcHJvY2Vzc29ycxgDIAEoCzIZLnRyZWFkbGUudjEuUHJvY2Vzc29yTGlzdEgCiAEBEhYKCW1heF9zdGVwcxgEIAEoBUgDiAEBEiIKFW1heF9wcm9jZXNzb3JfcmV0cmllcxgFIAEoBUgEiAEBEisKC3Rvb2xfY2hvaWNlGAYgASgLMhYudHJlYWRsZS52MS5Ub29sQ2hvaWNlEhQKDGFjdGl2ZV90b29scxgHIAMoCRIxCg5tb2RlbF9zZXR0aW5ncxgIIAEoCzIZLnRyZWFkbGUudjEuTW9kZWxTZXR0aW5ncxIxChBwcm92aWRlcl9vcHRpb25zGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIpCgZtZW1vcnkYCiABKAsyGS50cmVhZGxlLnYxLk1lbW9yeU9wdGlvbnMSMAoPcmVxdWVzdF9jb250ZXh0GAsgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBI3ChFzdHJ1Y3R1cmVkX291dHB1dBgMIAEoCzIcLnRyZWFkbGUudjEuU3RydWN0dXJlZE91dHB1dBIsCgp0b29sX2hvb2tzGA0gASgLMhgudHJlYWRsZS52MS5Ub29sSG9va3NSZWYSDQoFbW9kZWwYDiABKAkSDwoHdmVyc2lvbhgUIAEoCUITChFfaW5wdXRfcHJvY2Vzc29yc0IUChJfb3V0cHV0X3Byb2Nlc3NvcnNCEwoRX2Vycm9yX3Byb2Nlc3NvcnNCDAoKX21heF9zdGVwc0IYChZfbWF4X3Byb2Nlc3Nvcl9yZXRyaWVzIj4KDk1lbW9yeVNldHRpbmdzEhoKDWxhc3RfbWVzc2FnZXMYASABKAVIAIgBAUIQCg5fbGFzdF9tZXNzYWdlcyI9Cg5TeXN0ZW1NZXNzYWdlcxIrCghtZXNzYWdlcxgBIAMoCzIZLnRyZWFkbGUudjEuU3lzdGVtTWVzc2FnZSLoDQoFQWdlbnQSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIpCghtZXRhZGF0YRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFgoMaW5zdHJ1Y3Rpb25zGAUgASgJSAASOgoUaW5zdHJ1Y3Rpb25fbWVzc2FnZXMYBiABKAsyGi50cmVhZGxlLnYxLlN5c3RlbU1lc3NhZ2VzSAASDQoFbW9kZWwYByABKAkSEAoIYmFzZV91cmwYCCABKAkSMgoPZmFsbGJhY2tfbW9kZWxzGAkgAygLMhkudHJlYWRsZS52MS5GYWxsYmFja01vZGVsEg0KBXRvb2xzGAogAygJEjIKEGlucHV0X3Byb2Nlc3NvcnMYCyADKAsyGC50cmVhZGxlLnYxLlByb2Nlc3NvclJlZhIzChFvdXRwdXRfcHJvY2Vzc29ycxgMIAMoCzIYLnRyZWFkbGUudjEuUHJvY2Vzc29yUmVmEjIKEGVycm9yX3Byb2Nlc3NvcnMYDSADKAsyGC50cmVhZGxlLnYxLlByb2Nlc3NvclJlZhIiChVtYXhfcHJvY2Vzc29yX3JldHJpZXMYDiABKAVIAYgBARIwCg9kZWZhdWx0X29wdGlvbnMYDyABKAsyFy50cmVhZGxlLnYxLkNhbGxPcHRpb25zEjcKFnJlcXVlc3RfY29udGV4dF9zY2hlbWEYECABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiwKCnRvb2xfaG9va3MYESABKAsyGC50cmVhZGxlLnYxLlRvb2xIb29rc1JlZhInCgZzb3VyY2UYEiABKA4yFy50cmVhZGxlLnYxLkFnZW50U291cmNlEi8KC2NyZWF0ZV90aW1lGBMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgUIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGwoTcHJvdmlkZXJfY3JlZGVudGlhbBgYIAEoCRIqCgZtZW1vcnkYFSABKAsyGi50cmVhZGxlLnYxLk1lbW9yeVNldHRpbmdzEjcKDW5vdGlmaWNhdGlvbnMYFiABKAsyIC50cmVhZGxlLnYxLk5vdGlmaWNhdGlvblNldHRpbmdzEiUKGGVycm9yX3Byb2Nlc3Nvcl9kZWZhdWx0cxgXIAEoCEgCiAEBEisKCnN1Yl9hZ2VudHMYGSADKAsyFy50cmVhZGxlLnYxLlN1YkFnZW50UmVmEjcKEnRvb2xfcGF5bG9hZF9ydWxlcxgoIAMoCzIbLnRyZWFkbGUudjEuVG9vbFBheWxvYWRSdWxlEjkKF3Rvb2xfcGF5bG9hZF9wcm9jZXNzb3JzGCkgAygLMhgudHJlYWRsZS52MS5Qcm9jZXNzb3JSZWYSMAoObW9kZWxfdmFyaWFudHMYHiADKAsyGC50cmVhZGxlLnYxLk1vZGVsVmFyaWFudBI+ChVpbnN0cnVjdGlvbnNfdmFyaWFudHMYHyADKAsyHy50cmVhZGxlLnYxLkluc3RydWN0aW9uc1ZhcmlhbnQSMAoOdG9vbHNfdmFyaWFudHMYICADKAsyGC50cmVhZGxlLnYxLlRvb2xzVmFyaWFudBJAChlpbnB1dF9wcm9jZXNzb3JzX3ZhcmlhbnRzGCEgAygLMh0udHJlYWRsZS52MS5Qcm9jZXNzb3JzVmFyaWFudBJBChpvdXRwdXRfcHJvY2Vzc29yc192YXJpYW50cxgiIAMoCzIdLnRyZWFkbGUudjEuUHJvY2Vzc29yc1ZhcmlhbnQSQAoZZXJyb3JfcHJvY2Vzc29yc192YXJpYW50cxgjIAMoCzIdLnRyZWFkbGUudjEuUHJvY2Vzc29yc1ZhcmlhbnQSQAoYZGVmYXVsdF9vcHRpb25zX3ZhcmlhbnRzGCQgAygLMh4udHJlYWRsZS52MS5DYWxsT3B0aW9uc1ZhcmlhbnQSKgoIcmVzb2x2ZXIYJSABKAsyGC50cmVhZGxlLnYxLlByb2Nlc3NvclJlZhImCgdzY29yZXJzGDIgAygLMhUudHJlYWRsZS52MS5TY29yZXJSZWYSKAoFdm9pY2UYNyABKAsyGS50cmVhZGxlLnYxLlZvaWNlU2V0dGluZ3MSJwoGZWRpdG9yGC0gASgLMhcudHJlYWRsZS52MS5BZ2VudEVkaXRvckITChFpbnN0cnVjdGlvbnNfa2luZEIYChZfbWF4X3Byb2Nlc3Nvcl9yZXRyaWVzQhsKGV9lcnJvcl9wcm9jZXNzb3JfZGVmYXVsdHMiMgoOUmVtb3RlU3ViQWdlbnQSDgoGdGFyZ2V0GAEgASgJEhAKCGFnZW50X2lkGAIgASgJIpkCCgtTdWJBZ2VudFJlZhILCgNrZXkYASABKAkSEgoIYWdlbnRfaWQYAiABKAlIABIsCgZyZW1vdGUYAyABKAsyGi50cmVhZGxlLnYxLlJlbW90ZVN1YkFnZW50SAASEwoLZGVzY3JpcHRpb24YBCABKAkSKgoGbWVtb3J5GAUgASgOMhoudHJlYWRsZS52MS5TdWJBZ2VudE1lbW9yeRIWCgltYXhfc3RlcHMYBiABKAVIAYgBARIcChRpbmNsdWRlX3Rvb2xfcmVzdWx0cxgHIAEoCBIsCgdmYWlsdXJlGAggASgOMhsudHJlYWRsZS52MS5TdWJBZ2VudEZhaWx1cmVCCAoGdGFyZ2V0QgwKCl9tYXhfc3RlcHMicQoLQWdlbnRFZGl0b3ISDgoGbG9ja2VkGAEgASgIEhkKDGluc3RydWN0aW9ucxgCIAEoCEgAiAEBEiYKBXRvb2xzGAMgASgOMhcudHJlYWRsZS52MS5FZGl0b3JUb29sc0IPCg1faW5zdHJ1Y3Rpb25zIqoBCg9Ub29sUGF5bG9hZFJ1bGUSDQoFdG9vbHMYASADKAkSDwoHdGFyZ2V0cxgCIAMoCRINCgVwaGFzZRgDIAEoCRIMCgRkcm9wGAQgAygJEgwKBG1hc2sYBSADKAkSEQoJbWFza193aXRoGAYgASgJEicKB3JlcGxhY2UYByABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSEAoIc3VwcHJlc3MYCCABKAgiGgoJVG9vbE5hbWVzEg0KBW5hbWVzGAEgAygJIoIBCgtWYXJpYW50UnVsZRINCgVmaWVsZBgBIAEoCRIQCghvcGVyYXRvchgCIAEoCRIlCgV2YWx1ZRgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIrCgpjb25kaXRpb25zGAQgAygLMhcudHJlYWRsZS52MS5WYXJpYW50UnVsZSJFCgxNb2RlbFZhcmlhbnQSDQoFdmFsdWUYASABKAkSJgoFcnVsZXMYAiABKAsyFy50cmVhZGxlLnYxLlZhcmlhbnRSdWxlInkKE0luc3RydWN0aW9uc1ZhcmlhbnQSDQoFdmFsdWUYASABKAkSJgoFcnVsZXMYAiABKAsyFy50cmVhZGxlLnYxLlZhcmlhbnRSdWxlEisKCG1lc3NhZ2VzGAMgAygLMhkudHJlYWRsZS52MS5TeXN0ZW1NZXNzYWdlIkUKDFRvb2xzVmFyaWFudBINCgV2YWx1ZRgBIAMoCRImCgVydWxlcxgCIAEoCzIXLnRyZWFkbGUudjEuVmFyaWFudFJ1bGUiZAoRUHJvY2Vzc29yc1ZhcmlhbnQSJwoFdmFsdWUYASADKAsyGC50cmVhZGxlLnYxLlByb2Nlc3NvclJlZhImCgVydWxlcxgCIAEoCzIXLnRyZWFkbGUudjEuVmFyaWFudFJ1bGUiZAoSQ2FsbE9wdGlvbnNWYXJpYW50EiYKBXZhbHVlGAEgASgLMhcudHJlYWRsZS52MS5DYWxsT3B0aW9ucxImCgVydWxlcxgCIAEoCzIXLnRyZWFkbGUudjEuVmFyaWFudFJ1bGUiigIKCVNjb3JlclJlZhIKCgJpZBgBIAEoCRIPCgdidWlsdGluGAIgASgJEigKB29wdGlvbnMYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiwKCHNhbXBsaW5nGAQgASgLMhoudHJlYWRsZS52MS5TY29yZXJTYW1wbGluZxIpCgZmaWx0ZXIYBSABKAsyGS50cmVhZGxlLnYxLlNjb3JpbmdGaWx0ZXISKgoHdGltZW91dBgGIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIxCg5mYWlsdXJlX3BvbGljeRgHIAEoDjIZLnRyZWFkbGUudjEuRmFpbHVyZVBvbGljeSJRCg5TY29yZXJTYW1wbGluZxImCgRub25lGAEgASgLMhYuZ29vZ2xlLnByb3RvYnVmLkVtcHR5SAASDwoFcmF0aW8YAiABKAFIAEIGCgRraW5kInsKDVNjb3JpbmdGaWx0ZXISDQoFbWF0Y2gYASABKAkSMAoKY29uZGl0aW9ucxgCIAMoCzIcLnRyZWFkbGUudjEuU2NvcmluZ0NvbmRpdGlvbhIpCgZncm91cHMYAyADKAsyGS50cmVhZGxlLnYxLlNjb3JpbmdGaWx0ZXIiWgoQU2NvcmluZ0NvbmRpdGlvbhINCgVmaWVsZBgBIAEoCRIQCghvcGVyYXRvchgCIAEoCRIlCgV2YWx1ZRgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZSKrAQoNVm9pY2VTZXR0aW5ncxIrCgVpbnB1dBgBIAEoCzIcLnRyZWFkbGUudjEuVm9pY2VQcm92aWRlclJlZhIsCgZvdXRwdXQYAiABKAsyHC50cmVhZGxlLnYxLlZvaWNlUHJvdmlkZXJSZWYSLgoIcmVhbHRpbWUYAyABKAsyHC50cmVhZGxlLnYxLlZvaWNlUHJvdmlkZXJSZWYSDwoHc3BlYWtlchgEIAEoCSJ7ChBWb2ljZVByb3ZpZGVyUmVmEgoKAmlkGAEgASgJEjEKDmZhaWx1cmVfcG9saWN5GAIgASgOMhkudHJlYWRsZS52MS5GYWlsdXJlUG9saWN5EigKB29wdGlvbnMYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Km0KDUZhaWx1cmVQb2xpY3kSHgoaRkFJTFVSRV9QT0xJQ1lfVU5TUEVDSUZJRUQQABIeChpGQUlMVVJFX1BPTElDWV9GQUlMX0NMT1NFRBABEhwKGEZBSUxVUkVfUE9MSUNZX0ZBSUxfT1BFThACKocBCg5Ub29sQ2hvaWNlTW9kZRIgChxUT09MX0NIT0lDRV9NT0RFX1VOU1BFQ0lGSUVEEAASGQoVVE9PTF9DSE9JQ0VfTU9ERV9BVVRPEAESGQoVVE9PTF9DSE9JQ0VfTU9ERV9OT05FEAISHQoZVE9PTF9DSE9JQ0VfTU9ERV9SRVFVSVJFRBADKnEKC0FnZW50U291cmNlEhwKGEFHRU5UX1NPVVJDRV9VTlNQRUNJRklFRBAAEhcKE0FHRU5UX1NPVVJDRV9DT05GSUcQARIVChFBR0VOVF9TT1VSQ0VfQ09ERRACEhQKEEFHRU5UX1NPVVJDRV9BUEkQAyqUAQoOU3ViQWdlbnRNZW1vcnkSIAocU1VCX0FHRU5UX01FTU9SWV9VTlNQRUNJRklFRBAAEiEKHVNVQl9BR0VOVF9NRU1PUllfRlJFU0hfVEhSRUFEEAESIgoeU1VCX0FHRU5UX01FTU9SWV9TVEFCTEVfVEhSRUFEEAISGQoVU1VCX0FHRU5UX01FTU9SWV9OT05FEAMqdgoPU3ViQWdlbnRGYWlsdXJlEiEKHVNVQl9BR0VOVF9GQUlMVVJFX1VOU1BFQ0lGSUVEEAASIAocU1VCX0FHRU5UX0ZBSUxVUkVfVE9PTF9FUlJPUhABEh4KGlNVQl9BR0VOVF9GQUlMVVJFX0ZBSUxfUlVOEAIqdwoLRWRpdG9yVG9vbHMSHAoYRURJVE9SX1RPT0xTX1VOU1BFQ0lGSUVEEAASFAoQRURJVE9SX1RPT0xTX0FMTBABEh0KGUVESVRPUl9UT09MU19ERVNDUklQVElPTlMQAhIVChFFRElUT1JfVE9PTFNfTk9ORRADQmMKDmRldi50cmVhZGxlLnYxUAFaQmdpdGh1Yi5jb20vdHJlYWRsZS1kZXYvdHJlYWRsZS9jbGllbnRzL2dvL2dlbi90cmVhZGxlL3YxO3RyZWFkbGV2MaoCClRyZWFkbGUuVjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_empty, file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_message, file_treadle_v1_notification]);
 
 /**
  * ProcessorRef names a processor, by id, in one of an agent's processor arrays.
@@ -537,6 +537,18 @@ export type CallOptions = Message<"treadle.v1.CallOptions"> & {
    * @generated from field: string model = 14;
    */
   model: string;
+
+  /**
+   * Which stored version of the agent's editable fields (instructions, tools, tool descriptions)
+   * the call runs, see `AgentVersionService`: `published` (the default when empty), `draft` (the
+   * agent's current draft; NOT_FOUND when it has none), or a version, by its id or its number
+   * (`3` or `v3`). The choice holds on every path that runs the agent (`Generate`, `Stream`, a
+   * signal's wake) and is recorded on the run and its span. An agent whose editor is locked
+   * runs its definition whatever is selected.
+   *
+   * @generated from field: string version = 20;
+   */
+  version: string;
 };
 
 /**
@@ -793,6 +805,125 @@ export type Agent = Message<"treadle.v1.Agent"> & {
    * @generated from field: repeated treadle.v1.SubAgentRef sub_agents = 25;
    */
   subAgents: SubAgentRef[];
+
+  /**
+   * How tool payloads (argument deltas, arguments, results, errors) look to clients
+   * (`display`: `Stream`, `Generate`, `SubscribeToThread`) and in the history clients read
+   * (`transcript`: `ListMessages`). Every rule that matches a tool, target and phase applies,
+   * in order. The model, the tool and the store always get the raw payload; a credential with
+   * `rawToolPayloads` sees raw payloads everywhere.
+   *
+   * @generated from field: repeated treadle.v1.ToolPayloadRule tool_payload_rules = 40;
+   */
+  toolPayloadRules: ToolPayloadRule[];
+
+  /**
+   * Processors (remote, by id) serving `transformToolPayload`, run in order after
+   * `tool_payload_rules` for the tools their declaration names. A tool one of them serves (any
+   * tool while it is not attached) has a transform for both targets. They always fail closed,
+   * whatever `failure_policy` says: a payload they cannot transform is shown as the placeholder.
+   *
+   * @generated from field: repeated treadle.v1.ProcessorRef tool_payload_processors = 41;
+   */
+  toolPayloadProcessors: ProcessorRef[];
+
+  /**
+   * Per-request variants (the Mastra framework's function-valued fields, written as data). Each
+   * list below is additional to the plain field of the same name and is resolved once per call,
+   * over the call's `request_context`, into the values the run uses; the run records what it
+   * resolved (`Run.resolved_model`, `Run.matched_variants`).
+   *
+   * A scalar field (`model`, `instructions`) takes the value of the FIRST variant whose rules
+   * match, in list order; a variant without rules always matches, so one placed last is the
+   * fallback. When none matches, the plain field applies. A list field (`tools`, the processor
+   * lanes) is the plain list followed by the value of EVERY matching variant, in order (a tool
+   * named twice is offered once). `default_options` is the plain defaults with the value of
+   * every matching variant merged over them field by field, later wins.
+   *
+   * A call whose resolution leaves the agent without a model is refused naming the field.
+   *
+   * @generated from field: repeated treadle.v1.ModelVariant model_variants = 30;
+   */
+  modelVariants: ModelVariant[];
+
+  /**
+   * Variants of `instructions` (scalar: the first match wins).
+   *
+   * @generated from field: repeated treadle.v1.InstructionsVariant instructions_variants = 31;
+   */
+  instructionsVariants: InstructionsVariant[];
+
+  /**
+   * Variants of `tools` (list: every match is added).
+   *
+   * @generated from field: repeated treadle.v1.ToolsVariant tools_variants = 32;
+   */
+  toolsVariants: ToolsVariant[];
+
+  /**
+   * Variants of `input_processors` (list: every match is added).
+   *
+   * @generated from field: repeated treadle.v1.ProcessorsVariant input_processors_variants = 33;
+   */
+  inputProcessorsVariants: ProcessorsVariant[];
+
+  /**
+   * Variants of `output_processors` (list: every match is added).
+   *
+   * @generated from field: repeated treadle.v1.ProcessorsVariant output_processors_variants = 34;
+   */
+  outputProcessorsVariants: ProcessorsVariant[];
+
+  /**
+   * Variants of `error_processors` (list: every match is added).
+   *
+   * @generated from field: repeated treadle.v1.ProcessorsVariant error_processors_variants = 35;
+   */
+  errorProcessorsVariants: ProcessorsVariant[];
+
+  /**
+   * Variants of `default_options` (object: every match is merged over the defaults, later wins).
+   *
+   * @generated from field: repeated treadle.v1.CallOptionsVariant default_options_variants = 36;
+   */
+  defaultOptionsVariants: CallOptionsVariant[];
+
+  /**
+   * A processor serving the `resolveAgent` hook (`HOOK_RESOLVE_AGENT`): once per call, after
+   * the request context is validated and the variants above are resolved, before memory loads,
+   * it MAY override the resolved model, instructions, tools, processors and default options.
+   * Its `failure_policy` and `timeout` apply as for any processor hook: under `fail_open` a
+   * resolver that cannot answer leaves the declarative resolution in place.
+   *
+   * @generated from field: treadle.v1.ProcessorRef resolver = 37;
+   */
+  resolver?: ProcessorRef | undefined;
+
+  /**
+   * Scorers that judge the agent's finished runs, off the request path (see `ScorerRef`). Each
+   * id MUST be unique within the agent.
+   *
+   * @generated from field: repeated treadle.v1.ScorerRef scorers = 50;
+   */
+  scorers: ScorerRef[];
+
+  /**
+   * The agent's voice (the framework's CompositeVoice), served by `VoiceService`. Unset: the
+   * agent has no voice, and `Speak`, `Listen` and `Converse` are refused with
+   * FAILED_PRECONDITION.
+   *
+   * @generated from field: treadle.v1.VoiceSettings voice = 55;
+   */
+  voice?: VoiceSettings | undefined;
+
+  /**
+   * What stored versions (`AgentVersionService`) may override of this agent. Unset: the
+   * instructions and the tools (membership and descriptions). The id, name and model always come
+   * from the definition.
+   *
+   * @generated from field: treadle.v1.AgentEditor editor = 45;
+   */
+  editor?: AgentEditor | undefined;
 };
 
 /**
@@ -912,6 +1043,624 @@ export type SubAgentRef = Message<"treadle.v1.SubAgentRef"> & {
  */
 export const SubAgentRefSchema: GenMessage<SubAgentRef> = /*@__PURE__*/
   messageDesc(file_treadle_v1_agent, 14);
+
+/**
+ * AgentEditor is an agent's editor policy (the framework's `editor: false | {instructions,
+ * tools: boolean | {description}}`). In a config file, `editor: false` locks the agent and
+ * `tools: {description: true}` allows descriptions only; the proto JSON form below works too.
+ *
+ * @generated from message treadle.v1.AgentEditor
+ */
+export type AgentEditor = Message<"treadle.v1.AgentEditor"> & {
+  /**
+   * Nothing may be overridden (`editor: false`): creating or publishing a version is refused
+   * with FAILED_PRECONDITION, and runs use the definition.
+   *
+   * @generated from field: bool locked = 1;
+   */
+  locked: boolean;
+
+  /**
+   * Whether versions may change the instructions. Unset: true. When set to true on an agent that
+   * has no instructions of its own, the editor owns them: a run that resolves no version giving
+   * instructions fails with FAILED_PRECONDITION naming the agent.
+   *
+   * @generated from field: optional bool instructions = 2;
+   */
+  instructions?: boolean | undefined;
+
+  /**
+   * What versions may change of the tools.
+   *
+   * @generated from field: treadle.v1.EditorTools tools = 3;
+   */
+  tools: EditorTools;
+};
+
+/**
+ * Describes the message treadle.v1.AgentEditor.
+ * Use `create(AgentEditorSchema)` to create a new message.
+ */
+export const AgentEditorSchema: GenMessage<AgentEditor> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_agent, 15);
+
+/**
+ * ToolPayloadRule projects one phase of tool payloads for one or both targets (the Mastra
+ * Agent's `hooks.transform` and a tool's `transform`, as declarative rules run in the server).
+ *
+ * In proto3 JSON, `{"tools": ["lookup_customer"], "targets": ["display"], "phase": "output",
+ * "mask": ["/ssn"]}` masks the `ssn` field of that tool's results in streams.
+ *
+ * A tool with at least one rule for a target has a transform for that target: its argument
+ * deltas are then suppressed for that target unless a rule with phase `input-delta` exists, and
+ * its error messages are scrubbed of its raw argument values. A projection that fails (a JSON
+ * pointer rule on a payload that is not JSON, for example) gives
+ * `{"message": "Tool <phase> payload unavailable"}` (fail closed).
+ *
+ * @generated from message treadle.v1.ToolPayloadRule
+ */
+export type ToolPayloadRule = Message<"treadle.v1.ToolPayloadRule"> & {
+  /**
+   * Tool names (globs: `*`, `?`, `[abc]`) the rule applies to; empty means every tool of the
+   * agent (an agent-wide rule).
+   *
+   * @generated from field: repeated string tools = 1;
+   */
+  tools: string[];
+
+  /**
+   * `display`, `transcript`, or both; empty means both.
+   *
+   * @generated from field: repeated string targets = 2;
+   */
+  targets: string[];
+
+  /**
+   * The phase, required: `input-delta` (argument text as it streams), `input` (the call's
+   * arguments), `output` (the tool's result) or `error` (the tool's error message).
+   *
+   * @generated from field: string phase = 3;
+   */
+  phase: string;
+
+  /**
+   * RFC 6901 JSON pointers (e.g. `/customer/ssn`) of fields to remove. Not valid for the
+   * `input-delta` and `error` phases. A pointer that names nothing in a payload changes nothing.
+   *
+   * @generated from field: repeated string drop = 4;
+   */
+  drop: string[];
+
+  /**
+   * RFC 6901 JSON pointers of fields whose values become `mask_with`. Not valid for the
+   * `input-delta` and `error` phases.
+   *
+   * @generated from field: repeated string mask = 5;
+   */
+  mask: string[];
+
+  /**
+   * The text masked values become; defaults to `***`.
+   *
+   * @generated from field: string mask_with = 6;
+   */
+  maskWith: string;
+
+  /**
+   * When set, the whole payload becomes this value (a string for `input-delta` and `error`).
+   *
+   * @generated from field: google.protobuf.Value replace = 7;
+   */
+  replace?: Value | undefined;
+
+  /**
+   * The payload is not shown at all: a `display` chunk that carries it is not sent, a
+   * `transcript` payload is empty.
+   *
+   * @generated from field: bool suppress = 8;
+   */
+  suppress: boolean;
+};
+
+/**
+ * Describes the message treadle.v1.ToolPayloadRule.
+ * Use `create(ToolPayloadRuleSchema)` to create a new message.
+ */
+export const ToolPayloadRuleSchema: GenMessage<ToolPayloadRule> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_agent, 16);
+
+/**
+ * ToolNames is a list of tool names, so that an empty list (no tools) differs from no list.
+ *
+ * @generated from message treadle.v1.ToolNames
+ */
+export type ToolNames = Message<"treadle.v1.ToolNames"> & {
+  /**
+   * The tools, by name.
+   *
+   * @generated from field: repeated string names = 1;
+   */
+  names: string[];
+};
+
+/**
+ * Describes the message treadle.v1.ToolNames.
+ * Use `create(ToolNamesSchema)` to create a new message.
+ */
+export const ToolNamesSchema: GenMessage<ToolNames> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_agent, 17);
+
+/**
+ * VariantRule is one condition over the call's `request_context`, or a group of them.
+ *
+ * A condition has a `field` (a key of the request context; `a.b` reads a nested object), an
+ * `operator` (`equals`, `not_equals`, `contains`, `not_contains`, `greater_than`, `less_than`,
+ * `greater_than_or_equal`, `less_than_or_equal`, `in`, `not_in`, `exists`, `not_exists`) and a
+ * `value` (unused by `exists` / `not_exists`; a list for `in` / `not_in`).
+ *
+ * A group has no `field`, an `operator` of `AND` or `OR`, and `conditions`, which MAY be groups
+ * themselves; groups nest at most 3 deep. An unknown operator or a deeper nesting is refused
+ * with INVALID_ARGUMENT naming the rule.
+ *
+ * @generated from message treadle.v1.VariantRule
+ */
+export type VariantRule = Message<"treadle.v1.VariantRule"> & {
+  /**
+   * The request-context key a condition reads; empty for a group.
+   *
+   * @generated from field: string field = 1;
+   */
+  field: string;
+
+  /**
+   * A condition's operator, or a group's `AND` / `OR` (case-insensitive).
+   *
+   * @generated from field: string operator = 2;
+   */
+  operator: string;
+
+  /**
+   * The value a condition compares with.
+   *
+   * @generated from field: google.protobuf.Value value = 3;
+   */
+  value?: Value | undefined;
+
+  /**
+   * A group's conditions.
+   *
+   * @generated from field: repeated treadle.v1.VariantRule conditions = 4;
+   */
+  conditions: VariantRule[];
+};
+
+/**
+ * Describes the message treadle.v1.VariantRule.
+ * Use `create(VariantRuleSchema)` to create a new message.
+ */
+export const VariantRuleSchema: GenMessage<VariantRule> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_agent, 18);
+
+/**
+ * ModelVariant is a model used when its rules match.
+ *
+ * @generated from message treadle.v1.ModelVariant
+ */
+export type ModelVariant = Message<"treadle.v1.ModelVariant"> & {
+  /**
+   * Router string `provider/model`.
+   *
+   * @generated from field: string value = 1;
+   */
+  value: string;
+
+  /**
+   * When the variant applies; unset: always.
+   *
+   * @generated from field: treadle.v1.VariantRule rules = 2;
+   */
+  rules?: VariantRule | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.ModelVariant.
+ * Use `create(ModelVariantSchema)` to create a new message.
+ */
+export const ModelVariantSchema: GenMessage<ModelVariant> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_agent, 19);
+
+/**
+ * InstructionsVariant is a set of instructions used when its rules match.
+ *
+ * @generated from message treadle.v1.InstructionsVariant
+ */
+export type InstructionsVariant = Message<"treadle.v1.InstructionsVariant"> & {
+  /**
+   * The instructions as one plain string.
+   *
+   * @generated from field: string value = 1;
+   */
+  value: string;
+
+  /**
+   * When the variant applies; unset: always.
+   *
+   * @generated from field: treadle.v1.VariantRule rules = 2;
+   */
+  rules?: VariantRule | undefined;
+
+  /**
+   * The instructions as system messages (instead of `value`).
+   *
+   * @generated from field: repeated treadle.v1.SystemMessage messages = 3;
+   */
+  messages: SystemMessage[];
+};
+
+/**
+ * Describes the message treadle.v1.InstructionsVariant.
+ * Use `create(InstructionsVariantSchema)` to create a new message.
+ */
+export const InstructionsVariantSchema: GenMessage<InstructionsVariant> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_agent, 20);
+
+/**
+ * ToolsVariant is a list of tool names added when its rules match.
+ *
+ * @generated from message treadle.v1.ToolsVariant
+ */
+export type ToolsVariant = Message<"treadle.v1.ToolsVariant"> & {
+  /**
+   * Names of tools (registered in the server or attached remotely).
+   *
+   * @generated from field: repeated string value = 1;
+   */
+  value: string[];
+
+  /**
+   * When the variant applies; unset: always.
+   *
+   * @generated from field: treadle.v1.VariantRule rules = 2;
+   */
+  rules?: VariantRule | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.ToolsVariant.
+ * Use `create(ToolsVariantSchema)` to create a new message.
+ */
+export const ToolsVariantSchema: GenMessage<ToolsVariant> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_agent, 21);
+
+/**
+ * ProcessorsVariant is a list of processors added to a lane when its rules match.
+ *
+ * @generated from message treadle.v1.ProcessorsVariant
+ */
+export type ProcessorsVariant = Message<"treadle.v1.ProcessorsVariant"> & {
+  /**
+   * The processors, in order.
+   *
+   * @generated from field: repeated treadle.v1.ProcessorRef value = 1;
+   */
+  value: ProcessorRef[];
+
+  /**
+   * When the variant applies; unset: always.
+   *
+   * @generated from field: treadle.v1.VariantRule rules = 2;
+   */
+  rules?: VariantRule | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.ProcessorsVariant.
+ * Use `create(ProcessorsVariantSchema)` to create a new message.
+ */
+export const ProcessorsVariantSchema: GenMessage<ProcessorsVariant> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_agent, 22);
+
+/**
+ * CallOptionsVariant is call defaults merged over the agent's when its rules match.
+ *
+ * @generated from message treadle.v1.CallOptionsVariant
+ */
+export type CallOptionsVariant = Message<"treadle.v1.CallOptionsVariant"> & {
+  /**
+   * The defaults; every field set here wins over the agent's.
+   *
+   * @generated from field: treadle.v1.CallOptions value = 1;
+   */
+  value?: CallOptions | undefined;
+
+  /**
+   * When the variant applies; unset: always.
+   *
+   * @generated from field: treadle.v1.VariantRule rules = 2;
+   */
+  rules?: VariantRule | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.CallOptionsVariant.
+ * Use `create(CallOptionsVariantSchema)` to create a new message.
+ */
+export const CallOptionsVariantSchema: GenMessage<CallOptionsVariant> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_agent, 23);
+
+/**
+ * ScorerRef names a scorer that judges an agent's finished runs, with which runs it scores.
+ *
+ * A run that ends with `finish` and matches `filter` and `sampling` is queued durably, one
+ * entry per scorer and run, and scored after the stream has ended; nothing of the scoring goes
+ * into the run's stream, usage or thread. The score is read with `ScoreService`.
+ *
+ * @generated from message treadle.v1.ScorerRef
+ */
+export type ScorerRef = Message<"treadle.v1.ScorerRef"> & {
+  /**
+   * Id of the scorer, unique within the agent; the scores carry it. With `builtin` it MAY be
+   * empty and then defaults to the built-in's name. Without `builtin`, it names a remote scorer
+   * attached under that id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * Name of a built-in scorer (`exact-match`, `regex-match`, `json-schema`, `tool-called`,
+   * `tool-not-called`, `answer-length`, `pii`, `llm-judge`). An unknown name is rejected with
+   * INVALID_ARGUMENT.
+   *
+   * @generated from field: string builtin = 2;
+   */
+  builtin: string;
+
+  /**
+   * Options of the built-in scorer named by `builtin`, in their camelCase form. An unknown or
+   * malformed option is rejected with INVALID_ARGUMENT naming it.
+   *
+   * @generated from field: google.protobuf.Struct options = 3;
+   */
+  options?: JsonObject | undefined;
+
+  /**
+   * Which of the matching runs are scored. When unset, every matching run is.
+   *
+   * @generated from field: treadle.v1.ScorerSampling sampling = 4;
+   */
+  sampling?: ScorerSampling | undefined;
+
+  /**
+   * Which runs are scored, by their request context, thread and resource. When unset, every run.
+   *
+   * @generated from field: treadle.v1.ScoringFilter filter = 5;
+   */
+  filter?: ScoringFilter | undefined;
+
+  /**
+   * How long one scoring of one run MAY take; defaults to 60 seconds.
+   *
+   * @generated from field: google.protobuf.Duration timeout = 6;
+   */
+  timeout?: Duration | undefined;
+
+  /**
+   * What happens when the scorer cannot answer (a remote scorer not attached, timed out or
+   * disconnected; any scorer that fails): FAIL_CLOSED (the default) retries with backoff and
+   * records the scoring as failed after the last attempt; FAIL_OPEN records it as skipped at once.
+   *
+   * @generated from field: treadle.v1.FailurePolicy failure_policy = 7;
+   */
+  failurePolicy: FailurePolicy;
+};
+
+/**
+ * Describes the message treadle.v1.ScorerRef.
+ * Use `create(ScorerRefSchema)` to create a new message.
+ */
+export const ScorerRefSchema: GenMessage<ScorerRef> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_agent, 24);
+
+/**
+ * ScorerSampling says which share of the matching runs a scorer scores.
+ *
+ * @generated from message treadle.v1.ScorerSampling
+ */
+export type ScorerSampling = Message<"treadle.v1.ScorerSampling"> & {
+  /**
+   * The sampling. When neither branch is set, every matching run is scored.
+   *
+   * @generated from oneof treadle.v1.ScorerSampling.kind
+   */
+  kind: {
+    /**
+     * Every matching run is scored.
+     *
+     * @generated from field: google.protobuf.Empty none = 1;
+     */
+    value: Empty;
+    case: "none";
+  } | {
+    /**
+     * The share of runs scored, in (0, 1]. A run is scored when a hash of its trace id (its run
+     * id when it has no trace) falls below the ratio, so scorers at one ratio score the same
+     * runs and a lower ratio scores a subset of a higher one.
+     *
+     * @generated from field: double ratio = 2;
+     */
+    value: number;
+    case: "ratio";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message treadle.v1.ScorerSampling.
+ * Use `create(ScorerSamplingSchema)` to create a new message.
+ */
+export const ScorerSamplingSchema: GenMessage<ScorerSampling> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_agent, 25);
+
+/**
+ * ScoringFilter is a group of conditions over a finished run; every condition (`match` = `all`,
+ * the default) or at least one (`any`) must hold. Groups nest at most three deep.
+ *
+ * @generated from message treadle.v1.ScoringFilter
+ */
+export type ScoringFilter = Message<"treadle.v1.ScoringFilter"> & {
+  /**
+   * `all` (the default when empty) or `any`.
+   *
+   * @generated from field: string match = 1;
+   */
+  match: string;
+
+  /**
+   * The conditions.
+   *
+   * @generated from field: repeated treadle.v1.ScoringCondition conditions = 2;
+   */
+  conditions: ScoringCondition[];
+
+  /**
+   * Nested groups, each counted as one condition.
+   *
+   * @generated from field: repeated treadle.v1.ScoringFilter groups = 3;
+   */
+  groups: ScoringFilter[];
+};
+
+/**
+ * Describes the message treadle.v1.ScoringFilter.
+ * Use `create(ScoringFilterSchema)` to create a new message.
+ */
+export const ScoringFilterSchema: GenMessage<ScoringFilter> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_agent, 26);
+
+/**
+ * ScoringCondition compares one field of a finished run with a value.
+ *
+ * @generated from message treadle.v1.ScoringCondition
+ */
+export type ScoringCondition = Message<"treadle.v1.ScoringCondition"> & {
+  /**
+   * `threadId`, `resourceId`, or `requestContext.` followed by a dot path into the call's
+   * request context (for example `requestContext.tier`).
+   *
+   * @generated from field: string field = 1;
+   */
+  field: string;
+
+  /**
+   * One of `equals`, `not_equals`, `contains`, `not_contains`, `greater_than`, `less_than`,
+   * `greater_than_or_equal`, `less_than_or_equal`, `in`, `not_in`, `exists`, `not_exists`.
+   *
+   * @generated from field: string operator = 2;
+   */
+  operator: string;
+
+  /**
+   * The value compared with (a list for `in` and `not_in`; unused by `exists` and `not_exists`).
+   *
+   * @generated from field: google.protobuf.Value value = 3;
+   */
+  value?: Value | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.ScoringCondition.
+ * Use `create(ScoringConditionSchema)` to create a new message.
+ */
+export const ScoringConditionSchema: GenMessage<ScoringCondition> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_agent, 27);
+
+/**
+ * VoiceSettings name the providers that give an agent speech: `input` turns speech into text,
+ * `output` turns text into speech, and `realtime`, when set, serves both and wins over the
+ * other two. Every `Speak`, `Listen` and `Converse` call gets its own session of each provider;
+ * no provider state is shared between calls.
+ *
+ * @generated from message treadle.v1.VoiceSettings
+ */
+export type VoiceSettings = Message<"treadle.v1.VoiceSettings"> & {
+  /**
+   * Speech to text (`Listen`, and the user's side of `Converse`).
+   *
+   * @generated from field: treadle.v1.VoiceProviderRef input = 1;
+   */
+  input?: VoiceProviderRef | undefined;
+
+  /**
+   * Text to speech (`Speak`, and the agent's side of `Converse`).
+   *
+   * @generated from field: treadle.v1.VoiceProviderRef output = 2;
+   */
+  output?: VoiceProviderRef | undefined;
+
+  /**
+   * A provider that serves both directions; when set, `input` and `output` are not used.
+   *
+   * @generated from field: treadle.v1.VoiceProviderRef realtime = 3;
+   */
+  realtime?: VoiceProviderRef | undefined;
+
+  /**
+   * The speaker (voice id) used when a call names none; empty for the provider's default.
+   *
+   * @generated from field: string speaker = 4;
+   */
+  speaker: string;
+};
+
+/**
+ * Describes the message treadle.v1.VoiceSettings.
+ * Use `create(VoiceSettingsSchema)` to create a new message.
+ */
+export const VoiceSettingsSchema: GenMessage<VoiceSettings> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_agent, 28);
+
+/**
+ * VoiceProviderRef names one voice provider: a built-in (`espeak-ng` for speech,
+ * `pocketsphinx` for recognition, `openai` for both) or the id of a provider attached over
+ * `VoiceProviderService`.
+ *
+ * @generated from message treadle.v1.VoiceProviderRef
+ */
+export type VoiceProviderRef = Message<"treadle.v1.VoiceProviderRef"> & {
+  /**
+   * Id of the provider. An id that is neither built in nor attached fails the call with
+   * UNAVAILABLE naming it.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * What a call does when an attached provider cannot answer (timeout, disconnect). Fail
+   * closed (the default): the call fails naming the provider. Fail open: `Converse` goes on
+   * without that direction (text only, or typed input only); `Speak` and `Listen` still fail,
+   * since they have nothing else to give.
+   *
+   * @generated from field: treadle.v1.FailurePolicy failure_policy = 2;
+   */
+  failurePolicy: FailurePolicy;
+
+  /**
+   * Options of the provider, in its documented camelCase form (for `openai`: `model`,
+   * `voice`, `baseUrl`; for `espeak-ng`: `rate`, `pitch`). An unknown option of a built-in is
+   * rejected with INVALID_ARGUMENT naming it.
+   *
+   * @generated from field: google.protobuf.Struct options = 3;
+   */
+  options?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.VoiceProviderRef.
+ * Use `create(VoiceProviderRefSchema)` to create a new message.
+ */
+export const VoiceProviderRefSchema: GenMessage<VoiceProviderRef> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_agent, 29);
 
 /**
  * FailurePolicy says what a run does when a processor cannot answer a hook (it timed out,
@@ -1109,4 +1858,45 @@ export enum SubAgentFailure {
  */
 export const SubAgentFailureSchema: GenEnum<SubAgentFailure> = /*@__PURE__*/
   enumDesc(file_treadle_v1_agent, 4);
+
+/**
+ * EditorTools says what stored versions may change of an agent's tools.
+ *
+ * @generated from enum treadle.v1.EditorTools
+ */
+export enum EditorTools {
+  /**
+   * Not set: the same as EDITOR_TOOLS_ALL.
+   *
+   * @generated from enum value: EDITOR_TOOLS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Which tools the agent has, and their descriptions.
+   *
+   * @generated from enum value: EDITOR_TOOLS_ALL = 1;
+   */
+  ALL = 1,
+
+  /**
+   * Only the descriptions the model sees; a change of the tool list is refused.
+   *
+   * @generated from enum value: EDITOR_TOOLS_DESCRIPTIONS = 2;
+   */
+  DESCRIPTIONS = 2,
+
+  /**
+   * Nothing: the tools come from the definition.
+   *
+   * @generated from enum value: EDITOR_TOOLS_NONE = 3;
+   */
+  NONE = 3,
+}
+
+/**
+ * Describes the enum treadle.v1.EditorTools.
+ */
+export const EditorToolsSchema: GenEnum<EditorTools> = /*@__PURE__*/
+  enumDesc(file_treadle_v1_agent, 5);
 

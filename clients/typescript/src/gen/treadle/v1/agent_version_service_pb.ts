@@ -6,7 +6,7 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { SystemMessages } from "./agent_pb.js";
+import type { SystemMessages, ToolNames } from "./agent_pb.js";
 import { file_treadle_v1_agent } from "./agent_pb.js";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
@@ -14,28 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file treadle/v1/agent_version_service.proto.
  */
 export const file_treadle_v1_agent_version_service: GenFile = /*@__PURE__*/
-  fileDesc("CiZ0cmVhZGxlL3YxL2FnZW50X3ZlcnNpb25fc2VydmljZS5wcm90bxIKdHJlYWRsZS52MSIaCglUb29sTmFtZXMSDQoFbmFtZXMYASADKAkisgIKDUFnZW50T3ZlcnJpZGUSFgoMaW5zdHJ1Y3Rpb25zGAEgASgJSAASOgoUaW5zdHJ1Y3Rpb25fbWVzc2FnZXMYAiABKAsyGi50cmVhZGxlLnYxLlN5c3RlbU1lc3NhZ2VzSAASKQoFdG9vbHMYAyABKAsyFS50cmVhZGxlLnYxLlRvb2xOYW1lc0gBiAEBEkoKEXRvb2xfZGVzY3JpcHRpb25zGAQgAygLMi8udHJlYWRsZS52MS5BZ2VudE92ZXJyaWRlLlRvb2xEZXNjcmlwdGlvbnNFbnRyeRo3ChVUb29sRGVzY3JpcHRpb25zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUITChFpbnN0cnVjdGlvbnNfa2luZEIICgZfdG9vbHMi3wIKDEFnZW50VmVyc2lvbhIKCgJpZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRIOCgZudW1iZXIYAyABKAUSLAoFc3RhdGUYBCABKA4yHS50cmVhZGxlLnYxLkFnZW50VmVyc2lvblN0YXRlEisKCG92ZXJyaWRlGAUgASgLMhkudHJlYWRsZS52MS5BZ2VudE92ZXJyaWRlEg8KB21lc3NhZ2UYBiABKAkSDgoGYXV0aG9yGAcgASgJEi8KC2NyZWF0ZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxwdWJsaXNoX3RpbWUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhUKDXJlc3RvcmVkX2Zyb20YCiABKAkSKwoKZGVmaW5pdGlvbhgLIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiegoZQ3JlYXRlQWdlbnRWZXJzaW9uUmVxdWVzdBIQCghhZ2VudF9pZBgBIAEoCRIpCgZjaGFuZ2UYAiABKAsyGS50cmVhZGxlLnYxLkFnZW50T3ZlcnJpZGUSDwoHbWVzc2FnZRgDIAEoCRIPCgdwdWJsaXNoGAQgASgIIkcKGkNyZWF0ZUFnZW50VmVyc2lvblJlc3BvbnNlEikKB3ZlcnNpb24YASABKAsyGC50cmVhZGxlLnYxLkFnZW50VmVyc2lvbiI7ChZHZXRBZ2VudFZlcnNpb25SZXF1ZXN0EhAKCGFnZW50X2lkGAEgASgJEg8KB3ZlcnNpb24YAiABKAkiRAoXR2V0QWdlbnRWZXJzaW9uUmVzcG9uc2USKQoHdmVyc2lvbhgBIAEoCzIYLnRyZWFkbGUudjEuQWdlbnRWZXJzaW9uIlMKGExpc3RBZ2VudFZlcnNpb25zUmVxdWVzdBIQCghhZ2VudF9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJgChlMaXN0QWdlbnRWZXJzaW9uc1Jlc3BvbnNlEioKCHZlcnNpb25zGAEgAygLMhgudHJlYWRsZS52MS5BZ2VudFZlcnNpb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIj8KGlB1Ymxpc2hBZ2VudFZlcnNpb25SZXF1ZXN0EhAKCGFnZW50X2lkGAEgASgJEg8KB3ZlcnNpb24YAiABKAkiSAobUHVibGlzaEFnZW50VmVyc2lvblJlc3BvbnNlEikKB3ZlcnNpb24YASABKAsyGC50cmVhZGxlLnYxLkFnZW50VmVyc2lvbiJhChpSZXN0b3JlQWdlbnRWZXJzaW9uUmVxdWVzdBIQCghhZ2VudF9pZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgJEg8KB21lc3NhZ2UYAyABKAkSDwoHcHVibGlzaBgEIAEoCCJIChtSZXN0b3JlQWdlbnRWZXJzaW9uUmVzcG9uc2USKQoHdmVyc2lvbhgBIAEoCzIYLnRyZWFkbGUudjEuQWdlbnRWZXJzaW9uIlYKGERpZmZBZ2VudFZlcnNpb25zUmVxdWVzdBIQCghhZ2VudF9pZBgBIAEoCRIUCgxmcm9tX3ZlcnNpb24YAiABKAkSEgoKdG9fdmVyc2lvbhgDIAEoCSI7CgtGaWVsZENoYW5nZRINCgVmaWVsZBgBIAEoCRIOCgZiZWZvcmUYAiABKAkSDQoFYWZ0ZXIYAyABKAkiYAoZRGlmZkFnZW50VmVyc2lvbnNSZXNwb25zZRIoCgdjaGFuZ2VzGAEgAygLMhcudHJlYWRsZS52MS5GaWVsZENoYW5nZRIZChFpbnN0cnVjdGlvbnNfZGlmZhgCIAEoCSqcAQoRQWdlbnRWZXJzaW9uU3RhdGUSIwofQUdFTlRfVkVSU0lPTl9TVEFURV9VTlNQRUNJRklFRBAAEh0KGUFHRU5UX1ZFUlNJT05fU1RBVEVfRFJBRlQQARIhCh1BR0VOVF9WRVJTSU9OX1NUQVRFX1BVQkxJU0hFRBACEiAKHEFHRU5UX1ZFUlNJT05fU1RBVEVfQVJDSElWRUQQAzLqBAoTQWdlbnRWZXJzaW9uU2VydmljZRJjChJDcmVhdGVBZ2VudFZlcnNpb24SJS50cmVhZGxlLnYxLkNyZWF0ZUFnZW50VmVyc2lvblJlcXVlc3QaJi50cmVhZGxlLnYxLkNyZWF0ZUFnZW50VmVyc2lvblJlc3BvbnNlEloKD0dldEFnZW50VmVyc2lvbhIiLnRyZWFkbGUudjEuR2V0QWdlbnRWZXJzaW9uUmVxdWVzdBojLnRyZWFkbGUudjEuR2V0QWdlbnRWZXJzaW9uUmVzcG9uc2USYAoRTGlzdEFnZW50VmVyc2lvbnMSJC50cmVhZGxlLnYxLkxpc3RBZ2VudFZlcnNpb25zUmVxdWVzdBolLnRyZWFkbGUudjEuTGlzdEFnZW50VmVyc2lvbnNSZXNwb25zZRJmChNQdWJsaXNoQWdlbnRWZXJzaW9uEiYudHJlYWRsZS52MS5QdWJsaXNoQWdlbnRWZXJzaW9uUmVxdWVzdBonLnRyZWFkbGUudjEuUHVibGlzaEFnZW50VmVyc2lvblJlc3BvbnNlEmYKE1Jlc3RvcmVBZ2VudFZlcnNpb24SJi50cmVhZGxlLnYxLlJlc3RvcmVBZ2VudFZlcnNpb25SZXF1ZXN0GicudHJlYWRsZS52MS5SZXN0b3JlQWdlbnRWZXJzaW9uUmVzcG9uc2USYAoRRGlmZkFnZW50VmVyc2lvbnMSJC50cmVhZGxlLnYxLkRpZmZBZ2VudFZlcnNpb25zUmVxdWVzdBolLnRyZWFkbGUudjEuRGlmZkFnZW50VmVyc2lvbnNSZXNwb25zZUJjCg5kZXYudHJlYWRsZS52MVABWkJnaXRodWIuY29tL3RyZWFkbGUtZGV2L3RyZWFkbGUvY2xpZW50cy9nby9nZW4vdHJlYWRsZS92MTt0cmVhZGxldjGqAgpUcmVhZGxlLlYxYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_agent]);
-
-/**
- * ToolNames is a list of tool names, so that an empty list (no tools) differs from no list.
- *
- * @generated from message treadle.v1.ToolNames
- */
-export type ToolNames = Message<"treadle.v1.ToolNames"> & {
-  /**
-   * The tools, by name.
-   *
-   * @generated from field: repeated string names = 1;
-   */
-  names: string[];
-};
-
-/**
- * Describes the message treadle.v1.ToolNames.
- * Use `create(ToolNamesSchema)` to create a new message.
- */
-export const ToolNamesSchema: GenMessage<ToolNames> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent_version_service, 0);
+  fileDesc("CiZ0cmVhZGxlL3YxL2FnZW50X3ZlcnNpb25fc2VydmljZS5wcm90bxIKdHJlYWRsZS52MSKyAgoNQWdlbnRPdmVycmlkZRIWCgxpbnN0cnVjdGlvbnMYASABKAlIABI6ChRpbnN0cnVjdGlvbl9tZXNzYWdlcxgCIAEoCzIaLnRyZWFkbGUudjEuU3lzdGVtTWVzc2FnZXNIABIpCgV0b29scxgDIAEoCzIVLnRyZWFkbGUudjEuVG9vbE5hbWVzSAGIAQESSgoRdG9vbF9kZXNjcmlwdGlvbnMYBCADKAsyLy50cmVhZGxlLnYxLkFnZW50T3ZlcnJpZGUuVG9vbERlc2NyaXB0aW9uc0VudHJ5GjcKFVRvb2xEZXNjcmlwdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQhMKEWluc3RydWN0aW9uc19raW5kQggKBl90b29scyLfAgoMQWdlbnRWZXJzaW9uEgoKAmlkGAEgASgJEhAKCGFnZW50X2lkGAIgASgJEg4KBm51bWJlchgDIAEoBRIsCgVzdGF0ZRgEIAEoDjIdLnRyZWFkbGUudjEuQWdlbnRWZXJzaW9uU3RhdGUSKwoIb3ZlcnJpZGUYBSABKAsyGS50cmVhZGxlLnYxLkFnZW50T3ZlcnJpZGUSDwoHbWVzc2FnZRgGIAEoCRIOCgZhdXRob3IYByABKAkSLwoLY3JlYXRlX3RpbWUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDHB1Ymxpc2hfdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNcmVzdG9yZWRfZnJvbRgKIAEoCRIrCgpkZWZpbml0aW9uGAsgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJ6ChlDcmVhdGVBZ2VudFZlcnNpb25SZXF1ZXN0EhAKCGFnZW50X2lkGAEgASgJEikKBmNoYW5nZRgCIAEoCzIZLnRyZWFkbGUudjEuQWdlbnRPdmVycmlkZRIPCgdtZXNzYWdlGAMgASgJEg8KB3B1Ymxpc2gYBCABKAgiRwoaQ3JlYXRlQWdlbnRWZXJzaW9uUmVzcG9uc2USKQoHdmVyc2lvbhgBIAEoCzIYLnRyZWFkbGUudjEuQWdlbnRWZXJzaW9uIjsKFkdldEFnZW50VmVyc2lvblJlcXVlc3QSEAoIYWdlbnRfaWQYASABKAkSDwoHdmVyc2lvbhgCIAEoCSJEChdHZXRBZ2VudFZlcnNpb25SZXNwb25zZRIpCgd2ZXJzaW9uGAEgASgLMhgudHJlYWRsZS52MS5BZ2VudFZlcnNpb24iUwoYTGlzdEFnZW50VmVyc2lvbnNSZXF1ZXN0EhAKCGFnZW50X2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJImAKGUxpc3RBZ2VudFZlcnNpb25zUmVzcG9uc2USKgoIdmVyc2lvbnMYASADKAsyGC50cmVhZGxlLnYxLkFnZW50VmVyc2lvbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiPwoaUHVibGlzaEFnZW50VmVyc2lvblJlcXVlc3QSEAoIYWdlbnRfaWQYASABKAkSDwoHdmVyc2lvbhgCIAEoCSJIChtQdWJsaXNoQWdlbnRWZXJzaW9uUmVzcG9uc2USKQoHdmVyc2lvbhgBIAEoCzIYLnRyZWFkbGUudjEuQWdlbnRWZXJzaW9uImEKGlJlc3RvcmVBZ2VudFZlcnNpb25SZXF1ZXN0EhAKCGFnZW50X2lkGAEgASgJEg8KB3ZlcnNpb24YAiABKAkSDwoHbWVzc2FnZRgDIAEoCRIPCgdwdWJsaXNoGAQgASgIIkgKG1Jlc3RvcmVBZ2VudFZlcnNpb25SZXNwb25zZRIpCgd2ZXJzaW9uGAEgASgLMhgudHJlYWRsZS52MS5BZ2VudFZlcnNpb24iVgoYRGlmZkFnZW50VmVyc2lvbnNSZXF1ZXN0EhAKCGFnZW50X2lkGAEgASgJEhQKDGZyb21fdmVyc2lvbhgCIAEoCRISCgp0b192ZXJzaW9uGAMgASgJIjsKC0ZpZWxkQ2hhbmdlEg0KBWZpZWxkGAEgASgJEg4KBmJlZm9yZRgCIAEoCRINCgVhZnRlchgDIAEoCSJgChlEaWZmQWdlbnRWZXJzaW9uc1Jlc3BvbnNlEigKB2NoYW5nZXMYASADKAsyFy50cmVhZGxlLnYxLkZpZWxkQ2hhbmdlEhkKEWluc3RydWN0aW9uc19kaWZmGAIgASgJKpwBChFBZ2VudFZlcnNpb25TdGF0ZRIjCh9BR0VOVF9WRVJTSU9OX1NUQVRFX1VOU1BFQ0lGSUVEEAASHQoZQUdFTlRfVkVSU0lPTl9TVEFURV9EUkFGVBABEiEKHUFHRU5UX1ZFUlNJT05fU1RBVEVfUFVCTElTSEVEEAISIAocQUdFTlRfVkVSU0lPTl9TVEFURV9BUkNISVZFRBADMuoEChNBZ2VudFZlcnNpb25TZXJ2aWNlEmMKEkNyZWF0ZUFnZW50VmVyc2lvbhIlLnRyZWFkbGUudjEuQ3JlYXRlQWdlbnRWZXJzaW9uUmVxdWVzdBomLnRyZWFkbGUudjEuQ3JlYXRlQWdlbnRWZXJzaW9uUmVzcG9uc2USWgoPR2V0QWdlbnRWZXJzaW9uEiIudHJlYWRsZS52MS5HZXRBZ2VudFZlcnNpb25SZXF1ZXN0GiMudHJlYWRsZS52MS5HZXRBZ2VudFZlcnNpb25SZXNwb25zZRJgChFMaXN0QWdlbnRWZXJzaW9ucxIkLnRyZWFkbGUudjEuTGlzdEFnZW50VmVyc2lvbnNSZXF1ZXN0GiUudHJlYWRsZS52MS5MaXN0QWdlbnRWZXJzaW9uc1Jlc3BvbnNlEmYKE1B1Ymxpc2hBZ2VudFZlcnNpb24SJi50cmVhZGxlLnYxLlB1Ymxpc2hBZ2VudFZlcnNpb25SZXF1ZXN0GicudHJlYWRsZS52MS5QdWJsaXNoQWdlbnRWZXJzaW9uUmVzcG9uc2USZgoTUmVzdG9yZUFnZW50VmVyc2lvbhImLnRyZWFkbGUudjEuUmVzdG9yZUFnZW50VmVyc2lvblJlcXVlc3QaJy50cmVhZGxlLnYxLlJlc3RvcmVBZ2VudFZlcnNpb25SZXNwb25zZRJgChFEaWZmQWdlbnRWZXJzaW9ucxIkLnRyZWFkbGUudjEuRGlmZkFnZW50VmVyc2lvbnNSZXF1ZXN0GiUudHJlYWRsZS52MS5EaWZmQWdlbnRWZXJzaW9uc1Jlc3BvbnNlQmMKDmRldi50cmVhZGxlLnYxUAFaQmdpdGh1Yi5jb20vdHJlYWRsZS1kZXYvdHJlYWRsZS9jbGllbnRzL2dvL2dlbi90cmVhZGxlL3YxO3RyZWFkbGV2MaoCClRyZWFkbGUuVjFiBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_agent]);
 
 /**
  * AgentOverride is what a version changes of an agent's definition. An unset field keeps the
@@ -88,7 +67,7 @@ export type AgentOverride = Message<"treadle.v1.AgentOverride"> & {
  * Use `create(AgentOverrideSchema)` to create a new message.
  */
 export const AgentOverrideSchema: GenMessage<AgentOverride> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent_version_service, 1);
+  messageDesc(file_treadle_v1_agent_version_service, 0);
 
 /**
  * AgentVersion is one stored version of an agent.
@@ -180,7 +159,7 @@ export type AgentVersion = Message<"treadle.v1.AgentVersion"> & {
  * Use `create(AgentVersionSchema)` to create a new message.
  */
 export const AgentVersionSchema: GenMessage<AgentVersion> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent_version_service, 2);
+  messageDesc(file_treadle_v1_agent_version_service, 1);
 
 /**
  * CreateAgentVersionRequest is the request of `CreateAgentVersion`.
@@ -223,7 +202,7 @@ export type CreateAgentVersionRequest = Message<"treadle.v1.CreateAgentVersionRe
  * Use `create(CreateAgentVersionRequestSchema)` to create a new message.
  */
 export const CreateAgentVersionRequestSchema: GenMessage<CreateAgentVersionRequest> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent_version_service, 3);
+  messageDesc(file_treadle_v1_agent_version_service, 2);
 
 /**
  * CreateAgentVersionResponse is the response of `CreateAgentVersion`.
@@ -244,7 +223,7 @@ export type CreateAgentVersionResponse = Message<"treadle.v1.CreateAgentVersionR
  * Use `create(CreateAgentVersionResponseSchema)` to create a new message.
  */
 export const CreateAgentVersionResponseSchema: GenMessage<CreateAgentVersionResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent_version_service, 4);
+  messageDesc(file_treadle_v1_agent_version_service, 3);
 
 /**
  * GetAgentVersionRequest is the request of `GetAgentVersion`.
@@ -272,7 +251,7 @@ export type GetAgentVersionRequest = Message<"treadle.v1.GetAgentVersionRequest"
  * Use `create(GetAgentVersionRequestSchema)` to create a new message.
  */
 export const GetAgentVersionRequestSchema: GenMessage<GetAgentVersionRequest> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent_version_service, 5);
+  messageDesc(file_treadle_v1_agent_version_service, 4);
 
 /**
  * GetAgentVersionResponse is the response of `GetAgentVersion`.
@@ -293,7 +272,7 @@ export type GetAgentVersionResponse = Message<"treadle.v1.GetAgentVersionRespons
  * Use `create(GetAgentVersionResponseSchema)` to create a new message.
  */
 export const GetAgentVersionResponseSchema: GenMessage<GetAgentVersionResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent_version_service, 6);
+  messageDesc(file_treadle_v1_agent_version_service, 5);
 
 /**
  * ListAgentVersionsRequest is the request of `ListAgentVersions`.
@@ -328,7 +307,7 @@ export type ListAgentVersionsRequest = Message<"treadle.v1.ListAgentVersionsRequ
  * Use `create(ListAgentVersionsRequestSchema)` to create a new message.
  */
 export const ListAgentVersionsRequestSchema: GenMessage<ListAgentVersionsRequest> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent_version_service, 7);
+  messageDesc(file_treadle_v1_agent_version_service, 6);
 
 /**
  * ListAgentVersionsResponse is the response of `ListAgentVersions`.
@@ -356,7 +335,7 @@ export type ListAgentVersionsResponse = Message<"treadle.v1.ListAgentVersionsRes
  * Use `create(ListAgentVersionsResponseSchema)` to create a new message.
  */
 export const ListAgentVersionsResponseSchema: GenMessage<ListAgentVersionsResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent_version_service, 8);
+  messageDesc(file_treadle_v1_agent_version_service, 7);
 
 /**
  * PublishAgentVersionRequest is the request of `PublishAgentVersion`.
@@ -384,7 +363,7 @@ export type PublishAgentVersionRequest = Message<"treadle.v1.PublishAgentVersion
  * Use `create(PublishAgentVersionRequestSchema)` to create a new message.
  */
 export const PublishAgentVersionRequestSchema: GenMessage<PublishAgentVersionRequest> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent_version_service, 9);
+  messageDesc(file_treadle_v1_agent_version_service, 8);
 
 /**
  * PublishAgentVersionResponse is the response of `PublishAgentVersion`.
@@ -405,7 +384,7 @@ export type PublishAgentVersionResponse = Message<"treadle.v1.PublishAgentVersio
  * Use `create(PublishAgentVersionResponseSchema)` to create a new message.
  */
 export const PublishAgentVersionResponseSchema: GenMessage<PublishAgentVersionResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent_version_service, 10);
+  messageDesc(file_treadle_v1_agent_version_service, 9);
 
 /**
  * RestoreAgentVersionRequest is the request of `RestoreAgentVersion`.
@@ -447,7 +426,7 @@ export type RestoreAgentVersionRequest = Message<"treadle.v1.RestoreAgentVersion
  * Use `create(RestoreAgentVersionRequestSchema)` to create a new message.
  */
 export const RestoreAgentVersionRequestSchema: GenMessage<RestoreAgentVersionRequest> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent_version_service, 11);
+  messageDesc(file_treadle_v1_agent_version_service, 10);
 
 /**
  * RestoreAgentVersionResponse is the response of `RestoreAgentVersion`.
@@ -468,7 +447,7 @@ export type RestoreAgentVersionResponse = Message<"treadle.v1.RestoreAgentVersio
  * Use `create(RestoreAgentVersionResponseSchema)` to create a new message.
  */
 export const RestoreAgentVersionResponseSchema: GenMessage<RestoreAgentVersionResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent_version_service, 12);
+  messageDesc(file_treadle_v1_agent_version_service, 11);
 
 /**
  * DiffAgentVersionsRequest is the request of `DiffAgentVersions`.
@@ -504,7 +483,7 @@ export type DiffAgentVersionsRequest = Message<"treadle.v1.DiffAgentVersionsRequ
  * Use `create(DiffAgentVersionsRequestSchema)` to create a new message.
  */
 export const DiffAgentVersionsRequestSchema: GenMessage<DiffAgentVersionsRequest> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent_version_service, 13);
+  messageDesc(file_treadle_v1_agent_version_service, 12);
 
 /**
  * FieldChange is one field that differs between two versions.
@@ -539,7 +518,7 @@ export type FieldChange = Message<"treadle.v1.FieldChange"> & {
  * Use `create(FieldChangeSchema)` to create a new message.
  */
 export const FieldChangeSchema: GenMessage<FieldChange> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent_version_service, 14);
+  messageDesc(file_treadle_v1_agent_version_service, 13);
 
 /**
  * DiffAgentVersionsResponse is the response of `DiffAgentVersions`.
@@ -567,7 +546,7 @@ export type DiffAgentVersionsResponse = Message<"treadle.v1.DiffAgentVersionsRes
  * Use `create(DiffAgentVersionsResponseSchema)` to create a new message.
  */
 export const DiffAgentVersionsResponseSchema: GenMessage<DiffAgentVersionsResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent_version_service, 15);
+  messageDesc(file_treadle_v1_agent_version_service, 14);
 
 /**
  * AgentVersionState is where a version is in its life.

@@ -6,7 +6,7 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Duration, Timestamp, Value } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { ModelSettings, StructuredOutput, SystemMessages, ToolChoice } from "./agent_pb.js";
+import type { Agent, CallOptions, ModelSettings, ProcessorList, StructuredOutput, SystemMessages, ToolChoice, ToolNames } from "./agent_pb.js";
 import { file_treadle_v1_agent } from "./agent_pb.js";
 import type { Chunk, DataChunk, FinishReason, StepResult, ToolCall, Usage } from "./chunk_pb.js";
 import { file_treadle_v1_chunk } from "./chunk_pb.js";
@@ -22,7 +22,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file treadle/v1/processor_service.proto.
  */
 export const file_treadle_v1_processor_service: GenFile = /*@__PURE__*/
-  fileDesc("CiJ0cmVhZGxlL3YxL3Byb2Nlc3Nvcl9zZXJ2aWNlLnByb3RvEgp0cmVhZGxlLnYxIo8BCh1Qcm9jZXNzb3JTZXJ2aWNlQXR0YWNoUmVxdWVzdBIzCgloYW5kc2hha2UYASABKAsyHi50cmVhZGxlLnYxLlByb2Nlc3NvckhhbmRzaGFrZUgAEi4KBnJlc3VsdBgCIAEoCzIcLnRyZWFkbGUudjEuSW52b2NhdGlvblJlc3VsdEgAQgkKB21lc3NhZ2UiiQIKHlByb2Nlc3NvclNlcnZpY2VBdHRhY2hSZXNwb25zZRIvCgd3ZWxjb21lGAEgASgLMhwudHJlYWRsZS52MS5Qcm9jZXNzb3JXZWxjb21lSAASLAoKaW52b2NhdGlvbhgCIAEoCzIWLnRyZWFkbGUudjEuSW52b2NhdGlvbkgAEi4KBmNhbmNlbBgDIAEoCzIcLnRyZWFkbGUudjEuQ2FuY2VsSW52b2NhdGlvbkgAEiIKBWRyYWluGAQgASgLMhEudHJlYWRsZS52MS5EcmFpbkgAEikKCXJ1bl9lbmRlZBgFIAEoCzIULnRyZWFkbGUudjEuUnVuRW5kZWRIAEIJCgdtZXNzYWdlIhoKCFJ1bkVuZGVkEg4KBnJ1bl9pZBgBIAEoCSJ6ChJQcm9jZXNzb3JIYW5kc2hha2USGQoRcHJvdG9jb2xfdmVyc2lvbnMYASADKA0SNAoKcHJvY2Vzc29ycxgCIAMoCzIgLnRyZWFkbGUudjEuUHJvY2Vzc29yRGVjbGFyYXRpb24SEwoLaW5zdGFuY2VfaWQYAyABKAkicQoUUHJvY2Vzc29yRGVjbGFyYXRpb24SCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIqCgVob29rcxgEIAMoCzIbLnRyZWFkbGUudjEuSG9va0RlY2xhcmF0aW9uIooCCg9Ib29rRGVjbGFyYXRpb24SHgoEaG9vaxgBIAEoDjIQLnRyZWFkbGUudjEuSG9vaxIiCgRtb2RlGAIgASgOMhQudHJlYWRsZS52MS5Ib29rTW9kZRIqCgd0aW1lb3V0GAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhoKEnByb2Nlc3NfZGF0YV9wYXJ0cxgEIAEoCBIsCghkZWxpdmVyeRgFIAEoDjIaLnRyZWFkbGUudjEuU3RyZWFtRGVsaXZlcnkSEgoKbWF4X3dpbmRvdxgGIAEoDRIVCg1tYXhfaW5fZmxpZ2h0GAcgASgNEhIKCnRvb2xfbmFtZXMYCCADKAkidQoQUHJvY2Vzc29yV2VsY29tZRIYChBwcm90b2NvbF92ZXJzaW9uGAEgASgNEjQKCnByb2Nlc3NvcnMYAiADKAsyIC50cmVhZGxlLnYxLlByb2Nlc3NvckRlY2xhcmF0aW9uEhEKCXNlcnZlcl9pZBgDIAEoCSJgCg1MaXN0ZWRNZXNzYWdlEiQKB21lc3NhZ2UYASABKAsyEy50cmVhZGxlLnYxLk1lc3NhZ2USKQoGc291cmNlGAIgASgOMhkudHJlYWRsZS52MS5NZXNzYWdlU291cmNlInYKE01lc3NhZ2VMaXN0U25hcHNob3QSKwoIbWVzc2FnZXMYASADKAsyGS50cmVhZGxlLnYxLkxpc3RlZE1lc3NhZ2USMgoPc3lzdGVtX21lc3NhZ2VzGAIgAygLMhkudHJlYWRsZS52MS5TeXN0ZW1NZXNzYWdlItYKCgpJbnZvY2F0aW9uEhUKDWludm9jYXRpb25faWQYASABKAkSFAoMcHJvY2Vzc29yX2lkGAIgASgJEh4KBGhvb2sYAyABKA4yEC50cmVhZGxlLnYxLkhvb2sSDgoGcnVuX2lkGAQgASgJEhAKCGFnZW50X2lkGAUgASgJEhEKCXRocmVhZF9pZBgGIAEoCRITCgtyZXNvdXJjZV9pZBgHIAEoCRITCgtzdGVwX251bWJlchgIIAEoBRITCgtyZXRyeV9jb3VudBgJIAEoBRIwCg9yZXF1ZXN0X2NvbnRleHQYCiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EikKBXN0YXRlGAsgASgLMhoudHJlYWRsZS52MS5Qcm9jZXNzb3JTdGF0ZRIvCg10cmFjZV9jb250ZXh0GAwgASgLMhgudHJlYWRsZS52MS5UcmFjZUNvbnRleHQSLAoIZGVhZGxpbmUYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3Byb2Nlc3Nvcl9pbmRleBgOIAEoBRIqCgd0aW1lb3V0GA8gASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjUKDXByb2Nlc3NfaW5wdXQYFCABKAsyHC50cmVhZGxlLnYxLlByb2Nlc3NJbnB1dEFyZ3NIABI+ChJwcm9jZXNzX2lucHV0X3N0ZXAYFSABKAsyIC50cmVhZGxlLnYxLlByb2Nlc3NJbnB1dFN0ZXBBcmdzSAASQAoTcHJvY2Vzc19sbG1fcmVxdWVzdBgWIAEoCzIhLnRyZWFkbGUudjEuUHJvY2Vzc0xMTVJlcXVlc3RBcmdzSAASQgoUcHJvY2Vzc19sbG1fcmVzcG9uc2UYFyABKAsyIi50cmVhZGxlLnYxLlByb2Nlc3NMTE1SZXNwb25zZUFyZ3NIABI8ChFwcm9jZXNzX2FwaV9lcnJvchgYIAEoCzIfLnRyZWFkbGUudjEuUHJvY2Vzc0FQSUVycm9yQXJnc0gAEkQKFXByb2Nlc3Nfb3V0cHV0X3N0cmVhbRgZIAEoCzIjLnRyZWFkbGUudjEuUHJvY2Vzc091dHB1dFN0cmVhbUFyZ3NIABJAChNwcm9jZXNzX291dHB1dF9zdGVwGBogASgLMiEudHJlYWRsZS52MS5Qcm9jZXNzT3V0cHV0U3RlcEFyZ3NIABJAChNwcm9jZXNzX3Rvb2xfcmVzdWx0GBsgASgLMiEudHJlYWRsZS52MS5Qcm9jZXNzVG9vbFJlc3VsdEFyZ3NIABJEChVwcm9jZXNzX291dHB1dF9yZXN1bHQYHCABKAsyIy50cmVhZGxlLnYxLlByb2Nlc3NPdXRwdXRSZXN1bHRBcmdzSAASOgoQYmVmb3JlX3Rvb2xfY2FsbBgdIAEoCzIeLnRyZWFkbGUudjEuQmVmb3JlVG9vbENhbGxBcmdzSAASOAoPYWZ0ZXJfdG9vbF9jYWxsGB4gASgLMh0udHJlYWRsZS52MS5BZnRlclRvb2xDYWxsQXJnc0gAEjMKDG9uX3Zpb2xhdGlvbhgfIAEoCzIbLnRyZWFkbGUudjEuT25WaW9sYXRpb25BcmdzSAASQAoTb25fZGVsZWdhdGlvbl9zdGFydBggIAEoCzIhLnRyZWFkbGUudjEuT25EZWxlZ2F0aW9uU3RhcnRBcmdzSAASRgoWb25fZGVsZWdhdGlvbl9jb21wbGV0ZRghIAEoCzIkLnRyZWFkbGUudjEuT25EZWxlZ2F0aW9uQ29tcGxldGVBcmdzSABCBgoEYXJncyJJCg5Qcm9jZXNzb3JTdGF0ZRImCgV2YWx1ZRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDwoHdmVyc2lvbhgCIAEoBCJJChBQcm9jZXNzSW5wdXRBcmdzEjUKDG1lc3NhZ2VfbGlzdBgBIAEoCzIfLnRyZWFkbGUudjEuTWVzc2FnZUxpc3RTbmFwc2hvdCKQAwoUUHJvY2Vzc0lucHV0U3RlcEFyZ3MSNQoMbWVzc2FnZV9saXN0GAEgASgLMh8udHJlYWRsZS52MS5NZXNzYWdlTGlzdFNuYXBzaG90EiUKBXN0ZXBzGAIgAygLMhYudHJlYWRsZS52MS5TdGVwUmVzdWx0Eg0KBW1vZGVsGAMgASgJEisKC3Rvb2xfY2hvaWNlGAQgASgLMhYudHJlYWRsZS52MS5Ub29sQ2hvaWNlEhQKDGFjdGl2ZV90b29scxgFIAMoCRIpCgV0b29scxgGIAMoCzIaLnRyZWFkbGUudjEuVG9vbERlZmluaXRpb24SMQoQcHJvdmlkZXJfb3B0aW9ucxgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSMQoObW9kZWxfc2V0dGluZ3MYCCABKAsyGS50cmVhZGxlLnYxLk1vZGVsU2V0dGluZ3MSNwoRc3RydWN0dXJlZF9vdXRwdXQYCSABKAsyHC50cmVhZGxlLnYxLlN0cnVjdHVyZWRPdXRwdXQieAoVUHJvY2Vzc0xMTVJlcXVlc3RBcmdzEikKBnByb21wdBgBIAMoCzIZLnRyZWFkbGUudjEuUHJvbXB0TWVzc2FnZRINCgVtb2RlbBgCIAEoCRIlCgVzdGVwcxgDIAMoCzIWLnRyZWFkbGUudjEuU3RlcFJlc3VsdCKFAQoWUHJvY2Vzc0xMTVJlc3BvbnNlQXJncxIhCgZjaHVua3MYASADKAsyES50cmVhZGxlLnYxLkNodW5rEg0KBW1vZGVsGAIgASgJEiUKBXN0ZXBzGAMgAygLMhYudHJlYWRsZS52MS5TdGVwUmVzdWx0EhIKCmZyb21fY2FjaGUYBCABKAgikAEKCEFQSUVycm9yEg8KB21lc3NhZ2UYASABKAkSEwoLc3RhdHVzX2NvZGUYAiABKAUSJAoEYm9keRgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIQCghwcm92aWRlchgEIAEoCRIQCghtb2RlbF9pZBgFIAEoCRIUCgxpc19yZXRyeWFibGUYBiABKAgimAEKE1Byb2Nlc3NBUElFcnJvckFyZ3MSIwoFZXJyb3IYASABKAsyFC50cmVhZGxlLnYxLkFQSUVycm9yEjUKDG1lc3NhZ2VfbGlzdBgCIAEoCzIfLnRyZWFkbGUudjEuTWVzc2FnZUxpc3RTbmFwc2hvdBIlCgVzdGVwcxgDIAMoCzIWLnRyZWFkbGUudjEuU3RlcFJlc3VsdCI7ChdQcm9jZXNzT3V0cHV0U3RyZWFtQXJncxIgCgVwYXJ0cxgBIAMoCzIRLnRyZWFkbGUudjEuQ2h1bmsitAIKFVByb2Nlc3NPdXRwdXRTdGVwQXJncxI1CgxtZXNzYWdlX2xpc3QYASABKAsyHy50cmVhZGxlLnYxLk1lc3NhZ2VMaXN0U25hcHNob3QSLwoNZmluaXNoX3JlYXNvbhgCIAEoDjIYLnRyZWFkbGUudjEuRmluaXNoUmVhc29uEigKCnRvb2xfY2FsbHMYAyADKAsyFC50cmVhZGxlLnYxLlRvb2xDYWxsEgwKBHRleHQYBCABKAkSIAoFdXNhZ2UYBSABKAsyES50cmVhZGxlLnYxLlVzYWdlEiUKBXN0ZXBzGAYgAygLMhYudHJlYWRsZS52MS5TdGVwUmVzdWx0EjIKEXByb3ZpZGVyX21ldGFkYXRhGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCKHAgoVUHJvY2Vzc1Rvb2xSZXN1bHRBcmdzEjUKDG1lc3NhZ2VfbGlzdBgBIAEoCzIfLnRyZWFkbGUudjEuTWVzc2FnZUxpc3RTbmFwc2hvdBIRCgl0b29sX25hbWUYAiABKAkSFAoMdG9vbF9jYWxsX2lkGAMgASgJEiQKBGFyZ3MYBCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSJgoGcmVzdWx0GAUgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEhkKEXByb3ZpZGVyX2V4ZWN1dGVkGAYgASgIEiUKBXN0ZXBzGAcgAygLMhYudHJlYWRsZS52MS5TdGVwUmVzdWx0ImMKEkJlZm9yZVRvb2xDYWxsQXJncxIRCgl0b29sX25hbWUYASABKAkSFAoMdG9vbF9jYWxsX2lkGAIgASgJEiQKBGFyZ3MYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUimQEKEUFmdGVyVG9vbENhbGxBcmdzEhEKCXRvb2xfbmFtZRgBIAEoCRIUCgx0b29sX2NhbGxfaWQYAiABKAkSJAoEYXJncxgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRImCgZvdXRwdXQYBCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSDQoFZXJyb3IYBSABKAkibgoPT25WaW9sYXRpb25BcmdzEhQKDHByb2Nlc3Nvcl9pZBgBIAEoCRIPCgdtZXNzYWdlGAIgASgJEiYKBmRldGFpbBgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIMCgRob29rGAQgASgJIpwBChVPbkRlbGVnYXRpb25TdGFydEFyZ3MSCwoDa2V5GAEgASgJEhQKDHN1Yl9hZ2VudF9pZBgCIAEoCRIUCgx0b29sX2NhbGxfaWQYAyABKAkSDgoGcHJvbXB0GAQgASgJEhQKDGluc3RydWN0aW9ucxgFIAEoCRIRCgltYXhfc3RlcHMYBiABKAUSEQoJaXRlcmF0aW9uGAcgASgFIuoBChZEZWxlZ2F0aW9uU3RhcnRPdXRjb21lEg4KBnJlamVjdBgBIAEoCBIYChByZWplY3Rpb25fcmVhc29uGAIgASgJEhwKD21vZGlmaWVkX3Byb21wdBgDIAEoCUgAiAEBEiIKFW1vZGlmaWVkX2luc3RydWN0aW9ucxgEIAEoCUgBiAEBEh8KEm1vZGlmaWVkX21heF9zdGVwcxgFIAEoBUgCiAEBQhIKEF9tb2RpZmllZF9wcm9tcHRCGAoWX21vZGlmaWVkX2luc3RydWN0aW9uc0IVChNfbW9kaWZpZWRfbWF4X3N0ZXBzItgBChhPbkRlbGVnYXRpb25Db21wbGV0ZUFyZ3MSCwoDa2V5GAEgASgJEhQKDHN1Yl9hZ2VudF9pZBgCIAEoCRIUCgx0b29sX2NhbGxfaWQYAyABKAkSDgoGcHJvbXB0GAQgASgJEiYKBnJlc3VsdBgFIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIPCgdzdWNjZXNzGAYgASgIEg0KBWVycm9yGAcgASgJEisKCGR1cmF0aW9uGAggASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIjsKGURlbGVnYXRpb25Db21wbGV0ZU91dGNvbWUSEAoIZmVlZGJhY2sYASABKAkSDAoEYmFpbBgCIAEoCCKWAQoMT3V0cHV0UmVzdWx0EgwKBHRleHQYASABKAkSIAoFdXNhZ2UYAiABKAsyES50cmVhZGxlLnYxLlVzYWdlEi8KDWZpbmlzaF9yZWFzb24YAyABKA4yGC50cmVhZGxlLnYxLkZpbmlzaFJlYXNvbhIlCgVzdGVwcxgEIAMoCzIWLnRyZWFkbGUudjEuU3RlcFJlc3VsdCJ6ChdQcm9jZXNzT3V0cHV0UmVzdWx0QXJncxI1CgxtZXNzYWdlX2xpc3QYASABKAsyHy50cmVhZGxlLnYxLk1lc3NhZ2VMaXN0U25hcHNob3QSKAoGcmVzdWx0GAIgASgLMhgudHJlYWRsZS52MS5PdXRwdXRSZXN1bHQi1gQKEEludm9jYXRpb25SZXN1bHQSFQoNaW52b2NhdGlvbl9pZBgBIAEoCRIxCgl1bmNoYW5nZWQYAiABKAsyHC50cmVhZGxlLnYxLlVuY2hhbmdlZE91dGNvbWVIABItCgdyZXBsYWNlGAMgASgLMhoudHJlYWRsZS52MS5SZXBsYWNlT3V0Y29tZUgAEikKBWFib3J0GAQgASgLMhgudHJlYWRsZS52MS5BYm9ydE91dGNvbWVIABIpCgVyZXRyeRgFIAEoCzIYLnRyZWFkbGUudjEuUmV0cnlPdXRjb21lSAASKQoFZXJyb3IYBiABKAsyGC50cmVhZGxlLnYxLkVycm9yT3V0Y29tZUgAEiwKBnN0cmVhbRgHIAEoCzIaLnRyZWFkbGUudjEuU3RyZWFtT3V0Y29tZXNIABIwCglza2lwX3Rvb2wYCCABKAsyGy50cmVhZGxlLnYxLlNraXBUb29sT3V0Y29tZUgAEj4KEGRlbGVnYXRpb25fc3RhcnQYDCABKAsyIi50cmVhZGxlLnYxLkRlbGVnYXRpb25TdGFydE91dGNvbWVIABJEChNkZWxlZ2F0aW9uX2NvbXBsZXRlGA0gASgLMiUudHJlYWRsZS52MS5EZWxlZ2F0aW9uQ29tcGxldGVPdXRjb21lSAASKQoFc3RhdGUYCiABKAsyGi50cmVhZGxlLnYxLlByb2Nlc3NvclN0YXRlEiwKDWN1c3RvbV9jaHVua3MYCyADKAsyFS50cmVhZGxlLnYxLkRhdGFDaHVua0IJCgdvdXRjb21lIjkKD1NraXBUb29sT3V0Y29tZRImCgZvdXRwdXQYASABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUiEgoQVW5jaGFuZ2VkT3V0Y29tZSKSAgoOUmVwbGFjZU91dGNvbWUSNAoIbWVzc2FnZXMYASABKAsyIi50cmVhZGxlLnYxLk1lc3NhZ2VMaXN0UmVwbGFjZW1lbnQSMwoPc3lzdGVtX21lc3NhZ2VzGAIgASgLMhoudHJlYWRsZS52MS5TeXN0ZW1NZXNzYWdlcxIxCg5zdGVwX292ZXJyaWRlcxgDIAEoCzIZLnRyZWFkbGUudjEuU3RlcE92ZXJyaWRlcxItCgZwcm9tcHQYBCABKAsyHS50cmVhZGxlLnYxLlByb21wdFJlcGxhY2VtZW50EjMKD2NhY2hlZF9yZXNwb25zZRgFIAEoCzIaLnRyZWFkbGUudjEuQ2FjaGVkUmVzcG9uc2UiawoWTWVzc2FnZUxpc3RSZXBsYWNlbWVudBIlCghtZXNzYWdlcxgBIAMoCzITLnRyZWFkbGUudjEuTWVzc2FnZRIqCgdzb3VyY2VzGAIgAygOMhkudHJlYWRsZS52MS5NZXNzYWdlU291cmNlIkAKEVByb21wdFJlcGxhY2VtZW50EisKCG1lc3NhZ2VzGAEgAygLMhkudHJlYWRsZS52MS5Qcm9tcHRNZXNzYWdlIjMKDkNhY2hlZFJlc3BvbnNlEiEKBmNodW5rcxgBIAMoCzIRLnRyZWFkbGUudjEuQ2h1bmsiHAoLQWN0aXZlVG9vbHMSDQoFbmFtZXMYASADKAkivwIKDVN0ZXBPdmVycmlkZXMSDQoFbW9kZWwYASABKAkSKwoLdG9vbF9jaG9pY2UYAiABKAsyFi50cmVhZGxlLnYxLlRvb2xDaG9pY2USLQoMYWN0aXZlX3Rvb2xzGAMgASgLMhcudHJlYWRsZS52MS5BY3RpdmVUb29scxIxChBwcm92aWRlcl9vcHRpb25zGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIxCg5tb2RlbF9zZXR0aW5ncxgFIAEoCzIZLnRyZWFkbGUudjEuTW9kZWxTZXR0aW5ncxI3ChFzdHJ1Y3R1cmVkX291dHB1dBgGIAEoCzIcLnRyZWFkbGUudjEuU3RydWN0dXJlZE91dHB1dBIkCgV0b29scxgHIAEoCzIVLnRyZWFkbGUudjEuU3RlcFRvb2xzIhoKCVN0ZXBUb29scxINCgVuYW1lcxgBIAMoCSJXCgxBYm9ydE91dGNvbWUSDgoGcmVhc29uGAEgASgJEg0KBXJldHJ5GAIgASgIEigKCG1ldGFkYXRhGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIkQKDFJldHJ5T3V0Y29tZRI0CghtZXNzYWdlcxgBIAEoCzIiLnRyZWFkbGUudjEuTWVzc2FnZUxpc3RSZXBsYWNlbWVudCIfCgxFcnJvck91dGNvbWUSDwoHbWVzc2FnZRgBIAEoCSI6Cg5TdHJlYW1PdXRjb21lcxIoCgZjaHVua3MYASADKAsyGC50cmVhZGxlLnYxLkNodW5rT3V0Y29tZSKeAgoMQ2h1bmtPdXRjb21lEjEKCXVuY2hhbmdlZBgBIAEoCzIcLnRyZWFkbGUudjEuVW5jaGFuZ2VkT3V0Y29tZUgAEiQKB3JlcGxhY2UYAiABKAsyES50cmVhZGxlLnYxLkNodW5rSAASJwoEZHJvcBgDIAEoCzIXLnRyZWFkbGUudjEuRHJvcE91dGNvbWVIABIpCgVhYm9ydBgEIAEoCzIYLnRyZWFkbGUudjEuQWJvcnRPdXRjb21lSAASKQoFZXJyb3IYBSABKAsyGC50cmVhZGxlLnYxLkVycm9yT3V0Y29tZUgAEisKBmNodW5rcxgGIAEoCzIZLnRyZWFkbGUudjEuQ2h1bmtTZXF1ZW5jZUgAQgkKB291dGNvbWUiMgoNQ2h1bmtTZXF1ZW5jZRIhCgZjaHVua3MYASADKAsyES50cmVhZGxlLnYxLkNodW5rIg0KC0Ryb3BPdXRjb21lKrEDCgRIb29rEhQKEEhPT0tfVU5TUEVDSUZJRUQQABIWChJIT09LX1BST0NFU1NfSU5QVVQQARIbChdIT09LX1BST0NFU1NfSU5QVVRfU1RFUBACEhwKGEhPT0tfUFJPQ0VTU19MTE1fUkVRVUVTVBADEh0KGUhPT0tfUFJPQ0VTU19MTE1fUkVTUE9OU0UQBBIaChZIT09LX1BST0NFU1NfQVBJX0VSUk9SEAUSHgoaSE9PS19QUk9DRVNTX09VVFBVVF9TVFJFQU0QBhIcChhIT09LX1BST0NFU1NfT1VUUFVUX1NURVAQBxIcChhIT09LX1BST0NFU1NfVE9PTF9SRVNVTFQQCBIeChpIT09LX1BST0NFU1NfT1VUUFVUX1JFU1VMVBAJEhkKFUhPT0tfQkVGT1JFX1RPT0xfQ0FMTBAKEhgKFEhPT0tfQUZURVJfVE9PTF9DQUxMEAsSFQoRSE9PS19PTl9WSU9MQVRJT04QDBIcChhIT09LX09OX0RFTEVHQVRJT05fU1RBUlQQDRIfChtIT09LX09OX0RFTEVHQVRJT05fQ09NUExFVEUQDipSCghIb29rTW9kZRIZChVIT09LX01PREVfVU5TUEVDSUZJRUQQABIUChBIT09LX01PREVfTVVUQVRFEAESFQoRSE9PS19NT0RFX09CU0VSVkUQAipuCg5TdHJlYW1EZWxpdmVyeRIfChtTVFJFQU1fREVMSVZFUllfVU5TUEVDSUZJRUQQABIdChlTVFJFQU1fREVMSVZFUllfUEVSX0NIVU5LEAESHAoYU1RSRUFNX0RFTElWRVJZX1dJTkRPV0VEEAIqnQEKDU1lc3NhZ2VTb3VyY2USHgoaTUVTU0FHRV9TT1VSQ0VfVU5TUEVDSUZJRUQQABIZChVNRVNTQUdFX1NPVVJDRV9NRU1PUlkQARIYChRNRVNTQUdFX1NPVVJDRV9JTlBVVBACEhsKF01FU1NBR0VfU09VUkNFX1JFU1BPTlNFEAMSGgoWTUVTU0FHRV9TT1VSQ0VfQ09OVEVYVBAEMncKEFByb2Nlc3NvclNlcnZpY2USYwoGQXR0YWNoEikudHJlYWRsZS52MS5Qcm9jZXNzb3JTZXJ2aWNlQXR0YWNoUmVxdWVzdBoqLnRyZWFkbGUudjEuUHJvY2Vzc29yU2VydmljZUF0dGFjaFJlc3BvbnNlKAEwAUJjCg5kZXYudHJlYWRsZS52MVABWkJnaXRodWIuY29tL3RyZWFkbGUtZGV2L3RyZWFkbGUvY2xpZW50cy9nby9nZW4vdHJlYWRsZS92MTt0cmVhZGxldjGqAgpUcmVhZGxlLlYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_agent, file_treadle_v1_chunk, file_treadle_v1_message, file_treadle_v1_prompt, file_treadle_v1_remote]);
+  fileDesc("CiJ0cmVhZGxlL3YxL3Byb2Nlc3Nvcl9zZXJ2aWNlLnByb3RvEgp0cmVhZGxlLnYxIo8BCh1Qcm9jZXNzb3JTZXJ2aWNlQXR0YWNoUmVxdWVzdBIzCgloYW5kc2hha2UYASABKAsyHi50cmVhZGxlLnYxLlByb2Nlc3NvckhhbmRzaGFrZUgAEi4KBnJlc3VsdBgCIAEoCzIcLnRyZWFkbGUudjEuSW52b2NhdGlvblJlc3VsdEgAQgkKB21lc3NhZ2UiiQIKHlByb2Nlc3NvclNlcnZpY2VBdHRhY2hSZXNwb25zZRIvCgd3ZWxjb21lGAEgASgLMhwudHJlYWRsZS52MS5Qcm9jZXNzb3JXZWxjb21lSAASLAoKaW52b2NhdGlvbhgCIAEoCzIWLnRyZWFkbGUudjEuSW52b2NhdGlvbkgAEi4KBmNhbmNlbBgDIAEoCzIcLnRyZWFkbGUudjEuQ2FuY2VsSW52b2NhdGlvbkgAEiIKBWRyYWluGAQgASgLMhEudHJlYWRsZS52MS5EcmFpbkgAEikKCXJ1bl9lbmRlZBgFIAEoCzIULnRyZWFkbGUudjEuUnVuRW5kZWRIAEIJCgdtZXNzYWdlIhoKCFJ1bkVuZGVkEg4KBnJ1bl9pZBgBIAEoCSJ6ChJQcm9jZXNzb3JIYW5kc2hha2USGQoRcHJvdG9jb2xfdmVyc2lvbnMYASADKA0SNAoKcHJvY2Vzc29ycxgCIAMoCzIgLnRyZWFkbGUudjEuUHJvY2Vzc29yRGVjbGFyYXRpb24SEwoLaW5zdGFuY2VfaWQYAyABKAkicQoUUHJvY2Vzc29yRGVjbGFyYXRpb24SCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIqCgVob29rcxgEIAMoCzIbLnRyZWFkbGUudjEuSG9va0RlY2xhcmF0aW9uIooCCg9Ib29rRGVjbGFyYXRpb24SHgoEaG9vaxgBIAEoDjIQLnRyZWFkbGUudjEuSG9vaxIiCgRtb2RlGAIgASgOMhQudHJlYWRsZS52MS5Ib29rTW9kZRIqCgd0aW1lb3V0GAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhoKEnByb2Nlc3NfZGF0YV9wYXJ0cxgEIAEoCBIsCghkZWxpdmVyeRgFIAEoDjIaLnRyZWFkbGUudjEuU3RyZWFtRGVsaXZlcnkSEgoKbWF4X3dpbmRvdxgGIAEoDRIVCg1tYXhfaW5fZmxpZ2h0GAcgASgNEhIKCnRvb2xfbmFtZXMYCCADKAkidQoQUHJvY2Vzc29yV2VsY29tZRIYChBwcm90b2NvbF92ZXJzaW9uGAEgASgNEjQKCnByb2Nlc3NvcnMYAiADKAsyIC50cmVhZGxlLnYxLlByb2Nlc3NvckRlY2xhcmF0aW9uEhEKCXNlcnZlcl9pZBgDIAEoCSJgCg1MaXN0ZWRNZXNzYWdlEiQKB21lc3NhZ2UYASABKAsyEy50cmVhZGxlLnYxLk1lc3NhZ2USKQoGc291cmNlGAIgASgOMhkudHJlYWRsZS52MS5NZXNzYWdlU291cmNlInYKE01lc3NhZ2VMaXN0U25hcHNob3QSKwoIbWVzc2FnZXMYASADKAsyGS50cmVhZGxlLnYxLkxpc3RlZE1lc3NhZ2USMgoPc3lzdGVtX21lc3NhZ2VzGAIgAygLMhkudHJlYWRsZS52MS5TeXN0ZW1NZXNzYWdlItULCgpJbnZvY2F0aW9uEhUKDWludm9jYXRpb25faWQYASABKAkSFAoMcHJvY2Vzc29yX2lkGAIgASgJEh4KBGhvb2sYAyABKA4yEC50cmVhZGxlLnYxLkhvb2sSDgoGcnVuX2lkGAQgASgJEhAKCGFnZW50X2lkGAUgASgJEhEKCXRocmVhZF9pZBgGIAEoCRITCgtyZXNvdXJjZV9pZBgHIAEoCRITCgtzdGVwX251bWJlchgIIAEoBRITCgtyZXRyeV9jb3VudBgJIAEoBRIwCg9yZXF1ZXN0X2NvbnRleHQYCiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EikKBXN0YXRlGAsgASgLMhoudHJlYWRsZS52MS5Qcm9jZXNzb3JTdGF0ZRIvCg10cmFjZV9jb250ZXh0GAwgASgLMhgudHJlYWRsZS52MS5UcmFjZUNvbnRleHQSLAoIZGVhZGxpbmUYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3Byb2Nlc3Nvcl9pbmRleBgOIAEoBRIqCgd0aW1lb3V0GA8gASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjUKDXByb2Nlc3NfaW5wdXQYFCABKAsyHC50cmVhZGxlLnYxLlByb2Nlc3NJbnB1dEFyZ3NIABI+ChJwcm9jZXNzX2lucHV0X3N0ZXAYFSABKAsyIC50cmVhZGxlLnYxLlByb2Nlc3NJbnB1dFN0ZXBBcmdzSAASQAoTcHJvY2Vzc19sbG1fcmVxdWVzdBgWIAEoCzIhLnRyZWFkbGUudjEuUHJvY2Vzc0xMTVJlcXVlc3RBcmdzSAASQgoUcHJvY2Vzc19sbG1fcmVzcG9uc2UYFyABKAsyIi50cmVhZGxlLnYxLlByb2Nlc3NMTE1SZXNwb25zZUFyZ3NIABI8ChFwcm9jZXNzX2FwaV9lcnJvchgYIAEoCzIfLnRyZWFkbGUudjEuUHJvY2Vzc0FQSUVycm9yQXJnc0gAEkQKFXByb2Nlc3Nfb3V0cHV0X3N0cmVhbRgZIAEoCzIjLnRyZWFkbGUudjEuUHJvY2Vzc091dHB1dFN0cmVhbUFyZ3NIABJAChNwcm9jZXNzX291dHB1dF9zdGVwGBogASgLMiEudHJlYWRsZS52MS5Qcm9jZXNzT3V0cHV0U3RlcEFyZ3NIABJAChNwcm9jZXNzX3Rvb2xfcmVzdWx0GBsgASgLMiEudHJlYWRsZS52MS5Qcm9jZXNzVG9vbFJlc3VsdEFyZ3NIABJEChVwcm9jZXNzX291dHB1dF9yZXN1bHQYHCABKAsyIy50cmVhZGxlLnYxLlByb2Nlc3NPdXRwdXRSZXN1bHRBcmdzSAASOgoQYmVmb3JlX3Rvb2xfY2FsbBgdIAEoCzIeLnRyZWFkbGUudjEuQmVmb3JlVG9vbENhbGxBcmdzSAASOAoPYWZ0ZXJfdG9vbF9jYWxsGB4gASgLMh0udHJlYWRsZS52MS5BZnRlclRvb2xDYWxsQXJnc0gAEjMKDG9uX3Zpb2xhdGlvbhgfIAEoCzIbLnRyZWFkbGUudjEuT25WaW9sYXRpb25BcmdzSAASQAoTb25fZGVsZWdhdGlvbl9zdGFydBggIAEoCzIhLnRyZWFkbGUudjEuT25EZWxlZ2F0aW9uU3RhcnRBcmdzSAASRgoWb25fZGVsZWdhdGlvbl9jb21wbGV0ZRghIAEoCzIkLnRyZWFkbGUudjEuT25EZWxlZ2F0aW9uQ29tcGxldGVBcmdzSAASRgoWdHJhbnNmb3JtX3Rvb2xfcGF5bG9hZBgjIAEoCzIkLnRyZWFkbGUudjEuVHJhbnNmb3JtVG9vbFBheWxvYWRBcmdzSAASNQoNcmVzb2x2ZV9hZ2VudBgiIAEoCzIcLnRyZWFkbGUudjEuUmVzb2x2ZUFnZW50QXJnc0gAQgYKBGFyZ3MiSQoOUHJvY2Vzc29yU3RhdGUSJgoFdmFsdWUYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg8KB3ZlcnNpb24YAiABKAQiSQoQUHJvY2Vzc0lucHV0QXJncxI1CgxtZXNzYWdlX2xpc3QYASABKAsyHy50cmVhZGxlLnYxLk1lc3NhZ2VMaXN0U25hcHNob3QikAMKFFByb2Nlc3NJbnB1dFN0ZXBBcmdzEjUKDG1lc3NhZ2VfbGlzdBgBIAEoCzIfLnRyZWFkbGUudjEuTWVzc2FnZUxpc3RTbmFwc2hvdBIlCgVzdGVwcxgCIAMoCzIWLnRyZWFkbGUudjEuU3RlcFJlc3VsdBINCgVtb2RlbBgDIAEoCRIrCgt0b29sX2Nob2ljZRgEIAEoCzIWLnRyZWFkbGUudjEuVG9vbENob2ljZRIUCgxhY3RpdmVfdG9vbHMYBSADKAkSKQoFdG9vbHMYBiADKAsyGi50cmVhZGxlLnYxLlRvb2xEZWZpbml0aW9uEjEKEHByb3ZpZGVyX29wdGlvbnMYByABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EjEKDm1vZGVsX3NldHRpbmdzGAggASgLMhkudHJlYWRsZS52MS5Nb2RlbFNldHRpbmdzEjcKEXN0cnVjdHVyZWRfb3V0cHV0GAkgASgLMhwudHJlYWRsZS52MS5TdHJ1Y3R1cmVkT3V0cHV0IngKFVByb2Nlc3NMTE1SZXF1ZXN0QXJncxIpCgZwcm9tcHQYASADKAsyGS50cmVhZGxlLnYxLlByb21wdE1lc3NhZ2USDQoFbW9kZWwYAiABKAkSJQoFc3RlcHMYAyADKAsyFi50cmVhZGxlLnYxLlN0ZXBSZXN1bHQihQEKFlByb2Nlc3NMTE1SZXNwb25zZUFyZ3MSIQoGY2h1bmtzGAEgAygLMhEudHJlYWRsZS52MS5DaHVuaxINCgVtb2RlbBgCIAEoCRIlCgVzdGVwcxgDIAMoCzIWLnRyZWFkbGUudjEuU3RlcFJlc3VsdBISCgpmcm9tX2NhY2hlGAQgASgIIpABCghBUElFcnJvchIPCgdtZXNzYWdlGAEgASgJEhMKC3N0YXR1c19jb2RlGAIgASgFEiQKBGJvZHkYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSEAoIcHJvdmlkZXIYBCABKAkSEAoIbW9kZWxfaWQYBSABKAkSFAoMaXNfcmV0cnlhYmxlGAYgASgIIpgBChNQcm9jZXNzQVBJRXJyb3JBcmdzEiMKBWVycm9yGAEgASgLMhQudHJlYWRsZS52MS5BUElFcnJvchI1CgxtZXNzYWdlX2xpc3QYAiABKAsyHy50cmVhZGxlLnYxLk1lc3NhZ2VMaXN0U25hcHNob3QSJQoFc3RlcHMYAyADKAsyFi50cmVhZGxlLnYxLlN0ZXBSZXN1bHQiOwoXUHJvY2Vzc091dHB1dFN0cmVhbUFyZ3MSIAoFcGFydHMYASADKAsyES50cmVhZGxlLnYxLkNodW5rIrQCChVQcm9jZXNzT3V0cHV0U3RlcEFyZ3MSNQoMbWVzc2FnZV9saXN0GAEgASgLMh8udHJlYWRsZS52MS5NZXNzYWdlTGlzdFNuYXBzaG90Ei8KDWZpbmlzaF9yZWFzb24YAiABKA4yGC50cmVhZGxlLnYxLkZpbmlzaFJlYXNvbhIoCgp0b29sX2NhbGxzGAMgAygLMhQudHJlYWRsZS52MS5Ub29sQ2FsbBIMCgR0ZXh0GAQgASgJEiAKBXVzYWdlGAUgASgLMhEudHJlYWRsZS52MS5Vc2FnZRIlCgVzdGVwcxgGIAMoCzIWLnRyZWFkbGUudjEuU3RlcFJlc3VsdBIyChFwcm92aWRlcl9tZXRhZGF0YRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QihwIKFVByb2Nlc3NUb29sUmVzdWx0QXJncxI1CgxtZXNzYWdlX2xpc3QYASABKAsyHy50cmVhZGxlLnYxLk1lc3NhZ2VMaXN0U25hcHNob3QSEQoJdG9vbF9uYW1lGAIgASgJEhQKDHRvb2xfY2FsbF9pZBgDIAEoCRIkCgRhcmdzGAQgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEiYKBnJlc3VsdBgFIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIZChFwcm92aWRlcl9leGVjdXRlZBgGIAEoCBIlCgVzdGVwcxgHIAMoCzIWLnRyZWFkbGUudjEuU3RlcFJlc3VsdCJjChJCZWZvcmVUb29sQ2FsbEFyZ3MSEQoJdG9vbF9uYW1lGAEgASgJEhQKDHRvb2xfY2FsbF9pZBgCIAEoCRIkCgRhcmdzGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIpkBChFBZnRlclRvb2xDYWxsQXJncxIRCgl0b29sX25hbWUYASABKAkSFAoMdG9vbF9jYWxsX2lkGAIgASgJEiQKBGFyZ3MYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSJgoGb3V0cHV0GAQgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEg0KBWVycm9yGAUgASgJIm4KD09uVmlvbGF0aW9uQXJncxIUCgxwcm9jZXNzb3JfaWQYASABKAkSDwoHbWVzc2FnZRgCIAEoCRImCgZkZXRhaWwYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSDAoEaG9vaxgEIAEoCSKcAQoVT25EZWxlZ2F0aW9uU3RhcnRBcmdzEgsKA2tleRgBIAEoCRIUCgxzdWJfYWdlbnRfaWQYAiABKAkSFAoMdG9vbF9jYWxsX2lkGAMgASgJEg4KBnByb21wdBgEIAEoCRIUCgxpbnN0cnVjdGlvbnMYBSABKAkSEQoJbWF4X3N0ZXBzGAYgASgFEhEKCWl0ZXJhdGlvbhgHIAEoBSLqAQoWRGVsZWdhdGlvblN0YXJ0T3V0Y29tZRIOCgZyZWplY3QYASABKAgSGAoQcmVqZWN0aW9uX3JlYXNvbhgCIAEoCRIcCg9tb2RpZmllZF9wcm9tcHQYAyABKAlIAIgBARIiChVtb2RpZmllZF9pbnN0cnVjdGlvbnMYBCABKAlIAYgBARIfChJtb2RpZmllZF9tYXhfc3RlcHMYBSABKAVIAogBAUISChBfbW9kaWZpZWRfcHJvbXB0QhgKFl9tb2RpZmllZF9pbnN0cnVjdGlvbnNCFQoTX21vZGlmaWVkX21heF9zdGVwcyLYAQoYT25EZWxlZ2F0aW9uQ29tcGxldGVBcmdzEgsKA2tleRgBIAEoCRIUCgxzdWJfYWdlbnRfaWQYAiABKAkSFAoMdG9vbF9jYWxsX2lkGAMgASgJEg4KBnByb21wdBgEIAEoCRImCgZyZXN1bHQYBSABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSDwoHc3VjY2VzcxgGIAEoCBINCgVlcnJvchgHIAEoCRIrCghkdXJhdGlvbhgIIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiI7ChlEZWxlZ2F0aW9uQ29tcGxldGVPdXRjb21lEhAKCGZlZWRiYWNrGAEgASgJEgwKBGJhaWwYAiABKAgiiwEKGFRyYW5zZm9ybVRvb2xQYXlsb2FkQXJncxIOCgZ0YXJnZXQYASABKAkSDQoFcGhhc2UYAiABKAkSEQoJdG9vbF9uYW1lGAMgASgJEhQKDHRvb2xfY2FsbF9pZBgEIAEoCRInCgdwYXlsb2FkGAUgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIj0KElRyYW5zZm9ybWVkUGF5bG9hZBInCgdwYXlsb2FkGAEgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIpYBCgxPdXRwdXRSZXN1bHQSDAoEdGV4dBgBIAEoCRIgCgV1c2FnZRgCIAEoCzIRLnRyZWFkbGUudjEuVXNhZ2USLwoNZmluaXNoX3JlYXNvbhgDIAEoDjIYLnRyZWFkbGUudjEuRmluaXNoUmVhc29uEiUKBXN0ZXBzGAQgAygLMhYudHJlYWRsZS52MS5TdGVwUmVzdWx0InoKF1Byb2Nlc3NPdXRwdXRSZXN1bHRBcmdzEjUKDG1lc3NhZ2VfbGlzdBgBIAEoCzIfLnRyZWFkbGUudjEuTWVzc2FnZUxpc3RTbmFwc2hvdBIoCgZyZXN1bHQYAiABKAsyGC50cmVhZGxlLnYxLk91dHB1dFJlc3VsdCLEBQoQSW52b2NhdGlvblJlc3VsdBIVCg1pbnZvY2F0aW9uX2lkGAEgASgJEjEKCXVuY2hhbmdlZBgCIAEoCzIcLnRyZWFkbGUudjEuVW5jaGFuZ2VkT3V0Y29tZUgAEi0KB3JlcGxhY2UYAyABKAsyGi50cmVhZGxlLnYxLlJlcGxhY2VPdXRjb21lSAASKQoFYWJvcnQYBCABKAsyGC50cmVhZGxlLnYxLkFib3J0T3V0Y29tZUgAEikKBXJldHJ5GAUgASgLMhgudHJlYWRsZS52MS5SZXRyeU91dGNvbWVIABIpCgVlcnJvchgGIAEoCzIYLnRyZWFkbGUudjEuRXJyb3JPdXRjb21lSAASLAoGc3RyZWFtGAcgASgLMhoudHJlYWRsZS52MS5TdHJlYW1PdXRjb21lc0gAEjAKCXNraXBfdG9vbBgIIAEoCzIbLnRyZWFkbGUudjEuU2tpcFRvb2xPdXRjb21lSAASPgoQZGVsZWdhdGlvbl9zdGFydBgMIAEoCzIiLnRyZWFkbGUudjEuRGVsZWdhdGlvblN0YXJ0T3V0Y29tZUgAEkQKE2RlbGVnYXRpb25fY29tcGxldGUYDSABKAsyJS50cmVhZGxlLnYxLkRlbGVnYXRpb25Db21wbGV0ZU91dGNvbWVIABI1Cgt0cmFuc2Zvcm1lZBgPIAEoCzIeLnRyZWFkbGUudjEuVHJhbnNmb3JtZWRQYXlsb2FkSAASNQoPYWdlbnRfb3ZlcnJpZGVzGA4gASgLMhoudHJlYWRsZS52MS5BZ2VudE92ZXJyaWRlc0gAEikKBXN0YXRlGAogASgLMhoudHJlYWRsZS52MS5Qcm9jZXNzb3JTdGF0ZRIsCg1jdXN0b21fY2h1bmtzGAsgAygLMhUudHJlYWRsZS52MS5EYXRhQ2h1bmtCCQoHb3V0Y29tZSI5Cg9Ta2lwVG9vbE91dGNvbWUSJgoGb3V0cHV0GAEgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIhIKEFVuY2hhbmdlZE91dGNvbWUikgIKDlJlcGxhY2VPdXRjb21lEjQKCG1lc3NhZ2VzGAEgASgLMiIudHJlYWRsZS52MS5NZXNzYWdlTGlzdFJlcGxhY2VtZW50EjMKD3N5c3RlbV9tZXNzYWdlcxgCIAEoCzIaLnRyZWFkbGUudjEuU3lzdGVtTWVzc2FnZXMSMQoOc3RlcF9vdmVycmlkZXMYAyABKAsyGS50cmVhZGxlLnYxLlN0ZXBPdmVycmlkZXMSLQoGcHJvbXB0GAQgASgLMh0udHJlYWRsZS52MS5Qcm9tcHRSZXBsYWNlbWVudBIzCg9jYWNoZWRfcmVzcG9uc2UYBSABKAsyGi50cmVhZGxlLnYxLkNhY2hlZFJlc3BvbnNlImsKFk1lc3NhZ2VMaXN0UmVwbGFjZW1lbnQSJQoIbWVzc2FnZXMYASADKAsyEy50cmVhZGxlLnYxLk1lc3NhZ2USKgoHc291cmNlcxgCIAMoDjIZLnRyZWFkbGUudjEuTWVzc2FnZVNvdXJjZSJAChFQcm9tcHRSZXBsYWNlbWVudBIrCghtZXNzYWdlcxgBIAMoCzIZLnRyZWFkbGUudjEuUHJvbXB0TWVzc2FnZSIzCg5DYWNoZWRSZXNwb25zZRIhCgZjaHVua3MYASADKAsyES50cmVhZGxlLnYxLkNodW5rIhwKC0FjdGl2ZVRvb2xzEg0KBW5hbWVzGAEgAygJIr8CCg1TdGVwT3ZlcnJpZGVzEg0KBW1vZGVsGAEgASgJEisKC3Rvb2xfY2hvaWNlGAIgASgLMhYudHJlYWRsZS52MS5Ub29sQ2hvaWNlEi0KDGFjdGl2ZV90b29scxgDIAEoCzIXLnRyZWFkbGUudjEuQWN0aXZlVG9vbHMSMQoQcHJvdmlkZXJfb3B0aW9ucxgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSMQoObW9kZWxfc2V0dGluZ3MYBSABKAsyGS50cmVhZGxlLnYxLk1vZGVsU2V0dGluZ3MSNwoRc3RydWN0dXJlZF9vdXRwdXQYBiABKAsyHC50cmVhZGxlLnYxLlN0cnVjdHVyZWRPdXRwdXQSJAoFdG9vbHMYByABKAsyFS50cmVhZGxlLnYxLlN0ZXBUb29scyIaCglTdGVwVG9vbHMSDQoFbmFtZXMYASADKAkiVwoMQWJvcnRPdXRjb21lEg4KBnJlYXNvbhgBIAEoCRINCgVyZXRyeRgCIAEoCBIoCghtZXRhZGF0YRgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZSJECgxSZXRyeU91dGNvbWUSNAoIbWVzc2FnZXMYASABKAsyIi50cmVhZGxlLnYxLk1lc3NhZ2VMaXN0UmVwbGFjZW1lbnQiHwoMRXJyb3JPdXRjb21lEg8KB21lc3NhZ2UYASABKAkiOgoOU3RyZWFtT3V0Y29tZXMSKAoGY2h1bmtzGAEgAygLMhgudHJlYWRsZS52MS5DaHVua091dGNvbWUingIKDENodW5rT3V0Y29tZRIxCgl1bmNoYW5nZWQYASABKAsyHC50cmVhZGxlLnYxLlVuY2hhbmdlZE91dGNvbWVIABIkCgdyZXBsYWNlGAIgASgLMhEudHJlYWRsZS52MS5DaHVua0gAEicKBGRyb3AYAyABKAsyFy50cmVhZGxlLnYxLkRyb3BPdXRjb21lSAASKQoFYWJvcnQYBCABKAsyGC50cmVhZGxlLnYxLkFib3J0T3V0Y29tZUgAEikKBWVycm9yGAUgASgLMhgudHJlYWRsZS52MS5FcnJvck91dGNvbWVIABIrCgZjaHVua3MYBiABKAsyGS50cmVhZGxlLnYxLkNodW5rU2VxdWVuY2VIAEIJCgdvdXRjb21lIjIKDUNodW5rU2VxdWVuY2USIQoGY2h1bmtzGAEgAygLMhEudHJlYWRsZS52MS5DaHVuayINCgtEcm9wT3V0Y29tZSI0ChBSZXNvbHZlQWdlbnRBcmdzEiAKBWFnZW50GAEgASgLMhEudHJlYWRsZS52MS5BZ2VudCLYAgoOQWdlbnRPdmVycmlkZXMSEgoFbW9kZWwYASABKAlIAIgBARIwCgxpbnN0cnVjdGlvbnMYAiABKAsyGi50cmVhZGxlLnYxLlN5c3RlbU1lc3NhZ2VzEiQKBXRvb2xzGAMgASgLMhUudHJlYWRsZS52MS5Ub29sTmFtZXMSMwoQaW5wdXRfcHJvY2Vzc29ycxgEIAEoCzIZLnRyZWFkbGUudjEuUHJvY2Vzc29yTGlzdBI0ChFvdXRwdXRfcHJvY2Vzc29ycxgFIAEoCzIZLnRyZWFkbGUudjEuUHJvY2Vzc29yTGlzdBIzChBlcnJvcl9wcm9jZXNzb3JzGAYgASgLMhkudHJlYWRsZS52MS5Qcm9jZXNzb3JMaXN0EjAKD2RlZmF1bHRfb3B0aW9ucxgHIAEoCzIXLnRyZWFkbGUudjEuQ2FsbE9wdGlvbnNCCAoGX21vZGVsKuoDCgRIb29rEhQKEEhPT0tfVU5TUEVDSUZJRUQQABIWChJIT09LX1BST0NFU1NfSU5QVVQQARIbChdIT09LX1BST0NFU1NfSU5QVVRfU1RFUBACEhwKGEhPT0tfUFJPQ0VTU19MTE1fUkVRVUVTVBADEh0KGUhPT0tfUFJPQ0VTU19MTE1fUkVTUE9OU0UQBBIaChZIT09LX1BST0NFU1NfQVBJX0VSUk9SEAUSHgoaSE9PS19QUk9DRVNTX09VVFBVVF9TVFJFQU0QBhIcChhIT09LX1BST0NFU1NfT1VUUFVUX1NURVAQBxIcChhIT09LX1BST0NFU1NfVE9PTF9SRVNVTFQQCBIeChpIT09LX1BST0NFU1NfT1VUUFVUX1JFU1VMVBAJEhkKFUhPT0tfQkVGT1JFX1RPT0xfQ0FMTBAKEhgKFEhPT0tfQUZURVJfVE9PTF9DQUxMEAsSFQoRSE9PS19PTl9WSU9MQVRJT04QDBIcChhIT09LX09OX0RFTEVHQVRJT05fU1RBUlQQDRIfChtIT09LX09OX0RFTEVHQVRJT05fQ09NUExFVEUQDhIfChtIT09LX1RSQU5TRk9STV9UT09MX1BBWUxPQUQQEBIWChJIT09LX1JFU09MVkVfQUdFTlQQDypSCghIb29rTW9kZRIZChVIT09LX01PREVfVU5TUEVDSUZJRUQQABIUChBIT09LX01PREVfTVVUQVRFEAESFQoRSE9PS19NT0RFX09CU0VSVkUQAipuCg5TdHJlYW1EZWxpdmVyeRIfChtTVFJFQU1fREVMSVZFUllfVU5TUEVDSUZJRUQQABIdChlTVFJFQU1fREVMSVZFUllfUEVSX0NIVU5LEAESHAoYU1RSRUFNX0RFTElWRVJZX1dJTkRPV0VEEAIqnQEKDU1lc3NhZ2VTb3VyY2USHgoaTUVTU0FHRV9TT1VSQ0VfVU5TUEVDSUZJRUQQABIZChVNRVNTQUdFX1NPVVJDRV9NRU1PUlkQARIYChRNRVNTQUdFX1NPVVJDRV9JTlBVVBACEhsKF01FU1NBR0VfU09VUkNFX1JFU1BPTlNFEAMSGgoWTUVTU0FHRV9TT1VSQ0VfQ09OVEVYVBAEMncKEFByb2Nlc3NvclNlcnZpY2USYwoGQXR0YWNoEikudHJlYWRsZS52MS5Qcm9jZXNzb3JTZXJ2aWNlQXR0YWNoUmVxdWVzdBoqLnRyZWFkbGUudjEuUHJvY2Vzc29yU2VydmljZUF0dGFjaFJlc3BvbnNlKAEwAUJjCg5kZXYudHJlYWRsZS52MVABWkJnaXRodWIuY29tL3RyZWFkbGUtZGV2L3RyZWFkbGUvY2xpZW50cy9nby9nZW4vdHJlYWRsZS92MTt0cmVhZGxldjGqAgpUcmVhZGxlLlYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_agent, file_treadle_v1_chunk, file_treadle_v1_message, file_treadle_v1_prompt, file_treadle_v1_remote]);
 
 /**
  * ProcessorServiceAttachRequest is a message from the processor process to the server.
@@ -279,8 +279,8 @@ export type HookDeclaration = Message<"treadle.v1.HookDeclaration"> & {
   maxInFlight: number;
 
   /**
-   * `beforeToolCall`, `afterToolCall` and `processToolResult` only: the tools (by name) the
-   * hook is invoked for; empty means every tool.
+   * `beforeToolCall`, `afterToolCall`, `processToolResult` and `transformToolPayload` only: the
+   * tools (by name) the hook is invoked for; empty means every tool.
    *
    * @generated from field: repeated string tool_names = 8;
    */
@@ -620,6 +620,22 @@ export type Invocation = Message<"treadle.v1.Invocation"> & {
      */
     value: OnDelegationCompleteArgs;
     case: "onDelegationComplete";
+  } | {
+    /**
+     * Arguments of `transformToolPayload`.
+     *
+     * @generated from field: treadle.v1.TransformToolPayloadArgs transform_tool_payload = 35;
+     */
+    value: TransformToolPayloadArgs;
+    case: "transformToolPayload";
+  } | {
+    /**
+     * Arguments of `resolveAgent`.
+     *
+     * @generated from field: treadle.v1.ResolveAgentArgs resolve_agent = 34;
+     */
+    value: ResolveAgentArgs;
+    case: "resolveAgent";
   } | { case: undefined; value?: undefined };
 };
 
@@ -1445,6 +1461,84 @@ export const DelegationCompleteOutcomeSchema: GenMessage<DelegationCompleteOutco
   messageDesc(file_treadle_v1_processor_service, 26);
 
 /**
+ * TransformToolPayloadArgs are the arguments of `transformToolPayload`. Reply: `transformed`
+ * (the payload as the target shows it; without a payload the server shows the placeholder) or
+ * `unchanged` (the payload as received); anything else, or no answer, gives the placeholder.
+ *
+ * Declarative rules of the agent (`Agent.tool_payload_rules`) run first: `payload` is what they
+ * left. Argument deltas are never sent (they are suppressed unless a declarative `input-delta`
+ * rule exists).
+ *
+ * @generated from message treadle.v1.TransformToolPayloadArgs
+ */
+export type TransformToolPayloadArgs = Message<"treadle.v1.TransformToolPayloadArgs"> & {
+  /**
+   * `display` (streams, `Generate`, subscriptions) or `transcript` (`ListMessages`).
+   *
+   * @generated from field: string target = 1;
+   */
+  target: string;
+
+  /**
+   * `input` (the call's arguments), `output` (the tool's result) or `error` (its error message,
+   * a string, already scrubbed of raw argument values).
+   *
+   * @generated from field: string phase = 2;
+   */
+  phase: string;
+
+  /**
+   * Name of the tool.
+   *
+   * @generated from field: string tool_name = 3;
+   */
+  toolName: string;
+
+  /**
+   * Id of the tool call.
+   *
+   * @generated from field: string tool_call_id = 4;
+   */
+  toolCallId: string;
+
+  /**
+   * The payload to transform.
+   *
+   * @generated from field: google.protobuf.Value payload = 5;
+   */
+  payload?: Value | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.TransformToolPayloadArgs.
+ * Use `create(TransformToolPayloadArgsSchema)` to create a new message.
+ */
+export const TransformToolPayloadArgsSchema: GenMessage<TransformToolPayloadArgs> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_processor_service, 27);
+
+/**
+ * TransformedPayload is `transformToolPayload`'s answer.
+ *
+ * @generated from message treadle.v1.TransformedPayload
+ */
+export type TransformedPayload = Message<"treadle.v1.TransformedPayload"> & {
+  /**
+   * The payload as the target shows it; unset means the hook yielded nothing (the server shows
+   * the placeholder).
+   *
+   * @generated from field: google.protobuf.Value payload = 1;
+   */
+  payload?: Value | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.TransformedPayload.
+ * Use `create(TransformedPayloadSchema)` to create a new message.
+ */
+export const TransformedPayloadSchema: GenMessage<TransformedPayload> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_processor_service, 28);
+
+/**
  * OutputResult is the whole call's result, for `processOutputResult`.
  *
  * @generated from message treadle.v1.OutputResult
@@ -1484,7 +1578,7 @@ export type OutputResult = Message<"treadle.v1.OutputResult"> & {
  * Use `create(OutputResultSchema)` to create a new message.
  */
 export const OutputResultSchema: GenMessage<OutputResult> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 27);
+  messageDesc(file_treadle_v1_processor_service, 29);
 
 /**
  * ProcessOutputResultArgs are the arguments of `processOutputResult`. Reply: `unchanged`,
@@ -1513,7 +1607,7 @@ export type ProcessOutputResultArgs = Message<"treadle.v1.ProcessOutputResultArg
  * Use `create(ProcessOutputResultArgsSchema)` to create a new message.
  */
 export const ProcessOutputResultArgsSchema: GenMessage<ProcessOutputResultArgs> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 28);
+  messageDesc(file_treadle_v1_processor_service, 30);
 
 /**
  * InvocationResult answers one invocation.
@@ -1605,6 +1699,22 @@ export type InvocationResult = Message<"treadle.v1.InvocationResult"> & {
      */
     value: DelegationCompleteOutcome;
     case: "delegationComplete";
+  } | {
+    /**
+     * `transformToolPayload` only: the transformed payload.
+     *
+     * @generated from field: treadle.v1.TransformedPayload transformed = 15;
+     */
+    value: TransformedPayload;
+    case: "transformed";
+  } | {
+    /**
+     * `resolveAgent` only: what the call uses instead of the declaratively resolved values.
+     *
+     * @generated from field: treadle.v1.AgentOverrides agent_overrides = 14;
+     */
+    value: AgentOverrides;
+    case: "agentOverrides";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -1628,7 +1738,7 @@ export type InvocationResult = Message<"treadle.v1.InvocationResult"> & {
  * Use `create(InvocationResultSchema)` to create a new message.
  */
 export const InvocationResultSchema: GenMessage<InvocationResult> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 29);
+  messageDesc(file_treadle_v1_processor_service, 31);
 
 /**
  * SkipToolOutcome is `beforeToolCall`'s `{proceed: false, output}`.
@@ -1649,7 +1759,7 @@ export type SkipToolOutcome = Message<"treadle.v1.SkipToolOutcome"> & {
  * Use `create(SkipToolOutcomeSchema)` to create a new message.
  */
 export const SkipToolOutcomeSchema: GenMessage<SkipToolOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 30);
+  messageDesc(file_treadle_v1_processor_service, 32);
 
 /**
  * UnchangedOutcome: the hook changed nothing.
@@ -1664,7 +1774,7 @@ export type UnchangedOutcome = Message<"treadle.v1.UnchangedOutcome"> & {
  * Use `create(UnchangedOutcomeSchema)` to create a new message.
  */
 export const UnchangedOutcomeSchema: GenMessage<UnchangedOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 31);
+  messageDesc(file_treadle_v1_processor_service, 33);
 
 /**
  * ReplaceOutcome carries replacements; unset fields leave things unchanged.
@@ -1714,7 +1824,7 @@ export type ReplaceOutcome = Message<"treadle.v1.ReplaceOutcome"> & {
  * Use `create(ReplaceOutcomeSchema)` to create a new message.
  */
 export const ReplaceOutcomeSchema: GenMessage<ReplaceOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 32);
+  messageDesc(file_treadle_v1_processor_service, 34);
 
 /**
  * MessageListReplacement is a whole message list.
@@ -1745,7 +1855,7 @@ export type MessageListReplacement = Message<"treadle.v1.MessageListReplacement"
  * Use `create(MessageListReplacementSchema)` to create a new message.
  */
 export const MessageListReplacementSchema: GenMessage<MessageListReplacement> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 33);
+  messageDesc(file_treadle_v1_processor_service, 35);
 
 /**
  * PromptReplacement is a whole prompt.
@@ -1766,7 +1876,7 @@ export type PromptReplacement = Message<"treadle.v1.PromptReplacement"> & {
  * Use `create(PromptReplacementSchema)` to create a new message.
  */
 export const PromptReplacementSchema: GenMessage<PromptReplacement> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 34);
+  messageDesc(file_treadle_v1_processor_service, 36);
 
 /**
  * CachedResponse is a provider response to replay (text, reasoning and tool-call chunks, and a
@@ -1788,7 +1898,7 @@ export type CachedResponse = Message<"treadle.v1.CachedResponse"> & {
  * Use `create(CachedResponseSchema)` to create a new message.
  */
 export const CachedResponseSchema: GenMessage<CachedResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 35);
+  messageDesc(file_treadle_v1_processor_service, 37);
 
 /**
  * ActiveTools is a list of tool names (a wrapper, so an empty list differs from none).
@@ -1809,7 +1919,7 @@ export type ActiveTools = Message<"treadle.v1.ActiveTools"> & {
  * Use `create(ActiveToolsSchema)` to create a new message.
  */
 export const ActiveToolsSchema: GenMessage<ActiveTools> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 36);
+  messageDesc(file_treadle_v1_processor_service, 38);
 
 /**
  * StepOverrides are `processInputStep` overrides for the current step; unset fields keep the
@@ -1876,7 +1986,7 @@ export type StepOverrides = Message<"treadle.v1.StepOverrides"> & {
  * Use `create(StepOverridesSchema)` to create a new message.
  */
 export const StepOverridesSchema: GenMessage<StepOverrides> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 37);
+  messageDesc(file_treadle_v1_processor_service, 39);
 
 /**
  * StepTools is a list of tool names for one step (a wrapper, so an empty list differs from none).
@@ -1897,7 +2007,7 @@ export type StepTools = Message<"treadle.v1.StepTools"> & {
  * Use `create(StepToolsSchema)` to create a new message.
  */
 export const StepToolsSchema: GenMessage<StepTools> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 38);
+  messageDesc(file_treadle_v1_processor_service, 40);
 
 /**
  * AbortOutcome is the Mastra Processor API's `abort(reason, {retry, metadata})`.
@@ -1932,7 +2042,7 @@ export type AbortOutcome = Message<"treadle.v1.AbortOutcome"> & {
  * Use `create(AbortOutcomeSchema)` to create a new message.
  */
 export const AbortOutcomeSchema: GenMessage<AbortOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 39);
+  messageDesc(file_treadle_v1_processor_service, 41);
 
 /**
  * RetryOutcome asks `processAPIError` to retry the failed call.
@@ -1953,7 +2063,7 @@ export type RetryOutcome = Message<"treadle.v1.RetryOutcome"> & {
  * Use `create(RetryOutcomeSchema)` to create a new message.
  */
 export const RetryOutcomeSchema: GenMessage<RetryOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 40);
+  messageDesc(file_treadle_v1_processor_service, 42);
 
 /**
  * ErrorOutcome reports a hook that failed.
@@ -1974,7 +2084,7 @@ export type ErrorOutcome = Message<"treadle.v1.ErrorOutcome"> & {
  * Use `create(ErrorOutcomeSchema)` to create a new message.
  */
 export const ErrorOutcomeSchema: GenMessage<ErrorOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 41);
+  messageDesc(file_treadle_v1_processor_service, 43);
 
 /**
  * StreamOutcomes holds one outcome per chunk of a `processOutputStream` invocation (each
@@ -1996,7 +2106,7 @@ export type StreamOutcomes = Message<"treadle.v1.StreamOutcomes"> & {
  * Use `create(StreamOutcomesSchema)` to create a new message.
  */
 export const StreamOutcomesSchema: GenMessage<StreamOutcomes> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 42);
+  messageDesc(file_treadle_v1_processor_service, 44);
 
 /**
  * ChunkOutcome is what happens to one stream chunk.
@@ -2068,7 +2178,7 @@ export type ChunkOutcome = Message<"treadle.v1.ChunkOutcome"> & {
  * Use `create(ChunkOutcomeSchema)` to create a new message.
  */
 export const ChunkOutcomeSchema: GenMessage<ChunkOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 43);
+  messageDesc(file_treadle_v1_processor_service, 45);
 
 /**
  * ChunkSequence is zero or more chunks that take the place of one stream chunk.
@@ -2089,7 +2199,7 @@ export type ChunkSequence = Message<"treadle.v1.ChunkSequence"> & {
  * Use `create(ChunkSequenceSchema)` to create a new message.
  */
 export const ChunkSequenceSchema: GenMessage<ChunkSequence> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 44);
+  messageDesc(file_treadle_v1_processor_service, 46);
 
 /**
  * DropOutcome drops a stream chunk.
@@ -2104,7 +2214,94 @@ export type DropOutcome = Message<"treadle.v1.DropOutcome"> & {
  * Use `create(DropOutcomeSchema)` to create a new message.
  */
 export const DropOutcomeSchema: GenMessage<DropOutcome> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_processor_service, 45);
+  messageDesc(file_treadle_v1_processor_service, 47);
+
+/**
+ * ResolveAgentArgs is what `resolveAgent` sees: the agent as its variants resolved it for this
+ * call (the request context is the invocation's).
+ *
+ * @generated from message treadle.v1.ResolveAgentArgs
+ */
+export type ResolveAgentArgs = Message<"treadle.v1.ResolveAgentArgs"> & {
+  /**
+   * The agent with its variants applied: the variant lists are empty, the plain fields hold the
+   * values the call would use without the resolver.
+   *
+   * @generated from field: treadle.v1.Agent agent = 1;
+   */
+  agent?: Agent | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.ResolveAgentArgs.
+ * Use `create(ResolveAgentArgsSchema)` to create a new message.
+ */
+export const ResolveAgentArgsSchema: GenMessage<ResolveAgentArgs> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_processor_service, 48);
+
+/**
+ * AgentOverrides replaces fields of the resolved agent for one call. Unset fields keep their
+ * resolved values; a set list replaces the list (an empty one empties it).
+ *
+ * @generated from message treadle.v1.AgentOverrides
+ */
+export type AgentOverrides = Message<"treadle.v1.AgentOverrides"> & {
+  /**
+   * Router string `provider/model`.
+   *
+   * @generated from field: optional string model = 1;
+   */
+  model?: string | undefined;
+
+  /**
+   * The instructions.
+   *
+   * @generated from field: treadle.v1.SystemMessages instructions = 2;
+   */
+  instructions?: SystemMessages | undefined;
+
+  /**
+   * The tools by name.
+   *
+   * @generated from field: treadle.v1.ToolNames tools = 3;
+   */
+  tools?: ToolNames | undefined;
+
+  /**
+   * The input processors.
+   *
+   * @generated from field: treadle.v1.ProcessorList input_processors = 4;
+   */
+  inputProcessors?: ProcessorList | undefined;
+
+  /**
+   * The output processors.
+   *
+   * @generated from field: treadle.v1.ProcessorList output_processors = 5;
+   */
+  outputProcessors?: ProcessorList | undefined;
+
+  /**
+   * The error processors.
+   *
+   * @generated from field: treadle.v1.ProcessorList error_processors = 6;
+   */
+  errorProcessors?: ProcessorList | undefined;
+
+  /**
+   * Call defaults merged over the resolved ones, field by field.
+   *
+   * @generated from field: treadle.v1.CallOptions default_options = 7;
+   */
+  defaultOptions?: CallOptions | undefined;
+};
+
+/**
+ * Describes the message treadle.v1.AgentOverrides.
+ * Use `create(AgentOverridesSchema)` to create a new message.
+ */
+export const AgentOverridesSchema: GenMessage<AgentOverrides> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_processor_service, 49);
 
 /**
  * Hook names one method of the Processor interface.
@@ -2220,6 +2417,28 @@ export enum Hook {
    * @generated from enum value: HOOK_ON_DELEGATION_COMPLETE = 14;
    */
   ON_DELEGATION_COMPLETE = 14,
+
+  /**
+   * `transformToolPayload` (the Mastra Agent's `hooks.transform`): how one tool payload (a call's
+   * arguments, a result or an error) looks to clients (`display`) or in the history they read
+   * (`transcript`). Sent only for agents that list the processor in `tool_payload_processors`,
+   * and only for the tools in the declaration's `tool_names` (empty: every tool). MUST be MUTATE.
+   * The server fails closed: a timeout, disconnect, error or an answer without a payload shows
+   * `{"message": "Tool <phase> payload unavailable"}`, never the raw payload.
+   *
+   * @generated from enum value: HOOK_TRANSFORM_TOOL_PAYLOAD = 16;
+   */
+  TRANSFORM_TOOL_PAYLOAD = 16,
+
+  /**
+   * `resolveAgent`: once per call, after the request context is validated and the agent's
+   * variants are resolved, before memory loads, for the processor an agent names as its
+   * `resolver`. MUTATE only (an OBSERVE declaration is treated as MUTATE). The answer is an
+   * `AgentOverrides` outcome, `unchanged`, `abort` or `error`.
+   *
+   * @generated from enum value: HOOK_RESOLVE_AGENT = 15;
+   */
+  RESOLVE_AGENT = 15,
 }
 
 /**

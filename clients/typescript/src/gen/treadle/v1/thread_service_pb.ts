@@ -18,7 +18,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file treadle/v1/thread_service.proto.
  */
 export const file_treadle_v1_thread_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch90cmVhZGxlL3YxL3RocmVhZF9zZXJ2aWNlLnByb3RvEgp0cmVhZGxlLnYxIsUBCgZUaHJlYWQSCgoCaWQYASABKAkSEwoLcmVzb3VyY2VfaWQYAiABKAkSDQoFdGl0bGUYAyABKAkSKQoIbWV0YWRhdGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei8KC2NyZWF0ZV90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiyQMKA1J1bhIKCgJpZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRIRCgl0aHJlYWRfaWQYAyABKAkSEwoLcmVzb3VyY2VfaWQYBCABKAkSJQoGc3RhdHVzGAUgASgOMhUudHJlYWRsZS52MS5SdW5TdGF0dXMSLwoNZmluaXNoX3JlYXNvbhgGIAEoDjIYLnRyZWFkbGUudjEuRmluaXNoUmVhc29uEiAKBXVzYWdlGAcgASgLMhEudHJlYWRsZS52MS5Vc2FnZRIuCgpzdGFydF90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghlbmRfdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIgoFc3RlcHMYCiADKAsyEy50cmVhZGxlLnYxLlJ1blN0ZXASJwoFaG9va3MYCyADKAsyGC50cmVhZGxlLnYxLlJ1bkhvb2tTdGF0cxIYChBhZ2VudF92ZXJzaW9uX2lkGBAgASgJEhwKFGFnZW50X3ZlcnNpb25fbnVtYmVyGBEgASgFEh8KF2FnZW50X3ZlcnNpb25fc2VsZWN0aW9uGBIgASgJIr8BCgdSdW5TdGVwEg4KBm51bWJlchgBIAEoBRIuCgpzdGFydF90aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghlbmRfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNZmluaXNoX3JlYXNvbhgEIAEoCRIgCgV1c2FnZRgFIAEoCzIRLnRyZWFkbGUudjEuVXNhZ2USDQoFbW9kZWwYBiABKAki7QEKDFJ1bkhvb2tTdGF0cxIMCgRzdGVwGAEgASgFEhQKDHByb2Nlc3Nvcl9pZBgCIAEoCRIMCgRob29rGAMgASgJEg0KBWNvdW50GAQgASgFEjEKDnRvdGFsX2R1cmF0aW9uGAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjgKCG91dGNvbWVzGAYgAygLMiYudHJlYWRsZS52MS5SdW5Ib29rU3RhdHMuT3V0Y29tZXNFbnRyeRovCg1PdXRjb21lc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoBToCOAEiTQoTQ3JlYXRlVGhyZWFkUmVxdWVzdBIiCgZ0aHJlYWQYASABKAsyEi50cmVhZGxlLnYxLlRocmVhZBISCgpyZXF1ZXN0X2lkGAIgASgJIjoKFENyZWF0ZVRocmVhZFJlc3BvbnNlEiIKBnRocmVhZBgBIAEoCzISLnRyZWFkbGUudjEuVGhyZWFkIjoKEEdldFRocmVhZFJlcXVlc3QSEwoLcmVzb3VyY2VfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJIjcKEUdldFRocmVhZFJlc3BvbnNlEiIKBnRocmVhZBgBIAEoCzISLnRyZWFkbGUudjEuVGhyZWFkIlAKEkxpc3RUaHJlYWRzUmVxdWVzdBITCgtyZXNvdXJjZV9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJTChNMaXN0VGhyZWFkc1Jlc3BvbnNlEiMKB3RocmVhZHMYASADKAsyEi50cmVhZGxlLnYxLlRocmVhZBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkikwEKE1VwZGF0ZVRocmVhZFJlcXVlc3QSEwoLcmVzb3VyY2VfaWQYASABKAkSIgoGdGhyZWFkGAIgASgLMhIudHJlYWRsZS52MS5UaHJlYWQSLwoLdXBkYXRlX21hc2sYAyABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrEhIKCnJlcXVlc3RfaWQYBCABKAkiOgoUVXBkYXRlVGhyZWFkUmVzcG9uc2USIgoGdGhyZWFkGAEgASgLMhIudHJlYWRsZS52MS5UaHJlYWQiUQoTRGVsZXRlVGhyZWFkUmVxdWVzdBITCgtyZXNvdXJjZV9pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSEgoKcmVxdWVzdF9pZBgDIAEoCSIWChREZWxldGVUaHJlYWRSZXNwb25zZSJkChNMaXN0TWVzc2FnZXNSZXF1ZXN0EhMKC3Jlc291cmNlX2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCRIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSJWChRMaXN0TWVzc2FnZXNSZXNwb25zZRIlCghtZXNzYWdlcxgBIAMoCzITLnRyZWFkbGUudjEuTWVzc2FnZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiYAoPTGlzdFJ1bnNSZXF1ZXN0EhMKC3Jlc291cmNlX2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCRIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSJKChBMaXN0UnVuc1Jlc3BvbnNlEh0KBHJ1bnMYASADKAsyDy50cmVhZGxlLnYxLlJ1bhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkqhwEKCVJ1blN0YXR1cxIaChZSVU5fU1RBVFVTX1VOU1BFQ0lGSUVEEAASFgoSUlVOX1NUQVRVU19SVU5OSU5HEAESFwoTUlVOX1NUQVRVU19GSU5JU0hFRBACEhUKEVJVTl9TVEFUVVNfRkFJTEVEEAMSFgoSUlVOX1NUQVRVU19BQk9SVEVEEAQy2QoKDVRocmVhZFNlcnZpY2USUQoMQ3JlYXRlVGhyZWFkEh8udHJlYWRsZS52MS5DcmVhdGVUaHJlYWRSZXF1ZXN0GiAudHJlYWRsZS52MS5DcmVhdGVUaHJlYWRSZXNwb25zZRJICglHZXRUaHJlYWQSHC50cmVhZGxlLnYxLkdldFRocmVhZFJlcXVlc3QaHS50cmVhZGxlLnYxLkdldFRocmVhZFJlc3BvbnNlEk4KC0xpc3RUaHJlYWRzEh4udHJlYWRsZS52MS5MaXN0VGhyZWFkc1JlcXVlc3QaHy50cmVhZGxlLnYxLkxpc3RUaHJlYWRzUmVzcG9uc2USUQoMVXBkYXRlVGhyZWFkEh8udHJlYWRsZS52MS5VcGRhdGVUaHJlYWRSZXF1ZXN0GiAudHJlYWRsZS52MS5VcGRhdGVUaHJlYWRSZXNwb25zZRJRCgxEZWxldGVUaHJlYWQSHy50cmVhZGxlLnYxLkRlbGV0ZVRocmVhZFJlcXVlc3QaIC50cmVhZGxlLnYxLkRlbGV0ZVRocmVhZFJlc3BvbnNlElEKDExpc3RNZXNzYWdlcxIfLnRyZWFkbGUudjEuTGlzdE1lc3NhZ2VzUmVxdWVzdBogLnRyZWFkbGUudjEuTGlzdE1lc3NhZ2VzUmVzcG9uc2USRQoITGlzdFJ1bnMSGy50cmVhZGxlLnYxLkxpc3RSdW5zUmVxdWVzdBocLnRyZWFkbGUudjEuTGlzdFJ1bnNSZXNwb25zZRJOCgtTZW5kTWVzc2FnZRIeLnRyZWFkbGUudjEuU2VuZE1lc3NhZ2VSZXF1ZXN0Gh8udHJlYWRsZS52MS5TZW5kTWVzc2FnZVJlc3BvbnNlElEKDFF1ZXVlTWVzc2FnZRIfLnRyZWFkbGUudjEuUXVldWVNZXNzYWdlUmVxdWVzdBogLnRyZWFkbGUudjEuUXVldWVNZXNzYWdlUmVzcG9uc2USSwoKU2VuZFNpZ25hbBIdLnRyZWFkbGUudjEuU2VuZFNpZ25hbFJlcXVlc3QaHi50cmVhZGxlLnYxLlNlbmRTaWduYWxSZXNwb25zZRJaCg9TZW5kU3RhdGVTaWduYWwSIi50cmVhZGxlLnYxLlNlbmRTdGF0ZVNpZ25hbFJlcXVlc3QaIy50cmVhZGxlLnYxLlNlbmRTdGF0ZVNpZ25hbFJlc3BvbnNlEm8KFlNlbmROb3RpZmljYXRpb25TaWduYWwSKS50cmVhZGxlLnYxLlNlbmROb3RpZmljYXRpb25TaWduYWxSZXF1ZXN0GioudHJlYWRsZS52MS5TZW5kTm90aWZpY2F0aW9uU2lnbmFsUmVzcG9uc2USYAoRTGlzdE5vdGlmaWNhdGlvbnMSJC50cmVhZGxlLnYxLkxpc3ROb3RpZmljYXRpb25zUmVxdWVzdBolLnRyZWFkbGUudjEuTGlzdE5vdGlmaWNhdGlvbnNSZXNwb25zZRJiChFTdWJzY3JpYmVUb1RocmVhZBIkLnRyZWFkbGUudjEuU3Vic2NyaWJlVG9UaHJlYWRSZXF1ZXN0GiUudHJlYWRsZS52MS5TdWJzY3JpYmVUb1RocmVhZFJlc3BvbnNlMAESRQoIQWJvcnRSdW4SGy50cmVhZGxlLnYxLkFib3J0UnVuUmVxdWVzdBocLnRyZWFkbGUudjEuQWJvcnRSdW5SZXNwb25zZRJRCgxHZXRBY3RpdmVSdW4SHy50cmVhZGxlLnYxLkdldEFjdGl2ZVJ1blJlcXVlc3QaIC50cmVhZGxlLnYxLkdldEFjdGl2ZVJ1blJlc3BvbnNlQmMKDmRldi50cmVhZGxlLnYxUAFaQmdpdGh1Yi5jb20vdHJlYWRsZS1kZXYvdHJlYWRsZS9jbGllbnRzL2dvL2dlbi90cmVhZGxlL3YxO3RyZWFkbGV2MaoCClRyZWFkbGUuVjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_field_mask, file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_chunk, file_treadle_v1_message, file_treadle_v1_signal]);
+  fileDesc("Ch90cmVhZGxlL3YxL3RocmVhZF9zZXJ2aWNlLnByb3RvEgp0cmVhZGxlLnYxIsUBCgZUaHJlYWQSCgoCaWQYASABKAkSEwoLcmVzb3VyY2VfaWQYAiABKAkSDQoFdGl0bGUYAyABKAkSKQoIbWV0YWRhdGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei8KC2NyZWF0ZV90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiswQKA1J1bhIKCgJpZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRIRCgl0aHJlYWRfaWQYAyABKAkSEwoLcmVzb3VyY2VfaWQYBCABKAkSJQoGc3RhdHVzGAUgASgOMhUudHJlYWRsZS52MS5SdW5TdGF0dXMSLwoNZmluaXNoX3JlYXNvbhgGIAEoDjIYLnRyZWFkbGUudjEuRmluaXNoUmVhc29uEiAKBXVzYWdlGAcgASgLMhEudHJlYWRsZS52MS5Vc2FnZRIuCgpzdGFydF90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghlbmRfdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIgoFc3RlcHMYCiADKAsyEy50cmVhZGxlLnYxLlJ1blN0ZXASJwoFaG9va3MYCyADKAsyGC50cmVhZGxlLnYxLlJ1bkhvb2tTdGF0cxIYChBhZ2VudF92ZXJzaW9uX2lkGBAgASgJEhwKFGFnZW50X3ZlcnNpb25fbnVtYmVyGBEgASgFEh8KF2FnZW50X3ZlcnNpb25fc2VsZWN0aW9uGBIgASgJEhYKDnJlc29sdmVkX21vZGVsGAwgASgJEjQKEG1hdGNoZWRfdmFyaWFudHMYDSADKAsyGi50cmVhZGxlLnYxLk1hdGNoZWRWYXJpYW50EhoKEnJlc29sdmVyX292ZXJyaWRlcxgOIAMoCSIuCg5NYXRjaGVkVmFyaWFudBINCgVmaWVsZBgBIAEoCRINCgVpbmRleBgCIAEoBSK/AQoHUnVuU3RlcBIOCgZudW1iZXIYASABKAUSLgoKc3RhcnRfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhUKDWZpbmlzaF9yZWFzb24YBCABKAkSIAoFdXNhZ2UYBSABKAsyES50cmVhZGxlLnYxLlVzYWdlEg0KBW1vZGVsGAYgASgJIu0BCgxSdW5Ib29rU3RhdHMSDAoEc3RlcBgBIAEoBRIUCgxwcm9jZXNzb3JfaWQYAiABKAkSDAoEaG9vaxgDIAEoCRINCgVjb3VudBgEIAEoBRIxCg50b3RhbF9kdXJhdGlvbhgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhI4CghvdXRjb21lcxgGIAMoCzImLnRyZWFkbGUudjEuUnVuSG9va1N0YXRzLk91dGNvbWVzRW50cnkaLwoNT3V0Y29tZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAU6AjgBIk0KE0NyZWF0ZVRocmVhZFJlcXVlc3QSIgoGdGhyZWFkGAEgASgLMhIudHJlYWRsZS52MS5UaHJlYWQSEgoKcmVxdWVzdF9pZBgCIAEoCSI6ChRDcmVhdGVUaHJlYWRSZXNwb25zZRIiCgZ0aHJlYWQYASABKAsyEi50cmVhZGxlLnYxLlRocmVhZCI6ChBHZXRUaHJlYWRSZXF1ZXN0EhMKC3Jlc291cmNlX2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCSI3ChFHZXRUaHJlYWRSZXNwb25zZRIiCgZ0aHJlYWQYASABKAsyEi50cmVhZGxlLnYxLlRocmVhZCJQChJMaXN0VGhyZWFkc1JlcXVlc3QSEwoLcmVzb3VyY2VfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiUwoTTGlzdFRocmVhZHNSZXNwb25zZRIjCgd0aHJlYWRzGAEgAygLMhIudHJlYWRsZS52MS5UaHJlYWQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIpMBChNVcGRhdGVUaHJlYWRSZXF1ZXN0EhMKC3Jlc291cmNlX2lkGAEgASgJEiIKBnRocmVhZBgCIAEoCzISLnRyZWFkbGUudjEuVGhyZWFkEi8KC3VwZGF0ZV9tYXNrGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzaxISCgpyZXF1ZXN0X2lkGAQgASgJIjoKFFVwZGF0ZVRocmVhZFJlc3BvbnNlEiIKBnRocmVhZBgBIAEoCzISLnRyZWFkbGUudjEuVGhyZWFkIlEKE0RlbGV0ZVRocmVhZFJlcXVlc3QSEwoLcmVzb3VyY2VfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEhIKCnJlcXVlc3RfaWQYAyABKAkiFgoURGVsZXRlVGhyZWFkUmVzcG9uc2UiZAoTTGlzdE1lc3NhZ2VzUmVxdWVzdBITCgtyZXNvdXJjZV9pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiVgoUTGlzdE1lc3NhZ2VzUmVzcG9uc2USJQoIbWVzc2FnZXMYASADKAsyEy50cmVhZGxlLnYxLk1lc3NhZ2USFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJImAKD0xpc3RSdW5zUmVxdWVzdBITCgtyZXNvdXJjZV9pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiSgoQTGlzdFJ1bnNSZXNwb25zZRIdCgRydW5zGAEgAygLMg8udHJlYWRsZS52MS5SdW4SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJKocBCglSdW5TdGF0dXMSGgoWUlVOX1NUQVRVU19VTlNQRUNJRklFRBAAEhYKElJVTl9TVEFUVVNfUlVOTklORxABEhcKE1JVTl9TVEFUVVNfRklOSVNIRUQQAhIVChFSVU5fU1RBVFVTX0ZBSUxFRBADEhYKElJVTl9TVEFUVVNfQUJPUlRFRBAEMtkKCg1UaHJlYWRTZXJ2aWNlElEKDENyZWF0ZVRocmVhZBIfLnRyZWFkbGUudjEuQ3JlYXRlVGhyZWFkUmVxdWVzdBogLnRyZWFkbGUudjEuQ3JlYXRlVGhyZWFkUmVzcG9uc2USSAoJR2V0VGhyZWFkEhwudHJlYWRsZS52MS5HZXRUaHJlYWRSZXF1ZXN0Gh0udHJlYWRsZS52MS5HZXRUaHJlYWRSZXNwb25zZRJOCgtMaXN0VGhyZWFkcxIeLnRyZWFkbGUudjEuTGlzdFRocmVhZHNSZXF1ZXN0Gh8udHJlYWRsZS52MS5MaXN0VGhyZWFkc1Jlc3BvbnNlElEKDFVwZGF0ZVRocmVhZBIfLnRyZWFkbGUudjEuVXBkYXRlVGhyZWFkUmVxdWVzdBogLnRyZWFkbGUudjEuVXBkYXRlVGhyZWFkUmVzcG9uc2USUQoMRGVsZXRlVGhyZWFkEh8udHJlYWRsZS52MS5EZWxldGVUaHJlYWRSZXF1ZXN0GiAudHJlYWRsZS52MS5EZWxldGVUaHJlYWRSZXNwb25zZRJRCgxMaXN0TWVzc2FnZXMSHy50cmVhZGxlLnYxLkxpc3RNZXNzYWdlc1JlcXVlc3QaIC50cmVhZGxlLnYxLkxpc3RNZXNzYWdlc1Jlc3BvbnNlEkUKCExpc3RSdW5zEhsudHJlYWRsZS52MS5MaXN0UnVuc1JlcXVlc3QaHC50cmVhZGxlLnYxLkxpc3RSdW5zUmVzcG9uc2USTgoLU2VuZE1lc3NhZ2USHi50cmVhZGxlLnYxLlNlbmRNZXNzYWdlUmVxdWVzdBofLnRyZWFkbGUudjEuU2VuZE1lc3NhZ2VSZXNwb25zZRJRCgxRdWV1ZU1lc3NhZ2USHy50cmVhZGxlLnYxLlF1ZXVlTWVzc2FnZVJlcXVlc3QaIC50cmVhZGxlLnYxLlF1ZXVlTWVzc2FnZVJlc3BvbnNlEksKClNlbmRTaWduYWwSHS50cmVhZGxlLnYxLlNlbmRTaWduYWxSZXF1ZXN0Gh4udHJlYWRsZS52MS5TZW5kU2lnbmFsUmVzcG9uc2USWgoPU2VuZFN0YXRlU2lnbmFsEiIudHJlYWRsZS52MS5TZW5kU3RhdGVTaWduYWxSZXF1ZXN0GiMudHJlYWRsZS52MS5TZW5kU3RhdGVTaWduYWxSZXNwb25zZRJvChZTZW5kTm90aWZpY2F0aW9uU2lnbmFsEikudHJlYWRsZS52MS5TZW5kTm90aWZpY2F0aW9uU2lnbmFsUmVxdWVzdBoqLnRyZWFkbGUudjEuU2VuZE5vdGlmaWNhdGlvblNpZ25hbFJlc3BvbnNlEmAKEUxpc3ROb3RpZmljYXRpb25zEiQudHJlYWRsZS52MS5MaXN0Tm90aWZpY2F0aW9uc1JlcXVlc3QaJS50cmVhZGxlLnYxLkxpc3ROb3RpZmljYXRpb25zUmVzcG9uc2USYgoRU3Vic2NyaWJlVG9UaHJlYWQSJC50cmVhZGxlLnYxLlN1YnNjcmliZVRvVGhyZWFkUmVxdWVzdBolLnRyZWFkbGUudjEuU3Vic2NyaWJlVG9UaHJlYWRSZXNwb25zZTABEkUKCEFib3J0UnVuEhsudHJlYWRsZS52MS5BYm9ydFJ1blJlcXVlc3QaHC50cmVhZGxlLnYxLkFib3J0UnVuUmVzcG9uc2USUQoMR2V0QWN0aXZlUnVuEh8udHJlYWRsZS52MS5HZXRBY3RpdmVSdW5SZXF1ZXN0GiAudHJlYWRsZS52MS5HZXRBY3RpdmVSdW5SZXNwb25zZUJjCg5kZXYudHJlYWRsZS52MVABWkJnaXRodWIuY29tL3RyZWFkbGUtZGV2L3RyZWFkbGUvY2xpZW50cy9nby9nZW4vdHJlYWRsZS92MTt0cmVhZGxldjGqAgpUcmVhZGxlLlYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_field_mask, file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_chunk, file_treadle_v1_message, file_treadle_v1_signal]);
 
 /**
  * Thread is one conversation of a resource.
@@ -182,6 +182,30 @@ export type Run = Message<"treadle.v1.Run"> & {
    * @generated from field: string agent_version_selection = 18;
    */
   agentVersionSelection: string;
+
+  /**
+   * The model the run resolved from the agent's variants, its resolver and the call's options
+   * (`provider/model`); recorded when the run ends.
+   *
+   * @generated from field: string resolved_model = 12;
+   */
+  resolvedModel: string;
+
+  /**
+   * The agent's variants that matched the call's request context, in the order they applied;
+   * recorded when the run ends.
+   *
+   * @generated from field: repeated treadle.v1.MatchedVariant matched_variants = 13;
+   */
+  matchedVariants: MatchedVariant[];
+
+  /**
+   * The fields the agent's `resolveAgent` resolver (remote or Python) overrode, by their proto
+   * names (`model`, `instructions`, `tools`, ...); recorded when the run ends.
+   *
+   * @generated from field: repeated string resolver_overrides = 14;
+   */
+  resolverOverrides: string[];
 };
 
 /**
@@ -190,6 +214,35 @@ export type Run = Message<"treadle.v1.Run"> & {
  */
 export const RunSchema: GenMessage<Run> = /*@__PURE__*/
   messageDesc(file_treadle_v1_thread_service, 1);
+
+/**
+ * MatchedVariant names one variant a run applied.
+ *
+ * @generated from message treadle.v1.MatchedVariant
+ */
+export type MatchedVariant = Message<"treadle.v1.MatchedVariant"> & {
+  /**
+   * The agent field the variant belongs to (`model`, `instructions`, `tools`,
+   * `input_processors`, `output_processors`, `error_processors`, `default_options`).
+   *
+   * @generated from field: string field = 1;
+   */
+  field: string;
+
+  /**
+   * Its position in that field's variant list, from 0.
+   *
+   * @generated from field: int32 index = 2;
+   */
+  index: number;
+};
+
+/**
+ * Describes the message treadle.v1.MatchedVariant.
+ * Use `create(MatchedVariantSchema)` to create a new message.
+ */
+export const MatchedVariantSchema: GenMessage<MatchedVariant> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_thread_service, 2);
 
 /**
  * RunStep is one step of a run: one model call and what followed it.
@@ -245,7 +298,7 @@ export type RunStep = Message<"treadle.v1.RunStep"> & {
  * Use `create(RunStepSchema)` to create a new message.
  */
 export const RunStepSchema: GenMessage<RunStep> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 2);
+  messageDesc(file_treadle_v1_thread_service, 3);
 
 /**
  * RunHookStats aggregates the invocations of one processor hook in one step of a run.
@@ -303,7 +356,7 @@ export type RunHookStats = Message<"treadle.v1.RunHookStats"> & {
  * Use `create(RunHookStatsSchema)` to create a new message.
  */
 export const RunHookStatsSchema: GenMessage<RunHookStats> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 3);
+  messageDesc(file_treadle_v1_thread_service, 4);
 
 /**
  * CreateThreadRequest is the request of `CreateThread`.
@@ -332,7 +385,7 @@ export type CreateThreadRequest = Message<"treadle.v1.CreateThreadRequest"> & {
  * Use `create(CreateThreadRequestSchema)` to create a new message.
  */
 export const CreateThreadRequestSchema: GenMessage<CreateThreadRequest> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 4);
+  messageDesc(file_treadle_v1_thread_service, 5);
 
 /**
  * CreateThreadResponse is the response of `CreateThread`.
@@ -353,7 +406,7 @@ export type CreateThreadResponse = Message<"treadle.v1.CreateThreadResponse"> & 
  * Use `create(CreateThreadResponseSchema)` to create a new message.
  */
 export const CreateThreadResponseSchema: GenMessage<CreateThreadResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 5);
+  messageDesc(file_treadle_v1_thread_service, 6);
 
 /**
  * GetThreadRequest is the request of `GetThread`.
@@ -381,7 +434,7 @@ export type GetThreadRequest = Message<"treadle.v1.GetThreadRequest"> & {
  * Use `create(GetThreadRequestSchema)` to create a new message.
  */
 export const GetThreadRequestSchema: GenMessage<GetThreadRequest> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 6);
+  messageDesc(file_treadle_v1_thread_service, 7);
 
 /**
  * GetThreadResponse is the response of `GetThread`.
@@ -402,7 +455,7 @@ export type GetThreadResponse = Message<"treadle.v1.GetThreadResponse"> & {
  * Use `create(GetThreadResponseSchema)` to create a new message.
  */
 export const GetThreadResponseSchema: GenMessage<GetThreadResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 7);
+  messageDesc(file_treadle_v1_thread_service, 8);
 
 /**
  * ListThreadsRequest is the request of `ListThreads`.
@@ -437,7 +490,7 @@ export type ListThreadsRequest = Message<"treadle.v1.ListThreadsRequest"> & {
  * Use `create(ListThreadsRequestSchema)` to create a new message.
  */
 export const ListThreadsRequestSchema: GenMessage<ListThreadsRequest> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 8);
+  messageDesc(file_treadle_v1_thread_service, 9);
 
 /**
  * ListThreadsResponse is the response of `ListThreads`.
@@ -465,7 +518,7 @@ export type ListThreadsResponse = Message<"treadle.v1.ListThreadsResponse"> & {
  * Use `create(ListThreadsResponseSchema)` to create a new message.
  */
 export const ListThreadsResponseSchema: GenMessage<ListThreadsResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 9);
+  messageDesc(file_treadle_v1_thread_service, 10);
 
 /**
  * UpdateThreadRequest is the request of `UpdateThread`.
@@ -508,7 +561,7 @@ export type UpdateThreadRequest = Message<"treadle.v1.UpdateThreadRequest"> & {
  * Use `create(UpdateThreadRequestSchema)` to create a new message.
  */
 export const UpdateThreadRequestSchema: GenMessage<UpdateThreadRequest> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 10);
+  messageDesc(file_treadle_v1_thread_service, 11);
 
 /**
  * UpdateThreadResponse is the response of `UpdateThread`.
@@ -529,7 +582,7 @@ export type UpdateThreadResponse = Message<"treadle.v1.UpdateThreadResponse"> & 
  * Use `create(UpdateThreadResponseSchema)` to create a new message.
  */
 export const UpdateThreadResponseSchema: GenMessage<UpdateThreadResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 11);
+  messageDesc(file_treadle_v1_thread_service, 12);
 
 /**
  * DeleteThreadRequest is the request of `DeleteThread`.
@@ -565,7 +618,7 @@ export type DeleteThreadRequest = Message<"treadle.v1.DeleteThreadRequest"> & {
  * Use `create(DeleteThreadRequestSchema)` to create a new message.
  */
 export const DeleteThreadRequestSchema: GenMessage<DeleteThreadRequest> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 12);
+  messageDesc(file_treadle_v1_thread_service, 13);
 
 /**
  * DeleteThreadResponse is the response of `DeleteThread`.
@@ -580,7 +633,7 @@ export type DeleteThreadResponse = Message<"treadle.v1.DeleteThreadResponse"> & 
  * Use `create(DeleteThreadResponseSchema)` to create a new message.
  */
 export const DeleteThreadResponseSchema: GenMessage<DeleteThreadResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 13);
+  messageDesc(file_treadle_v1_thread_service, 14);
 
 /**
  * ListMessagesRequest is the request of `ListMessages`.
@@ -622,7 +675,7 @@ export type ListMessagesRequest = Message<"treadle.v1.ListMessagesRequest"> & {
  * Use `create(ListMessagesRequestSchema)` to create a new message.
  */
 export const ListMessagesRequestSchema: GenMessage<ListMessagesRequest> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 14);
+  messageDesc(file_treadle_v1_thread_service, 15);
 
 /**
  * ListMessagesResponse is the response of `ListMessages`.
@@ -650,7 +703,7 @@ export type ListMessagesResponse = Message<"treadle.v1.ListMessagesResponse"> & 
  * Use `create(ListMessagesResponseSchema)` to create a new message.
  */
 export const ListMessagesResponseSchema: GenMessage<ListMessagesResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 15);
+  messageDesc(file_treadle_v1_thread_service, 16);
 
 /**
  * ListRunsRequest is the request of `ListRuns`.
@@ -692,7 +745,7 @@ export type ListRunsRequest = Message<"treadle.v1.ListRunsRequest"> & {
  * Use `create(ListRunsRequestSchema)` to create a new message.
  */
 export const ListRunsRequestSchema: GenMessage<ListRunsRequest> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 16);
+  messageDesc(file_treadle_v1_thread_service, 17);
 
 /**
  * ListRunsResponse is the response of `ListRuns`.
@@ -720,7 +773,7 @@ export type ListRunsResponse = Message<"treadle.v1.ListRunsResponse"> & {
  * Use `create(ListRunsResponseSchema)` to create a new message.
  */
 export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_thread_service, 17);
+  messageDesc(file_treadle_v1_thread_service, 18);
 
 /**
  * RunStatus is how far a recorded run got.
