@@ -25,7 +25,7 @@ LAYERS: dict[str, int] = {
     "loop": 3, "scoring": 3, "voice": 3,
     "signals": 4,
     "config": 5,
-    "api": 6, "testing": 6,
+    "api": 6, "testing": 6, "console": 6,
     "app": 7,
     "cli": 8, "cli_chat": 8, "cli_agents": 8, "cli_threads": 8, "cli_processors": 8, "cli_security": 8,
     "cli_runs": 8, "cli_health": 8, "cli_store": 8, "cli_voice": 8,
