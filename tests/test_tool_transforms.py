@@ -471,6 +471,11 @@ async def test_a_run_error_quoting_transformed_arguments_is_scrubbed(openai_serv
     assert card in raw.payload.message  # what the server logs and the run recorded
     [shown] = [c for c in _shown(chunks) if c.type == "error"]
     assert card not in shown.payload.message and "[redacted]" in shown.payload.message
+    h.server.script.extend([Turn.call("charge_card", {"card": card})])
+    result = await h.generate(agent, "charge it")
+    assert result.error is not None and card in result.error.message
+    displayed = await result.displayed()
+    assert displayed.error is not None and card not in displayed.error.message
 
 
 async def test_a_relayed_chunk_carries_its_display_projection_to_the_other_replicas() -> None:
