@@ -15,7 +15,9 @@ client without raw payload access (``display_of``). Three agents:
   projected and sent).
 
 Each line prints the median microseconds per delta of the whole run, the microseconds the
-transform adds per delta over ``none``, and the ratio to ``none`` measured in this run.
+transform adds per delta over ``none``, and the ratio to ``none`` measured in this run; then the
+same for the projection step alone (marking each delta chunk and picking what a client without raw
+payload access is sent), which the whole-run numbers carry inside the loop's own per-chunk work.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ from treadle.core.chunks import (  # noqa: E402
 from treadle.core.messages import Message, SystemMessage  # noqa: E402
 from treadle.core.tool_payload import ToolPayloadRule  # noqa: E402
 from treadle.loop import AgentLoop  # noqa: E402
-from treadle.loop.payload_view import display_of  # noqa: E402
+from treadle.core.tool_payload import ToolPayloadPolicy  # noqa: E402
+from treadle.loop.payload_view import PayloadView, display_of  # noqa: E402
 from treadle.providers.base import ModelFinish  # noqa: E402
 from treadle.registry import Registry  # noqa: E402
 from treadle.testing import ScriptedModel, ScriptedModels, text_response  # noqa: E402
@@ -106,12 +109,32 @@ async def main() -> None:
                 samples[name].append(elapsed)
     results = {name: (statistics.median(samples[name]), sent[name]) for name in agents}
     base = results["none"][0]
-    print(f"{n} argument deltas per run, median of {opts.runs} runs")
+    print(f"whole runs: {n} argument deltas per run, median of {opts.runs} runs")
     for name, (seconds, sent) in results.items():
         per = seconds / n * 1e6
         added = (seconds - base) / n * 1e6
-        print(f"{name:5}  {per:6.2f} us/delta  {added:+6.2f} us/delta over none  ratio {seconds / base:.3f}  "
+        print(f"  {name:5}  {per:6.2f} us/delta  {added:+6.2f} us/delta over none  ratio {seconds / base:.3f}  "
               f"({sent} deltas sent)")
+    print(f"the projection step alone (what the run adds per delta chunk), median of {opts.runs} rounds")
+    alone = {name: _projection(rules, n, opts.runs) for name, rules in AGENTS.items()}
+    for name, seconds in alone.items():
+        print(f"  {name:5}  {seconds / n * 1e6:6.3f} us/delta  ratio {seconds / alone['none']:.2f}")
+
+
+def _projection(rules: list[ToolPayloadRule], n: int, rounds: int) -> float:
+    """Median seconds to mark ``n`` delta chunks as the run's output does, then pick what a
+    client without raw access is sent; ``none`` is the same loop with no rules (no marking)."""
+    view = PayloadView(ToolPayloadPolicy(list(rules)))
+    samples = []
+    for _ in range(rounds):
+        chunks = [Chunk.of(ToolCallDelta("call_1", "x", "lookup_customer")) for _ in range(n)]
+        start = time.perf_counter()
+        for chunk in chunks:
+            if view:
+                view.mark_delta(chunk)
+            display_of(chunk)
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
 
 
 if __name__ == "__main__":

@@ -471,6 +471,11 @@ async def test_a_run_error_quoting_transformed_arguments_is_scrubbed(openai_serv
     assert card in raw.payload.message  # what the server logs and the run recorded
     [shown] = [c for c in _shown(chunks) if c.type == "error"]
     assert card not in shown.payload.message and "[redacted]" in shown.payload.message
+    h.server.script.extend([Turn.call("charge_card", {"card": card})])
+    result = await h.generate(agent, "charge it")
+    assert result.error is not None and card in result.error.message
+    displayed = await result.displayed()
+    assert displayed.error is not None and card not in displayed.error.message
 
 
 async def test_a_relayed_chunk_carries_its_display_projection_to_the_other_replicas() -> None:
@@ -561,3 +566,29 @@ async def test_transform_processors_are_checked_and_must_be_mutate(start_app: An
             await attachment.close()
     assert refused.value.code == grpc.StatusCode.INVALID_ARGUMENT
     assert "transformToolPayload must be MUTATE" in refused.value.details
+
+
+async def test_the_transcript_projection_is_stored_beside_the_raw_payload(database: Any) -> None:
+    """On both engines: the raw payload and its projection round-trip; the listing shows the
+    projection; the history the model reads is raw."""
+    from treadle.core.messages import Message, MessageContent, ToolInvocationPart
+    from treadle.loop.payload_view import transcript_message
+    from treadle.memory import open_store
+
+    part = ToolInvocationPart("c1", "lookup_customer", args={"id": "c-42"}, state="result", result=dict(RECORD),
+                              transcript={"args": {"id": "c-42"}, "result": DROPPED})
+    failed = ToolInvocationPart("c2", "charge_card", args={"card": "4111"}, state="output-error", is_error=True,
+                                error_text="card 4111 declined",
+                                transcript={"args": {"card": "***"}, "errorText": "card [redacted] declined",
+                                            "suppressed": ["result"]})
+    store = await open_store(database.url)
+    try:
+        await store.open_thread("staff-1", "t1")
+        await store.save_messages("t1", "staff-1", [Message("m1", "assistant", MessageContent([part, failed]))])
+        [loaded] = await store.load_history("t1", 10)
+    finally:
+        await store.close()
+    assert loaded.content.parts == [part, failed]
+    shown = transcript_message(loaded).content.parts
+    assert [(p.args, p.result, p.error_text) for p in shown] == [  # type: ignore[union-attr]
+        ({"id": "c-42"}, DROPPED, ""), ({"card": "***"}, None, "card [redacted] declined")]

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..core.args import StepResult, TransformToolPayloadArgs
-from ..core.chunks import Chunk, ToolCall, ToolCallDelta, ToolResult
+from ..core.chunks import Chunk, ErrorPayload, ToolCall, ToolCallDelta, ToolResult
 from ..core.messages import Message, ToolInvocationPart
 from ..core.processor import wants_tool
 from ..core.tool_payload import SUPPRESSED, ToolPayloadPolicy, failed, scrub
@@ -181,10 +181,8 @@ class PayloadView:
             error = await self.project("display", "error", p.tool_name, p.tool_call_id, p.error, p.args)
             return None if error is SUPPRESSED else _with(chunk, error=_text(error), args=args)
         if t == "error":
-            message = p.message
-            for raw in self._transformed_args:
-                message = scrub(message, raw)
-            return chunk if message == p.message else _with(chunk, message=message)
+            error = self.display_error(p)
+            return chunk if error is p else Chunk(t, error, chunk.run_id, chunk.from_, chunk.metadata)
         if t == "step-finish":
             calls = [await self._call(c) for c in p.tool_calls]
             if all(a is b for a, b in zip(calls, p.tool_calls, strict=True)):
@@ -198,6 +196,13 @@ class PayloadView:
                 return chunk
             return None if shown_inner is None else wrap(chunk, shown_inner)
         return chunk
+
+    def display_error(self, error: ErrorPayload) -> ErrorPayload:
+        """A run's error as the client sees it: without the raw arguments of transformed calls."""
+        message = error.message
+        for raw in self._transformed_args:
+            message = scrub(message, raw)
+        return error if message == error.message else dataclasses.replace(error, message=message)
 
     async def _args(self, target: str, tool_name: str, tool_call_id: str, args: Any) -> Any:
         shown = await self.project(target, "input", tool_name, tool_call_id, args)

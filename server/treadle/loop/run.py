@@ -71,7 +71,8 @@ class GenerateResult:
         if not self.view:
             return self
         return dataclasses.replace(self, steps=await self.view.display_steps(self.steps),
-                                   messages=await self.view.display_messages(self.messages))
+                                   messages=await self.view.display_messages(self.messages),
+                                   error=self.view.display_error(self.error) if self.error is not None else None)
 
 
 class AgentLoop:
