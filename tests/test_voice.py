@@ -219,18 +219,19 @@ async def test_a_spoken_question_reaches_the_model_and_the_answer_comes_back_as_
         await channel.close()
 
 
-async def test_typed_turns_and_barge_in(voice: Any, openai_server: Any) -> None:
+async def test_a_typed_turn_and_a_spoken_barge_in(voice: Any, openai_server: Any) -> None:
     model: OpenAIServer = openai_server([
         Turn.say(["One. ", "Two. ", "Three. ", "Four. ", "Five. ", "Six."], pace=0.5),
         Turn.say("Sure."),
     ])
 
     def setup(app: Any) -> None:
-        app.add_agent(Agent(id="chatty", model="openai/gpt-4o-mini", base_url=model.base_url,
-                            voice=VoiceSettings(output=VoiceProviderRef("espeak-ng"))))
+        app.add_agent(Agent(id="chatty", model="openai/gpt-4o-mini", base_url=model.base_url, voice=OFFLINE))
 
     _, stub = await voice(setup)
+    spoken = await spoken_pcm(stub, "Please call my sister.", "chatty")
     talk = Talk(stub, pb.ConverseConfig(agent_id="chatty", thread_id="t", resource_id="r", barge_in=True,
+                                        input_format=PCM16_16K, phrases=PHRASES,
                                         output_format=pb.AudioFormat(encoding=pb.AUDIO_ENCODING_MULAW,
                                                                      sample_rate_hertz=8000)))
     talk._out.put_nowait(pb.ConverseRequest(text="Count to six."))
@@ -238,7 +239,15 @@ async def test_typed_turns_and_barge_in(voice: Any, openai_server: Any) -> None:
     async with asyncio.timeout(60):
         while not of(got, "audio"):
             got.append(await talk.call.read())
-    talk._out.put_nowait(pb.ConverseRequest(text="Stop. Say sure."))  # talking over the answer
+    # A microphone's silence while the agent speaks is no barge-in: the answer goes on.
+    talk._out.put_nowait(pb.ConverseRequest(audio=bytes(3200)))
+    async with asyncio.timeout(60):
+        while True:
+            got.append(event := await talk.call.read())
+            if event.WhichOneof("event") in ("transcript", "barge_in", "turn"):
+                break
+    assert event.WhichOneof("event") == "transcript" and event.transcript.role == "assistant"
+    talk.say_audio(spoken)  # talking over the answer
     first = got + await talk.turn()
     assert [b.turn for b in of(first, "barge_in")] == [1]
     assert "Six." not in [t.text for t in of(first, "transcript")]
@@ -246,7 +255,7 @@ async def test_typed_turns_and_barge_in(voice: Any, openai_server: Any) -> None:
     assert [t.text for t in of(second, "transcript") if t.role == "assistant"] == ["Sure."]
     assert of(second, "audio")[0].format.encoding == pb.AUDIO_ENCODING_MULAW
     await talk.close()
-    assert model.requests[1]["messages"][-1]["content"] == "Stop. Say sure."
+    assert model.requests[1]["messages"][-1]["content"] == "please call my sister"
 
 
 # --- bad input ---------------------------------------------------------------------------------
