@@ -367,3 +367,36 @@ def test_a_config_file_with_a_voice_that_cannot_work_names_the_agent_and_the_fie
     assert str(info.value) == (f"{path}: agents[1] ('deaf'): agent.voice.input: the built-in provider 'espeak-ng' "
                                "does not do speech to text")
     assert app.registry.list_agents() == []  # all or nothing
+
+
+async def test_a_conversation_turn_is_traced_like_any_run(tmp_path: Any) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from treadle.app import TreadleApp
+    from treadle.config import Settings
+    from treadle.testing import ScriptedModel, ScriptedModels, text_response
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False, data_dir=tmp_path), env={},
+                     tracer_provider=provider)
+    app.loop.models = ScriptedModels(ScriptedModel([text_response("Hello there.")]))  # type: ignore[assignment]
+    app.add_agent(Agent(id="traced", model="openai/gpt-4o-mini", voice=OFFLINE))
+    port = await app.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            talk = Talk(pb_grpc.VoiceServiceStub(channel), pb.ConverseConfig(agent_id="traced", thread_id="t",
+                                                                             resource_id="r"))
+            talk._out.put_nowait(pb.ConverseRequest(text="Hi."))
+            events = await talk.turn()
+            await talk.close()
+    finally:
+        await app.stop(0)
+    run_id = events[-1].turn.run_id
+    [span] = [s for s in exporter.get_finished_spans() if s.name == "invoke_agent traced"]
+    assert span.attributes is not None and run_id in str(dict(span.attributes).values())
+    assert any(s.name.startswith("chat ") and s.context.trace_id == span.context.trace_id
+               for s in exporter.get_finished_spans())
