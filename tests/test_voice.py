@@ -400,3 +400,32 @@ async def test_a_conversation_turn_is_traced_like_any_run(tmp_path: Any) -> None
     assert span.attributes is not None and run_id in str(dict(span.attributes).values())
     assert any(s.name.startswith("chat ") and s.context.trace_id == span.context.trace_id
                for s in exporter.get_finished_spans())
+
+
+async def test_a_spoken_turn_may_call_tools_and_only_the_answer_is_spoken(voice: Any, openai_server: Any) -> None:
+    from treadle.core.tool import Tool
+
+    model: OpenAIServer = openai_server([Turn.call("call_contact", {"name": "sister"}), Turn.say("Calling her now.")])
+    calls: list[Any] = []
+
+    async def call_contact(args: Any, ctx: Any) -> dict[str, str]:
+        calls.append(args)
+        return {"status": "ringing"}
+
+    def setup(app: Any) -> None:
+        app.add_tool(Tool("call_contact", call_contact, "Call a contact by name",
+                          {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}))
+        app.add_agent(Agent(id="phone", model="openai/gpt-4o-mini", base_url=model.base_url, voice=OFFLINE,
+                            tools=["call_contact"]))
+
+    _, stub = await voice(setup)
+    talk = Talk(stub, pb.ConverseConfig(agent_id="phone", thread_id="p", resource_id="r", input_format=PCM16_16K,
+                                        phrases=PHRASES))
+    talk.say_audio(await spoken_pcm(stub, "Please call my sister.", "phone"))
+    events = await talk.turn()
+    await talk.close()
+    assert calls == [{"name": "sister"}]
+    kinds = [c.WhichOneof("chunk") for c in of(events, "chunk")]
+    assert "tool_call" in kinds and "tool_result" in kinds
+    assert [t.text for t in of(events, "transcript") if t.is_final] == ["please call my sister", "Calling her now."]
+    assert {a.text for a in of(events, "audio")} == {"Calling her now."}
