@@ -429,3 +429,34 @@ async def test_a_spoken_turn_may_call_tools_and_only_the_answer_is_spoken(voice:
     assert "tool_call" in kinds and "tool_result" in kinds
     assert [t.text for t in of(events, "transcript") if t.is_final] == ["please call my sister", "Calling her now."]
     assert {a.text for a in of(events, "audio")} == {"Calling her now."}
+
+
+async def test_a_message_sent_to_the_thread_reaches_the_turn_being_answered(voice: Any, openai_server: Any) -> None:
+    from treadle.v1 import signal_pb2, thread_service_pb2_grpc
+
+    model: OpenAIServer = openai_server([
+        Turn.say(["Let me ", "think. ", "Hmm."], pace=0.5), Turn.say("Tea, then."),
+    ])
+
+    def setup(app: Any) -> None:
+        app.add_agent(Agent(id="barista", model="openai/gpt-4o-mini", base_url=model.base_url, voice=OFFLINE))
+
+    running, stub = await voice(setup)
+    talk = Talk(stub, pb.ConverseConfig(agent_id="barista", thread_id="cafe", resource_id="r"))
+    talk._out.put_nowait(pb.ConverseRequest(text="Coffee or tea?"))
+    got: list[pb.ConverseResponse] = []
+    async with asyncio.timeout(60):
+        while not of(got, "audio"):
+            got.append(await talk.call.read())
+    async with grpc.aio.insecure_channel(running.target) as channel:
+        threads = thread_service_pb2_grpc.ThreadServiceStub(channel)
+        await threads.SendMessage(signal_pb2.SendMessageRequest(
+            agent_id="barista", resource_id="r", thread_id="cafe",
+            message=signal_pb2.SignalMessage(contents="Make it tea.")))
+    events = got + await talk.turn()
+    await talk.close()
+    # The run took the message in at its next step and answered it, in the same turn, spoken.
+    assert "Make it tea." in str(model.requests[1]["messages"])
+    assert [t.text for t in of(events, "transcript") if t.role == "assistant"][-1] == "Tea, then."
+    assert "Tea, then." in {a.text for a in of(events, "audio")}
+    assert len(of(events, "turn")) == 2  # one turn: started, ended

@@ -241,6 +241,9 @@ class Conversation:
                     if chunk.type == "text-delta":
                         for sentence in splitter.feed(chunk.payload.text):
                             sentences.put_nowait(sentence)
+                    elif chunk.type == "text-end":  # a text block's last words end a sentence
+                        for sentence in splitter.flush():
+                            sentences.put_nowait(sentence)
             for sentence in splitter.flush():
                 sentences.put_nowait(sentence)
             sentences.put_nowait(_END)
