@@ -219,18 +219,19 @@ async def test_a_spoken_question_reaches_the_model_and_the_answer_comes_back_as_
         await channel.close()
 
 
-async def test_typed_turns_and_barge_in(voice: Any, openai_server: Any) -> None:
+async def test_a_typed_turn_and_a_spoken_barge_in(voice: Any, openai_server: Any) -> None:
     model: OpenAIServer = openai_server([
         Turn.say(["One. ", "Two. ", "Three. ", "Four. ", "Five. ", "Six."], pace=0.5),
         Turn.say("Sure."),
     ])
 
     def setup(app: Any) -> None:
-        app.add_agent(Agent(id="chatty", model="openai/gpt-4o-mini", base_url=model.base_url,
-                            voice=VoiceSettings(output=VoiceProviderRef("espeak-ng"))))
+        app.add_agent(Agent(id="chatty", model="openai/gpt-4o-mini", base_url=model.base_url, voice=OFFLINE))
 
     _, stub = await voice(setup)
+    spoken = await spoken_pcm(stub, "Please call my sister.", "chatty")
     talk = Talk(stub, pb.ConverseConfig(agent_id="chatty", thread_id="t", resource_id="r", barge_in=True,
+                                        input_format=PCM16_16K, phrases=PHRASES,
                                         output_format=pb.AudioFormat(encoding=pb.AUDIO_ENCODING_MULAW,
                                                                      sample_rate_hertz=8000)))
     talk._out.put_nowait(pb.ConverseRequest(text="Count to six."))
@@ -238,7 +239,15 @@ async def test_typed_turns_and_barge_in(voice: Any, openai_server: Any) -> None:
     async with asyncio.timeout(60):
         while not of(got, "audio"):
             got.append(await talk.call.read())
-    talk._out.put_nowait(pb.ConverseRequest(text="Stop. Say sure."))  # talking over the answer
+    # A microphone's silence while the agent speaks is no barge-in: the answer goes on.
+    talk._out.put_nowait(pb.ConverseRequest(audio=bytes(3200)))
+    async with asyncio.timeout(60):
+        while True:
+            got.append(event := await talk.call.read())
+            if event.WhichOneof("event") in ("transcript", "barge_in", "turn"):
+                break
+    assert event.WhichOneof("event") == "transcript" and event.transcript.role == "assistant"
+    talk.say_audio(spoken)  # talking over the answer
     first = got + await talk.turn()
     assert [b.turn for b in of(first, "barge_in")] == [1]
     assert "Six." not in [t.text for t in of(first, "transcript")]
@@ -246,7 +255,7 @@ async def test_typed_turns_and_barge_in(voice: Any, openai_server: Any) -> None:
     assert [t.text for t in of(second, "transcript") if t.role == "assistant"] == ["Sure."]
     assert of(second, "audio")[0].format.encoding == pb.AUDIO_ENCODING_MULAW
     await talk.close()
-    assert model.requests[1]["messages"][-1]["content"] == "Stop. Say sure."
+    assert model.requests[1]["messages"][-1]["content"] == "please call my sister"
 
 
 # --- bad input ---------------------------------------------------------------------------------
@@ -358,3 +367,96 @@ def test_a_config_file_with_a_voice_that_cannot_work_names_the_agent_and_the_fie
     assert str(info.value) == (f"{path}: agents[1] ('deaf'): agent.voice.input: the built-in provider 'espeak-ng' "
                                "does not do speech to text")
     assert app.registry.list_agents() == []  # all or nothing
+
+
+async def test_a_conversation_turn_is_traced_like_any_run(tmp_path: Any) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from treadle.app import TreadleApp
+    from treadle.config import Settings
+    from treadle.testing import ScriptedModel, ScriptedModels, text_response
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    app = TreadleApp(Settings(listen="127.0.0.1:0", example_agent=False, data_dir=tmp_path), env={},
+                     tracer_provider=provider)
+    app.loop.models = ScriptedModels(ScriptedModel([text_response("Hello there.")]))  # type: ignore[assignment]
+    app.add_agent(Agent(id="traced", model="openai/gpt-4o-mini", voice=OFFLINE))
+    port = await app.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            talk = Talk(pb_grpc.VoiceServiceStub(channel), pb.ConverseConfig(agent_id="traced", thread_id="t",
+                                                                             resource_id="r"))
+            talk._out.put_nowait(pb.ConverseRequest(text="Hi."))
+            events = await talk.turn()
+            await talk.close()
+    finally:
+        await app.stop(0)
+    run_id = events[-1].turn.run_id
+    [span] = [s for s in exporter.get_finished_spans() if s.name == "invoke_agent traced"]
+    assert span.attributes is not None and run_id in str(dict(span.attributes).values())
+    assert any(s.name.startswith("chat ") and s.context.trace_id == span.context.trace_id
+               for s in exporter.get_finished_spans())
+
+
+async def test_a_spoken_turn_may_call_tools_and_only_the_answer_is_spoken(voice: Any, openai_server: Any) -> None:
+    from treadle.core.tool import Tool
+
+    model: OpenAIServer = openai_server([Turn.call("call_contact", {"name": "sister"}), Turn.say("Calling her now.")])
+    calls: list[Any] = []
+
+    async def call_contact(args: Any, ctx: Any) -> dict[str, str]:
+        calls.append(args)
+        return {"status": "ringing"}
+
+    def setup(app: Any) -> None:
+        app.add_tool(Tool("call_contact", call_contact, "Call a contact by name",
+                          {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}))
+        app.add_agent(Agent(id="phone", model="openai/gpt-4o-mini", base_url=model.base_url, voice=OFFLINE,
+                            tools=["call_contact"]))
+
+    _, stub = await voice(setup)
+    talk = Talk(stub, pb.ConverseConfig(agent_id="phone", thread_id="p", resource_id="r", input_format=PCM16_16K,
+                                        phrases=PHRASES))
+    talk.say_audio(await spoken_pcm(stub, "Please call my sister.", "phone"))
+    events = await talk.turn()
+    await talk.close()
+    assert calls == [{"name": "sister"}]
+    kinds = [c.WhichOneof("chunk") for c in of(events, "chunk")]
+    assert "tool_call" in kinds and "tool_result" in kinds
+    assert [t.text for t in of(events, "transcript") if t.is_final] == ["please call my sister", "Calling her now."]
+    assert {a.text for a in of(events, "audio")} == {"Calling her now."}
+
+
+async def test_a_message_sent_to_the_thread_reaches_the_turn_being_answered(voice: Any, openai_server: Any) -> None:
+    from treadle.v1 import signal_pb2, thread_service_pb2_grpc
+
+    model: OpenAIServer = openai_server([
+        Turn.say(["Let me ", "think. ", "Hmm."], pace=0.5), Turn.say("Tea, then."),
+    ])
+
+    def setup(app: Any) -> None:
+        app.add_agent(Agent(id="barista", model="openai/gpt-4o-mini", base_url=model.base_url, voice=OFFLINE))
+
+    running, stub = await voice(setup)
+    talk = Talk(stub, pb.ConverseConfig(agent_id="barista", thread_id="cafe", resource_id="r"))
+    talk._out.put_nowait(pb.ConverseRequest(text="Coffee or tea?"))
+    got: list[pb.ConverseResponse] = []
+    async with asyncio.timeout(60):
+        while not of(got, "audio"):
+            got.append(await talk.call.read())
+    async with grpc.aio.insecure_channel(running.target) as channel:
+        threads = thread_service_pb2_grpc.ThreadServiceStub(channel)
+        await threads.SendMessage(signal_pb2.SendMessageRequest(
+            agent_id="barista", resource_id="r", thread_id="cafe",
+            message=signal_pb2.SignalMessage(contents="Make it tea.")))
+    events = got + await talk.turn()
+    await talk.close()
+    # The run took the message in at its next step and answered it, in the same turn, spoken.
+    assert "Make it tea." in str(model.requests[1]["messages"])
+    assert [t.text for t in of(events, "transcript") if t.role == "assistant"][-1] == "Tea, then."
+    assert "Tea, then." in {a.text for a in of(events, "audio")}
+    assert len(of(events, "turn")) == 2  # one turn: started, ended

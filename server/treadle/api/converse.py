@@ -23,7 +23,7 @@ from ..agents import Agent, VoiceProviderRef
 from ..core.errors import InvalidArgumentError
 from ..v1 import agent_service_pb2, voice_service_pb2 as pb
 from ..voice import Recognition, SpeechToText, TextToSpeech, VoiceProviderError
-from ..voice.audio import AudioFormat, Decoder, Encoder
+from ..voice.audio import AudioFormat, Decoder, Encoder, level
 from ..voice.sentences import Sentences
 from . import auth, convert
 from .status import ShuttingDownError
@@ -33,6 +33,9 @@ log = logging.getLogger(__name__)
 _STARTED, _ENDED = pb.TURN_EVENT_KIND_STARTED, pb.TURN_EVENT_KIND_ENDED
 _END = object()
 MAX_TURN_TEXT = 10_000
+BARGE_IN_LEVEL = 0.01
+"""User audio at least this loud (RMS, full scale 1.0) while the agent speaks is a barge-in; a
+client that streams its microphone's silence all along does not cut every answer short."""
 
 
 class Conversation:
@@ -125,6 +128,7 @@ class Conversation:
                     if not request.text.strip() or len(request.text) > MAX_TURN_TEXT:
                         raise InvalidArgumentError(f"text must be 1-{MAX_TURN_TEXT} characters")
                     self._barge_in()
+                    self._recognition = None  # a typed turn replaces unfinished speech
                     self._turns.put_nowait(request.text)
                 elif kind == "interrupt":
                     self._barge_in(always=True)
@@ -138,7 +142,6 @@ class Conversation:
         if self._listener_ref is None:
             raise InvalidArgumentError(f"agent {self.agent.id!r} cannot listen (its voice has no input provider): "
                                        "send text turns")
-        self._barge_in()
         if self._recognition is None:
             stt = self._speech_to_text()
             if stt is None:
@@ -147,7 +150,10 @@ class Conversation:
                 self._decoder = Decoder(self._input_format, stt.sample_rate)
             self._recognition = stt.recognize(self._phrases)
         assert self._decoder is not None
-        interim = await self._recognition.feed(self._decoder.decode(data))
+        pcm = self._decoder.decode(data)
+        if level(pcm) >= BARGE_IN_LEVEL:  # speech, not a microphone's silence
+            self._barge_in()
+        interim = await self._recognition.feed(pcm)
         if interim:
             self._emit(transcript=pb.Transcript(role="user", text=interim, is_final=False, turn=self._turn + 1))
 
@@ -187,6 +193,7 @@ class Conversation:
         if answering is None or answering.done() or not (always or self.config.barge_in):
             return
         answering.cancel()
+        self._answering = None  # once per answer, however many messages of speech follow
         self._emit(barge_in=pb.BargeIn(turn=self._answering_turn))
 
     # --- answering ----------------------------------------------------------------------------
@@ -233,6 +240,9 @@ class Conversation:
                     self._emit(chunk=convert.chunk_to_proto(chunk))
                     if chunk.type == "text-delta":
                         for sentence in splitter.feed(chunk.payload.text):
+                            sentences.put_nowait(sentence)
+                    elif chunk.type == "text-end":  # a text block's last words end a sentence
+                        for sentence in splitter.flush():
                             sentences.put_nowait(sentence)
             for sentence in splitter.flush():
                 sentences.put_nowait(sentence)

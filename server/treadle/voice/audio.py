@@ -7,6 +7,7 @@ converted by linear interpolation, which is plenty for speech between 8 and 48 k
 from __future__ import annotations
 
 import array
+import math
 import struct
 import sys
 from dataclasses import dataclass
@@ -67,6 +68,14 @@ def resample(pcm: bytes, rate_in: int, rate_out: int) -> bytes:
         a, b = src[j], src[j + 1]
         out[i] = int(a + (b - a) * frac)
     return _bytes(out)
+
+
+def level(pcm: bytes) -> float:
+    """Root mean square of PCM16 samples, 0.0 (silence) to 1.0 (full scale)."""
+    samples = _samples(pcm)
+    if not samples:
+        return 0.0
+    return math.sqrt(sum(x * x for x in samples) / len(samples)) / 32768
 
 
 # --- μ-law (G.711) -------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-_END = re.compile(r"[.!?…]+[\"')\]]*(?=\s)|\n\s*\n")
+_END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s)|\n\s*\n")
 MAX_SENTENCE = 400
 """A run-on text is cut at a space after this many characters: speech must not wait for ever."""
 
