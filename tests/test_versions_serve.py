@@ -228,7 +228,7 @@ async def test_the_editor_policy_refuses_what_it_does_not_allow_and_bad_input_st
         e = await refused(client.send_message("described", "hi", **THREAD, if_idle={
             "behavior": "IDLE_BEHAVIOR_WAKE", "streamOptions": {"version": "v9"}}))
         assert e.code() == grpc.StatusCode.NOT_FOUND and "no version 'v9'" in e.details()
-        assert await client.list_messages(**THREAD) == []
+        assert (await refused(client.list_messages(**THREAD))).code() == grpc.StatusCode.NOT_FOUND  # never made
         await client.create_version("described", tool_descriptions={"lookup": "Find an order"}, message="doc", publish=True)
         await client.generate("described", "hi", options=MEMORY)
         assert tools(server.requests[-1]) == {"lookup": "Find an order"}
