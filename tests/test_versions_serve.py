@@ -24,6 +24,7 @@ from tests.test_memory_serve import kill
 from treadle.config.auth import token_sha256
 from treadle.v1 import agent_version_service_pb2 as vpb
 from treadle_client import AgentClient
+from treadle_client.typed import AgentClient as TypedClient, AgentVersionState as TypedState
 
 MODEL = "openai/gpt-4o-mini"
 AGENTS = [
@@ -254,6 +255,9 @@ async def test_api_agents_get_a_history_of_their_updates(serve: Any, openai_serv
         assert [(v.number, v.message, v.override.instructions) for v in history] == [
             (2, "UpdateAgent (instructions)", "You are chatty."), (1, "CreateAgent", "You are terse.")]
         assert history[0].definition["instructions"] == "You are chatty."
+        async with TypedClient(proc.target) as typed:  # the dataclass flavour makes the same calls
+            assert [(v.number, v.state) for v in await typed.list_versions("echo")] == [
+                (2, TypedState.PUBLISHED), (1, TypedState.ARCHIVED)]
         await client.generate("echo", "hi")
         assert system(server.requests[-1]) == "You are chatty."
         await client.publish_version("echo", 1)  # rollback of the update
