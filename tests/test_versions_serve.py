@@ -24,6 +24,7 @@ from tests.test_memory_serve import kill
 from treadle.config.auth import token_sha256
 from treadle.v1 import agent_version_service_pb2 as vpb
 from treadle_client import AgentClient
+from treadle_client.typed import AgentClient as TypedClient, AgentVersionState as TypedState
 
 MODEL = "openai/gpt-4o-mini"
 AGENTS = [
@@ -228,7 +229,7 @@ async def test_the_editor_policy_refuses_what_it_does_not_allow_and_bad_input_st
         e = await refused(client.send_message("described", "hi", **THREAD, if_idle={
             "behavior": "IDLE_BEHAVIOR_WAKE", "streamOptions": {"version": "v9"}}))
         assert e.code() == grpc.StatusCode.NOT_FOUND and "no version 'v9'" in e.details()
-        assert await client.list_messages(**THREAD) == []
+        assert (await refused(client.list_messages(**THREAD))).code() == grpc.StatusCode.NOT_FOUND  # never made
         await client.create_version("described", tool_descriptions={"lookup": "Find an order"}, message="doc", publish=True)
         await client.generate("described", "hi", options=MEMORY)
         assert tools(server.requests[-1]) == {"lookup": "Find an order"}
@@ -254,6 +255,9 @@ async def test_api_agents_get_a_history_of_their_updates(serve: Any, openai_serv
         assert [(v.number, v.message, v.override.instructions) for v in history] == [
             (2, "UpdateAgent (instructions)", "You are chatty."), (1, "CreateAgent", "You are terse.")]
         assert history[0].definition["instructions"] == "You are chatty."
+        async with TypedClient(proc.target) as typed:  # the dataclass flavour makes the same calls
+            assert [(v.number, v.state) for v in await typed.list_versions("echo")] == [
+                (2, TypedState.PUBLISHED), (1, TypedState.ARCHIVED)]
         await client.generate("echo", "hi")
         assert system(server.requests[-1]) == "You are chatty."
         await client.publish_version("echo", 1)  # rollback of the update

@@ -27,6 +27,7 @@ export { createGrpcTransport } from "@connectrpc/connect-node";
 
 export * from "./gen/treadle/v1/agent_pb.js";
 export * from "./gen/treadle/v1/agent_service_pb.js";
+export * from "./gen/treadle/v1/agent_version_service_pb.js";
 export * from "./gen/treadle/v1/chunk_pb.js";
 export * from "./gen/treadle/v1/message_pb.js";
 export * from "./gen/treadle/v1/notification_pb.js";

@@ -6,12 +6,10 @@ then the agent's editor (FAILED_PRECONDITION), before anything is stored.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 import grpc
-from google.protobuf import json_format
 
 from ..agents import Agent
 from ..core.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
@@ -228,8 +226,3 @@ def version_to_proto(v: AgentVersion) -> pb.AgentVersion:
         dict_to_struct(v.definition, out.definition)
     return out
 
-
-def definition_json(agent_pb: Any) -> dict[str, Any]:
-    """An agent's proto JSON form, without what the server sets."""
-    data = json.loads(json_format.MessageToJson(agent_pb))
-    return {k: v for k, v in data.items() if k not in ("source", "createTime", "updateTime")}

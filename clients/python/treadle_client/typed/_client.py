@@ -253,6 +253,50 @@ class AgentClient:
         runs = await self.plain.list_runs(resource_id, thread_id, page_size=page_size, timeout=timeout)
         return [to_dataclass(v1.Run, r) for r in runs]
 
+    # --- versions -----------------------------------------------------------------------------
+
+    async def create_version(
+        self, agent_id: str, *, message: str, instructions: str | None = None,
+        tools: Sequence[str] | None = None, tool_descriptions: Mapping[str, str] | None = None,
+        publish: bool = False, timeout: float | None = None,
+    ) -> v1.AgentVersion:
+        """A new draft (or, with ``publish``, the published version) from a partial change."""
+        version = await self.plain.create_version(
+            agent_id, message=message, instructions=instructions, tools=tools,
+            tool_descriptions=tool_descriptions, publish=publish, timeout=timeout)
+        return to_dataclass(v1.AgentVersion, version)
+
+    async def get_version(
+        self, agent_id: str, version: str | int = "published", *, timeout: float | None = None
+    ) -> v1.AgentVersion:
+        return to_dataclass(v1.AgentVersion, await self.plain.get_version(agent_id, version, timeout=timeout))
+
+    async def list_versions(
+        self, agent_id: str, *, page_size: int = 0, timeout: float | None = None
+    ) -> list[v1.AgentVersion]:
+        """Every version of the agent, newest first (page after page)."""
+        versions = await self.plain.list_versions(agent_id, page_size=page_size, timeout=timeout)
+        return [to_dataclass(v1.AgentVersion, v) for v in versions]
+
+    async def publish_version(
+        self, agent_id: str, version: str | int, *, timeout: float | None = None
+    ) -> v1.AgentVersion:
+        return to_dataclass(v1.AgentVersion, await self.plain.publish_version(agent_id, version, timeout=timeout))
+
+    async def restore_version(
+        self, agent_id: str, version: str | int, *, message: str = "", publish: bool = False,
+        timeout: float | None = None,
+    ) -> v1.AgentVersion:
+        restored = await self.plain.restore_version(agent_id, version, message=message, publish=publish,
+                                                    timeout=timeout)
+        return to_dataclass(v1.AgentVersion, restored)
+
+    async def diff_versions(
+        self, agent_id: str, from_version: str | int, to_version: str | int, *, timeout: float | None = None
+    ) -> v1.DiffAgentVersionsResponse:
+        diff = await self.plain.diff_versions(agent_id, from_version, to_version, timeout=timeout)
+        return to_dataclass(v1.DiffAgentVersionsResponse, diff)
+
     # --- signals ------------------------------------------------------------------------------
 
     async def subscribe_to_thread(self, resource_id: str, thread_id: str, *, position: str = "") -> ThreadSubscription:
