@@ -245,7 +245,7 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown scenarios {sorted(unknown)}; choose from {', '.join(SCENARIOS)}")
     started = time.perf_counter()
-    framework_note = "skipped (--no-framework)"
+    framework_note = "skipped (--no-framework)" if args.no_framework else "not run (no inproc scenario)"
     fw_path: Path | None = None
     if not args.no_framework and "inproc" in names:
         fw_path, framework_note = framework_dir()

@@ -75,8 +75,12 @@ async def measure(runs: int, n_chunks: int, modes: tuple[str, ...] = MODES) -> d
             )
             try:
                 assert await app.processors.wait_attached("bench-echo", 30)
+                # The run without the processor again, on either side of this mode's runs: the
+                # machine's load drifts between modes, so each mode has its own baseline.
+                before, _ = await _time_runs(app, agent([]), model, runs, deltas)
                 t, _ = await _time_runs(app, agent([ProcessorRef("bench-echo")]), model, runs, deltas)
-                added = (t - base) / count * 1e6
+                after, _ = await _time_runs(app, agent([]), model, runs, deltas)
+                added = (t - (before + after) / 2) / count * 1e6
                 result["modes"][mode] = {"ms": t * 1e3, "added_us": added, "x_floor": added / floor}
             finally:
                 proc.kill()

@@ -53,6 +53,8 @@ from treadle.registry import Registry  # noqa: E402
 from treadle.v1 import agent_pb2, agent_service_pb2, agent_service_pb2_grpc, chunk_pb2  # noqa: E402
 
 Row = dict[str, Any]
+ERRORS: list[str] = []
+"""What failed runs said (printed to stderr when a scenario counted errors)."""
 
 SIZES: dict[str, dict[str, int]] = {
     # inproc: warm-up runs, rounds, runs per batch, concurrent runs
@@ -362,11 +364,17 @@ async def memory(size: dict[str, int], engine: str, url: str | None, data_dir: P
 
         async def once(request: agent_service_pb2.StreamRequest) -> int:
             errors = 0
-            async for response in stub.Stream(request):
-                for c in response.chunks:
-                    kind = c.WhichOneof("chunk")
-                    if kind == "error" or (kind == "finish" and c.finish.reason != chunk_pb2.FINISH_REASON_STOP):
-                        errors += 1
+            try:
+                async for response in stub.Stream(request):
+                    for c in response.chunks:
+                        kind = c.WhichOneof("chunk")
+                        if kind == "error":
+                            ERRORS.append(c.error.message)
+                        if kind == "error" or (kind == "finish" and c.finish.reason != chunk_pb2.FINISH_REASON_STOP):
+                            errors += 1
+            except grpc.aio.AioRpcError as e:
+                ERRORS.append(f"{e.code().name}: {e.details()}")
+                raise
             return errors
 
         for _ in range(3):
@@ -395,6 +403,8 @@ async def memory(size: dict[str, int], engine: str, url: str | None, data_dir: P
             *(once(with_memory(f"user-{prefix}-{i}", f"{prefix}-{i}")) for i in range(c)), return_exceptions=True)
         wall = time.perf_counter() - start
         errors = sum(1 if isinstance(r, BaseException) else r for r in results)
+        for message in sorted(set(ERRORS))[:5]:
+            print(f"{s}: a run failed: {message}", file=sys.stderr)
         rows.append(row(s, f"{c} concurrent Streams on {c} threads, s", wall, "s"))
         rows.append(row(s, f"{c} concurrent Streams on {c} threads, errors", errors, "", target=["value", "<=", 0]))
     finally:
