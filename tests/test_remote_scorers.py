@@ -99,6 +99,7 @@ async def test_a_fail_open_scorer_that_is_not_attached_is_skipped_at_once(serve_
     agent = {"id": "geo", "model": MODEL, "scorers": [
         {"id": "nobody", "failurePolicy": "FAILURE_POLICY_FAIL_OPEN"}, {"builtin": "answer-length"}]}
     proc = serve_on(server, [agent])
+    assert any("agent 'geo' names scorer(s) 'nobody' that this server does not have" in line for line in proc.stderr)
     run_id, _ = await asyncio.to_thread(stream, proc, "geo", "Capital?")
     [score] = await asyncio.to_thread(wait_scores, proc, 1, run_id=run_id)
     assert score.scorer_id == "answer-length"
