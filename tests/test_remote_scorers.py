@@ -1,4 +1,4 @@
-"""Remote scorers in their own processes (Python and TypeScript SDKs) against a ``treadle serve``
+"""Remote scorers in their own processes (Python, TypeScript, Go and Java SDKs) against a ``treadle serve``
 process: sampled runs scored alike by both, what a scorer receives, a failing scorer retried
 without a duplicate, ScoreRun through a remote scorer, fail-open, and refused handshakes."""
 
@@ -12,6 +12,7 @@ from typing import Any
 import grpc
 import pytest
 
+from tests.java_build import java, java_build  # noqa: F401
 from tests.remote.procs import Child, spawn
 from tests.support import OpenAIServer, Turn
 from tests.test_cli import READY_TIMEOUT
@@ -98,6 +99,7 @@ async def test_a_fail_open_scorer_that_is_not_attached_is_skipped_at_once(serve_
     agent = {"id": "geo", "model": MODEL, "scorers": [
         {"id": "nobody", "failurePolicy": "FAILURE_POLICY_FAIL_OPEN"}, {"builtin": "answer-length"}]}
     proc = serve_on(server, [agent])
+    assert any("agent 'geo' names scorer(s) 'nobody' that this server does not have" in line for line in proc.stderr)
     run_id, _ = await asyncio.to_thread(stream, proc, "geo", "Capital?")
     [score] = await asyncio.to_thread(wait_scores, proc, 1, run_id=run_id)
     assert score.scorer_id == "answer-length"
@@ -118,3 +120,28 @@ async def test_a_bad_handshake_is_refused(serve_on: Any, openai_server: Any, ids
             async for _ in call:
                 pass
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT and says in (refused.value.details() or "")
+
+
+async def test_go_and_java_scorers_score_every_run(serve_on: Any, openai_server: Any, go_build: Any, java: Any) -> None:  # noqa: F811
+    answers = ["France's capital is Paris.", "The capital of France is Paris, a city on the Seine."]
+    server: OpenAIServer = openai_server([Turn.say(a) for a in answers])
+    agent = {"id": "geo", "model": MODEL, "scorers": [{"id": "go-length"}, {"id": "java-mentions"}]}
+    proc = serve_on(server, [agent])
+    go = Child(await asyncio.create_subprocess_exec(str(go_build("scorer")), proc.target,
+                                                     stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE))
+    jv = await java("dev.treadle.interop.JavaScorer", proc.target)
+    try:
+        await go.expect("ready")
+        await jv.expect("ready")
+        memory = {"resource": "u1", "threadId": "t1"}
+        prompts = ["Capital of France?", "And its river, the Seine?"]
+        ids = [(await asyncio.to_thread(stream, proc, "geo", p, memory=memory))[0] for p in prompts]
+        scores = await asyncio.to_thread(wait_scores, proc, 4, agent_id="geo")
+        got = {(s.run_id, s.scorer_id): s for s in scores}
+        assert [got[(r, "go-length")].score for r in ids] == [1.0, pytest.approx(5 / 11)]
+        assert got[(ids[1], "go-length")].reason == "11 words" and got[(ids[1], "go-length")].details["by"] == "go"
+        assert [got[(r, "java-mentions")].score for r in ids] == [1.0, 1.0]
+        assert [got[(r, "java-mentions")].reason for r in ids] == ["looked for France", "looked for Seine"]
+        assert dict(got[(ids[0], "java-mentions")].details) == {"by": "java", "thread": "t1"}
+    finally:
+        await go.close()

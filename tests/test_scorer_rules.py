@@ -108,3 +108,26 @@ def test_bad_options_are_named(name: str, options: dict[str, Any], says: str) ->
     with pytest.raises(ValueError) as e:
         builtins.parse(name, options)
     assert says in str(e.value)
+
+
+def test_an_agents_scorers_round_trip_through_their_stored_form() -> None:
+    from google.protobuf import json_format
+
+    from treadle.api.convert import agent_from_dict, agent_to_proto
+
+    data = {"id": "geo", "model": "openai/gpt-4o-mini", "scorers": [
+        {"builtin": "exact-match", "options": {"expected": "Paris"}, "sampling": {"ratio": 0.25},
+         "filter": {"match": "any", "conditions": [{"field": "requestContext.tier", "operator": "in", "value": ["pro"]}],
+                    "groups": [{"conditions": [{"field": "threadId", "operator": "exists"}]}]}},
+        {"id": "remote", "timeout": "2.500s", "failurePolicy": "FAILURE_POLICY_FAIL_OPEN"}]}
+    agent = agent_from_dict(data, source="api")
+    stored = json_format.MessageToDict(agent_to_proto(agent))
+    again = agent_from_dict({k: v for k, v in stored.items() if k not in ("source", "createTime", "updateTime")},
+                            source="api")
+    assert again.scorers == agent.scorers
+    first, second = again.scorers
+    assert (first.scorer_id, first.ratio, first.options) == ("exact-match", 0.25, {"expected": "Paris"})
+    assert rules.matches(first.filter, {"requestContext": {"tier": "pro"}})
+    assert rules.matches(first.filter, {"threadId": "t1", "requestContext": {}})
+    assert not rules.matches(first.filter, {"requestContext": {"tier": "free"}})
+    assert (second.scorer_id, second.timeout, second.failure_policy) == ("remote", 2.5, "fail_open")

@@ -560,6 +560,12 @@ class TreadleApp:
                 )
             if hooks:
                 out.append(f"agent {agent.id!r} names tool hook(s) {', '.join(map(repr, hooks))} that are not registered")
+            scorers = _unique(r.scorer_id for r in agent.scorers
+                              if not r.builtin and r.scorer is None and r.scorer_id not in self.scoring.code_scorers)
+            if scorers:
+                out.append(
+                    f"agent {agent.id!r} names scorer(s) {', '.join(map(repr, scorers))} that this server does not "
+                    f"have: their scorings are retried until a remote scorer attaches under that id")
         return out
 
     def warn_local_tools(self) -> None:

@@ -44,6 +44,8 @@ BACKOFF_MAX = 60.0
 POLL_SECONDS = 1.0
 """How often an idle worker looks for rows other replicas queued or whose backoff ran out."""
 WORKERS = 4
+CLAIM_BATCH = 8
+"""Rows a worker claims in one transaction and scores at once."""
 HAND_OVER_SECONDS = 0.05
 """How long finished runs gather before they are queued together (after their streams ended)."""
 
@@ -201,7 +203,7 @@ class Scoring:
         assert self.store is not None
         while True:
             try:
-                jobs = await self.store.claim(self.replica, self._lease_us(), 1)
+                jobs = await self.store.claim(self.replica, self._lease_us(), CLAIM_BATCH)
             except Exception:
                 log.warning("could not claim scores", exc_info=True)
                 jobs = []
@@ -210,8 +212,7 @@ class Scoring:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), POLL_SECONDS)
                 continue
-            for job in jobs:
-                await self._run(job)
+            await asyncio.gather(*(self._run(job) for job in jobs))
 
     def _lease_us(self) -> int:
         return int(self.claim_seconds * 1_000_000)

@@ -1,12 +1,13 @@
 package dev.treadle.client;
 
 import dev.treadle.v1.ProcessorServiceGrpc;
+import dev.treadle.v1.ScorerServiceGrpc;
 import dev.treadle.v1.ToolServiceGrpc;
 import java.util.List;
 
 /**
  * The entry points: {@link #attach} serves processors, {@link #serveTools} serves tools, {@link
- * #connect} opens an agent client. Targets are {@code HOST:PORT}.
+ * #serveScorers} serves scorers, {@link #connect} opens an agent client. Targets are {@code HOST:PORT}.
  *
  * <pre>{@code
  * try (Attachment a = Treadle.attach("localhost:50051", List.of(new NoSecrets()))) {
@@ -38,6 +39,15 @@ public final class Treadle {
     ToolHost host = new ToolHost(tools, settings);
     return new Link<>(target, host.label(), settings,
         (channel, responses) -> ToolServiceGrpc.newStub(channel).attach(responses),
+        host::session, host.executor::shutdownNow);
+  }
+
+  /** Serves {@code scorers} to the server at {@code target}; as {@link #attach} otherwise. */
+  public static Attachment serveScorers(String target, List<Scorer> scorers, Option... options) {
+    Settings settings = Settings.of(options);
+    ScorerHost host = new ScorerHost(scorers, settings);
+    return new Link<>(target, host.label(), settings,
+        (channel, responses) -> ScorerServiceGrpc.newStub(channel).attach(responses),
         host::session, host.executor::shutdownNow);
   }
 
