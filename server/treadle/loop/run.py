@@ -92,7 +92,8 @@ class AgentLoop:
         """Where a run's agent version is resolved (``treadle.versions``); None: no versions."""
         self.on_finish: Callable[..., None] | None = None
         """Called, without waiting, when a run of an agent with scorers ends with ``finish``:
-        ``on_finish(agent, run_id, message_list, options, span_context)`` (``treadle.scoring``)."""
+        ``on_finish(agent, run_id, message_list, options, span_context, agent_version_id)``
+        (``treadle.scoring``)."""
         context = registry.builtin_context
         context.models = context.models or models
         context.tracer = context.tracer or tracer
@@ -389,7 +390,9 @@ class AgentLoop:
         skipped = result.skipped_processors = _skipped(plan)
         await output.send(Chunk.of(Finish(final_reason, state.usage, skipped)))
         if plan.agent.scorers and self.on_finish is not None:  # queued off the request path
-            self.on_finish(plan.agent, plan.run_id, ml, plan.options, trace.get_current_span().get_span_context())
+            version = plan.version.version_id if plan.version is not None else ""
+            self.on_finish(plan.agent, plan.run_id, ml, plan.options, trace.get_current_span().get_span_context(),
+                           version)
 
     # --- endings ------------------------------------------------------------------------------
 

@@ -119,7 +119,8 @@ class Scoring:
 
     # --- on the request path: filter, sample, hand over ----------------------------------------
 
-    def on_loop_finish(self, agent: Agent, run_id: str, ml: Any, options: Any, span_context: Any) -> None:
+    def on_loop_finish(self, agent: Agent, run_id: str, ml: Any, options: Any, span_context: Any,
+                       agent_version: str = "") -> None:
         """The loop's ``on_finish``: the run as the scorers will see it, then ``run_finished``."""
         memory = options.memory
         valid = span_context is not None and span_context.is_valid
@@ -132,7 +133,7 @@ class Scoring:
             trace_id=f"{span_context.trace_id:032x}" if valid else "",
             span_id=f"{span_context.span_id:016x}" if valid else "",
             structured_output=structured.get("schema") if isinstance(structured, dict) else None,
-            agent_version=str(getattr(options, "agent_version", "") or ""),
+            agent_version=agent_version,
         )
         self.run_finished(FinishedRun(agent, run))
 
