@@ -372,3 +372,35 @@ def test_subscribers_see_the_sub_agents_chunks_and_abort_run_ends_it_on_the_seco
     assert run["status"] == "RUN_STATUS_ABORTED"
     assert [r["status"] for r in runs(parent.target, "u1", "t1")] == ["RUN_STATUS_ABORTED"]
     assert caller and "abort" in caller[-1]  # the caller's stream ends with the abort chunk
+
+
+@pytest.mark.parametrize(("sub_agent", "says"), [
+    ({"key": "re search", "agentId": "researcher"}, "key 're search' is malformed"),
+    ({"key": "research"}, "set exactly one of agentId and remote"),
+    ({"key": "research", "remote": {"target": "box", "agentId": "researcher"}},
+     "remote.target: 'box' is not one of this server's remoteServers (none configured)"),
+    ({"key": "lookup", "agentId": "researcher"}, "the tool 'agent-lookup' collides with a tool of the agent"),
+    ({"key": "research", "agentId": "researcher", "maxSteps": 0}, "maxSteps must be at least 1"),
+])
+async def test_a_malformed_sub_agent_is_invalid_argument_and_nothing_is_stored(
+    start_app: Any, sub_agent: dict[str, Any], says: str
+) -> None:
+    running = await start_app()
+    agent = {"id": "lead", "model": "openai/gpt-4o-mini", "tools": ["agent-lookup"], "subAgents": [sub_agent]}
+    async with grpc.aio.insecure_channel(running.target) as channel:
+        stub = agent_service_pb2_grpc.AgentServiceStub(channel)
+        request = agent_service_pb2.CreateAgentRequest()
+        json_format.ParseDict({"agent": agent}, request)
+        with pytest.raises(grpc.aio.AioRpcError) as e:
+            await stub.CreateAgent(request)
+        listed = await stub.ListAgents(agent_service_pb2.ListAgentsRequest())
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT and says in (e.value.details() or ""), e.value.details()
+    assert list(listed.agents) == []
+
+
+def test_a_config_file_naming_an_unknown_remote_server_stops_serve(tmp_path: Path) -> None:
+    config = write_config(tmp_path, [remote_lead()], remoteServers={"other": {"endpoint": "127.0.0.1:1"}})
+    done = subprocess.run([str(ROOT / ".venv/bin/treadle"), "serve", "--config", str(config), "--listen", "127.0.0.1:0"],
+                          capture_output=True, text=True, env=clean_env(), timeout=60)
+    assert done.returncode == 2
+    assert "remote.target: 'research-box' is not one of this server's remoteServers (other)" in done.stderr
