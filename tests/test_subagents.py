@@ -404,3 +404,30 @@ def test_a_config_file_naming_an_unknown_remote_server_stops_serve(tmp_path: Pat
                           capture_output=True, text=True, env=clean_env(), timeout=60)
     assert done.returncode == 2
     assert "remote.target: 'research-box' is not one of this server's remoteServers (other)" in done.stderr
+
+
+def test_treadle_chat_shows_who_is_speaking(serve: Callable[..., ServeProcess], openai_server: Any,
+                                            tmp_path: Path) -> None:
+    researcher = {**RESEARCHER, "subAgents": [{"key": "write", "agentId": "writer"}]}
+    step = routed({
+        "You lead.": [Turn.call("agent-research", {"prompt": "Research and write."}), Turn.say("Final.")],
+        "You research.": [Turn.call("agent-write", {"prompt": "Write it."}), Turn.say(["Written ", "up."])],
+        "You write.": [Turn.say(["Once ", "upon."])],
+    })
+    provider: OpenAIServer = openai_server([step] * 5)
+    proc = serve(provider, write_config(tmp_path, [researcher, WRITER, LEAD]))
+
+    done = subprocess.run([str(ROOT / ".venv/bin/treadle"), "chat", "lead", "Go.", "--target", proc.target],
+                          capture_output=True, text=True, env=clean_env(), timeout=60)
+
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:5] == [
+        '→ tool agent-research({"prompt": "Research and write."})',
+        '  research: → tool agent-write({"prompt": "Write it."})',
+        "  research › write: Once upon.",
+        '  research: ← agent-write: {"text": "Once upon."}',
+        "  research: Written up.",
+    ]
+    assert lines[5].startswith('← agent-research: {"subAgentToolResults": [{"args": {"prompt": "Write it."}')
+    assert lines[5].endswith('"text": "Written up."}') and lines[6:] == ["Final."]
