@@ -156,6 +156,9 @@ def test_the_lead_delegates_to_a_local_sub_agent_and_streams_its_deltas(
         "MESSAGE_ROLE_USER", "MESSAGE_ROLE_ASSISTANT"]
     assert "Find two facts." in json_format.MessageToJson(child.messages[0])
     assert "Fact two." in json_format.MessageToJson(child.messages[1])
+    [child_run_record] = runs(proc.target, "u1-research", f"t1-{child_run}")
+    assert child_run_record["parentRunId"] == chunks[0]["runId"] and child_run_record["parentToolCallId"] == call_id
+    assert "parentRunId" not in runs(proc.target, "u1", "t1")[0]
 
 
 CLIENT = """
@@ -223,6 +226,7 @@ def test_killing_the_client_cancels_the_remote_sub_agents_run_on_the_second_serv
     [run] = wait_for(lambda: [r for r in runs(remote.target, "u1-research", f"t1-{child_run}")
                               if r["status"] != "RUN_STATUS_RUNNING"] or None)
     assert run["id"] == child_run and run["agentId"] == "researcher"
+    assert run["parentRunId"] == seen[0]["runId"]  # the delegating run on the first server
     assert run["status"] == "RUN_STATUS_ABORTED" and time.monotonic() - started < 20
     [parent_run] = wait_for(lambda: [r for r in runs(parent.target, "u1", "t1")
                                      if r["status"] != "RUN_STATUS_RUNNING"] or None)

@@ -157,6 +157,8 @@ def agent_from_proto(pb: agent_pb2.Agent, *, source: a.AgentSource, path: str = 
         create_time=now,
         update_time=now,
     )
+    if agent.default_options is not None:
+        agent.default_options.parent = None  # only a delegating call says who delegated
     agent.validate()
     validate.check_attachable(agent, path)
     return agent
@@ -346,6 +348,8 @@ def call_options_from_proto(pb: agent_pb2.CallOptions, path: str = "options") ->
     if pb.HasField("tool_hooks"):
         opts.tool_hooks = _hooks_ref(pb.tool_hooks)
     opts.model = pb.model or None
+    if pb.HasField("parent"):
+        opts.parent = a.ParentRun(pb.parent.run_id, pb.parent.tool_call_id, pb.parent.agent_id)
     validate.check_call_options(opts, path)
     return opts
 
@@ -382,6 +386,9 @@ def call_options_to_proto(opts: a.CallOptions, out: agent_pb2.CallOptions) -> No
     if opts.tool_hooks is not None:
         _hooks_to_proto(opts.tool_hooks, out.tool_hooks)
     out.model = opts.model or ""
+    if opts.parent is not None:
+        out.parent.run_id, out.parent.tool_call_id = opts.parent.run_id, opts.parent.tool_call_id
+        out.parent.agent_id = opts.parent.agent_id
 
 
 def _memory_from_proto(pb: agent_pb2.MemoryOptions, path: str) -> a.MemoryOptions:

@@ -58,9 +58,14 @@ class Persister:
         self._run_id = ""
         self.stats: RunStats | None = None
         """The run's steps and hook invocations, stored with its end."""
+        self.parent: dict[str, str] | None = None
+        """A sub-agent's run: who delegated it (``run_id``, ``tool_call_id``, ``agent_id``)."""
 
     def _detail(self) -> dict[str, Any] | None:
-        return self.stats.detail() if self.stats is not None else None
+        detail = self.stats.detail() if self.stats is not None else None
+        if self.parent is not None:
+            detail = {**(detail or {}), "parent": self.parent}
+        return detail
 
     @property
     def active(self) -> bool:

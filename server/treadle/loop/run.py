@@ -104,6 +104,10 @@ class AgentLoop:
         if self.memory is None:
             raise InvalidArgumentError("memory is not available: this server has no store")
         persist = Persister(self.memory, memory.thread, memory.resource)
+        parent = plan.options.parent
+        if parent is not None:
+            persist.parent = {"run_id": parent.run_id, "tool_call_id": parent.tool_call_id,
+                              "agent_id": parent.agent_id}
         await persist.open(
             run_id=plan.run_id, agent_id=plan.agent.id, last_messages=plan.agent.memory.last_messages,
             title=memory.thread_title or None, metadata=memory.thread_metadata,

@@ -31,7 +31,7 @@ from treadle.v1 import message_pb2 as treadle_dot_v1_dot_message__pb2
 from treadle.v1 import signal_pb2 as treadle_dot_v1_dot_signal__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ftreadle/v1/thread_service.proto\x12\ntreadle.v1\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16treadle/v1/chunk.proto\x1a\x18treadle/v1/message.proto\x1a\x17treadle/v1/signal.proto\"\xfe\x01\n\x06Thread\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x1f\n\x0bresource_id\x18\x02 \x01(\tR\nresourceId\x12\x14\n\x05title\x18\x03 \x01(\tR\x05title\x12\x33\n\x08metadata\x18\x04 \x01(\x0b\x32\x17.google.protobuf.StructR\x08metadata\x12;\n\x0b\x63reate_time\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ncreateTime\x12;\n\x0bupdate_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\nupdateTime\"\xd2\x03\n\x03Run\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n\x08\x61gent_id\x18\x02 \x01(\tR\x07\x61gentId\x12\x1b\n\tthread_id\x18\x03 \x01(\tR\x08threadId\x12\x1f\n\x0bresource_id\x18\x04 \x01(\tR\nresourceId\x12-\n\x06status\x18\x05 \x01(\x0e\x32\x15.treadle.v1.RunStatusR\x06status\x12=\n\rfinish_reason\x18\x06 \x01(\x0e\x32\x18.treadle.v1.FinishReasonR\x0c\x66inishReason\x12\'\n\x05usage\x18\x07 \x01(\x0b\x32\x11.treadle.v1.UsageR\x05usage\x12\x39\n\nstart_time\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tstartTime\x12\x35\n\x08\x65nd_time\x18\t \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x07\x65ndTime\x12)\n\x05steps\x18\n \x03(\x0b\x32\x13.treadle.v1.RunStepR\x05steps\x12.\n\x05hooks\x18\x0b \x03(\x0b\x32\x18.treadle.v1.RunHookStatsR\x05hooks\"\xf7\x01\n\x07RunStep\x12\x16\n\x06number\x18\x01 \x01(\x05R\x06number\x12\x39\n\nstart_time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tstartTime\x12\x35\n\x08\x65nd_time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x07\x65ndTime\x12#\n\rfinish_reason\x18\x04 \x01(\tR\x0c\x66inishReason\x12\'\n\x05usage\x18\x05 \x01(\x0b\x32\x11.treadle.v1.UsageR\x05usage\x12\x14\n\x05model\x18\x06 \x01(\tR\x05model\"\xb2\x02\n\x0cRunHookStats\x12\x12\n\x04step\x18\x01 \x01(\x05R\x04step\x12!\n\x0cprocessor_id\x18\x02 \x01(\tR\x0bprocessorId\x12\x12\n\x04hook\x18\x03 \x01(\tR\x04hook\x12\x14\n\x05\x63ount\x18\x04 \x01(\x05R\x05\x63ount\x12@\n\x0etotal_duration\x18\x05 \x01(\x0b\x32\x19.google.protobuf.DurationR\rtotalDuration\x12\x42\n\x08outcomes\x18\x06 \x03(\x0b\x32&.treadle.v1.RunHookStats.OutcomesEntryR\x08outcomes\x1a;\n\rOutcomesEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\x05R\x05value:\x02\x38\x01\"`\n\x13\x43reateThreadRequest\x12*\n\x06thread\x18\x01 \x01(\x0b\x32\x12.treadle.v1.ThreadR\x06thread\x12\x1d\n\nrequest_id\x18\x02 \x01(\tR\trequestId\"B\n\x14\x43reateThreadResponse\x12*\n\x06thread\x18\x01 \x01(\x0b\x32\x12.treadle.v1.ThreadR\x06thread\"P\n\x10GetThreadRequest\x12\x1f\n\x0bresource_id\x18\x01 \x01(\tR\nresourceId\x12\x1b\n\tthread_id\x18\x02 \x01(\tR\x08threadId\"?\n\x11GetThreadResponse\x12*\n\x06thread\x18\x01 \x01(\x0b\x32\x12.treadle.v1.ThreadR\x06thread\"q\n\x12ListThreadsRequest\x12\x1f\n\x0bresource_id\x18\x01 \x01(\tR\nresourceId\x12\x1b\n\tpage_size\x18\x02 \x01(\x05R\x08pageSize\x12\x1d\n\npage_token\x18\x03 \x01(\tR\tpageToken\"k\n\x13ListThreadsResponse\x12,\n\x07threads\x18\x01 \x03(\x0b\x32\x12.treadle.v1.ThreadR\x07threads\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xbe\x01\n\x13UpdateThreadRequest\x12\x1f\n\x0bresource_id\x18\x01 \x01(\tR\nresourceId\x12*\n\x06thread\x18\x02 \x01(\x0b\x32\x12.treadle.v1.ThreadR\x06thread\x12;\n\x0bupdate_mask\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.FieldMaskR\nupdateMask\x12\x1d\n\nrequest_id\x18\x04 \x01(\tR\trequestId\"B\n\x14UpdateThreadResponse\x12*\n\x06thread\x18\x01 \x01(\x0b\x32\x12.treadle.v1.ThreadR\x06thread\"r\n\x13\x44\x65leteThreadRequest\x12\x1f\n\x0bresource_id\x18\x01 \x01(\tR\nresourceId\x12\x1b\n\tthread_id\x18\x02 \x01(\tR\x08threadId\x12\x1d\n\nrequest_id\x18\x03 \x01(\tR\trequestId\"\x16\n\x14\x44\x65leteThreadResponse\"\x8f\x01\n\x13ListMessagesRequest\x12\x1f\n\x0bresource_id\x18\x01 \x01(\tR\nresourceId\x12\x1b\n\tthread_id\x18\x02 \x01(\tR\x08threadId\x12\x1b\n\tpage_size\x18\x03 \x01(\x05R\x08pageSize\x12\x1d\n\npage_token\x18\x04 \x01(\tR\tpageToken\"o\n\x14ListMessagesResponse\x12/\n\x08messages\x18\x01 \x03(\x0b\x32\x13.treadle.v1.MessageR\x08messages\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x8b\x01\n\x0fListRunsRequest\x12\x1f\n\x0bresource_id\x18\x01 \x01(\tR\nresourceId\x12\x1b\n\tthread_id\x18\x02 \x01(\tR\x08threadId\x12\x1b\n\tpage_size\x18\x03 \x01(\x05R\x08pageSize\x12\x1d\n\npage_token\x18\x04 \x01(\tR\tpageToken\"_\n\x10ListRunsResponse\x12#\n\x04runs\x18\x01 \x03(\x0b\x32\x0f.treadle.v1.RunR\x04runs\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken*\x87\x01\n\tRunStatus\x12\x1a\n\x16RUN_STATUS_UNSPECIFIED\x10\x00\x12\x16\n\x12RUN_STATUS_RUNNING\x10\x01\x12\x17\n\x13RUN_STATUS_FINISHED\x10\x02\x12\x15\n\x11RUN_STATUS_FAILED\x10\x03\x12\x16\n\x12RUN_STATUS_ABORTED\x10\x04\x32\xd9\n\n\rThreadService\x12Q\n\x0c\x43reateThread\x12\x1f.treadle.v1.CreateThreadRequest\x1a .treadle.v1.CreateThreadResponse\x12H\n\tGetThread\x12\x1c.treadle.v1.GetThreadRequest\x1a\x1d.treadle.v1.GetThreadResponse\x12N\n\x0bListThreads\x12\x1e.treadle.v1.ListThreadsRequest\x1a\x1f.treadle.v1.ListThreadsResponse\x12Q\n\x0cUpdateThread\x12\x1f.treadle.v1.UpdateThreadRequest\x1a .treadle.v1.UpdateThreadResponse\x12Q\n\x0c\x44\x65leteThread\x12\x1f.treadle.v1.DeleteThreadRequest\x1a .treadle.v1.DeleteThreadResponse\x12Q\n\x0cListMessages\x12\x1f.treadle.v1.ListMessagesRequest\x1a .treadle.v1.ListMessagesResponse\x12\x45\n\x08ListRuns\x12\x1b.treadle.v1.ListRunsRequest\x1a\x1c.treadle.v1.ListRunsResponse\x12N\n\x0bSendMessage\x12\x1e.treadle.v1.SendMessageRequest\x1a\x1f.treadle.v1.SendMessageResponse\x12Q\n\x0cQueueMessage\x12\x1f.treadle.v1.QueueMessageRequest\x1a .treadle.v1.QueueMessageResponse\x12K\n\nSendSignal\x12\x1d.treadle.v1.SendSignalRequest\x1a\x1e.treadle.v1.SendSignalResponse\x12Z\n\x0fSendStateSignal\x12\".treadle.v1.SendStateSignalRequest\x1a#.treadle.v1.SendStateSignalResponse\x12o\n\x16SendNotificationSignal\x12).treadle.v1.SendNotificationSignalRequest\x1a*.treadle.v1.SendNotificationSignalResponse\x12`\n\x11ListNotifications\x12$.treadle.v1.ListNotificationsRequest\x1a%.treadle.v1.ListNotificationsResponse\x12\x62\n\x11SubscribeToThread\x12$.treadle.v1.SubscribeToThreadRequest\x1a%.treadle.v1.SubscribeToThreadResponse0\x01\x12\x45\n\x08\x41\x62ortRun\x12\x1b.treadle.v1.AbortRunRequest\x1a\x1c.treadle.v1.AbortRunResponse\x12Q\n\x0cGetActiveRun\x12\x1f.treadle.v1.GetActiveRunRequest\x1a .treadle.v1.GetActiveRunResponseBc\n\x0e\x64\x65v.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\nTreadle.V1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ftreadle/v1/thread_service.proto\x12\ntreadle.v1\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16treadle/v1/chunk.proto\x1a\x18treadle/v1/message.proto\x1a\x17treadle/v1/signal.proto\"\xfe\x01\n\x06Thread\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x1f\n\x0bresource_id\x18\x02 \x01(\tR\nresourceId\x12\x14\n\x05title\x18\x03 \x01(\tR\x05title\x12\x33\n\x08metadata\x18\x04 \x01(\x0b\x32\x17.google.protobuf.StructR\x08metadata\x12;\n\x0b\x63reate_time\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ncreateTime\x12;\n\x0bupdate_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\nupdateTime\"\xa5\x04\n\x03Run\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n\x08\x61gent_id\x18\x02 \x01(\tR\x07\x61gentId\x12\x1b\n\tthread_id\x18\x03 \x01(\tR\x08threadId\x12\x1f\n\x0bresource_id\x18\x04 \x01(\tR\nresourceId\x12-\n\x06status\x18\x05 \x01(\x0e\x32\x15.treadle.v1.RunStatusR\x06status\x12=\n\rfinish_reason\x18\x06 \x01(\x0e\x32\x18.treadle.v1.FinishReasonR\x0c\x66inishReason\x12\'\n\x05usage\x18\x07 \x01(\x0b\x32\x11.treadle.v1.UsageR\x05usage\x12\x39\n\nstart_time\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tstartTime\x12\x35\n\x08\x65nd_time\x18\t \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x07\x65ndTime\x12)\n\x05steps\x18\n \x03(\x0b\x32\x13.treadle.v1.RunStepR\x05steps\x12.\n\x05hooks\x18\x0b \x03(\x0b\x32\x18.treadle.v1.RunHookStatsR\x05hooks\x12\"\n\rparent_run_id\x18\x13 \x01(\tR\x0bparentRunId\x12-\n\x13parent_tool_call_id\x18\x14 \x01(\tR\x10parentToolCallId\"\xf7\x01\n\x07RunStep\x12\x16\n\x06number\x18\x01 \x01(\x05R\x06number\x12\x39\n\nstart_time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tstartTime\x12\x35\n\x08\x65nd_time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x07\x65ndTime\x12#\n\rfinish_reason\x18\x04 \x01(\tR\x0c\x66inishReason\x12\'\n\x05usage\x18\x05 \x01(\x0b\x32\x11.treadle.v1.UsageR\x05usage\x12\x14\n\x05model\x18\x06 \x01(\tR\x05model\"\xb2\x02\n\x0cRunHookStats\x12\x12\n\x04step\x18\x01 \x01(\x05R\x04step\x12!\n\x0cprocessor_id\x18\x02 \x01(\tR\x0bprocessorId\x12\x12\n\x04hook\x18\x03 \x01(\tR\x04hook\x12\x14\n\x05\x63ount\x18\x04 \x01(\x05R\x05\x63ount\x12@\n\x0etotal_duration\x18\x05 \x01(\x0b\x32\x19.google.protobuf.DurationR\rtotalDuration\x12\x42\n\x08outcomes\x18\x06 \x03(\x0b\x32&.treadle.v1.RunHookStats.OutcomesEntryR\x08outcomes\x1a;\n\rOutcomesEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\x05R\x05value:\x02\x38\x01\"`\n\x13\x43reateThreadRequest\x12*\n\x06thread\x18\x01 \x01(\x0b\x32\x12.treadle.v1.ThreadR\x06thread\x12\x1d\n\nrequest_id\x18\x02 \x01(\tR\trequestId\"B\n\x14\x43reateThreadResponse\x12*\n\x06thread\x18\x01 \x01(\x0b\x32\x12.treadle.v1.ThreadR\x06thread\"P\n\x10GetThreadRequest\x12\x1f\n\x0bresource_id\x18\x01 \x01(\tR\nresourceId\x12\x1b\n\tthread_id\x18\x02 \x01(\tR\x08threadId\"?\n\x11GetThreadResponse\x12*\n\x06thread\x18\x01 \x01(\x0b\x32\x12.treadle.v1.ThreadR\x06thread\"q\n\x12ListThreadsRequest\x12\x1f\n\x0bresource_id\x18\x01 \x01(\tR\nresourceId\x12\x1b\n\tpage_size\x18\x02 \x01(\x05R\x08pageSize\x12\x1d\n\npage_token\x18\x03 \x01(\tR\tpageToken\"k\n\x13ListThreadsResponse\x12,\n\x07threads\x18\x01 \x03(\x0b\x32\x12.treadle.v1.ThreadR\x07threads\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xbe\x01\n\x13UpdateThreadRequest\x12\x1f\n\x0bresource_id\x18\x01 \x01(\tR\nresourceId\x12*\n\x06thread\x18\x02 \x01(\x0b\x32\x12.treadle.v1.ThreadR\x06thread\x12;\n\x0bupdate_mask\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.FieldMaskR\nupdateMask\x12\x1d\n\nrequest_id\x18\x04 \x01(\tR\trequestId\"B\n\x14UpdateThreadResponse\x12*\n\x06thread\x18\x01 \x01(\x0b\x32\x12.treadle.v1.ThreadR\x06thread\"r\n\x13\x44\x65leteThreadRequest\x12\x1f\n\x0bresource_id\x18\x01 \x01(\tR\nresourceId\x12\x1b\n\tthread_id\x18\x02 \x01(\tR\x08threadId\x12\x1d\n\nrequest_id\x18\x03 \x01(\tR\trequestId\"\x16\n\x14\x44\x65leteThreadResponse\"\x8f\x01\n\x13ListMessagesRequest\x12\x1f\n\x0bresource_id\x18\x01 \x01(\tR\nresourceId\x12\x1b\n\tthread_id\x18\x02 \x01(\tR\x08threadId\x12\x1b\n\tpage_size\x18\x03 \x01(\x05R\x08pageSize\x12\x1d\n\npage_token\x18\x04 \x01(\tR\tpageToken\"o\n\x14ListMessagesResponse\x12/\n\x08messages\x18\x01 \x03(\x0b\x32\x13.treadle.v1.MessageR\x08messages\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x8b\x01\n\x0fListRunsRequest\x12\x1f\n\x0bresource_id\x18\x01 \x01(\tR\nresourceId\x12\x1b\n\tthread_id\x18\x02 \x01(\tR\x08threadId\x12\x1b\n\tpage_size\x18\x03 \x01(\x05R\x08pageSize\x12\x1d\n\npage_token\x18\x04 \x01(\tR\tpageToken\"_\n\x10ListRunsResponse\x12#\n\x04runs\x18\x01 \x03(\x0b\x32\x0f.treadle.v1.RunR\x04runs\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken*\x87\x01\n\tRunStatus\x12\x1a\n\x16RUN_STATUS_UNSPECIFIED\x10\x00\x12\x16\n\x12RUN_STATUS_RUNNING\x10\x01\x12\x17\n\x13RUN_STATUS_FINISHED\x10\x02\x12\x15\n\x11RUN_STATUS_FAILED\x10\x03\x12\x16\n\x12RUN_STATUS_ABORTED\x10\x04\x32\xd9\n\n\rThreadService\x12Q\n\x0c\x43reateThread\x12\x1f.treadle.v1.CreateThreadRequest\x1a .treadle.v1.CreateThreadResponse\x12H\n\tGetThread\x12\x1c.treadle.v1.GetThreadRequest\x1a\x1d.treadle.v1.GetThreadResponse\x12N\n\x0bListThreads\x12\x1e.treadle.v1.ListThreadsRequest\x1a\x1f.treadle.v1.ListThreadsResponse\x12Q\n\x0cUpdateThread\x12\x1f.treadle.v1.UpdateThreadRequest\x1a .treadle.v1.UpdateThreadResponse\x12Q\n\x0c\x44\x65leteThread\x12\x1f.treadle.v1.DeleteThreadRequest\x1a .treadle.v1.DeleteThreadResponse\x12Q\n\x0cListMessages\x12\x1f.treadle.v1.ListMessagesRequest\x1a .treadle.v1.ListMessagesResponse\x12\x45\n\x08ListRuns\x12\x1b.treadle.v1.ListRunsRequest\x1a\x1c.treadle.v1.ListRunsResponse\x12N\n\x0bSendMessage\x12\x1e.treadle.v1.SendMessageRequest\x1a\x1f.treadle.v1.SendMessageResponse\x12Q\n\x0cQueueMessage\x12\x1f.treadle.v1.QueueMessageRequest\x1a .treadle.v1.QueueMessageResponse\x12K\n\nSendSignal\x12\x1d.treadle.v1.SendSignalRequest\x1a\x1e.treadle.v1.SendSignalResponse\x12Z\n\x0fSendStateSignal\x12\".treadle.v1.SendStateSignalRequest\x1a#.treadle.v1.SendStateSignalResponse\x12o\n\x16SendNotificationSignal\x12).treadle.v1.SendNotificationSignalRequest\x1a*.treadle.v1.SendNotificationSignalResponse\x12`\n\x11ListNotifications\x12$.treadle.v1.ListNotificationsRequest\x1a%.treadle.v1.ListNotificationsResponse\x12\x62\n\x11SubscribeToThread\x12$.treadle.v1.SubscribeToThreadRequest\x1a%.treadle.v1.SubscribeToThreadResponse0\x01\x12\x45\n\x08\x41\x62ortRun\x12\x1b.treadle.v1.AbortRunRequest\x1a\x1c.treadle.v1.AbortRunResponse\x12Q\n\x0cGetActiveRun\x12\x1f.treadle.v1.GetActiveRunRequest\x1a .treadle.v1.GetActiveRunResponseBc\n\x0e\x64\x65v.treadle.v1P\x01ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\xaa\x02\nTreadle.V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -41,46 +41,46 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._serialized_options = b'\n\016dev.treadle.v1P\001ZBgithub.com/treadle-dev/treadle/clients/go/gen/treadle/v1;treadlev1\252\002\nTreadle.V1'
   _globals['_RUNHOOKSTATS_OUTCOMESENTRY']._loaded_options = None
   _globals['_RUNHOOKSTATS_OUTCOMESENTRY']._serialized_options = b'8\001'
-  _globals['_RUNSTATUS']._serialized_start=2973
-  _globals['_RUNSTATUS']._serialized_end=3108
+  _globals['_RUNSTATUS']._serialized_start=3056
+  _globals['_RUNSTATUS']._serialized_end=3191
   _globals['_THREAD']._serialized_start=252
   _globals['_THREAD']._serialized_end=506
   _globals['_RUN']._serialized_start=509
-  _globals['_RUN']._serialized_end=975
-  _globals['_RUNSTEP']._serialized_start=978
-  _globals['_RUNSTEP']._serialized_end=1225
-  _globals['_RUNHOOKSTATS']._serialized_start=1228
-  _globals['_RUNHOOKSTATS']._serialized_end=1534
-  _globals['_RUNHOOKSTATS_OUTCOMESENTRY']._serialized_start=1475
-  _globals['_RUNHOOKSTATS_OUTCOMESENTRY']._serialized_end=1534
-  _globals['_CREATETHREADREQUEST']._serialized_start=1536
-  _globals['_CREATETHREADREQUEST']._serialized_end=1632
-  _globals['_CREATETHREADRESPONSE']._serialized_start=1634
-  _globals['_CREATETHREADRESPONSE']._serialized_end=1700
-  _globals['_GETTHREADREQUEST']._serialized_start=1702
-  _globals['_GETTHREADREQUEST']._serialized_end=1782
-  _globals['_GETTHREADRESPONSE']._serialized_start=1784
-  _globals['_GETTHREADRESPONSE']._serialized_end=1847
-  _globals['_LISTTHREADSREQUEST']._serialized_start=1849
-  _globals['_LISTTHREADSREQUEST']._serialized_end=1962
-  _globals['_LISTTHREADSRESPONSE']._serialized_start=1964
-  _globals['_LISTTHREADSRESPONSE']._serialized_end=2071
-  _globals['_UPDATETHREADREQUEST']._serialized_start=2074
-  _globals['_UPDATETHREADREQUEST']._serialized_end=2264
-  _globals['_UPDATETHREADRESPONSE']._serialized_start=2266
-  _globals['_UPDATETHREADRESPONSE']._serialized_end=2332
-  _globals['_DELETETHREADREQUEST']._serialized_start=2334
-  _globals['_DELETETHREADREQUEST']._serialized_end=2448
-  _globals['_DELETETHREADRESPONSE']._serialized_start=2450
-  _globals['_DELETETHREADRESPONSE']._serialized_end=2472
-  _globals['_LISTMESSAGESREQUEST']._serialized_start=2475
-  _globals['_LISTMESSAGESREQUEST']._serialized_end=2618
-  _globals['_LISTMESSAGESRESPONSE']._serialized_start=2620
-  _globals['_LISTMESSAGESRESPONSE']._serialized_end=2731
-  _globals['_LISTRUNSREQUEST']._serialized_start=2734
-  _globals['_LISTRUNSREQUEST']._serialized_end=2873
-  _globals['_LISTRUNSRESPONSE']._serialized_start=2875
-  _globals['_LISTRUNSRESPONSE']._serialized_end=2970
-  _globals['_THREADSERVICE']._serialized_start=3111
-  _globals['_THREADSERVICE']._serialized_end=4480
+  _globals['_RUN']._serialized_end=1058
+  _globals['_RUNSTEP']._serialized_start=1061
+  _globals['_RUNSTEP']._serialized_end=1308
+  _globals['_RUNHOOKSTATS']._serialized_start=1311
+  _globals['_RUNHOOKSTATS']._serialized_end=1617
+  _globals['_RUNHOOKSTATS_OUTCOMESENTRY']._serialized_start=1558
+  _globals['_RUNHOOKSTATS_OUTCOMESENTRY']._serialized_end=1617
+  _globals['_CREATETHREADREQUEST']._serialized_start=1619
+  _globals['_CREATETHREADREQUEST']._serialized_end=1715
+  _globals['_CREATETHREADRESPONSE']._serialized_start=1717
+  _globals['_CREATETHREADRESPONSE']._serialized_end=1783
+  _globals['_GETTHREADREQUEST']._serialized_start=1785
+  _globals['_GETTHREADREQUEST']._serialized_end=1865
+  _globals['_GETTHREADRESPONSE']._serialized_start=1867
+  _globals['_GETTHREADRESPONSE']._serialized_end=1930
+  _globals['_LISTTHREADSREQUEST']._serialized_start=1932
+  _globals['_LISTTHREADSREQUEST']._serialized_end=2045
+  _globals['_LISTTHREADSRESPONSE']._serialized_start=2047
+  _globals['_LISTTHREADSRESPONSE']._serialized_end=2154
+  _globals['_UPDATETHREADREQUEST']._serialized_start=2157
+  _globals['_UPDATETHREADREQUEST']._serialized_end=2347
+  _globals['_UPDATETHREADRESPONSE']._serialized_start=2349
+  _globals['_UPDATETHREADRESPONSE']._serialized_end=2415
+  _globals['_DELETETHREADREQUEST']._serialized_start=2417
+  _globals['_DELETETHREADREQUEST']._serialized_end=2531
+  _globals['_DELETETHREADRESPONSE']._serialized_start=2533
+  _globals['_DELETETHREADRESPONSE']._serialized_end=2555
+  _globals['_LISTMESSAGESREQUEST']._serialized_start=2558
+  _globals['_LISTMESSAGESREQUEST']._serialized_end=2701
+  _globals['_LISTMESSAGESRESPONSE']._serialized_start=2703
+  _globals['_LISTMESSAGESRESPONSE']._serialized_end=2814
+  _globals['_LISTRUNSREQUEST']._serialized_start=2817
+  _globals['_LISTRUNSREQUEST']._serialized_end=2956
+  _globals['_LISTRUNSRESPONSE']._serialized_start=2958
+  _globals['_LISTRUNSRESPONSE']._serialized_end=3053
+  _globals['_THREADSERVICE']._serialized_start=3194
+  _globals['_THREADSERVICE']._serialized_end=4563
 # @@protoc_insertion_point(module_scope)

@@ -1072,7 +1072,11 @@ type CallOptions struct {
 	// Tool hooks for this call; each one set overrides the agent's matching hook.
 	ToolHooks *ToolHooksRef `protobuf:"bytes,13,opt,name=tool_hooks,json=toolHooks,proto3" json:"tool_hooks,omitempty"`
 	// Router string `provider/model` overriding the agent's model for this call.
-	Model         string `protobuf:"bytes,14,opt,name=model,proto3" json:"model,omitempty"`
+	Model string `protobuf:"bytes,14,opt,name=model,proto3" json:"model,omitempty"`
+	// Set by a server that runs this agent as a sub-agent (a delegation): the run and tool call
+	// that delegated. It is recorded on the run (`Run.parent_run_id`, `Run.parent_tool_call_id`),
+	// as the caller says it, and changes nothing else. Ignored in `Agent.default_options`.
+	Parent        *ParentRun `protobuf:"bytes,26,opt,name=parent,proto3" json:"parent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1205,6 +1209,77 @@ func (x *CallOptions) GetModel() string {
 	return ""
 }
 
+func (x *CallOptions) GetParent() *ParentRun {
+	if x != nil {
+		return x.Parent
+	}
+	return nil
+}
+
+// ParentRun names the run, and its tool call, that delegated a call to a sub-agent.
+type ParentRun struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Id of the delegating run.
+	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// Id of its tool call (`agent-<key>`).
+	ToolCallId string `protobuf:"bytes,2,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// Id of its agent.
+	AgentId       string `protobuf:"bytes,3,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ParentRun) Reset() {
+	*x = ParentRun{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ParentRun) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ParentRun) ProtoMessage() {}
+
+func (x *ParentRun) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ParentRun.ProtoReflect.Descriptor instead.
+func (*ParentRun) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ParentRun) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *ParentRun) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *ParentRun) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
 // MemorySettings says how an agent uses the memory thread of a call.
 type MemorySettings struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1217,7 +1292,7 @@ type MemorySettings struct {
 
 func (x *MemorySettings) Reset() {
 	*x = MemorySettings{}
-	mi := &file_treadle_v1_agent_proto_msgTypes[10]
+	mi := &file_treadle_v1_agent_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1229,7 +1304,7 @@ func (x *MemorySettings) String() string {
 func (*MemorySettings) ProtoMessage() {}
 
 func (x *MemorySettings) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_proto_msgTypes[10]
+	mi := &file_treadle_v1_agent_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1242,7 +1317,7 @@ func (x *MemorySettings) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemorySettings.ProtoReflect.Descriptor instead.
 func (*MemorySettings) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{10}
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *MemorySettings) GetLastMessages() int32 {
@@ -1263,7 +1338,7 @@ type SystemMessages struct {
 
 func (x *SystemMessages) Reset() {
 	*x = SystemMessages{}
-	mi := &file_treadle_v1_agent_proto_msgTypes[11]
+	mi := &file_treadle_v1_agent_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1275,7 +1350,7 @@ func (x *SystemMessages) String() string {
 func (*SystemMessages) ProtoMessage() {}
 
 func (x *SystemMessages) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_proto_msgTypes[11]
+	mi := &file_treadle_v1_agent_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1288,7 +1363,7 @@ func (x *SystemMessages) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SystemMessages.ProtoReflect.Descriptor instead.
 func (*SystemMessages) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{11}
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SystemMessages) GetMessages() []*SystemMessage {
@@ -1374,7 +1449,7 @@ type Agent struct {
 
 func (x *Agent) Reset() {
 	*x = Agent{}
-	mi := &file_treadle_v1_agent_proto_msgTypes[12]
+	mi := &file_treadle_v1_agent_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1386,7 +1461,7 @@ func (x *Agent) String() string {
 func (*Agent) ProtoMessage() {}
 
 func (x *Agent) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_proto_msgTypes[12]
+	mi := &file_treadle_v1_agent_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1399,7 +1474,7 @@ func (x *Agent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Agent.ProtoReflect.Descriptor instead.
 func (*Agent) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{12}
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Agent) GetId() string {
@@ -1621,7 +1696,7 @@ type RemoteSubAgent struct {
 
 func (x *RemoteSubAgent) Reset() {
 	*x = RemoteSubAgent{}
-	mi := &file_treadle_v1_agent_proto_msgTypes[13]
+	mi := &file_treadle_v1_agent_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1633,7 +1708,7 @@ func (x *RemoteSubAgent) String() string {
 func (*RemoteSubAgent) ProtoMessage() {}
 
 func (x *RemoteSubAgent) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_proto_msgTypes[13]
+	mi := &file_treadle_v1_agent_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1646,7 +1721,7 @@ func (x *RemoteSubAgent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoteSubAgent.ProtoReflect.Descriptor instead.
 func (*RemoteSubAgent) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{13}
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RemoteSubAgent) GetTarget() string {
@@ -1694,7 +1769,7 @@ type SubAgentRef struct {
 
 func (x *SubAgentRef) Reset() {
 	*x = SubAgentRef{}
-	mi := &file_treadle_v1_agent_proto_msgTypes[14]
+	mi := &file_treadle_v1_agent_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1706,7 +1781,7 @@ func (x *SubAgentRef) String() string {
 func (*SubAgentRef) ProtoMessage() {}
 
 func (x *SubAgentRef) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_proto_msgTypes[14]
+	mi := &file_treadle_v1_agent_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1719,7 +1794,7 @@ func (x *SubAgentRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubAgentRef.ProtoReflect.Descriptor instead.
 func (*SubAgentRef) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{14}
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SubAgentRef) GetKey() string {
@@ -1871,7 +1946,7 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"thread_ref\"W\n" +
 	"\x10StructuredOutput\x12/\n" +
 	"\x06schema\x18\x01 \x01(\v2\x17.google.protobuf.StructR\x06schema\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\"\xa4\a\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"\xd3\a\n" +
 	"\vCallOptions\x12I\n" +
 	"\x10input_processors\x18\x01 \x01(\v2\x19.treadle.v1.ProcessorListH\x00R\x0finputProcessors\x88\x01\x01\x12K\n" +
 	"\x11output_processors\x18\x02 \x01(\v2\x19.treadle.v1.ProcessorListH\x01R\x10outputProcessors\x88\x01\x01\x12I\n" +
@@ -1889,13 +1964,19 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\x11structured_output\x18\f \x01(\v2\x1c.treadle.v1.StructuredOutputR\x10structuredOutput\x127\n" +
 	"\n" +
 	"tool_hooks\x18\r \x01(\v2\x18.treadle.v1.ToolHooksRefR\ttoolHooks\x12\x14\n" +
-	"\x05model\x18\x0e \x01(\tR\x05modelB\x13\n" +
+	"\x05model\x18\x0e \x01(\tR\x05model\x12-\n" +
+	"\x06parent\x18\x1a \x01(\v2\x15.treadle.v1.ParentRunR\x06parentB\x13\n" +
 	"\x11_input_processorsB\x14\n" +
 	"\x12_output_processorsB\x13\n" +
 	"\x11_error_processorsB\f\n" +
 	"\n" +
 	"_max_stepsB\x18\n" +
-	"\x16_max_processor_retries\"L\n" +
+	"\x16_max_processor_retries\"_\n" +
+	"\tParentRun\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12 \n" +
+	"\ftool_call_id\x18\x02 \x01(\tR\n" +
+	"toolCallId\x12\x19\n" +
+	"\bagent_id\x18\x03 \x01(\tR\aagentId\"L\n" +
 	"\x0eMemorySettings\x12(\n" +
 	"\rlast_messages\x18\x01 \x01(\x05H\x00R\flastMessages\x88\x01\x01B\x10\n" +
 	"\x0e_last_messages\"G\n" +
@@ -1990,7 +2071,7 @@ func file_treadle_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_treadle_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_treadle_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_treadle_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_treadle_v1_agent_proto_goTypes = []any{
 	(FailurePolicy)(0),            // 0: treadle.v1.FailurePolicy
 	(ToolChoiceMode)(0),           // 1: treadle.v1.ToolChoiceMode
@@ -2007,60 +2088,62 @@ var file_treadle_v1_agent_proto_goTypes = []any{
 	(*MemoryOptions)(nil),         // 12: treadle.v1.MemoryOptions
 	(*StructuredOutput)(nil),      // 13: treadle.v1.StructuredOutput
 	(*CallOptions)(nil),           // 14: treadle.v1.CallOptions
-	(*MemorySettings)(nil),        // 15: treadle.v1.MemorySettings
-	(*SystemMessages)(nil),        // 16: treadle.v1.SystemMessages
-	(*Agent)(nil),                 // 17: treadle.v1.Agent
-	(*RemoteSubAgent)(nil),        // 18: treadle.v1.RemoteSubAgent
-	(*SubAgentRef)(nil),           // 19: treadle.v1.SubAgentRef
-	(*durationpb.Duration)(nil),   // 20: google.protobuf.Duration
-	(*structpb.Struct)(nil),       // 21: google.protobuf.Struct
-	(*SystemMessage)(nil),         // 22: treadle.v1.SystemMessage
-	(*timestamppb.Timestamp)(nil), // 23: google.protobuf.Timestamp
-	(*NotificationSettings)(nil),  // 24: treadle.v1.NotificationSettings
+	(*ParentRun)(nil),             // 15: treadle.v1.ParentRun
+	(*MemorySettings)(nil),        // 16: treadle.v1.MemorySettings
+	(*SystemMessages)(nil),        // 17: treadle.v1.SystemMessages
+	(*Agent)(nil),                 // 18: treadle.v1.Agent
+	(*RemoteSubAgent)(nil),        // 19: treadle.v1.RemoteSubAgent
+	(*SubAgentRef)(nil),           // 20: treadle.v1.SubAgentRef
+	(*durationpb.Duration)(nil),   // 21: google.protobuf.Duration
+	(*structpb.Struct)(nil),       // 22: google.protobuf.Struct
+	(*SystemMessage)(nil),         // 23: treadle.v1.SystemMessage
+	(*timestamppb.Timestamp)(nil), // 24: google.protobuf.Timestamp
+	(*NotificationSettings)(nil),  // 25: treadle.v1.NotificationSettings
 }
 var file_treadle_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: treadle.v1.ProcessorRef.failure_policy:type_name -> treadle.v1.FailurePolicy
-	20, // 1: treadle.v1.ProcessorRef.timeout:type_name -> google.protobuf.Duration
-	21, // 2: treadle.v1.ProcessorRef.options:type_name -> google.protobuf.Struct
+	21, // 1: treadle.v1.ProcessorRef.timeout:type_name -> google.protobuf.Duration
+	22, // 2: treadle.v1.ProcessorRef.options:type_name -> google.protobuf.Struct
 	5,  // 3: treadle.v1.ProcessorList.processors:type_name -> treadle.v1.ProcessorRef
 	1,  // 4: treadle.v1.ToolChoice.mode:type_name -> treadle.v1.ToolChoiceMode
-	21, // 5: treadle.v1.ThreadOptions.metadata:type_name -> google.protobuf.Struct
+	22, // 5: treadle.v1.ThreadOptions.metadata:type_name -> google.protobuf.Struct
 	11, // 6: treadle.v1.MemoryOptions.thread:type_name -> treadle.v1.ThreadOptions
-	21, // 7: treadle.v1.StructuredOutput.schema:type_name -> google.protobuf.Struct
+	22, // 7: treadle.v1.StructuredOutput.schema:type_name -> google.protobuf.Struct
 	6,  // 8: treadle.v1.CallOptions.input_processors:type_name -> treadle.v1.ProcessorList
 	6,  // 9: treadle.v1.CallOptions.output_processors:type_name -> treadle.v1.ProcessorList
 	6,  // 10: treadle.v1.CallOptions.error_processors:type_name -> treadle.v1.ProcessorList
 	9,  // 11: treadle.v1.CallOptions.tool_choice:type_name -> treadle.v1.ToolChoice
 	7,  // 12: treadle.v1.CallOptions.model_settings:type_name -> treadle.v1.ModelSettings
-	21, // 13: treadle.v1.CallOptions.provider_options:type_name -> google.protobuf.Struct
+	22, // 13: treadle.v1.CallOptions.provider_options:type_name -> google.protobuf.Struct
 	12, // 14: treadle.v1.CallOptions.memory:type_name -> treadle.v1.MemoryOptions
-	21, // 15: treadle.v1.CallOptions.request_context:type_name -> google.protobuf.Struct
+	22, // 15: treadle.v1.CallOptions.request_context:type_name -> google.protobuf.Struct
 	13, // 16: treadle.v1.CallOptions.structured_output:type_name -> treadle.v1.StructuredOutput
 	10, // 17: treadle.v1.CallOptions.tool_hooks:type_name -> treadle.v1.ToolHooksRef
-	22, // 18: treadle.v1.SystemMessages.messages:type_name -> treadle.v1.SystemMessage
-	21, // 19: treadle.v1.Agent.metadata:type_name -> google.protobuf.Struct
-	16, // 20: treadle.v1.Agent.instruction_messages:type_name -> treadle.v1.SystemMessages
-	8,  // 21: treadle.v1.Agent.fallback_models:type_name -> treadle.v1.FallbackModel
-	5,  // 22: treadle.v1.Agent.input_processors:type_name -> treadle.v1.ProcessorRef
-	5,  // 23: treadle.v1.Agent.output_processors:type_name -> treadle.v1.ProcessorRef
-	5,  // 24: treadle.v1.Agent.error_processors:type_name -> treadle.v1.ProcessorRef
-	14, // 25: treadle.v1.Agent.default_options:type_name -> treadle.v1.CallOptions
-	21, // 26: treadle.v1.Agent.request_context_schema:type_name -> google.protobuf.Struct
-	10, // 27: treadle.v1.Agent.tool_hooks:type_name -> treadle.v1.ToolHooksRef
-	2,  // 28: treadle.v1.Agent.source:type_name -> treadle.v1.AgentSource
-	23, // 29: treadle.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
-	23, // 30: treadle.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
-	15, // 31: treadle.v1.Agent.memory:type_name -> treadle.v1.MemorySettings
-	24, // 32: treadle.v1.Agent.notifications:type_name -> treadle.v1.NotificationSettings
-	19, // 33: treadle.v1.Agent.sub_agents:type_name -> treadle.v1.SubAgentRef
-	18, // 34: treadle.v1.SubAgentRef.remote:type_name -> treadle.v1.RemoteSubAgent
-	3,  // 35: treadle.v1.SubAgentRef.memory:type_name -> treadle.v1.SubAgentMemory
-	4,  // 36: treadle.v1.SubAgentRef.failure:type_name -> treadle.v1.SubAgentFailure
-	37, // [37:37] is the sub-list for method output_type
-	37, // [37:37] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	15, // 18: treadle.v1.CallOptions.parent:type_name -> treadle.v1.ParentRun
+	23, // 19: treadle.v1.SystemMessages.messages:type_name -> treadle.v1.SystemMessage
+	22, // 20: treadle.v1.Agent.metadata:type_name -> google.protobuf.Struct
+	17, // 21: treadle.v1.Agent.instruction_messages:type_name -> treadle.v1.SystemMessages
+	8,  // 22: treadle.v1.Agent.fallback_models:type_name -> treadle.v1.FallbackModel
+	5,  // 23: treadle.v1.Agent.input_processors:type_name -> treadle.v1.ProcessorRef
+	5,  // 24: treadle.v1.Agent.output_processors:type_name -> treadle.v1.ProcessorRef
+	5,  // 25: treadle.v1.Agent.error_processors:type_name -> treadle.v1.ProcessorRef
+	14, // 26: treadle.v1.Agent.default_options:type_name -> treadle.v1.CallOptions
+	22, // 27: treadle.v1.Agent.request_context_schema:type_name -> google.protobuf.Struct
+	10, // 28: treadle.v1.Agent.tool_hooks:type_name -> treadle.v1.ToolHooksRef
+	2,  // 29: treadle.v1.Agent.source:type_name -> treadle.v1.AgentSource
+	24, // 30: treadle.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
+	24, // 31: treadle.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
+	16, // 32: treadle.v1.Agent.memory:type_name -> treadle.v1.MemorySettings
+	25, // 33: treadle.v1.Agent.notifications:type_name -> treadle.v1.NotificationSettings
+	20, // 34: treadle.v1.Agent.sub_agents:type_name -> treadle.v1.SubAgentRef
+	19, // 35: treadle.v1.SubAgentRef.remote:type_name -> treadle.v1.RemoteSubAgent
+	3,  // 36: treadle.v1.SubAgentRef.memory:type_name -> treadle.v1.SubAgentMemory
+	4,  // 37: treadle.v1.SubAgentRef.failure:type_name -> treadle.v1.SubAgentFailure
+	38, // [38:38] is the sub-list for method output_type
+	38, // [38:38] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_agent_proto_init() }
@@ -2081,12 +2164,12 @@ func file_treadle_v1_agent_proto_init() {
 		(*MemoryOptions_Thread)(nil),
 	}
 	file_treadle_v1_agent_proto_msgTypes[9].OneofWrappers = []any{}
-	file_treadle_v1_agent_proto_msgTypes[10].OneofWrappers = []any{}
-	file_treadle_v1_agent_proto_msgTypes[12].OneofWrappers = []any{
+	file_treadle_v1_agent_proto_msgTypes[11].OneofWrappers = []any{}
+	file_treadle_v1_agent_proto_msgTypes[13].OneofWrappers = []any{
 		(*Agent_Instructions)(nil),
 		(*Agent_InstructionMessages)(nil),
 	}
-	file_treadle_v1_agent_proto_msgTypes[14].OneofWrappers = []any{
+	file_treadle_v1_agent_proto_msgTypes[15].OneofWrappers = []any{
 		(*SubAgentRef_AgentId)(nil),
 		(*SubAgentRef_Remote)(nil),
 	}
@@ -2096,7 +2179,7 @@ func file_treadle_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_treadle_v1_agent_proto_rawDesc), len(file_treadle_v1_agent_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   15,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -202,9 +202,14 @@ type Run struct {
 	Steps []*RunStep `protobuf:"bytes,10,rep,name=steps,proto3" json:"steps,omitempty"`
 	// The processor hooks the run invoked, one entry per step, processor and hook (never one per
 	// chunk); recorded when the run ends.
-	Hooks         []*RunHookStats `protobuf:"bytes,11,rep,name=hooks,proto3" json:"hooks,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Hooks []*RunHookStats `protobuf:"bytes,11,rep,name=hooks,proto3" json:"hooks,omitempty"`
+	// For a sub-agent's run: the run that delegated it (on this server or another), as the
+	// delegating call said; recorded when the run ends.
+	ParentRunId string `protobuf:"bytes,19,opt,name=parent_run_id,json=parentRunId,proto3" json:"parent_run_id,omitempty"`
+	// For a sub-agent's run: the delegating run's tool call.
+	ParentToolCallId string `protobuf:"bytes,20,opt,name=parent_tool_call_id,json=parentToolCallId,proto3" json:"parent_tool_call_id,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Run) Reset() {
@@ -312,6 +317,20 @@ func (x *Run) GetHooks() []*RunHookStats {
 		return x.Hooks
 	}
 	return nil
+}
+
+func (x *Run) GetParentRunId() string {
+	if x != nil {
+		return x.ParentRunId
+	}
+	return ""
+}
+
+func (x *Run) GetParentToolCallId() string {
+	if x != nil {
+		return x.ParentToolCallId
+	}
+	return ""
 }
 
 // RunStep is one step of a run: one model call and what followed it.
@@ -1313,7 +1332,7 @@ const file_treadle_v1_thread_service_proto_rawDesc = "" +
 	"\vcreate_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12;\n" +
 	"\vupdate_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTime\"\xd2\x03\n" +
+	"updateTime\"\xa5\x04\n" +
 	"\x03Run\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12\x1b\n" +
@@ -1328,7 +1347,9 @@ const file_treadle_v1_thread_service_proto_rawDesc = "" +
 	"\bend_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\x12)\n" +
 	"\x05steps\x18\n" +
 	" \x03(\v2\x13.treadle.v1.RunStepR\x05steps\x12.\n" +
-	"\x05hooks\x18\v \x03(\v2\x18.treadle.v1.RunHookStatsR\x05hooks\"\xf7\x01\n" +
+	"\x05hooks\x18\v \x03(\v2\x18.treadle.v1.RunHookStatsR\x05hooks\x12\"\n" +
+	"\rparent_run_id\x18\x13 \x01(\tR\vparentRunId\x12-\n" +
+	"\x13parent_tool_call_id\x18\x14 \x01(\tR\x10parentToolCallId\"\xf7\x01\n" +
 	"\aRunStep\x12\x16\n" +
 	"\x06number\x18\x01 \x01(\x05R\x06number\x129\n" +
 	"\n" +
