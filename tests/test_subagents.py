@@ -435,3 +435,27 @@ def test_treadle_chat_shows_who_is_speaking(serve: Callable[..., ServeProcess], 
     ]
     assert lines[5].startswith('← agent-research: {"subAgentToolResults": [{"args": {"prompt": "Write it."}')
     assert lines[5].endswith('"text": "Written up."}') and lines[6:] == ["Final."]
+
+
+def test_the_parents_deadline_cancels_a_local_sub_agents_run(
+    serve: Callable[..., ServeProcess], openai_server: Any, tmp_path: Path
+) -> None:
+    step = routed({
+        "You lead.": [Turn.call("agent-research", {"prompt": "Dig."})],
+        "You research.": [Turn.say(["word "] * 600, pace=0.05)],  # 30 s unless cancelled
+    })
+    provider: OpenAIServer = openai_server([step] * 2)
+    proc = serve(provider, write_config(tmp_path, [RESEARCHER, LEAD]))
+    seen: list[dict[str, Any]] = []
+    with grpc.insecure_channel(proc.target) as channel:
+        request = agent_service_pb2.StreamRequest(agent_id="lead", prompt="Dig deep.")
+        json_format.ParseDict(MEMORY, request.options)
+        with pytest.raises(grpc.RpcError) as e:
+            for response in agent_service_pb2_grpc.AgentServiceStub(channel).Stream(request, timeout=3):
+                seen.extend(json_format.MessageToDict(c) for c in response.chunks)
+    assert e.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    child_run = next(c["toolOutput"]["output"]["runId"] for c in seen if "toolOutput" in c)
+    [run] = wait_for(lambda: [r for r in runs(proc.target, "u1-research", f"t1-{child_run}")
+                              if r["status"] != "RUN_STATUS_RUNNING"] or None)
+    assert run["status"] == "RUN_STATUS_ABORTED"
+    assert [r["status"] for r in runs(proc.target, "u1", "t1")] == ["RUN_STATUS_ABORTED"]
