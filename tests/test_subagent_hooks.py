@@ -256,3 +256,23 @@ async def test_a_parent_that_trips_cancels_its_running_sub_agent(harness_factory
     assert tripwire.payload.reason == "took too long" and chunks[-1].payload.reason == "other"
     streamed = [c for c in chunks if c.type == "tool-output" and c.payload.output.type == "text-delta"]
     assert 0 < len(streamed) < 80
+
+
+class NoDelegations:
+    id = "no-delegations"
+
+    def on_delegation_start(self, args: OnDelegationStartArgs) -> None:
+        args.abort("delegation is not allowed here")
+
+
+async def test_an_abort_in_a_delegation_hook_trips_the_parent(harness_factory: Any) -> None:
+    step = routed({"You lead.": [Turn.call("agent-research", {"prompt": "Dig."})]})
+    h: Harness = harness_factory([step])
+    h.registry.add_agent(h.agent(id="researcher", instructions="You research."))
+    lead = h.agent(id="lead", instructions="You lead.", input_processors=[NoDelegations()],
+                   sub_agents=[SubAgentRef("research", agent_id="researcher")])
+
+    result = await h.generate(lead, "Go.")
+
+    assert result.tripwire is not None and result.tripwire.reason == "delegation is not allowed here"
+    assert result.tripwire.processor_id == "no-delegations" and len(h.bodies()) == 1
