@@ -459,3 +459,44 @@ def test_the_parents_deadline_cancels_a_local_sub_agents_run(
                               if r["status"] != "RUN_STATUS_RUNNING"] or None)
     assert run["status"] == "RUN_STATUS_ABORTED"
     assert [r["status"] for r in runs(proc.target, "u1", "t1")] == ["RUN_STATUS_ABORTED"]
+
+
+def test_a_remote_server_over_tls_with_a_token_from_the_config(
+    serve: Callable[..., ServeProcess], openai_server: Any, tmp_path: Path
+) -> None:
+    import hashlib
+
+    from tests.support.certs import TestCA
+
+    ca = TestCA(tmp_path)
+    pair = ca.issue("research-box", server=True)
+    token = "research-token-123"
+    step = routed({
+        "You lead.": [Turn.call("agent-research", {"prompt": "Dig."}), Turn.say("Done.")],
+        "You research.": [Turn.say(["Deep ", "fact."])],
+    })
+    provider: OpenAIServer = openai_server([step] * 3)
+    auth = {"credentials": [{"id": "lead-server", "tokenSha256": hashlib.sha256(token.encode()).hexdigest(),
+                             "agents": ["researcher"], "resources": ["u1-*"]}]}
+    remote = ServeProcess("--config", str(write_config(tmp_path, [RESEARCHER], auth=auth)),
+                          "--tls-cert", str(pair.cert), "--tls-key", str(pair.key),
+                          env=clean_env(OPENAI_BASE_URL=provider.base_url, OPENAI_API_KEY="sk-test"))
+    try:
+        remote.wait_for_line(remote.stdout, "Treadle listening on")
+        config = write_config(tmp_path, [remote_lead()], remoteServers={"research-box": {
+            "endpoint": remote.target, "tokenEnv": "RESEARCH_TOKEN", "tls": {"caFile": str(ca.cert)}}})
+        parent = serve(provider, config, RESEARCH_TOKEN=token)
+
+        chunks = stream(parent.target, "lead", "Go.", **MEMORY)
+
+        result = next(c["toolResult"] for c in chunks if "toolResult" in c)
+        assert not result.get("isError") and result["result"]["text"] == "Deep fact.", result
+        child_run = next(c["toolOutput"]["output"]["runId"] for c in chunks if "toolOutput" in c)
+        creds = grpc.ssl_channel_credentials(ca.cert.read_bytes())
+        with grpc.secure_channel(remote.target, creds) as channel:
+            listed = thread_service_pb2_grpc.ThreadServiceStub(channel).ListRuns(
+                thread_service_pb2.ListRunsRequest(resource_id="u1-research", thread_id=f"t1-{child_run}"),
+                metadata=[("authorization", f"Bearer {token}")])
+        assert [r.status for r in listed.runs] == [thread_service_pb2.RUN_STATUS_FINISHED]
+    finally:
+        remote.close()
