@@ -216,3 +216,63 @@ async def test_data_chunks_pass_through_unwrapped_and_the_child_run_is_in_the_pa
     child, tool, parent = spans["invoke_agent researcher"], spans["execute_tool agent-research"], spans["invoke_agent lead"]
     assert child.context.trace_id == parent.context.trace_id
     assert child.parent is not None and child.parent.span_id == tool.context.span_id
+
+
+class Watchdog:
+    """Trips the parent's run after its ``wait`` tool ran (while a sub-agent still streams)."""
+
+    id = "watchdog"
+
+    def after_tool_call(self, args: Any) -> None:
+        if args.tool_name == "wait":
+            args.abort("took too long")
+
+
+async def test_a_parent_that_trips_cancels_its_running_sub_agent(harness_factory: Any) -> None:
+    import asyncio
+    import time
+
+    from tests.support import ScriptedToolCall
+    from treadle.core.tool import Tool
+
+    async def wait(args: Any, ctx: Any) -> str:
+        await asyncio.sleep(0.5)
+        return "waited"
+
+    both = Turn(tool_calls=[ScriptedToolCall("agent-research", {"prompt": "Dig."}), ScriptedToolCall("wait", {})])
+    step = routed({"You lead.": [both], "You research.": [Turn.say(["word "] * 80, pace=0.05)]})  # 4 s
+    h: Harness = harness_factory([step] * 2)
+    h.registry.add_agent(h.agent(id="researcher", instructions="You research."))
+    lead = h.agent(id="lead", instructions="You lead.", tools=[Tool("wait", wait)], input_processors=[Watchdog()],
+                   sub_agents=[SubAgentRef("research", agent_id="researcher")])
+
+    chunks, called = [], 0.0
+    async for chunk in h.loop.stream(lead, h.request("Go.")):
+        chunks.append(chunk)
+        called = called or (time.monotonic() if chunk.type == "tool-call" else 0.0)
+
+    assert time.monotonic() - called < 2  # the sub-agent's answer would take 4 s more
+    [tripwire] = [c for c in chunks if c.type == "tripwire"]
+    assert tripwire.payload.reason == "took too long" and chunks[-1].payload.reason == "other"
+    streamed = [c for c in chunks if c.type == "tool-output" and c.payload.output.type == "text-delta"]
+    assert 0 < len(streamed) < 80
+
+
+class NoDelegations:
+    id = "no-delegations"
+
+    def on_delegation_start(self, args: OnDelegationStartArgs) -> None:
+        args.abort("delegation is not allowed here")
+
+
+async def test_an_abort_in_a_delegation_hook_trips_the_parent(harness_factory: Any) -> None:
+    step = routed({"You lead.": [Turn.call("agent-research", {"prompt": "Dig."})]})
+    h: Harness = harness_factory([step])
+    h.registry.add_agent(h.agent(id="researcher", instructions="You research."))
+    lead = h.agent(id="lead", instructions="You lead.", input_processors=[NoDelegations()],
+                   sub_agents=[SubAgentRef("research", agent_id="researcher")])
+
+    result = await h.generate(lead, "Go.")
+
+    assert result.tripwire is not None and result.tripwire.reason == "delegation is not allowed here"
+    assert result.tripwire.processor_id == "no-delegations" and len(h.bodies()) == 1

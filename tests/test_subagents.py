@@ -156,6 +156,9 @@ def test_the_lead_delegates_to_a_local_sub_agent_and_streams_its_deltas(
         "MESSAGE_ROLE_USER", "MESSAGE_ROLE_ASSISTANT"]
     assert "Find two facts." in json_format.MessageToJson(child.messages[0])
     assert "Fact two." in json_format.MessageToJson(child.messages[1])
+    [child_run_record] = runs(proc.target, "u1-research", f"t1-{child_run}")
+    assert child_run_record["parentRunId"] == chunks[0]["runId"] and child_run_record["parentToolCallId"] == call_id
+    assert "parentRunId" not in runs(proc.target, "u1", "t1")[0]
 
 
 CLIENT = """
@@ -223,6 +226,7 @@ def test_killing_the_client_cancels_the_remote_sub_agents_run_on_the_second_serv
     [run] = wait_for(lambda: [r for r in runs(remote.target, "u1-research", f"t1-{child_run}")
                               if r["status"] != "RUN_STATUS_RUNNING"] or None)
     assert run["id"] == child_run and run["agentId"] == "researcher"
+    assert run["parentRunId"] == seen[0]["runId"]  # the delegating run on the first server
     assert run["status"] == "RUN_STATUS_ABORTED" and time.monotonic() - started < 20
     [parent_run] = wait_for(lambda: [r for r in runs(parent.target, "u1", "t1")
                                      if r["status"] != "RUN_STATUS_RUNNING"] or None)
@@ -372,3 +376,127 @@ def test_subscribers_see_the_sub_agents_chunks_and_abort_run_ends_it_on_the_seco
     assert run["status"] == "RUN_STATUS_ABORTED"
     assert [r["status"] for r in runs(parent.target, "u1", "t1")] == ["RUN_STATUS_ABORTED"]
     assert caller and "abort" in caller[-1]  # the caller's stream ends with the abort chunk
+
+
+@pytest.mark.parametrize(("sub_agent", "says"), [
+    ({"key": "re search", "agentId": "researcher"}, "key 're search' is malformed"),
+    ({"key": "research"}, "set exactly one of agentId and remote"),
+    ({"key": "research", "remote": {"target": "box", "agentId": "researcher"}},
+     "remote.target: 'box' is not one of this server's remoteServers (none configured)"),
+    ({"key": "lookup", "agentId": "researcher"}, "the tool 'agent-lookup' collides with a tool of the agent"),
+    ({"key": "research", "agentId": "researcher", "maxSteps": 0}, "maxSteps must be at least 1"),
+])
+async def test_a_malformed_sub_agent_is_invalid_argument_and_nothing_is_stored(
+    start_app: Any, sub_agent: dict[str, Any], says: str
+) -> None:
+    running = await start_app()
+    agent = {"id": "lead", "model": "openai/gpt-4o-mini", "tools": ["agent-lookup"], "subAgents": [sub_agent]}
+    async with grpc.aio.insecure_channel(running.target) as channel:
+        stub = agent_service_pb2_grpc.AgentServiceStub(channel)
+        request = agent_service_pb2.CreateAgentRequest()
+        json_format.ParseDict({"agent": agent}, request)
+        with pytest.raises(grpc.aio.AioRpcError) as e:
+            await stub.CreateAgent(request)
+        listed = await stub.ListAgents(agent_service_pb2.ListAgentsRequest())
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT and says in (e.value.details() or ""), e.value.details()
+    assert list(listed.agents) == []
+
+
+def test_a_config_file_naming_an_unknown_remote_server_stops_serve(tmp_path: Path) -> None:
+    config = write_config(tmp_path, [remote_lead()], remoteServers={"other": {"endpoint": "127.0.0.1:1"}})
+    done = subprocess.run([str(ROOT / ".venv/bin/treadle"), "serve", "--config", str(config), "--listen", "127.0.0.1:0"],
+                          capture_output=True, text=True, env=clean_env(), timeout=60)
+    assert done.returncode == 2
+    assert "remote.target: 'research-box' is not one of this server's remoteServers (other)" in done.stderr
+
+
+def test_treadle_chat_shows_who_is_speaking(serve: Callable[..., ServeProcess], openai_server: Any,
+                                            tmp_path: Path) -> None:
+    researcher = {**RESEARCHER, "subAgents": [{"key": "write", "agentId": "writer"}]}
+    step = routed({
+        "You lead.": [Turn.call("agent-research", {"prompt": "Research and write."}), Turn.say("Final.")],
+        "You research.": [Turn.call("agent-write", {"prompt": "Write it."}), Turn.say(["Written ", "up."])],
+        "You write.": [Turn.say(["Once ", "upon."])],
+    })
+    provider: OpenAIServer = openai_server([step] * 5)
+    proc = serve(provider, write_config(tmp_path, [researcher, WRITER, LEAD]))
+
+    done = subprocess.run([str(ROOT / ".venv/bin/treadle"), "chat", "lead", "Go.", "--target", proc.target],
+                          capture_output=True, text=True, env=clean_env(), timeout=60)
+
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:5] == [
+        '→ tool agent-research({"prompt": "Research and write."})',
+        '  research: → tool agent-write({"prompt": "Write it."})',
+        "  research › write: Once upon.",
+        '  research: ← agent-write: {"text": "Once upon."}',
+        "  research: Written up.",
+    ]
+    assert lines[5].startswith('← agent-research: {"subAgentToolResults": [{"args": {"prompt": "Write it."}')
+    assert lines[5].endswith('"text": "Written up."}') and lines[6:] == ["Final."]
+
+
+def test_the_parents_deadline_cancels_a_local_sub_agents_run(
+    serve: Callable[..., ServeProcess], openai_server: Any, tmp_path: Path
+) -> None:
+    step = routed({
+        "You lead.": [Turn.call("agent-research", {"prompt": "Dig."})],
+        "You research.": [Turn.say(["word "] * 600, pace=0.05)],  # 30 s unless cancelled
+    })
+    provider: OpenAIServer = openai_server([step] * 2)
+    proc = serve(provider, write_config(tmp_path, [RESEARCHER, LEAD]))
+    seen: list[dict[str, Any]] = []
+    with grpc.insecure_channel(proc.target) as channel:
+        request = agent_service_pb2.StreamRequest(agent_id="lead", prompt="Dig deep.")
+        json_format.ParseDict(MEMORY, request.options)
+        with pytest.raises(grpc.RpcError) as e:
+            for response in agent_service_pb2_grpc.AgentServiceStub(channel).Stream(request, timeout=3):
+                seen.extend(json_format.MessageToDict(c) for c in response.chunks)
+    assert e.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    child_run = next(c["toolOutput"]["output"]["runId"] for c in seen if "toolOutput" in c)
+    [run] = wait_for(lambda: [r for r in runs(proc.target, "u1-research", f"t1-{child_run}")
+                              if r["status"] != "RUN_STATUS_RUNNING"] or None)
+    assert run["status"] == "RUN_STATUS_ABORTED"
+    assert [r["status"] for r in runs(proc.target, "u1", "t1")] == ["RUN_STATUS_ABORTED"]
+
+
+def test_a_remote_server_over_tls_with_a_token_from_the_config(
+    serve: Callable[..., ServeProcess], openai_server: Any, tmp_path: Path
+) -> None:
+    import hashlib
+
+    from tests.support.certs import TestCA
+
+    ca = TestCA(tmp_path)
+    pair = ca.issue("research-box", server=True)
+    token = "research-token-123"
+    step = routed({
+        "You lead.": [Turn.call("agent-research", {"prompt": "Dig."}), Turn.say("Done.")],
+        "You research.": [Turn.say(["Deep ", "fact."])],
+    })
+    provider: OpenAIServer = openai_server([step] * 3)
+    auth = {"credentials": [{"id": "lead-server", "tokenSha256": hashlib.sha256(token.encode()).hexdigest(),
+                             "agents": ["researcher"], "resources": ["u1-*"]}]}
+    remote = ServeProcess("--config", str(write_config(tmp_path, [RESEARCHER], auth=auth)),
+                          "--tls-cert", str(pair.cert), "--tls-key", str(pair.key),
+                          env=clean_env(OPENAI_BASE_URL=provider.base_url, OPENAI_API_KEY="sk-test"))
+    try:
+        remote.wait_for_line(remote.stdout, "Treadle listening on")
+        config = write_config(tmp_path, [remote_lead()], remoteServers={"research-box": {
+            "endpoint": remote.target, "tokenEnv": "RESEARCH_TOKEN", "tls": {"caFile": str(ca.cert)}}})
+        parent = serve(provider, config, RESEARCH_TOKEN=token)
+
+        chunks = stream(parent.target, "lead", "Go.", **MEMORY)
+
+        result = next(c["toolResult"] for c in chunks if "toolResult" in c)
+        assert not result.get("isError") and result["result"]["text"] == "Deep fact.", result
+        child_run = next(c["toolOutput"]["output"]["runId"] for c in chunks if "toolOutput" in c)
+        creds = grpc.ssl_channel_credentials(ca.cert.read_bytes())
+        with grpc.secure_channel(remote.target, creds) as channel:
+            listed = thread_service_pb2_grpc.ThreadServiceStub(channel).ListRuns(
+                thread_service_pb2.ListRunsRequest(resource_id="u1-research", thread_id=f"t1-{child_run}"),
+                metadata=[("authorization", f"Bearer {token}")])
+        assert [r.status for r in listed.runs] == [thread_service_pb2.RUN_STATUS_FINISHED]
+    finally:
+        remote.close()

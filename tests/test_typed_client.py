@@ -32,7 +32,7 @@ from treadle_client.typed import (
     ReasoningDeltaChunk, ReasoningEndChunk, ReasoningStartChunk, ResponseMetadataChunk, SourceChunk,
     StartChunk, StepFinishChunk, StepStartChunk, TextDeltaChunk, TextEndChunk, TextStartChunk,
     ToolCallChunk, ToolCallDeltaChunk, ToolCallInputStreamingEndChunk, ToolCallInputStreamingStartChunk,
-    ToolErrorChunk, ToolResultChunk, TripwireChunk,
+    ToolErrorChunk, ToolOutputChunk, ToolResultChunk, TripwireChunk,
 )
 from treadle_client.typed._gen.google.protobuf import Struct
 
@@ -88,6 +88,8 @@ def describe(payload: ChunkPayload | None) -> str:
             return f"tripwire {processor}: {reason}"
         case DataChunk(name=name):
             return f"data {name}"
+        case ToolOutputChunk(path=path):
+            return f"tool-output {'>'.join(path)}"
         case None:
             return "unknown"
         case _:

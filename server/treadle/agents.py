@@ -134,6 +134,15 @@ class MemorySettings:
 
 
 @dataclass
+class ParentRun:
+    """The run, and its tool call, that delegated a call to a sub-agent."""
+
+    run_id: str
+    tool_call_id: str = ""
+    agent_id: str = ""
+
+
+@dataclass
 class CallOptions:
     """Per-call overrides. ``None`` means "not set": the agent's value applies."""
 
@@ -156,6 +165,8 @@ class CallOptions:
     """Which stored version the call runs: ``published`` (None), ``draft``, or an id or number."""
     prepare_step: Any = None
     """A callable run as the last ``process_input_step`` (the Mastra framework's ``prepareStep``)."""
+    parent: ParentRun | None = None
+    """Set for a sub-agent's run: who delegated it (recorded on the run)."""
 
     def merged_over(self, defaults: CallOptions | None) -> CallOptions:
         """These options with unset fields taken from ``defaults``."""

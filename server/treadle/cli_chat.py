@@ -167,6 +167,8 @@ class ChunkPrinter:
         self.blocked = False
         self.connection_lost = False
         self._at_line_start = True
+        self._speaker: tuple[str, ...] = ()
+        """The sub-agent path whose text is being written (empty: the agent's own)."""
 
     def reset(self) -> None:
         """Before the next turn of a conversation."""
@@ -174,6 +176,12 @@ class ChunkPrinter:
 
     def show(self, chunk: chunk_pb2.Chunk) -> None:
         kind = chunk.WhichOneof("chunk")
+        if kind == "tool_output":  # a sub-agent's chunk: its text and tools, indented under its name
+            self._nested(tuple(chunk.tool_output.path), chunk.tool_output.output)
+            return
+        if self._speaker and kind != "data":
+            self._speaker = ()
+            self.end_line()
         if kind == "text_delta":
             self._write(chunk.text_delta.text)
         elif kind == "reasoning_start":
@@ -207,6 +215,27 @@ class ChunkPrinter:
             print(f"error: {chunk.error.message}", file=self.err, flush=True)
         elif kind == "finish":
             self.end_line()
+
+    def _nested(self, path: tuple[str, ...], inner: chunk_pb2.Chunk) -> None:
+        while inner.WhichOneof("chunk") == "tool_output":
+            inner = inner.tool_output.output
+        who = " › ".join(p.removeprefix("agent-") for p in path)
+        kind = inner.WhichOneof("chunk")
+        if kind == "text_delta":
+            if self._speaker != path:
+                self._speaker = path
+                self.end_line()
+                self._write(self._dim(f"  {who}: "))
+            self._write(inner.text_delta.text)
+        elif kind in ("tool_call", "tool_result", "tool_error", "tripwire"):
+            self._speaker = ()
+            line = {
+                "tool_call": lambda: f"→ tool {inner.tool_call.tool_name}({_json(inner.tool_call.args)})",
+                "tool_result": lambda: f"← {inner.tool_result.tool_name}: {_short(_json(inner.tool_result.result))}",
+                "tool_error": lambda: f"← {inner.tool_error.tool_name}: error: {inner.tool_error.error}",
+                "tripwire": lambda: f"✋ blocked by {inner.tripwire.processor_id or 'a processor'}: {inner.tripwire.reason}",
+            }[kind]()
+            self._line(self._dim(f"  {who}: {line}"))
 
     def end_line(self) -> None:
         if not self._at_line_start:

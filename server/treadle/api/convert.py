@@ -215,6 +215,8 @@ def agent_from_proto(pb: agent_pb2.Agent, *, source: a.AgentSource, path: str = 
         create_time=now,
         update_time=now,
     )
+    if agent.default_options is not None:
+        agent.default_options.parent = None  # only a delegating call says who delegated
     agent.validate()
     validate.check_attachable(agent, path)
     return agent
@@ -455,6 +457,8 @@ def call_options_from_proto(pb: agent_pb2.CallOptions, path: str = "options") ->
         opts.tool_hooks = _hooks_ref(pb.tool_hooks)
     opts.model = pb.model or None
     opts.version = check_selection(pb.version, f"{path}.version") if pb.version else None
+    if pb.HasField("parent"):
+        opts.parent = a.ParentRun(pb.parent.run_id, pb.parent.tool_call_id, pb.parent.agent_id)
     validate.check_call_options(opts, path)
     return opts
 
@@ -492,6 +496,9 @@ def call_options_to_proto(opts: a.CallOptions, out: agent_pb2.CallOptions) -> No
         _hooks_to_proto(opts.tool_hooks, out.tool_hooks)
     out.model = opts.model or ""
     out.version = opts.version or ""
+    if opts.parent is not None:
+        out.parent.run_id, out.parent.tool_call_id = opts.parent.run_id, opts.parent.tool_call_id
+        out.parent.agent_id = opts.parent.agent_id
 
 
 def _memory_from_proto(pb: agent_pb2.MemoryOptions, path: str) -> a.MemoryOptions:

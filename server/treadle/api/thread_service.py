@@ -201,6 +201,8 @@ def run_to_proto(run: RunRecord, out: pb.Run) -> pb.Run:
             su.get("input_tokens", 0), su.get("output_tokens", 0), su.get("total_tokens", 0))
         s.usage.reasoning_tokens = su.get("reasoning_tokens", 0)
         s.usage.cached_input_tokens = su.get("cached_input_tokens", 0)
+    parent = run.detail.get("parent") or {}
+    out.parent_run_id, out.parent_tool_call_id = parent.get("run_id", ""), parent.get("tool_call_id", "")
     for hook in run.detail.get("hooks", ()):
         h = out.hooks.add(step=hook["step"], processor_id=hook["processor_id"], hook=hook["hook"],
                           count=hook["count"])

@@ -65,11 +65,15 @@ class Persister:
         """Stores each tool invocation's transcript projection beside its raw payloads."""
         self.resolved: dict[str, Any] | None = None
         """What the call resolved of a per-request agent (``variants.Resolution.detail``)."""
+        self.parent: dict[str, str] | None = None
+        """A sub-agent's run: who delegated it (``run_id``, ``tool_call_id``, ``agent_id``)."""
 
     def _detail(self) -> dict[str, Any] | None:
         detail = self.stats.detail() if self.stats is not None else None
         if self.resolved is not None:
             detail = {**(detail or {}), "resolved": self.resolved}
+        if self.parent is not None:
+            detail = {**(detail or {}), "parent": self.parent}
         if self.extra:
             detail = {**(detail or {}), **self.extra}
         return detail

@@ -152,6 +152,10 @@ class AgentLoop:
         if resolution is not None:
             persist.resolved.update(matched=[list(m) for m in resolution.matched],
                                     overrides=list(resolution.overrides))
+        parent = plan.options.parent
+        if parent is not None:
+            persist.parent = {"run_id": parent.run_id, "tool_call_id": parent.tool_call_id,
+                              "agent_id": parent.agent_id}
         await persist.open(
             run_id=plan.run_id, agent_id=plan.agent.id, last_messages=plan.agent.memory.last_messages,
             title=memory.thread_title or None, metadata=memory.thread_metadata,

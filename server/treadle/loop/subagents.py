@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..agents import DEFAULT_MAX_STEPS, Agent, CallOptions, MemoryOptions, RunRequest, SubAgentRef
+from ..agents import DEFAULT_MAX_STEPS, Agent, CallOptions, MemoryOptions, ParentRun, RunRequest, SubAgentRef
 from ..core.chunks import Chunk
 from ..core.errors import InvalidArgumentError, NotFoundError, TreadleError
 from ..core.messages import Message, SystemMessage, new_id
@@ -211,7 +211,8 @@ def sub_agent_tool(ref: SubAgentRef, runner: ChildRunner) -> Tool:
         request = RunRequest(
             [Message.user(delegation.prompt)],
             CallOptions(max_steps=delegation.max_steps or None, memory=memory,
-                        request_context=dict(ctx.request_context)),
+                        request_context=dict(ctx.request_context),
+                        parent=ParentRun(ctx.run_id, ctx.tool_call_id, ctx.agent_id)),
             run_id=run_id,
             # appended to the sub-agent's own, as the framework does
             instructions=[SystemMessage(delegation.instructions)] if delegation.instructions else [],

@@ -24,7 +24,7 @@ from ..core.args import (
     StepResult,
 )
 from ..core.args import OnDelegationCompleteArgs, OnDelegationStartArgs
-from ..core.errors import ProcessorError, ProcessorUnavailableError
+from ..core.errors import ProcessorError, ProcessorUnavailableError, TripwireError
 from ..core.messages import Message
 from ..core.processor import wants_tool
 from ..tools import ToolAfterHookContext, ToolContext, ToolHookContext
@@ -111,7 +111,9 @@ async def _execute(
             try:
                 value = await tool.run(call.args, ctx)
             except Exception as e:  # a tool's failure is the model's to handle, not the run's
-                if getattr(e, "fails_run", False):  # a sub-agent whose failure policy ends the run
+                # A delegation hook's abort (or its fail_closed processor that cannot answer) and a
+                # sub-agent whose failure policy says so end the run.
+                if isinstance(e, (TripwireError, ProcessorUnavailableError)) or getattr(e, "fails_run", False):
                     raise
                 error = e
         await call_hook(

@@ -32,7 +32,7 @@ ChunkPayload: TypeAlias = (
     | v1.ToolCallInputStreamingStartChunk | v1.ToolCallDeltaChunk | v1.ToolCallInputStreamingEndChunk
     | v1.ToolCallChunk | v1.ToolResultChunk | v1.ToolErrorChunk | v1.SourceChunk | v1.FileChunk
     | v1.ResponseMetadataChunk | v1.StepFinishChunk | v1.FinishChunk | v1.ErrorChunk | v1.AbortChunk
-    | v1.TripwireChunk | v1.DataChunk
+    | v1.TripwireChunk | v1.DataChunk | v1.ToolOutputChunk
 )  # fmt: skip
 """The payload of a ``Chunk``: one class per branch of its ``chunk`` oneof."""
 
