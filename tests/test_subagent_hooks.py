@@ -276,3 +276,30 @@ async def test_an_abort_in_a_delegation_hook_trips_the_parent(harness_factory: A
 
     assert result.tripwire is not None and result.tripwire.reason == "delegation is not allowed here"
     assert result.tripwire.processor_id == "no-delegations" and len(h.bodies()) == 1
+
+
+async def test_a_sub_agents_tool_payload_rules_hold_inside_the_parents_stream(harness_factory: Any) -> None:
+    # The researcher masks the SSN its tool returns; the lead's client sees the researcher's
+    # tool result inside a tool-output chunk, masked, while the researcher's model got it raw.
+    from tests.test_tool_transforms import RECORD, SSN, lookup_customer
+    from treadle.core.tool_payload import ToolPayloadRule
+    from treadle.loop.payload_view import display_of
+
+    step = routed({
+        "You lead.": [Turn.call("agent-research", {"prompt": "Who is c-42?"}), Turn.say("Done.")],
+        "You research.": [Turn.call("lookup_customer", {"id": "c-42"}), Turn.say("Ada.")],
+    })
+    h: Harness = harness_factory([step] * 4)
+    h.registry.add_agent(h.agent(id="researcher", instructions="You research.", tools=[lookup_customer],
+                                 tool_payload_rules=[ToolPayloadRule("output", tools=("lookup_customer",),
+                                                                     mask=("/ssn",))]))
+    lead = h.agent(id="lead", instructions="You lead.", sub_agents=[SubAgentRef("research", agent_id="researcher")])
+
+    chunks = await h.stream(lead, "Go.")
+
+    nested = [c for c in chunks if c.type == "tool-output" and c.payload.output.type == "tool-result"]
+    [raw] = [c.payload.output for c in nested]
+    assert raw.payload.result == RECORD  # the run itself keeps the raw payload
+    [shown] = [s.payload.output for c in nested if (s := display_of(c)) is not None]
+    assert shown.payload.result == {**RECORD, "ssn": "***"}
+    assert SSN in json.dumps(h.bodies()[2]["messages"][-1])  # the researcher's model saw it raw

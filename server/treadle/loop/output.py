@@ -16,7 +16,7 @@ from ..core.chunks import Chunk, TextEnd, TextStart
 from ..core.message_list import MessageList
 from ..core.messages import DataPart, Message, new_id
 from ..processors.runner import ChainRunner
-from .payload_view import PayloadView
+from .payload_view import PayloadView, carry_nested
 from .pipeline import StreamPipeline
 
 END = object()
@@ -110,6 +110,8 @@ class Output:
 
     async def _deliver(self, chunk: Chunk) -> None:
         chunk.run_id = chunk.run_id or self.run_id
+        if chunk.type == "tool-output":
+            carry_nested(chunk)
         if self.view:
             if chunk.type == "tool-call-delta":
                 self.view.mark_delta(chunk)

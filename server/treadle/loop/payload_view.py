@@ -191,7 +191,10 @@ class PayloadView:
         if t in NESTED:
             inner_of, wrap = NESTED[t]
             inner = inner_of(chunk)
-            shown_inner = await self.display_chunk(inner)
+            own = display_of(inner)  # as the inner run's own rules showed it
+            if own is None:
+                return None
+            shown_inner = await self.display_chunk(own)
             if shown_inner is inner:
                 return chunk
             return None if shown_inner is None else wrap(chunk, shown_inner)
@@ -307,3 +310,25 @@ def _with(chunk: Chunk, **changes: Any) -> Chunk:
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _tool_output_inner(chunk: Chunk) -> Chunk:
+    return chunk.payload.output  # type: ignore[no-any-return]
+
+
+def _tool_output_wrap(chunk: Chunk, inner: Chunk) -> Chunk:
+    return _with(chunk, output=inner)
+
+
+NESTED["tool-output"] = (_tool_output_inner, _tool_output_wrap)
+
+
+def carry_nested(chunk: Chunk) -> None:
+    """A sub-agent's ``tool-output`` chunk shows its inner chunk as the sub-agent's own tool
+    payload rules projected it (the parent's rules, when it has any, then apply on top)."""
+    inner = chunk.payload.output
+    if inner is None:
+        return
+    shown = display_of(inner)
+    if shown is not inner:
+        set_display(chunk, None if shown is None else _tool_output_wrap(chunk, shown))
