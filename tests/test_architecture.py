@@ -25,12 +25,12 @@ LAYERS: dict[str, int] = {
     "loop": 3,
     "signals": 4,
     "config": 5,
-    "api": 6, "testing": 6,
+    "api": 6, "testing": 6, "console": 6,
     "app": 7,
     "cli": 8, "cli_chat": 8, "cli_agents": 8, "cli_threads": 8, "cli_processors": 8, "cli_security": 8,
     "cli_runs": 8, "cli_health": 8, "cli_store": 8,
 }
-EDGE = {"wire", "api", "app", "testing", "cli", "cli_chat", "cli_agents", "cli_threads", "cli_processors",
+EDGE = {"wire", "api", "console", "app", "testing", "cli", "cli_chat", "cli_agents", "cli_threads", "cli_processors",
         "cli_runs", "cli_health", "cli_security"}
 """Only these may touch grpc or the generated code."""
 SHARED = {"v1", "core", "wire"}
