@@ -326,3 +326,27 @@ async def test_page_weight_and_first_paint(console: Server, browser: Any) -> Non
     assert 0 < paint < 1000 and loaded < 1.0
     assert weight < 40_000
     await page.close()
+
+
+def test_the_console_is_on_beside_a_loopback_port_and_off_elsewhere_unless_configured() -> None:
+    def address(listen: str, console: str | None = None) -> str | None:
+        return TreadleApp(Settings(listen=listen, console=console), env={}).console_address(listen)
+
+    assert address("127.0.0.1:50051") == "127.0.0.1:50052"
+    assert address("localhost:7000") == "localhost:7001"
+    assert address("127.0.0.1:0") == "127.0.0.1:0"  # a picked port: the console's is picked too
+    assert address("0.0.0.0:50051") is None
+    assert address("10.1.2.3:50051") is None
+    assert address("0.0.0.0:50051", "0.0.0.0:8080") == "0.0.0.0:8080"
+    assert address("127.0.0.1:50051", "off") is None
+    with pytest.raises(ValueError, match="console address 'nope' must be HOST:PORT"):
+        Settings(console="nope")
+
+
+async def test_a_console_on_an_open_address_needs_auth(tmp_path: Path) -> None:
+    app = TreadleApp(Settings(listen="127.0.0.1:0", console="0.0.0.0:0", example_agent=False, data_dir=tmp_path), env={})
+    try:
+        with pytest.raises(OSError, match="refusing to serve the console on 0.0.0.0:0 without auth"):
+            await app.start()
+    finally:
+        await app.stop(0)
