@@ -36,6 +36,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -48,6 +49,7 @@ from tests.test_remote_processes import PID, Server, processor, words  # noqa: F
 from treadle.agents import ProcessorRef
 from treadle.app import TreadleApp
 from treadle.config import Settings
+from treadle.v1 import signal_pb2, thread_service_pb2_grpc
 
 ARTIFACTS = Path(os.environ.get("TREADLE_ARTIFACTS", ROOT / ".artifacts")) / "console"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -350,3 +352,40 @@ async def test_a_console_on_an_open_address_needs_auth(tmp_path: Path) -> None:
             await app.start()
     finally:
         await app.stop(0)
+
+
+async def test_signals_arrive_in_the_chat_and_the_thread_page_sends_and_follows_runs(console: Server, browser: Any) -> None:
+    s = console
+    s.agent("helper", [Turn.say(words(20), pace=0.1), Turn.say(["noted"]), Turn.say(["woken ", "up"])])
+    base = f"http://127.0.0.1:{s.app.console_port}/"
+    page = await browser.new_page(viewport={"width": 1280, "height": 800})
+    try:
+        # A signal sent into the thread while its run streams shows in the chat as it arrives.
+        await page.goto(base + "#/chat/helper?resource=console&thread=t-signal")
+        await expect(page.locator("#chat-input")).to_be_focused(timeout=WAIT)
+        await page.keyboard.type("start")
+        await page.keyboard.press("Enter")
+        await expect(page.get_by_test_id("answer").first).to_contain_text("w0a", timeout=WAIT)
+        async with grpc.aio.insecure_channel(s.target) as channel:
+            sent = await thread_service_pb2_grpc.ThreadServiceStub(channel).SendSignal(signal_pb2.SendSignalRequest(
+                agent_id="helper", resource_id="console", thread_id="t-signal",
+                signal=signal_pb2.Signal(type="user", contents="the build is green")))
+        assert sent.accepted.action == signal_pb2.SIGNAL_ACTION_DELIVER
+        await expect(page.get_by_test_id("signal")).to_contain_text("↳ signal from user: the build is green", timeout=WAIT)
+        await expect(page.get_by_test_id("finish")).to_contain_text("finished: stop", timeout=WAIT)
+        await expect(page.get_by_test_id("answer").last).to_contain_text("noted")
+        await shot(page, "chat-signal")
+
+        # The thread page: the stored signal, then a message sent from it wakes a run, followed live.
+        await page.get_by_role("link", name="Thread", exact=True).click()
+        await expect(page.locator(".msg.signal")).to_contain_text("the build is green", timeout=WAIT)
+        await expect(page.get_by_test_id("active")).to_have_text("idle", timeout=WAIT)
+        await page.locator("#thread-text").fill("wake up")
+        await page.locator("#thread-text").press("Enter")
+        await expect(page.get_by_role("status")).to_contain_text("sent: ", timeout=WAIT)
+        await expect(page.get_by_test_id("live")).to_contain_text("woken up", timeout=WAIT)
+        await expect(page.get_by_test_id("active")).to_have_text("idle", timeout=WAIT)
+        await expect(page.get_by_test_id("messages")).to_contain_text("woken up", timeout=WAIT)
+        await shot(page, "thread-live")
+    finally:
+        await page.close()
