@@ -389,3 +389,29 @@ async def test_signals_arrive_in_the_chat_and_the_thread_page_sends_and_follows_
         await shot(page, "thread-live")
     finally:
         await page.close()
+
+
+async def test_the_pages_are_reached_with_the_keyboard(console: Server, browser: Any) -> None:
+    console.agent("helper", [])
+    base = f"http://127.0.0.1:{console.app.console_port}/"
+    page = await browser.new_page(viewport={"width": 1280, "height": 800})
+    await page.goto(base)
+    await expect(page.get_by_role("link", name="helper", exact=True)).to_be_visible(timeout=WAIT)
+    await page.keyboard.press("Tab")
+    await expect(page.get_by_role("link", name="Skip to content")).to_be_focused()
+    for _ in range(5):  # Agents, Chat, Threads, Runs, Processors & tools
+        await page.keyboard.press("Tab")
+    await expect(page.get_by_role("link", name="Processors & tools")).to_be_focused()
+    await page.keyboard.press("Enter")
+    await expect(page.get_by_role("heading", name="Processor replicas")).to_be_visible(timeout=WAIT)
+    await page.keyboard.press("Shift+Tab")
+    await page.keyboard.press("Shift+Tab")
+    await page.keyboard.press("Shift+Tab")
+    await page.keyboard.press("Shift+Tab")
+    await expect(page.get_by_role("link", name="Agents")).to_be_focused()
+    await page.keyboard.press("Enter")
+    await expect(page.get_by_role("link", name="helper", exact=True)).to_be_visible(timeout=WAIT)
+    await page.get_by_role("link", name="helper", exact=True).focus()
+    await page.keyboard.press("Enter")
+    await expect(page.get_by_test_id("yaml")).to_contain_text("id: helper", timeout=WAIT)
+    await page.close()
