@@ -289,6 +289,16 @@ async def test_the_gateway_answers_bad_calls_with_a_connect_error_and_changes_no
     assert status == 400 and body["code"] == "invalid_argument" and "CreateAgentRequest" in body["message"]
     status, body = await post("/treadle.v1.AgentService/CreateAgent", b'{"agent": {"id": "x", "model": "nope/model"}}')
     assert status == 400 and body["code"] == "invalid_argument"
+    # What a form on another site can send (no CORS preflight) is refused, and so is a Host name
+    # other than the console's own (a page of another site resolving to this address).
+    status, body = await post("/treadle.v1.AgentService/CreateAgent", b'{"agent": {"id": "x", "model": "openai/m"}}',
+                              "text/plain")
+    assert status == 415 and body["code"] == "unimplemented"
+    request = urllib.request.Request(base + "/treadle.v1.AgentService/ListAgents", data=b"{}", method="POST",
+                                     headers={"Content-Type": "application/json", "Host": "evil.example:80"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        await loop.run_in_executor(None, lambda: urllib.request.urlopen(request, timeout=30))
+    assert refused.value.code == 403
     status, body = await post("/treadle.v1.AgentService/ListAgents", b"{}")
     assert status == 200 and body == {}  # nothing was created
     status, body = await post("/treadle.v1.ConsoleService/ListSpans", b"{}")
