@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import signal
 import struct
@@ -397,6 +398,14 @@ async def test_signals_arrive_in_the_chat_and_the_thread_page_sends_and_follows_
         await expect(page.get_by_test_id("active")).to_have_text("idle", timeout=WAIT)
         await expect(page.get_by_test_id("messages")).to_contain_text("woken up", timeout=WAIT)
         await shot(page, "thread-live")
+
+        # The lists: a resource's threads, a thread's runs.
+        await page.goto(base + "#/threads?resource=console")
+        await expect(page.get_by_role("link", name="t-signal")).to_be_visible(timeout=WAIT)
+        await shot(page, "threads")
+        await page.goto(base + "#/runs?resource=console&thread=t-signal")
+        await expect(page.get_by_role("link", name=re.compile("^run_"))).to_have_count(2, timeout=WAIT)
+        await shot(page, "runs")
     finally:
         await page.close()
 
