@@ -434,3 +434,30 @@ async def test_the_pages_are_reached_with_the_keyboard(console: Server, browser:
     await page.keyboard.press("Enter")
     await expect(page.get_by_test_id("yaml")).to_contain_text("id: helper", timeout=WAIT)
     await page.close()
+
+
+async def test_unknown_chunk_kinds_show_generically_with_their_nested_chunks(console: Server, browser: Any) -> None:
+    """A chunk kind the page does not know (here a sub-agent's ``toolOutput``, whose ``output`` is
+    a chunk) shows by name, and the chunks it carries render nested, text streaming as usual."""
+    console.agent("helper", [])
+    page = await browser.new_page(viewport={"width": 1280, "height": 800})
+    await page.goto(f"http://127.0.0.1:{console.app.console_port}/")
+    await expect(page.get_by_role("link", name="helper", exact=True)).to_be_visible(timeout=WAIT)
+    shown = await page.evaluate("""async () => {
+      const { ChunkView } = await import('/app.js');
+      const box = document.createElement('div');
+      document.querySelector('main').append(box);
+      const view = new ChunkView(box);
+      const out = (chunk) => ({ runId: 'r1', toolOutput: { toolCallId: 'c1', toolName: 'researcher', output: chunk } });
+      view.add({ runId: 'r1', toolCall: { toolCallId: 'c1', toolName: 'researcher', args: { q: 'x' } } });
+      view.add(out({ runId: 'r2', textDelta: { text: 'found ' } }));
+      view.add(out({ runId: 'r2', textDelta: { text: 'it' } }));
+      view.add(out({ runId: 'r2', data: { name: 'data-progress', data: { n: 1 } } }));
+      view.add({ runId: 'r1', somethingNew: { detail: 42 } });
+      return { nested: box.querySelector('[data-testid="nested"]').innerText,
+               generic: box.querySelector('[data-kind="somethingNew"]').innerText };
+    }""")
+    assert "toolOutput researcher" in shown["nested"]
+    assert "found it" in shown["nested"] and '◆ data-progress {"n":1}' in shown["nested"]
+    assert "somethingNew" in shown["generic"]
+    await page.close()
