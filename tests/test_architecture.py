@@ -30,7 +30,7 @@ LAYERS: dict[str, int] = {
     "cli": 8, "cli_chat": 8, "cli_agents": 8, "cli_threads": 8, "cli_processors": 8, "cli_security": 8,
     "cli_runs": 8, "cli_health": 8, "cli_store": 8, "cli_voice": 8,
 }
-EDGE = {"wire", "api", "app", "testing", "cli", "cli_chat", "cli_agents", "cli_threads", "cli_processors",
+EDGE = {"wire", "api", "console", "app", "testing", "cli", "cli_chat", "cli_agents", "cli_threads", "cli_processors",
         "cli_runs", "cli_health", "cli_security", "cli_voice"}
 """Only these may touch grpc or the generated code."""
 SHARED = {"v1", "core", "wire"}

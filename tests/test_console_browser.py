@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import signal
 import struct
@@ -36,6 +37,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -48,6 +50,7 @@ from tests.test_remote_processes import PID, Server, processor, words  # noqa: F
 from treadle.agents import ProcessorRef
 from treadle.app import TreadleApp
 from treadle.config import Settings
+from treadle.v1 import signal_pb2, thread_service_pb2_grpc
 
 ARTIFACTS = Path(os.environ.get("TREADLE_ARTIFACTS", ROOT / ".artifacts")) / "console"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -287,6 +290,16 @@ async def test_the_gateway_answers_bad_calls_with_a_connect_error_and_changes_no
     assert status == 400 and body["code"] == "invalid_argument" and "CreateAgentRequest" in body["message"]
     status, body = await post("/treadle.v1.AgentService/CreateAgent", b'{"agent": {"id": "x", "model": "nope/model"}}')
     assert status == 400 and body["code"] == "invalid_argument"
+    # What a form on another site can send (no CORS preflight) is refused, and so is a Host name
+    # other than the console's own (a page of another site resolving to this address).
+    status, body = await post("/treadle.v1.AgentService/CreateAgent", b'{"agent": {"id": "x", "model": "openai/m"}}',
+                              "text/plain")
+    assert status == 415 and body["code"] == "unimplemented"
+    request = urllib.request.Request(base + "/treadle.v1.AgentService/ListAgents", data=b"{}", method="POST",
+                                     headers={"Content-Type": "application/json", "Host": "evil.example:80"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        await loop.run_in_executor(None, lambda: urllib.request.urlopen(request, timeout=30))
+    assert refused.value.code == 403
     status, body = await post("/treadle.v1.AgentService/ListAgents", b"{}")
     assert status == 200 and body == {}  # nothing was created
     status, body = await post("/treadle.v1.ConsoleService/ListSpans", b"{}")
@@ -325,4 +338,126 @@ async def test_page_weight_and_first_paint(console: Server, browser: Any) -> Non
           f"{paint:.0f} ms, agents listed after {loaded * 1000:.0f} ms", file=sys.stderr)
     assert 0 < paint < 1000 and loaded < 1.0
     assert weight < 40_000
+    await page.close()
+
+
+def test_the_console_is_on_beside_a_loopback_port_and_off_elsewhere_unless_configured() -> None:
+    def address(listen: str, console: str | None = None) -> str | None:
+        return TreadleApp(Settings(listen=listen, console=console), env={}).console_address(listen)
+
+    assert address("127.0.0.1:50051") == "127.0.0.1:50052"
+    assert address("localhost:7000") == "localhost:7001"
+    assert address("127.0.0.1:0") == "127.0.0.1:0"  # a picked port: the console's is picked too
+    assert address("0.0.0.0:50051") is None
+    assert address("10.1.2.3:50051") is None
+    assert address("0.0.0.0:50051", "0.0.0.0:8080") == "0.0.0.0:8080"
+    assert address("127.0.0.1:50051", "off") is None
+    with pytest.raises(ValueError, match="console address 'nope' must be HOST:PORT"):
+        Settings(console="nope")
+
+
+async def test_a_console_on_an_open_address_needs_auth(tmp_path: Path) -> None:
+    app = TreadleApp(Settings(listen="127.0.0.1:0", console="0.0.0.0:0", example_agent=False, data_dir=tmp_path), env={})
+    try:
+        with pytest.raises(OSError, match="refusing to serve the console on 0.0.0.0:0 without auth"):
+            await app.start()
+    finally:
+        await app.stop(0)
+
+
+async def test_signals_arrive_in_the_chat_and_the_thread_page_sends_and_follows_runs(console: Server, browser: Any) -> None:
+    s = console
+    s.agent("helper", [Turn.say(words(20), pace=0.1), Turn.say(["noted"]), Turn.say(["woken ", "up"])])
+    base = f"http://127.0.0.1:{s.app.console_port}/"
+    page = await browser.new_page(viewport={"width": 1280, "height": 800})
+    try:
+        # A signal sent into the thread while its run streams shows in the chat as it arrives.
+        await page.goto(base + "#/chat/helper?resource=console&thread=t-signal")
+        await expect(page.locator("#chat-input")).to_be_focused(timeout=WAIT)
+        await page.keyboard.type("start")
+        await page.keyboard.press("Enter")
+        await expect(page.get_by_test_id("answer").first).to_contain_text("w0a", timeout=WAIT)
+        async with grpc.aio.insecure_channel(s.target) as channel:
+            sent = await thread_service_pb2_grpc.ThreadServiceStub(channel).SendSignal(signal_pb2.SendSignalRequest(
+                agent_id="helper", resource_id="console", thread_id="t-signal",
+                signal=signal_pb2.Signal(type="user", contents="the build is green")))
+        assert sent.accepted.action == signal_pb2.SIGNAL_ACTION_DELIVER
+        await expect(page.get_by_test_id("signal")).to_contain_text("↳ signal from user: the build is green", timeout=WAIT)
+        await expect(page.get_by_test_id("finish")).to_contain_text("finished: stop", timeout=WAIT)
+        await expect(page.get_by_test_id("answer").last).to_contain_text("noted")
+        await shot(page, "chat-signal")
+
+        # The thread page: the stored signal, then a message sent from it wakes a run, followed live.
+        await page.get_by_role("link", name="Thread", exact=True).click()
+        await expect(page.locator(".msg.signal")).to_contain_text("the build is green", timeout=WAIT)
+        await expect(page.get_by_test_id("active")).to_have_text("idle", timeout=WAIT)
+        await page.locator("#thread-text").fill("wake up")
+        await page.locator("#thread-text").press("Enter")
+        await expect(page.get_by_role("status")).to_contain_text("sent: ", timeout=WAIT)
+        await expect(page.get_by_test_id("live")).to_contain_text("woken up", timeout=WAIT)
+        await expect(page.get_by_test_id("active")).to_have_text("idle", timeout=WAIT)
+        await expect(page.get_by_test_id("messages")).to_contain_text("woken up", timeout=WAIT)
+        await shot(page, "thread-live")
+
+        # The lists: a resource's threads, a thread's runs.
+        await page.goto(base + "#/threads?resource=console")
+        await expect(page.get_by_role("link", name="t-signal")).to_be_visible(timeout=WAIT)
+        await shot(page, "threads")
+        await page.goto(base + "#/runs?resource=console&thread=t-signal")
+        await expect(page.get_by_role("link", name=re.compile("^run_"))).to_have_count(2, timeout=WAIT)
+        await shot(page, "runs")
+    finally:
+        await page.close()
+
+
+async def test_the_pages_are_reached_with_the_keyboard(console: Server, browser: Any) -> None:
+    console.agent("helper", [])
+    base = f"http://127.0.0.1:{console.app.console_port}/"
+    page = await browser.new_page(viewport={"width": 1280, "height": 800})
+    await page.goto(base)
+    await expect(page.get_by_role("link", name="helper", exact=True)).to_be_visible(timeout=WAIT)
+    await page.keyboard.press("Tab")
+    await expect(page.get_by_role("link", name="Skip to content")).to_be_focused()
+    for _ in range(5):  # Agents, Chat, Threads, Runs, Processors & tools
+        await page.keyboard.press("Tab")
+    await expect(page.get_by_role("link", name="Processors & tools")).to_be_focused()
+    await page.keyboard.press("Enter")
+    await expect(page.get_by_role("heading", name="Processor replicas")).to_be_visible(timeout=WAIT)
+    await page.keyboard.press("Shift+Tab")
+    await page.keyboard.press("Shift+Tab")
+    await page.keyboard.press("Shift+Tab")
+    await page.keyboard.press("Shift+Tab")
+    await expect(page.get_by_role("link", name="Agents")).to_be_focused()
+    await page.keyboard.press("Enter")
+    await expect(page.get_by_role("link", name="helper", exact=True)).to_be_visible(timeout=WAIT)
+    await page.get_by_role("link", name="helper", exact=True).focus()
+    await page.keyboard.press("Enter")
+    await expect(page.get_by_test_id("yaml")).to_contain_text("id: helper", timeout=WAIT)
+    await page.close()
+
+
+async def test_unknown_chunk_kinds_show_generically_with_their_nested_chunks(console: Server, browser: Any) -> None:
+    """A chunk kind the page does not know (here a sub-agent's ``toolOutput``, whose ``output`` is
+    a chunk) shows by name, and the chunks it carries render nested, text streaming as usual."""
+    console.agent("helper", [])
+    page = await browser.new_page(viewport={"width": 1280, "height": 800})
+    await page.goto(f"http://127.0.0.1:{console.app.console_port}/")
+    await expect(page.get_by_role("link", name="helper", exact=True)).to_be_visible(timeout=WAIT)
+    shown = await page.evaluate("""async () => {
+      const { ChunkView } = await import('/app.js');
+      const box = document.createElement('div');
+      document.querySelector('main').append(box);
+      const view = new ChunkView(box);
+      const out = (chunk) => ({ runId: 'r1', toolOutput: { toolCallId: 'c1', toolName: 'researcher', output: chunk } });
+      view.add({ runId: 'r1', toolCall: { toolCallId: 'c1', toolName: 'researcher', args: { q: 'x' } } });
+      view.add(out({ runId: 'r2', textDelta: { text: 'found ' } }));
+      view.add(out({ runId: 'r2', textDelta: { text: 'it' } }));
+      view.add(out({ runId: 'r2', data: { name: 'data-progress', data: { n: 1 } } }));
+      view.add({ runId: 'r1', somethingNew: { detail: 42 } });
+      return { nested: box.querySelector('[data-testid="nested"]').innerText,
+               generic: box.querySelector('[data-kind="somethingNew"]').innerText };
+    }""")
+    assert "toolOutput researcher" in shown["nested"]
+    assert "found it" in shown["nested"] and '◆ data-progress {"n":1}' in shown["nested"]
+    assert "somethingNew" in shown["generic"]
     await page.close()

@@ -339,7 +339,8 @@ class TreadleApp:
         if host in ("", "0.0.0.0", "::"):
             host = "127.0.0.1"
         target = f"[{host}]:{self.port}" if ":" in host else f"{host}:{self.port}"
-        gateway = ConsoleGateway(target, max_message_bytes=self.settings.max_message_bytes)
+        gateway = ConsoleGateway(target, max_message_bytes=self.settings.max_message_bytes,
+                                 hosts=(address.rpartition(":")[0].strip("[]"),))
         try:
             self.console_port = await gateway.start(address)
         except OSError as e:

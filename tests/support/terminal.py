@@ -125,9 +125,9 @@ class Terminal:
         # A store of its own: servers started from the repository would otherwise share
         # ./.treadle, and an agent one test creates would show up in the next one's server.
         self._data = data = tempfile.mkdtemp(prefix="treadle-data-")
-        # The web console on a free port of its own too (by default it takes the next port).
-        self.console = f"127.0.0.1:{free_port()}"
-        self.env = clean_env(TREADLE_LISTEN=self.target, TREADLE_TARGET=self.target, TREADLE_CONSOLE=self.console,
+        # The web console on a port the system picks (by default it takes the next port, which
+        # another test's server may hold; two replicas of one test would also share it).
+        self.env = clean_env(TREADLE_LISTEN=self.target, TREADLE_TARGET=self.target, TREADLE_CONSOLE="127.0.0.1:0",
                              **({"TREADLE_DATA_DIR": data} | env))
         self._started: list[Process] = []
 

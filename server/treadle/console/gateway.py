@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gzip
+import ipaddress
 import json
 import logging
 import struct
@@ -48,16 +49,20 @@ def _code(status: grpc.StatusCode) -> str:
 
 
 class _HttpError(Exception):
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.status = status
 
 
 class ConsoleGateway:
-    def __init__(self, target: str, *, max_message_bytes: int = 16 << 20) -> None:
+    def __init__(self, target: str, *, max_message_bytes: int = 16 << 20, hosts: tuple[str, ...] = ()) -> None:
         self.target = target
         self.max_message_bytes = max_message_bytes
+        self.hosts = {h.lower() for h in hosts} | {"localhost"}
+        """Names the ``Host`` header may carry besides IP addresses (DNS rebinding: a page of
+        another site whose name resolves to this address must not reach the API)."""
         for name in _PROTOS:  # registers every treadle.v1 service in the default pool
             import_module(f"treadle.v1.{name}_pb2")
         self._pool = descriptor_pool.Default()
@@ -136,12 +141,24 @@ class ConsoleGateway:
             return False
         body = await reader.readexactly(length) if length else b""
         path = path.split("?", 1)[0]
+        if not self._host_ok(headers.get("host", "")):
+            await self._plain(writer, 403, "text/plain", b"unknown Host: open the console by its address")
+            return False
         if method == "GET" or method == "HEAD":
             return await self._static(writer, path, headers, method == "HEAD")
         if method != "POST":
             await self._plain(writer, 405, "text/plain", b"method not allowed")
             return True
         return await self._call(reader, writer, path, headers, body)
+
+    def _host_ok(self, host: str) -> bool:
+        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+        name = name.strip("[]").lower()
+        try:
+            ipaddress.ip_address(name)
+            return True
+        except ValueError:
+            return name in self.hosts
 
     async def _plain(self, writer: asyncio.StreamWriter, status: int, content_type: str, body: bytes,
                      extra: dict[str, str] | None = None, head_only: bool = False) -> None:
@@ -166,9 +183,10 @@ class ConsoleGateway:
         await self._plain(writer, 200, content_type, body, extra, head)
         return True
 
-    async def _send_error(self, writer: asyncio.StreamWriter, code: str, message: str) -> None:
+    async def _send_error(self, writer: asyncio.StreamWriter, code: str, message: str,
+                          status: int | None = None) -> None:
         body = json.dumps({"code": code, "message": message}).encode()
-        await self._plain(writer, _HTTP.get(code, 500), "application/json", body)
+        await self._plain(writer, status or _HTTP.get(code, 500), "application/json", body)
 
     # --- Connect ------------------------------------------------------------------------------
 
@@ -186,8 +204,14 @@ class ConsoleGateway:
 
     async def _call(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, path: str,
                     headers: dict[str, str], body: bytes) -> bool:
-        streaming_request = headers.get("content-type", "").startswith("application/connect+json")
+        content_type = headers.get("content-type", "").split(";")[0].strip().lower()
+        streaming_request = content_type == "application/connect+json"
         try:
+            if content_type not in ("application/json", "application/connect+json"):
+                # Only these: a browser sends them cross-site only after a CORS preflight, which
+                # this server never grants (a form on another site cannot call the API).
+                raise _HttpError("unimplemented", "send application/json (or application/connect+json for "
+                                                  "server-streaming methods)", 415)
             method = self._method(path)
             if method.server_streaming != streaming_request:
                 raise _HttpError("invalid_argument", "server-streaming methods take application/connect+json, "
@@ -204,7 +228,7 @@ class ConsoleGateway:
             except (json_format.ParseError, UnicodeDecodeError) as e:
                 raise _HttpError("invalid_argument", f"request is not a valid {method.input_type.full_name}: {e}") from None
         except _HttpError as e:
-            await self._send_error(writer, e.code, e.message)
+            await self._send_error(writer, e.code, e.message, e.status)
             return True
         metadata = [("authorization", headers["authorization"])] if headers.get("authorization") else []
         rpc = f"/{method.containing_service.full_name}/{method.name}"

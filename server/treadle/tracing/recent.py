@@ -3,7 +3,9 @@
 A span processor added beside any exporter: OTLP export is unchanged. Spans are grouped by trace;
 a run's spans are its ``invoke_agent`` span (the one carrying ``treadle.run.id``) and everything
 under it. The oldest traces are forgotten first once ``max_traces`` are kept, and a trace keeps
-at most ``max_spans`` spans (a run with thousands of tool calls shows its first ones).
+at most ``max_spans`` spans (a run with thousands of tool calls shows its first ones); and all
+of them together at most ``max_total`` spans (the oldest traces go first), which bounds the memory
+they take whatever the runs look like.
 """
 
 from __future__ import annotations
@@ -19,12 +21,16 @@ from .spans import ATTR
 
 DEFAULT_MAX_TRACES = 200
 DEFAULT_MAX_SPANS = 2000
+DEFAULT_MAX_TOTAL = 20000
 
 
 class RecentSpans(SpanProcessor):
-    def __init__(self, max_traces: int = DEFAULT_MAX_TRACES, max_spans: int = DEFAULT_MAX_SPANS) -> None:
+    def __init__(self, max_traces: int = DEFAULT_MAX_TRACES, max_spans: int = DEFAULT_MAX_SPANS,
+                 max_total: int = DEFAULT_MAX_TOTAL) -> None:
         self.max_traces = max_traces
         self.max_spans = max_spans
+        self.max_total = max_total
+        self._total = 0
         self._traces: OrderedDict[int, list[ReadableSpan]] = OrderedDict()
         self._runs: OrderedDict[str, tuple[int, int]] = OrderedDict()
         """run id -> (trace id, span id of its invoke_agent span)."""
@@ -48,12 +54,14 @@ class RecentSpans(SpanProcessor):
             spans = self._traces.get(ctx.trace_id)
             if spans is None:
                 spans = self._traces[ctx.trace_id] = []
-                while len(self._traces) > self.max_traces:
-                    self._traces.popitem(last=False)
             else:
                 self._traces.move_to_end(ctx.trace_id)
             if len(spans) < self.max_spans:
                 spans.append(span)
+                self._total += 1
+            while len(self._traces) > 1 and (len(self._traces) > self.max_traces or self._total > self.max_total):
+                _, dropped = self._traces.popitem(last=False)
+                self._total -= len(dropped)
 
     def run_spans(self, run_id: str) -> list[ReadableSpan]:
         """The ended spans of ``run_id``'s tree, in start order (empty when forgotten)."""

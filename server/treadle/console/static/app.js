@@ -127,7 +127,7 @@ function chunkCase(chunk) {
   return Object.keys(chunk).find((k) => !["runId", "from", "metadata"].includes(k));
 }
 
-class ChunkView {
+export class ChunkView {
   constructor(container) { this.box = container; this.text = null; this.nested = new Map(); this.runId = ""; }
   line(cls, text) { this.text = null; const el = h("div", { class: `event ${cls}` }, text); this.box.append(el); return el; }
   add(chunk) {
@@ -174,8 +174,9 @@ class ChunkView {
     this.text = null;
     const inner = [];
     const payload = { ...c };
-    for (const key of ["chunk", "chunks"]) {
-      if (payload[key]) { inner.push(...[].concat(payload[key])); delete payload[key]; }
+    for (const key of ["output", "chunk", "chunks"]) {
+      const found = [].concat(payload[key] ?? []).filter((x) => x && typeof x === "object" && chunkCase(x));
+      if (found.length) { inner.push(...found); delete payload[key]; }
     }
     const label = [kind, c.toolName || c.agentId || c.name].filter(Boolean).join(" ");
     const el = h("details", { class: "event generic", "data-kind": kind }, h("summary", {}, `◇ ${label}`), h("pre", {}, JSON.stringify(payload, null, 2)));
@@ -186,7 +187,7 @@ class ChunkView {
         view = new ChunkView(h("div", { class: "nested", "data-testid": "nested" }, h("div", { class: "muted" }, `◇ ${label}`)));
         this.nested.set(key, view); this.box.append(view.box);
       }
-      for (const x of inner) if (x && typeof x === "object") view.add(x);
+      for (const x of inner) view.add(x);
       return;
     }
     this.box.append(el);
