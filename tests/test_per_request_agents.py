@@ -17,6 +17,7 @@ import pytest
 
 from tests.harness import Harness, harness_factory  # noqa: F401
 from tests.support import OpenAIServer, Turn
+from tests.java_build import java_build  # noqa: F401
 from tests.support.go import go_build  # noqa: F401
 from tests.test_cli import READY_TIMEOUT, ServeProcess, clean_env
 from tests.test_memory_serve import curl, ok
@@ -27,6 +28,8 @@ from treadle.core.messages import Message, SystemMessage
 from treadle.loop.resolve import resolve_for_call
 from treadle.registry import Registry
 from treadle.variants import Rule, Variant, matches
+
+TS_CLIENT = Path(__file__).resolve().parents[1] / "clients" / "typescript"
 
 TIERED = """\
 agents:
@@ -187,7 +190,7 @@ def test_the_request_context_is_validated_before_variants_resolve(served: Any, o
     assert server.requests == []
 
 
-# --- a remote resolver (Go) ------------------------------------------------------------------------
+# --- a remote resolver (Go, Java) ------------------------------------------------------------------------
 
 RESOLVED = """\
 agents:
@@ -203,15 +206,29 @@ agents:
 
 
 @pytest.fixture
-async def go_resolver(go_build: Any) -> AsyncIterator[Any]:  # noqa: F811
+async def resolver_process(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
+    """``await resolver_process("go" | "typescript" | "java", target)``: that SDK's tenant-router
+    (same behaviour in each) attached to ``target``."""
     started: list[asyncio.subprocess.Process] = []
 
-    async def start(target: str) -> None:
-        proc = await asyncio.create_subprocess_exec(str(go_build("tierresolver")), target,
-                                                    stdout=asyncio.subprocess.PIPE)
+    async def start(language: str, target: str) -> None:
+        cwd = None
+        if language == "go":
+            command = [str(request.getfixturevalue("go_build")("tierresolver")), target]
+        elif language == "typescript":
+            cwd = TS_CLIENT
+            command = [str(TS_CLIENT / "node_modules" / ".bin" / "tsx"),
+                       str(TS_CLIENT.parents[1] / "tests" / "remote" / "ts" / "tenant_router.ts"), target]
+        else:
+            from tests.java_build import java_command
+
+            request.getfixturevalue("java_build")
+            command = java_command("dev.treadle.interop.TenantRouter", target)
+        proc = await asyncio.create_subprocess_exec(*command, stdout=asyncio.subprocess.PIPE,
+                                                    stderr=asyncio.subprocess.DEVNULL, cwd=cwd)
         started.append(proc)
         assert proc.stdout is not None
-        line = await asyncio.wait_for(proc.stdout.readline(), 60)
+        line = await asyncio.wait_for(proc.stdout.readline(), 120)
         assert line.decode().strip() == "ready"
 
     yield start
@@ -220,12 +237,13 @@ async def go_resolver(go_build: Any) -> AsyncIterator[Any]:  # noqa: F811
         await proc.wait()
 
 
-async def test_a_go_resolver_overrides_model_and_instructions_once_per_call(
-    served: Any, openai_server: Any, go_resolver: Any,
+@pytest.mark.parametrize("language", ["go", "typescript", "java"])
+async def test_a_remote_resolver_overrides_model_and_instructions_once_per_call(
+    served: Any, openai_server: Any, resolver_process: Any, language: str,
 ) -> None:
     server: OpenAIServer = openai_server([Turn.say("for acme"), Turn.say("for others"), Turn.say("open")])
     proc = served(RESOLVED, server, TREADLE_PROCESSOR_ATTACH_WAIT="30")
-    await go_resolver(proc.target)
+    await resolver_process(language, proc.target)
     await asyncio.to_thread(stream, proc.target, "routed", {"tenant": "acme"}, "t-acme")
     await asyncio.to_thread(stream, proc.target, "routed", {"tenant": "globex"}, "t-globex")
     acme, globex = server.requests[:2]

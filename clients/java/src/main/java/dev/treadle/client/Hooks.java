@@ -20,6 +20,7 @@ final class Hooks {
       new Spec(Hook.HOOK_PROCESS_OUTPUT_STEP, "processOutputStep", ProcessOutputStepArgs.class),
       new Spec(Hook.HOOK_PROCESS_TOOL_RESULT, "processToolResult", ProcessToolResultArgs.class),
       new Spec(Hook.HOOK_PROCESS_OUTPUT_RESULT, "processOutputResult", ProcessOutputResultArgs.class),
+      new Spec(Hook.HOOK_RESOLVE_AGENT, "resolveAgent", ResolveAgentArgs.class),
       new Spec(Hook.HOOK_ON_VIOLATION, "onViolation", ProcessorViolation.class));
 
   /** The hooks {@code processor}'s class overrides. */
