@@ -17,6 +17,7 @@ import pytest
 
 from tests.harness import Harness, harness_factory  # noqa: F401
 from tests.support import OpenAIServer, Turn
+from tests.support.databases import Database
 from tests.java_build import java_build  # noqa: F401
 from tests.support.go import go_build  # noqa: F401
 from tests.test_cli import READY_TIMEOUT, ServeProcess, clean_env
@@ -46,10 +47,10 @@ agents:
 def served(tmp_path: Path) -> Iterator[Any]:
     procs: list[ServeProcess] = []
 
-    def start(config: str, server: OpenAIServer, **env: str) -> ServeProcess:
+    def start(config: str, server: OpenAIServer, *args: str, **env: str) -> ServeProcess:
         path = tmp_path / "agents.yaml"
         path.write_text(config)
-        proc = ServeProcess("--config", str(path), env=clean_env(
+        proc = ServeProcess("--config", str(path), *args, env=clean_env(
             OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-test", **env))
         procs.append(proc)
         proc.wait_ready()
@@ -73,10 +74,10 @@ def runs(target: str, thread: str) -> list[dict[str, Any]]:
 
 
 def test_model_variants_pick_the_model_the_provider_sees_and_list_runs_shows_it(
-    served: Any, openai_server: Any,
+    served: Any, openai_server: Any, database: Database,
 ) -> None:
     server: OpenAIServer = openai_server([Turn.say("pro answer"), Turn.say("free answer"), Turn.say("anon")])
-    proc = served(TIERED, server)
+    proc = served(TIERED, server, *database.serve_args)
     stream(proc.target, "tiered", {"tier": "pro"}, "t-pro")
     stream(proc.target, "tiered", {"tier": "free"}, "t-free")
     stream(proc.target, "tiered", {}, "t-none")
