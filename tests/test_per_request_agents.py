@@ -90,6 +90,15 @@ def test_model_variants_pick_the_model_the_provider_sees_and_list_runs_shows_it(
     assert free["resolvedModel"] == "openai/gpt-4o-mini"
     assert free["matchedVariants"] == [{"field": "model", "index": 1}]
 
+    import subprocess
+
+    from tests.test_cli import TREADLE
+
+    shown = subprocess.run([*TREADLE, "runs", "show", "u1", "t-free", free["id"], "--target", proc.target],
+                           capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[2] == "  model:    openai/gpt-4o-mini (variants model[1])"
+
     [agents] = ok(proc.target, "AgentService/GetAgent", {"id": "tiered"})
     variants = agents["agent"]["modelVariants"]
     assert [v["value"] for v in variants] == ["openai/gpt-4o", "openai/gpt-4o-mini"]

@@ -75,6 +75,10 @@ def show_run(run: thread_service_pb2.Run, mine: list[message_pb2.Message], out: 
     """The run's record, then ``mine`` (the messages it wrote), its assistant message by step."""
     print(f"run {run.id}", file=out)
     print(f"  agent:    {run.agent_id}", file=out)
+    if run.matched_variants or run.resolver_overrides:  # a per-request agent: what this call resolved
+        how = [f"variants {', '.join(f'{v.field}[{v.index}]' for v in run.matched_variants)}"] if run.matched_variants else []
+        how += [f"resolver set {', '.join(run.resolver_overrides)}"] if run.resolver_overrides else []
+        print(f"  model:    {run.resolved_model} ({'; '.join(how)})", file=out)
     print(f"  thread:   {run.thread_id} (resource {run.resource_id})", file=out)
     why = finish_reason_name(run)
     print(f"  status:   {STATUS.get(run.status, '?')}{f' ({why})' if why else ''}", file=out)
