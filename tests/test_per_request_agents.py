@@ -8,7 +8,10 @@ fake, so the model each call resolved is the one the provider saw."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import signal
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -234,8 +237,10 @@ async def resolver_process(request: pytest.FixtureRequest) -> AsyncIterator[Any]
 
             request.getfixturevalue("java_build")
             command = java_command("dev.treadle.interop.TenantRouter", target)
+        # A session of its own: tsx runs node as a child, and both are stopped together.
         proc = await asyncio.create_subprocess_exec(*command, stdout=asyncio.subprocess.PIPE,
-                                                    stderr=asyncio.subprocess.DEVNULL, cwd=cwd)
+                                                    stderr=asyncio.subprocess.DEVNULL, cwd=cwd,
+                                                    start_new_session=True)
         started.append(proc)
         assert proc.stdout is not None
         line = await asyncio.wait_for(proc.stdout.readline(), 120)
@@ -243,7 +248,8 @@ async def resolver_process(request: pytest.FixtureRequest) -> AsyncIterator[Any]
 
     yield start
     for proc in started:
-        proc.kill()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
         await proc.wait()
 
 
