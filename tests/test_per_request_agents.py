@@ -362,6 +362,7 @@ async def test_python_callables_and_an_in_process_resolver() -> None:
     assert snap.model == "openai/gpt-4o" and len(seen) == 1
     assert [m.content for m in snap.instructions] == ["Réponds en français (openai/gpt-4o)."]
     assert snap.resolution.overrides == ("model", "instructions", "instructions")
+    assert snap.resolution.resolver == "resolver" and snap.resolution.seconds > 0
     plain = await resolve_for_call(registry, agent, RunRequest([Message.user("x")], CallOptions(request_context={})))
     assert plain.model == "openai/gpt-4o-mini" and [m.content for m in plain.instructions] == ["You serve someone."]
 
@@ -385,6 +386,7 @@ async def test_the_run_span_records_the_resolution(harness_factory: Any) -> None
     first, second = [s for s in h.spans() if s.name.startswith("invoke_agent")]
     assert first.attributes["treadle.agent.resolved_model"] == "openai/gpt-4o"
     assert list(first.attributes["treadle.agent.matched_variants"]) == ["model[0]"]
+    assert first.attributes["treadle.agent.resolve_seconds"] > 0
     assert second.attributes["treadle.agent.resolved_model"] == "openai/gpt-4o-mini"
     assert list(second.attributes["treadle.agent.matched_variants"]) == ["model[1]"]
     assert [b["model"] for b in h.bodies()] == ["gpt-4o", "gpt-4o-mini"]

@@ -83,6 +83,10 @@ class Resolution:
     """(field, index in that field's variant list) of every variant that applied, in order."""
     overrides: tuple[str, ...] = ()
     """Fields the resolver (remote or Python) overrode."""
+    resolver: str = ""
+    """The id of the processor (or the name of the function) that ran ``resolveAgent``."""
+    seconds: float = 0.0
+    """How long the resolution took (functions and resolver included)."""
 
     def detail(self) -> dict[str, Any]:
         return {"model": self.model, "matched": [list(m) for m in self.matched],
