@@ -403,3 +403,79 @@ async def test_a_processor_variant_adds_a_remote_processor_for_some_callers() ->
     assert snap.input_processors == []
     assert json.loads(json.dumps(snap.resolution.detail())) == {"model": "openai/gpt-4o-mini", "matched": [],
                                                                 "overrides": []}
+
+
+# --- a resolver that answers badly (Python SDK process) ----------------------------------------------
+
+BAD_RESOLVER = """\
+import sys
+
+from treadle_client import run_processors
+
+
+class Careless:
+    id = "careless"
+
+    def resolve_agent(self, args):
+        how = args.request_context.get("how")
+        if how == "no-provider":
+            return {"model": "gpt-4o"}
+        if how == "unknown-key":
+            return {"temperature": 0.2}
+        if how == "abort":
+            args.abort("tenant suspended")
+        return None
+
+
+print("ready", flush=True)
+run_processors([Careless()], sys.argv[1])
+"""
+
+
+async def test_a_resolver_that_answers_badly_is_refused_naming_it(
+    served: Any, openai_server: Any, tmp_path: Path,
+) -> None:
+    config = """\
+agents:
+  - id: careless
+    instructions: You are terse.
+    model: openai/gpt-4o-mini
+    resolver: {id: careless, timeout: 5s}
+  - id: careless-open
+    instructions: You are terse.
+    model: openai/gpt-4o-mini
+    resolver: {id: careless, timeout: 5s, failurePolicy: FAILURE_POLICY_FAIL_OPEN}
+"""
+    server: OpenAIServer = openai_server([Turn.say("fine"), Turn.say("went on")])
+    proc = served(config, server, TREADLE_PROCESSOR_ATTACH_WAIT="30")
+    script = tmp_path / "careless.py"
+    script.write_text(BAD_RESOLVER)
+    child = await asyncio.create_subprocess_exec(
+        str(Path(__file__).resolve().parents[1] / ".venv" / "bin" / "python"), str(script), proc.target,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    try:
+        assert child.stdout is not None
+        assert (await asyncio.wait_for(child.stdout.readline(), 60)).decode().strip() == "ready"
+
+        def call(agent_id: str, how: str) -> tuple[int, str]:
+            code, _, err = curl(proc.target, "AgentService/Generate", {
+                "agentId": agent_id, "prompt": "Hi", "options": {"requestContext": {"how": how}}})
+            return code, err
+
+        code, err = await asyncio.to_thread(call, "careless", "fine")  # waits for it to attach
+        assert code == 0, err
+        code, err = await asyncio.to_thread(call, "careless", "no-provider")
+        assert code != 0 and "unavailable" in err.lower(), err
+        assert "careless" in err and "malformed answer" in err and "'gpt-4o' must be 'provider/model'" in err
+        code, err = await asyncio.to_thread(call, "careless", "unknown-key")
+        assert code != 0 and "failed_precondition" in err.lower(), err
+        assert "unknown override 'temperature'" in err
+        code, err = await asyncio.to_thread(call, "careless", "abort")
+        assert code != 0 and "resolver 'careless' refused the call: tenant suspended" in err, err
+        # fail_open: the malformed answer is skipped, the call goes on with the agent as it is
+        code, err = await asyncio.to_thread(call, "careless-open", "no-provider")
+        assert code == 0, err
+        assert [r["model"] for r in server.requests] == ["gpt-4o-mini", "gpt-4o-mini"]
+    finally:
+        child.kill()
+        await child.wait()
