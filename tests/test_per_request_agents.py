@@ -479,3 +479,22 @@ agents:
     finally:
         child.kill()
         await child.wait()
+
+
+def test_update_agent_adds_variants_and_they_survive_a_restart(
+    served: Any, openai_server: Any, database: Database,
+) -> None:
+    server: OpenAIServer = openai_server([Turn.say("pro"), Turn.say("free")])
+    proc = served("agents: []\n", server, *database.serve_args)
+    ok(proc.target, "AgentService/CreateAgent", {"agent": {"id": "api", "model": "openai/gpt-4o-mini"}})
+    variants = [{"value": "openai/gpt-4o", "rules": {"operator": "AND", "conditions": [
+        {"field": "tier", "operator": "equals", "value": "pro"}]}}]
+    ok(proc.target, "AgentService/UpdateAgent", {"agent": {"id": "api", "model": "openai/gpt-4o-mini",
+                                                           "modelVariants": variants}})
+    proc.close()
+    again = served("agents: []\n", server, *database.serve_args)
+    [got] = ok(again.target, "AgentService/GetAgent", {"id": "api"})
+    assert got["agent"]["model"] == "openai/gpt-4o-mini" and got["agent"]["modelVariants"] == variants
+    stream(again.target, "api", {"tier": "pro"}, "t1")
+    stream(again.target, "api", {"tier": "free"}, "t2")
+    assert [r["model"] for r in server.requests] == ["gpt-4o", "gpt-4o-mini"]
