@@ -8,7 +8,10 @@ fake, so the model each call resolved is the one the provider saw."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import signal
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +20,8 @@ import pytest
 
 from tests.harness import Harness, harness_factory  # noqa: F401
 from tests.support import OpenAIServer, Turn
+from tests.support.databases import Database
+from tests.java_build import java_build  # noqa: F401
 from tests.support.go import go_build  # noqa: F401
 from tests.test_cli import READY_TIMEOUT, ServeProcess, clean_env
 from tests.test_memory_serve import curl, ok
@@ -27,6 +32,8 @@ from treadle.core.messages import Message, SystemMessage
 from treadle.loop.resolve import resolve_for_call
 from treadle.registry import Registry
 from treadle.variants import Rule, Variant, matches
+
+TS_CLIENT = Path(__file__).resolve().parents[1] / "clients" / "typescript"
 
 TIERED = """\
 agents:
@@ -43,10 +50,10 @@ agents:
 def served(tmp_path: Path) -> Iterator[Any]:
     procs: list[ServeProcess] = []
 
-    def start(config: str, server: OpenAIServer, **env: str) -> ServeProcess:
+    def start(config: str, server: OpenAIServer, *args: str, **env: str) -> ServeProcess:
         path = tmp_path / "agents.yaml"
         path.write_text(config)
-        proc = ServeProcess("--config", str(path), env=clean_env(
+        proc = ServeProcess("--config", str(path), *args, env=clean_env(
             OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-test", **env))
         procs.append(proc)
         proc.wait_ready()
@@ -70,10 +77,10 @@ def runs(target: str, thread: str) -> list[dict[str, Any]]:
 
 
 def test_model_variants_pick_the_model_the_provider_sees_and_list_runs_shows_it(
-    served: Any, openai_server: Any,
+    served: Any, openai_server: Any, database: Database,
 ) -> None:
     server: OpenAIServer = openai_server([Turn.say("pro answer"), Turn.say("free answer"), Turn.say("anon")])
-    proc = served(TIERED, server)
+    proc = served(TIERED, server, *database.serve_args)
     stream(proc.target, "tiered", {"tier": "pro"}, "t-pro")
     stream(proc.target, "tiered", {"tier": "free"}, "t-free")
     stream(proc.target, "tiered", {}, "t-none")
@@ -85,6 +92,15 @@ def test_model_variants_pick_the_model_the_provider_sees_and_list_runs_shows_it(
     assert pro["matchedVariants"] == [{"field": "model"}]  # index 0 is omitted in proto JSON
     assert free["resolvedModel"] == "openai/gpt-4o-mini"
     assert free["matchedVariants"] == [{"field": "model", "index": 1}]
+
+    import subprocess
+
+    from tests.test_cli import TREADLE
+
+    shown = subprocess.run([*TREADLE, "runs", "show", "u1", "t-free", free["id"], "--target", proc.target],
+                           capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[2] == "  model:    openai/gpt-4o-mini (variants model[1])"
 
     [agents] = ok(proc.target, "AgentService/GetAgent", {"id": "tiered"})
     variants = agents["agent"]["modelVariants"]
@@ -187,7 +203,7 @@ def test_the_request_context_is_validated_before_variants_resolve(served: Any, o
     assert server.requests == []
 
 
-# --- a remote resolver (Go) ------------------------------------------------------------------------
+# --- a remote resolver (Go, Java) ------------------------------------------------------------------------
 
 RESOLVED = """\
 agents:
@@ -203,29 +219,47 @@ agents:
 
 
 @pytest.fixture
-async def go_resolver(go_build: Any) -> AsyncIterator[Any]:  # noqa: F811
+async def resolver_process(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
+    """``await resolver_process("go" | "typescript" | "java", target)``: that SDK's tenant-router
+    (same behaviour in each) attached to ``target``."""
     started: list[asyncio.subprocess.Process] = []
 
-    async def start(target: str) -> None:
-        proc = await asyncio.create_subprocess_exec(str(go_build("tierresolver")), target,
-                                                    stdout=asyncio.subprocess.PIPE)
+    async def start(language: str, target: str) -> None:
+        cwd = None
+        if language == "go":
+            command = [str(request.getfixturevalue("go_build")("tierresolver")), target]
+        elif language == "typescript":
+            cwd = TS_CLIENT
+            command = [str(TS_CLIENT / "node_modules" / ".bin" / "tsx"),
+                       str(TS_CLIENT.parents[1] / "tests" / "remote" / "ts" / "tenant_router.ts"), target]
+        else:
+            from tests.java_build import java_command
+
+            request.getfixturevalue("java_build")
+            command = java_command("dev.treadle.interop.TenantRouter", target)
+        # A session of its own: tsx runs node as a child, and both are stopped together.
+        proc = await asyncio.create_subprocess_exec(*command, stdout=asyncio.subprocess.PIPE,
+                                                    stderr=asyncio.subprocess.DEVNULL, cwd=cwd,
+                                                    start_new_session=True)
         started.append(proc)
         assert proc.stdout is not None
-        line = await asyncio.wait_for(proc.stdout.readline(), 60)
+        line = await asyncio.wait_for(proc.stdout.readline(), 120)
         assert line.decode().strip() == "ready"
 
     yield start
     for proc in started:
-        proc.kill()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
         await proc.wait()
 
 
-async def test_a_go_resolver_overrides_model_and_instructions_once_per_call(
-    served: Any, openai_server: Any, go_resolver: Any,
+@pytest.mark.parametrize("language", ["go", "typescript", "java"])
+async def test_a_remote_resolver_overrides_model_and_instructions_once_per_call(
+    served: Any, openai_server: Any, resolver_process: Any, language: str,
 ) -> None:
     server: OpenAIServer = openai_server([Turn.say("for acme"), Turn.say("for others"), Turn.say("open")])
     proc = served(RESOLVED, server, TREADLE_PROCESSOR_ATTACH_WAIT="30")
-    await go_resolver(proc.target)
+    await resolver_process(language, proc.target)
     await asyncio.to_thread(stream, proc.target, "routed", {"tenant": "acme"}, "t-acme")
     await asyncio.to_thread(stream, proc.target, "routed", {"tenant": "globex"}, "t-globex")
     acme, globex = server.requests[:2]
@@ -328,6 +362,7 @@ async def test_python_callables_and_an_in_process_resolver() -> None:
     assert snap.model == "openai/gpt-4o" and len(seen) == 1
     assert [m.content for m in snap.instructions] == ["Réponds en français (openai/gpt-4o)."]
     assert snap.resolution.overrides == ("model", "instructions", "instructions")
+    assert snap.resolution.resolver == "resolver" and snap.resolution.seconds > 0
     plain = await resolve_for_call(registry, agent, RunRequest([Message.user("x")], CallOptions(request_context={})))
     assert plain.model == "openai/gpt-4o-mini" and [m.content for m in plain.instructions] == ["You serve someone."]
 
@@ -351,6 +386,7 @@ async def test_the_run_span_records_the_resolution(harness_factory: Any) -> None
     first, second = [s for s in h.spans() if s.name.startswith("invoke_agent")]
     assert first.attributes["treadle.agent.resolved_model"] == "openai/gpt-4o"
     assert list(first.attributes["treadle.agent.matched_variants"]) == ["model[0]"]
+    assert first.attributes["treadle.agent.resolve_seconds"] > 0
     assert second.attributes["treadle.agent.resolved_model"] == "openai/gpt-4o-mini"
     assert list(second.attributes["treadle.agent.matched_variants"]) == ["model[1]"]
     assert [b["model"] for b in h.bodies()] == ["gpt-4o", "gpt-4o-mini"]
@@ -367,3 +403,98 @@ async def test_a_processor_variant_adds_a_remote_processor_for_some_callers() ->
     assert snap.input_processors == []
     assert json.loads(json.dumps(snap.resolution.detail())) == {"model": "openai/gpt-4o-mini", "matched": [],
                                                                 "overrides": []}
+
+
+# --- a resolver that answers badly (Python SDK process) ----------------------------------------------
+
+BAD_RESOLVER = """\
+import sys
+
+from treadle_client import run_processors
+
+
+class Careless:
+    id = "careless"
+
+    def resolve_agent(self, args):
+        how = args.request_context.get("how")
+        if how == "no-provider":
+            return {"model": "gpt-4o"}
+        if how == "unknown-key":
+            return {"temperature": 0.2}
+        if how == "abort":
+            args.abort("tenant suspended")
+        return None
+
+
+print("ready", flush=True)
+run_processors([Careless()], sys.argv[1])
+"""
+
+
+async def test_a_resolver_that_answers_badly_is_refused_naming_it(
+    served: Any, openai_server: Any, tmp_path: Path,
+) -> None:
+    config = """\
+agents:
+  - id: careless
+    instructions: You are terse.
+    model: openai/gpt-4o-mini
+    resolver: {id: careless, timeout: 5s}
+  - id: careless-open
+    instructions: You are terse.
+    model: openai/gpt-4o-mini
+    resolver: {id: careless, timeout: 5s, failurePolicy: FAILURE_POLICY_FAIL_OPEN}
+"""
+    server: OpenAIServer = openai_server([Turn.say("fine"), Turn.say("went on")])
+    proc = served(config, server, TREADLE_PROCESSOR_ATTACH_WAIT="30")
+    script = tmp_path / "careless.py"
+    script.write_text(BAD_RESOLVER)
+    child = await asyncio.create_subprocess_exec(
+        str(Path(__file__).resolve().parents[1] / ".venv" / "bin" / "python"), str(script), proc.target,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    try:
+        assert child.stdout is not None
+        assert (await asyncio.wait_for(child.stdout.readline(), 60)).decode().strip() == "ready"
+
+        def call(agent_id: str, how: str) -> tuple[int, str]:
+            code, _, err = curl(proc.target, "AgentService/Generate", {
+                "agentId": agent_id, "prompt": "Hi", "options": {"requestContext": {"how": how}}})
+            return code, err
+
+        code, err = await asyncio.to_thread(call, "careless", "fine")  # waits for it to attach
+        assert code == 0, err
+        code, err = await asyncio.to_thread(call, "careless", "no-provider")
+        assert code != 0 and "unavailable" in err.lower(), err
+        assert "careless" in err and "malformed answer" in err and "'gpt-4o' must be 'provider/model'" in err
+        code, err = await asyncio.to_thread(call, "careless", "unknown-key")
+        assert code != 0 and "failed_precondition" in err.lower(), err
+        assert "unknown override 'temperature'" in err
+        code, err = await asyncio.to_thread(call, "careless", "abort")
+        assert code != 0 and "resolver 'careless' refused the call: tenant suspended" in err, err
+        # fail_open: the malformed answer is skipped, the call goes on with the agent as it is
+        code, err = await asyncio.to_thread(call, "careless-open", "no-provider")
+        assert code == 0, err
+        assert [r["model"] for r in server.requests] == ["gpt-4o-mini", "gpt-4o-mini"]
+    finally:
+        child.kill()
+        await child.wait()
+
+
+def test_update_agent_adds_variants_and_they_survive_a_restart(
+    served: Any, openai_server: Any, database: Database,
+) -> None:
+    server: OpenAIServer = openai_server([Turn.say("pro"), Turn.say("free")])
+    proc = served("agents: []\n", server, *database.serve_args)
+    ok(proc.target, "AgentService/CreateAgent", {"agent": {"id": "api", "model": "openai/gpt-4o-mini"}})
+    variants = [{"value": "openai/gpt-4o", "rules": {"operator": "AND", "conditions": [
+        {"field": "tier", "operator": "equals", "value": "pro"}]}}]
+    ok(proc.target, "AgentService/UpdateAgent", {"agent": {"id": "api", "model": "openai/gpt-4o-mini",
+                                                           "modelVariants": variants}})
+    proc.close()
+    again = served("agents: []\n", server, *database.serve_args)
+    [got] = ok(again.target, "AgentService/GetAgent", {"id": "api"})
+    assert got["agent"]["model"] == "openai/gpt-4o-mini" and got["agent"]["modelVariants"] == variants
+    stream(again.target, "api", {"tier": "pro"}, "t1")
+    stream(again.target, "api", {"tier": "free"}, "t2")
+    assert [r["model"] for r in server.requests] == ["gpt-4o", "gpt-4o-mini"]

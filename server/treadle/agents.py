@@ -170,7 +170,7 @@ class CallOptions:
 
     def merged_over(self, defaults: CallOptions | None) -> CallOptions:
         """These options with unset fields taken from ``defaults``."""
-        if defaults is None:
+        if not isinstance(defaults, CallOptions):  # None, or a code agent's function (resolved per call)
             return self
         out = CallOptions()
         for name in self.__dataclass_fields__:

@@ -78,6 +78,10 @@ def show_run(run: thread_service_pb2.Run, mine: list[message_pb2.Message], out: 
     if run.agent_version_id:  # a stored version of the agent (docs/versions.md)
         print(f"  version:  v{run.agent_version_number} ({run.agent_version_selection}, {run.agent_version_id})",
               file=out)
+    if run.matched_variants or run.resolver_overrides:  # a per-request agent: what this call resolved
+        how = [f"variants {', '.join(f'{v.field}[{v.index}]' for v in run.matched_variants)}"] if run.matched_variants else []
+        how += [f"resolver set {', '.join(run.resolver_overrides)}"] if run.resolver_overrides else []
+        print(f"  model:    {run.resolved_model} ({'; '.join(how)})", file=out)
     print(f"  thread:   {run.thread_id} (resource {run.resource_id})", file=out)
     why = finish_reason_name(run)
     print(f"  status:   {STATUS.get(run.status, '?')}{f' ({why})' if why else ''}", file=out)

@@ -20,6 +20,7 @@ resolved, for the run record and the run's span.
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -60,6 +61,11 @@ class Rule:
     def is_group(self) -> bool:
         return not self.field
 
+    @functools.cached_property
+    def test(self) -> Callable[[Mapping[str, Any]], bool]:
+        """The rule compiled to a predicate over a request context (built once per rule)."""
+        return _compile(self)
+
 
 @dataclass(frozen=True)
 class Variant:
@@ -77,6 +83,10 @@ class Resolution:
     """(field, index in that field's variant list) of every variant that applied, in order."""
     overrides: tuple[str, ...] = ()
     """Fields the resolver (remote or Python) overrode."""
+    resolver: str = ""
+    """The id of the processor (or the name of the function) that ran ``resolveAgent``."""
+    seconds: float = 0.0
+    """How long the resolution took (functions and resolver included)."""
 
     def detail(self) -> dict[str, Any]:
         return {"model": self.model, "matched": [list(m) for m in self.matched],
@@ -190,19 +200,49 @@ def _contains(have: Any, want: Any) -> bool:
 def matches(rule: Rule | None, context: Mapping[str, Any]) -> bool:
     """Whether ``rule`` holds for ``context``; a missing field fails every operator but
     ``not_exists`` (and the negative ``not_*`` operators, which hold)."""
-    if rule is None:
-        return True
+    return True if rule is None else rule.test(context)
+
+
+def _compile(rule: Rule) -> Callable[[Mapping[str, Any]], bool]:
     if rule.is_group:
-        results = (matches(c, context) for c in rule.conditions)
-        return all(results) if rule.operator.upper() == "AND" else any(results)
-    have = _lookup(context, rule.field)
-    op, want = rule.operator, rule.value
+        preds = tuple(c.test for c in rule.conditions)
+        if rule.operator.upper() == "AND":
+            def every(context: Mapping[str, Any]) -> bool:
+                for p in preds:
+                    if not p(context):
+                        return False
+                return True
+            return every
+
+        def some(context: Mapping[str, Any]) -> bool:
+            for p in preds:
+                if p(context):
+                    return True
+            return False
+        return some
+    name, op, want = rule.field, rule.operator, rule.value
     if op == "exists":
-        return have is not _MISSING and have is not None
+        return lambda context: _lookup(context, name) not in (_MISSING, None)
     if op == "not_exists":
-        return have is _MISSING or have is None
-    if have is _MISSING:
-        return op in ("not_equals", "not_contains", "not_in")
+        return lambda context: _lookup(context, name) in (_MISSING, None)
+    missing = op in ("not_equals", "not_contains", "not_in")
+    if op in ("equals", "not_equals") and isinstance(want, str):
+        negate = op == "not_equals"
+
+        def text(context: Mapping[str, Any]) -> bool:  # the common case: one string
+            have = _lookup(context, name)
+            if have is _MISSING:
+                return missing
+            return (have == want or (not isinstance(have, str) and _same(have, want))) != negate
+        return text
+
+    def condition(context: Mapping[str, Any]) -> bool:
+        have = _lookup(context, name)
+        return missing if have is _MISSING else _holds(op, have, want)
+    return condition
+
+
+def _holds(op: str, have: Any, want: Any) -> bool:
     match op:
         case "equals":
             return _same(have, want)

@@ -199,6 +199,24 @@ export interface ProcessOutputResultArgs<TTripwireMetadata = unknown> extends Pr
   result: OutputResult;
 }
 
+/** `resolveAgent`: the agent as its variants resolved it for this call, in its proto JSON form
+ * (`agent.model`, `agent.instructions`, `agent.tools`, ...); the request context is `requestContext`. */
+export interface ResolveAgentArgs<TTripwireMetadata = unknown> extends ProcessorArgsBase<TTripwireMetadata> {
+  agent: Record<string, any>;
+}
+
+/** What `resolveAgent` may override for one call; a list replaces the resolved list. */
+export interface AgentOverrides {
+  model?: string;
+  instructions?: string | string[];
+  tools?: string[];
+  inputProcessors?: (string | { id: string })[];
+  outputProcessors?: (string | { id: string })[];
+  errorProcessors?: (string | { id: string })[];
+  /** Call options in their proto JSON form, merged over the resolved defaults. */
+  defaultOptions?: Record<string, unknown>;
+}
+
 export type MessagesResult =
   | MastraDBMessage[]
   | MessageList
@@ -292,6 +310,9 @@ export interface Processor<TId extends string = string, TTripwireMetadata = unkn
   transformToolPayload?(args: TransformToolPayloadArgs<TTripwireMetadata>): Awaitable<unknown>;
   /** Called after this processor aborted a run, from any hook: fire and forget, errors swallowed. */
   onViolation?(violation: ProcessorViolation): void | Promise<void>;
+  /** Once per call, before memory loads, for the processor an agent names as its `resolver`: the
+   * framework's function-valued model, instructions, tools, ...; `undefined` changes nothing. */
+  resolveAgent?(args: ResolveAgentArgs<TTripwireMetadata>): Awaitable<AgentOverrides | void | undefined>;
 }
 
 /** Must implement processInput, processInputStep, processLLMRequest or processLLMResponse. */

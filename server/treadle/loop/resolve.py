@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import inspect
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -70,11 +72,23 @@ async def resolve_for_call(registry: Registry, agent: Agent, request: RunRequest
     if agent.resolver is not None:
         async def call(resolved: Any, ctx: dict[str, Any]) -> dict[str, Any] | None:
             return await _run_resolver(registry, agent, resolved, ctx, request)
+    started = time.perf_counter()
     out, resolution = await resolve(agent, context, call)
     had_instructions = bool(agent.variants.get("instructions")) or callable(agent.instructions)
     check_resolved(out, request.options.merged_over(out.default_options), had_instructions)
-    out.resolution = resolution
+    out.resolution = dataclasses.replace(resolution, resolver=_resolver_name(agent.resolver),
+                                         seconds=time.perf_counter() - started)
     return out
+
+
+def _resolver_name(ref: Any) -> str:
+    if ref is None:
+        return ""
+    if isinstance(ref, str):
+        return ref
+    if isinstance(ref, ProcessorRef):
+        return ref.processor_id
+    return str(getattr(ref, "id", "") or getattr(ref, "__name__", "") or type(ref).__name__)
 
 
 def provisional(agent: Agent, request: RunRequest) -> Agent:

@@ -503,17 +503,24 @@ def _end_run(plan: RunPlan) -> None:
 RESOLVED_MODEL_ATTR = "treadle.agent.resolved_model"
 MATCHED_VARIANTS_ATTR = "treadle.agent.matched_variants"
 RESOLVER_OVERRIDES_ATTR = "treadle.agent.resolver_overrides"
+RESOLVER_ATTR = "treadle.agent.resolver"
+RESOLVE_SECONDS_ATTR = "treadle.agent.resolve_seconds"
 
 
 def resolution_attributes(span: Span, plan: RunPlan) -> None:
     """What the call resolved, on its ``invoke_agent`` span: the model it runs, the variants that
-    matched (``model[0]``, ...) and the fields its resolver overrode."""
+    matched (``model[0]``, ...), the resolver and the fields it overrode, and how long resolving
+    took (it runs before the span opens, before memory loads)."""
     span.set_attribute(RESOLVED_MODEL_ATTR, plan.model.id)
     resolution = plan.agent.resolution
     if resolution is not None and resolution.matched:
         span.set_attribute(MATCHED_VARIANTS_ATTR, [f"{f}[{i}]" for f, i in resolution.matched])
     if resolution is not None and resolution.overrides:
         span.set_attribute(RESOLVER_OVERRIDES_ATTR, list(resolution.overrides))
+    if resolution is not None and resolution.resolver:
+        span.set_attribute(RESOLVER_ATTR, resolution.resolver)
+    if resolution is not None and resolution.seconds:
+        span.set_attribute(RESOLVE_SECONDS_ATTR, resolution.seconds)
 
 
 def _tripwire(e: TripwireError) -> Tripwire:

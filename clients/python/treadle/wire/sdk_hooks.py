@@ -410,7 +410,10 @@ def agent_overrides_to_proto(returned: Any, out: pb.AgentOverrides) -> None:
         elif name.endswith("Processors"):
             value = {"processors": [{"id": v} if isinstance(v, str) else v for v in value]}
         data[name] = value
-    json_format.ParseDict(data, out)
+    try:
+        json_format.ParseDict(data, out)
+    except json_format.ParseError as e:
+        raise ValueError(f"resolve_agent returned overrides that do not fit AgentOverrides: {e}") from None
     out.SetInParent()
 
 

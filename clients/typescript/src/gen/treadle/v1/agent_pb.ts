@@ -895,6 +895,9 @@ export type Agent = Message<"treadle.v1.Agent"> & {
    * Its `failure_policy` and `timeout` apply as for any processor hook: under `fail_open` a
    * resolver that cannot answer leaves the declarative resolution in place.
    *
+   * Numbers 38 and 39 are kept for the variants of the sub-agent and scorer lists (list fields:
+   * every matching variant is added), which come with those fields.
+   *
    * @generated from field: treadle.v1.ProcessorRef resolver = 37;
    */
   resolver?: ProcessorRef | undefined;

@@ -2243,6 +2243,9 @@ class Agent(betterproto2.Message):
     it MAY override the resolved model, instructions, tools, processors and default options.
     Its `failure_policy` and `timeout` apply as for any processor hook: under `fail_open` a
     resolver that cannot answer leaves the declarative resolution in place.
+
+    Numbers 38 and 39 are kept for the variants of the sub-agent and scorer lists (list fields:
+    every matching variant is added), which come with those fields.
     """
 
     scorers: "list[ScorerRef]" = betterproto2.field(

@@ -23,6 +23,7 @@ final class Hooks {
       new Spec(Hook.HOOK_ON_DELEGATION_START, "onDelegationStart", OnDelegationStartArgs.class),
       new Spec(Hook.HOOK_ON_DELEGATION_COMPLETE, "onDelegationComplete", OnDelegationCompleteArgs.class),
       new Spec(Hook.HOOK_TRANSFORM_TOOL_PAYLOAD, "transformToolPayload", TransformToolPayloadArgs.class),
+      new Spec(Hook.HOOK_RESOLVE_AGENT, "resolveAgent", ResolveAgentArgs.class),
       new Spec(Hook.HOOK_ON_VIOLATION, "onViolation", ProcessorViolation.class));
 
   /** The hooks {@code processor}'s class overrides. */

@@ -87,6 +87,15 @@ public interface Processor {
   }
 
   /**
+   * Runs once per call, before memory loads, for the processor an agent names as its resolver
+   * (the framework's function-valued model, instructions, tools, ...): returns overrides
+   * ({@code AgentOverrides.newBuilder().setModel("openai/gpt-4o")}), or null to change nothing.
+   */
+  default dev.treadle.v1.AgentOverrides resolveAgent(ResolveAgentArgs args) throws Exception {
+    throw new UnsupportedOperationException("resolveAgent");
+  }
+
+  /**
    * Called after this processor aborted a run, from any of its hooks, for side effects (an alert,
    * a log line): declared with the other hooks, always fire and forget; what it throws is ignored.
    */

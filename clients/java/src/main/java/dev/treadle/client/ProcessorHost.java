@@ -368,6 +368,13 @@ final class ProcessorHost {
             }
             return InvocationResult.newBuilder().setTransformed(out);
           }
+          case HOOK_RESOLVE_AGENT: {
+            dev.treadle.v1.AgentOverrides o = p.resolveAgent(new ResolveAgentArgs(call, inv.getResolveAgent()));
+            if (o == null) {
+              return replace(null, null);
+            }
+            return InvocationResult.newBuilder().setAgentOverrides(o);
+          }
           case HOOK_ON_VIOLATION: {
             var v = inv.getOnViolation();
             try {
