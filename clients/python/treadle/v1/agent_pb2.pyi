@@ -180,7 +180,7 @@ class StructuredOutput(_message.Message):
     def __init__(self, schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., name: _Optional[str] = ...) -> None: ...
 
 class CallOptions(_message.Message):
-    __slots__ = ("input_processors", "output_processors", "error_processors", "max_steps", "max_processor_retries", "tool_choice", "active_tools", "model_settings", "provider_options", "memory", "request_context", "structured_output", "tool_hooks", "model", "version")
+    __slots__ = ("input_processors", "output_processors", "error_processors", "max_steps", "max_processor_retries", "tool_choice", "active_tools", "model_settings", "provider_options", "memory", "request_context", "structured_output", "tool_hooks", "model", "version", "parent")
     INPUT_PROCESSORS_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_PROCESSORS_FIELD_NUMBER: _ClassVar[int]
     ERROR_PROCESSORS_FIELD_NUMBER: _ClassVar[int]
@@ -196,6 +196,7 @@ class CallOptions(_message.Message):
     TOOL_HOOKS_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
+    PARENT_FIELD_NUMBER: _ClassVar[int]
     input_processors: ProcessorList
     output_processors: ProcessorList
     error_processors: ProcessorList
@@ -211,7 +212,18 @@ class CallOptions(_message.Message):
     tool_hooks: ToolHooksRef
     model: str
     version: str
-    def __init__(self, input_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., output_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., error_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., max_steps: _Optional[int] = ..., max_processor_retries: _Optional[int] = ..., tool_choice: _Optional[_Union[ToolChoice, _Mapping]] = ..., active_tools: _Optional[_Iterable[str]] = ..., model_settings: _Optional[_Union[ModelSettings, _Mapping]] = ..., provider_options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., memory: _Optional[_Union[MemoryOptions, _Mapping]] = ..., request_context: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., structured_output: _Optional[_Union[StructuredOutput, _Mapping]] = ..., tool_hooks: _Optional[_Union[ToolHooksRef, _Mapping]] = ..., model: _Optional[str] = ..., version: _Optional[str] = ...) -> None: ...
+    parent: ParentRun
+    def __init__(self, input_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., output_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., error_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., max_steps: _Optional[int] = ..., max_processor_retries: _Optional[int] = ..., tool_choice: _Optional[_Union[ToolChoice, _Mapping]] = ..., active_tools: _Optional[_Iterable[str]] = ..., model_settings: _Optional[_Union[ModelSettings, _Mapping]] = ..., provider_options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., memory: _Optional[_Union[MemoryOptions, _Mapping]] = ..., request_context: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., structured_output: _Optional[_Union[StructuredOutput, _Mapping]] = ..., tool_hooks: _Optional[_Union[ToolHooksRef, _Mapping]] = ..., model: _Optional[str] = ..., version: _Optional[str] = ..., parent: _Optional[_Union[ParentRun, _Mapping]] = ...) -> None: ...
+
+class ParentRun(_message.Message):
+    __slots__ = ("run_id", "tool_call_id", "agent_id")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    tool_call_id: str
+    agent_id: str
+    def __init__(self, run_id: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., agent_id: _Optional[str] = ...) -> None: ...
 
 class MemorySettings(_message.Message):
     __slots__ = ("last_messages",)

@@ -46,7 +46,7 @@ class Thread(_message.Message):
     def __init__(self, id: _Optional[str] = ..., resource_id: _Optional[str] = ..., title: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class Run(_message.Message):
-    __slots__ = ("id", "agent_id", "thread_id", "resource_id", "status", "finish_reason", "usage", "start_time", "end_time", "steps", "hooks", "agent_version_id", "agent_version_number", "agent_version_selection", "resolved_model", "matched_variants", "resolver_overrides")
+    __slots__ = ("id", "agent_id", "thread_id", "resource_id", "status", "finish_reason", "usage", "start_time", "end_time", "steps", "hooks", "agent_version_id", "agent_version_number", "agent_version_selection", "resolved_model", "matched_variants", "resolver_overrides", "parent_run_id", "parent_tool_call_id")
     ID_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     THREAD_ID_FIELD_NUMBER: _ClassVar[int]
@@ -64,6 +64,8 @@ class Run(_message.Message):
     RESOLVED_MODEL_FIELD_NUMBER: _ClassVar[int]
     MATCHED_VARIANTS_FIELD_NUMBER: _ClassVar[int]
     RESOLVER_OVERRIDES_FIELD_NUMBER: _ClassVar[int]
+    PARENT_RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    PARENT_TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
     id: str
     agent_id: str
     thread_id: str
@@ -81,7 +83,9 @@ class Run(_message.Message):
     resolved_model: str
     matched_variants: _containers.RepeatedCompositeFieldContainer[MatchedVariant]
     resolver_overrides: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, id: _Optional[str] = ..., agent_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., status: _Optional[_Union[RunStatus, str]] = ..., finish_reason: _Optional[_Union[_chunk_pb2.FinishReason, str]] = ..., usage: _Optional[_Union[_chunk_pb2.Usage, _Mapping]] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., steps: _Optional[_Iterable[_Union[RunStep, _Mapping]]] = ..., hooks: _Optional[_Iterable[_Union[RunHookStats, _Mapping]]] = ..., agent_version_id: _Optional[str] = ..., agent_version_number: _Optional[int] = ..., agent_version_selection: _Optional[str] = ..., resolved_model: _Optional[str] = ..., matched_variants: _Optional[_Iterable[_Union[MatchedVariant, _Mapping]]] = ..., resolver_overrides: _Optional[_Iterable[str]] = ...) -> None: ...
+    parent_run_id: str
+    parent_tool_call_id: str
+    def __init__(self, id: _Optional[str] = ..., agent_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., status: _Optional[_Union[RunStatus, str]] = ..., finish_reason: _Optional[_Union[_chunk_pb2.FinishReason, str]] = ..., usage: _Optional[_Union[_chunk_pb2.Usage, _Mapping]] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., steps: _Optional[_Iterable[_Union[RunStep, _Mapping]]] = ..., hooks: _Optional[_Iterable[_Union[RunHookStats, _Mapping]]] = ..., agent_version_id: _Optional[str] = ..., agent_version_number: _Optional[int] = ..., agent_version_selection: _Optional[str] = ..., resolved_model: _Optional[str] = ..., matched_variants: _Optional[_Iterable[_Union[MatchedVariant, _Mapping]]] = ..., resolver_overrides: _Optional[_Iterable[str]] = ..., parent_run_id: _Optional[str] = ..., parent_tool_call_id: _Optional[str] = ...) -> None: ...
 
 class MatchedVariant(_message.Message):
     __slots__ = ("field", "index")

@@ -1137,7 +1137,11 @@ type CallOptions struct {
 	// (`3` or `v3`). The choice holds on every path that runs the agent (`Generate`, `Stream`, a
 	// signal's wake) and is recorded on the run and its span. An agent whose editor is locked
 	// runs its definition whatever is selected.
-	Version       string `protobuf:"bytes,20,opt,name=version,proto3" json:"version,omitempty"`
+	Version string `protobuf:"bytes,20,opt,name=version,proto3" json:"version,omitempty"`
+	// Set by a server that runs this agent as a sub-agent (a delegation): the run and tool call
+	// that delegated. It is recorded on the run (`Run.parent_run_id`, `Run.parent_tool_call_id`),
+	// as the caller says it, and changes nothing else. Ignored in `Agent.default_options`.
+	Parent        *ParentRun `protobuf:"bytes,26,opt,name=parent,proto3" json:"parent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1277,6 +1281,77 @@ func (x *CallOptions) GetVersion() string {
 	return ""
 }
 
+func (x *CallOptions) GetParent() *ParentRun {
+	if x != nil {
+		return x.Parent
+	}
+	return nil
+}
+
+// ParentRun names the run, and its tool call, that delegated a call to a sub-agent.
+type ParentRun struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Id of the delegating run.
+	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// Id of its tool call (`agent-<key>`).
+	ToolCallId string `protobuf:"bytes,2,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// Id of its agent.
+	AgentId       string `protobuf:"bytes,3,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ParentRun) Reset() {
+	*x = ParentRun{}
+	mi := &file_treadle_v1_agent_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ParentRun) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ParentRun) ProtoMessage() {}
+
+func (x *ParentRun) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_agent_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ParentRun.ProtoReflect.Descriptor instead.
+func (*ParentRun) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ParentRun) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *ParentRun) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *ParentRun) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
 // MemorySettings says how an agent uses the memory thread of a call.
 type MemorySettings struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1289,7 +1364,7 @@ type MemorySettings struct {
 
 func (x *MemorySettings) Reset() {
 	*x = MemorySettings{}
-	mi := &file_treadle_v1_agent_proto_msgTypes[10]
+	mi := &file_treadle_v1_agent_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1301,7 +1376,7 @@ func (x *MemorySettings) String() string {
 func (*MemorySettings) ProtoMessage() {}
 
 func (x *MemorySettings) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_proto_msgTypes[10]
+	mi := &file_treadle_v1_agent_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1314,7 +1389,7 @@ func (x *MemorySettings) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemorySettings.ProtoReflect.Descriptor instead.
 func (*MemorySettings) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{10}
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *MemorySettings) GetLastMessages() int32 {
@@ -1335,7 +1410,7 @@ type SystemMessages struct {
 
 func (x *SystemMessages) Reset() {
 	*x = SystemMessages{}
-	mi := &file_treadle_v1_agent_proto_msgTypes[11]
+	mi := &file_treadle_v1_agent_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1347,7 +1422,7 @@ func (x *SystemMessages) String() string {
 func (*SystemMessages) ProtoMessage() {}
 
 func (x *SystemMessages) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_proto_msgTypes[11]
+	mi := &file_treadle_v1_agent_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1360,7 +1435,7 @@ func (x *SystemMessages) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SystemMessages.ProtoReflect.Descriptor instead.
 func (*SystemMessages) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{11}
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SystemMessages) GetMessages() []*SystemMessage {
@@ -1500,7 +1575,7 @@ type Agent struct {
 
 func (x *Agent) Reset() {
 	*x = Agent{}
-	mi := &file_treadle_v1_agent_proto_msgTypes[12]
+	mi := &file_treadle_v1_agent_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1512,7 +1587,7 @@ func (x *Agent) String() string {
 func (*Agent) ProtoMessage() {}
 
 func (x *Agent) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_proto_msgTypes[12]
+	mi := &file_treadle_v1_agent_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1525,7 +1600,7 @@ func (x *Agent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Agent.ProtoReflect.Descriptor instead.
 func (*Agent) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{12}
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Agent) GetId() string {
@@ -1838,7 +1913,7 @@ type RemoteSubAgent struct {
 
 func (x *RemoteSubAgent) Reset() {
 	*x = RemoteSubAgent{}
-	mi := &file_treadle_v1_agent_proto_msgTypes[13]
+	mi := &file_treadle_v1_agent_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1850,7 +1925,7 @@ func (x *RemoteSubAgent) String() string {
 func (*RemoteSubAgent) ProtoMessage() {}
 
 func (x *RemoteSubAgent) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_proto_msgTypes[13]
+	mi := &file_treadle_v1_agent_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1863,7 +1938,7 @@ func (x *RemoteSubAgent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoteSubAgent.ProtoReflect.Descriptor instead.
 func (*RemoteSubAgent) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{13}
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RemoteSubAgent) GetTarget() string {
@@ -1911,7 +1986,7 @@ type SubAgentRef struct {
 
 func (x *SubAgentRef) Reset() {
 	*x = SubAgentRef{}
-	mi := &file_treadle_v1_agent_proto_msgTypes[14]
+	mi := &file_treadle_v1_agent_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1923,7 +1998,7 @@ func (x *SubAgentRef) String() string {
 func (*SubAgentRef) ProtoMessage() {}
 
 func (x *SubAgentRef) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_proto_msgTypes[14]
+	mi := &file_treadle_v1_agent_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1936,7 +2011,7 @@ func (x *SubAgentRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubAgentRef.ProtoReflect.Descriptor instead.
 func (*SubAgentRef) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{14}
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SubAgentRef) GetKey() string {
@@ -2044,7 +2119,7 @@ type AgentEditor struct {
 
 func (x *AgentEditor) Reset() {
 	*x = AgentEditor{}
-	mi := &file_treadle_v1_agent_proto_msgTypes[15]
+	mi := &file_treadle_v1_agent_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2056,7 +2131,7 @@ func (x *AgentEditor) String() string {
 func (*AgentEditor) ProtoMessage() {}
 
 func (x *AgentEditor) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_proto_msgTypes[15]
+	mi := &file_treadle_v1_agent_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2069,7 +2144,7 @@ func (x *AgentEditor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentEditor.ProtoReflect.Descriptor instead.
 func (*AgentEditor) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{15}
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *AgentEditor) GetLocked() bool {
@@ -2133,7 +2208,7 @@ type ToolPayloadRule struct {
 
 func (x *ToolPayloadRule) Reset() {
 	*x = ToolPayloadRule{}
-	mi := &file_treadle_v1_agent_proto_msgTypes[16]
+	mi := &file_treadle_v1_agent_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2145,7 +2220,7 @@ func (x *ToolPayloadRule) String() string {
 func (*ToolPayloadRule) ProtoMessage() {}
 
 func (x *ToolPayloadRule) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_proto_msgTypes[16]
+	mi := &file_treadle_v1_agent_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2158,7 +2233,7 @@ func (x *ToolPayloadRule) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolPayloadRule.ProtoReflect.Descriptor instead.
 func (*ToolPayloadRule) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{16}
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ToolPayloadRule) GetTools() []string {
@@ -2228,7 +2303,7 @@ type ToolNames struct {
 
 func (x *ToolNames) Reset() {
 	*x = ToolNames{}
-	mi := &file_treadle_v1_agent_proto_msgTypes[17]
+	mi := &file_treadle_v1_agent_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2240,7 +2315,7 @@ func (x *ToolNames) String() string {
 func (*ToolNames) ProtoMessage() {}
 
 func (x *ToolNames) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_proto_msgTypes[17]
+	mi := &file_treadle_v1_agent_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2253,7 +2328,7 @@ func (x *ToolNames) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolNames.ProtoReflect.Descriptor instead.
 func (*ToolNames) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{17}
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ToolNames) GetNames() []string {
@@ -2289,7 +2364,7 @@ type VariantRule struct {
 
 func (x *VariantRule) Reset() {
 	*x = VariantRule{}
-	mi := &file_treadle_v1_agent_proto_msgTypes[18]
+	mi := &file_treadle_v1_agent_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2301,7 +2376,7 @@ func (x *VariantRule) String() string {
 func (*VariantRule) ProtoMessage() {}
 
 func (x *VariantRule) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_proto_msgTypes[18]
+	mi := &file_treadle_v1_agent_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2314,7 +2389,7 @@ func (x *VariantRule) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VariantRule.ProtoReflect.Descriptor instead.
 func (*VariantRule) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{18}
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *VariantRule) GetField() string {
@@ -2358,7 +2433,7 @@ type ModelVariant struct {
 
 func (x *ModelVariant) Reset() {
 	*x = ModelVariant{}
-	mi := &file_treadle_v1_agent_proto_msgTypes[19]
+	mi := &file_treadle_v1_agent_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2370,7 +2445,7 @@ func (x *ModelVariant) String() string {
 func (*ModelVariant) ProtoMessage() {}
 
 func (x *ModelVariant) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_proto_msgTypes[19]
+	mi := &file_treadle_v1_agent_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2383,7 +2458,7 @@ func (x *ModelVariant) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelVariant.ProtoReflect.Descriptor instead.
 func (*ModelVariant) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{19}
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ModelVariant) GetValue() string {
@@ -2415,7 +2490,7 @@ type InstructionsVariant struct {
 
 func (x *InstructionsVariant) Reset() {
 	*x = InstructionsVariant{}
-	mi := &file_treadle_v1_agent_proto_msgTypes[20]
+	mi := &file_treadle_v1_agent_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2427,7 +2502,7 @@ func (x *InstructionsVariant) String() string {
 func (*InstructionsVariant) ProtoMessage() {}
 
 func (x *InstructionsVariant) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_proto_msgTypes[20]
+	mi := &file_treadle_v1_agent_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2440,7 +2515,7 @@ func (x *InstructionsVariant) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstructionsVariant.ProtoReflect.Descriptor instead.
 func (*InstructionsVariant) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{20}
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *InstructionsVariant) GetValue() string {
@@ -2477,7 +2552,7 @@ type ToolsVariant struct {
 
 func (x *ToolsVariant) Reset() {
 	*x = ToolsVariant{}
-	mi := &file_treadle_v1_agent_proto_msgTypes[21]
+	mi := &file_treadle_v1_agent_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2489,7 +2564,7 @@ func (x *ToolsVariant) String() string {
 func (*ToolsVariant) ProtoMessage() {}
 
 func (x *ToolsVariant) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_proto_msgTypes[21]
+	mi := &file_treadle_v1_agent_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2502,7 +2577,7 @@ func (x *ToolsVariant) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolsVariant.ProtoReflect.Descriptor instead.
 func (*ToolsVariant) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{21}
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ToolsVariant) GetValue() []string {
@@ -2532,7 +2607,7 @@ type ProcessorsVariant struct {
 
 func (x *ProcessorsVariant) Reset() {
 	*x = ProcessorsVariant{}
-	mi := &file_treadle_v1_agent_proto_msgTypes[22]
+	mi := &file_treadle_v1_agent_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2544,7 +2619,7 @@ func (x *ProcessorsVariant) String() string {
 func (*ProcessorsVariant) ProtoMessage() {}
 
 func (x *ProcessorsVariant) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_proto_msgTypes[22]
+	mi := &file_treadle_v1_agent_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2557,7 +2632,7 @@ func (x *ProcessorsVariant) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessorsVariant.ProtoReflect.Descriptor instead.
 func (*ProcessorsVariant) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{22}
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ProcessorsVariant) GetValue() []*ProcessorRef {
@@ -2587,7 +2662,7 @@ type CallOptionsVariant struct {
 
 func (x *CallOptionsVariant) Reset() {
 	*x = CallOptionsVariant{}
-	mi := &file_treadle_v1_agent_proto_msgTypes[23]
+	mi := &file_treadle_v1_agent_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2599,7 +2674,7 @@ func (x *CallOptionsVariant) String() string {
 func (*CallOptionsVariant) ProtoMessage() {}
 
 func (x *CallOptionsVariant) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_proto_msgTypes[23]
+	mi := &file_treadle_v1_agent_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2612,7 +2687,7 @@ func (x *CallOptionsVariant) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallOptionsVariant.ProtoReflect.Descriptor instead.
 func (*CallOptionsVariant) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{23}
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CallOptionsVariant) GetValue() *CallOptions {
@@ -2663,7 +2738,7 @@ type ScorerRef struct {
 
 func (x *ScorerRef) Reset() {
 	*x = ScorerRef{}
-	mi := &file_treadle_v1_agent_proto_msgTypes[24]
+	mi := &file_treadle_v1_agent_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2675,7 +2750,7 @@ func (x *ScorerRef) String() string {
 func (*ScorerRef) ProtoMessage() {}
 
 func (x *ScorerRef) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_proto_msgTypes[24]
+	mi := &file_treadle_v1_agent_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2688,7 +2763,7 @@ func (x *ScorerRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScorerRef.ProtoReflect.Descriptor instead.
 func (*ScorerRef) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{24}
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ScorerRef) GetId() string {
@@ -2756,7 +2831,7 @@ type ScorerSampling struct {
 
 func (x *ScorerSampling) Reset() {
 	*x = ScorerSampling{}
-	mi := &file_treadle_v1_agent_proto_msgTypes[25]
+	mi := &file_treadle_v1_agent_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2768,7 +2843,7 @@ func (x *ScorerSampling) String() string {
 func (*ScorerSampling) ProtoMessage() {}
 
 func (x *ScorerSampling) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_proto_msgTypes[25]
+	mi := &file_treadle_v1_agent_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2781,7 +2856,7 @@ func (x *ScorerSampling) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScorerSampling.ProtoReflect.Descriptor instead.
 func (*ScorerSampling) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{25}
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ScorerSampling) GetKind() isScorerSampling_Kind {
@@ -2845,7 +2920,7 @@ type ScoringFilter struct {
 
 func (x *ScoringFilter) Reset() {
 	*x = ScoringFilter{}
-	mi := &file_treadle_v1_agent_proto_msgTypes[26]
+	mi := &file_treadle_v1_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2857,7 +2932,7 @@ func (x *ScoringFilter) String() string {
 func (*ScoringFilter) ProtoMessage() {}
 
 func (x *ScoringFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_proto_msgTypes[26]
+	mi := &file_treadle_v1_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2870,7 +2945,7 @@ func (x *ScoringFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoringFilter.ProtoReflect.Descriptor instead.
 func (*ScoringFilter) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{26}
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ScoringFilter) GetMatch() string {
@@ -2911,7 +2986,7 @@ type ScoringCondition struct {
 
 func (x *ScoringCondition) Reset() {
 	*x = ScoringCondition{}
-	mi := &file_treadle_v1_agent_proto_msgTypes[27]
+	mi := &file_treadle_v1_agent_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2923,7 +2998,7 @@ func (x *ScoringCondition) String() string {
 func (*ScoringCondition) ProtoMessage() {}
 
 func (x *ScoringCondition) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_proto_msgTypes[27]
+	mi := &file_treadle_v1_agent_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2936,7 +3011,7 @@ func (x *ScoringCondition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoringCondition.ProtoReflect.Descriptor instead.
 func (*ScoringCondition) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ScoringCondition) GetField() string {
@@ -2980,7 +3055,7 @@ type VoiceSettings struct {
 
 func (x *VoiceSettings) Reset() {
 	*x = VoiceSettings{}
-	mi := &file_treadle_v1_agent_proto_msgTypes[28]
+	mi := &file_treadle_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2992,7 +3067,7 @@ func (x *VoiceSettings) String() string {
 func (*VoiceSettings) ProtoMessage() {}
 
 func (x *VoiceSettings) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_proto_msgTypes[28]
+	mi := &file_treadle_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3005,7 +3080,7 @@ func (x *VoiceSettings) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VoiceSettings.ProtoReflect.Descriptor instead.
 func (*VoiceSettings) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *VoiceSettings) GetInput() *VoiceProviderRef {
@@ -3059,7 +3134,7 @@ type VoiceProviderRef struct {
 
 func (x *VoiceProviderRef) Reset() {
 	*x = VoiceProviderRef{}
-	mi := &file_treadle_v1_agent_proto_msgTypes[29]
+	mi := &file_treadle_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3071,7 +3146,7 @@ func (x *VoiceProviderRef) String() string {
 func (*VoiceProviderRef) ProtoMessage() {}
 
 func (x *VoiceProviderRef) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_agent_proto_msgTypes[29]
+	mi := &file_treadle_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3084,7 +3159,7 @@ func (x *VoiceProviderRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VoiceProviderRef.ProtoReflect.Descriptor instead.
 func (*VoiceProviderRef) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_treadle_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *VoiceProviderRef) GetId() string {
@@ -3172,7 +3247,7 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"thread_ref\"W\n" +
 	"\x10StructuredOutput\x12/\n" +
 	"\x06schema\x18\x01 \x01(\v2\x17.google.protobuf.StructR\x06schema\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\"\xbe\a\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"\xed\a\n" +
 	"\vCallOptions\x12I\n" +
 	"\x10input_processors\x18\x01 \x01(\v2\x19.treadle.v1.ProcessorListH\x00R\x0finputProcessors\x88\x01\x01\x12K\n" +
 	"\x11output_processors\x18\x02 \x01(\v2\x19.treadle.v1.ProcessorListH\x01R\x10outputProcessors\x88\x01\x01\x12I\n" +
@@ -3191,13 +3266,19 @@ const file_treadle_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"tool_hooks\x18\r \x01(\v2\x18.treadle.v1.ToolHooksRefR\ttoolHooks\x12\x14\n" +
 	"\x05model\x18\x0e \x01(\tR\x05model\x12\x18\n" +
-	"\aversion\x18\x14 \x01(\tR\aversionB\x13\n" +
+	"\aversion\x18\x14 \x01(\tR\aversion\x12-\n" +
+	"\x06parent\x18\x1a \x01(\v2\x15.treadle.v1.ParentRunR\x06parentB\x13\n" +
 	"\x11_input_processorsB\x14\n" +
 	"\x12_output_processorsB\x13\n" +
 	"\x11_error_processorsB\f\n" +
 	"\n" +
 	"_max_stepsB\x18\n" +
-	"\x16_max_processor_retries\"L\n" +
+	"\x16_max_processor_retries\"_\n" +
+	"\tParentRun\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12 \n" +
+	"\ftool_call_id\x18\x02 \x01(\tR\n" +
+	"toolCallId\x12\x19\n" +
+	"\bagent_id\x18\x03 \x01(\tR\aagentId\"L\n" +
 	"\x0eMemorySettings\x12(\n" +
 	"\rlast_messages\x18\x01 \x01(\x05H\x00R\flastMessages\x88\x01\x01B\x10\n" +
 	"\x0e_last_messages\"G\n" +
@@ -3379,7 +3460,7 @@ func file_treadle_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_treadle_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_treadle_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_treadle_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_treadle_v1_agent_proto_goTypes = []any{
 	(FailurePolicy)(0),            // 0: treadle.v1.FailurePolicy
 	(ToolChoiceMode)(0),           // 1: treadle.v1.ToolChoiceMode
@@ -3397,116 +3478,118 @@ var file_treadle_v1_agent_proto_goTypes = []any{
 	(*MemoryOptions)(nil),         // 13: treadle.v1.MemoryOptions
 	(*StructuredOutput)(nil),      // 14: treadle.v1.StructuredOutput
 	(*CallOptions)(nil),           // 15: treadle.v1.CallOptions
-	(*MemorySettings)(nil),        // 16: treadle.v1.MemorySettings
-	(*SystemMessages)(nil),        // 17: treadle.v1.SystemMessages
-	(*Agent)(nil),                 // 18: treadle.v1.Agent
-	(*RemoteSubAgent)(nil),        // 19: treadle.v1.RemoteSubAgent
-	(*SubAgentRef)(nil),           // 20: treadle.v1.SubAgentRef
-	(*AgentEditor)(nil),           // 21: treadle.v1.AgentEditor
-	(*ToolPayloadRule)(nil),       // 22: treadle.v1.ToolPayloadRule
-	(*ToolNames)(nil),             // 23: treadle.v1.ToolNames
-	(*VariantRule)(nil),           // 24: treadle.v1.VariantRule
-	(*ModelVariant)(nil),          // 25: treadle.v1.ModelVariant
-	(*InstructionsVariant)(nil),   // 26: treadle.v1.InstructionsVariant
-	(*ToolsVariant)(nil),          // 27: treadle.v1.ToolsVariant
-	(*ProcessorsVariant)(nil),     // 28: treadle.v1.ProcessorsVariant
-	(*CallOptionsVariant)(nil),    // 29: treadle.v1.CallOptionsVariant
-	(*ScorerRef)(nil),             // 30: treadle.v1.ScorerRef
-	(*ScorerSampling)(nil),        // 31: treadle.v1.ScorerSampling
-	(*ScoringFilter)(nil),         // 32: treadle.v1.ScoringFilter
-	(*ScoringCondition)(nil),      // 33: treadle.v1.ScoringCondition
-	(*VoiceSettings)(nil),         // 34: treadle.v1.VoiceSettings
-	(*VoiceProviderRef)(nil),      // 35: treadle.v1.VoiceProviderRef
-	(*durationpb.Duration)(nil),   // 36: google.protobuf.Duration
-	(*structpb.Struct)(nil),       // 37: google.protobuf.Struct
-	(*SystemMessage)(nil),         // 38: treadle.v1.SystemMessage
-	(*timestamppb.Timestamp)(nil), // 39: google.protobuf.Timestamp
-	(*NotificationSettings)(nil),  // 40: treadle.v1.NotificationSettings
-	(*structpb.Value)(nil),        // 41: google.protobuf.Value
-	(*emptypb.Empty)(nil),         // 42: google.protobuf.Empty
+	(*ParentRun)(nil),             // 16: treadle.v1.ParentRun
+	(*MemorySettings)(nil),        // 17: treadle.v1.MemorySettings
+	(*SystemMessages)(nil),        // 18: treadle.v1.SystemMessages
+	(*Agent)(nil),                 // 19: treadle.v1.Agent
+	(*RemoteSubAgent)(nil),        // 20: treadle.v1.RemoteSubAgent
+	(*SubAgentRef)(nil),           // 21: treadle.v1.SubAgentRef
+	(*AgentEditor)(nil),           // 22: treadle.v1.AgentEditor
+	(*ToolPayloadRule)(nil),       // 23: treadle.v1.ToolPayloadRule
+	(*ToolNames)(nil),             // 24: treadle.v1.ToolNames
+	(*VariantRule)(nil),           // 25: treadle.v1.VariantRule
+	(*ModelVariant)(nil),          // 26: treadle.v1.ModelVariant
+	(*InstructionsVariant)(nil),   // 27: treadle.v1.InstructionsVariant
+	(*ToolsVariant)(nil),          // 28: treadle.v1.ToolsVariant
+	(*ProcessorsVariant)(nil),     // 29: treadle.v1.ProcessorsVariant
+	(*CallOptionsVariant)(nil),    // 30: treadle.v1.CallOptionsVariant
+	(*ScorerRef)(nil),             // 31: treadle.v1.ScorerRef
+	(*ScorerSampling)(nil),        // 32: treadle.v1.ScorerSampling
+	(*ScoringFilter)(nil),         // 33: treadle.v1.ScoringFilter
+	(*ScoringCondition)(nil),      // 34: treadle.v1.ScoringCondition
+	(*VoiceSettings)(nil),         // 35: treadle.v1.VoiceSettings
+	(*VoiceProviderRef)(nil),      // 36: treadle.v1.VoiceProviderRef
+	(*durationpb.Duration)(nil),   // 37: google.protobuf.Duration
+	(*structpb.Struct)(nil),       // 38: google.protobuf.Struct
+	(*SystemMessage)(nil),         // 39: treadle.v1.SystemMessage
+	(*timestamppb.Timestamp)(nil), // 40: google.protobuf.Timestamp
+	(*NotificationSettings)(nil),  // 41: treadle.v1.NotificationSettings
+	(*structpb.Value)(nil),        // 42: google.protobuf.Value
+	(*emptypb.Empty)(nil),         // 43: google.protobuf.Empty
 }
 var file_treadle_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: treadle.v1.ProcessorRef.failure_policy:type_name -> treadle.v1.FailurePolicy
-	36, // 1: treadle.v1.ProcessorRef.timeout:type_name -> google.protobuf.Duration
-	37, // 2: treadle.v1.ProcessorRef.options:type_name -> google.protobuf.Struct
+	37, // 1: treadle.v1.ProcessorRef.timeout:type_name -> google.protobuf.Duration
+	38, // 2: treadle.v1.ProcessorRef.options:type_name -> google.protobuf.Struct
 	6,  // 3: treadle.v1.ProcessorList.processors:type_name -> treadle.v1.ProcessorRef
 	1,  // 4: treadle.v1.ToolChoice.mode:type_name -> treadle.v1.ToolChoiceMode
-	37, // 5: treadle.v1.ThreadOptions.metadata:type_name -> google.protobuf.Struct
+	38, // 5: treadle.v1.ThreadOptions.metadata:type_name -> google.protobuf.Struct
 	12, // 6: treadle.v1.MemoryOptions.thread:type_name -> treadle.v1.ThreadOptions
-	37, // 7: treadle.v1.StructuredOutput.schema:type_name -> google.protobuf.Struct
+	38, // 7: treadle.v1.StructuredOutput.schema:type_name -> google.protobuf.Struct
 	7,  // 8: treadle.v1.CallOptions.input_processors:type_name -> treadle.v1.ProcessorList
 	7,  // 9: treadle.v1.CallOptions.output_processors:type_name -> treadle.v1.ProcessorList
 	7,  // 10: treadle.v1.CallOptions.error_processors:type_name -> treadle.v1.ProcessorList
 	10, // 11: treadle.v1.CallOptions.tool_choice:type_name -> treadle.v1.ToolChoice
 	8,  // 12: treadle.v1.CallOptions.model_settings:type_name -> treadle.v1.ModelSettings
-	37, // 13: treadle.v1.CallOptions.provider_options:type_name -> google.protobuf.Struct
+	38, // 13: treadle.v1.CallOptions.provider_options:type_name -> google.protobuf.Struct
 	13, // 14: treadle.v1.CallOptions.memory:type_name -> treadle.v1.MemoryOptions
-	37, // 15: treadle.v1.CallOptions.request_context:type_name -> google.protobuf.Struct
+	38, // 15: treadle.v1.CallOptions.request_context:type_name -> google.protobuf.Struct
 	14, // 16: treadle.v1.CallOptions.structured_output:type_name -> treadle.v1.StructuredOutput
 	11, // 17: treadle.v1.CallOptions.tool_hooks:type_name -> treadle.v1.ToolHooksRef
-	38, // 18: treadle.v1.SystemMessages.messages:type_name -> treadle.v1.SystemMessage
-	37, // 19: treadle.v1.Agent.metadata:type_name -> google.protobuf.Struct
-	17, // 20: treadle.v1.Agent.instruction_messages:type_name -> treadle.v1.SystemMessages
-	9,  // 21: treadle.v1.Agent.fallback_models:type_name -> treadle.v1.FallbackModel
-	6,  // 22: treadle.v1.Agent.input_processors:type_name -> treadle.v1.ProcessorRef
-	6,  // 23: treadle.v1.Agent.output_processors:type_name -> treadle.v1.ProcessorRef
-	6,  // 24: treadle.v1.Agent.error_processors:type_name -> treadle.v1.ProcessorRef
-	15, // 25: treadle.v1.Agent.default_options:type_name -> treadle.v1.CallOptions
-	37, // 26: treadle.v1.Agent.request_context_schema:type_name -> google.protobuf.Struct
-	11, // 27: treadle.v1.Agent.tool_hooks:type_name -> treadle.v1.ToolHooksRef
-	2,  // 28: treadle.v1.Agent.source:type_name -> treadle.v1.AgentSource
-	39, // 29: treadle.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
-	39, // 30: treadle.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
-	16, // 31: treadle.v1.Agent.memory:type_name -> treadle.v1.MemorySettings
-	40, // 32: treadle.v1.Agent.notifications:type_name -> treadle.v1.NotificationSettings
-	20, // 33: treadle.v1.Agent.sub_agents:type_name -> treadle.v1.SubAgentRef
-	22, // 34: treadle.v1.Agent.tool_payload_rules:type_name -> treadle.v1.ToolPayloadRule
-	6,  // 35: treadle.v1.Agent.tool_payload_processors:type_name -> treadle.v1.ProcessorRef
-	25, // 36: treadle.v1.Agent.model_variants:type_name -> treadle.v1.ModelVariant
-	26, // 37: treadle.v1.Agent.instructions_variants:type_name -> treadle.v1.InstructionsVariant
-	27, // 38: treadle.v1.Agent.tools_variants:type_name -> treadle.v1.ToolsVariant
-	28, // 39: treadle.v1.Agent.input_processors_variants:type_name -> treadle.v1.ProcessorsVariant
-	28, // 40: treadle.v1.Agent.output_processors_variants:type_name -> treadle.v1.ProcessorsVariant
-	28, // 41: treadle.v1.Agent.error_processors_variants:type_name -> treadle.v1.ProcessorsVariant
-	29, // 42: treadle.v1.Agent.default_options_variants:type_name -> treadle.v1.CallOptionsVariant
-	6,  // 43: treadle.v1.Agent.resolver:type_name -> treadle.v1.ProcessorRef
-	30, // 44: treadle.v1.Agent.scorers:type_name -> treadle.v1.ScorerRef
-	34, // 45: treadle.v1.Agent.voice:type_name -> treadle.v1.VoiceSettings
-	21, // 46: treadle.v1.Agent.editor:type_name -> treadle.v1.AgentEditor
-	19, // 47: treadle.v1.SubAgentRef.remote:type_name -> treadle.v1.RemoteSubAgent
-	3,  // 48: treadle.v1.SubAgentRef.memory:type_name -> treadle.v1.SubAgentMemory
-	4,  // 49: treadle.v1.SubAgentRef.failure:type_name -> treadle.v1.SubAgentFailure
-	5,  // 50: treadle.v1.AgentEditor.tools:type_name -> treadle.v1.EditorTools
-	41, // 51: treadle.v1.ToolPayloadRule.replace:type_name -> google.protobuf.Value
-	41, // 52: treadle.v1.VariantRule.value:type_name -> google.protobuf.Value
-	24, // 53: treadle.v1.VariantRule.conditions:type_name -> treadle.v1.VariantRule
-	24, // 54: treadle.v1.ModelVariant.rules:type_name -> treadle.v1.VariantRule
-	24, // 55: treadle.v1.InstructionsVariant.rules:type_name -> treadle.v1.VariantRule
-	38, // 56: treadle.v1.InstructionsVariant.messages:type_name -> treadle.v1.SystemMessage
-	24, // 57: treadle.v1.ToolsVariant.rules:type_name -> treadle.v1.VariantRule
-	6,  // 58: treadle.v1.ProcessorsVariant.value:type_name -> treadle.v1.ProcessorRef
-	24, // 59: treadle.v1.ProcessorsVariant.rules:type_name -> treadle.v1.VariantRule
-	15, // 60: treadle.v1.CallOptionsVariant.value:type_name -> treadle.v1.CallOptions
-	24, // 61: treadle.v1.CallOptionsVariant.rules:type_name -> treadle.v1.VariantRule
-	37, // 62: treadle.v1.ScorerRef.options:type_name -> google.protobuf.Struct
-	31, // 63: treadle.v1.ScorerRef.sampling:type_name -> treadle.v1.ScorerSampling
-	32, // 64: treadle.v1.ScorerRef.filter:type_name -> treadle.v1.ScoringFilter
-	36, // 65: treadle.v1.ScorerRef.timeout:type_name -> google.protobuf.Duration
-	0,  // 66: treadle.v1.ScorerRef.failure_policy:type_name -> treadle.v1.FailurePolicy
-	42, // 67: treadle.v1.ScorerSampling.none:type_name -> google.protobuf.Empty
-	33, // 68: treadle.v1.ScoringFilter.conditions:type_name -> treadle.v1.ScoringCondition
-	32, // 69: treadle.v1.ScoringFilter.groups:type_name -> treadle.v1.ScoringFilter
-	41, // 70: treadle.v1.ScoringCondition.value:type_name -> google.protobuf.Value
-	35, // 71: treadle.v1.VoiceSettings.input:type_name -> treadle.v1.VoiceProviderRef
-	35, // 72: treadle.v1.VoiceSettings.output:type_name -> treadle.v1.VoiceProviderRef
-	35, // 73: treadle.v1.VoiceSettings.realtime:type_name -> treadle.v1.VoiceProviderRef
-	0,  // 74: treadle.v1.VoiceProviderRef.failure_policy:type_name -> treadle.v1.FailurePolicy
-	37, // 75: treadle.v1.VoiceProviderRef.options:type_name -> google.protobuf.Struct
-	76, // [76:76] is the sub-list for method output_type
-	76, // [76:76] is the sub-list for method input_type
-	76, // [76:76] is the sub-list for extension type_name
-	76, // [76:76] is the sub-list for extension extendee
-	0,  // [0:76] is the sub-list for field type_name
+	16, // 18: treadle.v1.CallOptions.parent:type_name -> treadle.v1.ParentRun
+	39, // 19: treadle.v1.SystemMessages.messages:type_name -> treadle.v1.SystemMessage
+	38, // 20: treadle.v1.Agent.metadata:type_name -> google.protobuf.Struct
+	18, // 21: treadle.v1.Agent.instruction_messages:type_name -> treadle.v1.SystemMessages
+	9,  // 22: treadle.v1.Agent.fallback_models:type_name -> treadle.v1.FallbackModel
+	6,  // 23: treadle.v1.Agent.input_processors:type_name -> treadle.v1.ProcessorRef
+	6,  // 24: treadle.v1.Agent.output_processors:type_name -> treadle.v1.ProcessorRef
+	6,  // 25: treadle.v1.Agent.error_processors:type_name -> treadle.v1.ProcessorRef
+	15, // 26: treadle.v1.Agent.default_options:type_name -> treadle.v1.CallOptions
+	38, // 27: treadle.v1.Agent.request_context_schema:type_name -> google.protobuf.Struct
+	11, // 28: treadle.v1.Agent.tool_hooks:type_name -> treadle.v1.ToolHooksRef
+	2,  // 29: treadle.v1.Agent.source:type_name -> treadle.v1.AgentSource
+	40, // 30: treadle.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
+	40, // 31: treadle.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
+	17, // 32: treadle.v1.Agent.memory:type_name -> treadle.v1.MemorySettings
+	41, // 33: treadle.v1.Agent.notifications:type_name -> treadle.v1.NotificationSettings
+	21, // 34: treadle.v1.Agent.sub_agents:type_name -> treadle.v1.SubAgentRef
+	23, // 35: treadle.v1.Agent.tool_payload_rules:type_name -> treadle.v1.ToolPayloadRule
+	6,  // 36: treadle.v1.Agent.tool_payload_processors:type_name -> treadle.v1.ProcessorRef
+	26, // 37: treadle.v1.Agent.model_variants:type_name -> treadle.v1.ModelVariant
+	27, // 38: treadle.v1.Agent.instructions_variants:type_name -> treadle.v1.InstructionsVariant
+	28, // 39: treadle.v1.Agent.tools_variants:type_name -> treadle.v1.ToolsVariant
+	29, // 40: treadle.v1.Agent.input_processors_variants:type_name -> treadle.v1.ProcessorsVariant
+	29, // 41: treadle.v1.Agent.output_processors_variants:type_name -> treadle.v1.ProcessorsVariant
+	29, // 42: treadle.v1.Agent.error_processors_variants:type_name -> treadle.v1.ProcessorsVariant
+	30, // 43: treadle.v1.Agent.default_options_variants:type_name -> treadle.v1.CallOptionsVariant
+	6,  // 44: treadle.v1.Agent.resolver:type_name -> treadle.v1.ProcessorRef
+	31, // 45: treadle.v1.Agent.scorers:type_name -> treadle.v1.ScorerRef
+	35, // 46: treadle.v1.Agent.voice:type_name -> treadle.v1.VoiceSettings
+	22, // 47: treadle.v1.Agent.editor:type_name -> treadle.v1.AgentEditor
+	20, // 48: treadle.v1.SubAgentRef.remote:type_name -> treadle.v1.RemoteSubAgent
+	3,  // 49: treadle.v1.SubAgentRef.memory:type_name -> treadle.v1.SubAgentMemory
+	4,  // 50: treadle.v1.SubAgentRef.failure:type_name -> treadle.v1.SubAgentFailure
+	5,  // 51: treadle.v1.AgentEditor.tools:type_name -> treadle.v1.EditorTools
+	42, // 52: treadle.v1.ToolPayloadRule.replace:type_name -> google.protobuf.Value
+	42, // 53: treadle.v1.VariantRule.value:type_name -> google.protobuf.Value
+	25, // 54: treadle.v1.VariantRule.conditions:type_name -> treadle.v1.VariantRule
+	25, // 55: treadle.v1.ModelVariant.rules:type_name -> treadle.v1.VariantRule
+	25, // 56: treadle.v1.InstructionsVariant.rules:type_name -> treadle.v1.VariantRule
+	39, // 57: treadle.v1.InstructionsVariant.messages:type_name -> treadle.v1.SystemMessage
+	25, // 58: treadle.v1.ToolsVariant.rules:type_name -> treadle.v1.VariantRule
+	6,  // 59: treadle.v1.ProcessorsVariant.value:type_name -> treadle.v1.ProcessorRef
+	25, // 60: treadle.v1.ProcessorsVariant.rules:type_name -> treadle.v1.VariantRule
+	15, // 61: treadle.v1.CallOptionsVariant.value:type_name -> treadle.v1.CallOptions
+	25, // 62: treadle.v1.CallOptionsVariant.rules:type_name -> treadle.v1.VariantRule
+	38, // 63: treadle.v1.ScorerRef.options:type_name -> google.protobuf.Struct
+	32, // 64: treadle.v1.ScorerRef.sampling:type_name -> treadle.v1.ScorerSampling
+	33, // 65: treadle.v1.ScorerRef.filter:type_name -> treadle.v1.ScoringFilter
+	37, // 66: treadle.v1.ScorerRef.timeout:type_name -> google.protobuf.Duration
+	0,  // 67: treadle.v1.ScorerRef.failure_policy:type_name -> treadle.v1.FailurePolicy
+	43, // 68: treadle.v1.ScorerSampling.none:type_name -> google.protobuf.Empty
+	34, // 69: treadle.v1.ScoringFilter.conditions:type_name -> treadle.v1.ScoringCondition
+	33, // 70: treadle.v1.ScoringFilter.groups:type_name -> treadle.v1.ScoringFilter
+	42, // 71: treadle.v1.ScoringCondition.value:type_name -> google.protobuf.Value
+	36, // 72: treadle.v1.VoiceSettings.input:type_name -> treadle.v1.VoiceProviderRef
+	36, // 73: treadle.v1.VoiceSettings.output:type_name -> treadle.v1.VoiceProviderRef
+	36, // 74: treadle.v1.VoiceSettings.realtime:type_name -> treadle.v1.VoiceProviderRef
+	0,  // 75: treadle.v1.VoiceProviderRef.failure_policy:type_name -> treadle.v1.FailurePolicy
+	38, // 76: treadle.v1.VoiceProviderRef.options:type_name -> google.protobuf.Struct
+	77, // [77:77] is the sub-list for method output_type
+	77, // [77:77] is the sub-list for method input_type
+	77, // [77:77] is the sub-list for extension type_name
+	77, // [77:77] is the sub-list for extension extendee
+	0,  // [0:77] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_agent_proto_init() }
@@ -3527,17 +3610,17 @@ func file_treadle_v1_agent_proto_init() {
 		(*MemoryOptions_Thread)(nil),
 	}
 	file_treadle_v1_agent_proto_msgTypes[9].OneofWrappers = []any{}
-	file_treadle_v1_agent_proto_msgTypes[10].OneofWrappers = []any{}
-	file_treadle_v1_agent_proto_msgTypes[12].OneofWrappers = []any{
+	file_treadle_v1_agent_proto_msgTypes[11].OneofWrappers = []any{}
+	file_treadle_v1_agent_proto_msgTypes[13].OneofWrappers = []any{
 		(*Agent_Instructions)(nil),
 		(*Agent_InstructionMessages)(nil),
 	}
-	file_treadle_v1_agent_proto_msgTypes[14].OneofWrappers = []any{
+	file_treadle_v1_agent_proto_msgTypes[15].OneofWrappers = []any{
 		(*SubAgentRef_AgentId)(nil),
 		(*SubAgentRef_Remote)(nil),
 	}
-	file_treadle_v1_agent_proto_msgTypes[15].OneofWrappers = []any{}
-	file_treadle_v1_agent_proto_msgTypes[25].OneofWrappers = []any{
+	file_treadle_v1_agent_proto_msgTypes[16].OneofWrappers = []any{}
+	file_treadle_v1_agent_proto_msgTypes[26].OneofWrappers = []any{
 		(*ScorerSampling_None)(nil),
 		(*ScorerSampling_Ratio)(nil),
 	}
@@ -3547,7 +3630,7 @@ func file_treadle_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_treadle_v1_agent_proto_rawDesc), len(file_treadle_v1_agent_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   30,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -220,8 +220,13 @@ type Run struct {
 	// The fields the agent's `resolveAgent` resolver (remote or Python) overrode, by their proto
 	// names (`model`, `instructions`, `tools`, ...); recorded when the run ends.
 	ResolverOverrides []string `protobuf:"bytes,14,rep,name=resolver_overrides,json=resolverOverrides,proto3" json:"resolver_overrides,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// For a sub-agent's run: the run that delegated it (on this server or another), as the
+	// delegating call said; recorded when the run ends.
+	ParentRunId string `protobuf:"bytes,19,opt,name=parent_run_id,json=parentRunId,proto3" json:"parent_run_id,omitempty"`
+	// For a sub-agent's run: the delegating run's tool call.
+	ParentToolCallId string `protobuf:"bytes,20,opt,name=parent_tool_call_id,json=parentToolCallId,proto3" json:"parent_tool_call_id,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Run) Reset() {
@@ -371,6 +376,20 @@ func (x *Run) GetResolverOverrides() []string {
 		return x.ResolverOverrides
 	}
 	return nil
+}
+
+func (x *Run) GetParentRunId() string {
+	if x != nil {
+		return x.ParentRunId
+	}
+	return ""
+}
+
+func (x *Run) GetParentToolCallId() string {
+	if x != nil {
+		return x.ParentToolCallId
+	}
+	return ""
 }
 
 // MatchedVariant names one variant a run applied.
@@ -1428,7 +1447,7 @@ const file_treadle_v1_thread_service_proto_rawDesc = "" +
 	"\vcreate_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12;\n" +
 	"\vupdate_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTime\"\x83\x06\n" +
+	"updateTime\"\xd6\x06\n" +
 	"\x03Run\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12\x1b\n" +
@@ -1449,7 +1468,9 @@ const file_treadle_v1_thread_service_proto_rawDesc = "" +
 	"\x17agent_version_selection\x18\x12 \x01(\tR\x15agentVersionSelection\x12%\n" +
 	"\x0eresolved_model\x18\f \x01(\tR\rresolvedModel\x12E\n" +
 	"\x10matched_variants\x18\r \x03(\v2\x1a.treadle.v1.MatchedVariantR\x0fmatchedVariants\x12-\n" +
-	"\x12resolver_overrides\x18\x0e \x03(\tR\x11resolverOverrides\"<\n" +
+	"\x12resolver_overrides\x18\x0e \x03(\tR\x11resolverOverrides\x12\"\n" +
+	"\rparent_run_id\x18\x13 \x01(\tR\vparentRunId\x12-\n" +
+	"\x13parent_tool_call_id\x18\x14 \x01(\tR\x10parentToolCallId\"<\n" +
 	"\x0eMatchedVariant\x12\x14\n" +
 	"\x05field\x18\x01 \x01(\tR\x05field\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\"\xf7\x01\n" +

@@ -16,7 +16,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file treadle/v1/agent.proto.
  */
 export const file_treadle_v1_agent: GenFile = /*@__PURE__*/
-  fileDesc("ChZ0cmVhZGxlL3YxL2FnZW50LnByb3RvEgp0cmVhZGxlLnYxIvABCgxQcm9jZXNzb3JSZWYSCgoCaWQYASABKAkSMQoOZmFpbHVyZV9wb2xpY3kYAiABKA4yGS50cmVhZGxlLnYxLkZhaWx1cmVQb2xpY3kSKgoHdGltZW91dBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdidWlsdGluGAQgASgJEigKB29wdGlvbnMYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhYKDnBhcmFsbGVsX2dyb3VwGAYgASgJEhIKCndpdGhfbW9kZWwYByABKAgSDgoGbG9ja2VkGAggASgIIj0KDVByb2Nlc3Nvckxpc3QSLAoKcHJvY2Vzc29ycxgBIAMoCzIYLnRyZWFkbGUudjEuUHJvY2Vzc29yUmVmItUCCg1Nb2RlbFNldHRpbmdzEhgKC3RlbXBlcmF0dXJlGAEgASgBSACIAQESHgoRbWF4X291dHB1dF90b2tlbnMYAiABKAVIAYgBARISCgV0b3BfcBgDIAEoAUgCiAEBEhEKBHNlZWQYBCABKANIA4gBARIWCg5zdG9wX3NlcXVlbmNlcxgFIAMoCRIdChBwcmVzZW5jZV9wZW5hbHR5GAYgASgBSASIAQESHgoRZnJlcXVlbmN5X3BlbmFsdHkYByABKAFIBYgBARIYCgttYXhfcmV0cmllcxgIIAEoBUgGiAEBQg4KDF90ZW1wZXJhdHVyZUIUChJfbWF4X291dHB1dF90b2tlbnNCCAoGX3RvcF9wQgcKBV9zZWVkQhMKEV9wcmVzZW5jZV9wZW5hbHR5QhQKEl9mcmVxdWVuY3lfcGVuYWx0eUIOCgxfbWF4X3JldHJpZXMidwoNRmFsbGJhY2tNb2RlbBINCgVtb2RlbBgBIAEoCRIQCghiYXNlX3VybBgCIAEoCRIYCgttYXhfcmV0cmllcxgDIAEoBUgAiAEBEhsKE3Byb3ZpZGVyX2NyZWRlbnRpYWwYBCABKAlCDgoMX21heF9yZXRyaWVzIlcKClRvb2xDaG9pY2USKgoEbW9kZRgBIAEoDjIaLnRyZWFkbGUudjEuVG9vbENob2ljZU1vZGVIABITCgl0b29sX25hbWUYAiABKAlIAEIICgZjaG9pY2UiQQoMVG9vbEhvb2tzUmVmEhgKEGJlZm9yZV90b29sX2NhbGwYASABKAkSFwoPYWZ0ZXJfdG9vbF9jYWxsGAIgASgJIlUKDVRocmVhZE9wdGlvbnMSCgoCaWQYASABKAkSDQoFdGl0bGUYAiABKAkSKQoIbWV0YWRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0InEKDU1lbW9yeU9wdGlvbnMSEAoIcmVzb3VyY2UYASABKAkSEwoJdGhyZWFkX2lkGAIgASgJSAASKwoGdGhyZWFkGAMgASgLMhkudHJlYWRsZS52MS5UaHJlYWRPcHRpb25zSABCDAoKdGhyZWFkX3JlZiJJChBTdHJ1Y3R1cmVkT3V0cHV0EicKBnNjaGVtYRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDAoEbmFtZRgCIAEoCSLtBQoLQ2FsbE9wdGlvbnMSOAoQaW5wdXRfcHJvY2Vzc29ycxgBIAEoCzIZLnRyZWFkbGUudjEuUHJvY2Vzc29yTGlzdEgAiAEBEjkKEW91dHB1dF9wcm9jZXNzb3JzGAIgASgLMhkudHJlYWRsZS52MS5Qcm9jZXNzb3JMaXN0SAGIAQESOAoQZXJyb3JfcHJvY2Vzc29ycxgDIAEoCzIZLnRyZWFkbGUudjEuUHJvY2Vzc29yTGlzdEgCiAEBEhYKCW1heF9zdGVwcxgEIAEoBUgDiAEBEiIKFW1heF9wcm9jZXNzb3JfcmV0cmllcxgFIAEoBUgEiAEBEisKC3Rvb2xfY2hvaWNlGAYgASgLMhYudHJlYWRsZS52MS5Ub29sQ2hvaWNlEhQKDGFjdGl2ZV90b29scxgHIAMoCRIxCg5tb2RlbF9zZXR0aW5ncxgIIAEoCzIZLnRyZWFkbGUudjEuTW9kZWxTZXR0aW5ncxIxChBwcm92aWRlcl9vcHRpb25zGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIpCgZtZW1vcnkYCiABKAsyGS50cmVhZGxlLnYxLk1lbW9yeU9wdGlvbnMSMAoPcmVxdWVzdF9jb250ZXh0GAsgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBI3ChFzdHJ1Y3R1cmVkX291dHB1dBgMIAEoCzIcLnRyZWFkbGUudjEuU3RydWN0dXJlZE91dHB1dBIsCgp0b29sX2hvb2tzGA0gASgLMhgudHJlYWRsZS52MS5Ub29sSG9va3NSZWYSDQoFbW9kZWwYDiABKAkSDwoHdmVyc2lvbhgUIAEoCUITChFfaW5wdXRfcHJvY2Vzc29yc0IUChJfb3V0cHV0X3Byb2Nlc3NvcnNCEwoRX2Vycm9yX3Byb2Nlc3NvcnNCDAoKX21heF9zdGVwc0IYChZfbWF4X3Byb2Nlc3Nvcl9yZXRyaWVzIj4KDk1lbW9yeVNldHRpbmdzEhoKDWxhc3RfbWVzc2FnZXMYASABKAVIAIgBAUIQCg5fbGFzdF9tZXNzYWdlcyI9Cg5TeXN0ZW1NZXNzYWdlcxIrCghtZXNzYWdlcxgBIAMoCzIZLnRyZWFkbGUudjEuU3lzdGVtTWVzc2FnZSLoDQoFQWdlbnQSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIpCghtZXRhZGF0YRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFgoMaW5zdHJ1Y3Rpb25zGAUgASgJSAASOgoUaW5zdHJ1Y3Rpb25fbWVzc2FnZXMYBiABKAsyGi50cmVhZGxlLnYxLlN5c3RlbU1lc3NhZ2VzSAASDQoFbW9kZWwYByABKAkSEAoIYmFzZV91cmwYCCABKAkSMgoPZmFsbGJhY2tfbW9kZWxzGAkgAygLMhkudHJlYWRsZS52MS5GYWxsYmFja01vZGVsEg0KBXRvb2xzGAogAygJEjIKEGlucHV0X3Byb2Nlc3NvcnMYCyADKAsyGC50cmVhZGxlLnYxLlByb2Nlc3NvclJlZhIzChFvdXRwdXRfcHJvY2Vzc29ycxgMIAMoCzIYLnRyZWFkbGUudjEuUHJvY2Vzc29yUmVmEjIKEGVycm9yX3Byb2Nlc3NvcnMYDSADKAsyGC50cmVhZGxlLnYxLlByb2Nlc3NvclJlZhIiChVtYXhfcHJvY2Vzc29yX3JldHJpZXMYDiABKAVIAYgBARIwCg9kZWZhdWx0X29wdGlvbnMYDyABKAsyFy50cmVhZGxlLnYxLkNhbGxPcHRpb25zEjcKFnJlcXVlc3RfY29udGV4dF9zY2hlbWEYECABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiwKCnRvb2xfaG9va3MYESABKAsyGC50cmVhZGxlLnYxLlRvb2xIb29rc1JlZhInCgZzb3VyY2UYEiABKA4yFy50cmVhZGxlLnYxLkFnZW50U291cmNlEi8KC2NyZWF0ZV90aW1lGBMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgUIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGwoTcHJvdmlkZXJfY3JlZGVudGlhbBgYIAEoCRIqCgZtZW1vcnkYFSABKAsyGi50cmVhZGxlLnYxLk1lbW9yeVNldHRpbmdzEjcKDW5vdGlmaWNhdGlvbnMYFiABKAsyIC50cmVhZGxlLnYxLk5vdGlmaWNhdGlvblNldHRpbmdzEiUKGGVycm9yX3Byb2Nlc3Nvcl9kZWZhdWx0cxgXIAEoCEgCiAEBEisKCnN1Yl9hZ2VudHMYGSADKAsyFy50cmVhZGxlLnYxLlN1YkFnZW50UmVmEjcKEnRvb2xfcGF5bG9hZF9ydWxlcxgoIAMoCzIbLnRyZWFkbGUudjEuVG9vbFBheWxvYWRSdWxlEjkKF3Rvb2xfcGF5bG9hZF9wcm9jZXNzb3JzGCkgAygLMhgudHJlYWRsZS52MS5Qcm9jZXNzb3JSZWYSMAoObW9kZWxfdmFyaWFudHMYHiADKAsyGC50cmVhZGxlLnYxLk1vZGVsVmFyaWFudBI+ChVpbnN0cnVjdGlvbnNfdmFyaWFudHMYHyADKAsyHy50cmVhZGxlLnYxLkluc3RydWN0aW9uc1ZhcmlhbnQSMAoOdG9vbHNfdmFyaWFudHMYICADKAsyGC50cmVhZGxlLnYxLlRvb2xzVmFyaWFudBJAChlpbnB1dF9wcm9jZXNzb3JzX3ZhcmlhbnRzGCEgAygLMh0udHJlYWRsZS52MS5Qcm9jZXNzb3JzVmFyaWFudBJBChpvdXRwdXRfcHJvY2Vzc29yc192YXJpYW50cxgiIAMoCzIdLnRyZWFkbGUudjEuUHJvY2Vzc29yc1ZhcmlhbnQSQAoZZXJyb3JfcHJvY2Vzc29yc192YXJpYW50cxgjIAMoCzIdLnRyZWFkbGUudjEuUHJvY2Vzc29yc1ZhcmlhbnQSQAoYZGVmYXVsdF9vcHRpb25zX3ZhcmlhbnRzGCQgAygLMh4udHJlYWRsZS52MS5DYWxsT3B0aW9uc1ZhcmlhbnQSKgoIcmVzb2x2ZXIYJSABKAsyGC50cmVhZGxlLnYxLlByb2Nlc3NvclJlZhImCgdzY29yZXJzGDIgAygLMhUudHJlYWRsZS52MS5TY29yZXJSZWYSKAoFdm9pY2UYNyABKAsyGS50cmVhZGxlLnYxLlZvaWNlU2V0dGluZ3MSJwoGZWRpdG9yGC0gASgLMhcudHJlYWRsZS52MS5BZ2VudEVkaXRvckITChFpbnN0cnVjdGlvbnNfa2luZEIYChZfbWF4X3Byb2Nlc3Nvcl9yZXRyaWVzQhsKGV9lcnJvcl9wcm9jZXNzb3JfZGVmYXVsdHMiMgoOUmVtb3RlU3ViQWdlbnQSDgoGdGFyZ2V0GAEgASgJEhAKCGFnZW50X2lkGAIgASgJIpkCCgtTdWJBZ2VudFJlZhILCgNrZXkYASABKAkSEgoIYWdlbnRfaWQYAiABKAlIABIsCgZyZW1vdGUYAyABKAsyGi50cmVhZGxlLnYxLlJlbW90ZVN1YkFnZW50SAASEwoLZGVzY3JpcHRpb24YBCABKAkSKgoGbWVtb3J5GAUgASgOMhoudHJlYWRsZS52MS5TdWJBZ2VudE1lbW9yeRIWCgltYXhfc3RlcHMYBiABKAVIAYgBARIcChRpbmNsdWRlX3Rvb2xfcmVzdWx0cxgHIAEoCBIsCgdmYWlsdXJlGAggASgOMhsudHJlYWRsZS52MS5TdWJBZ2VudEZhaWx1cmVCCAoGdGFyZ2V0QgwKCl9tYXhfc3RlcHMicQoLQWdlbnRFZGl0b3ISDgoGbG9ja2VkGAEgASgIEhkKDGluc3RydWN0aW9ucxgCIAEoCEgAiAEBEiYKBXRvb2xzGAMgASgOMhcudHJlYWRsZS52MS5FZGl0b3JUb29sc0IPCg1faW5zdHJ1Y3Rpb25zIqoBCg9Ub29sUGF5bG9hZFJ1bGUSDQoFdG9vbHMYASADKAkSDwoHdGFyZ2V0cxgCIAMoCRINCgVwaGFzZRgDIAEoCRIMCgRkcm9wGAQgAygJEgwKBG1hc2sYBSADKAkSEQoJbWFza193aXRoGAYgASgJEicKB3JlcGxhY2UYByABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSEAoIc3VwcHJlc3MYCCABKAgiGgoJVG9vbE5hbWVzEg0KBW5hbWVzGAEgAygJIoIBCgtWYXJpYW50UnVsZRINCgVmaWVsZBgBIAEoCRIQCghvcGVyYXRvchgCIAEoCRIlCgV2YWx1ZRgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIrCgpjb25kaXRpb25zGAQgAygLMhcudHJlYWRsZS52MS5WYXJpYW50UnVsZSJFCgxNb2RlbFZhcmlhbnQSDQoFdmFsdWUYASABKAkSJgoFcnVsZXMYAiABKAsyFy50cmVhZGxlLnYxLlZhcmlhbnRSdWxlInkKE0luc3RydWN0aW9uc1ZhcmlhbnQSDQoFdmFsdWUYASABKAkSJgoFcnVsZXMYAiABKAsyFy50cmVhZGxlLnYxLlZhcmlhbnRSdWxlEisKCG1lc3NhZ2VzGAMgAygLMhkudHJlYWRsZS52MS5TeXN0ZW1NZXNzYWdlIkUKDFRvb2xzVmFyaWFudBINCgV2YWx1ZRgBIAMoCRImCgVydWxlcxgCIAEoCzIXLnRyZWFkbGUudjEuVmFyaWFudFJ1bGUiZAoRUHJvY2Vzc29yc1ZhcmlhbnQSJwoFdmFsdWUYASADKAsyGC50cmVhZGxlLnYxLlByb2Nlc3NvclJlZhImCgVydWxlcxgCIAEoCzIXLnRyZWFkbGUudjEuVmFyaWFudFJ1bGUiZAoSQ2FsbE9wdGlvbnNWYXJpYW50EiYKBXZhbHVlGAEgASgLMhcudHJlYWRsZS52MS5DYWxsT3B0aW9ucxImCgVydWxlcxgCIAEoCzIXLnRyZWFkbGUudjEuVmFyaWFudFJ1bGUiigIKCVNjb3JlclJlZhIKCgJpZBgBIAEoCRIPCgdidWlsdGluGAIgASgJEigKB29wdGlvbnMYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiwKCHNhbXBsaW5nGAQgASgLMhoudHJlYWRsZS52MS5TY29yZXJTYW1wbGluZxIpCgZmaWx0ZXIYBSABKAsyGS50cmVhZGxlLnYxLlNjb3JpbmdGaWx0ZXISKgoHdGltZW91dBgGIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIxCg5mYWlsdXJlX3BvbGljeRgHIAEoDjIZLnRyZWFkbGUudjEuRmFpbHVyZVBvbGljeSJRCg5TY29yZXJTYW1wbGluZxImCgRub25lGAEgASgLMhYuZ29vZ2xlLnByb3RvYnVmLkVtcHR5SAASDwoFcmF0aW8YAiABKAFIAEIGCgRraW5kInsKDVNjb3JpbmdGaWx0ZXISDQoFbWF0Y2gYASABKAkSMAoKY29uZGl0aW9ucxgCIAMoCzIcLnRyZWFkbGUudjEuU2NvcmluZ0NvbmRpdGlvbhIpCgZncm91cHMYAyADKAsyGS50cmVhZGxlLnYxLlNjb3JpbmdGaWx0ZXIiWgoQU2NvcmluZ0NvbmRpdGlvbhINCgVmaWVsZBgBIAEoCRIQCghvcGVyYXRvchgCIAEoCRIlCgV2YWx1ZRgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZSKrAQoNVm9pY2VTZXR0aW5ncxIrCgVpbnB1dBgBIAEoCzIcLnRyZWFkbGUudjEuVm9pY2VQcm92aWRlclJlZhIsCgZvdXRwdXQYAiABKAsyHC50cmVhZGxlLnYxLlZvaWNlUHJvdmlkZXJSZWYSLgoIcmVhbHRpbWUYAyABKAsyHC50cmVhZGxlLnYxLlZvaWNlUHJvdmlkZXJSZWYSDwoHc3BlYWtlchgEIAEoCSJ7ChBWb2ljZVByb3ZpZGVyUmVmEgoKAmlkGAEgASgJEjEKDmZhaWx1cmVfcG9saWN5GAIgASgOMhkudHJlYWRsZS52MS5GYWlsdXJlUG9saWN5EigKB29wdGlvbnMYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Km0KDUZhaWx1cmVQb2xpY3kSHgoaRkFJTFVSRV9QT0xJQ1lfVU5TUEVDSUZJRUQQABIeChpGQUlMVVJFX1BPTElDWV9GQUlMX0NMT1NFRBABEhwKGEZBSUxVUkVfUE9MSUNZX0ZBSUxfT1BFThACKocBCg5Ub29sQ2hvaWNlTW9kZRIgChxUT09MX0NIT0lDRV9NT0RFX1VOU1BFQ0lGSUVEEAASGQoVVE9PTF9DSE9JQ0VfTU9ERV9BVVRPEAESGQoVVE9PTF9DSE9JQ0VfTU9ERV9OT05FEAISHQoZVE9PTF9DSE9JQ0VfTU9ERV9SRVFVSVJFRBADKnEKC0FnZW50U291cmNlEhwKGEFHRU5UX1NPVVJDRV9VTlNQRUNJRklFRBAAEhcKE0FHRU5UX1NPVVJDRV9DT05GSUcQARIVChFBR0VOVF9TT1VSQ0VfQ09ERRACEhQKEEFHRU5UX1NPVVJDRV9BUEkQAyqUAQoOU3ViQWdlbnRNZW1vcnkSIAocU1VCX0FHRU5UX01FTU9SWV9VTlNQRUNJRklFRBAAEiEKHVNVQl9BR0VOVF9NRU1PUllfRlJFU0hfVEhSRUFEEAESIgoeU1VCX0FHRU5UX01FTU9SWV9TVEFCTEVfVEhSRUFEEAISGQoVU1VCX0FHRU5UX01FTU9SWV9OT05FEAMqdgoPU3ViQWdlbnRGYWlsdXJlEiEKHVNVQl9BR0VOVF9GQUlMVVJFX1VOU1BFQ0lGSUVEEAASIAocU1VCX0FHRU5UX0ZBSUxVUkVfVE9PTF9FUlJPUhABEh4KGlNVQl9BR0VOVF9GQUlMVVJFX0ZBSUxfUlVOEAIqdwoLRWRpdG9yVG9vbHMSHAoYRURJVE9SX1RPT0xTX1VOU1BFQ0lGSUVEEAASFAoQRURJVE9SX1RPT0xTX0FMTBABEh0KGUVESVRPUl9UT09MU19ERVNDUklQVElPTlMQAhIVChFFRElUT1JfVE9PTFNfTk9ORRADQmMKDmRldi50cmVhZGxlLnYxUAFaQmdpdGh1Yi5jb20vdHJlYWRsZS1kZXYvdHJlYWRsZS9jbGllbnRzL2dvL2dlbi90cmVhZGxlL3YxO3RyZWFkbGV2MaoCClRyZWFkbGUuVjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_empty, file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_message, file_treadle_v1_notification]);
+  fileDesc("ChZ0cmVhZGxlL3YxL2FnZW50LnByb3RvEgp0cmVhZGxlLnYxIvABCgxQcm9jZXNzb3JSZWYSCgoCaWQYASABKAkSMQoOZmFpbHVyZV9wb2xpY3kYAiABKA4yGS50cmVhZGxlLnYxLkZhaWx1cmVQb2xpY3kSKgoHdGltZW91dBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdidWlsdGluGAQgASgJEigKB29wdGlvbnMYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhYKDnBhcmFsbGVsX2dyb3VwGAYgASgJEhIKCndpdGhfbW9kZWwYByABKAgSDgoGbG9ja2VkGAggASgIIj0KDVByb2Nlc3Nvckxpc3QSLAoKcHJvY2Vzc29ycxgBIAMoCzIYLnRyZWFkbGUudjEuUHJvY2Vzc29yUmVmItUCCg1Nb2RlbFNldHRpbmdzEhgKC3RlbXBlcmF0dXJlGAEgASgBSACIAQESHgoRbWF4X291dHB1dF90b2tlbnMYAiABKAVIAYgBARISCgV0b3BfcBgDIAEoAUgCiAEBEhEKBHNlZWQYBCABKANIA4gBARIWCg5zdG9wX3NlcXVlbmNlcxgFIAMoCRIdChBwcmVzZW5jZV9wZW5hbHR5GAYgASgBSASIAQESHgoRZnJlcXVlbmN5X3BlbmFsdHkYByABKAFIBYgBARIYCgttYXhfcmV0cmllcxgIIAEoBUgGiAEBQg4KDF90ZW1wZXJhdHVyZUIUChJfbWF4X291dHB1dF90b2tlbnNCCAoGX3RvcF9wQgcKBV9zZWVkQhMKEV9wcmVzZW5jZV9wZW5hbHR5QhQKEl9mcmVxdWVuY3lfcGVuYWx0eUIOCgxfbWF4X3JldHJpZXMidwoNRmFsbGJhY2tNb2RlbBINCgVtb2RlbBgBIAEoCRIQCghiYXNlX3VybBgCIAEoCRIYCgttYXhfcmV0cmllcxgDIAEoBUgAiAEBEhsKE3Byb3ZpZGVyX2NyZWRlbnRpYWwYBCABKAlCDgoMX21heF9yZXRyaWVzIlcKClRvb2xDaG9pY2USKgoEbW9kZRgBIAEoDjIaLnRyZWFkbGUudjEuVG9vbENob2ljZU1vZGVIABITCgl0b29sX25hbWUYAiABKAlIAEIICgZjaG9pY2UiQQoMVG9vbEhvb2tzUmVmEhgKEGJlZm9yZV90b29sX2NhbGwYASABKAkSFwoPYWZ0ZXJfdG9vbF9jYWxsGAIgASgJIlUKDVRocmVhZE9wdGlvbnMSCgoCaWQYASABKAkSDQoFdGl0bGUYAiABKAkSKQoIbWV0YWRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0InEKDU1lbW9yeU9wdGlvbnMSEAoIcmVzb3VyY2UYASABKAkSEwoJdGhyZWFkX2lkGAIgASgJSAASKwoGdGhyZWFkGAMgASgLMhkudHJlYWRsZS52MS5UaHJlYWRPcHRpb25zSABCDAoKdGhyZWFkX3JlZiJJChBTdHJ1Y3R1cmVkT3V0cHV0EicKBnNjaGVtYRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDAoEbmFtZRgCIAEoCSKUBgoLQ2FsbE9wdGlvbnMSOAoQaW5wdXRfcHJvY2Vzc29ycxgBIAEoCzIZLnRyZWFkbGUudjEuUHJvY2Vzc29yTGlzdEgAiAEBEjkKEW91dHB1dF9wcm9jZXNzb3JzGAIgASgLMhkudHJlYWRsZS52MS5Qcm9jZXNzb3JMaXN0SAGIAQESOAoQZXJyb3JfcHJvY2Vzc29ycxgDIAEoCzIZLnRyZWFkbGUudjEuUHJvY2Vzc29yTGlzdEgCiAEBEhYKCW1heF9zdGVwcxgEIAEoBUgDiAEBEiIKFW1heF9wcm9jZXNzb3JfcmV0cmllcxgFIAEoBUgEiAEBEisKC3Rvb2xfY2hvaWNlGAYgASgLMhYudHJlYWRsZS52MS5Ub29sQ2hvaWNlEhQKDGFjdGl2ZV90b29scxgHIAMoCRIxCg5tb2RlbF9zZXR0aW5ncxgIIAEoCzIZLnRyZWFkbGUudjEuTW9kZWxTZXR0aW5ncxIxChBwcm92aWRlcl9vcHRpb25zGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIpCgZtZW1vcnkYCiABKAsyGS50cmVhZGxlLnYxLk1lbW9yeU9wdGlvbnMSMAoPcmVxdWVzdF9jb250ZXh0GAsgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBI3ChFzdHJ1Y3R1cmVkX291dHB1dBgMIAEoCzIcLnRyZWFkbGUudjEuU3RydWN0dXJlZE91dHB1dBIsCgp0b29sX2hvb2tzGA0gASgLMhgudHJlYWRsZS52MS5Ub29sSG9va3NSZWYSDQoFbW9kZWwYDiABKAkSDwoHdmVyc2lvbhgUIAEoCRIlCgZwYXJlbnQYGiABKAsyFS50cmVhZGxlLnYxLlBhcmVudFJ1bkITChFfaW5wdXRfcHJvY2Vzc29yc0IUChJfb3V0cHV0X3Byb2Nlc3NvcnNCEwoRX2Vycm9yX3Byb2Nlc3NvcnNCDAoKX21heF9zdGVwc0IYChZfbWF4X3Byb2Nlc3Nvcl9yZXRyaWVzIkMKCVBhcmVudFJ1bhIOCgZydW5faWQYASABKAkSFAoMdG9vbF9jYWxsX2lkGAIgASgJEhAKCGFnZW50X2lkGAMgASgJIj4KDk1lbW9yeVNldHRpbmdzEhoKDWxhc3RfbWVzc2FnZXMYASABKAVIAIgBAUIQCg5fbGFzdF9tZXNzYWdlcyI9Cg5TeXN0ZW1NZXNzYWdlcxIrCghtZXNzYWdlcxgBIAMoCzIZLnRyZWFkbGUudjEuU3lzdGVtTWVzc2FnZSLoDQoFQWdlbnQSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIpCghtZXRhZGF0YRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFgoMaW5zdHJ1Y3Rpb25zGAUgASgJSAASOgoUaW5zdHJ1Y3Rpb25fbWVzc2FnZXMYBiABKAsyGi50cmVhZGxlLnYxLlN5c3RlbU1lc3NhZ2VzSAASDQoFbW9kZWwYByABKAkSEAoIYmFzZV91cmwYCCABKAkSMgoPZmFsbGJhY2tfbW9kZWxzGAkgAygLMhkudHJlYWRsZS52MS5GYWxsYmFja01vZGVsEg0KBXRvb2xzGAogAygJEjIKEGlucHV0X3Byb2Nlc3NvcnMYCyADKAsyGC50cmVhZGxlLnYxLlByb2Nlc3NvclJlZhIzChFvdXRwdXRfcHJvY2Vzc29ycxgMIAMoCzIYLnRyZWFkbGUudjEuUHJvY2Vzc29yUmVmEjIKEGVycm9yX3Byb2Nlc3NvcnMYDSADKAsyGC50cmVhZGxlLnYxLlByb2Nlc3NvclJlZhIiChVtYXhfcHJvY2Vzc29yX3JldHJpZXMYDiABKAVIAYgBARIwCg9kZWZhdWx0X29wdGlvbnMYDyABKAsyFy50cmVhZGxlLnYxLkNhbGxPcHRpb25zEjcKFnJlcXVlc3RfY29udGV4dF9zY2hlbWEYECABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiwKCnRvb2xfaG9va3MYESABKAsyGC50cmVhZGxlLnYxLlRvb2xIb29rc1JlZhInCgZzb3VyY2UYEiABKA4yFy50cmVhZGxlLnYxLkFnZW50U291cmNlEi8KC2NyZWF0ZV90aW1lGBMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgUIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGwoTcHJvdmlkZXJfY3JlZGVudGlhbBgYIAEoCRIqCgZtZW1vcnkYFSABKAsyGi50cmVhZGxlLnYxLk1lbW9yeVNldHRpbmdzEjcKDW5vdGlmaWNhdGlvbnMYFiABKAsyIC50cmVhZGxlLnYxLk5vdGlmaWNhdGlvblNldHRpbmdzEiUKGGVycm9yX3Byb2Nlc3Nvcl9kZWZhdWx0cxgXIAEoCEgCiAEBEisKCnN1Yl9hZ2VudHMYGSADKAsyFy50cmVhZGxlLnYxLlN1YkFnZW50UmVmEjcKEnRvb2xfcGF5bG9hZF9ydWxlcxgoIAMoCzIbLnRyZWFkbGUudjEuVG9vbFBheWxvYWRSdWxlEjkKF3Rvb2xfcGF5bG9hZF9wcm9jZXNzb3JzGCkgAygLMhgudHJlYWRsZS52MS5Qcm9jZXNzb3JSZWYSMAoObW9kZWxfdmFyaWFudHMYHiADKAsyGC50cmVhZGxlLnYxLk1vZGVsVmFyaWFudBI+ChVpbnN0cnVjdGlvbnNfdmFyaWFudHMYHyADKAsyHy50cmVhZGxlLnYxLkluc3RydWN0aW9uc1ZhcmlhbnQSMAoOdG9vbHNfdmFyaWFudHMYICADKAsyGC50cmVhZGxlLnYxLlRvb2xzVmFyaWFudBJAChlpbnB1dF9wcm9jZXNzb3JzX3ZhcmlhbnRzGCEgAygLMh0udHJlYWRsZS52MS5Qcm9jZXNzb3JzVmFyaWFudBJBChpvdXRwdXRfcHJvY2Vzc29yc192YXJpYW50cxgiIAMoCzIdLnRyZWFkbGUudjEuUHJvY2Vzc29yc1ZhcmlhbnQSQAoZZXJyb3JfcHJvY2Vzc29yc192YXJpYW50cxgjIAMoCzIdLnRyZWFkbGUudjEuUHJvY2Vzc29yc1ZhcmlhbnQSQAoYZGVmYXVsdF9vcHRpb25zX3ZhcmlhbnRzGCQgAygLMh4udHJlYWRsZS52MS5DYWxsT3B0aW9uc1ZhcmlhbnQSKgoIcmVzb2x2ZXIYJSABKAsyGC50cmVhZGxlLnYxLlByb2Nlc3NvclJlZhImCgdzY29yZXJzGDIgAygLMhUudHJlYWRsZS52MS5TY29yZXJSZWYSKAoFdm9pY2UYNyABKAsyGS50cmVhZGxlLnYxLlZvaWNlU2V0dGluZ3MSJwoGZWRpdG9yGC0gASgLMhcudHJlYWRsZS52MS5BZ2VudEVkaXRvckITChFpbnN0cnVjdGlvbnNfa2luZEIYChZfbWF4X3Byb2Nlc3Nvcl9yZXRyaWVzQhsKGV9lcnJvcl9wcm9jZXNzb3JfZGVmYXVsdHMiMgoOUmVtb3RlU3ViQWdlbnQSDgoGdGFyZ2V0GAEgASgJEhAKCGFnZW50X2lkGAIgASgJIpkCCgtTdWJBZ2VudFJlZhILCgNrZXkYASABKAkSEgoIYWdlbnRfaWQYAiABKAlIABIsCgZyZW1vdGUYAyABKAsyGi50cmVhZGxlLnYxLlJlbW90ZVN1YkFnZW50SAASEwoLZGVzY3JpcHRpb24YBCABKAkSKgoGbWVtb3J5GAUgASgOMhoudHJlYWRsZS52MS5TdWJBZ2VudE1lbW9yeRIWCgltYXhfc3RlcHMYBiABKAVIAYgBARIcChRpbmNsdWRlX3Rvb2xfcmVzdWx0cxgHIAEoCBIsCgdmYWlsdXJlGAggASgOMhsudHJlYWRsZS52MS5TdWJBZ2VudEZhaWx1cmVCCAoGdGFyZ2V0QgwKCl9tYXhfc3RlcHMicQoLQWdlbnRFZGl0b3ISDgoGbG9ja2VkGAEgASgIEhkKDGluc3RydWN0aW9ucxgCIAEoCEgAiAEBEiYKBXRvb2xzGAMgASgOMhcudHJlYWRsZS52MS5FZGl0b3JUb29sc0IPCg1faW5zdHJ1Y3Rpb25zIqoBCg9Ub29sUGF5bG9hZFJ1bGUSDQoFdG9vbHMYASADKAkSDwoHdGFyZ2V0cxgCIAMoCRINCgVwaGFzZRgDIAEoCRIMCgRkcm9wGAQgAygJEgwKBG1hc2sYBSADKAkSEQoJbWFza193aXRoGAYgASgJEicKB3JlcGxhY2UYByABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSEAoIc3VwcHJlc3MYCCABKAgiGgoJVG9vbE5hbWVzEg0KBW5hbWVzGAEgAygJIoIBCgtWYXJpYW50UnVsZRINCgVmaWVsZBgBIAEoCRIQCghvcGVyYXRvchgCIAEoCRIlCgV2YWx1ZRgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIrCgpjb25kaXRpb25zGAQgAygLMhcudHJlYWRsZS52MS5WYXJpYW50UnVsZSJFCgxNb2RlbFZhcmlhbnQSDQoFdmFsdWUYASABKAkSJgoFcnVsZXMYAiABKAsyFy50cmVhZGxlLnYxLlZhcmlhbnRSdWxlInkKE0luc3RydWN0aW9uc1ZhcmlhbnQSDQoFdmFsdWUYASABKAkSJgoFcnVsZXMYAiABKAsyFy50cmVhZGxlLnYxLlZhcmlhbnRSdWxlEisKCG1lc3NhZ2VzGAMgAygLMhkudHJlYWRsZS52MS5TeXN0ZW1NZXNzYWdlIkUKDFRvb2xzVmFyaWFudBINCgV2YWx1ZRgBIAMoCRImCgVydWxlcxgCIAEoCzIXLnRyZWFkbGUudjEuVmFyaWFudFJ1bGUiZAoRUHJvY2Vzc29yc1ZhcmlhbnQSJwoFdmFsdWUYASADKAsyGC50cmVhZGxlLnYxLlByb2Nlc3NvclJlZhImCgVydWxlcxgCIAEoCzIXLnRyZWFkbGUudjEuVmFyaWFudFJ1bGUiZAoSQ2FsbE9wdGlvbnNWYXJpYW50EiYKBXZhbHVlGAEgASgLMhcudHJlYWRsZS52MS5DYWxsT3B0aW9ucxImCgVydWxlcxgCIAEoCzIXLnRyZWFkbGUudjEuVmFyaWFudFJ1bGUiigIKCVNjb3JlclJlZhIKCgJpZBgBIAEoCRIPCgdidWlsdGluGAIgASgJEigKB29wdGlvbnMYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiwKCHNhbXBsaW5nGAQgASgLMhoudHJlYWRsZS52MS5TY29yZXJTYW1wbGluZxIpCgZmaWx0ZXIYBSABKAsyGS50cmVhZGxlLnYxLlNjb3JpbmdGaWx0ZXISKgoHdGltZW91dBgGIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIxCg5mYWlsdXJlX3BvbGljeRgHIAEoDjIZLnRyZWFkbGUudjEuRmFpbHVyZVBvbGljeSJRCg5TY29yZXJTYW1wbGluZxImCgRub25lGAEgASgLMhYuZ29vZ2xlLnByb3RvYnVmLkVtcHR5SAASDwoFcmF0aW8YAiABKAFIAEIGCgRraW5kInsKDVNjb3JpbmdGaWx0ZXISDQoFbWF0Y2gYASABKAkSMAoKY29uZGl0aW9ucxgCIAMoCzIcLnRyZWFkbGUudjEuU2NvcmluZ0NvbmRpdGlvbhIpCgZncm91cHMYAyADKAsyGS50cmVhZGxlLnYxLlNjb3JpbmdGaWx0ZXIiWgoQU2NvcmluZ0NvbmRpdGlvbhINCgVmaWVsZBgBIAEoCRIQCghvcGVyYXRvchgCIAEoCRIlCgV2YWx1ZRgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZSKrAQoNVm9pY2VTZXR0aW5ncxIrCgVpbnB1dBgBIAEoCzIcLnRyZWFkbGUudjEuVm9pY2VQcm92aWRlclJlZhIsCgZvdXRwdXQYAiABKAsyHC50cmVhZGxlLnYxLlZvaWNlUHJvdmlkZXJSZWYSLgoIcmVhbHRpbWUYAyABKAsyHC50cmVhZGxlLnYxLlZvaWNlUHJvdmlkZXJSZWYSDwoHc3BlYWtlchgEIAEoCSJ7ChBWb2ljZVByb3ZpZGVyUmVmEgoKAmlkGAEgASgJEjEKDmZhaWx1cmVfcG9saWN5GAIgASgOMhkudHJlYWRsZS52MS5GYWlsdXJlUG9saWN5EigKB29wdGlvbnMYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Km0KDUZhaWx1cmVQb2xpY3kSHgoaRkFJTFVSRV9QT0xJQ1lfVU5TUEVDSUZJRUQQABIeChpGQUlMVVJFX1BPTElDWV9GQUlMX0NMT1NFRBABEhwKGEZBSUxVUkVfUE9MSUNZX0ZBSUxfT1BFThACKocBCg5Ub29sQ2hvaWNlTW9kZRIgChxUT09MX0NIT0lDRV9NT0RFX1VOU1BFQ0lGSUVEEAASGQoVVE9PTF9DSE9JQ0VfTU9ERV9BVVRPEAESGQoVVE9PTF9DSE9JQ0VfTU9ERV9OT05FEAISHQoZVE9PTF9DSE9JQ0VfTU9ERV9SRVFVSVJFRBADKnEKC0FnZW50U291cmNlEhwKGEFHRU5UX1NPVVJDRV9VTlNQRUNJRklFRBAAEhcKE0FHRU5UX1NPVVJDRV9DT05GSUcQARIVChFBR0VOVF9TT1VSQ0VfQ09ERRACEhQKEEFHRU5UX1NPVVJDRV9BUEkQAyqUAQoOU3ViQWdlbnRNZW1vcnkSIAocU1VCX0FHRU5UX01FTU9SWV9VTlNQRUNJRklFRBAAEiEKHVNVQl9BR0VOVF9NRU1PUllfRlJFU0hfVEhSRUFEEAESIgoeU1VCX0FHRU5UX01FTU9SWV9TVEFCTEVfVEhSRUFEEAISGQoVU1VCX0FHRU5UX01FTU9SWV9OT05FEAMqdgoPU3ViQWdlbnRGYWlsdXJlEiEKHVNVQl9BR0VOVF9GQUlMVVJFX1VOU1BFQ0lGSUVEEAASIAocU1VCX0FHRU5UX0ZBSUxVUkVfVE9PTF9FUlJPUhABEh4KGlNVQl9BR0VOVF9GQUlMVVJFX0ZBSUxfUlVOEAIqdwoLRWRpdG9yVG9vbHMSHAoYRURJVE9SX1RPT0xTX1VOU1BFQ0lGSUVEEAASFAoQRURJVE9SX1RPT0xTX0FMTBABEh0KGUVESVRPUl9UT09MU19ERVNDUklQVElPTlMQAhIVChFFRElUT1JfVE9PTFNfTk9ORRADQmMKDmRldi50cmVhZGxlLnYxUAFaQmdpdGh1Yi5jb20vdHJlYWRsZS1kZXYvdHJlYWRsZS9jbGllbnRzL2dvL2dlbi90cmVhZGxlL3YxO3RyZWFkbGV2MaoCClRyZWFkbGUuVjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_empty, file_google_protobuf_struct, file_google_protobuf_timestamp, file_treadle_v1_message, file_treadle_v1_notification]);
 
 /**
  * ProcessorRef names a processor, by id, in one of an agent's processor arrays.
@@ -549,6 +549,15 @@ export type CallOptions = Message<"treadle.v1.CallOptions"> & {
    * @generated from field: string version = 20;
    */
   version: string;
+
+  /**
+   * Set by a server that runs this agent as a sub-agent (a delegation): the run and tool call
+   * that delegated. It is recorded on the run (`Run.parent_run_id`, `Run.parent_tool_call_id`),
+   * as the caller says it, and changes nothing else. Ignored in `Agent.default_options`.
+   *
+   * @generated from field: treadle.v1.ParentRun parent = 26;
+   */
+  parent?: ParentRun | undefined;
 };
 
 /**
@@ -557,6 +566,41 @@ export type CallOptions = Message<"treadle.v1.CallOptions"> & {
  */
 export const CallOptionsSchema: GenMessage<CallOptions> = /*@__PURE__*/
   messageDesc(file_treadle_v1_agent, 9);
+
+/**
+ * ParentRun names the run, and its tool call, that delegated a call to a sub-agent.
+ *
+ * @generated from message treadle.v1.ParentRun
+ */
+export type ParentRun = Message<"treadle.v1.ParentRun"> & {
+  /**
+   * Id of the delegating run.
+   *
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * Id of its tool call (`agent-<key>`).
+   *
+   * @generated from field: string tool_call_id = 2;
+   */
+  toolCallId: string;
+
+  /**
+   * Id of its agent.
+   *
+   * @generated from field: string agent_id = 3;
+   */
+  agentId: string;
+};
+
+/**
+ * Describes the message treadle.v1.ParentRun.
+ * Use `create(ParentRunSchema)` to create a new message.
+ */
+export const ParentRunSchema: GenMessage<ParentRun> = /*@__PURE__*/
+  messageDesc(file_treadle_v1_agent, 10);
 
 /**
  * MemorySettings says how an agent uses the memory thread of a call.
@@ -578,7 +622,7 @@ export type MemorySettings = Message<"treadle.v1.MemorySettings"> & {
  * Use `create(MemorySettingsSchema)` to create a new message.
  */
 export const MemorySettingsSchema: GenMessage<MemorySettings> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent, 10);
+  messageDesc(file_treadle_v1_agent, 11);
 
 /**
  * SystemMessages is a list of system instructions.
@@ -599,7 +643,7 @@ export type SystemMessages = Message<"treadle.v1.SystemMessages"> & {
  * Use `create(SystemMessagesSchema)` to create a new message.
  */
 export const SystemMessagesSchema: GenMessage<SystemMessages> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent, 11);
+  messageDesc(file_treadle_v1_agent, 12);
 
 /**
  * Agent is the definition of an agent: its model, instructions, tools and processors.
@@ -934,7 +978,7 @@ export type Agent = Message<"treadle.v1.Agent"> & {
  * Use `create(AgentSchema)` to create a new message.
  */
 export const AgentSchema: GenMessage<Agent> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent, 12);
+  messageDesc(file_treadle_v1_agent, 13);
 
 /**
  * RemoteSubAgent is an agent served by another Treadle server.
@@ -963,7 +1007,7 @@ export type RemoteSubAgent = Message<"treadle.v1.RemoteSubAgent"> & {
  * Use `create(RemoteSubAgentSchema)` to create a new message.
  */
 export const RemoteSubAgentSchema: GenMessage<RemoteSubAgent> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent, 13);
+  messageDesc(file_treadle_v1_agent, 14);
 
 /**
  * SubAgentRef names an agent this agent MAY delegate to, and how.
@@ -1045,7 +1089,7 @@ export type SubAgentRef = Message<"treadle.v1.SubAgentRef"> & {
  * Use `create(SubAgentRefSchema)` to create a new message.
  */
 export const SubAgentRefSchema: GenMessage<SubAgentRef> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent, 14);
+  messageDesc(file_treadle_v1_agent, 15);
 
 /**
  * AgentEditor is an agent's editor policy (the framework's `editor: false | {instructions,
@@ -1085,7 +1129,7 @@ export type AgentEditor = Message<"treadle.v1.AgentEditor"> & {
  * Use `create(AgentEditorSchema)` to create a new message.
  */
 export const AgentEditorSchema: GenMessage<AgentEditor> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent, 15);
+  messageDesc(file_treadle_v1_agent, 16);
 
 /**
  * ToolPayloadRule projects one phase of tool payloads for one or both targets (the Mastra
@@ -1170,7 +1214,7 @@ export type ToolPayloadRule = Message<"treadle.v1.ToolPayloadRule"> & {
  * Use `create(ToolPayloadRuleSchema)` to create a new message.
  */
 export const ToolPayloadRuleSchema: GenMessage<ToolPayloadRule> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent, 16);
+  messageDesc(file_treadle_v1_agent, 17);
 
 /**
  * ToolNames is a list of tool names, so that an empty list (no tools) differs from no list.
@@ -1191,7 +1235,7 @@ export type ToolNames = Message<"treadle.v1.ToolNames"> & {
  * Use `create(ToolNamesSchema)` to create a new message.
  */
 export const ToolNamesSchema: GenMessage<ToolNames> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent, 17);
+  messageDesc(file_treadle_v1_agent, 18);
 
 /**
  * VariantRule is one condition over the call's `request_context`, or a group of them.
@@ -1242,7 +1286,7 @@ export type VariantRule = Message<"treadle.v1.VariantRule"> & {
  * Use `create(VariantRuleSchema)` to create a new message.
  */
 export const VariantRuleSchema: GenMessage<VariantRule> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent, 18);
+  messageDesc(file_treadle_v1_agent, 19);
 
 /**
  * ModelVariant is a model used when its rules match.
@@ -1270,7 +1314,7 @@ export type ModelVariant = Message<"treadle.v1.ModelVariant"> & {
  * Use `create(ModelVariantSchema)` to create a new message.
  */
 export const ModelVariantSchema: GenMessage<ModelVariant> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent, 19);
+  messageDesc(file_treadle_v1_agent, 20);
 
 /**
  * InstructionsVariant is a set of instructions used when its rules match.
@@ -1305,7 +1349,7 @@ export type InstructionsVariant = Message<"treadle.v1.InstructionsVariant"> & {
  * Use `create(InstructionsVariantSchema)` to create a new message.
  */
 export const InstructionsVariantSchema: GenMessage<InstructionsVariant> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent, 20);
+  messageDesc(file_treadle_v1_agent, 21);
 
 /**
  * ToolsVariant is a list of tool names added when its rules match.
@@ -1333,7 +1377,7 @@ export type ToolsVariant = Message<"treadle.v1.ToolsVariant"> & {
  * Use `create(ToolsVariantSchema)` to create a new message.
  */
 export const ToolsVariantSchema: GenMessage<ToolsVariant> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent, 21);
+  messageDesc(file_treadle_v1_agent, 22);
 
 /**
  * ProcessorsVariant is a list of processors added to a lane when its rules match.
@@ -1361,7 +1405,7 @@ export type ProcessorsVariant = Message<"treadle.v1.ProcessorsVariant"> & {
  * Use `create(ProcessorsVariantSchema)` to create a new message.
  */
 export const ProcessorsVariantSchema: GenMessage<ProcessorsVariant> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent, 22);
+  messageDesc(file_treadle_v1_agent, 23);
 
 /**
  * CallOptionsVariant is call defaults merged over the agent's when its rules match.
@@ -1389,7 +1433,7 @@ export type CallOptionsVariant = Message<"treadle.v1.CallOptionsVariant"> & {
  * Use `create(CallOptionsVariantSchema)` to create a new message.
  */
 export const CallOptionsVariantSchema: GenMessage<CallOptionsVariant> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent, 23);
+  messageDesc(file_treadle_v1_agent, 24);
 
 /**
  * ScorerRef names a scorer that judges an agent's finished runs, with which runs it scores.
@@ -1463,7 +1507,7 @@ export type ScorerRef = Message<"treadle.v1.ScorerRef"> & {
  * Use `create(ScorerRefSchema)` to create a new message.
  */
 export const ScorerRefSchema: GenMessage<ScorerRef> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent, 24);
+  messageDesc(file_treadle_v1_agent, 25);
 
 /**
  * ScorerSampling says which share of the matching runs a scorer scores.
@@ -1502,7 +1546,7 @@ export type ScorerSampling = Message<"treadle.v1.ScorerSampling"> & {
  * Use `create(ScorerSamplingSchema)` to create a new message.
  */
 export const ScorerSamplingSchema: GenMessage<ScorerSampling> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent, 25);
+  messageDesc(file_treadle_v1_agent, 26);
 
 /**
  * ScoringFilter is a group of conditions over a finished run; every condition (`match` = `all`,
@@ -1538,7 +1582,7 @@ export type ScoringFilter = Message<"treadle.v1.ScoringFilter"> & {
  * Use `create(ScoringFilterSchema)` to create a new message.
  */
 export const ScoringFilterSchema: GenMessage<ScoringFilter> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent, 26);
+  messageDesc(file_treadle_v1_agent, 27);
 
 /**
  * ScoringCondition compares one field of a finished run with a value.
@@ -1575,7 +1619,7 @@ export type ScoringCondition = Message<"treadle.v1.ScoringCondition"> & {
  * Use `create(ScoringConditionSchema)` to create a new message.
  */
 export const ScoringConditionSchema: GenMessage<ScoringCondition> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent, 27);
+  messageDesc(file_treadle_v1_agent, 28);
 
 /**
  * VoiceSettings name the providers that give an agent speech: `input` turns speech into text,
@@ -1620,7 +1664,7 @@ export type VoiceSettings = Message<"treadle.v1.VoiceSettings"> & {
  * Use `create(VoiceSettingsSchema)` to create a new message.
  */
 export const VoiceSettingsSchema: GenMessage<VoiceSettings> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent, 28);
+  messageDesc(file_treadle_v1_agent, 29);
 
 /**
  * VoiceProviderRef names one voice provider: a built-in (`espeak-ng` for speech,
@@ -1663,7 +1707,7 @@ export type VoiceProviderRef = Message<"treadle.v1.VoiceProviderRef"> & {
  * Use `create(VoiceProviderRefSchema)` to create a new message.
  */
 export const VoiceProviderRefSchema: GenMessage<VoiceProviderRef> = /*@__PURE__*/
-  messageDesc(file_treadle_v1_agent, 29);
+  messageDesc(file_treadle_v1_agent, 30);
 
 /**
  * FailurePolicy says what a run does when a processor cannot answer a hook (it timed out,

@@ -142,6 +142,7 @@ __all__ = (
     "OnDelegationStartArgs",
     "OnViolationArgs",
     "OutputResult",
+    "ParentRun",
     "Part",
     "ProcessApiErrorArgs",
     "ProcessInputArgs",
@@ -2821,6 +2822,15 @@ class CallOptions(betterproto2.Message):
     (`3` or `v3`). The choice holds on every path that runs the agent (`Generate`, `Stream`, a
     signal's wake) and is recorded on the run and its span. An agent whose editor is locked
     runs its definition whatever is selected.
+    """
+
+    parent: "ParentRun | None" = betterproto2.field(
+        26, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    Set by a server that runs this agent as a sub-agent (a delegation): the run and tool call
+    that delegated. It is recorded on the run (`Run.parent_run_id`, `Run.parent_tool_call_id`),
+    as the caller says it, and changes nothing else. Ignored in `Agent.default_options`.
     """
 
 
@@ -6448,6 +6458,31 @@ default_message_pool.register_message("treadle.v1", "OutputResult", OutputResult
 
 
 @dataclass(eq=False, repr=False)
+class ParentRun(betterproto2.Message):
+    """
+    ParentRun names the run, and its tool call, that delegated a call to a sub-agent.
+    """
+
+    run_id: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    Id of the delegating run.
+    """
+
+    tool_call_id: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+    """
+    Id of its tool call (`agent-<key>`).
+    """
+
+    agent_id: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    """
+    Id of its agent.
+    """
+
+
+default_message_pool.register_message("treadle.v1", "ParentRun", ParentRun)
+
+
+@dataclass(eq=False, repr=False)
 class Part(betterproto2.Message):
     """
     Part is one piece of a message's content. Exactly one branch of `part` MUST be set.
@@ -7918,6 +7953,17 @@ class Run(betterproto2.Message):
     """
     The fields the agent's `resolveAgent` resolver (remote or Python) overrode, by their proto
     names (`model`, `instructions`, `tools`, ...); recorded when the run ends.
+    """
+
+    parent_run_id: "str" = betterproto2.field(19, betterproto2.TYPE_STRING)
+    """
+    For a sub-agent's run: the run that delegated it (on this server or another), as the
+    delegating call said; recorded when the run ends.
+    """
+
+    parent_tool_call_id: "str" = betterproto2.field(20, betterproto2.TYPE_STRING)
+    """
+    For a sub-agent's run: the delegating run's tool call.
     """
 
 
