@@ -47,10 +47,13 @@ from tests.remote.procs import ROOT, Child
 from tests.security_env import TOKENS, write_config
 from tests.support import OpenAIServer, Turn
 from tests.test_remote_processes import PID, Server, processor, words  # noqa: F401
-from treadle.agents import ProcessorRef
+from treadle.agents import Agent, ProcessorRef
 from treadle.app import TreadleApp
 from treadle.config import Settings
-from treadle.v1 import signal_pb2, thread_service_pb2_grpc
+from treadle.core.messages import SystemMessage
+from treadle.v1 import (agent_pb2, agent_service_pb2, agent_service_pb2_grpc, agent_version_service_pb2,
+                        agent_version_service_pb2_grpc, signal_pb2, thread_service_pb2_grpc)
+from treadle.variants import Rule, Variant
 
 ARTIFACTS = Path(os.environ.get("TREADLE_ARTIFACTS", ROOT / ".artifacts")) / "console"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -461,3 +464,82 @@ async def test_unknown_chunk_kinds_show_generically_with_their_nested_chunks(con
     assert "found it" in shown["nested"] and '◆ data-progress {"n":1}' in shown["nested"]
     assert "somethingNew" in shown["generic"]
     await page.close()
+
+
+async def _run_with_context(target: str, agent_id: str, thread: str, context: dict[str, Any]) -> str:
+    """A run through the gRPC API with a request context, on ``console``/``thread``; its id."""
+    request = agent_service_pb2.StreamRequest(agent_id=agent_id, prompt="hi", options=agent_pb2.CallOptions(
+        memory=agent_pb2.MemoryOptions(resource="console", thread_id=thread)))
+    request.options.request_context.update(context)
+    run_id = ""
+    async with grpc.aio.insecure_channel(target) as channel:
+        async for response in agent_service_pb2_grpc.AgentServiceStub(channel).Stream(request, timeout=30):
+            run_id = run_id or next((c.run_id for c in response.chunks if c.run_id), "")
+    return run_id
+
+
+async def test_the_agent_page_shows_variants_and_versions_publishes_restores_and_diffs(console: Server, browser: Any) -> None:
+    s = console
+    model = s.model([Turn.say(["pro ", "answer"])])
+    s.app.add_agent(Agent(id="tiered", name="tiered", model="openai/test-model", base_url=model.base_url,
+                          instructions=[SystemMessage("Be brief.")],
+                          variants={"model": [Variant("openai/pro-model", Rule(field="tier", operator="equals", value="pro")),
+                                              Variant("openai/test-model")]}))
+    async with grpc.aio.insecure_channel(s.target) as channel:
+        versions = agent_version_service_pb2_grpc.AgentVersionServiceStub(channel)
+        await versions.CreateAgentVersion(agent_version_service_pb2.CreateAgentVersionRequest(
+            agent_id="tiered", change=agent_version_service_pb2.AgentOverride(instructions="Be kind."),
+            message="kinder", publish=True))
+        await versions.CreateAgentVersion(agent_version_service_pb2.CreateAgentVersionRequest(
+            agent_id="tiered", change=agent_version_service_pb2.AgentOverride(instructions="Be terse."),
+            message="terser"))
+    base = f"http://127.0.0.1:{s.app.console_port}/"
+    page = await browser.new_page(viewport={"width": 1280, "height": 800})
+    try:
+        await page.goto(base + "#/agents/tiered")
+        # The variants, as `treadle agents show` prints them.
+        await expect(page.get_by_test_id("variants")).to_contain_text(
+            'model variants:\n  [0] openai/pro-model  when tier equals "pro"', timeout=WAIT)
+        await expect(page.get_by_test_id("variants")).to_contain_text("  [1] openai/test-model  always")
+        # The versions, newest first; v1 is the published one.
+        rows = page.get_by_test_id("versions").locator("tbody tr")
+        await expect(rows).to_have_count(2, timeout=WAIT)
+        await expect(rows.nth(0)).to_contain_text("v2")
+        await expect(rows.nth(0)).to_contain_text("draft")
+        await expect(rows.nth(0)).to_contain_text("terser")
+        await expect(rows.nth(0)).to_contain_text("anonymous")
+        await expect(rows.nth(1)).to_contain_text("published")
+        await expect(rows.nth(1).get_by_test_id("published")).to_be_visible()
+        # A diff of the two (v1 -> v2 by default).
+        await page.get_by_role("button", name="Diff").click()
+        diff = page.get_by_test_id("diff")
+        await expect(diff).to_contain_text("Be kind.", timeout=WAIT)
+        await expect(diff).to_contain_text("Be terse.")
+        await shot(page, "agent-versions")
+        # Publish v2, with the keyboard: it becomes the live one.
+        await page.get_by_role("button", name="Publish v2").focus()
+        await page.keyboard.press("Enter")
+        await expect(page.get_by_role("status")).to_have_text("published v2", timeout=WAIT)
+        await expect(rows.nth(0).get_by_test_id("published")).to_be_visible()
+        await expect(page.get_by_test_id("published")).to_have_count(1)
+        # Restore v1: a new draft, v3, with v1's instructions.
+        await page.get_by_role("button", name="Restore v1").click()
+        await expect(page.get_by_role("status")).to_have_text("restored as v3", timeout=WAIT)
+        await expect(rows).to_have_count(3)
+        await expect(rows.nth(0)).to_contain_text("draft")
+
+        # A run with tier=pro: its page says which model, variants and version it resolved.
+        run_id = await _run_with_context(s.target, "tiered", "t-tier", {"tier": "pro"})
+        await page.goto(base + f"#/runs/console/t-tier/{run_id}")
+        await expect(page.get_by_test_id("run-model")).to_have_text("openai/pro-model", timeout=WAIT)
+        await expect(page.get_by_test_id("run-variants")).to_have_text("model[0]")
+        await expect(page.get_by_test_id("run-version")).to_have_text("v2 (published)")
+        await shot(page, "run-resolved")
+        small = await browser.new_page(viewport={"width": 390, "height": 844}, color_scheme="dark")
+        await small.goto(base + "#/agents/tiered")
+        await expect(small.get_by_test_id("versions").locator("tbody tr")).to_have_count(3, timeout=WAIT)
+        await no_overflow(small)
+        await shot(small, "agent-versions-390-dark")
+        await small.close()
+    finally:
+        await page.close()

@@ -32,7 +32,8 @@ from google.protobuf.message import Message
 
 log = logging.getLogger(__name__)
 
-_PROTOS = ("agent_service", "thread_service", "processor_service", "tool_service", "console_service")
+_PROTOS = ("agent_service", "thread_service", "processor_service", "tool_service", "console_service",
+           "agent_version_service", "score_service", "voice_service")
 _TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
           ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml", ".png": "image/png"}
 # Connect's HTTP status per gRPC code (connectrpc.com/docs/protocol, "Error Codes").

@@ -251,11 +251,98 @@ async function agentPage(id) {
   };
   const lanes = [["input", agent.inputProcessors], ["output", agent.outputProcessors], ["error", agent.errorProcessors]];
   const procRows = lanes.flatMap(([lane, refs]) => (refs || []).map((r) => [lane, r.id || r.builtin, short(r.failurePolicy) || "fail_closed", procState(r)]));
+  const variants = variantLines(agent);
+  const versions = h("div", { "data-testid": "versions" });
   render(`Agent ${id}`,
-    h("p", {}, link(`#/chat/${enc64(id)}`, "Chat with this agent")),
+    h("p", {}, link(`#/chat/${enc64(id)}`, "Chat with this agent"), " · ", link(`#/scores?${new URLSearchParams({ agent: id })}`, "Scores")),
     h("h2", {}, "Processors"), table("Processors by lane", ["Lane", "Id", "Failure policy", "Attach state"], procRows),
     h("h2", {}, "Tools"), table("Tools", ["Name", "Attach state"], (agent.tools || []).map((t) => [t, toolState(t)])),
+    ...(variants.length ? [h("h2", {}, "Variants"), h("pre", { "data-testid": "variants" }, variants.join("\n"))] : []),
+    h("h2", {}, "Versions"), versions,
     h("h2", {}, "Definition"), h("pre", { "data-testid": "yaml" }, toYaml(agent).trimStart()));
+  await versionsBox(id, versions);
+}
+
+// Per-request variants, one line each, as `treadle agents show` prints them.
+const VARIANT_FIELDS = ["model", "instructions", "tools", "inputProcessors", "outputProcessors", "errorProcessors", "defaultOptions"];
+const snake = (k) => k.replace(/[A-Z]/g, (c) => "_" + c.toLowerCase());
+
+function ruleText(r) {
+  if (r.field) {
+    const op = (r.operator || "").replace(/_/g, " ");
+    return ["exists", "not exists"].includes(op) ? `${r.field} ${op}` : `${r.field} ${op} ${JSON.stringify(r.value ?? null)}`;
+  }
+  const inner = (r.conditions || []).map(ruleText).join(` ${(r.operator || "").toUpperCase()} `);
+  return (r.conditions || []).length === 1 ? inner : `(${inner})`;
+}
+
+function variantValue(field, v) {
+  if (field === "model") return String(v.value || "");
+  if (field === "instructions") {
+    const t = v.value || (v.messages || []).map((m) => m.content).join(" / ");
+    return JSON.stringify(t.length <= 60 ? t : t.slice(0, 57) + "...");
+  }
+  if (field === "tools") return "+ " + (v.value || []).join(", ");
+  if (field === "defaultOptions") return JSON.stringify(v.value || {});
+  return "+ " + (v.value || []).map((r) => r.id || r.builtin).join(", ");
+}
+
+export function variantLines(agent) {
+  const lines = [];
+  for (const f of VARIANT_FIELDS) {
+    const list = agent[`${f}Variants`] || [];
+    if (!list.length) continue;
+    lines.push(`${snake(f).replace(/_/g, " ")} variants:`);
+    list.forEach((v, i) => lines.push(`  [${i}] ${variantValue(f, v)}  ${v.rules ? "when " + ruleText(v.rules) : "always"}`));
+  }
+  if (agent.resolver) lines.push(`resolver: ${agent.resolver.id} (resolveAgent, once per call)`);
+  return lines;
+}
+
+// Stored versions (AgentVersionService): the list, publish / restore, and a diff of two.
+async function versionsBox(agentId, box) {
+  let versions;
+  try {
+    versions = [];
+    let token = "";
+    for (let i = 0; i < 10; i++) {
+      const r = await call("AgentVersionService/ListAgentVersions", { agentId, pageSize: 100, pageToken: token });
+      versions.push(...(r.versions || []));
+      token = r.nextPageToken; if (!token) break;
+    }
+  } catch (e) { box.replaceChildren(errorBox(e)); return; }
+  if (!versions.length) { box.replaceChildren(h("p", { class: "muted" }, "No stored versions: calls run the definition.")); return; }
+  const status = h("p", { role: "status", class: "muted" });
+  const act = (label, method, v, extra) => h("button", { type: "button", class: "secondary", "aria-label": `${label} v${v.number}`, onclick: async () => {
+    try {
+      const r = await call(`AgentVersionService/${method}`, { agentId, version: v.id, ...extra });
+      await versionsBox(agentId, box);
+      box.querySelector('[role="status"]').textContent = `${label === "Publish" ? "published" : "restored as"} v${r.version?.number}`;
+    } catch (e) { status.replaceChildren(errorBox(e)); }
+  } }, label);
+  const rows = versions.map((v) => {
+    const state = short(v.state);
+    const published = state === "published";
+    return [h("span", {}, `v${v.number}`, published ? h("span", { class: "badge published live", "data-testid": "published" }, "● live") : null),
+      h("span", { class: `badge ${state}` }, state), v.author || "", v.createTime || "",
+      (v.message || "") + (v.restoredFrom ? ` (restored from ${v.restoredFrom})` : ""),
+      h("span", { class: "actions" }, published ? null : act("Publish", "PublishAgentVersion", v), act("Restore", "RestoreAgentVersion", v, { message: `restore v${v.number}` }))];
+  });
+  const opts = (sel) => [h("option", { value: "definition" }, "definition"),
+    ...versions.map((v) => h("option", { value: v.id, selected: v === sel }, `v${v.number} ${short(v.state)}`))];
+  const from = h("select", { id: "diff-from" }, opts(versions[versions.length > 1 ? 1 : 0]));
+  const to = h("select", { id: "diff-to" }, opts(versions[0]));
+  const diff = h("div", { "data-testid": "diff" });
+  const form = h("form", { class: "row", onsubmit: async (ev) => {
+    ev.preventDefault();
+    try {
+      const r = await call("AgentVersionService/DiffAgentVersions", { agentId, fromVersion: from.value, toVersion: to.value });
+      diff.replaceChildren(table("Changed fields", ["Field", "Before", "After"], (r.changes || []).map((c) => [c.field, c.before || "", c.after || ""])),
+        r.instructionsDiff ? h("pre", { class: "diff" }, r.instructionsDiff.split("\n").map((l) =>
+          h("span", { class: l.startsWith("+") && !l.startsWith("+++") ? "add" : l.startsWith("-") && !l.startsWith("---") ? "del" : "" }, l + "\n"))) : null);
+    } catch (e) { diff.replaceChildren(errorBox(e)); }
+  } }, h("label", {}, "From", from), h("label", {}, "To", to), h("button", { type: "submit" }, "Diff"));
+  box.replaceChildren(table("Stored versions, newest first", ["Version", "State", "Author", "Created", "Message", ""], rows), status, form, diff);
 }
 
 async function threadOptions(resource, selected) {
@@ -450,6 +537,11 @@ async function runPage(resource, threadId, runId) {
   render(title,
     kv([["Status", h("span", { class: `badge ${short(run.status)}`, "data-testid": "status" }, short(run.status))], ["Finish reason", short(run.finishReason)],
       ["Usage", usageText(run.usage)], ["Agent", link(`#/agents/${enc64(run.agentId)}`, run.agentId)],
+      ["Version", h("span", { "data-testid": "run-version" }, run.agentVersionId ? `v${run.agentVersionNumber} (${run.agentVersionSelection || "published"})` : "the definition (no stored version)")],
+      ["Model", h("span", { "data-testid": "run-model" }, run.resolvedModel || (run.steps || [])[0]?.model || "")],
+      ["Variants", h("span", { "data-testid": "run-variants" }, [(run.matchedVariants || []).map((v) => `${snake(v.field || "")}[${v.index || 0}]`).join(", ") || "none",
+        (run.resolverOverrides || []).length ? ` · resolver set ${run.resolverOverrides.join(", ")}` : ""].join(""))],
+      ["Scores", link(`#/scores?${new URLSearchParams({ run: runId })}`, "this run's scores")],
       ["Thread", link(`#/threads/${enc64(resource)}/${enc64(threadId)}`, threadId)], ["Started", run.startTime || ""], ["Ended", run.endTime || ""]]),
     h("h2", {}, "Steps"), table("Steps", ["Step", "Model", "Finish", "Usage", "Started", "Ended"],
       (run.steps || []).map((s) => [String(s.number), s.model || "", s.finishReason || "", usageText(s.usage), s.startTime || "", s.endTime || ""])),
