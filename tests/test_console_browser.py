@@ -47,12 +47,13 @@ from tests.remote.procs import ROOT, Child
 from tests.security_env import TOKENS, write_config
 from tests.support import OpenAIServer, Turn
 from tests.test_remote_processes import PID, Server, processor, words  # noqa: F401
-from treadle.agents import Agent, ProcessorRef
+from treadle.agents import Agent, ProcessorRef, ScorerRef
 from treadle.app import TreadleApp
 from treadle.config import Settings
 from treadle.core.messages import SystemMessage
 from treadle.v1 import (agent_pb2, agent_service_pb2, agent_service_pb2_grpc, agent_version_service_pb2,
-                        agent_version_service_pb2_grpc, signal_pb2, thread_service_pb2_grpc)
+                        agent_version_service_pb2_grpc, score_service_pb2, score_service_pb2_grpc, signal_pb2,
+                        thread_service_pb2_grpc)
 from treadle.variants import Rule, Variant
 
 ARTIFACTS = Path(os.environ.get("TREADLE_ARTIFACTS", ROOT / ".artifacts")) / "console"
@@ -254,12 +255,18 @@ async def test_the_console_needs_a_token_when_auth_is_configured(browser: Any, t
         await page.locator("#token").fill(TOKENS["web-app"])
         await page.locator("#token").press("Enter")
         await expect(page.get_by_role("link", name="echo", exact=True)).to_be_visible(timeout=WAIT)
+        # Nor an agent's stored versions (nothing to publish or restore): versions are admin's.
+        await page.goto(base + "#/agents/echo")
+        await expect(page.get_by_test_id("versions").get_by_role("alert")).to_contain_text("permission_denied", timeout=WAIT)
+        assert await page.get_by_role("button", name=re.compile("^(Publish|Restore)")).count() == 0
         # A caller that is not admin sees no replicas: the console has no access of its own.
         await page.goto(base + "#/processors")
         await expect(page.get_by_role("alert")).to_contain_text("permission_denied", timeout=WAIT)
         await page.locator("#token").fill(TOKENS["ops"])
         await page.locator("#token").press("Enter")
         await expect(page.get_by_role("heading", name="Processor replicas")).to_be_visible(timeout=WAIT)
+        await page.goto(base + "#/agents/echo")
+        await expect(page.get_by_test_id("versions")).to_contain_text("No stored versions", timeout=WAIT)
         await page.close()
     finally:
         await app.stop(0)
@@ -421,15 +428,13 @@ async def test_the_pages_are_reached_with_the_keyboard(console: Server, browser:
     await expect(page.get_by_role("link", name="helper", exact=True)).to_be_visible(timeout=WAIT)
     await page.keyboard.press("Tab")
     await expect(page.get_by_role("link", name="Skip to content")).to_be_focused()
-    for _ in range(5):  # Agents, Chat, Threads, Runs, Processors & tools
+    for _ in range(6):  # Agents, Chat, Threads, Runs, Scores, Processors & tools
         await page.keyboard.press("Tab")
     await expect(page.get_by_role("link", name="Processors & tools")).to_be_focused()
     await page.keyboard.press("Enter")
     await expect(page.get_by_role("heading", name="Processor replicas")).to_be_visible(timeout=WAIT)
-    await page.keyboard.press("Shift+Tab")
-    await page.keyboard.press("Shift+Tab")
-    await page.keyboard.press("Shift+Tab")
-    await page.keyboard.press("Shift+Tab")
+    for _ in range(5):
+        await page.keyboard.press("Shift+Tab")
     await expect(page.get_by_role("link", name="Agents")).to_be_focused()
     await page.keyboard.press("Enter")
     await expect(page.get_by_role("link", name="helper", exact=True)).to_be_visible(timeout=WAIT)
@@ -540,6 +545,63 @@ async def test_the_agent_page_shows_variants_and_versions_publishes_restores_and
         await expect(small.get_by_test_id("versions").locator("tbody tr")).to_have_count(3, timeout=WAIT)
         await no_overflow(small)
         await shot(small, "agent-versions-390-dark")
+        await small.close()
+    finally:
+        await page.close()
+
+
+async def test_the_scores_page_lists_filters_and_aggregates_scores(console: Server, browser: Any) -> None:
+    s = console
+    model = s.model([Turn.say(["yes"]), Turn.say(["no"]), Turn.say(["yes"]), Turn.say(["a much longer answer"])])
+    s.app.add_agent(Agent(id="scored", name="scored", model="openai/test-model", base_url=model.base_url,
+                          instructions=[SystemMessage("Answer yes or no.")],
+                          scorers=[ScorerRef(builtin="exact-match", options={"expected": "yes"}),
+                                   ScorerRef(id="short", builtin="answer-length", options={"min": 1, "max": 5})]))
+    s.agent("other", [])
+    runs = [await _run_with_context(s.target, "scored", f"t-score-{i}", {}) for i in range(4)]
+    async with grpc.aio.insecure_channel(s.target) as channel:
+        scores = score_service_pb2_grpc.ScoreServiceStub(channel)
+        deadline = time.monotonic() + 20
+        while len((await scores.ListScores(score_service_pb2.ListScoresRequest(agent_id="scored"))).scores) < 8:
+            assert time.monotonic() < deadline, "the runs were not scored"
+            await asyncio.sleep(0.05)
+    base = f"http://127.0.0.1:{s.app.console_port}/"
+    page = await browser.new_page(viewport={"width": 1280, "height": 800})
+    try:
+        # From the agent's page to its scores; the aggregates per scorer, with their distribution.
+        await page.goto(base + "#/agents/scored")
+        await page.get_by_role("link", name="Scores", exact=True).last.click()
+        await expect(page.get_by_test_id("score")).to_have_count(8, timeout=WAIT)
+        exact = page.locator("tr", has=page.get_by_role("cell", name="exact-match", exact=True)).filter(
+            has=page.get_by_test_id("mean"))
+        await expect(exact.get_by_test_id("mean")).to_have_text("0.500")  # yes, no, yes, longer
+        await expect(exact).to_contain_text("0.00 – 1.00")
+        short = page.locator("tr", has=page.get_by_role("cell", name="short", exact=True)).filter(has=page.get_by_test_id("mean"))
+        await expect(short.get_by_test_id("mean")).to_have_text("0.750")
+        bars = exact.get_by_test_id("distribution")
+        assert await bars.get_attribute("aria-label") == (
+            "0.0–0.1: 2, 0.1–0.2: 0, 0.2–0.3: 0, 0.3–0.4: 0, 0.4–0.5: 0, 0.5–0.6: 0, 0.6–0.7: 0, 0.7–0.8: 0, 0.8–0.9: 0, 0.9–1.0: 2")
+        heights = await bars.locator(".bar").evaluate_all("bars => bars.map(b => b.getBoundingClientRect().height)")
+        assert heights[0] == heights[-1] > heights[1], heights
+        await shot(page, "scores")
+        # Filtered by scorer, with the keyboard.
+        await page.locator("#scores-scorer").fill("short")
+        await page.locator("#scores-scorer").press("Enter")
+        await expect(page.get_by_test_id("score")).to_have_count(4, timeout=WAIT)
+        await expect(page.get_by_test_id("mean")).to_have_count(1)
+        # From a run's page to its scores.
+        await page.goto(base + f"#/runs/console/t-score-1/{runs[1]}")
+        await page.get_by_role("link", name="this run's scores").click()
+        await expect(page.get_by_test_id("score")).to_have_count(2, timeout=WAIT)
+        await expect(page.get_by_role("heading", name=f"Scores of run {runs[1]}")).to_be_visible()
+        # Another agent's filter shows none.
+        await page.goto(base + "#/scores?agent=other")
+        await expect(page.get_by_role("cell", name="none")).to_have_count(2, timeout=WAIT)
+        small = await browser.new_page(viewport={"width": 390, "height": 844}, color_scheme="dark")
+        await small.goto(base + "#/scores?agent=scored")
+        await expect(small.get_by_test_id("score")).to_have_count(8, timeout=WAIT)
+        await no_overflow(small)
+        await shot(small, "scores-390-dark")
         await small.close()
     finally:
         await page.close()

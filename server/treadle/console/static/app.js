@@ -514,6 +514,47 @@ async function runsPage(q) {
   } catch (e) { render("Runs", form, errorBox(e)); }
 }
 
+async function scoresPage(q) {
+  const agent = q.get("agent") || ""; const scorer = q.get("scorer") || ""; const run = q.get("run") || "";
+  const { agents = [] } = await call("AgentService/ListAgents", { pageSize: 200 });
+  const agentSel = h("select", { id: "scores-agent" }, h("option", { value: "" }, "any"),
+    agents.map((a) => h("option", { value: a.id, selected: a.id === agent }, a.id)));
+  const scorerIn = h("input", { id: "scores-scorer", value: scorer, size: 14 });
+  const runIn = h("input", { id: "scores-run", value: run, size: 20 });
+  const form = h("form", { class: "row", onsubmit: (ev) => {
+    ev.preventDefault();
+    const p = Object.entries({ agent: agentSel.value, scorer: scorerIn.value.trim(), run: runIn.value.trim() }).filter(([, v]) => v);
+    location.hash = `#/scores?${new URLSearchParams(p)}`;
+  } }, h("label", {}, "Agent", agentSel), h("label", {}, "Scorer", scorerIn), h("label", {}, "Run", runIn), h("button", { type: "submit" }, "Show"));
+  render("Scores", form, h("p", { class: "muted" }, "Loading…"));
+  const filter = { agentId: agent, scorerId: scorer };
+  let aggNode; let listNode;
+  try {
+    const { aggregates = [] } = await call("ScoreService/AggregateScores", { ...filter, buckets: 10 });
+    aggNode = table(run ? "Per scorer and agent version (all runs of the filter, not only this run)" : "Per scorer and agent version",
+      ["Agent", "Scorer", "Version", "Count", "Mean", "Min – max", "Distribution over [0, 1]"],
+      aggregates.map((a) => [a.agentId, a.scorerId, a.agentVersion || "none", String(a.count || 0),
+        h("span", { "data-testid": "mean" }, (a.mean || 0).toFixed(3)), `${(a.min || 0).toFixed(2)} – ${(a.max || 0).toFixed(2)}`, bars(a.distribution || [])]));
+  } catch (e) { aggNode = errorBox(e); }
+  try {
+    const r = await call("ScoreService/ListScores", { ...filter, runId: run, pageSize: 100 });
+    const scores = r.scores || [];
+    listNode = [table(`Scores, newest first${r.nextPageToken ? " (the latest 100)" : ""}`, ["Run", "Scorer", "Agent", "Version", "Score", "Reason", "Source", "Stored"],
+      scores.map((x) => [x.threadId ? link(`#/runs/${enc64(x.resourceId)}/${enc64(x.threadId)}/${enc64(x.runId)}`, x.runId) : x.runId,
+        x.scorerId, x.agentId, x.agentVersion || "", h("span", { "data-testid": "score" }, (x.score || 0).toFixed(2)), x.reason || "",
+        short(x.source), x.createTime || ""]))];
+  } catch (e) { listNode = [errorBox(e)]; }
+  render("Scores", form, h("h2", {}, "Aggregates"), aggNode, h("h2", {}, run ? `Scores of run ${run}` : "Scores"), ...listNode);
+}
+
+function bars(counts) {
+  const top = Math.max(1, ...counts.map(Number));
+  const n = counts.length || 1;
+  return h("div", { class: "bars", role: "img", "data-testid": "distribution",
+    "aria-label": counts.map((c, i) => `${(i / n).toFixed(1)}–${((i + 1) / n).toFixed(1)}: ${c}`).join(", ") },
+  counts.map((c, i) => h("span", { class: "bar", title: `${(i / n).toFixed(1)}–${((i + 1) / n).toFixed(1)}: ${c}`, style: `height:${Math.round((Number(c) / top) * 100)}%` })));
+}
+
 const ms = (d) => d ? `${(parseFloat(d) * 1000).toFixed(1)} ms` : "";
 const span_ms = (a, b) => `${(Number(BigInt(b) - BigInt(a)) / 1e6).toFixed(1)} ms`;
 
@@ -613,6 +654,7 @@ async function route() {
       case "chat": await chatPage(seg[1], q); break;
       case "threads": await (seg[2] ? threadPage(seg[1], seg[2]) : threadsPage(q)); break;
       case "runs": await (seg[3] ? runPage(seg[1], seg[2], seg[3]) : runsPage(q)); break;
+      case "scores": await scoresPage(q); break;
       case "processors": await processorsPage(); break;
       default: render("Not found", h("p", {}, "No such page."));
     }
