@@ -23,6 +23,7 @@ what the page shows, bounded by a timeout.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import re
@@ -47,7 +48,7 @@ from tests.remote.procs import ROOT, Child
 from tests.security_env import TOKENS, write_config
 from tests.support import OpenAIServer, Turn
 from tests.test_remote_processes import PID, Server, processor, words  # noqa: F401
-from treadle.agents import Agent, ProcessorRef, ScorerRef
+from treadle.agents import Agent, ProcessorRef, ScorerRef, VoiceProviderRef, VoiceSettings
 from treadle.app import TreadleApp
 from treadle.config import Settings
 from treadle.core.messages import SystemMessage
@@ -428,12 +429,12 @@ async def test_the_pages_are_reached_with_the_keyboard(console: Server, browser:
     await expect(page.get_by_role("link", name="helper", exact=True)).to_be_visible(timeout=WAIT)
     await page.keyboard.press("Tab")
     await expect(page.get_by_role("link", name="Skip to content")).to_be_focused()
-    for _ in range(6):  # Agents, Chat, Threads, Runs, Scores, Processors & tools
+    for _ in range(7):  # Agents, Chat, Threads, Runs, Scores, Voice, Processors & tools
         await page.keyboard.press("Tab")
     await expect(page.get_by_role("link", name="Processors & tools")).to_be_focused()
     await page.keyboard.press("Enter")
     await expect(page.get_by_role("heading", name="Processor replicas")).to_be_visible(timeout=WAIT)
-    for _ in range(5):
+    for _ in range(6):
         await page.keyboard.press("Shift+Tab")
     await expect(page.get_by_role("link", name="Agents")).to_be_focused()
     await page.keyboard.press("Enter")
@@ -602,6 +603,74 @@ async def test_the_scores_page_lists_filters_and_aggregates_scores(console: Serv
         await expect(small.get_by_test_id("score")).to_have_count(8, timeout=WAIT)
         await no_overflow(small)
         await shot(small, "scores-390-dark")
+        await small.close()
+    finally:
+        await page.close()
+
+
+def _envelopes(raw: bytes) -> list[tuple[int, dict[str, Any]]]:
+    out = []
+    while raw:
+        flags, size = struct.unpack(">BI", raw[:5])
+        out.append((flags, json.loads(raw[5:5 + size])))
+        raw = raw[5 + size:]
+    return out
+
+
+async def test_the_voice_page_speaks_and_plays_the_audio_and_speak_streams_through_the_gateway(
+    console: Server, browser: Any,
+) -> None:
+    s = console
+    s.app.add_agent(Agent(id="speaker", model="openai/test-model", base_url="http://127.0.0.1:9/v1",
+                          voice=VoiceSettings(input=VoiceProviderRef("pocketsphinx"), output=VoiceProviderRef("espeak-ng"))))
+    s.agent("mute", [])
+    base = f"http://127.0.0.1:{s.app.console_port}"
+    loop = asyncio.get_running_loop()
+
+    # Server-streaming Speak through the gateway: enveloped JSON, the audio base64-encoded.
+    request = json.dumps({"agentId": "speaker", "text": "One sentence. And another.",
+                          "format": {"encoding": "AUDIO_ENCODING_WAV", "sampleRateHertz": 16000}}).encode()
+    status, raw = await loop.run_in_executor(None, _post, base + "/treadle.v1.VoiceService/Speak",
+                                             struct.pack(">BI", 0, len(request)) + request, "application/connect+json")
+    messages = _envelopes(raw)
+    assert status == 200 and messages[-1] == (2, {})
+    audio = b"".join(base64.b64decode(m.get("audio", "")) for _, m in messages[:-1])
+    assert audio[:4] == b"RIFF" and audio[8:12] == b"WAVE" and len(audio) > 16000  # over half a second at 16 kHz
+    assert [m["text"] for _, m in messages[:-1] if m.get("text")] == ["One sentence.", "And another."]
+    assert all(m["format"]["sampleRateHertz"] == 16000 for _, m in messages[:-1] if "format" in m)
+    request = json.dumps({"agentId": "mute", "text": "hi"}).encode()
+    status, raw = await loop.run_in_executor(None, _post, base + "/treadle.v1.VoiceService/Speak",
+                                             struct.pack(">BI", 0, len(request)) + request, "application/connect+json")
+    (flags, end), = _envelopes(raw)
+    assert status == 200 and flags == 2 and end["error"]["code"] == "failed_precondition" and "mute" in end["error"]["message"]
+
+    # The page: the voiced agents only, whether it listens, its speakers; Speak plays a WAV.
+    page = await browser.new_page(viewport={"width": 1280, "height": 800})
+    try:
+        await page.goto(base + "/#/voice")
+        await expect(page.locator("#voice-agent option")).to_have_text(["speaker"], timeout=WAIT)
+        await expect(page.get_by_test_id("listener")).to_contain_text("yes")
+        await expect(page.locator("#voice-speaker option[value='en-us']")).to_have_count(1)
+        assert int(await page.get_by_test_id("speakers").inner_text()) > 10
+        await page.locator("#voice-speaker").select_option("en-us")
+        await page.locator("#voice-text").fill("The console speaks. It plays what it hears.")
+        await page.get_by_role("button", name="Speak").focus()
+        await page.keyboard.press("Enter")
+        await expect(page.get_by_test_id("audio")).to_be_visible(timeout=WAIT)
+        await expect(page.get_by_test_id("speech")).to_contain_text("The console speaks.")
+        await expect(page.get_by_test_id("speech-info")).to_contain_text("2 sentence(s)")
+        # The browser decoded it: a WAV of a second or more.
+        duration = await page.get_by_test_id("audio").evaluate("""a => new Promise((ok, bad) => {
+            if (a.readyState >= 1) ok(a.duration);
+            a.addEventListener('loadedmetadata', () => ok(a.duration)); a.addEventListener('error', () => bad(a.error?.message));
+        })""")
+        assert 1.0 < duration < 30, duration
+        await shot(page, "voice")
+        small = await browser.new_page(viewport={"width": 390, "height": 844}, color_scheme="dark")
+        await small.goto(base + "/#/voice/speaker")
+        await expect(small.get_by_test_id("listener")).to_contain_text("yes", timeout=WAIT)
+        await no_overflow(small)
+        await shot(small, "voice-390-dark")
         await small.close()
     finally:
         await page.close()

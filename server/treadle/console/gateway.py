@@ -177,7 +177,7 @@ class ConsoleGateway:
             return True
         content_type, body, zipped = found
         extra = {"Cache-Control": "no-cache",
-                 "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'"}
+                 "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; media-src blob:; frame-ancestors 'none'"}
         if "gzip" in headers.get("accept-encoding", ""):
             extra["Content-Encoding"] = "gzip"
             body = zipped

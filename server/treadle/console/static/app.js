@@ -547,6 +547,66 @@ async function scoresPage(q) {
   render("Scores", form, h("h2", {}, "Aggregates"), aggNode, h("h2", {}, run ? `Scores of run ${run}` : "Scores"), ...listNode);
 }
 
+async function voicePage(agentId) {
+  const { agents = [] } = await call("AgentService/ListAgents", { pageSize: 200 });
+  const voiced = agents.filter((a) => a.voice);
+  if (!voiced.length) { render("Voice", h("p", { class: "muted" }, "No agent here has a voice.")); return; }
+  agentId = agentId && voiced.some((a) => a.id === agentId) ? agentId : voiced[0].id;
+  const agentSel = h("select", { id: "voice-agent", onchange: () => { location.hash = `#/voice/${enc64(agentSel.value)}`; } },
+    voiced.map((a) => h("option", { value: a.id, selected: a.id === agentId }, a.id)));
+  const [speakers, listener] = await Promise.all([
+    call("VoiceService/GetSpeakers", { agentId }).then((r) => r.speakers || [], (e) => e),
+    call("VoiceService/GetListener", { agentId }).then((r) => !!r.enabled, (e) => e)]);
+  const speakerSel = h("select", { id: "voice-speaker" }, h("option", { value: "" }, "default"),
+    (Array.isArray(speakers) ? speakers : []).map((sp) => h("option", { value: sp.voiceId }, sp.voiceId)));
+  const text = h("textarea", { id: "voice-text", rows: 3, "aria-label": "Text to speak" }, "Hello from Treadle.");
+  const out = h("div", { "aria-live": "polite", "data-testid": "speech" });
+  const button = h("button", { type: "submit" }, "Speak");
+  const form = h("form", { onsubmit: async (ev) => {
+    ev.preventDefault();
+    button.disabled = true;
+    const pieces = []; const said = h("ol", { class: "said" });
+    out.replaceChildren(h("p", { class: "muted" }, "speaking…"), said);
+    let format = null;
+    try {
+      const req = { agentId, text: text.value, speaker: speakerSel.value, format: { encoding: "AUDIO_ENCODING_WAV" } };
+      for await (const r of stream("VoiceService/Speak", req, page.abort.signal)) {
+        if (r.audio) pieces.push(Uint8Array.from(atob(r.audio), (c) => c.charCodeAt(0)));
+        if (r.text) said.append(h("li", {}, r.text));
+        format = r.format || format;
+      }
+      const wav = finishWav(pieces);
+      const audio = h("audio", { controls: true, src: URL.createObjectURL(new Blob([wav], { type: "audio/wav" })), "data-testid": "audio" });
+      out.replaceChildren(audio, h("p", { class: "muted", "data-testid": "speech-info" },
+        `${wav.length} bytes of WAV · ${format?.sampleRateHertz || "?"} Hz · ${said.children.length} sentence(s)`), said);
+      audio.play().catch(() => { /* the page may not play sound yet: the controls do */ });
+    } catch (e) { out.replaceChildren(errorBox(e)); }
+    button.disabled = false;
+  } }, h("div", { class: "row" }, h("label", {}, "Speaker", speakerSel)), h("label", { class: "block" }, "Text", text), h("div", { class: "row" }, button));
+  render("Voice",
+    h("div", { class: "row" }, h("label", {}, "Agent", agentSel)),
+    h("dl", { class: "kv" }, h("dt", {}, "Listens"), h("dd", { "data-testid": "listener" }, listener instanceof Error ? errorBox(listener)
+      : listener ? "yes (an input or realtime provider)" : "no (no input provider)"),
+    h("dt", {}, "Speakers"), h("dd", { "data-testid": "speakers" }, speakers instanceof Error ? errorBox(speakers) : `${speakers.length}`)),
+    h("h2", {}, "Speak"), form, out);
+}
+
+// Speak's WAV header carries the streaming placeholder sizes (0xFFFFFFFF); a complete file gets
+// its real RIFF and data sizes so that every browser plays it.
+export function finishWav(pieces) {
+  const wav = new Uint8Array(pieces.reduce((n, p) => n + p.length, 0));
+  let at = 0; for (const p of pieces) { wav.set(p, at); at += p.length; }
+  if (wav.length < 12 || dec.decode(wav.subarray(0, 4)) !== "RIFF") return wav;
+  const view = new DataView(wav.buffer);
+  view.setUint32(4, wav.length - 8, true);
+  for (let i = 12; i + 8 <= wav.length;) {
+    const id = dec.decode(wav.subarray(i, i + 4));
+    if (id === "data") { view.setUint32(i + 4, wav.length - i - 8, true); break; }
+    i += 8 + view.getUint32(i + 4, true) + (view.getUint32(i + 4, true) & 1);
+  }
+  return wav;
+}
+
 function bars(counts) {
   const top = Math.max(1, ...counts.map(Number));
   const n = counts.length || 1;
@@ -655,6 +715,7 @@ async function route() {
       case "threads": await (seg[2] ? threadPage(seg[1], seg[2]) : threadsPage(q)); break;
       case "runs": await (seg[3] ? runPage(seg[1], seg[2], seg[3]) : runsPage(q)); break;
       case "scores": await scoresPage(q); break;
+      case "voice": await voicePage(seg[1]); break;
       case "processors": await processorsPage(); break;
       default: render("Not found", h("p", {}, "No such page."));
     }
