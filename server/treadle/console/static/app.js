@@ -86,6 +86,7 @@ function table(caption, heads, rows) {
 const short = (name) => String(name || "").replace(/^[A-Z_]+?_(?=[A-Z]+$)/, "").replace(/^(RUN_STATUS|FINISH_REASON|MESSAGE_ROLE)_/, "").toLowerCase();
 const json = (v) => JSON.stringify(v);
 const link = (href, text) => h("a", { href }, text);
+const when = (ts) => ts ? h("time", { datetime: ts, title: ts }, ts.replace("T", " ").replace(/\.\d+/, "").replace("Z", " UTC")) : "";
 const enc64 = encodeURIComponent;
 
 function errorBox(e) {
@@ -324,7 +325,7 @@ async function versionsBox(agentId, box) {
     const state = short(v.state);
     const published = state === "published";
     return [h("span", {}, `v${v.number}`, published ? h("span", { class: "badge published live", "data-testid": "published" }, "● live") : null),
-      h("span", { class: `badge ${state}` }, state), v.author || "", v.createTime || "",
+      h("span", { class: `badge ${state}` }, state), v.author || "", when(v.createTime),
       (v.message || "") + (v.restoredFrom ? ` (restored from ${v.restoredFrom})` : ""),
       h("span", { class: "actions" }, published ? null : act("Publish", "PublishAgentVersion", v), act("Restore", "RestoreAgentVersion", v, { message: `restore v${v.number}` }))];
   });
@@ -542,7 +543,7 @@ async function scoresPage(q) {
     listNode = [table(`Scores, newest first${r.nextPageToken ? " (the latest 100)" : ""}`, ["Run", "Scorer", "Agent", "Version", "Score", "Reason", "Source", "Stored"],
       scores.map((x) => [x.threadId ? link(`#/runs/${enc64(x.resourceId)}/${enc64(x.threadId)}/${enc64(x.runId)}`, x.runId) : x.runId,
         x.scorerId, x.agentId, x.agentVersion || "", h("span", { "data-testid": "score" }, (x.score || 0).toFixed(2)), x.reason || "",
-        short(x.source), x.createTime || ""]))];
+        short(x.source), when(x.createTime)]))];
   } catch (e) { listNode = [errorBox(e)]; }
   render("Scores", form, h("h2", {}, "Aggregates"), aggNode, h("h2", {}, run ? `Scores of run ${run}` : "Scores"), ...listNode);
 }
