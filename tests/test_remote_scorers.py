@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +53,10 @@ async def test_typescript_and_python_scorers_score_the_same_sampled_runs(
     ts, py = await ts_scorer(proc.target), await py_scorer(proc.target)
     try:
         memory = {"resource": "u1", "threadId": "t1"}
-        ids = [(await asyncio.to_thread(stream, proc, "geo", f"q{i}", memory=memory,
+        traces = [uuid.uuid4().hex for _ in range(runs)]  # each run in a trace of the caller's
+        ids = [(await asyncio.to_thread(stream, proc, "geo", f"q{i}", traces[i], memory=memory,
                                         requestContext={"tier": "pro"}))[0] for i in range(runs)]
-        expected = {r for r in ids if sampled(0.5, r)}  # untraced: the run id is the hash's key
+        expected = {r for r, t in zip(ids, traces, strict=True) if sampled(0.5, t)}  # the trace id is the key
         assert 0 < len(expected) < runs
         words = await asyncio.to_thread(wait_scores, proc, len(expected), scorer_id="ts-words")
         polite = await asyncio.to_thread(wait_scores, proc, len(expected), scorer_id="py-polite")

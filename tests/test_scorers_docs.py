@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import grpc
 from tests.doc_blocks import DEFAULT_ADDRESS, block
 from tests.support import OpenAIServer, Turn
 from tests.test_cli import READY_TIMEOUT, ROOT, ServeProcess, clean_env
+from tests.test_scorers_serve import traceparent
 from treadle.v1 import agent_service_pb2, agent_service_pb2_grpc, score_service_pb2, score_service_pb2_grpc
 
 DOC = "docs/scorers.md"
@@ -38,8 +40,9 @@ def test_the_documented_agent_scores_its_runs_and_the_program_lists_them(tmp_pat
         channel = grpc.insecure_channel(proc.target)
         request = agent_service_pb2.GenerateRequest(agent_id="geo", prompt="Capital of France?")
         request.options.request_context.update({"tier": "pro"})
-        run = agent_service_pb2_grpc.AgentServiceStub(channel).Generate(request, timeout=60)
-        expected = 2 + (1 if _sampled(run.run_id) else 0)  # exact-match, correct, and short when sampled
+        trace = uuid.uuid4().hex
+        run = agent_service_pb2_grpc.AgentServiceStub(channel).Generate(request, timeout=60, metadata=traceparent(trace))
+        expected = 2 + (1 if _sampled(trace) else 0)  # exact-match, correct, and short when sampled
         stub = score_service_pb2_grpc.ScoreServiceStub(channel)
         deadline = time.monotonic() + READY_TIMEOUT
         while len(stub.ListScores(score_service_pb2.ListScoresRequest(), timeout=10).scores) < expected:
@@ -57,10 +60,10 @@ def test_the_documented_agent_scores_its_runs_and_the_program_lists_them(tmp_pat
         proc.close()
 
 
-def _sampled(run_id: str) -> bool:
+def _sampled(trace_id: str) -> bool:
     from treadle.scoring import sampled
 
-    return sampled(0.5, run_id)  # the server exports no traces here: the run id is the key
+    return sampled(0.5, trace_id)  # the hash of the run's trace id decides
 
 
 def test_the_documented_remote_scorers_score_the_agents_runs(tmp_path: Path, openai_server: Any) -> None:
@@ -87,10 +90,12 @@ def test_the_documented_remote_scorers_score_the_agents_runs(tmp_path: Path, ope
             line = child.stderr.readline()
             assert "attached to" in line, line
         channel = grpc.insecure_channel(proc.target)
+        traces = [uuid.uuid4().hex for _ in answers]
         runs = [agent_service_pb2_grpc.AgentServiceStub(channel).Generate(
-            agent_service_pb2.GenerateRequest(agent_id="support", prompt="Can you help?"), timeout=60).run_id
-            for _ in answers]
-        expected = {(r, "polite") for r in runs} | {(r, "brevity") for r in runs if _sampled(r)}
+            agent_service_pb2.GenerateRequest(agent_id="support", prompt="Can you help?"), timeout=60,
+            metadata=traceparent(t)).run_id for t in traces]
+        expected = {(r, "polite") for r in runs} | {
+            (r, "brevity") for r, t in zip(runs, traces, strict=True) if _sampled(t)}
         stub = score_service_pb2_grpc.ScoreServiceStub(channel)
         deadline = time.monotonic() + READY_TIMEOUT
         while True:

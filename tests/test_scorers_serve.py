@@ -10,6 +10,7 @@ import json
 import signal
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -57,11 +58,18 @@ def scores_stub(proc: ServeProcess) -> Any:
     return score_service_pb2_grpc.ScoreServiceStub(grpc.insecure_channel(proc.target))
 
 
-def stream(proc: ServeProcess, agent: str, prompt: str, **options: Any) -> tuple[str, list[Any]]:
-    """The run id and its chunks, as a client sees them."""
+def traceparent(trace_id: str) -> tuple[tuple[str, str], ...]:
+    """Call metadata that makes the run part of the caller's trace ``trace_id`` (32 hex digits)."""
+    return (("traceparent", f"00-{trace_id}-{uuid.uuid4().hex[:16]}-01"),)
+
+
+def stream(proc: ServeProcess, agent: str, prompt: str, trace_id: str | None = None,
+           **options: Any) -> tuple[str, list[Any]]:
+    """The run id and its chunks, as a client sees them (in the caller's trace ``trace_id``)."""
     request = agent_service_pb2.StreamRequest(agent_id=agent, prompt=prompt)
     json_format.ParseDict(options, request.options)
-    chunks = [c for r in agents_stub(proc).Stream(request, timeout=60) for c in r.chunks]
+    metadata = traceparent(trace_id) if trace_id else None
+    chunks = [c for r in agents_stub(proc).Stream(request, timeout=60, metadata=metadata) for c in r.chunks]
     return chunks[0].run_id, chunks
 
 
