@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from treadle.core.errors import InvalidArgumentError
 from treadle.core.messages import Message, MessageContent, TextPart, ToolInvocationPart
 from treadle.scoring import builtins, rules, sampled
 from treadle.scoring.builtins import ScoringRun
@@ -131,3 +132,22 @@ def test_an_agents_scorers_round_trip_through_their_stored_form() -> None:
     assert rules.matches(first.filter, {"threadId": "t1", "requestContext": {}})
     assert not rules.matches(first.filter, {"requestContext": {"tier": "free"}})
     assert (second.scorer_id, second.timeout, second.failure_policy) == ("remote", 2.5, "fail_open")
+
+
+def test_a_filter_may_be_written_as_per_request_variants_write_their_rules() -> None:
+    from treadle.api.convert import agent_from_dict
+
+    agent = agent_from_dict({"id": "geo", "model": "openai/gpt-4o-mini", "scorers": [
+        {"builtin": "answer-length", "filter": {"operator": "OR", "conditions": [
+            {"field": "tier", "operator": "equals", "value": "pro"},
+            {"operator": "AND", "conditions": [{"field": "threadId", "operator": "exists"},
+                                               {"field": "region", "operator": "in", "value": ["eu"]}]}]}}]},
+        source="api")
+    [scorer] = agent.scorers
+    assert rules.matches(scorer.filter, {"requestContext": {"tier": "pro"}})
+    assert rules.matches(scorer.filter, {"threadId": "t1", "requestContext": {"region": "eu"}})
+    assert not rules.matches(scorer.filter, {"requestContext": {"region": "eu"}})
+    assert not rules.matches(scorer.filter, {"threadId": "t1", "requestContext": {"tier": "free"}})
+    with pytest.raises(InvalidArgumentError, match="match must be 'all' or 'any', got 'XOR'"):
+        agent_from_dict({"id": "geo", "model": "openai/gpt-4o-mini", "scorers": [
+            {"builtin": "answer-length", "filter": {"operator": "XOR", "conditions": []}}]}, source="api")

@@ -26,7 +26,7 @@ from ..v1 import agent_pb2, agent_service_pb2, chunk_pb2
 from ..versions import check_selection
 from . import validate, variant_convert
 from .notification_convert import policy_from_proto, policy_to_proto
-from .scorer_convert import scorers_from_proto, scorers_to_proto
+from .scorer_convert import filter_config_shape, scorers_from_proto, scorers_to_proto
 from .voice_convert import voice_settings_from_proto, voice_settings_to_proto
 from ..wire.settings import (
     model_settings_from_proto,
@@ -85,6 +85,9 @@ def agent_from_dict(data: dict[str, Any], *, source: a.AgentSource) -> a.Agent:
     """An agent from its proto JSON form (the config file format)."""
     pb = agent_pb2.Agent()
     data = variant_convert.config_shape(data)
+    if isinstance(data, dict) and isinstance(data.get("scorers"), list):  # variants' rule form too
+        data = {**data, "scorers": [{**s, "filter": filter_config_shape(s["filter"])}
+                                    if isinstance(s, dict) and "filter" in s else s for s in data["scorers"]]}
     _check_processor_entries(data)
     if isinstance(data, dict) and "editor" in data:
         data = {**data, "editor": editor_from_config(data["editor"])}

@@ -47,3 +47,27 @@ def scorers_to_proto(refs: list[ScorerRef], out: Any) -> None:
             pb.timeout.FromNanoseconds(int(ref.timeout * 1e9))
         if ref.failure_policy != "fail_closed":
             pb.failure_policy = enum_to_pb(_POLICY, ref.failure_policy)
+
+
+def filter_config_shape(group: Any) -> Any:
+    """A scorer filter written as per-request variants write their rules (``{operator: AND|OR,
+    conditions: [condition | group]}``, fields naming request-context keys) in the scorers' own
+    form (``{match: all|any, conditions, groups}``, fields ``threadId``, ``resourceId`` or
+    ``requestContext.<path>``); any other value is returned as it is."""
+    if not isinstance(group, dict) or "match" in group or "field" in group or "operator" not in group:
+        return group
+    op = str(group["operator"])
+    leaves: list[Any] = []
+    groups: list[Any] = []
+    for condition in group.get("conditions") or ():
+        if isinstance(condition, dict) and "field" not in condition and "operator" in condition:
+            groups.append(filter_config_shape(condition))
+        elif isinstance(condition, dict):
+            field = str(condition.get("field") or "")
+            if field not in ("threadId", "resourceId") and not field.startswith("requestContext."):
+                condition = {**condition, "field": f"requestContext.{field}"}
+            leaves.append(condition)
+        else:
+            leaves.append(condition)
+    match = {"AND": "all", "OR": "any"}.get(op.upper(), op)
+    return {"match": match, "conditions": leaves, "groups": groups}
