@@ -314,3 +314,28 @@ async def test_versions_need_an_admin_credential(serve: Any, openai_server: Any)
         made = await ops.create_version("support", instructions="You answer as support v1.", message="by ops")
         assert made.author == "ops"
         assert [v.author for v in await ops.list_versions("support")] == ["ops"]
+
+
+async def test_score_run_over_stored_runs_of_two_versions_compares_them(serve: Any, openai_server: Any) -> None:
+    # Yesterday's traffic ran version 1, today's version 2; scoring the stored runs on demand
+    # gives one aggregate per version.
+    from treadle.v1 import score_service_pb2 as spb, score_service_pb2_grpc
+
+    grader = {"id": "grader", "model": MODEL, "scorers": [{"builtin": "exact-match", "options": {"expected": "Paris"}}]}
+    server: OpenAIServer = openai_server([Turn.say("Lyon"), Turn.say("Lyon"), Turn.say("Paris"), Turn.say("Paris")])
+    proc = serve(server, agents=[*AGENTS, grader])
+    async with AgentClient(proc.target) as client, grpc.aio.insecure_channel(proc.target) as channel:
+        runs: dict[int, list[str]] = {}
+        for number, instructions in ((1, "Name the city."), (2, "Name the capital.")):
+            await client.create_version("support", instructions=instructions, message=f"try {number}")
+            await client.publish_version("support", number)
+            runs[number] = [(await client.generate("support", "Capital of France?", options=MEMORY)).run_id
+                            for _ in range(2)]
+        scores = score_service_pb2_grpc.ScoreServiceStub(channel)
+        for run_id in runs[1] + runs[2]:
+            [score] = (await scores.ScoreRun(spb.ScoreRunRequest(run_id=run_id, agent_id="grader"))).scores
+            assert score.source == spb.SCORE_SOURCE_TEST
+        versions = {v.number: v.id for v in await client.list_versions("support")}
+        aggregates = (await scores.AggregateScores(spb.AggregateScoresRequest(scorer_id="exact-match"))).aggregates
+        by_version = {a.agent_version: (a.count, a.mean) for a in aggregates}
+        assert by_version == {versions[1]: (2, 0.0), versions[2]: (2, 1.0)}

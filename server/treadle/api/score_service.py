@@ -113,8 +113,10 @@ class ScoreServicer(score_service_pb2_grpc.ScoreServiceServicer):
             system = list(agent.instructions)
         except NotFoundError:
             system = []
+        detail = json.loads(row.detail) if row.detail else {}
+        version = (detail.get("agentVersion") or {}).get("id", "")  # the version the run resolved
         run = ScoringRun(run_id=run_id, agent_id=row.agent_id, thread_id=row.thread_id, resource_id=row.resource_id,
-                         input_messages=[m for m in mine if m.role == "user"],
+                         agent_version=version, input_messages=[m for m in mine if m.role == "user"],
                          remembered_messages=history, system_messages=system,
                          output=[m for m in mine if m.role != "user"])
         return run, None, row.agent_id
