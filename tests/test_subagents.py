@@ -42,7 +42,7 @@ RESEARCHER = {"id": "researcher", "description": "Finds facts.", "instructions":
               "model": "openai/gpt-4o-mini"}
 WRITER = {"id": "writer", "description": "Writes prose.", "instructions": "You write.", "model": "openai/gpt-4o-mini"}
 LEAD = {"id": "lead", "instructions": "You lead.", "model": "openai/gpt-4o-mini",
-        "subAgents": [{"key": "research", "agentId": "researcher"}, {"key": "write", "agentId": "writer"}]}
+        "agents": [{"key": "research", "agentId": "researcher"}, {"key": "write", "agentId": "writer"}]}
 MEMORY = {"memory": {"resource": "u1", "threadId": "t1"}}
 
 
@@ -191,7 +191,7 @@ def wait_for(check: Callable[[], Any], timeout: float = READY_TIMEOUT) -> Any:
 
 
 def remote_lead(**ref: Any) -> dict[str, Any]:
-    return {**LEAD, "subAgents": [{"key": "research", "remote": {"target": "research-box", "agentId": "researcher"},
+    return {**LEAD, "agents": [{"key": "research", "remote": {"target": "research-box", "agentId": "researcher"},
                                    **ref}]}
 
 

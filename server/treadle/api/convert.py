@@ -85,6 +85,10 @@ def agent_from_dict(data: dict[str, Any], *, source: a.AgentSource) -> a.Agent:
     """An agent from its proto JSON form (the config file format)."""
     pb = agent_pb2.Agent()
     data = variant_convert.config_shape(data)
+    if isinstance(data, dict) and "agents" in data:  # the Mastra Agent's name for ``subAgents``
+        if "subAgents" in data:
+            raise InvalidArgumentError("agent: give its sub-agents as agents or as subAgents, not both")
+        data = {("subAgents" if k == "agents" else k): v for k, v in data.items()}
     if isinstance(data, dict) and isinstance(data.get("scorers"), list):  # variants' rule form too
         data = {**data, "scorers": [{**s, "filter": filter_config_shape(s["filter"])}
                                     if isinstance(s, dict) and "filter" in s else s for s in data["scorers"]]}
