@@ -55,7 +55,8 @@ from treadle.core.messages import SystemMessage
 from treadle.v1 import (agent_pb2, agent_service_pb2, agent_service_pb2_grpc, agent_version_service_pb2,
                         agent_version_service_pb2_grpc, score_service_pb2, score_service_pb2_grpc, signal_pb2,
                         thread_service_pb2_grpc)
-from treadle.variants import Rule, Variant
+from treadle.rules import Rule
+from treadle.variants import Variant
 
 ARTIFACTS = Path(os.environ.get("TREADLE_ARTIFACTS", ROOT / ".artifacts")) / "console"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

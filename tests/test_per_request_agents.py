@@ -31,7 +31,8 @@ from treadle.core.errors import InvalidArgumentError
 from treadle.core.messages import Message, SystemMessage
 from treadle.loop.resolve import resolve_for_call
 from treadle.registry import Registry
-from treadle.variants import Rule, Variant, matches
+from treadle.rules import Rule, matches
+from treadle.variants import Variant
 
 TS_CLIENT = Path(__file__).resolve().parents[1] / "clients" / "typescript"
 

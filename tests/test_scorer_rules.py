@@ -30,7 +30,9 @@ def cond(field: str, operator: str, value: Any = None) -> dict[str, Any]:
     (cond("requestContext.tags", "not_contains", "us"), True),
     (cond("requestContext.seats", "greater_than", 10), True),
     (cond("requestContext.seats", "less_than_or_equal", 12.0), True),
-    (cond("requestContext.seats", "greater_than", "10"), False),  # incomparable: never matches
+    (cond("requestContext.seats", "greater_than", "10"), True),  # a number in a string is a number
+    (cond("requestContext.seats", "greater_than", "ten"), False),  # incomparable: never matches
+    (cond("requestContext.tags", "greater_than", 1), False),
     (cond("requestContext.missing", "exists"), False),
     (cond("requestContext.missing", "not_exists"), True),
     (cond("requestContext.missing", "equals", None), False),

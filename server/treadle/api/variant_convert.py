@@ -21,9 +21,10 @@ from google.protobuf import json_format
 
 from .. import agents as a
 from ..core.errors import InvalidArgumentError
-from ..variants import GROUP_OPERATORS, Rule, Variant, check_rule
-from ..v1 import agent_pb2
 from ..core.messages import SystemMessage
+from ..rules import GROUP_OPERATORS, Rule, check_rule
+from ..v1 import agent_pb2
+from ..variants import Variant
 from ..wire.data import system_messages_from_proto, system_messages_to_proto
 
 _SCALARS = {"model": "modelVariants", "instructions": "instructionsVariants",

@@ -1,25 +1,22 @@
-"""Rule groups over a flat record: the filter language of scorers (``ScoringFilter``).
+"""The filter of scorers (``ScoringFilter``): the scorers' own form of a rule group.
 
-A group is ``{"match": "all"|"any", "conditions": [{field, operator, value}], "groups": [...]}``,
-nested at most ``MAX_DEPTH`` deep. ``check_group`` validates one (``ValueError`` naming the
-first bad part, with its path); ``matches`` evaluates it against a record of dotted field names
-(``lookup`` reads ``requestContext.a.b`` out of nested dicts). Self-contained on purpose: the
-same language serves per-request variants, and one module can replace the other.
+A filter is ``{"match": "all"|"any", "conditions": [{field, operator, value}], "groups": [...]}``
+over a run's record (``threadId``, ``resourceId``, ``requestContext.<path>``), nested at most
+``MAX_DEPTH`` deep. ``check_group`` validates one (``ValueError`` naming the first bad part, with
+its path); ``matches`` evaluates it. Evaluation is ``treadle.rules``, the language per-request
+variants use: a filter is turned into one of its rules (``to_rule``), so the operators mean the
+same in both places.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-MAX_DEPTH = 3
-
-OPERATORS = (
-    "equals", "not_equals", "contains", "not_contains", "greater_than", "less_than",
-    "greater_than_or_equal", "less_than_or_equal", "in", "not_in", "exists", "not_exists",
-)
-
-_MISSING = object()
+from ..rules import CONDITION_OPERATORS as OPERATORS
+from ..rules import MAX_DEPTH, Rule
 
 
 def check_group(group: Mapping[str, Any], path: str, fields: Callable[[str], bool], depth: int = 1) -> None:
@@ -51,71 +48,32 @@ def check_group(group: Mapping[str, Any], path: str, fields: Callable[[str], boo
         check_group(inner, f"{path}.groups[{i}]", fields, depth + 1)
 
 
-def lookup(record: Mapping[str, Any], field: str) -> Any:
-    """The value at ``field`` (a dotted path into nested dicts); ``_MISSING`` when absent."""
-    if field in record:
-        return record[field]
-    node: Any = record
-    for part in field.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return _MISSING
-        node = node[part]
-    return node
+def to_rule(group: Mapping[str, Any]) -> Rule | None:
+    """``group`` as a rule of ``treadle.rules``; None when it holds for every record (no
+    conditions, or an ``any`` over a part that always holds)."""
+    parts = [Rule(str(c.get("field") or ""), str(c.get("operator") or ""), c.get("value"))
+             for c in group.get("conditions") or ()]
+    anyof = group.get("match") == "any"
+    for inner in group.get("groups") or ():
+        rule = to_rule(inner)
+        if rule is None:
+            if anyof:
+                return None
+            continue
+        parts.append(rule)
+    if not parts:
+        return None
+    return Rule(operator="OR" if anyof else "AND", conditions=tuple(parts))
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(key: str) -> Rule | None:
+    return to_rule(json.loads(key))
 
 
 def matches(group: Mapping[str, Any] | None, record: Mapping[str, Any]) -> bool:
     """True when ``record`` satisfies ``group`` (an empty or absent group matches everything)."""
     if not group:
         return True
-    results = [_holds(c, record) for c in group.get("conditions") or ()]
-    results += [matches(g, record) for g in group.get("groups") or ()]
-    if not results:
-        return True
-    return any(results) if group.get("match") == "any" else all(results)
-
-
-def _holds(condition: Mapping[str, Any], record: Mapping[str, Any]) -> bool:
-    actual = lookup(record, condition.get("field") or "")
-    operator, expected = condition.get("operator"), condition.get("value")
-    if operator == "exists":
-        return actual is not _MISSING and actual is not None
-    if operator == "not_exists":
-        return actual is _MISSING or actual is None
-    if operator in ("not_equals", "not_contains", "not_in"):
-        positive = {"not_equals": "equals", "not_contains": "contains", "not_in": "in"}[operator]
-        return not _holds({**condition, "operator": positive}, record)
-    if actual is _MISSING:
-        return False
-    if operator == "equals":
-        return _same(actual, expected)
-    if operator == "contains":
-        if isinstance(actual, str):
-            return isinstance(expected, str) and expected in actual
-        if isinstance(actual, list):
-            return any(_same(a, expected) for a in actual)
-        return False
-    if operator == "in":
-        return isinstance(expected, list) and any(_same(actual, e) for e in expected)
-    return _compare(operator or "", actual, expected)
-
-
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and not isinstance(b, bool):
-        return float(a) == float(b)
-    return bool(a == b)
-
-
-def _compare(operator: str, actual: Any, expected: Any) -> bool:
-    numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (actual, expected))
-    strings = isinstance(actual, str) and isinstance(expected, str)
-    if not (numbers or strings):
-        return False  # incomparable values never match (fail closed)
-    if operator == "greater_than":
-        return bool(actual > expected)
-    if operator == "less_than":
-        return bool(actual < expected)
-    if operator == "greater_than_or_equal":
-        return bool(actual >= expected)
-    if operator == "less_than_or_equal":
-        return bool(actual <= expected)
-    return False
+    rule = _compiled(json.dumps(group, sort_keys=True))
+    return rule is None or rule.test(record)
