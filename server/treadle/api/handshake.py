@@ -1,10 +1,16 @@
-"""What the processor and tool Attach streams share in their handshake."""
+"""What the Attach streams (processors, tools, scorers, voice providers) share in their handshake."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from typing import TypeVar
 
 import grpc
+
+from ..core.errors import PermissionDeniedError
+from .identity import Owners
+
+M = TypeVar("M")
 
 PROTOCOL_VERSIONS = (1,)
 """The Attach protocol versions the tool streams speak."""
@@ -31,3 +37,34 @@ def negotiate_version(offered: Sequence[int], peer: str, supported: Sequence[int
             f"the {peer} offered {list(offered)}",
         )
     return max(common)
+
+
+async def accept(
+    requests: AsyncIterator[M],
+    context: grpc.aio.ServicerContext,
+    owners: Owners,
+    *,
+    draining: bool,
+    check: Callable[[M], int],
+    names: Callable[[M], Iterable[str]],
+    refused: Callable[[], None] | None = None,
+) -> tuple[M, int, str | None] | None:
+    """Read an Attach stream's first message and accept it: ``(first, version, owner)``, or None
+    when the peer closed without a word. A draining server, a bad handshake (``check`` raises
+    ``HandshakeError``) and names the caller may not attach (``owners.claim``) end the stream
+    with the status that says so (``refused`` is told first); ``owner`` goes back to
+    ``owners.release`` when the stream ends."""
+    first = await anext(requests, None)
+    if first is None:
+        return None
+    if draining:
+        await context.abort(grpc.StatusCode.UNAVAILABLE, "server is shutting down")
+    try:
+        version = check(first)
+        owner = owners.claim(names(first))
+    except (HandshakeError, PermissionDeniedError) as e:
+        if refused is not None:
+            refused()
+        code = e.code if isinstance(e, HandshakeError) else grpc.StatusCode.PERMISSION_DENIED
+        await context.abort(code, str(e))
+    return first, version, owner

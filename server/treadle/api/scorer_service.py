@@ -21,13 +21,12 @@ from typing import Any
 
 import grpc
 
-from ..core.errors import PermissionDeniedError
 from ..scoring.builtins import ScoreResult, ScorerError, ScoringRun
 from ..scoring.store import Job
 from ..tracing import inject_context
 from ..v1 import remote_pb2, score_service_pb2 as pb, score_service_pb2_grpc
 from ..wire.data import dict_to_struct, struct_to_dict
-from .handshake import HandshakeError, negotiate_version
+from .handshake import HandshakeError, accept, negotiate_version
 from .identity import Owners
 from .score_service import fill_run
 
@@ -161,21 +160,12 @@ class ScorerServicer(score_service_pb2_grpc.ScorerServiceServicer):
         self, request_iterator: AsyncIterator[pb.ScorerServiceAttachRequest], context: grpc.aio.ServicerContext,
     ) -> AsyncIterator[pb.ScorerServiceAttachResponse]:
         requests = aiter(request_iterator)
-        try:
-            first = await anext(requests)
-        except StopAsyncIteration:
+        accepted = await accept(requests, context, self.owners, draining=self.hub.draining, check=check_handshake,
+                                names=lambda m: (d.id for d in m.handshake.scorers))
+        if accepted is None:
             return
-        if self.hub.draining:
-            await context.abort(grpc.StatusCode.UNAVAILABLE, "server is shutting down")
-        try:
-            version = check_handshake(first)
-        except HandshakeError as e:
-            await context.abort(e.code, str(e))
+        first, version, owner = accepted
         hs = first.handshake
-        try:
-            owner = self.owners.claim(d.id for d in hs.scorers)
-        except PermissionDeniedError as e:
-            await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(e))
         declared = [pb.ScorerDeclaration(id=d.id, name=d.name or d.id, description=d.description) for d in hs.scorers]
         stream = ScorerStream(hs.instance_id or context.peer(), declared)
         self.hub.attach(stream)

@@ -19,8 +19,8 @@ import grpc
 
 from ..v1 import tool_service_pb2, tool_service_pb2_grpc
 from ..wire.data import struct_to_dict
-from ..core.errors import InvalidArgumentError, PermissionDeniedError
-from .handshake import HandshakeError, negotiate_version
+from ..core.errors import InvalidArgumentError
+from .handshake import HandshakeError, accept, negotiate_version
 from .identity import Owners
 from .validate import check_schema
 from .tool_hub import ToolHub, ToolStream, is_end
@@ -89,23 +89,12 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
         context: grpc.aio.ServicerContext,
     ) -> AsyncIterator[tool_service_pb2.ToolServiceAttachResponse]:
         requests = aiter(request_iterator)
-        try:
-            first = await anext(requests)
-        except StopAsyncIteration:
+        accepted = await accept(requests, context, self.owners, draining=self.hub.draining, check=check_handshake,
+                                names=lambda m: (t.name for t in m.handshake.tools), refused=self.hub.record_refused)
+        if accepted is None:
             return
-        if self.hub.draining:
-            await context.abort(grpc.StatusCode.UNAVAILABLE, "server is shutting down")
-        try:
-            version = check_handshake(first)
-        except HandshakeError as e:
-            self.hub.record_refused()
-            await context.abort(e.code, str(e))
+        first, version, owner = accepted
         hs = first.handshake
-        try:
-            owner = self.owners.claim(t.name for t in hs.tools)
-        except PermissionDeniedError as e:
-            self.hub.record_refused()
-            await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(e))
         stream = ToolStream(hs.instance_id or context.peer(), {t.name: t for t in hs.tools})
         await self.hub.attach(stream)
         reader = asyncio.create_task(self._read(requests, stream))

@@ -13,7 +13,7 @@ import grpc
 
 from ..agents import Agent
 from ..core.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
-from ..core.messages import SystemMessage, new_id, utcnow
+from ..core.messages import SystemMessage, new_id
 from ..registry import Registry
 from ..v1 import agent_version_service_pb2 as pb, agent_version_service_pb2_grpc
 from ..versions import (

@@ -26,14 +26,14 @@ from typing import Any
 import grpc
 
 from ..agents import VoiceProviderRef
-from ..core.errors import InvalidArgumentError, PermissionDeniedError
+from ..core.errors import InvalidArgumentError
 from ..v1 import remote_pb2, voice_service_pb2 as pb, voice_service_pb2_grpc as pb_grpc
 from ..tracing import inject_context
 from ..voice.audio import check_rate
 from ..voice.base import BufferedRecognition, Recognition, Speaker, VoiceProviderError
 from ..voice.providers import BUILTINS
 from ..wire.data import struct_to_dict
-from .handshake import HandshakeError, negotiate_version
+from .handshake import HandshakeError, accept, negotiate_version
 from .identity import Owners
 
 log = logging.getLogger(__name__)
@@ -249,20 +249,12 @@ class VoiceProviderServicer(pb_grpc.VoiceProviderServiceServicer):
         self, request_iterator: AsyncIterator[pb.VoiceProviderServiceAttachRequest], context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.VoiceProviderServiceAttachResponse]:
         requests = aiter(request_iterator)
-        first = await anext(requests, None)
-        if first is None:
+        accepted = await accept(requests, context, self.owners, draining=self.hub.draining, check=check_handshake,
+                                names=lambda m: (p.id for p in m.handshake.providers))
+        if accepted is None:
             return
-        if self.hub.draining:
-            await context.abort(grpc.StatusCode.UNAVAILABLE, "server is shutting down")
-        try:
-            version = check_handshake(first)
-        except HandshakeError as e:
-            await context.abort(e.code, str(e))
+        first, version, owner = accepted
         hs = first.handshake
-        try:
-            owner = self.owners.claim(p.id for p in hs.providers)
-        except PermissionDeniedError as e:
-            await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(e))
         stream = VoiceStream(hs.instance_id or context.peer(), {p.id: p for p in hs.providers})
         await self.hub.attach(stream)
         reader = asyncio.create_task(self._read(requests, stream))
