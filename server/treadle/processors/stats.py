@@ -42,15 +42,21 @@ class RunStats:
 
     def hook(self, processor_id: str, hook: str, seconds: float, outcome: str) -> None:
         """One invocation of ``processor_id``'s ``hook`` (its seed name) that took ``seconds``."""
+        entry = self.entry(processor_id, hook)
+        entry["count"] += 1
+        entry["seconds"] += seconds
+        outcomes = entry["outcomes"]
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+
+    def entry(self, processor_id: str, hook: str) -> dict[str, Any]:
+        """The current step's entry of ``processor_id``'s ``hook``, for a caller that counts its
+        invocations itself (``count``, ``seconds``, ``outcomes``) as ``hook`` would."""
         key = (self.step, processor_id, hook)
         entry = self._hooks.get(key)
         if entry is None:
             entry = self._hooks[key] = {"step": self.step, "processor_id": processor_id, "hook": hook,
                                         "count": 0, "seconds": 0.0, "outcomes": {}}
-        entry["count"] += 1
-        entry["seconds"] += seconds
-        outcomes = entry["outcomes"]
-        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+        return entry
 
     def detail(self) -> dict[str, Any]:
         return {"steps": list(self.steps), "hooks": list(self._hooks.values())}
