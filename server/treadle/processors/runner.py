@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
+import sys
 import time
 import types
 from functools import partial
@@ -412,13 +413,16 @@ class ChainRunner:
         """
         stages = self._stages
         sc = self.scope
+        step, retry = sc.step_number, sc.retry_count
         current = _current_context()
         is_data = chunk.type.startswith("data-")
         for pos, p in enumerate(processors):
             index = offset + pos
             st = stages.get(p.id)
             if (st is None or st.processor is not p or st.index != index or st.ml is not message_list
-                    or st.step != sc.step_number or st.retry != sc.retry_count or st.run_id != sc.run_id):
+                    or st.step != step or st.retry != retry):
+                if st is not None:
+                    st.flush()
                 st = stages[p.id] = _Stage(p, index, message_list, sc)
             if st.dynamic:
                 method = implements(p, "process_output_stream")
@@ -434,10 +438,8 @@ class ChainRunner:
             assert stream is not None
             stream.chunks += 1
             st.parts.append(chunk)
-            args = _new_args(_STREAM_ARGS)
-            values = st.template.copy()  # type: ignore[union-attr]
-            values["part"] = chunk
-            args.__dict__ = values
+            args = st.args
+            args.part = chunk
             token = _attach(st.ctx)
             started = _perf_counter()
             outcome = "error"
@@ -451,20 +453,24 @@ class ChainRunner:
                         result is not None and result.__class__ is not Chunk and inspect.isawaitable(result)):
                     result = await result
             except TripwireError as e:
+                st.renew()  # the traceback holds it
                 e.processor_id = e.processor_id or p.id
                 outcome = "retry" if e.retry else "abort"
                 stream.span.set_attribute(ATTR.PROCESSOR_OUTCOME, outcome)
                 await _notify_violation(p, e, "process_output_stream")
                 raise
             except asyncio.CancelledError:
+                st.renew()
                 outcome = "cancelled"
                 raise
             except ProcessorUnavailableError as e:
+                st.renew()
                 stream.span.set_attribute(ATTR.PROCESSOR_OUTCOME, "error")
                 stream.span.set_status(Status(StatusCode.ERROR, str(e)))
                 raise
             except Exception as e:
                 # An error here is logged and the chunk passes unchanged.
+                st.renew()
                 stream.span.set_attribute(ATTR.PROCESSOR_OUTCOME, "error")
                 failure: ProcessorError
                 if isinstance(e, ProcessorError):  # already attributed
@@ -478,12 +484,14 @@ class ChainRunner:
                 continue
             else:
                 outcome = "drop" if result is None else "continue" if result is chunk else "replace"
+                if _refcount(args) > _ARGS_REFS:  # the processor kept them: they stay as it saw them
+                    st.renew()
             finally:
-                entry = st.entry
-                entry["count"] += 1
-                entry["seconds"] += _perf_counter() - started
-                outcomes = entry["outcomes"]
-                outcomes[outcome] = outcomes.get(outcome, 0) + 1
+                st.seconds += _perf_counter() - started
+                if outcome == "continue":
+                    st.passed += 1
+                else:
+                    st.count(outcome)
                 _detach(token)
             if result is None or (result.__class__ is list and not result):
                 stream.dropped += 1
@@ -505,9 +513,11 @@ class ChainRunner:
         st.base = current
         st.ctx = stream.context()
         common = self._stream_common(p, st.ctx, index)
-        args = ProcessOutputStreamArgs(part=_NO_PART, stream_parts=st.parts, message_list=st.ml, **common)
-        st.template = dict(args.__dict__)
+        st.template = {"part": _NO_PART, "stream_parts": st.parts, "message_list": st.ml, **common}
+        st.renew()
+        st.flush()
         st.entry = self.scope.stats.entry(p.id, SEED_NAMES["process_output_stream"])
+        self.scope.stats.track(st)
 
     async def _fan_out(
         self, processor: Any, rest: Sequence[Any], offset: int, result: Any, message_list: MessageList,
@@ -601,6 +611,9 @@ class ChainRunner:
             s.span.set_attribute("treadle.processor.chunks_replaced", s.replaced)
             s.span.end()
         self._stream_spans.clear()
+        for st in self._stages.values():
+            st.flush()
+            self.scope.stats.untrack(st)
         self._stages.clear()
 
 
@@ -617,14 +630,14 @@ def _implementing(
 class _Stage:
     """One processor's ``process_output_stream`` within one step, as the hot path needs it."""
 
-    __slots__ = ("processor", "index", "ml", "step", "retry", "run_id", "dynamic", "method", "data_parts",
-                 "stream", "parts", "base", "ctx", "template", "entry")
+    __slots__ = ("processor", "index", "ml", "step", "retry", "dynamic", "method", "data_parts",
+                 "stream", "parts", "base", "ctx", "template", "args", "entry", "passed", "seconds", "outcomes")
 
     def __init__(self, processor: Any, index: int, ml: MessageList, scope: RunScope) -> None:
         self.processor = processor
         self.index = index
         self.ml = ml
-        self.step, self.retry, self.run_id = scope.step_number, scope.retry_count, scope.run_id
+        self.step, self.retry = scope.step_number, scope.retry_count
         self.dynamic = getattr(processor, "implements_hook", None) is not None
         """Its hooks are known at run time (a remote processor): asked for every chunk."""
         self.method = None if self.dynamic else implements(processor, "process_output_stream")
@@ -635,13 +648,51 @@ class _Stage:
         self.ctx: otel_context.Context | None = None
         self.template: dict[str, Any] | None = None
         """``ProcessOutputStreamArgs``'s fields but ``part``, made once (``_arm``)."""
-        self.entry: dict[str, Any] = {}
+        self.args: Any = None
+        """The arguments of the next invocation, ``part`` set per chunk: one object while no
+        invocation keeps a reference to it (``renew``), so a processor that keeps its ``args``
+        never sees them change."""
+        self.entry: dict[str, Any] | None = None
+        """Its stats entry (``RunStats.entry``), where ``flush`` adds what it counted since."""
+        self.passed = 0
+        """Invocations since the last ``flush`` that passed the chunk on (outcome ``continue``)."""
+        self.seconds = 0.0
+        self.outcomes: dict[str, int] = {}
+        """Other outcomes since the last ``flush``."""
+
+    def renew(self) -> None:
+        """Fresh arguments for the next chunk."""
+        args = _new_args(_STREAM_ARGS)
+        args.__dict__.update(self.template)  # type: ignore[arg-type]
+        self.args = args
+
+    def count(self, outcome: str) -> None:
+        self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
+
+    def flush(self) -> None:
+        """Add what was counted to the run's stats (it ends the step, or they are read)."""
+        entry = self.entry
+        if entry is None:
+            return
+        outcomes = entry["outcomes"]
+        if self.passed:
+            outcomes["continue"] = outcomes.get("continue", 0) + self.passed
+        for outcome, n in self.outcomes.items():
+            outcomes[outcome] = outcomes.get(outcome, 0) + n
+        entry["count"] += self.passed + sum(self.outcomes.values())
+        entry["seconds"] += self.seconds
+        self.passed, self.seconds = 0, 0.0
+        self.outcomes.clear()
 
 
 _STREAM_ARGS = ProcessOutputStreamArgs
 _new_args = object.__new__
 _NO_PART = Chunk("")
 _CoroutineType = types.CoroutineType
+_refcount: Callable[[Any], int] = getattr(sys, "getrefcount", lambda _: 1 << 30)  # none: always fresh args
+_ARGS_REFS = 3
+"""References to a stage's ``args`` after an invocation that kept none: the stage's, the local
+variable's and ``getrefcount``'s own."""
 _perf_counter = time.perf_counter
 
 

@@ -25,6 +25,8 @@ class RunStats:
         self.steps: list[dict[str, Any]] = []
         self._started = 0
         self._hooks: dict[tuple[int, str, str], dict[str, Any]] = {}
+        self._live: dict[int, Any] = {}
+        """Counters of hot hooks (``processOutputStream``) that add to their entry when flushed."""
 
     def begin_step(self, number: int) -> None:
         self.step = number
@@ -58,5 +60,14 @@ class RunStats:
                                         "count": 0, "seconds": 0.0, "outcomes": {}}
         return entry
 
+    def track(self, counter: Any) -> None:
+        """``counter.flush()`` adds its counts to its entry; ``detail`` flushes it first."""
+        self._live[id(counter)] = counter
+
+    def untrack(self, counter: Any) -> None:
+        self._live.pop(id(counter), None)
+
     def detail(self) -> dict[str, Any]:
+        for counter in list(self._live.values()):
+            counter.flush()
         return {"steps": list(self.steps), "hooks": list(self._hooks.values())}
