@@ -69,17 +69,26 @@ class Channel:
         return item
 
     async def wait(self) -> None:
-        """Until there is an item."""
-        while not self.items:
-            getter = self._getter = asyncio.get_running_loop().create_future()
-            try:
-                await getter
-            finally:
-                if self._getter is getter:
-                    self._getter = None
+        """Until there is an item, or ``wake`` was called (check ``items``)."""
+        if self.items:
+            return
+        getter = self._getter = asyncio.get_running_loop().create_future()
+        try:
+            await getter
+        finally:
+            if self._getter is getter:
+                self._getter = None
+
+    def wake(self) -> None:
+        """End the consumer's ``wait`` now, with or without an item."""
+        getter = self._getter
+        if getter is not None:
+            self._getter = None
+            if not getter.done():
+                getter.set_result(None)
 
     async def get(self) -> Any:
-        if not self.items:
+        while not self.items:
             await self.wait()
         return self.pop()
 

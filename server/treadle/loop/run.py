@@ -118,6 +118,15 @@ class AgentLoop:
         plan.version = version
         return plan
 
+    async def open(self, agent: Agent, request: RunRequest) -> RunHandle:
+        """Start a run; its chunks come in batches (``RunHandle.batch``): what ``stream`` yields
+        one by one, for a caller that sends several at once (the gRPC edge). Bad requests raise
+        here. The caller must ``close`` the handle (which cancels a run that has not ended)."""
+        plan = await self._resolved_plan(agent, request)
+        persist = await self._open_memory(plan)
+        channel, task = self._start(plan, request, GenerateResult(plan.run_id), persist)
+        return RunHandle(plan.run_id, channel, task)
+
     async def stream(self, agent: Agent, request: RunRequest) -> AsyncIterator[Chunk]:
         """The run's chunks; bad requests raise before the first chunk."""
         plan = await self._resolved_plan(agent, request)
@@ -457,6 +466,43 @@ class AgentLoop:
             await output.send(last)
         result.skipped_processors = _skipped(plan)
         await output.send(Chunk.of(Finish(reason, state.usage, result.skipped_processors)))
+
+
+class RunHandle:
+    """A run started by ``AgentLoop.open``."""
+
+    def __init__(self, run_id: str, channel: Channel, task: asyncio.Task[None]) -> None:
+        self.run_id = run_id
+        self._channel = channel
+        self._task = task
+        self._ended = False
+
+    async def batch(self) -> list[Chunk] | None:
+        """The chunks ready now, waiting for the first if there is none: [] after ``interrupt``,
+        None once the run ended (its task's exception, if any, is raised then)."""
+        if self._ended:
+            return None
+        channel = self._channel
+        items = channel.items
+        if not items:
+            await channel.wait()
+        out: list[Chunk] = []
+        while items:
+            item = channel.pop()
+            if item is END:
+                self._ended = True
+                await self._task
+                return out or None
+            out.append(item)
+        return out
+
+    def interrupt(self) -> None:
+        """Make a waiting ``batch`` return now."""
+        self._channel.wake()
+
+    async def close(self) -> None:
+        """Cancel the run unless it ended."""
+        await _stop_run(self._task)
 
 
 async def _stop_run(task: asyncio.Task[None]) -> None:
