@@ -248,7 +248,7 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
             agent, run = self._prepare(request)
         except Exception as e:
             await abort_with(context, e)
-        if self._source(agent, run, start=False) is self._loop.stream:
+        if self._source(agent, run, start=False) == self._loop.stream:
             async for response in self._stream_direct(agent, run, context):
                 yield response
             return
