@@ -504,7 +504,7 @@ def _size_bound(chunk: Chunk, pb: chunk_pb2.Chunk) -> int:
     """At least the chunk's encoded size: a text delta's from its strings (4 bytes a character
     at most, and the tags and lengths), every other chunk's measured (which costs an encoding)."""
     if chunk.type == "text-delta" and chunk.metadata is None and chunk.payload.provider_metadata is None:
-        return 4 * (len(pb.run_id) + len(chunk.payload.id) + len(chunk.payload.text)) + 32
+        return 4 * (len(chunk.run_id) + len(chunk.payload.id) + len(chunk.payload.text)) + 32
     return int(pb.ByteSize())
 
 

@@ -224,6 +224,12 @@ class Output:
         self.queue.put_nowait(chunk)
         return True
 
+    def direct(self) -> Callable[[Chunk], bool] | None:
+        """With no output processors: a synchronous ``stream`` for the chunks it can deliver at
+        once (it returns False for the others, which go through ``stream``)."""
+        pipeline = self.pipeline
+        return self._now if pipeline is None or not pipeline.processors else None
+
     async def stream(self, chunk: Chunk) -> None:
         """The hot path: through the output processors without waiting for pipelined answers.
 

@@ -440,7 +440,7 @@ class ChainRunner:
             st.parts.append(chunk)
             args = st.args
             args.part = chunk
-            token = _attach(st.ctx)
+            token = _attach(st.ctx) if st.attach else None
             started = _perf_counter()
             outcome = "error"
             try:
@@ -492,7 +492,8 @@ class ChainRunner:
                     st.passed += 1
                 else:
                     st.count(outcome)
-                _detach(token)
+                if token is not None:
+                    _detach(token)
             if result is None or (result.__class__ is list and not result):
                 stream.dropped += 1
                 return None
@@ -512,6 +513,12 @@ class ChainRunner:
         st.parts = self._stream_parts.setdefault(p.id, [])
         st.base = current
         st.ctx = stream.context()
+        # A span that records nothing, over a current span that records nothing with the same
+        # identity (no tracing, a NoOp tracer): the hook's context would be the current one in
+        # all but the object, so it is not attached per chunk.
+        parent = trace.get_current_span(current)
+        st.attach = stream.span.is_recording() or parent.is_recording() or (
+            stream.span.get_span_context() != parent.get_span_context())
         common = self._stream_common(p, st.ctx, index)
         st.template = {"part": _NO_PART, "stream_parts": st.parts, "message_list": st.ml, **common}
         st.renew()
@@ -631,7 +638,7 @@ class _Stage:
     """One processor's ``process_output_stream`` within one step, as the hot path needs it."""
 
     __slots__ = ("processor", "index", "ml", "step", "retry", "dynamic", "method", "data_parts",
-                 "stream", "parts", "base", "ctx", "template", "args", "entry", "passed", "seconds", "outcomes")
+                 "stream", "parts", "base", "ctx", "attach", "template", "args", "entry", "passed", "seconds", "outcomes")
 
     def __init__(self, processor: Any, index: int, ml: MessageList, scope: RunScope) -> None:
         self.processor = processor
@@ -646,6 +653,8 @@ class _Stage:
         self.parts: list[Chunk] = []
         self.base: otel_context.Context | None = None
         self.ctx: otel_context.Context | None = None
+        self.attach = True
+        """Whether ``ctx`` is made current around each invocation (``_arm``)."""
         self.template: dict[str, Any] | None = None
         """``ProcessOutputStreamArgs``'s fields but ``part``, made once (``_arm``)."""
         self.args: Any = None
