@@ -249,8 +249,8 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
         except Exception as e:
             await abort_with(context, e)
         if self._source(agent, run, start=False) == self._loop.stream:
-            async for response in self._stream_direct(agent, run, context):
-                yield response
+            async for out in self._stream_direct(agent, run, context):
+                yield out
             return
         pipe = _Pipe()
         with _caller_trace(context):

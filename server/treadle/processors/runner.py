@@ -440,7 +440,7 @@ class ChainRunner:
             st.parts.append(chunk)
             args = st.args
             args.part = chunk
-            token = _attach(st.ctx) if st.attach else None
+            token = _attach(st.ctx) if st.attach else None  # type: ignore[arg-type]
             started = _perf_counter()
             outcome = "error"
             try:
