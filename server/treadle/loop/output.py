@@ -29,13 +29,15 @@ class Channel:
     when it is full, the consumer only when it is empty; neither pays for a queue's bookkeeping
     per chunk, and a consumer that wakes up takes everything there is (``items``)."""
 
-    __slots__ = ("items", "size", "_getter", "_putter")
+    __slots__ = ("items", "size", "_getter", "_putters")
 
     def __init__(self, size: int) -> None:
         self.items: deque[Any] = deque()
         self.size = size
         self._getter: asyncio.Future[None] | None = None
-        self._putter: asyncio.Future[None] | None = None
+        """The one consumer, waiting."""
+        self._putters: list[asyncio.Future[None]] = []
+        """Producers waiting for room (several tasks of a run may write: parallel tools)."""
 
     def full(self) -> bool:
         return len(self.items) >= self.size
@@ -50,22 +52,23 @@ class Channel:
 
     async def put(self, item: Any) -> None:
         while len(self.items) >= self.size:
-            putter = self._putter = asyncio.get_running_loop().create_future()
+            putter = asyncio.get_running_loop().create_future()
+            self._putters.append(putter)
             try:
                 await putter
             finally:
-                if self._putter is putter:
-                    self._putter = None
+                if putter in self._putters:
+                    self._putters.remove(putter)
         self.put_nowait(item)
 
     def pop(self) -> Any:
         """The next item; there must be one (``items`` is not empty)."""
         item = self.items.popleft()
-        putter = self._putter
-        if putter is not None and len(self.items) < self.size:
-            self._putter = None
-            if not putter.done():
-                putter.set_result(None)
+        if self._putters and len(self.items) < self.size:
+            putters, self._putters = self._putters, []
+            for putter in putters:  # each checks for room again
+                if not putter.done():
+                    putter.set_result(None)
         return item
 
     async def wait(self) -> None:
