@@ -10,10 +10,14 @@ run and read back by ``ListRuns`` as the ``Run``'s ``steps`` and ``hooks``.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
+from dataclasses import fields
 from typing import Any
 
 from ..core.chunks import Usage
+
+
+_USAGE_FIELDS = tuple(f.name for f in fields(Usage))
+"""``asdict(usage)`` without its recursive walk (a usage holds numbers only)."""
 
 
 class RunStats:
@@ -37,7 +41,8 @@ class RunStats:
             return
         self.steps.append({
             "number": self.step, "started_us": self._started, "ended_us": time.time_ns() // 1000,
-            "finish_reason": finish_reason, "usage": asdict(usage) if usage is not None else {},
+            "finish_reason": finish_reason,
+            "usage": {name: getattr(usage, name) for name in _USAGE_FIELDS} if usage is not None else {},
             "model": model,
         })
         self.step = 0
