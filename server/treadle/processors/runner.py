@@ -423,6 +423,7 @@ class ChainRunner:
                     or st.step != step or st.retry != retry):
                 if st is not None:
                     st.flush()
+                    sc.stats.untrack(st)
                 st = stages[p.id] = _Stage(p, index, message_list, sc)
             if st.dynamic:
                 method = implements(p, "process_output_stream")
