@@ -135,3 +135,21 @@ async def test_closing_the_pipeline_while_answers_are_pending_returns() -> None:
     done, _ = await asyncio.wait({closing}, timeout=5)  # (asyncio.wait never cancels it)
     assert closing in done, "close() hung: a stage swallowed its cancellation"
     assert all(task.cancelled() for task in stages)
+
+
+async def test_several_writers_into_a_full_run_queue_all_get_through_in_their_order() -> None:
+    """Parallel tools may write chunks while the client is behind: every writer waits for room
+    and none is forgotten."""
+    from treadle.loop.output import Channel
+
+    channel = Channel(2)
+
+    async def write(tag: str) -> None:
+        for i in range(50):
+            await channel.put((tag, i))
+
+    writers = [asyncio.create_task(write(tag)) for tag in "abc"]
+    got = [await asyncio.wait_for(channel.get(), 5) for _ in range(150)]
+    await asyncio.wait_for(asyncio.gather(*writers), 5)
+    for tag in "abc":
+        assert [i for t, i in got if t == tag] == list(range(50))

@@ -146,3 +146,30 @@ async def test_metrics_exported_over_otlp_when_configured(otlp: OtlpReceiver, tm
     assert set(otlp.paths) == {"/v1/metrics"}
     assert otlp.metrics()["treadle.processor.streams_started"] == [1]
     app.meter_provider.shutdown()
+
+
+async def test_each_process_output_stream_call_runs_in_its_span_and_keeps_its_own_arguments(harness_factory) -> None:
+    from opentelemetry import trace
+
+    class Keeper:
+        """Keeps every ``args`` it is given and what the current span was during the call."""
+
+        id = "keeper"
+
+        def __init__(self) -> None:
+            self.calls: list[tuple[object, str, int]] = []
+
+        async def process_output_stream(self, args):
+            text = args.part.payload.text if args.part.type == "text-delta" else ""
+            self.calls.append((args, text, trace.get_current_span().get_span_context().span_id))
+            return args.part
+
+    keeper = Keeper()
+    h: Harness = harness_factory([Turn.say(["one ", "two ", "three"])])
+    await h.generate(h.agent(output_processors=[Redactor(), keeper]), "count")
+    stream_span = next(s for s in h.spans() if s.name == "processOutputStream keeper")
+    assert {span_id for _, _, span_id in keeper.calls} == {stream_span.context.span_id}
+    # every invocation got its own arguments, and they still show the chunk it was given
+    assert len({id(args) for args, _, _ in keeper.calls}) == len(keeper.calls)
+    assert [args.part.payload.text for args, text, _ in keeper.calls if text] == ["one ", "two ", "three"]
+    assert stream_span.attributes["treadle.processor.chunk_count"] == len(keeper.calls)

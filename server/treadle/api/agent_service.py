@@ -15,7 +15,7 @@ import itertools
 import logging
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
-from typing import Any, Protocol, cast
+from typing import Any, Literal, Protocol, cast, overload
 
 import grpc
 from google.protobuf import field_mask_pb2, json_format
@@ -25,6 +25,7 @@ from ..agents import Agent, RunRequest
 from ..core.chunks import Chunk
 from ..core.errors import InvalidArgumentError
 from ..loop import AgentLoop
+from ..loop.run import RunHandle
 from ..loop.payload_view import display_of
 from ..memory import MemoryStore, StoredAgent
 from ..core.messages import utcnow
@@ -247,6 +248,10 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
             agent, run = self._prepare(request)
         except Exception as e:
             await abort_with(context, e)
+        if self._source(agent, run, start=False) == self._loop.stream:
+            async for out in self._stream_direct(agent, run, context):
+                yield out
+            return
         pipe = _Pipe()
         with _caller_trace(context):
             producer = asyncio.create_task(self._produce(agent, run, pipe))
@@ -282,9 +287,81 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
         """Count a call in flight for the drain (``stop`` ends it when the grace is over)."""
         return self._track(stop)
 
-    def _source(self, agent: Agent, run: RunRequest) -> AsyncGenerator[Chunk, None]:
+    @overload
+    def _source(self, agent: Agent, run: RunRequest) -> AsyncGenerator[Chunk, None]: ...
+
+    @overload
+    def _source(self, agent: Agent, run: RunRequest, start: Literal[False]) -> Any: ...
+
+    def _source(self, agent: Agent, run: RunRequest, start: bool = True) -> Any:
+        """The run's chunks (``start=False``: the function that would give them)."""
         source = self.threads.stream if self.threads is not None and run.options.memory else self._loop.stream
+        if not start:
+            return source
         return cast(AsyncGenerator[Chunk, None], source(agent, run))
+
+    async def _stream_direct(
+        self, agent: Agent, run: RunRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[agent_service_pb2.StreamResponse]:
+        """``Stream`` of a run without a thread: the responses are made from the run's own
+        batches of chunks (``AgentLoop.open``), with no task or queue between the run and the
+        call. What piled up while the previous response was being written goes in one response
+        (within the coalescing limits); the first chunk goes as soon as it exists."""
+        raw = auth.sees_raw_tool_payloads()
+        handle: RunHandle | None = None
+        shut = False
+
+        def stop() -> None:
+            nonlocal shut
+            shut = True
+            if handle is not None:
+                handle.interrupt()
+
+        try:
+            with self._track(stop):
+                try:
+                    with _caller_trace(context):
+                        handle = await self._loop.open(agent, run)
+                except Exception as e:  # a bad request: the status says so
+                    log.info("run of agent %r refused: %s", agent.id, e)
+                    raise
+                run_id, error = handle.run_id, ""
+                while not shut:
+                    try:
+                        batch = await handle.batch()
+                    except Exception as e:
+                        log.info("run of agent %r refused: %s", agent.id, e)
+                        raise
+                    if batch is None or shut:
+                        break
+                    response = agent_service_pb2.StreamResponse()
+                    chunks = response.chunks
+                    size = 0
+                    for chunk in batch:
+                        t = chunk.type
+                        if t == "error":
+                            error = chunk.payload.message
+                        elif t == "finish" and chunk.payload.reason == "error":
+                            _log_failed(run_id, agent.id, error or "the run ended with an error")
+                        shown = chunk if raw else display_of(chunk)
+                        if shown is None:
+                            continue
+                        pb = chunks.add()
+                        convert.chunk_to_proto(shown, pb)
+                        size += _size_bound(shown, pb)
+                        if len(chunks) >= MAX_CHUNKS_PER_RESPONSE or size >= MAX_BYTES_PER_RESPONSE:
+                            yield response
+                            response = agent_service_pb2.StreamResponse()
+                            chunks, size = response.chunks, 0
+                    if chunks:
+                        yield response
+                if shut:
+                    raise ShuttingDownError()
+        except Exception as e:
+            await abort_with(context, e)
+        finally:  # client cancelled, shutdown, or done: never leave the run behind
+            if handle is not None:
+                await handle.close()
 
     async def _produce(self, agent: Agent, run: RunRequest, pipe: _Pipe) -> None:
         run_id, error = run.run_id, ""
@@ -427,7 +504,7 @@ def _size_bound(chunk: Chunk, pb: chunk_pb2.Chunk) -> int:
     """At least the chunk's encoded size: a text delta's from its strings (4 bytes a character
     at most, and the tags and lengths), every other chunk's measured (which costs an encoding)."""
     if chunk.type == "text-delta" and chunk.metadata is None and chunk.payload.provider_metadata is None:
-        return 4 * (len(pb.run_id) + len(chunk.payload.id) + len(chunk.payload.text)) + 32
+        return 4 * (len(chunk.run_id) + len(chunk.payload.id) + len(chunk.payload.text)) + 32
     return int(pb.ByteSize())
 
 

@@ -9,6 +9,7 @@ next chunk that is not one of its deltas).
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -16,15 +17,87 @@ from ..core.chunks import Chunk, TextEnd, TextStart
 from ..core.message_list import MessageList
 from ..core.messages import DataPart, Message, new_id
 from ..processors.runner import ChainRunner
-from .payload_view import PayloadView, carry_nested
+from .payload_view import NESTED, PayloadView, carry_nested
 from .pipeline import StreamPipeline
 
 END = object()
 """Queued after the last chunk of a run."""
 
 
+class Channel:
+    """The run's chunks on their way to its consumer: a bounded deque. The producer waits only
+    when it is full, the consumer only when it is empty; neither pays for a queue's bookkeeping
+    per chunk, and a consumer that wakes up takes everything there is (``items``)."""
+
+    __slots__ = ("items", "size", "_getter", "_putters")
+
+    def __init__(self, size: int) -> None:
+        self.items: deque[Any] = deque()
+        self.size = size
+        self._getter: asyncio.Future[None] | None = None
+        """The one consumer, waiting."""
+        self._putters: list[asyncio.Future[None]] = []
+        """Producers waiting for room (several tasks of a run may write: parallel tools)."""
+
+    def full(self) -> bool:
+        return len(self.items) >= self.size
+
+    def put_nowait(self, item: Any) -> None:
+        self.items.append(item)
+        getter = self._getter
+        if getter is not None:
+            self._getter = None
+            if not getter.done():
+                getter.set_result(None)
+
+    async def put(self, item: Any) -> None:
+        while len(self.items) >= self.size:
+            putter = asyncio.get_running_loop().create_future()
+            self._putters.append(putter)
+            try:
+                await putter
+            finally:
+                if putter in self._putters:
+                    self._putters.remove(putter)
+        self.put_nowait(item)
+
+    def pop(self) -> Any:
+        """The next item; there must be one (``items`` is not empty)."""
+        item = self.items.popleft()
+        if self._putters and len(self.items) < self.size:
+            putters, self._putters = self._putters, []
+            for putter in putters:  # each checks for room again
+                if not putter.done():
+                    putter.set_result(None)
+        return item
+
+    async def wait(self) -> None:
+        """Until there is an item, or ``wake`` was called (check ``items``)."""
+        if self.items:
+            return
+        getter = self._getter = asyncio.get_running_loop().create_future()
+        try:
+            await getter
+        finally:
+            if self._getter is getter:
+                self._getter = None
+
+    def wake(self) -> None:
+        """End the consumer's ``wait`` now, with or without an item."""
+        getter = self._getter
+        if getter is not None:
+            self._getter = None
+            if not getter.done():
+                getter.set_result(None)
+
+    async def get(self) -> Any:
+        while not self.items:
+            await self.wait()
+        return self.pop()
+
+
 class Output:
-    def __init__(self, run_id: str, queue: asyncio.Queue[Any]) -> None:
+    def __init__(self, run_id: str, queue: Channel) -> None:
         self.run_id = run_id
         self.queue = queue
         self.current_message: Message | None = None
@@ -136,17 +209,51 @@ class Output:
         else:
             self.queue.put_nowait(chunk)
 
+    def _now(self, chunk: Chunk) -> bool:
+        """The common case of ``send``, done without a coroutine: a text delta inside the text
+        part the client has open, with nothing held back and room in the queue. False (and
+        nothing done): ``send`` must handle the chunk."""
+        if (chunk.type != "text-delta" or self._text_id is None or self._guards
+                or len(self.queue.items) >= self.queue.size or ("text-delta" in NESTED and self.view)):
+            return False
+        payload = chunk.payload
+        if not payload.id:
+            payload.id = self._text_id
+        if not chunk.run_id:
+            chunk.run_id = self.run_id
+        if self.on_sent is not None:
+            self.on_sent(chunk)
+        self.sent_count += 1
+        self.queue.put_nowait(chunk)
+        return True
+
+    def direct(self) -> Callable[[Chunk], bool] | None:
+        """With no output processors: a synchronous ``stream`` for the chunks it can deliver at
+        once (it returns False for the others, which go through ``stream``)."""
+        pipeline = self.pipeline
+        return self._now if pipeline is None or not pipeline.processors else None
+
     async def stream(self, chunk: Chunk) -> None:
         """The hot path: through the output processors without waiting for pipelined answers.
 
         Raises ``TripwireError`` (or an unavailable processor's error) seen on any earlier chunk.
         """
-        chunk.run_id = chunk.run_id or self.run_id
-        pipeline = self.pipeline
-        if pipeline is None:
-            await self._from_processors(chunk)
-        else:
+        if not chunk.run_id:
+            chunk.run_id = self.run_id
+        pipeline = self._pipeline if self._pipeline is not None else self.pipeline
+        if pipeline is None or not pipeline.processors:
+            if not self._now(chunk):
+                await self._from_processors(chunk)
+        elif pipeline.staged or pipeline.failure is not None:
             await pipeline.put(chunk)
+        else:  # in-process processors only: the chain inline (``StreamPipeline.put``, unstaged)
+            out = await pipeline.chain.process_output_stream(pipeline.processors, chunk, pipeline.message_list)
+            if out.__class__ is Chunk:
+                if not self._now(out):  # type: ignore[arg-type]
+                    await self._from_processors(out)  # type: ignore[arg-type]
+            elif out is not None:
+                for c in out:  # type: ignore[union-attr]
+                    await self._from_processors(c)
 
     async def _from_processors(self, chunk: Chunk) -> None:
         """What comes out of the output processors goes to the client, but for a step's model

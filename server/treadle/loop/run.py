@@ -35,7 +35,7 @@ from ..registry import Registry
 from ..tools import ToolHooks
 from ..tracing.spans import agent_span, step_span
 from ..versions import ResolvedVersion, VersionResolver
-from .output import END, Output
+from .output import END, Channel, Output
 from .payload_view import PayloadView
 from .persist import Persister, RunStatus, ThreadMemory
 from .resolve import check_request_context, provisional, resolve_for_call
@@ -118,12 +118,34 @@ class AgentLoop:
         plan.version = version
         return plan
 
+    async def open(self, agent: Agent, request: RunRequest) -> RunHandle:
+        """Start a run; its chunks come in batches (``RunHandle.batch``): what ``stream`` yields
+        one by one, for a caller that sends several at once (the gRPC edge). Bad requests raise
+        here. The caller must ``close`` the handle (which cancels a run that has not ended)."""
+        plan = await self._resolved_plan(agent, request)
+        persist = await self._open_memory(plan)
+        channel, task = self._start(plan, request, GenerateResult(plan.run_id), persist)
+        return RunHandle(plan.run_id, channel, task)
+
     async def stream(self, agent: Agent, request: RunRequest) -> AsyncIterator[Chunk]:
         """The run's chunks; bad requests raise before the first chunk."""
         plan = await self._resolved_plan(agent, request)
         persist = await self._open_memory(plan)
-        async for chunk in self._stream(plan, request, GenerateResult(plan.run_id), persist):
-            yield chunk
+        # ``_stream`` inline: one generator between the run and the caller, not two.
+        channel, task = self._start(plan, request, GenerateResult(plan.run_id), persist)
+        items = channel.items
+        try:
+            while True:
+                if not items:
+                    await channel.wait()
+                while items:
+                    item = channel.pop()
+                    if item is END:
+                        await task
+                        return
+                    yield item
+        finally:
+            await _stop_run(task)
 
     async def generate(
         self, agent: Agent, request: RunRequest, on_chunk: Callable[[Chunk], None] | None = None
@@ -242,19 +264,29 @@ class AgentLoop:
     async def _stream(
         self, plan: RunPlan, request: RunRequest, result: GenerateResult, persist: Persister
     ) -> AsyncIterator[Chunk]:
-        queue: asyncio.Queue[Any] = asyncio.Queue(QUEUE_SIZE)
-        output = Output(plan.run_id, queue)
-        output.view = result.view = persist.view = plan.view
-        task = asyncio.create_task(self._run(plan, request, output, result, persist))
+        channel, task = self._start(plan, request, result, persist)
+        items = channel.items
         try:
-            while (item := await queue.get()) is not END:
-                yield item
-            await task
+            while True:
+                if not items:
+                    await channel.wait()
+                while items:
+                    item = channel.pop()
+                    if item is END:
+                        await task
+                        return
+                    yield item
         finally:
-            if not task.done():  # the client went away: cancel the run
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            await _stop_run(task)
+
+    def _start(
+        self, plan: RunPlan, request: RunRequest, result: GenerateResult, persist: Persister
+    ) -> tuple[Channel, asyncio.Task[None]]:
+        """The run's task and the channel its chunks come through (``END`` last)."""
+        channel = Channel(QUEUE_SIZE)
+        output = Output(plan.run_id, channel)
+        output.view = result.view = persist.view = plan.view
+        return channel, asyncio.create_task(self._run(plan, request, output, result, persist))
 
     async def _run(
         self, plan: RunPlan, request: RunRequest, output: Output, result: GenerateResult,
@@ -434,6 +466,50 @@ class AgentLoop:
             await output.send(last)
         result.skipped_processors = _skipped(plan)
         await output.send(Chunk.of(Finish(reason, state.usage, result.skipped_processors)))
+
+
+class RunHandle:
+    """A run started by ``AgentLoop.open``."""
+
+    def __init__(self, run_id: str, channel: Channel, task: asyncio.Task[None]) -> None:
+        self.run_id = run_id
+        self._channel = channel
+        self._task = task
+        self._ended = False
+
+    async def batch(self) -> list[Chunk] | None:
+        """The chunks ready now, waiting for the first if there is none: [] after ``interrupt``,
+        None once the run ended (its task's exception, if any, is raised then)."""
+        if self._ended:
+            return None
+        channel = self._channel
+        items = channel.items
+        if not items:
+            await channel.wait()
+        out: list[Chunk] = []
+        while items:
+            item = channel.pop()
+            if item is END:
+                self._ended = True
+                await self._task
+                return out or None
+            out.append(item)
+        return out
+
+    def interrupt(self) -> None:
+        """Make a waiting ``batch`` return now."""
+        self._channel.wake()
+
+    async def close(self) -> None:
+        """Cancel the run unless it ended."""
+        await _stop_run(self._task)
+
+
+async def _stop_run(task: asyncio.Task[None]) -> None:
+    if not task.done():  # the client went away: cancel the run
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 def _skipped(plan: RunPlan) -> list[SkippedProcessor]:

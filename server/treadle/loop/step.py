@@ -247,6 +247,7 @@ async def _call_model(
     raw: list[Chunk] = []
     finish = ModelFinish(reason="unknown")
     source: AsyncIterator[Chunk] = _replay(cached) if cached is not None else model.stream(request)
+    now = output.direct()
     try:
         with trace.use_span(span, end_on_exit=False):
             async for chunk in source:
@@ -257,7 +258,8 @@ async def _call_model(
                     finish = _as_model_finish(chunk.payload)
                     continue
                 raw.append(chunk)
-                await output.stream(chunk)
+                if now is None or not now(chunk):
+                    await output.stream(chunk)
             await output.flush()
     except APICallError as err:
         span.set_attribute(ATTR.ERROR_TYPE, str(err.status_code or "connection"))

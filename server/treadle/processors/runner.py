@@ -7,8 +7,11 @@ Every hook invocation goes through ``ChainRunner._invoke``, which owns the span,
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
+import sys
 import time
+import types
 from functools import partial
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -123,6 +126,8 @@ class ChainRunner:
         self._aborts: dict[str, AbortFn] = {}
         self._writers: dict[int, tuple[Emit, str, ProcessorStreamWriter]] = {}
         self._stream_commons: dict[str, tuple[otel_context.Context, tuple[int, int, int, str], dict[str, Any]]] = {}
+        self._stages: dict[str, _Stage] = {}
+        """Per processor id: its ``process_output_stream`` of the current step (the hot path)."""
 
     # --- the single invocation path -----------------------------------------------------------
 
@@ -400,37 +405,127 @@ class ChainRunner:
         a processor replaced it by several (each goes through the processors after that one).
 
         ``offset`` is the index of ``processors[0]`` in the agent's array.
+
+        The per-chunk hot path: everything that is the same for every chunk of a step (the
+        processor's span, its context, its ``stream_parts``, the arguments but ``part``, its
+        stats entry) is made once per processor and step (``_Stage``); per chunk there is one
+        call of the hook and no other coroutine.
         """
-        hook = "process_output_stream"
+        stages = self._stages
+        sc = self.scope
+        step, retry = sc.step_number, sc.retry_count
+        current = _current_context()
+        is_data = chunk.type.startswith("data-")
         for pos, p in enumerate(processors):
             index = offset + pos
-            method = self._stream_hook(p, chunk)
-            if method is None:
+            st = stages.get(p.id)
+            if (st is None or st.processor is not p or st.index != index or st.ml is not message_list
+                    or st.step != step or st.retry != retry):
+                if st is not None:
+                    st.flush()
+                    sc.stats.untrack(st)
+                st = stages[p.id] = _Stage(p, index, message_list, sc)
+            if st.dynamic:
+                method = implements(p, "process_output_stream")
+                if method is None:
+                    continue
+            elif (method := st.method) is None:
                 continue
-            stream, parts = self._stream_entry(p, index, chunk)
-            current = chunk
-            ctx = stream.context()
+            if is_data and not st.data_parts:
+                continue
+            if st.template is None or st.base is not current:
+                self._arm(st, current)
+            stream = st.stream
+            assert stream is not None
+            stream.chunks += 1
+            st.parts.append(chunk)
+            args = st.args
+            args.part = chunk
+            token = _attach(st.ctx) if st.attach else None  # type: ignore[arg-type]
+            started = _perf_counter()
+            outcome = "error"
             try:
-                result = await self._invoke(
-                    p, method, index, hook,
-                    lambda c: ProcessOutputStreamArgs(
-                        part=current, stream_parts=parts, message_list=message_list, **c
-                    ),
-                    span=stream.span, ctx=ctx, common=self._stream_common(p, ctx, index),
-                )
-            except ProcessorUnavailableError:
+                try:
+                    p.processor_index = index
+                except AttributeError:  # frozen or slotted processors simply do not get it
+                    pass
+                result = method(args)
+                if result.__class__ is _CoroutineType or (
+                        result is not None and result.__class__ is not Chunk and inspect.isawaitable(result)):
+                    result = await result
+            except TripwireError as e:
+                st.renew()  # the traceback holds it
+                e.processor_id = e.processor_id or p.id
+                outcome = "retry" if e.retry else "abort"
+                stream.span.set_attribute(ATTR.PROCESSOR_OUTCOME, outcome)
+                await _notify_violation(p, e, "process_output_stream")
                 raise
-            except ProcessorError:
+            except asyncio.CancelledError:
+                st.renew()
+                outcome = "cancelled"
+                raise
+            except ProcessorUnavailableError as e:
+                st.renew()
+                stream.span.set_attribute(ATTR.PROCESSOR_OUTCOME, "error")
+                stream.span.set_status(Status(StatusCode.ERROR, str(e)))
+                raise
+            except Exception as e:
                 # An error here is logged and the chunk passes unchanged.
-                log.warning("processOutputStream of %s failed; chunk passes", p.id, exc_info=True)
+                st.renew()
+                stream.span.set_attribute(ATTR.PROCESSOR_OUTCOME, "error")
+                failure: ProcessorError
+                if isinstance(e, ProcessorError):  # already attributed
+                    failure = e
+                else:
+                    stream.span.record_exception(e)
+                    failure = ProcessorError(p.id, SEED_NAMES["process_output_stream"], e)
+                    failure.__cause__ = e
+                stream.span.set_status(Status(StatusCode.ERROR, str(e)))
+                log.warning("processOutputStream of %s failed; chunk passes", p.id, exc_info=failure)
                 continue
-            result = stream.count(current, result)
-            if result is None:
+            else:
+                outcome = "drop" if result is None else "continue" if result is chunk else "replace"
+                if _refcount(args) > _ARGS_REFS:  # the processor kept them: they stay as it saw them
+                    st.renew()
+            finally:
+                st.seconds += _perf_counter() - started
+                if outcome == "continue":
+                    st.passed += 1
+                else:
+                    st.count(outcome)
+                if token is not None:
+                    _detach(token)
+            if result is None or (result.__class__ is list and not result):
+                stream.dropped += 1
                 return None
-            if not isinstance(result, Chunk):
-                return await self._fan_out(p, processors[pos + 1:], index + 1, result, message_list)
-            chunk = result
+            if result is not chunk:
+                stream.replaced += 1
+                if not isinstance(result, Chunk):
+                    return await self._fan_out(p, processors[pos + 1:], index + 1, result, message_list)
+                chunk = result
+                is_data = chunk.type.startswith("data-")
         return chunk
+
+    def _arm(self, st: _Stage, current: otel_context.Context) -> None:
+        """The stage's span (the step's one for the processor), its context over the current
+        one, and the arguments every chunk shares."""
+        p, index = st.processor, st.index
+        stream = st.stream = self._stream_span(p, index)
+        st.parts = self._stream_parts.setdefault(p.id, [])
+        st.base = current
+        st.ctx = stream.context()
+        # A span that records nothing, over a current span that records nothing with the same
+        # identity (no tracing, a NoOp tracer): the hook's context would be the current one in
+        # all but the object, so it is not attached per chunk.
+        parent = trace.get_current_span(current)
+        st.attach = stream.span.is_recording() or parent.is_recording() or (
+            stream.span.get_span_context() != parent.get_span_context())
+        common = self._stream_common(p, st.ctx, index)
+        st.template = {"part": _NO_PART, "stream_parts": st.parts, "message_list": st.ml, **common}
+        st.renew()
+        st.flush()
+        st.entry = self.scope.stats.entry(p.id, SEED_NAMES["process_output_stream"])
+        self.scope.stats.track(st)
 
     async def _fan_out(
         self, processor: Any, rest: Sequence[Any], offset: int, result: Any, message_list: MessageList,
@@ -524,6 +619,10 @@ class ChainRunner:
             s.span.set_attribute("treadle.processor.chunks_replaced", s.replaced)
             s.span.end()
         self._stream_spans.clear()
+        for st in self._stages.values():
+            st.flush()
+            self.scope.stats.untrack(st)
+        self._stages.clear()
 
 
 def _implementing(
@@ -534,6 +633,93 @@ def _implementing(
         method = implements(p, hook)
         if method is not None:
             yield index, p, method
+
+
+class _Stage:
+    """One processor's ``process_output_stream`` within one step, as the hot path needs it."""
+
+    __slots__ = ("processor", "index", "ml", "step", "retry", "dynamic", "method", "data_parts",
+                 "stream", "parts", "base", "ctx", "attach", "template", "args", "entry", "passed", "seconds", "outcomes")
+
+    def __init__(self, processor: Any, index: int, ml: MessageList, scope: RunScope) -> None:
+        self.processor = processor
+        self.index = index
+        self.ml = ml
+        self.step, self.retry = scope.step_number, scope.retry_count
+        self.dynamic = getattr(processor, "implements_hook", None) is not None
+        """Its hooks are known at run time (a remote processor): asked for every chunk."""
+        self.method = None if self.dynamic else implements(processor, "process_output_stream")
+        self.data_parts = bool(getattr(processor, "process_data_parts", False))
+        self.stream: _StreamSpan | None = None
+        self.parts: list[Chunk] = []
+        self.base: otel_context.Context | None = None
+        self.ctx: otel_context.Context | None = None
+        self.attach = True
+        """Whether ``ctx`` is made current around each invocation (``_arm``)."""
+        self.template: dict[str, Any] | None = None
+        """``ProcessOutputStreamArgs``'s fields but ``part``, made once (``_arm``)."""
+        self.args: Any = None
+        """The arguments of the next invocation, ``part`` set per chunk: one object while no
+        invocation keeps a reference to it (``renew``), so a processor that keeps its ``args``
+        never sees them change."""
+        self.entry: dict[str, Any] | None = None
+        """Its stats entry (``RunStats.entry``), where ``flush`` adds what it counted since."""
+        self.passed = 0
+        """Invocations since the last ``flush`` that passed the chunk on (outcome ``continue``)."""
+        self.seconds = 0.0
+        self.outcomes: dict[str, int] = {}
+        """Other outcomes since the last ``flush``."""
+
+    def renew(self) -> None:
+        """Fresh arguments for the next chunk."""
+        args = _new_args(_STREAM_ARGS)
+        args.__dict__.update(self.template)  # type: ignore[arg-type]
+        self.args = args
+
+    def count(self, outcome: str) -> None:
+        self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
+
+    def flush(self) -> None:
+        """Add what was counted to the run's stats (it ends the step, or they are read)."""
+        entry = self.entry
+        if entry is None:
+            return
+        outcomes = entry["outcomes"]
+        if self.passed:
+            outcomes["continue"] = outcomes.get("continue", 0) + self.passed
+        for outcome, n in self.outcomes.items():
+            outcomes[outcome] = outcomes.get(outcome, 0) + n
+        entry["count"] += self.passed + sum(self.outcomes.values())
+        entry["seconds"] += self.seconds
+        self.passed, self.seconds = 0, 0.0
+        self.outcomes.clear()
+
+
+_STREAM_ARGS = ProcessOutputStreamArgs
+_new_args = object.__new__
+_NO_PART = Chunk("")
+_CoroutineType = types.CoroutineType
+_refcount: Callable[[Any], int] = getattr(sys, "getrefcount", lambda _: 1 << 30)  # none: always fresh args
+_ARGS_REFS = 3
+"""References to a stage's ``args`` after an invocation that kept none: the stage's, the local
+variable's and ``getrefcount``'s own."""
+_perf_counter = time.perf_counter
+
+
+def _context_var() -> Any:
+    """The ContextVar OpenTelemetry keeps the current context in, when its runtime context is
+    the default one (then attaching is one ``set``); None otherwise."""
+    var = getattr(getattr(otel_context, "_RUNTIME_CONTEXT", None), "_current_context", None)
+    return var if isinstance(var, contextvars.ContextVar) else None
+
+
+_CONTEXT_VAR = _context_var()
+_current_context: Callable[[], otel_context.Context] = (
+    _CONTEXT_VAR.get if _CONTEXT_VAR is not None else otel_context.get_current)
+_attach: Callable[[otel_context.Context], Any] = (
+    _CONTEXT_VAR.set if _CONTEXT_VAR is not None else otel_context.attach)  # type: ignore[assignment]
+_detach: Callable[[Any], None] = (
+    _CONTEXT_VAR.reset if _CONTEXT_VAR is not None else otel_context.detach)  # type: ignore[assignment]
 
 
 async def _ready(chunk: Chunk) -> Chunk:

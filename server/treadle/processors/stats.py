@@ -10,10 +10,14 @@ run and read back by ``ListRuns`` as the ``Run``'s ``steps`` and ``hooks``.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
+from dataclasses import fields
 from typing import Any
 
 from ..core.chunks import Usage
+
+
+_USAGE_FIELDS = tuple(f.name for f in fields(Usage))
+"""``asdict(usage)`` without its recursive walk (a usage holds numbers only)."""
 
 
 class RunStats:
@@ -25,6 +29,8 @@ class RunStats:
         self.steps: list[dict[str, Any]] = []
         self._started = 0
         self._hooks: dict[tuple[int, str, str], dict[str, Any]] = {}
+        self._live: dict[int, Any] = {}
+        """Counters of hot hooks (``processOutputStream``) that add to their entry when flushed."""
 
     def begin_step(self, number: int) -> None:
         self.step = number
@@ -35,22 +41,38 @@ class RunStats:
             return
         self.steps.append({
             "number": self.step, "started_us": self._started, "ended_us": time.time_ns() // 1000,
-            "finish_reason": finish_reason, "usage": asdict(usage) if usage is not None else {},
+            "finish_reason": finish_reason,
+            "usage": {name: getattr(usage, name) for name in _USAGE_FIELDS} if usage is not None else {},
             "model": model,
         })
         self.step = 0
 
     def hook(self, processor_id: str, hook: str, seconds: float, outcome: str) -> None:
         """One invocation of ``processor_id``'s ``hook`` (its seed name) that took ``seconds``."""
-        key = (self.step, processor_id, hook)
-        entry = self._hooks.get(key)
-        if entry is None:
-            entry = self._hooks[key] = {"step": self.step, "processor_id": processor_id, "hook": hook,
-                                        "count": 0, "seconds": 0.0, "outcomes": {}}
+        entry = self.entry(processor_id, hook)
         entry["count"] += 1
         entry["seconds"] += seconds
         outcomes = entry["outcomes"]
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
 
+    def entry(self, processor_id: str, hook: str) -> dict[str, Any]:
+        """The current step's entry of ``processor_id``'s ``hook``, for a caller that counts its
+        invocations itself (``count``, ``seconds``, ``outcomes``) as ``hook`` would."""
+        key = (self.step, processor_id, hook)
+        entry = self._hooks.get(key)
+        if entry is None:
+            entry = self._hooks[key] = {"step": self.step, "processor_id": processor_id, "hook": hook,
+                                        "count": 0, "seconds": 0.0, "outcomes": {}}
+        return entry
+
+    def track(self, counter: Any) -> None:
+        """``counter.flush()`` adds its counts to its entry; ``detail`` flushes it first."""
+        self._live[id(counter)] = counter
+
+    def untrack(self, counter: Any) -> None:
+        self._live.pop(id(counter), None)
+
     def detail(self) -> dict[str, Any]:
+        for counter in list(self._live.values()):
+            counter.flush()
         return {"steps": list(self.steps), "hooks": list(self._hooks.values())}

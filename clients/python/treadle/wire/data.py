@@ -356,19 +356,22 @@ def _part_from_proto(pb: message_pb2.Part, path: str) -> m.Part:
 _CHUNK_ONEOF = chunk_pb2.Chunk.DESCRIPTOR.oneofs_by_name["chunk"]
 _CHUNK_FIELDS = frozenset(f.name for f in _CHUNK_ONEOF.fields)
 _FROM = chunk_pb2.ChunkFrom.DESCRIPTOR
+_FROM_NUMBERS: dict[str, int] = {"": 0, **_enum_maps(_FROM)[1]}
 
 
 def chunk_to_proto(chunk: ch.Chunk, out: chunk_pb2.Chunk | None = None) -> chunk_pb2.Chunk:
     out = out if out is not None else chunk_pb2.Chunk()
     out.run_id = chunk.run_id
-    setattr(out, "from", enum_to_pb(_FROM, chunk.from_))  # `from` is a Python keyword
+    number = _FROM_NUMBERS.get(chunk.from_)
+    # `from` is a Python keyword
+    setattr(out, "from", number if number is not None else enum_to_pb(_FROM, chunk.from_))
     if chunk.type == "text-delta" and chunk.metadata is None:
         # Most chunks of a run: set the two fields directly (what ``fill`` does, without its
-        # walk over the descriptor).
+        # walk over the descriptor). Setting a field, even to its default, makes the branch
+        # present.
         p = chunk.payload
         if p.provider_metadata is None:
             delta = out.text_delta
-            delta.SetInParent()
             delta.id = p.id
             delta.text = p.text
             return out
