@@ -275,7 +275,7 @@ async def test_one_run_is_sequential_other_runs_concurrent_state_versions_hold_r
     rec = Recorder()
     host = _Host({"rec": rec}, [declaration(rec)], "test", tracer_from(None), state_ttl=60)
     results: asyncio.Queue[Any] = asyncio.Queue()
-    session = _ProcessorSession(host, lambda m: results.put_nowait(m.result))
+    session = _ProcessorSession(host, lambda m: results.put_nowait(pb.InvocationResult.FromString(m)))  # answers go serialized
     session.on_message(_invocation("A", 1, {"from": "server"}, version=3))
     session.on_message(_invocation("A", 2, {"stale": True}, version=2))  # older: ignored
     session.on_message(_invocation("B", 1))

@@ -36,6 +36,7 @@ from treadle.wire import sdk_hooks as hc
 from treadle.wire.hook_names import HOOK_ENUM, HOOK_NAME
 from treadle.wire.sdk_hooks import check_state_depth
 from treadle.wire.data import chunk_to_proto, dict_to_struct, struct_to_dict, value_to_py
+from treadle.wire.frames import BATCH_VERSION, RESULTS, passthrough
 from treadle.wire.sdk_hooks import snapshot_before
 from treadle.core.chunks import Chunk
 from treadle.core.errors import TripwireError
@@ -43,7 +44,6 @@ from treadle.core.message_list import MessageList
 from treadle.core.args import make_abort
 from treadle.core.processor import AGENT_HOOKS, DELEGATION_HOOKS, HOOKS, SEED_NAMES, TOOL_HOOKS, ProcessorViolation
 from treadle.v1 import processor_service_pb2 as pb
-from treadle.v1 import processor_service_pb2_grpc
 
 from ._attach import (
     Attachment,
@@ -66,8 +66,11 @@ flight, so network latency does not cap the stream's throughput."""
 """Seconds a run's state is kept after its last invocation when neither ``run_ended`` nor its
 ``processOutputResult`` ends it (a server that died mid-run sends neither)."""
 
-PROTOCOL_VERSIONS = (1, 2)
-"""Version 2 lets ``process_output_stream`` return a list of chunks (hold and release)."""
+PROTOCOL_VERSIONS = (1, 2, 3)
+"""Version 2 lets ``process_output_stream`` return a list of chunks (hold and release); version 3
+lets invocations and answers travel in batches (what is ready at once goes in one message)."""
+MAX_RESULTS_BYTES = 4 << 20
+"""About the most answer bytes packed into one message (a batch never waits to fill up)."""
 
 _TOOL_FILTERED = frozenset({*TOOL_HOOKS, "process_tool_result"})
 
@@ -207,10 +210,18 @@ class _ProcessorSession:
             instance_id=self._host.instance_id,
         ))
 
+    def pack(self, items: list[Any]) -> Any:
+        """Answers queued together go as one ``results`` message (version 3) or one by one,
+        framed from their serialized form; anything else as it is, in order."""
+        return RESULTS.frames(items, self._version >= BATCH_VERSION, MAX_RESULTS_BYTES)
+
     def on_message(self, message: pb.ProcessorServiceAttachResponse) -> bool:
         kind = message.WhichOneof("message")
         if kind == "invocation":
             self._start(message.invocation)
+        elif kind == "invocations":
+            for inv in message.invocations.invocations:
+                self._start(inv)
         elif kind == "cancel":
             running = self._running.get(message.cancel.invocation_id)
             if running is not None:
@@ -249,7 +260,7 @@ class _ProcessorSession:
             result = hc.encode_error(inv.invocation_id, e)
         hook = HOOK_NAME.get(inv.hook, "")
         if result is not None and hook not in self._host.observe.get(inv.processor_id, ()):
-            self._send(pb.ProcessorServiceAttachRequest(result=result))
+            self._send(result.SerializeToString())  # framed as `result` (or in `results`) by pack
         if hook == "process_output_result":
             self._host.runs.pop((inv.run_id, inv.processor_id), None)
 
@@ -347,8 +358,16 @@ async def _call(method: Any, args: Any) -> Any:
     return result
 
 
+_ATTACH = "/treadle.v1.ProcessorService/Attach"
+_SERIALIZE = passthrough(pb.ProcessorServiceAttachRequest.SerializeToString)
+
+
 def _open(channel: grpc.aio.Channel, requests: AsyncIterator[Any], metadata: Any) -> Any:
-    return processor_service_pb2_grpc.ProcessorServiceStub(channel).Attach(requests, metadata=metadata)
+    # The generated stub's call, with a serializer that passes framed answers (bytes) through.
+    return channel.stream_stream(
+        _ATTACH, request_serializer=_SERIALIZE,
+        response_deserializer=pb.ProcessorServiceAttachResponse.FromString,
+    )(requests, metadata=metadata)
 
 
 async def attach(
