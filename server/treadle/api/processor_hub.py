@@ -274,6 +274,7 @@ class ProcessorHub:
         self._compact_at = _COMPACT_MIN
         self._metric_attrs: dict[tuple[str, str], dict[str, str]] = {}
         self._outcome_attrs: dict[tuple[str, str, str], dict[str, str]] = {}
+        self._deadline: tuple[int, bytes] = (0, b"")
         self.waiting = 0
         """Runs waiting for a processor to attach (observable for tests and health)."""
         m = meter if meter is not None else metrics.NoOpMeter("treadle")
@@ -536,10 +537,7 @@ class ProcessorHub:
         ident = invocation_id.encode()
         # Built from bytes (the fields are few and fixed): the id, the wall-clock deadline (a
         # Timestamp), the timeout (a Duration, the same for every invocation of a hook).
-        seconds, nanos = divmod(time.time_ns() + int(timeout * 1e9), 1_000_000_000)
-        deadline = b"\x08" + varint(seconds) + (b"\x10" + varint(nanos) if nanos else b"")
-        out = b"".join((_ID_FIELD, varint(len(ident)), ident, _DEADLINE_FIELD, varint(len(deadline)), deadline,
-                        _timeout_field(timeout)))
+        out = b"".join((_ID_FIELD, varint(len(ident)), ident, self._deadline_field(timeout), _timeout_field(timeout)))
         record = self._states.setdefault(run_id, {}).setdefault(processor_id, _StateRecord())
         if state != record.synced:  # changed on the server's side since the last sync
             record.version += 1
@@ -552,6 +550,19 @@ class ProcessorHub:
             dict_to_struct(state, inv.state.value)
             out += inv.SerializeToString()
         return invocation_id, out
+
+    def _deadline_field(self, timeout: float) -> bytes:
+        """``Invocation.deadline`` serialized: now plus ``timeout``, to the millisecond (made
+        once per millisecond and timeout, however many invocations go out in it)."""
+        ms = time.time_ns() // 1_000_000 + int(timeout * 1000)
+        cached = self._deadline
+        if cached[0] == ms:
+            return cached[1]
+        seconds, millis = divmod(ms, 1000)
+        ts = b"\x08" + varint(seconds) + (b"\x10" + varint(millis * 1_000_000) if millis else b"")
+        field = _DEADLINE_FIELD + varint(len(ts)) + ts
+        self._deadline = (ms, field)
+        return field
 
     # --- deadlines: one timer for all invocations in flight -----------------------------------
 

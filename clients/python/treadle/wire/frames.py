@@ -18,13 +18,22 @@ MAX_BATCH = 1024
 """Parts in one batch at most."""
 
 
-def varint(n: int) -> bytes:
+def _varint(n: int) -> bytes:
     out = bytearray()
     while n > 0x7F:
         out.append((n & 0x7F) | 0x80)
         n >>= 7
     out.append(n)
     return bytes(out)
+
+
+_SMALL = [_varint(n) for n in range(1 << 14)]
+"""The varints of lengths below 16 KiB (one or two bytes), looked up rather than computed."""
+
+
+def varint(n: int) -> bytes:
+    """``n`` (not negative) as a protobuf varint."""
+    return _SMALL[n] if n < 16384 else _varint(n)
 
 
 def _tag(field_number: int) -> bytes:
