@@ -193,7 +193,14 @@ async def test_an_observe_hook_never_holds_the_run(live) -> None:
         await attachment.ready(timeout=10)
         chunks = await server.stream(agent)
         assert "".join(c.payload.text for c in chunks if c.type == "text-delta") == "one two"
-        assert slow.seen >= 1  # it got its first chunk, and is still sitting on it
+        # The run ended without waiting for it; it gets its first chunk (fire and forget: maybe
+        # after the run ended) and sits on it.
+        async def first_seen() -> None:
+            while slow.seen < 1:
+                await asyncio.sleep(0.01)
+
+        await asyncio.wait_for(first_seen(), 10)
+        assert slow.seen == 1  # one at a time: the next waits for the one it sits on
         slow.release.set()
 
 

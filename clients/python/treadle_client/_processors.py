@@ -24,6 +24,7 @@ import copy
 import inspect
 import logging
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -158,7 +159,10 @@ class _RunState:
     message_list: MessageList | None = None
     touched: float = field(default_factory=time.monotonic)
     tail: asyncio.Task[None] | None = None
-    """The last invocation queued for this run and processor: the next one waits for it."""
+    """The invocation of this run and processor running now (or last)."""
+    backlog: deque[tuple[pb.Invocation, asyncio.Event]] = field(default_factory=deque)
+    """Invocations that arrived while ``tail`` ran, in order: each starts when the one before
+    it ends (no task, and nothing awaited, until then)."""
 
 
 class _Host:
@@ -184,7 +188,7 @@ class _Host:
         if now - self._swept > self.state_ttl / 10:
             self._swept = now
             for key, rs in list(self.runs.items()):
-                if now - rs.touched > self.state_ttl and (rs.tail is None or rs.tail.done()):
+                if now - rs.touched > self.state_ttl and (rs.tail is None or rs.tail.done()) and not rs.backlog:
                     del self.runs[key]
         rs = self.runs.setdefault((run_id, processor_id), _RunState())
         rs.touched = now
@@ -200,7 +204,9 @@ class _ProcessorSession:
     def __init__(self, host: _Host, send: Send) -> None:
         self._host = host
         self._send = send
-        self._running: dict[str, tuple[asyncio.Task[None], asyncio.Event]] = {}
+        self._running: dict[str, tuple[asyncio.Task[None] | None, asyncio.Event]] = {}
+        """Invocation id -> its task (None while it waits its turn) and its abort signal."""
+        self._closed = False
         self._version = 1
         """The protocol version the server chose (its welcome)."""
 
@@ -225,8 +231,11 @@ class _ProcessorSession:
         elif kind == "cancel":
             running = self._running.get(message.cancel.invocation_id)
             if running is not None:
-                running[1].set()  # the hook's abort_signal
-                running[0].cancel()
+                running[1].set()  # the hook's abort_signal (a waiting invocation is skipped)
+                if running[0] is not None:
+                    running[0].cancel()
+                else:
+                    del self._running[message.cancel.invocation_id]
         elif kind == "run_ended":
             self._host.end_run(message.run_ended.run_id)
         elif kind == "drain":
@@ -236,23 +245,38 @@ class _ProcessorSession:
         return kind == "welcome"
 
     async def close(self) -> None:
-        await cancel_all(task for task, _ in self._running.values())
+        self._closed = True  # what waits its turn never starts
+        await cancel_all(task for task, _ in self._running.values() if task is not None)
 
     def _start(self, inv: pb.Invocation) -> None:
         # One (run, processor) runs its invocations one at a time, in the order they arrived:
         # its state is a sequence. Different runs go concurrently.
         rs = self._host.run_state(inv.run_id, inv.processor_id)
-        previous = rs.tail
         signal = asyncio.Event()
-        task = asyncio.create_task(self._after(previous, inv, rs, signal))
+        if rs.backlog or (rs.tail is not None and not rs.tail.done()):
+            rs.backlog.append((inv, signal))
+            self._running[inv.invocation_id] = (None, signal)
+        else:
+            self._launch(inv, rs, signal)
+
+    def _launch(self, inv: pb.Invocation, rs: _RunState, signal: asyncio.Event) -> None:
+        task = asyncio.create_task(self._after(inv, rs, signal))
         rs.tail = task
         self._running[inv.invocation_id] = (task, signal)
-        task.add_done_callback(lambda _: self._running.pop(inv.invocation_id, None))
+        task.add_done_callback(lambda _: self._ended(inv.invocation_id, rs))
 
-    async def _after(self, previous: asyncio.Task[None] | None, inv: pb.Invocation, rs: _RunState,
-                     signal: asyncio.Event) -> None:
-        if previous is not None and not previous.done():
-            await asyncio.wait([previous])
+    def _ended(self, invocation_id: str, rs: _RunState) -> None:
+        """An invocation ended (answered, failed or cancelled): start the next one of its run."""
+        self._running.pop(invocation_id, None)
+        while rs.backlog and not self._closed:
+            inv, signal = rs.backlog.popleft()
+            if signal.is_set():  # cancelled while it waited
+                self._running.pop(inv.invocation_id, None)
+                continue
+            self._launch(inv, rs, signal)
+            return
+
+    async def _after(self, inv: pb.Invocation, rs: _RunState, signal: asyncio.Event) -> None:
         try:
             result = await self._invoke(inv, rs, signal)
         except Exception as e:  # a bug here, not in the hook: still answer, never leave it hanging
