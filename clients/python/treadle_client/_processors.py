@@ -161,8 +161,8 @@ class _RunState:
     tail: asyncio.Task[None] | None = None
     """The invocation of this run and processor running now (or last)."""
     backlog: deque[tuple[pb.Invocation, asyncio.Event]] = field(default_factory=deque)
-    """Invocations that arrived while ``tail`` ran, in order: each starts when the one before
-    it ends (no task, and nothing awaited, until then)."""
+    """Invocations that arrived while ``tail`` ran, in order: ``tail`` runs each in turn once
+    the one before it ends (no task of their own, nothing awaited, until then)."""
 
 
 class _Host:
@@ -260,21 +260,37 @@ class _ProcessorSession:
             self._launch(inv, rs, signal)
 
     def _launch(self, inv: pb.Invocation, rs: _RunState, signal: asyncio.Event) -> None:
-        task = asyncio.create_task(self._after(inv, rs, signal))
+        task = asyncio.create_task(self._serve(inv, rs, signal))
         rs.tail = task
         self._running[inv.invocation_id] = (task, signal)
-        task.add_done_callback(lambda _: self._ended(inv.invocation_id, rs))
 
-    def _ended(self, invocation_id: str, rs: _RunState) -> None:
-        """An invocation ended (answered, failed or cancelled): start the next one of its run."""
-        self._running.pop(invocation_id, None)
+    async def _serve(self, inv: pb.Invocation, rs: _RunState, signal: asyncio.Event) -> None:
+        """Runs ``inv``, then each invocation of its run that queued meanwhile, in order, in this
+        one task. A cancel names one invocation: it ends that one, and the next goes on."""
+        task = asyncio.current_task()
+        assert task is not None
+        while True:
+            try:
+                await self._after(inv, rs, signal)
+            except asyncio.CancelledError:
+                if self._closed or not signal.is_set():
+                    raise  # the stream closed: nothing more is owed
+                task.uncancel()  # only this invocation was cancelled
+            finally:
+                self._running.pop(inv.invocation_id, None)
+            nxt = self._next(rs)
+            if nxt is None:
+                return
+            inv, signal = nxt
+            self._running[inv.invocation_id] = (task, signal)
+
+    def _next(self, rs: _RunState) -> tuple[pb.Invocation, asyncio.Event] | None:
         while rs.backlog and not self._closed:
             inv, signal = rs.backlog.popleft()
-            if signal.is_set():  # cancelled while it waited
-                self._running.pop(inv.invocation_id, None)
-                continue
-            self._launch(inv, rs, signal)
-            return
+            if not signal.is_set():
+                return inv, signal
+            self._running.pop(inv.invocation_id, None)  # cancelled while it waited
+        return None
 
     async def _after(self, inv: pb.Invocation, rs: _RunState, signal: asyncio.Event) -> None:
         try:
