@@ -300,6 +300,29 @@ async def test_one_run_is_sequential_other_runs_concurrent_state_versions_hold_r
     await session.close()
 
 
+async def test_a_cancel_ends_only_the_invocation_it_names_and_the_run_goes_on_in_order() -> None:
+    from treadle_client._processors import _Host, _ProcessorSession
+    from treadle_client._tracing import tracer_from
+
+    rec = Recorder()
+    host = _Host({"rec": rec}, [declaration(rec)], "test", tracer_from(None), state_ttl=60)
+    results: asyncio.Queue[Any] = asyncio.Queue()
+    session = _ProcessorSession(host, lambda m: results.put_nowait(pb.InvocationResult.FromString(m)))
+    for n in (1, 2, 3, 4):
+        session.on_message(_invocation("A", n))  # A:1 sits on the gate; the rest wait their turn
+    while rec.started != ["A:1"]:
+        await asyncio.sleep(0)
+    cancel = pb.ProcessorServiceAttachResponse(cancel={"invocation_id": "A3"})  # waiting: skipped
+    session.on_message(cancel)
+    cancel = pb.ProcessorServiceAttachResponse(cancel={"invocation_id": "A1"})  # running: ended
+    session.on_message(cancel)
+    answers = [await asyncio.wait_for(results.get(), 5) for _ in range(2)]
+    assert [a.invocation_id for a in answers] == ["A2", "A4"]  # the cancelled ones are not answered
+    assert rec.started == ["A:1", "A:2", "A:4"]
+    assert results.empty()
+    await session.close()
+
+
 # --- reconnection ----------------------------------------------------------------------------
 
 
