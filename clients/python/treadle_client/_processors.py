@@ -30,8 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
+from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.trace import TracerProvider
+from opentelemetry.trace import SpanKind, TracerProvider
 
 from treadle.wire import sdk_hooks as hc
 from treadle.wire.hook_names import HOOK_ENUM, HOOK_NAME
@@ -55,7 +56,7 @@ from ._attach import (
     default_instance_id,
 )
 from ._connect import Connect, TLSConfig
-from ._tracing import ParentContexts, invocation_span, mark_error, tracer_from
+from ._tracing import ParentContexts, mark_error, tracer_from
 
 log = logging.getLogger("treadle_client")
 
@@ -326,13 +327,22 @@ class _ProcessorSession:
             "treadle.processor.retry_count": inv.retry_count,
         }
         method = getattr(processor, hook)
-        with invocation_span(self._host.tracer, f"{SEED_NAMES[hook]} {pid}", inv.trace_context,
-                             attributes, self._host.parents) as span:
-            common["tracing_context"] = trace.set_span_in_context(span)
+        # ``invocation_span``, spelled out: this runs once per invocation (per chunk, for a
+        # per-chunk stream hook), where a generator-based context manager costs as much again.
+        parent = self._host.parents.get(inv.trace_context)
+        span = self._host.tracer.start_span(f"{SEED_NAMES[hook]} {pid}", context=parent, kind=SpanKind.SERVER,
+                                            attributes=attributes, record_exception=False,
+                                            set_status_on_exception=False)
+        common["tracing_context"] = ctx = trace.set_span_in_context(span, parent)
+        token = otel_context.attach(ctx)
+        try:
             if hook == "process_output_stream":
                 result = await self._stream(inv, method, rs, common, span)
             else:
                 result = await self._hook(inv, hook, method, rs, common, span)
+        finally:
+            otel_context.detach(token)
+            span.end()
         changed = rs.value != before
         if changed:
             try:
