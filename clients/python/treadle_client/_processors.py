@@ -321,7 +321,7 @@ class _ProcessorSession:
         common: dict[str, Any] = {
             "abort": self._host.aborts[pid], "state": rs.value, "writer": writer, "abort_signal": signal,
         }
-        attributes = {
+        attributes: dict[str, Any] = {
             "treadle.processor.id": pid, "treadle.processor.hook": SEED_NAMES[hook],
             "treadle.run.id": inv.run_id, "treadle.step.number": inv.step_number,
             "treadle.processor.retry_count": inv.retry_count,
