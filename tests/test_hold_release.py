@@ -205,13 +205,14 @@ async def test_a_version_1_stream_cannot_answer_with_several_chunks() -> None:
     assert decode_result("process_output_stream", result, processor_id="p", version=2).chunks[0].kind == "chunks"
 
 
-async def test_the_sdk_negotiates_version_2(server: Any) -> None:
-    """(Version-1 processes: ``tests/test_remote_processor_protocol.py`` speaks only version 1.)"""
+async def test_the_sdk_negotiates_version_3(server: Any) -> None:
+    """Version 3 keeps version 2's chunk lists and adds batches. (Version-1 processes:
+    ``tests/test_remote_processor_protocol.py`` speaks only version 1.)"""
     s: Server = await server()
     s.agent("support", [Turn.say(answer_with_address(3))], output_processors=[ProcessorRef("pii-guard")])
     async with children() as start:
         await start("clients.python.examples.pii_guard", s.target)
-        assert [c.version for c in s.app.processors.connections()] == [2]
+        assert [c.version for c in s.app.processors.connections()] == [3]
         chunks = await s.stream("support")
     assert client_text(chunks) == "Write to [email] or call. Thanks!"
 

@@ -193,7 +193,14 @@ async def test_an_observe_hook_never_holds_the_run(live) -> None:
         await attachment.ready(timeout=10)
         chunks = await server.stream(agent)
         assert "".join(c.payload.text for c in chunks if c.type == "text-delta") == "one two"
-        assert slow.seen >= 1  # it got its first chunk, and is still sitting on it
+        # The run ended without waiting for it; it gets its first chunk (fire and forget: maybe
+        # after the run ended) and sits on it.
+        async def first_seen() -> None:
+            while slow.seen < 1:
+                await asyncio.sleep(0.01)
+
+        await asyncio.wait_for(first_seen(), 10)
+        assert slow.seen == 1  # one at a time: the next waits for the one it sits on
         slow.release.set()
 
 
@@ -275,7 +282,7 @@ async def test_one_run_is_sequential_other_runs_concurrent_state_versions_hold_r
     rec = Recorder()
     host = _Host({"rec": rec}, [declaration(rec)], "test", tracer_from(None), state_ttl=60)
     results: asyncio.Queue[Any] = asyncio.Queue()
-    session = _ProcessorSession(host, lambda m: results.put_nowait(m.result))
+    session = _ProcessorSession(host, lambda m: results.put_nowait(pb.InvocationResult.FromString(m)))  # answers go serialized
     session.on_message(_invocation("A", 1, {"from": "server"}, version=3))
     session.on_message(_invocation("A", 2, {"stale": True}, version=2))  # older: ignored
     session.on_message(_invocation("B", 1))
@@ -290,6 +297,29 @@ async def test_one_run_is_sequential_other_runs_concurrent_state_versions_hold_r
     assert set(host.runs) == {("A", "rec"), ("B", "rec")}
     session.on_message(pb.ProcessorServiceAttachResponse(run_ended=pb.RunEnded(run_id="A")))
     assert set(host.runs) == {("B", "rec")}  # the server said run A is over
+    await session.close()
+
+
+async def test_a_cancel_ends_only_the_invocation_it_names_and_the_run_goes_on_in_order() -> None:
+    from treadle_client._processors import _Host, _ProcessorSession
+    from treadle_client._tracing import tracer_from
+
+    rec = Recorder()
+    host = _Host({"rec": rec}, [declaration(rec)], "test", tracer_from(None), state_ttl=60)
+    results: asyncio.Queue[Any] = asyncio.Queue()
+    session = _ProcessorSession(host, lambda m: results.put_nowait(pb.InvocationResult.FromString(m)))
+    for n in (1, 2, 3, 4):
+        session.on_message(_invocation("A", n))  # A:1 sits on the gate; the rest wait their turn
+    while rec.started != ["A:1"]:
+        await asyncio.sleep(0)
+    cancel = pb.ProcessorServiceAttachResponse(cancel={"invocation_id": "A3"})  # waiting: skipped
+    session.on_message(cancel)
+    cancel = pb.ProcessorServiceAttachResponse(cancel={"invocation_id": "A1"})  # running: ended
+    session.on_message(cancel)
+    answers = [await asyncio.wait_for(results.get(), 5) for _ in range(2)]
+    assert [a.invocation_id for a in answers] == ["A2", "A4"]  # the cancelled ones are not answered
+    assert rec.started == ["A:1", "A:2", "A:4"]
+    assert results.empty()
     await session.close()
 
 

@@ -63,6 +63,8 @@ class RawProcessor:
         self.stub = processor_service_pb2_grpc.ProcessorServiceStub(self.channel)
         self.handler = handler
         self.received: list[pb.Invocation] = []
+        self.messages: list[int] = []
+        """How many invocations each message carried (protocol version 3 batches them)."""
         self.arrived = asyncio.Queue[pb.Invocation]()
         self.cancels: list[str] = []
         self.drained = asyncio.Event()
@@ -91,8 +93,14 @@ class RawProcessor:
             while (message := await self.call.read()) is not grpc.aio.EOF:
                 kind = message.WhichOneof("message")
                 if kind == "invocation":
+                    self.messages.append(1)
                     self.received.append(message.invocation)
                     self.arrived.put_nowait(message.invocation)
+                elif kind == "invocations":
+                    self.messages.append(len(message.invocations.invocations))
+                    for inv in message.invocations.invocations:
+                        self.received.append(inv)
+                        self.arrived.put_nowait(inv)
                 elif kind == "cancel":
                     self.cancels.append(message.cancel.invocation_id)
                 elif kind == "drain":
@@ -283,8 +291,8 @@ def _hs(*processors: pb.ProcessorDeclaration, versions: tuple[int, ...] = (1,)) 
 @pytest.mark.parametrize(
     ("first", "code", "message"),
     [
-        (_hs(decl(PID, hook_decl(pb.HOOK_PROCESS_INPUT)), versions=(3, 4)), Code.FAILED_PRECONDITION,
-         "no common protocol version: the server speaks [1, 2], the processor offered [3, 4]"),
+        (_hs(decl(PID, hook_decl(pb.HOOK_PROCESS_INPUT)), versions=(4, 5)), Code.FAILED_PRECONDITION,
+         "no common protocol version: the server speaks [1, 2, 3], the processor offered [4, 5]"),
         (_hs(decl("bad id", hook_decl(pb.HOOK_PROCESS_INPUT))), Code.INVALID_ARGUMENT, "processors[0].id 'bad id' is malformed"),
         (_hs(decl("-lead", hook_decl(pb.HOOK_PROCESS_INPUT))), Code.INVALID_ARGUMENT, "is malformed"),
         (_hs(decl(PID, hook_decl(pb.HOOK_PROCESS_INPUT), hook_decl(pb.HOOK_PROCESS_INPUT))), Code.INVALID_ARGUMENT,
@@ -620,6 +628,42 @@ async def test_submit_output_stream_windows_chunks_sent_while_one_is_in_flight(m
     assert [r.payload.text if r else None for r in results] == ["A", "B", None, "C", "D", "E"]
     assert [[delta_text(inv, i) for i in range(len(inv.process_output_stream.parts))] for inv in client.received] == [
         ["a"], ["b", "drop", "c"], ["d", "e"]]
+
+
+@pytest.mark.parametrize(("versions", "messages"), [((1, 2), [1, 1, 1, 1, 1]), ((1, 2, 3), [5])], ids=["v2", "v3"])
+async def test_invocations_ready_together_travel_together_from_version_3(
+    make_env: Any, versions: tuple[int, ...], messages: list[int],
+) -> None:
+    env = await make_env([])
+    client = env.client()  # answers below, by hand
+    welcome = await client.attach(decl(PID, hook_decl(pb.HOOK_PROCESS_OUTPUT_STREAM, max_in_flight=8)), versions=versions)
+    assert welcome.protocol_version == max(versions)
+    proc = RemoteProcessor(ProcessorRef(PID), env.app.processors)
+    signal = asyncio.Event()
+    run = RunInfo("run-b", "echo")
+
+    def args(text: str) -> ProcessOutputStreamArgs:
+        return ProcessOutputStreamArgs(part=Chunk.of(TextDelta("t", text)), stream_parts=[], state={},
+                                       message_list=MessageList(), abort=lambda *a, **k: None,  # type: ignore[arg-type,return-value]
+                                       abort_signal=signal, run=run)
+
+    # Submitted in one loop turn: queued before the stream's writer runs.
+    futures = [await proc.submit_output_stream(args(text)) for text in ("a", "b", "drop", "c", "d")]
+    await asyncio.wait_for(_until(lambda: len(client.received) == 5), 5)
+    assert client.messages == messages
+    assert [delta_text(inv) for inv in client.received] == ["a", "b", "drop", "c", "d"]
+    answers = []
+    for inv in reversed(client.received):  # any order; version 3 may send them in one message
+        answer = await shout(client, inv)
+        answer.invocation_id = inv.invocation_id
+        answers.append(answer)
+    if 3 in versions:
+        await client.call.write(pb.ProcessorServiceAttachRequest(results=pb.InvocationResults(results=answers)))
+    else:
+        for answer in answers:
+            await client.call.write(pb.ProcessorServiceAttachRequest(result=answer))
+    results = [await asyncio.wait_for(f, 5) for f in futures]
+    assert [r.payload.text if r else None for r in results] == ["A", "B", None, "C", "D"]
 
 
 # --- drain ---------------------------------------------------------------------------------------

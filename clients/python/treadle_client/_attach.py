@@ -66,6 +66,10 @@ class Session(Protocol):
         ...
 
 
+def _each(items: list[Any]) -> list[Any]:
+    return items
+
+
 SessionFactory = Callable[[Send], Session]
 OpenStream = Callable[[grpc.aio.Channel, AsyncIterator[Any], tuple[tuple[str, str], ...]], Any]
 """``(channel, requests, metadata)`` -> the Attach call."""
@@ -153,9 +157,17 @@ class _Link:
         session = self._make(outbound.put_nowait)
         outbound.put_nowait(session.handshake())
 
+        # What queued while the previous message was being written goes out together: the
+        # session may pack it into fewer messages (``pack``), in order.
+        pack: Callable[[list[Any]], Iterable[Any]] = getattr(session, "pack", _each)
+
         async def requests() -> AsyncIterator[Any]:
             while True:
-                yield await outbound.get()
+                items = [await outbound.get()]
+                while not outbound.empty():
+                    items.append(outbound.get_nowait())
+                for message in pack(items):
+                    yield message
 
         welcomed, why = False, ""
         channel = self._connect.channel(self.target)

@@ -24,18 +24,21 @@ import copy
 import inspect
 import logging
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
+from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.trace import TracerProvider
+from opentelemetry.trace import SpanKind, TracerProvider
 
 from treadle.wire import sdk_hooks as hc
 from treadle.wire.hook_names import HOOK_ENUM, HOOK_NAME
 from treadle.wire.sdk_hooks import check_state_depth
 from treadle.wire.data import chunk_to_proto, dict_to_struct, struct_to_dict, value_to_py
+from treadle.wire.frames import BATCH_VERSION, RESULTS, passthrough
 from treadle.wire.sdk_hooks import snapshot_before
 from treadle.core.chunks import Chunk
 from treadle.core.errors import TripwireError
@@ -43,7 +46,6 @@ from treadle.core.message_list import MessageList
 from treadle.core.args import make_abort
 from treadle.core.processor import AGENT_HOOKS, DELEGATION_HOOKS, HOOKS, SEED_NAMES, TOOL_HOOKS, ProcessorViolation
 from treadle.v1 import processor_service_pb2 as pb
-from treadle.v1 import processor_service_pb2_grpc
 
 from ._attach import (
     Attachment,
@@ -54,7 +56,7 @@ from ._attach import (
     default_instance_id,
 )
 from ._connect import Connect, TLSConfig
-from ._tracing import ParentContexts, invocation_span, mark_error, tracer_from
+from ._tracing import ParentContexts, mark_error, tracer_from
 
 log = logging.getLogger("treadle_client")
 
@@ -66,8 +68,11 @@ flight, so network latency does not cap the stream's throughput."""
 """Seconds a run's state is kept after its last invocation when neither ``run_ended`` nor its
 ``processOutputResult`` ends it (a server that died mid-run sends neither)."""
 
-PROTOCOL_VERSIONS = (1, 2)
-"""Version 2 lets ``process_output_stream`` return a list of chunks (hold and release)."""
+PROTOCOL_VERSIONS = (1, 2, 3)
+"""Version 2 lets ``process_output_stream`` return a list of chunks (hold and release); version 3
+lets invocations and answers travel in batches (what is ready at once goes in one message)."""
+MAX_RESULTS_BYTES = 4 << 20
+"""About the most answer bytes packed into one message (a batch never waits to fill up)."""
 
 _TOOL_FILTERED = frozenset({*TOOL_HOOKS, "process_tool_result"})
 
@@ -155,7 +160,10 @@ class _RunState:
     message_list: MessageList | None = None
     touched: float = field(default_factory=time.monotonic)
     tail: asyncio.Task[None] | None = None
-    """The last invocation queued for this run and processor: the next one waits for it."""
+    """The invocation of this run and processor running now (or last)."""
+    backlog: deque[tuple[pb.Invocation, asyncio.Event]] = field(default_factory=deque)
+    """Invocations that arrived while ``tail`` ran, in order: ``tail`` runs each in turn once
+    the one before it ends (no task of their own, nothing awaited, until then)."""
 
 
 class _Host:
@@ -181,7 +189,7 @@ class _Host:
         if now - self._swept > self.state_ttl / 10:
             self._swept = now
             for key, rs in list(self.runs.items()):
-                if now - rs.touched > self.state_ttl and (rs.tail is None or rs.tail.done()):
+                if now - rs.touched > self.state_ttl and (rs.tail is None or rs.tail.done()) and not rs.backlog:
                     del self.runs[key]
         rs = self.runs.setdefault((run_id, processor_id), _RunState())
         rs.touched = now
@@ -197,7 +205,9 @@ class _ProcessorSession:
     def __init__(self, host: _Host, send: Send) -> None:
         self._host = host
         self._send = send
-        self._running: dict[str, tuple[asyncio.Task[None], asyncio.Event]] = {}
+        self._running: dict[str, tuple[asyncio.Task[None] | None, asyncio.Event]] = {}
+        """Invocation id -> its task (None while it waits its turn) and its abort signal."""
+        self._closed = False
         self._version = 1
         """The protocol version the server chose (its welcome)."""
 
@@ -207,15 +217,26 @@ class _ProcessorSession:
             instance_id=self._host.instance_id,
         ))
 
+    def pack(self, items: list[Any]) -> Any:
+        """Answers queued together go as one ``results`` message (version 3) or one by one,
+        framed from their serialized form; anything else as it is, in order."""
+        return RESULTS.frames(items, self._version >= BATCH_VERSION, MAX_RESULTS_BYTES)
+
     def on_message(self, message: pb.ProcessorServiceAttachResponse) -> bool:
         kind = message.WhichOneof("message")
         if kind == "invocation":
             self._start(message.invocation)
+        elif kind == "invocations":
+            for inv in message.invocations.invocations:
+                self._start(inv)
         elif kind == "cancel":
             running = self._running.get(message.cancel.invocation_id)
             if running is not None:
-                running[1].set()  # the hook's abort_signal
-                running[0].cancel()
+                running[1].set()  # the hook's abort_signal (a waiting invocation is skipped)
+                if running[0] is not None:
+                    running[0].cancel()
+                else:
+                    del self._running[message.cancel.invocation_id]
         elif kind == "run_ended":
             self._host.end_run(message.run_ended.run_id)
         elif kind == "drain":
@@ -225,23 +246,54 @@ class _ProcessorSession:
         return kind == "welcome"
 
     async def close(self) -> None:
-        await cancel_all(task for task, _ in self._running.values())
+        self._closed = True  # what waits its turn never starts
+        await cancel_all(task for task, _ in self._running.values() if task is not None)
 
     def _start(self, inv: pb.Invocation) -> None:
         # One (run, processor) runs its invocations one at a time, in the order they arrived:
         # its state is a sequence. Different runs go concurrently.
         rs = self._host.run_state(inv.run_id, inv.processor_id)
-        previous = rs.tail
         signal = asyncio.Event()
-        task = asyncio.create_task(self._after(previous, inv, rs, signal))
+        if rs.backlog or (rs.tail is not None and not rs.tail.done()):
+            rs.backlog.append((inv, signal))
+            self._running[inv.invocation_id] = (None, signal)
+        else:
+            self._launch(inv, rs, signal)
+
+    def _launch(self, inv: pb.Invocation, rs: _RunState, signal: asyncio.Event) -> None:
+        task = asyncio.create_task(self._serve(inv, rs, signal))
         rs.tail = task
         self._running[inv.invocation_id] = (task, signal)
-        task.add_done_callback(lambda _: self._running.pop(inv.invocation_id, None))
 
-    async def _after(self, previous: asyncio.Task[None] | None, inv: pb.Invocation, rs: _RunState,
-                     signal: asyncio.Event) -> None:
-        if previous is not None and not previous.done():
-            await asyncio.wait([previous])
+    async def _serve(self, inv: pb.Invocation, rs: _RunState, signal: asyncio.Event) -> None:
+        """Runs ``inv``, then each invocation of its run that queued meanwhile, in order, in this
+        one task. A cancel names one invocation: it ends that one, and the next goes on."""
+        task = asyncio.current_task()
+        assert task is not None
+        while True:
+            try:
+                await self._after(inv, rs, signal)
+            except asyncio.CancelledError:
+                if self._closed or not signal.is_set():
+                    raise  # the stream closed: nothing more is owed
+                task.uncancel()  # only this invocation was cancelled
+            finally:
+                self._running.pop(inv.invocation_id, None)
+            nxt = self._next(rs)
+            if nxt is None:
+                return
+            inv, signal = nxt
+            self._running[inv.invocation_id] = (task, signal)
+
+    def _next(self, rs: _RunState) -> tuple[pb.Invocation, asyncio.Event] | None:
+        while rs.backlog and not self._closed:
+            inv, signal = rs.backlog.popleft()
+            if not signal.is_set():
+                return inv, signal
+            self._running.pop(inv.invocation_id, None)  # cancelled while it waited
+        return None
+
+    async def _after(self, inv: pb.Invocation, rs: _RunState, signal: asyncio.Event) -> None:
         try:
             result = await self._invoke(inv, rs, signal)
         except Exception as e:  # a bug here, not in the hook: still answer, never leave it hanging
@@ -249,7 +301,7 @@ class _ProcessorSession:
             result = hc.encode_error(inv.invocation_id, e)
         hook = HOOK_NAME.get(inv.hook, "")
         if result is not None and hook not in self._host.observe.get(inv.processor_id, ()):
-            self._send(pb.ProcessorServiceAttachRequest(result=result))
+            self._send(result.SerializeToString())  # framed as `result` (or in `results`) by pack
         if hook == "process_output_result":
             self._host.runs.pop((inv.run_id, inv.processor_id), None)
 
@@ -269,19 +321,28 @@ class _ProcessorSession:
         common: dict[str, Any] = {
             "abort": self._host.aborts[pid], "state": rs.value, "writer": writer, "abort_signal": signal,
         }
-        attributes = {
+        attributes: dict[str, Any] = {
             "treadle.processor.id": pid, "treadle.processor.hook": SEED_NAMES[hook],
             "treadle.run.id": inv.run_id, "treadle.step.number": inv.step_number,
             "treadle.processor.retry_count": inv.retry_count,
         }
         method = getattr(processor, hook)
-        with invocation_span(self._host.tracer, f"{SEED_NAMES[hook]} {pid}", inv.trace_context,
-                             attributes, self._host.parents) as span:
-            common["tracing_context"] = trace.set_span_in_context(span)
+        # ``invocation_span``, spelled out: this runs once per invocation (per chunk, for a
+        # per-chunk stream hook), where a generator-based context manager costs as much again.
+        parent = self._host.parents.get(inv.trace_context)
+        span = self._host.tracer.start_span(f"{SEED_NAMES[hook]} {pid}", context=parent, kind=SpanKind.SERVER,
+                                            attributes=attributes, record_exception=False,
+                                            set_status_on_exception=False)
+        common["tracing_context"] = ctx = trace.set_span_in_context(span, parent)
+        token = otel_context.attach(ctx)
+        try:
             if hook == "process_output_stream":
                 result = await self._stream(inv, method, rs, common, span)
             else:
                 result = await self._hook(inv, hook, method, rs, common, span)
+        finally:
+            otel_context.detach(token)
+            span.end()
         changed = rs.value != before
         if changed:
             try:
@@ -347,8 +408,16 @@ async def _call(method: Any, args: Any) -> Any:
     return result
 
 
+_ATTACH = "/treadle.v1.ProcessorService/Attach"
+_SERIALIZE = passthrough(pb.ProcessorServiceAttachRequest.SerializeToString)
+
+
 def _open(channel: grpc.aio.Channel, requests: AsyncIterator[Any], metadata: Any) -> Any:
-    return processor_service_pb2_grpc.ProcessorServiceStub(channel).Attach(requests, metadata=metadata)
+    # The generated stub's call, with a serializer that passes framed answers (bytes) through.
+    return channel.stream_stream(
+        _ATTACH, request_serializer=_SERIALIZE,
+        response_deserializer=pb.ProcessorServiceAttachResponse.FromString,
+    )(requests, metadata=metadata)
 
 
 async def attach(

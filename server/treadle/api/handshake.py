@@ -14,8 +14,9 @@ M = TypeVar("M")
 
 PROTOCOL_VERSIONS = (1,)
 """The Attach protocol versions the tool streams speak."""
-PROCESSOR_PROTOCOL_VERSIONS = (1, 2)
-"""The processor stream's versions: 2 lets a stream outcome replace a chunk by several."""
+PROCESSOR_PROTOCOL_VERSIONS = (1, 2, 3)
+"""The processor stream's versions: 2 lets a stream outcome replace a chunk by several; 3 lets
+invocations and answers travel in batches."""
 
 
 class HandshakeError(Exception):

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import heapq
 import itertools
 import logging
 import math
 import time
 import weakref
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -38,6 +40,7 @@ from ..core.processor import SEED_NAMES
 from ..v1 import processor_service_pb2 as pb
 from ..v1 import remote_pb2
 from ..wire.data import dict_to_struct
+from ..wire.frames import varint
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +98,38 @@ class Declaration:
     hooks: dict[str, HookSettings]
 
 
+class Outbound:
+    """What the server sends on one stream, in order: invocations already serialized (``bytes``
+    of an ``Invocation``), other messages, and None (end the stream). The one writer takes
+    everything queued at once, so invocations that queued while a write was under way go out
+    together."""
+
+    def __init__(self) -> None:
+        self._items: deque[bytes | pb.ProcessorServiceAttachResponse | None] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put_nowait(self, item: bytes | pb.ProcessorServiceAttachResponse | None) -> None:
+        self._items.append(item)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def qsize(self) -> int:
+        return len(self._items)
+
+    async def take(self) -> list[bytes | pb.ProcessorServiceAttachResponse | None]:
+        """Everything queued (at least one item), oldest first."""
+        while not self._items:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        items = list(self._items)
+        self._items.clear()
+        return items
+
+
 class Connection:
     """One attached stream. Everything sent goes through ``outbound`` (one writer)."""
 
@@ -106,7 +141,7 @@ class Connection:
         """The protocol version negotiated in the handshake."""
         self.instance_id = instance_id or f"stream-{self.number}"
         self.declarations = dict(declarations)
-        self.outbound: asyncio.Queue[pb.ProcessorServiceAttachResponse | None] = asyncio.Queue()
+        self.outbound = Outbound()
         self.pending: dict[str, Pending] = {}
         """Invocations awaiting an answer, in the order they were sent."""
         self.held: dict[str, dict[str, int]] = {}
@@ -129,16 +164,32 @@ class Connection:
     def send(self, message: pb.ProcessorServiceAttachResponse) -> None:
         self.outbound.put_nowait(message)
 
+    def send_invocation(self, invocation: bytes) -> None:
+        """Queue a serialized ``Invocation``."""
+        self.outbound.put_nowait(invocation)
+
     def close(self) -> None:
         """Ask the writer to end the stream once what is queued has gone out."""
         self.outbound.put_nowait(None)
+
+
+def body_of(invocation: pb.Invocation | bytes) -> bytes:
+    """An invocation as the hub sends it: serialized, without ``invocation_id``, ``deadline``,
+    ``timeout`` and ``state`` (the hub appends those per stream; a parser merges the two)."""
+    if type(invocation) is bytes:
+        return invocation
+    assert isinstance(invocation, pb.Invocation)
+    for name in ("invocation_id", "deadline", "timeout", "state"):
+        invocation.ClearField(name)
+    return invocation.SerializeToString()
 
 
 @dataclass(eq=False)
 class Pending:
     """One MUTATE invocation awaiting its answer."""
 
-    invocation: pb.Invocation
+    body: bytes
+    """The serialized invocation without what the hub stamps (``body_of``)."""
     run_id: str
     processor_id: str
     hook: str
@@ -149,6 +200,8 @@ class Pending:
     deadline: float = 0.0
     sent_at: float = 0.0
     moved: bool = False
+    invocation_id: str = ""
+    """Its id on the stream it was last sent to."""
 
 
 @dataclass
@@ -167,6 +220,23 @@ class _StateRecord:
     version: int = 0
     synced: dict[str, Any] = field(default_factory=dict)
     """A copy of the state at ``version``: tells changes made on the server side apart."""
+
+
+def _field(name: str) -> bytes:
+    return varint(pb.Invocation.DESCRIPTOR.fields_by_name[name].number << 3 | 2)
+
+
+_ID_FIELD = _field("invocation_id")
+_DEADLINE_FIELD = _field("deadline")
+_TIMEOUT_FIELD = _field("timeout")
+
+
+@functools.lru_cache(maxsize=256)
+def _timeout_field(timeout: float) -> bytes:
+    """``Invocation.timeout`` serialized (a hook's timeout is fixed: made once per value)."""
+    d = pb.Invocation()
+    d.timeout.seconds, d.timeout.nanos = divmod(int(timeout * 1e9), 1_000_000_000)
+    return d.SerializeToString()
 
 
 class ProcessorHub:
@@ -203,6 +273,8 @@ class ProcessorHub:
         self._sweep_at = math.inf
         self._compact_at = _COMPACT_MIN
         self._metric_attrs: dict[tuple[str, str], dict[str, str]] = {}
+        self._outcome_attrs: dict[tuple[str, str, str], dict[str, str]] = {}
+        self._deadline: tuple[int, bytes] = (0, b"")
         self.waiting = 0
         """Runs waiting for a processor to attach (observable for tests and health)."""
         m = meter if meter is not None else metrics.NoOpMeter("treadle")
@@ -305,14 +377,15 @@ class ProcessorHub:
     # --- invocations --------------------------------------------------------------------------
 
     def send(
-        self, processor_id: str, hook: str, invocation: pb.Invocation, *, run_id: str,
+        self, processor_id: str, hook: str, invocation: pb.Invocation | bytes, *, run_id: str,
         state: dict[str, Any], timeout: float,
     ) -> Pending:
-        """Send a MUTATE invocation now (synchronously: calls keep their order on the stream)."""
+        """Send a MUTATE invocation now (synchronously: calls keep their order on the stream).
+        ``invocation`` may be given serialized already (``body_of``)."""
         if self.draining:
             raise ProcessorUnavailable("the server is shutting down", "draining")
         conn = self._pick(processor_id, hook, run_id)
-        p = Pending(invocation, run_id, processor_id, hook, state, timeout)
+        p = Pending(body_of(invocation), run_id, processor_id, hook, state, timeout)
         self._dispatch(conn, p)
         return p
 
@@ -330,17 +403,18 @@ class ProcessorHub:
             raise
 
     def send_observe(
-        self, processor_id: str, hook: str, invocation: pb.Invocation, *, run_id: str,
+        self, processor_id: str, hook: str, invocation: pb.Invocation | bytes, *, run_id: str,
         state: dict[str, Any], timeout: float,
     ) -> bool:
-        """Fire and forget; False when the invocation was dropped (backlog full)."""
+        """Fire and forget; False when the invocation was dropped (backlog full). ``invocation``
+        may be given serialized already (``body_of``)."""
         if self.draining:
             raise ProcessorUnavailable("the server is shutting down", "draining")
         conn = self._pick(processor_id, hook, run_id)
         if conn.outbound.qsize() >= OBSERVE_BACKLOG:
             return False
-        self._stamp(conn, invocation, run_id, processor_id, state, timeout)
-        conn.send(pb.ProcessorServiceAttachResponse(invocation=invocation))
+        _, stamp = self._stamp(conn, run_id, processor_id, state, timeout)
+        conn.send_invocation(body_of(invocation) + stamp)
         return True
 
     def resolve(self, conn: Connection, result: pb.InvocationResult) -> None:
@@ -361,7 +435,13 @@ class ProcessorHub:
         p.future.set_result(result)
 
     def record(self, processor_id: str, hook: str, outcome: str) -> None:
-        self.m_invocations.add(1, {"processor": processor_id, "hook": hook, "outcome": outcome})
+        key = (processor_id, hook, outcome)
+        attrs = self._outcome_attrs.get(key)
+        if attrs is None:  # built once per processor, hook and outcome (they are read, not kept)
+            if len(self._outcome_attrs) > 4096:  # ids come from attached processes: stay bounded
+                self._outcome_attrs.clear()
+            attrs = self._outcome_attrs[key] = {"processor": processor_id, "hook": hook, "outcome": outcome}
+        self.m_invocations.add(1, attrs)
 
     def _stat(self, processor_id: str, hook: str) -> HookStat:
         key = (processor_id, SEED_NAMES[hook])
@@ -419,6 +499,11 @@ class ProcessorHub:
             self._dispatch(target, p)
 
     def _pick(self, processor_id: str, hook: str, run_id: str) -> Connection:
+        runs = self._affinity.get(run_id)
+        current = runs.get(processor_id) if runs is not None else None
+        if (current is not None and current.alive and not current.draining
+                and hook in current.declarations[processor_id].hooks and not self.ejected(current)):
+            return current  # the run's replica serves it still (what follows would choose it)
         serving = [c for c in self._replicas.get(processor_id, ())
                    if c.alive and not c.draining and hook in c.declarations[processor_id].hooks]
         live = [c for c in serving if not self.ejected(c)]
@@ -438,20 +523,21 @@ class ProcessorHub:
 
     def _dispatch(self, conn: Connection, p: Pending) -> None:
         loop = asyncio.get_running_loop()
-        self._stamp(conn, p.invocation, p.run_id, p.processor_id, p.state, p.timeout)
+        p.invocation_id, stamp = self._stamp(conn, p.run_id, p.processor_id, p.state, p.timeout)
         p.connection, p.sent_at, p.deadline = conn, time.monotonic(), loop.time() + p.timeout
-        conn.pending[p.invocation.invocation_id] = p
-        conn.send(pb.ProcessorServiceAttachResponse(invocation=p.invocation))
+        conn.pending[p.invocation_id] = p
+        conn.send_invocation(p.body + stamp)
         self._arm(loop, p)
 
-    def _stamp(self, conn: Connection, inv: pb.Invocation, run_id: str, processor_id: str,
-               state: dict[str, Any], timeout: float) -> None:
-        inv.invocation_id = conn.next_id()
-        # The wall-clock deadline (a Timestamp), without datetime arithmetic on the hot path.
-        deadline_ns = time.time_ns() + int(timeout * 1e9)
-        inv.deadline.seconds, inv.deadline.nanos = divmod(deadline_ns, 1_000_000_000)
-        inv.timeout.seconds, inv.timeout.nanos = divmod(int(timeout * 1e9), 1_000_000_000)
-        inv.ClearField("state")
+    def _stamp(self, conn: Connection, run_id: str, processor_id: str, state: dict[str, Any],
+               timeout: float) -> tuple[str, bytes]:
+        """The invocation's id on ``conn`` and the serialized fields to append to its body: the
+        id, deadline, timeout and, when the stream does not hold its latest version, the state."""
+        invocation_id = conn.next_id()
+        ident = invocation_id.encode()
+        # Built from bytes (the fields are few and fixed): the id, the wall-clock deadline (a
+        # Timestamp), the timeout (a Duration, the same for every invocation of a hook).
+        out = b"".join((_ID_FIELD, varint(len(ident)), ident, self._deadline_field(timeout), _timeout_field(timeout)))
         record = self._states.setdefault(run_id, {}).setdefault(processor_id, _StateRecord())
         if state != record.synced:  # changed on the server's side since the last sync
             record.version += 1
@@ -459,8 +545,24 @@ class ProcessorHub:
         held = conn.held.setdefault(run_id, {})
         if held.get(processor_id, 0) != record.version:
             held[processor_id] = record.version
+            inv = pb.Invocation()
             inv.state.version = record.version
             dict_to_struct(state, inv.state.value)
+            out += inv.SerializeToString()
+        return invocation_id, out
+
+    def _deadline_field(self, timeout: float) -> bytes:
+        """``Invocation.deadline`` serialized: now plus ``timeout``, to the millisecond (made
+        once per millisecond and timeout, however many invocations go out in it)."""
+        ms = time.time_ns() // 1_000_000 + int(timeout * 1000)
+        cached = self._deadline
+        if cached[0] == ms:
+            return cached[1]
+        seconds, millis = divmod(ms, 1000)
+        ts = b"\x08" + varint(seconds) + (b"\x10" + varint(millis * 1_000_000) if millis else b"")
+        field = _DEADLINE_FIELD + varint(len(ts)) + ts
+        self._deadline = (ms, field)
+        return field
 
     # --- deadlines: one timer for all invocations in flight -----------------------------------
 
@@ -516,9 +618,9 @@ class ProcessorHub:
 
     def _cancel(self, p: Pending, reason: str) -> None:
         conn = p.connection
-        if conn is not None and conn.pending.pop(p.invocation.invocation_id, None) is not None and conn.alive:
+        if conn is not None and conn.pending.pop(p.invocation_id, None) is not None and conn.alive:
             conn.send(pb.ProcessorServiceAttachResponse(
-                cancel=remote_pb2.CancelInvocation(invocation_id=p.invocation.invocation_id, reason=reason)))
+                cancel=remote_pb2.CancelInvocation(invocation_id=p.invocation_id, reason=reason)))
 
     # --- state --------------------------------------------------------------------------------
 

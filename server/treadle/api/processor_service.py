@@ -3,6 +3,11 @@
 The reader resolves pending invocations by id; everything the server sends goes through the
 connection's one outbound queue, written here. It is not a lock-step read/reply loop: several
 invocations may be in flight, answered in any order.
+
+A gRPC write costs far more than building a message (each is a round through gRPC's core and,
+across processes, a wake-up of the peer), so the writer takes everything queued at once and, on
+a version-3 stream, sends consecutive invocations as one ``invocations`` message; it never waits
+to fill a batch. Invocations are queued already serialized and framed into the response here.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from .handshake import PROCESSOR_PROTOCOL_VERSIONS as PROTOCOL_VERSIONS
 from .handshake import HandshakeError, negotiate_version
 from ..wire.hook_names import HOOK_NAME
 from .identity import Owners
+from ..wire.frames import BATCH_VERSION, INVOCATIONS, passthrough
 from .processor_hub import Connection, Declaration, HookSettings, ProcessorHub
 
 log = logging.getLogger(__name__)
@@ -116,7 +122,14 @@ class ProcessorServicer(processor_service_pb2_grpc.ProcessorServiceServicer):
         self.owners = Owners("processors")
 
     def register(self, server: grpc.aio.Server) -> None:
-        processor_service_pb2_grpc.add_ProcessorServiceServicer_to_server(self, server)
+        # As the generated ``add_ProcessorServiceServicer_to_server``, with a serializer that
+        # passes through responses the writer framed itself (``bytes``).
+        handlers = {"Attach": grpc.stream_stream_rpc_method_handler(
+            self.Attach, request_deserializer=pb.ProcessorServiceAttachRequest.FromString,
+            response_serializer=passthrough(pb.ProcessorServiceAttachResponse.SerializeToString),
+        )}
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
+        server.add_registered_method_handlers(SERVICE_NAME, handlers)
 
     async def Attach(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> None:  # noqa: N802
         first = await context.read()
@@ -143,8 +156,7 @@ class ProcessorServicer(processor_service_pb2_grpc.ProcessorServiceServicer):
         reader = asyncio.create_task(self._read(context, conn, failed))
         try:
             await context.write(pb.ProcessorServiceAttachResponse(welcome=welcome))
-            while (message := await conn.outbound.get()) is not None:
-                await context.write(message)
+            await self._write(context, conn)
         except (asyncio.CancelledError, grpc.aio.AioRpcError, grpc.RpcError):
             failed.set()
             raise
@@ -161,6 +173,15 @@ class ProcessorServicer(processor_service_pb2_grpc.ProcessorServiceServicer):
         self.hub.m_streams_failed.add(1)
         await context.abort(code, message)
 
+    async def _write(self, context: grpc.aio.ServicerContext, conn: Connection) -> None:
+        """The one writer: everything queued, in order, until the stream is closed."""
+        batch = conn.version >= BATCH_VERSION
+        while True:
+            for message in INVOCATIONS.frames(await conn.outbound.take(), batch, self.hub.max_invocation_bytes):
+                if message is None:
+                    return
+                await context.write(message)
+
     async def _read(self, context: grpc.aio.ServicerContext, conn: Connection, failed: asyncio.Event) -> None:
         """The one reader: answers resolve pending invocations; anything else is spurious."""
         try:
@@ -168,8 +189,12 @@ class ProcessorServicer(processor_service_pb2_grpc.ProcessorServiceServicer):
                 message = await context.read()
                 if message is grpc.aio.EOF:
                     break
-                if message.WhichOneof("message") == "result":
+                kind = message.WhichOneof("message")
+                if kind == "result":
                     self.hub.resolve(conn, message.result)
+                elif kind == "results" and conn.version >= BATCH_VERSION:
+                    for result in message.results.results:
+                        self.hub.resolve(conn, result)
                 else:
                     self.hub.m_spurious.add(1)
         except asyncio.CancelledError:

@@ -41,7 +41,8 @@ from ..wire.server_hooks import (
     decode_result,
     emit_custom_chunks,
     encode_invocation,
-    encode_stream_invocation,
+    encode_stream_body,
+    stream_envelope,
     stream_outcomes,
 )
 from .processor_hub import HookSettings, Pending, ProcessorHub, ProcessorUnavailable
@@ -67,6 +68,9 @@ class RemoteProcessor:
         """The last hook args of this run, whose run identity an ``onViolation`` invocation reuses."""
         self._held: dict[str, list[Chunk]] = {}
         """run id -> the chunks the processor answered with "hold" and has not released since."""
+        self._envelope: tuple[Any, Any, Any, int, bytes] | None = None
+        """The serialized ``processOutputStream`` envelope of the current step, and what it was
+        made from (the step's run identity, retry count, request and trace contexts)."""
 
     # --- what the runner asks -----------------------------------------------------------------
 
@@ -121,8 +125,21 @@ class RemoteProcessor:
         return await self._call("process_api_error", args)
 
     async def process_output_stream(self, args: ProcessOutputStreamArgs) -> StreamResult:
-        """Runs ``processOutputStream`` remotely on one chunk, lock-step."""
+        """Runs ``processOutputStream`` remotely on one chunk, lock-step (OBSERVE: sent, not
+        awaited)."""
         return await self._call(STREAM, args)  # type: ignore[no-any-return]
+
+    def _stream_body(self, parts: list[ProcessOutputStreamArgs]) -> bytes:
+        """The serialized invocation of ``parts`` (one step's chunks): the step's envelope, made
+        once per step, and the chunks, each built and serialized once."""
+        first = parts[0]
+        c = self._envelope
+        # Identity, not equality: within a step the runner hands every chunk the same objects.
+        if (c is None or c[0] is not first.run or c[1] is not first.tracing_context
+                or c[2] is not first.request_context or c[3] != first.retry_count):
+            c = self._envelope = (first.run, first.tracing_context, first.request_context, first.retry_count,
+                                  stream_envelope(first, processor_id=self.id))
+        return encode_stream_body(c[4], [a.part for a in parts])
 
     async def process_output_step(self, args: Any) -> Any:
         """Runs ``processOutputStep`` remotely."""
@@ -239,15 +256,23 @@ class RemoteProcessor:
     async def _call(self, hook: str, args: Any) -> Any:
         self._last = args
         self.hub.track_run(args.run.run_id, args.abort_signal)
-        s = await self._settings(hook)
+        s = self.hub.hook_settings(self.id, hook)
+        if s is None:
+            s = await self._settings(hook)
         if s is None:
             if self.hub.declaration(self.id) is not None:
                 return _unchanged(hook, args)  # attached, and this hook was not declared
             if self.hub.draining:
                 return self._fail(hook, args, "the server is shutting down", "draining")
             return self._fail(hook, args, f"processor {self.id} is not attached", "not_attached")
-        invocation = encode_invocation(hook, args, processor_id=self.id)
-        if (size := invocation.ByteSize()) > self.hub.max_invocation_bytes:
+        invocation: pb.Invocation | bytes
+        if hook == STREAM:
+            invocation = self._stream_body([args])
+            size = len(invocation)
+        else:
+            invocation = encode_invocation(hook, args, processor_id=self.id)
+            size = invocation.ByteSize()
+        if size > self.hub.max_invocation_bytes:
             # Sent, it would end the attach stream for every run; this run's hook fails instead.
             return self._fail(hook, args, f"the {SEED_NAMES[hook]} invocation would be {size} bytes, more than "
                               f"an attach stream carries ({self.hub.max_invocation_bytes})", "malformed")
@@ -442,7 +467,7 @@ class _StreamPipe:
             batch = _Batch([self.unsent.popleft() for _ in range(n)])
             first = batch.entries[0][0]
             try:
-                invocation = encode_stream_invocation([a for a, _ in batch.entries], processor_id=p.id)
+                invocation = p._stream_body([a for a, _ in batch.entries])
                 batch.pending = p.hub.send(p.id, STREAM, invocation, run_id=first.run.run_id,
                                            state=first.state, timeout=timeout)
             except ProcessorUnavailable as e:

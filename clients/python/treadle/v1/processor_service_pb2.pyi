@@ -86,26 +86,42 @@ MESSAGE_SOURCE_RESPONSE: MessageSource
 MESSAGE_SOURCE_CONTEXT: MessageSource
 
 class ProcessorServiceAttachRequest(_message.Message):
-    __slots__ = ("handshake", "result")
+    __slots__ = ("handshake", "result", "results")
     HANDSHAKE_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
     handshake: ProcessorHandshake
     result: InvocationResult
-    def __init__(self, handshake: _Optional[_Union[ProcessorHandshake, _Mapping]] = ..., result: _Optional[_Union[InvocationResult, _Mapping]] = ...) -> None: ...
+    results: InvocationResults
+    def __init__(self, handshake: _Optional[_Union[ProcessorHandshake, _Mapping]] = ..., result: _Optional[_Union[InvocationResult, _Mapping]] = ..., results: _Optional[_Union[InvocationResults, _Mapping]] = ...) -> None: ...
+
+class InvocationResults(_message.Message):
+    __slots__ = ("results",)
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[InvocationResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[InvocationResult, _Mapping]]] = ...) -> None: ...
+
+class Invocations(_message.Message):
+    __slots__ = ("invocations",)
+    INVOCATIONS_FIELD_NUMBER: _ClassVar[int]
+    invocations: _containers.RepeatedCompositeFieldContainer[Invocation]
+    def __init__(self, invocations: _Optional[_Iterable[_Union[Invocation, _Mapping]]] = ...) -> None: ...
 
 class ProcessorServiceAttachResponse(_message.Message):
-    __slots__ = ("welcome", "invocation", "cancel", "drain", "run_ended")
+    __slots__ = ("welcome", "invocation", "cancel", "drain", "run_ended", "invocations")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     INVOCATION_FIELD_NUMBER: _ClassVar[int]
     CANCEL_FIELD_NUMBER: _ClassVar[int]
     DRAIN_FIELD_NUMBER: _ClassVar[int]
     RUN_ENDED_FIELD_NUMBER: _ClassVar[int]
+    INVOCATIONS_FIELD_NUMBER: _ClassVar[int]
     welcome: ProcessorWelcome
     invocation: Invocation
     cancel: _remote_pb2.CancelInvocation
     drain: _remote_pb2.Drain
     run_ended: RunEnded
-    def __init__(self, welcome: _Optional[_Union[ProcessorWelcome, _Mapping]] = ..., invocation: _Optional[_Union[Invocation, _Mapping]] = ..., cancel: _Optional[_Union[_remote_pb2.CancelInvocation, _Mapping]] = ..., drain: _Optional[_Union[_remote_pb2.Drain, _Mapping]] = ..., run_ended: _Optional[_Union[RunEnded, _Mapping]] = ...) -> None: ...
+    invocations: Invocations
+    def __init__(self, welcome: _Optional[_Union[ProcessorWelcome, _Mapping]] = ..., invocation: _Optional[_Union[Invocation, _Mapping]] = ..., cancel: _Optional[_Union[_remote_pb2.CancelInvocation, _Mapping]] = ..., drain: _Optional[_Union[_remote_pb2.Drain, _Mapping]] = ..., run_ended: _Optional[_Union[RunEnded, _Mapping]] = ..., invocations: _Optional[_Union[Invocations, _Mapping]] = ...) -> None: ...
 
 class RunEnded(_message.Message):
     __slots__ = ("run_id",)

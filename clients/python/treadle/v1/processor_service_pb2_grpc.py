@@ -53,6 +53,12 @@ class ProcessorServiceStub:
     a later chunk, e.g. the part's `text-end`, with the held deltas followed by that chunk). The
     server serves both versions; a version-1 process never sees a difference.
 
+    Version 3 adds batches: the server MAY send several invocations in one `invocations` message
+    and the process MAY send several answers in one `results` message, each in order, exactly as
+    if they had been sent one by one. The server batches what is ready at once (whatever queued
+    while the previous message was being written), never waiting to fill a batch. A version-1 or
+    version-2 process never receives a batch.
+
     Hold and release costs latency only while text is held: a text gate (the SDKs ship one)
     passes deltas through at once and holds only while a match is still possible (an open word,
     sentence, or a pattern prefix), so the added time is the time until the span that might match
@@ -106,6 +112,12 @@ class ProcessorServiceServicer:
     hold text back (answer `chunks` with nothing) and release it later, redacted or not (answer
     a later chunk, e.g. the part's `text-end`, with the held deltas followed by that chunk). The
     server serves both versions; a version-1 process never sees a difference.
+
+    Version 3 adds batches: the server MAY send several invocations in one `invocations` message
+    and the process MAY send several answers in one `results` message, each in order, exactly as
+    if they had been sent one by one. The server batches what is ready at once (whatever queued
+    while the previous message was being written), never waiting to fill a batch. A version-1 or
+    version-2 process never receives a batch.
 
     Hold and release costs latency only while text is held: a text gate (the SDKs ship one)
     passes deltas through at once and holds only while a match is still possible (an open word,
@@ -170,6 +182,12 @@ class ProcessorService:
     hold text back (answer `chunks` with nothing) and release it later, redacted or not (answer
     a later chunk, e.g. the part's `text-end`, with the held deltas followed by that chunk). The
     server serves both versions; a version-1 process never sees a difference.
+
+    Version 3 adds batches: the server MAY send several invocations in one `invocations` message
+    and the process MAY send several answers in one `results` message, each in order, exactly as
+    if they had been sent one by one. The server batches what is ready at once (whatever queued
+    while the previous message was being written), never waiting to fill a batch. A version-1 or
+    version-2 process never receives a batch.
 
     Hold and release costs latency only while text is held: a text gate (the SDKs ship one)
     passes deltas through at once and holds only while a match is still possible (an open word,

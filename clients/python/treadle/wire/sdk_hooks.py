@@ -30,7 +30,7 @@ from google.protobuf import json_format
 from opentelemetry import propagate
 from opentelemetry.context import Context
 
-from ..core.chunks import Chunk, ToolCall, Usage
+from ..core.chunks import Chunk, TextDelta, ToolCall, Usage
 from ..core.errors import TripwireError
 from ..core.message_list import MessageList
 from ..core import args as a
@@ -218,9 +218,26 @@ def iter_stream_args(
     c = _common(inv, abort, writer, state, abort_signal, tracing_context)
     ml = message_list if message_list is not None else MessageList(thread_id=inv.thread_id,
                                                                    resource_id=inv.resource_id)
-    for part in chunks_from_proto(inv.process_output_stream.parts, "parts"):
+    for part in _parts(inv.process_output_stream.parts):
         stream_parts.append(part)
         yield a.ProcessOutputStreamArgs(part=part, stream_parts=stream_parts, message_list=ml, **c)
+
+
+_AGENT = chunk_pb2.CHUNK_FROM_AGENT
+
+
+def _parts(parts: Sequence[chunk_pb2.Chunk]) -> list[Chunk]:
+    """``chunks_from_proto(parts, "parts")``, with the stream's common case, a plain text delta
+    from the agent, read directly rather than through the descriptor walk."""
+    out: list[Chunk] = []
+    for i, c in enumerate(parts):
+        if (c.WhichOneof("chunk") == "text_delta" and getattr(c, "from") == _AGENT and not c.HasField("metadata")
+                and not c.text_delta.HasField("provider_metadata")):
+            d = c.text_delta
+            out.append(Chunk(type="text-delta", payload=TextDelta(d.id, d.text), run_id=c.run_id, from_="AGENT"))
+        else:
+            out.extend(chunks_from_proto([c], f"parts[{i}]"))
+    return out
 
 
 # --- return value -> InvocationResult ------------------------------------------------------------

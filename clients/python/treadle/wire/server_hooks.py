@@ -12,7 +12,7 @@ what an in-process hook editing ``message_list`` in place achieves.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -36,8 +36,10 @@ from .settings import (
     tool_choice_to_proto,
 )
 from .hook_names import HOOK_ENUM, HOOK_NAME
+from .frames import varint
 from .data import (
     chunk_from_proto,
+    chunk_to_proto,
     dict_to_struct,
     enum_to_pb,
     fill,
@@ -86,6 +88,25 @@ def encode_stream_invocation(parts: Sequence[a.ProcessOutputStreamArgs], *, proc
     inv.process_output_stream.SetInParent()
     chunks_to_proto((p.part for p in parts), inv.process_output_stream.parts)
     return inv
+
+
+def stream_envelope(args: a.ProcessOutputStreamArgs, *, processor_id: str) -> bytes:
+    """What every ``processOutputStream`` invocation of one processor and step shares (the run's
+    identity, request context, trace context), serialized: made once per step, not per chunk."""
+    return _envelope("process_output_stream", args, processor_id).SerializeToString()
+
+
+_STREAM_FIELD = varint(pb.Invocation.DESCRIPTOR.fields_by_name["process_output_stream"].number << 3 | 2)
+_PARTS_FIELD = varint(pb.ProcessOutputStreamArgs.DESCRIPTOR.fields_by_name["parts"].number << 3 | 2)
+
+
+def encode_stream_body(envelope: bytes, parts: Iterable[Chunk]) -> bytes:
+    """A serialized ``processOutputStream`` invocation carrying ``parts``: ``envelope`` followed
+    by the field that holds the chunks, each chunk built once and serialized (no message is built
+    around it). The same bytes ``encode_stream_invocation`` serializes to."""
+    serialized = [chunk_to_proto(c).SerializeToString() for c in parts]
+    body = b"".join([b for c in serialized for b in (_PARTS_FIELD, varint(len(c)), c)])
+    return envelope + _STREAM_FIELD + varint(len(body)) + body
 
 
 def _envelope(hook: str, args: Any, processor_id: str) -> pb.Invocation:
@@ -547,6 +568,8 @@ __all__ = [
     "decode_result",
     "emit_custom_chunks",
     "encode_invocation",
+    "encode_stream_body",
     "encode_stream_invocation",
+    "stream_envelope",
     "stream_outcomes",
 ]

@@ -322,6 +322,7 @@ type ProcessorServiceAttachRequest struct {
 	//
 	//	*ProcessorServiceAttachRequest_Handshake
 	//	*ProcessorServiceAttachRequest_Result
+	//	*ProcessorServiceAttachRequest_Results
 	Message       isProcessorServiceAttachRequest_Message `protobuf_oneof:"message"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -382,6 +383,15 @@ func (x *ProcessorServiceAttachRequest) GetResult() *InvocationResult {
 	return nil
 }
 
+func (x *ProcessorServiceAttachRequest) GetResults() *InvocationResults {
+	if x != nil {
+		if x, ok := x.Message.(*ProcessorServiceAttachRequest_Results); ok {
+			return x.Results
+		}
+	}
+	return nil
+}
+
 type isProcessorServiceAttachRequest_Message interface {
 	isProcessorServiceAttachRequest_Message()
 }
@@ -396,9 +406,108 @@ type ProcessorServiceAttachRequest_Result struct {
 	Result *InvocationResult `protobuf:"bytes,2,opt,name=result,proto3,oneof"`
 }
 
+type ProcessorServiceAttachRequest_Results struct {
+	// Protocol version 3: several answers, in order, each as if sent alone as `result`.
+	Results *InvocationResults `protobuf:"bytes,101,opt,name=results,proto3,oneof"`
+}
+
 func (*ProcessorServiceAttachRequest_Handshake) isProcessorServiceAttachRequest_Message() {}
 
 func (*ProcessorServiceAttachRequest_Result) isProcessorServiceAttachRequest_Message() {}
+
+func (*ProcessorServiceAttachRequest_Results) isProcessorServiceAttachRequest_Message() {}
+
+// InvocationResults is a batch of answers (protocol version 3).
+type InvocationResults struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The answers, in the order they would have been sent one by one.
+	Results       []*InvocationResult `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InvocationResults) Reset() {
+	*x = InvocationResults{}
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InvocationResults) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InvocationResults) ProtoMessage() {}
+
+func (x *InvocationResults) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InvocationResults.ProtoReflect.Descriptor instead.
+func (*InvocationResults) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *InvocationResults) GetResults() []*InvocationResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+// Invocations is a batch of invocations (protocol version 3).
+type Invocations struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The invocations, in the order they would have been sent one by one.
+	Invocations   []*Invocation `protobuf:"bytes,1,rep,name=invocations,proto3" json:"invocations,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Invocations) Reset() {
+	*x = Invocations{}
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Invocations) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Invocations) ProtoMessage() {}
+
+func (x *Invocations) ProtoReflect() protoreflect.Message {
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Invocations.ProtoReflect.Descriptor instead.
+func (*Invocations) Descriptor() ([]byte, []int) {
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Invocations) GetInvocations() []*Invocation {
+	if x != nil {
+		return x.Invocations
+	}
+	return nil
+}
 
 // ProcessorServiceAttachResponse is a message from the server to the processor process.
 type ProcessorServiceAttachResponse struct {
@@ -412,6 +521,7 @@ type ProcessorServiceAttachResponse struct {
 	//	*ProcessorServiceAttachResponse_Cancel
 	//	*ProcessorServiceAttachResponse_Drain
 	//	*ProcessorServiceAttachResponse_RunEnded
+	//	*ProcessorServiceAttachResponse_Invocations
 	Message       isProcessorServiceAttachResponse_Message `protobuf_oneof:"message"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -419,7 +529,7 @@ type ProcessorServiceAttachResponse struct {
 
 func (x *ProcessorServiceAttachResponse) Reset() {
 	*x = ProcessorServiceAttachResponse{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[1]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -431,7 +541,7 @@ func (x *ProcessorServiceAttachResponse) String() string {
 func (*ProcessorServiceAttachResponse) ProtoMessage() {}
 
 func (x *ProcessorServiceAttachResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[1]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -444,7 +554,7 @@ func (x *ProcessorServiceAttachResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessorServiceAttachResponse.ProtoReflect.Descriptor instead.
 func (*ProcessorServiceAttachResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{1}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ProcessorServiceAttachResponse) GetMessage() isProcessorServiceAttachResponse_Message {
@@ -499,6 +609,15 @@ func (x *ProcessorServiceAttachResponse) GetRunEnded() *RunEnded {
 	return nil
 }
 
+func (x *ProcessorServiceAttachResponse) GetInvocations() *Invocations {
+	if x != nil {
+		if x, ok := x.Message.(*ProcessorServiceAttachResponse_Invocations); ok {
+			return x.Invocations
+		}
+	}
+	return nil
+}
+
 type isProcessorServiceAttachResponse_Message interface {
 	isProcessorServiceAttachResponse_Message()
 }
@@ -528,6 +647,11 @@ type ProcessorServiceAttachResponse_RunEnded struct {
 	RunEnded *RunEnded `protobuf:"bytes,5,opt,name=run_ended,json=runEnded,proto3,oneof"`
 }
 
+type ProcessorServiceAttachResponse_Invocations struct {
+	// Protocol version 3: several invocations, in order, each as if sent alone as `invocation`.
+	Invocations *Invocations `protobuf:"bytes,101,opt,name=invocations,proto3,oneof"`
+}
+
 func (*ProcessorServiceAttachResponse_Welcome) isProcessorServiceAttachResponse_Message() {}
 
 func (*ProcessorServiceAttachResponse_Invocation) isProcessorServiceAttachResponse_Message() {}
@@ -537,6 +661,8 @@ func (*ProcessorServiceAttachResponse_Cancel) isProcessorServiceAttachResponse_M
 func (*ProcessorServiceAttachResponse_Drain) isProcessorServiceAttachResponse_Message() {}
 
 func (*ProcessorServiceAttachResponse_RunEnded) isProcessorServiceAttachResponse_Message() {}
+
+func (*ProcessorServiceAttachResponse_Invocations) isProcessorServiceAttachResponse_Message() {}
 
 // RunEnded tells a processor process that a run is over, so per-run state can be freed.
 type RunEnded struct {
@@ -549,7 +675,7 @@ type RunEnded struct {
 
 func (x *RunEnded) Reset() {
 	*x = RunEnded{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[2]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -561,7 +687,7 @@ func (x *RunEnded) String() string {
 func (*RunEnded) ProtoMessage() {}
 
 func (x *RunEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[2]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -574,7 +700,7 @@ func (x *RunEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunEnded.ProtoReflect.Descriptor instead.
 func (*RunEnded) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{2}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *RunEnded) GetRunId() string {
@@ -600,7 +726,7 @@ type ProcessorHandshake struct {
 
 func (x *ProcessorHandshake) Reset() {
 	*x = ProcessorHandshake{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[3]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -612,7 +738,7 @@ func (x *ProcessorHandshake) String() string {
 func (*ProcessorHandshake) ProtoMessage() {}
 
 func (x *ProcessorHandshake) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[3]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -625,7 +751,7 @@ func (x *ProcessorHandshake) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessorHandshake.ProtoReflect.Descriptor instead.
 func (*ProcessorHandshake) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{3}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ProcessorHandshake) GetProtocolVersions() []uint32 {
@@ -667,7 +793,7 @@ type ProcessorDeclaration struct {
 
 func (x *ProcessorDeclaration) Reset() {
 	*x = ProcessorDeclaration{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[4]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -679,7 +805,7 @@ func (x *ProcessorDeclaration) String() string {
 func (*ProcessorDeclaration) ProtoMessage() {}
 
 func (x *ProcessorDeclaration) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[4]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -692,7 +818,7 @@ func (x *ProcessorDeclaration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessorDeclaration.ProtoReflect.Descriptor instead.
 func (*ProcessorDeclaration) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{4}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ProcessorDeclaration) GetId() string {
@@ -750,7 +876,7 @@ type HookDeclaration struct {
 
 func (x *HookDeclaration) Reset() {
 	*x = HookDeclaration{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[5]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -762,7 +888,7 @@ func (x *HookDeclaration) String() string {
 func (*HookDeclaration) ProtoMessage() {}
 
 func (x *HookDeclaration) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[5]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -775,7 +901,7 @@ func (x *HookDeclaration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookDeclaration.ProtoReflect.Descriptor instead.
 func (*HookDeclaration) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{5}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *HookDeclaration) GetHook() Hook {
@@ -849,7 +975,7 @@ type ProcessorWelcome struct {
 
 func (x *ProcessorWelcome) Reset() {
 	*x = ProcessorWelcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[6]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -861,7 +987,7 @@ func (x *ProcessorWelcome) String() string {
 func (*ProcessorWelcome) ProtoMessage() {}
 
 func (x *ProcessorWelcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[6]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -874,7 +1000,7 @@ func (x *ProcessorWelcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessorWelcome.ProtoReflect.Descriptor instead.
 func (*ProcessorWelcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{6}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ProcessorWelcome) GetProtocolVersion() uint32 {
@@ -911,7 +1037,7 @@ type ListedMessage struct {
 
 func (x *ListedMessage) Reset() {
 	*x = ListedMessage{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[7]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -923,7 +1049,7 @@ func (x *ListedMessage) String() string {
 func (*ListedMessage) ProtoMessage() {}
 
 func (x *ListedMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[7]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -936,7 +1062,7 @@ func (x *ListedMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListedMessage.ProtoReflect.Descriptor instead.
 func (*ListedMessage) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{7}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListedMessage) GetMessage() *Message {
@@ -969,7 +1095,7 @@ type MessageListSnapshot struct {
 
 func (x *MessageListSnapshot) Reset() {
 	*x = MessageListSnapshot{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[8]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -981,7 +1107,7 @@ func (x *MessageListSnapshot) String() string {
 func (*MessageListSnapshot) ProtoMessage() {}
 
 func (x *MessageListSnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[8]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -994,7 +1120,7 @@ func (x *MessageListSnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageListSnapshot.ProtoReflect.Descriptor instead.
 func (*MessageListSnapshot) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{8}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *MessageListSnapshot) GetMessages() []*ListedMessage {
@@ -1075,7 +1201,7 @@ type Invocation struct {
 
 func (x *Invocation) Reset() {
 	*x = Invocation{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[9]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1087,7 +1213,7 @@ func (x *Invocation) String() string {
 func (*Invocation) ProtoMessage() {}
 
 func (x *Invocation) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[9]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1100,7 +1226,7 @@ func (x *Invocation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Invocation.ProtoReflect.Descriptor instead.
 func (*Invocation) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{9}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Invocation) GetInvocationId() string {
@@ -1497,7 +1623,7 @@ type ProcessorState struct {
 
 func (x *ProcessorState) Reset() {
 	*x = ProcessorState{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[10]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1509,7 +1635,7 @@ func (x *ProcessorState) String() string {
 func (*ProcessorState) ProtoMessage() {}
 
 func (x *ProcessorState) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[10]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1522,7 +1648,7 @@ func (x *ProcessorState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessorState.ProtoReflect.Descriptor instead.
 func (*ProcessorState) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{10}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ProcessorState) GetValue() *structpb.Struct {
@@ -1551,7 +1677,7 @@ type ProcessInputArgs struct {
 
 func (x *ProcessInputArgs) Reset() {
 	*x = ProcessInputArgs{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[11]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1563,7 +1689,7 @@ func (x *ProcessInputArgs) String() string {
 func (*ProcessInputArgs) ProtoMessage() {}
 
 func (x *ProcessInputArgs) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[11]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1576,7 +1702,7 @@ func (x *ProcessInputArgs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessInputArgs.ProtoReflect.Descriptor instead.
 func (*ProcessInputArgs) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{11}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ProcessInputArgs) GetMessageList() *MessageListSnapshot {
@@ -1614,7 +1740,7 @@ type ProcessInputStepArgs struct {
 
 func (x *ProcessInputStepArgs) Reset() {
 	*x = ProcessInputStepArgs{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[12]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1626,7 +1752,7 @@ func (x *ProcessInputStepArgs) String() string {
 func (*ProcessInputStepArgs) ProtoMessage() {}
 
 func (x *ProcessInputStepArgs) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[12]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1639,7 +1765,7 @@ func (x *ProcessInputStepArgs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessInputStepArgs.ProtoReflect.Descriptor instead.
 func (*ProcessInputStepArgs) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{12}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ProcessInputStepArgs) GetMessageList() *MessageListSnapshot {
@@ -1721,7 +1847,7 @@ type ProcessLLMRequestArgs struct {
 
 func (x *ProcessLLMRequestArgs) Reset() {
 	*x = ProcessLLMRequestArgs{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[13]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1733,7 +1859,7 @@ func (x *ProcessLLMRequestArgs) String() string {
 func (*ProcessLLMRequestArgs) ProtoMessage() {}
 
 func (x *ProcessLLMRequestArgs) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[13]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1746,7 +1872,7 @@ func (x *ProcessLLMRequestArgs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessLLMRequestArgs.ProtoReflect.Descriptor instead.
 func (*ProcessLLMRequestArgs) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{13}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ProcessLLMRequestArgs) GetPrompt() []*PromptMessage {
@@ -1788,7 +1914,7 @@ type ProcessLLMResponseArgs struct {
 
 func (x *ProcessLLMResponseArgs) Reset() {
 	*x = ProcessLLMResponseArgs{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[14]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1800,7 +1926,7 @@ func (x *ProcessLLMResponseArgs) String() string {
 func (*ProcessLLMResponseArgs) ProtoMessage() {}
 
 func (x *ProcessLLMResponseArgs) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[14]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1813,7 +1939,7 @@ func (x *ProcessLLMResponseArgs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessLLMResponseArgs.ProtoReflect.Descriptor instead.
 func (*ProcessLLMResponseArgs) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{14}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ProcessLLMResponseArgs) GetChunks() []*Chunk {
@@ -1865,7 +1991,7 @@ type APIError struct {
 
 func (x *APIError) Reset() {
 	*x = APIError{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[15]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1877,7 +2003,7 @@ func (x *APIError) String() string {
 func (*APIError) ProtoMessage() {}
 
 func (x *APIError) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[15]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1890,7 +2016,7 @@ func (x *APIError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use APIError.ProtoReflect.Descriptor instead.
 func (*APIError) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{15}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *APIError) GetMessage() string {
@@ -1952,7 +2078,7 @@ type ProcessAPIErrorArgs struct {
 
 func (x *ProcessAPIErrorArgs) Reset() {
 	*x = ProcessAPIErrorArgs{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[16]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1964,7 +2090,7 @@ func (x *ProcessAPIErrorArgs) String() string {
 func (*ProcessAPIErrorArgs) ProtoMessage() {}
 
 func (x *ProcessAPIErrorArgs) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[16]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1977,7 +2103,7 @@ func (x *ProcessAPIErrorArgs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessAPIErrorArgs.ProtoReflect.Descriptor instead.
 func (*ProcessAPIErrorArgs) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{16}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ProcessAPIErrorArgs) GetError() *APIError {
@@ -2020,7 +2146,7 @@ type ProcessOutputStreamArgs struct {
 
 func (x *ProcessOutputStreamArgs) Reset() {
 	*x = ProcessOutputStreamArgs{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[17]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2032,7 +2158,7 @@ func (x *ProcessOutputStreamArgs) String() string {
 func (*ProcessOutputStreamArgs) ProtoMessage() {}
 
 func (x *ProcessOutputStreamArgs) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[17]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2045,7 +2171,7 @@ func (x *ProcessOutputStreamArgs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessOutputStreamArgs.ProtoReflect.Descriptor instead.
 func (*ProcessOutputStreamArgs) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{17}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ProcessOutputStreamArgs) GetParts() []*Chunk {
@@ -2079,7 +2205,7 @@ type ProcessOutputStepArgs struct {
 
 func (x *ProcessOutputStepArgs) Reset() {
 	*x = ProcessOutputStepArgs{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[18]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2091,7 +2217,7 @@ func (x *ProcessOutputStepArgs) String() string {
 func (*ProcessOutputStepArgs) ProtoMessage() {}
 
 func (x *ProcessOutputStepArgs) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[18]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2104,7 +2230,7 @@ func (x *ProcessOutputStepArgs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessOutputStepArgs.ProtoReflect.Descriptor instead.
 func (*ProcessOutputStepArgs) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{18}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ProcessOutputStepArgs) GetMessageList() *MessageListSnapshot {
@@ -2180,7 +2306,7 @@ type ProcessToolResultArgs struct {
 
 func (x *ProcessToolResultArgs) Reset() {
 	*x = ProcessToolResultArgs{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[19]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2192,7 +2318,7 @@ func (x *ProcessToolResultArgs) String() string {
 func (*ProcessToolResultArgs) ProtoMessage() {}
 
 func (x *ProcessToolResultArgs) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[19]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2205,7 +2331,7 @@ func (x *ProcessToolResultArgs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessToolResultArgs.ProtoReflect.Descriptor instead.
 func (*ProcessToolResultArgs) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{19}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ProcessToolResultArgs) GetMessageList() *MessageListSnapshot {
@@ -2274,7 +2400,7 @@ type BeforeToolCallArgs struct {
 
 func (x *BeforeToolCallArgs) Reset() {
 	*x = BeforeToolCallArgs{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[20]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2286,7 +2412,7 @@ func (x *BeforeToolCallArgs) String() string {
 func (*BeforeToolCallArgs) ProtoMessage() {}
 
 func (x *BeforeToolCallArgs) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[20]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2299,7 +2425,7 @@ func (x *BeforeToolCallArgs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BeforeToolCallArgs.ProtoReflect.Descriptor instead.
 func (*BeforeToolCallArgs) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{20}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *BeforeToolCallArgs) GetToolName() string {
@@ -2343,7 +2469,7 @@ type AfterToolCallArgs struct {
 
 func (x *AfterToolCallArgs) Reset() {
 	*x = AfterToolCallArgs{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[21]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2355,7 +2481,7 @@ func (x *AfterToolCallArgs) String() string {
 func (*AfterToolCallArgs) ProtoMessage() {}
 
 func (x *AfterToolCallArgs) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[21]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2368,7 +2494,7 @@ func (x *AfterToolCallArgs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AfterToolCallArgs.ProtoReflect.Descriptor instead.
 func (*AfterToolCallArgs) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{21}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *AfterToolCallArgs) GetToolName() string {
@@ -2424,7 +2550,7 @@ type OnViolationArgs struct {
 
 func (x *OnViolationArgs) Reset() {
 	*x = OnViolationArgs{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[22]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2436,7 +2562,7 @@ func (x *OnViolationArgs) String() string {
 func (*OnViolationArgs) ProtoMessage() {}
 
 func (x *OnViolationArgs) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[22]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2449,7 +2575,7 @@ func (x *OnViolationArgs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OnViolationArgs.ProtoReflect.Descriptor instead.
 func (*OnViolationArgs) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{22}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *OnViolationArgs) GetProcessorId() string {
@@ -2505,7 +2631,7 @@ type OnDelegationStartArgs struct {
 
 func (x *OnDelegationStartArgs) Reset() {
 	*x = OnDelegationStartArgs{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[23]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2517,7 +2643,7 @@ func (x *OnDelegationStartArgs) String() string {
 func (*OnDelegationStartArgs) ProtoMessage() {}
 
 func (x *OnDelegationStartArgs) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[23]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2530,7 +2656,7 @@ func (x *OnDelegationStartArgs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OnDelegationStartArgs.ProtoReflect.Descriptor instead.
 func (*OnDelegationStartArgs) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{23}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *OnDelegationStartArgs) GetKey() string {
@@ -2604,7 +2730,7 @@ type DelegationStartOutcome struct {
 
 func (x *DelegationStartOutcome) Reset() {
 	*x = DelegationStartOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[24]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2616,7 +2742,7 @@ func (x *DelegationStartOutcome) String() string {
 func (*DelegationStartOutcome) ProtoMessage() {}
 
 func (x *DelegationStartOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[24]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2629,7 +2755,7 @@ func (x *DelegationStartOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DelegationStartOutcome.ProtoReflect.Descriptor instead.
 func (*DelegationStartOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{24}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DelegationStartOutcome) GetReject() bool {
@@ -2693,7 +2819,7 @@ type OnDelegationCompleteArgs struct {
 
 func (x *OnDelegationCompleteArgs) Reset() {
 	*x = OnDelegationCompleteArgs{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[25]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2705,7 +2831,7 @@ func (x *OnDelegationCompleteArgs) String() string {
 func (*OnDelegationCompleteArgs) ProtoMessage() {}
 
 func (x *OnDelegationCompleteArgs) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[25]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2718,7 +2844,7 @@ func (x *OnDelegationCompleteArgs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OnDelegationCompleteArgs.ProtoReflect.Descriptor instead.
 func (*OnDelegationCompleteArgs) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{25}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *OnDelegationCompleteArgs) GetKey() string {
@@ -2792,7 +2918,7 @@ type DelegationCompleteOutcome struct {
 
 func (x *DelegationCompleteOutcome) Reset() {
 	*x = DelegationCompleteOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[26]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2804,7 +2930,7 @@ func (x *DelegationCompleteOutcome) String() string {
 func (*DelegationCompleteOutcome) ProtoMessage() {}
 
 func (x *DelegationCompleteOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[26]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2817,7 +2943,7 @@ func (x *DelegationCompleteOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DelegationCompleteOutcome.ProtoReflect.Descriptor instead.
 func (*DelegationCompleteOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{26}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *DelegationCompleteOutcome) GetFeedback() string {
@@ -2860,7 +2986,7 @@ type TransformToolPayloadArgs struct {
 
 func (x *TransformToolPayloadArgs) Reset() {
 	*x = TransformToolPayloadArgs{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[27]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2872,7 +2998,7 @@ func (x *TransformToolPayloadArgs) String() string {
 func (*TransformToolPayloadArgs) ProtoMessage() {}
 
 func (x *TransformToolPayloadArgs) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[27]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2885,7 +3011,7 @@ func (x *TransformToolPayloadArgs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransformToolPayloadArgs.ProtoReflect.Descriptor instead.
 func (*TransformToolPayloadArgs) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{27}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *TransformToolPayloadArgs) GetTarget() string {
@@ -2935,7 +3061,7 @@ type TransformedPayload struct {
 
 func (x *TransformedPayload) Reset() {
 	*x = TransformedPayload{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[28]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2947,7 +3073,7 @@ func (x *TransformedPayload) String() string {
 func (*TransformedPayload) ProtoMessage() {}
 
 func (x *TransformedPayload) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[28]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2960,7 +3086,7 @@ func (x *TransformedPayload) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransformedPayload.ProtoReflect.Descriptor instead.
 func (*TransformedPayload) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{28}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *TransformedPayload) GetPayload() *structpb.Value {
@@ -2987,7 +3113,7 @@ type OutputResult struct {
 
 func (x *OutputResult) Reset() {
 	*x = OutputResult{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[29]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2999,7 +3125,7 @@ func (x *OutputResult) String() string {
 func (*OutputResult) ProtoMessage() {}
 
 func (x *OutputResult) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[29]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3012,7 +3138,7 @@ func (x *OutputResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutputResult.ProtoReflect.Descriptor instead.
 func (*OutputResult) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{29}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *OutputResult) GetText() string {
@@ -3057,7 +3183,7 @@ type ProcessOutputResultArgs struct {
 
 func (x *ProcessOutputResultArgs) Reset() {
 	*x = ProcessOutputResultArgs{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[30]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3069,7 +3195,7 @@ func (x *ProcessOutputResultArgs) String() string {
 func (*ProcessOutputResultArgs) ProtoMessage() {}
 
 func (x *ProcessOutputResultArgs) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[30]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3082,7 +3208,7 @@ func (x *ProcessOutputResultArgs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessOutputResultArgs.ProtoReflect.Descriptor instead.
 func (*ProcessOutputResultArgs) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{30}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ProcessOutputResultArgs) GetMessageList() *MessageListSnapshot {
@@ -3131,7 +3257,7 @@ type InvocationResult struct {
 
 func (x *InvocationResult) Reset() {
 	*x = InvocationResult{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[31]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3143,7 +3269,7 @@ func (x *InvocationResult) String() string {
 func (*InvocationResult) ProtoMessage() {}
 
 func (x *InvocationResult) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[31]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3156,7 +3282,7 @@ func (x *InvocationResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvocationResult.ProtoReflect.Descriptor instead.
 func (*InvocationResult) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{31}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *InvocationResult) GetInvocationId() string {
@@ -3378,7 +3504,7 @@ type SkipToolOutcome struct {
 
 func (x *SkipToolOutcome) Reset() {
 	*x = SkipToolOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[32]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3390,7 +3516,7 @@ func (x *SkipToolOutcome) String() string {
 func (*SkipToolOutcome) ProtoMessage() {}
 
 func (x *SkipToolOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[32]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3403,7 +3529,7 @@ func (x *SkipToolOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkipToolOutcome.ProtoReflect.Descriptor instead.
 func (*SkipToolOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{32}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SkipToolOutcome) GetOutput() *structpb.Value {
@@ -3422,7 +3548,7 @@ type UnchangedOutcome struct {
 
 func (x *UnchangedOutcome) Reset() {
 	*x = UnchangedOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[33]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3434,7 +3560,7 @@ func (x *UnchangedOutcome) String() string {
 func (*UnchangedOutcome) ProtoMessage() {}
 
 func (x *UnchangedOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[33]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3447,7 +3573,7 @@ func (x *UnchangedOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnchangedOutcome.ProtoReflect.Descriptor instead.
 func (*UnchangedOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{33}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{35}
 }
 
 // ReplaceOutcome carries replacements; unset fields leave things unchanged.
@@ -3470,7 +3596,7 @@ type ReplaceOutcome struct {
 
 func (x *ReplaceOutcome) Reset() {
 	*x = ReplaceOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[34]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3482,7 +3608,7 @@ func (x *ReplaceOutcome) String() string {
 func (*ReplaceOutcome) ProtoMessage() {}
 
 func (x *ReplaceOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[34]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3495,7 +3621,7 @@ func (x *ReplaceOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplaceOutcome.ProtoReflect.Descriptor instead.
 func (*ReplaceOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{34}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ReplaceOutcome) GetMessages() *MessageListReplacement {
@@ -3549,7 +3675,7 @@ type MessageListReplacement struct {
 
 func (x *MessageListReplacement) Reset() {
 	*x = MessageListReplacement{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3561,7 +3687,7 @@ func (x *MessageListReplacement) String() string {
 func (*MessageListReplacement) ProtoMessage() {}
 
 func (x *MessageListReplacement) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[35]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3574,7 +3700,7 @@ func (x *MessageListReplacement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageListReplacement.ProtoReflect.Descriptor instead.
 func (*MessageListReplacement) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{35}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *MessageListReplacement) GetMessages() []*Message {
@@ -3602,7 +3728,7 @@ type PromptReplacement struct {
 
 func (x *PromptReplacement) Reset() {
 	*x = PromptReplacement{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[36]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3614,7 +3740,7 @@ func (x *PromptReplacement) String() string {
 func (*PromptReplacement) ProtoMessage() {}
 
 func (x *PromptReplacement) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[36]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3627,7 +3753,7 @@ func (x *PromptReplacement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PromptReplacement.ProtoReflect.Descriptor instead.
 func (*PromptReplacement) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{36}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *PromptReplacement) GetMessages() []*PromptMessage {
@@ -3649,7 +3775,7 @@ type CachedResponse struct {
 
 func (x *CachedResponse) Reset() {
 	*x = CachedResponse{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[37]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3661,7 +3787,7 @@ func (x *CachedResponse) String() string {
 func (*CachedResponse) ProtoMessage() {}
 
 func (x *CachedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[37]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3674,7 +3800,7 @@ func (x *CachedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CachedResponse.ProtoReflect.Descriptor instead.
 func (*CachedResponse) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{37}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *CachedResponse) GetChunks() []*Chunk {
@@ -3695,7 +3821,7 @@ type ActiveTools struct {
 
 func (x *ActiveTools) Reset() {
 	*x = ActiveTools{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[38]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3707,7 +3833,7 @@ func (x *ActiveTools) String() string {
 func (*ActiveTools) ProtoMessage() {}
 
 func (x *ActiveTools) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[38]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3720,7 +3846,7 @@ func (x *ActiveTools) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActiveTools.ProtoReflect.Descriptor instead.
 func (*ActiveTools) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{38}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ActiveTools) GetNames() []string {
@@ -3757,7 +3883,7 @@ type StepOverrides struct {
 
 func (x *StepOverrides) Reset() {
 	*x = StepOverrides{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[39]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3769,7 +3895,7 @@ func (x *StepOverrides) String() string {
 func (*StepOverrides) ProtoMessage() {}
 
 func (x *StepOverrides) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[39]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3782,7 +3908,7 @@ func (x *StepOverrides) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepOverrides.ProtoReflect.Descriptor instead.
 func (*StepOverrides) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{39}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *StepOverrides) GetModel() string {
@@ -3845,7 +3971,7 @@ type StepTools struct {
 
 func (x *StepTools) Reset() {
 	*x = StepTools{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[40]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3857,7 +3983,7 @@ func (x *StepTools) String() string {
 func (*StepTools) ProtoMessage() {}
 
 func (x *StepTools) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[40]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3870,7 +3996,7 @@ func (x *StepTools) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepTools.ProtoReflect.Descriptor instead.
 func (*StepTools) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{40}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *StepTools) GetNames() []string {
@@ -3895,7 +4021,7 @@ type AbortOutcome struct {
 
 func (x *AbortOutcome) Reset() {
 	*x = AbortOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[41]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3907,7 +4033,7 @@ func (x *AbortOutcome) String() string {
 func (*AbortOutcome) ProtoMessage() {}
 
 func (x *AbortOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[41]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3920,7 +4046,7 @@ func (x *AbortOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbortOutcome.ProtoReflect.Descriptor instead.
 func (*AbortOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{41}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *AbortOutcome) GetReason() string {
@@ -3955,7 +4081,7 @@ type RetryOutcome struct {
 
 func (x *RetryOutcome) Reset() {
 	*x = RetryOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[42]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3967,7 +4093,7 @@ func (x *RetryOutcome) String() string {
 func (*RetryOutcome) ProtoMessage() {}
 
 func (x *RetryOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[42]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3980,7 +4106,7 @@ func (x *RetryOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryOutcome.ProtoReflect.Descriptor instead.
 func (*RetryOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{42}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *RetryOutcome) GetMessages() *MessageListReplacement {
@@ -4001,7 +4127,7 @@ type ErrorOutcome struct {
 
 func (x *ErrorOutcome) Reset() {
 	*x = ErrorOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[43]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4013,7 +4139,7 @@ func (x *ErrorOutcome) String() string {
 func (*ErrorOutcome) ProtoMessage() {}
 
 func (x *ErrorOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[43]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4026,7 +4152,7 @@ func (x *ErrorOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorOutcome.ProtoReflect.Descriptor instead.
 func (*ErrorOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{43}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ErrorOutcome) GetMessage() string {
@@ -4048,7 +4174,7 @@ type StreamOutcomes struct {
 
 func (x *StreamOutcomes) Reset() {
 	*x = StreamOutcomes{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[44]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4060,7 +4186,7 @@ func (x *StreamOutcomes) String() string {
 func (*StreamOutcomes) ProtoMessage() {}
 
 func (x *StreamOutcomes) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[44]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4073,7 +4199,7 @@ func (x *StreamOutcomes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamOutcomes.ProtoReflect.Descriptor instead.
 func (*StreamOutcomes) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{44}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *StreamOutcomes) GetChunks() []*ChunkOutcome {
@@ -4103,7 +4229,7 @@ type ChunkOutcome struct {
 
 func (x *ChunkOutcome) Reset() {
 	*x = ChunkOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[45]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4115,7 +4241,7 @@ func (x *ChunkOutcome) String() string {
 func (*ChunkOutcome) ProtoMessage() {}
 
 func (x *ChunkOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[45]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4128,7 +4254,7 @@ func (x *ChunkOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChunkOutcome.ProtoReflect.Descriptor instead.
 func (*ChunkOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{45}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ChunkOutcome) GetOutcome() isChunkOutcome_Outcome {
@@ -4252,7 +4378,7 @@ type ChunkSequence struct {
 
 func (x *ChunkSequence) Reset() {
 	*x = ChunkSequence{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[46]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4264,7 +4390,7 @@ func (x *ChunkSequence) String() string {
 func (*ChunkSequence) ProtoMessage() {}
 
 func (x *ChunkSequence) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[46]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4277,7 +4403,7 @@ func (x *ChunkSequence) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChunkSequence.ProtoReflect.Descriptor instead.
 func (*ChunkSequence) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{46}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ChunkSequence) GetChunks() []*Chunk {
@@ -4296,7 +4422,7 @@ type DropOutcome struct {
 
 func (x *DropOutcome) Reset() {
 	*x = DropOutcome{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[47]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4308,7 +4434,7 @@ func (x *DropOutcome) String() string {
 func (*DropOutcome) ProtoMessage() {}
 
 func (x *DropOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[47]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4321,7 +4447,7 @@ func (x *DropOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropOutcome.ProtoReflect.Descriptor instead.
 func (*DropOutcome) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{47}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{49}
 }
 
 // ResolveAgentArgs is what `resolveAgent` sees: the agent as its variants resolved it for this
@@ -4337,7 +4463,7 @@ type ResolveAgentArgs struct {
 
 func (x *ResolveAgentArgs) Reset() {
 	*x = ResolveAgentArgs{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[48]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4349,7 +4475,7 @@ func (x *ResolveAgentArgs) String() string {
 func (*ResolveAgentArgs) ProtoMessage() {}
 
 func (x *ResolveAgentArgs) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[48]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4362,7 +4488,7 @@ func (x *ResolveAgentArgs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveAgentArgs.ProtoReflect.Descriptor instead.
 func (*ResolveAgentArgs) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{48}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ResolveAgentArgs) GetAgent() *Agent {
@@ -4396,7 +4522,7 @@ type AgentOverrides struct {
 
 func (x *AgentOverrides) Reset() {
 	*x = AgentOverrides{}
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[49]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4408,7 +4534,7 @@ func (x *AgentOverrides) String() string {
 func (*AgentOverrides) ProtoMessage() {}
 
 func (x *AgentOverrides) ProtoReflect() protoreflect.Message {
-	mi := &file_treadle_v1_processor_service_proto_msgTypes[49]
+	mi := &file_treadle_v1_processor_service_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4421,7 +4547,7 @@ func (x *AgentOverrides) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentOverrides.ProtoReflect.Descriptor instead.
 func (*AgentOverrides) Descriptor() ([]byte, []int) {
-	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{49}
+	return file_treadle_v1_processor_service_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *AgentOverrides) GetModel() string {
@@ -4478,11 +4604,16 @@ var File_treadle_v1_processor_service_proto protoreflect.FileDescriptor
 const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"\n" +
 	"\"treadle/v1/processor_service.proto\x12\n" +
-	"treadle.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16treadle/v1/agent.proto\x1a\x16treadle/v1/chunk.proto\x1a\x18treadle/v1/message.proto\x1a\x17treadle/v1/prompt.proto\x1a\x17treadle/v1/remote.proto\"\xa2\x01\n" +
+	"treadle.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16treadle/v1/agent.proto\x1a\x16treadle/v1/chunk.proto\x1a\x18treadle/v1/message.proto\x1a\x17treadle/v1/prompt.proto\x1a\x17treadle/v1/remote.proto\"\xdd\x01\n" +
 	"\x1dProcessorServiceAttachRequest\x12>\n" +
 	"\thandshake\x18\x01 \x01(\v2\x1e.treadle.v1.ProcessorHandshakeH\x00R\thandshake\x126\n" +
-	"\x06result\x18\x02 \x01(\v2\x1c.treadle.v1.InvocationResultH\x00R\x06resultB\t\n" +
-	"\amessage\"\xb7\x02\n" +
+	"\x06result\x18\x02 \x01(\v2\x1c.treadle.v1.InvocationResultH\x00R\x06result\x129\n" +
+	"\aresults\x18e \x01(\v2\x1d.treadle.v1.InvocationResultsH\x00R\aresultsB\t\n" +
+	"\amessage\"K\n" +
+	"\x11InvocationResults\x126\n" +
+	"\aresults\x18\x01 \x03(\v2\x1c.treadle.v1.InvocationResultR\aresults\"G\n" +
+	"\vInvocations\x128\n" +
+	"\vinvocations\x18\x01 \x03(\v2\x16.treadle.v1.InvocationR\vinvocations\"\xf4\x02\n" +
 	"\x1eProcessorServiceAttachResponse\x128\n" +
 	"\awelcome\x18\x01 \x01(\v2\x1c.treadle.v1.ProcessorWelcomeH\x00R\awelcome\x128\n" +
 	"\n" +
@@ -4490,7 +4621,8 @@ const file_treadle_v1_processor_service_proto_rawDesc = "" +
 	"invocation\x126\n" +
 	"\x06cancel\x18\x03 \x01(\v2\x1c.treadle.v1.CancelInvocationH\x00R\x06cancel\x12)\n" +
 	"\x05drain\x18\x04 \x01(\v2\x11.treadle.v1.DrainH\x00R\x05drain\x123\n" +
-	"\trun_ended\x18\x05 \x01(\v2\x14.treadle.v1.RunEndedH\x00R\brunEndedB\t\n" +
+	"\trun_ended\x18\x05 \x01(\v2\x14.treadle.v1.RunEndedH\x00R\brunEnded\x12;\n" +
+	"\vinvocations\x18e \x01(\v2\x17.treadle.v1.InvocationsH\x00R\vinvocationsB\t\n" +
 	"\amessage\"!\n" +
 	"\bRunEnded\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\"\xa4\x01\n" +
@@ -4821,223 +4953,229 @@ func file_treadle_v1_processor_service_proto_rawDescGZIP() []byte {
 }
 
 var file_treadle_v1_processor_service_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_treadle_v1_processor_service_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
+var file_treadle_v1_processor_service_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
 var file_treadle_v1_processor_service_proto_goTypes = []any{
 	(Hook)(0),                              // 0: treadle.v1.Hook
 	(HookMode)(0),                          // 1: treadle.v1.HookMode
 	(StreamDelivery)(0),                    // 2: treadle.v1.StreamDelivery
 	(MessageSource)(0),                     // 3: treadle.v1.MessageSource
 	(*ProcessorServiceAttachRequest)(nil),  // 4: treadle.v1.ProcessorServiceAttachRequest
-	(*ProcessorServiceAttachResponse)(nil), // 5: treadle.v1.ProcessorServiceAttachResponse
-	(*RunEnded)(nil),                       // 6: treadle.v1.RunEnded
-	(*ProcessorHandshake)(nil),             // 7: treadle.v1.ProcessorHandshake
-	(*ProcessorDeclaration)(nil),           // 8: treadle.v1.ProcessorDeclaration
-	(*HookDeclaration)(nil),                // 9: treadle.v1.HookDeclaration
-	(*ProcessorWelcome)(nil),               // 10: treadle.v1.ProcessorWelcome
-	(*ListedMessage)(nil),                  // 11: treadle.v1.ListedMessage
-	(*MessageListSnapshot)(nil),            // 12: treadle.v1.MessageListSnapshot
-	(*Invocation)(nil),                     // 13: treadle.v1.Invocation
-	(*ProcessorState)(nil),                 // 14: treadle.v1.ProcessorState
-	(*ProcessInputArgs)(nil),               // 15: treadle.v1.ProcessInputArgs
-	(*ProcessInputStepArgs)(nil),           // 16: treadle.v1.ProcessInputStepArgs
-	(*ProcessLLMRequestArgs)(nil),          // 17: treadle.v1.ProcessLLMRequestArgs
-	(*ProcessLLMResponseArgs)(nil),         // 18: treadle.v1.ProcessLLMResponseArgs
-	(*APIError)(nil),                       // 19: treadle.v1.APIError
-	(*ProcessAPIErrorArgs)(nil),            // 20: treadle.v1.ProcessAPIErrorArgs
-	(*ProcessOutputStreamArgs)(nil),        // 21: treadle.v1.ProcessOutputStreamArgs
-	(*ProcessOutputStepArgs)(nil),          // 22: treadle.v1.ProcessOutputStepArgs
-	(*ProcessToolResultArgs)(nil),          // 23: treadle.v1.ProcessToolResultArgs
-	(*BeforeToolCallArgs)(nil),             // 24: treadle.v1.BeforeToolCallArgs
-	(*AfterToolCallArgs)(nil),              // 25: treadle.v1.AfterToolCallArgs
-	(*OnViolationArgs)(nil),                // 26: treadle.v1.OnViolationArgs
-	(*OnDelegationStartArgs)(nil),          // 27: treadle.v1.OnDelegationStartArgs
-	(*DelegationStartOutcome)(nil),         // 28: treadle.v1.DelegationStartOutcome
-	(*OnDelegationCompleteArgs)(nil),       // 29: treadle.v1.OnDelegationCompleteArgs
-	(*DelegationCompleteOutcome)(nil),      // 30: treadle.v1.DelegationCompleteOutcome
-	(*TransformToolPayloadArgs)(nil),       // 31: treadle.v1.TransformToolPayloadArgs
-	(*TransformedPayload)(nil),             // 32: treadle.v1.TransformedPayload
-	(*OutputResult)(nil),                   // 33: treadle.v1.OutputResult
-	(*ProcessOutputResultArgs)(nil),        // 34: treadle.v1.ProcessOutputResultArgs
-	(*InvocationResult)(nil),               // 35: treadle.v1.InvocationResult
-	(*SkipToolOutcome)(nil),                // 36: treadle.v1.SkipToolOutcome
-	(*UnchangedOutcome)(nil),               // 37: treadle.v1.UnchangedOutcome
-	(*ReplaceOutcome)(nil),                 // 38: treadle.v1.ReplaceOutcome
-	(*MessageListReplacement)(nil),         // 39: treadle.v1.MessageListReplacement
-	(*PromptReplacement)(nil),              // 40: treadle.v1.PromptReplacement
-	(*CachedResponse)(nil),                 // 41: treadle.v1.CachedResponse
-	(*ActiveTools)(nil),                    // 42: treadle.v1.ActiveTools
-	(*StepOverrides)(nil),                  // 43: treadle.v1.StepOverrides
-	(*StepTools)(nil),                      // 44: treadle.v1.StepTools
-	(*AbortOutcome)(nil),                   // 45: treadle.v1.AbortOutcome
-	(*RetryOutcome)(nil),                   // 46: treadle.v1.RetryOutcome
-	(*ErrorOutcome)(nil),                   // 47: treadle.v1.ErrorOutcome
-	(*StreamOutcomes)(nil),                 // 48: treadle.v1.StreamOutcomes
-	(*ChunkOutcome)(nil),                   // 49: treadle.v1.ChunkOutcome
-	(*ChunkSequence)(nil),                  // 50: treadle.v1.ChunkSequence
-	(*DropOutcome)(nil),                    // 51: treadle.v1.DropOutcome
-	(*ResolveAgentArgs)(nil),               // 52: treadle.v1.ResolveAgentArgs
-	(*AgentOverrides)(nil),                 // 53: treadle.v1.AgentOverrides
-	(*CancelInvocation)(nil),               // 54: treadle.v1.CancelInvocation
-	(*Drain)(nil),                          // 55: treadle.v1.Drain
-	(*durationpb.Duration)(nil),            // 56: google.protobuf.Duration
-	(*Message)(nil),                        // 57: treadle.v1.Message
-	(*SystemMessage)(nil),                  // 58: treadle.v1.SystemMessage
-	(*structpb.Struct)(nil),                // 59: google.protobuf.Struct
-	(*TraceContext)(nil),                   // 60: treadle.v1.TraceContext
-	(*timestamppb.Timestamp)(nil),          // 61: google.protobuf.Timestamp
-	(*StepResult)(nil),                     // 62: treadle.v1.StepResult
-	(*ToolChoice)(nil),                     // 63: treadle.v1.ToolChoice
-	(*ToolDefinition)(nil),                 // 64: treadle.v1.ToolDefinition
-	(*ModelSettings)(nil),                  // 65: treadle.v1.ModelSettings
-	(*StructuredOutput)(nil),               // 66: treadle.v1.StructuredOutput
-	(*PromptMessage)(nil),                  // 67: treadle.v1.PromptMessage
-	(*Chunk)(nil),                          // 68: treadle.v1.Chunk
-	(*structpb.Value)(nil),                 // 69: google.protobuf.Value
-	(FinishReason)(0),                      // 70: treadle.v1.FinishReason
-	(*ToolCall)(nil),                       // 71: treadle.v1.ToolCall
-	(*Usage)(nil),                          // 72: treadle.v1.Usage
-	(*DataChunk)(nil),                      // 73: treadle.v1.DataChunk
-	(*SystemMessages)(nil),                 // 74: treadle.v1.SystemMessages
-	(*Agent)(nil),                          // 75: treadle.v1.Agent
-	(*ToolNames)(nil),                      // 76: treadle.v1.ToolNames
-	(*ProcessorList)(nil),                  // 77: treadle.v1.ProcessorList
-	(*CallOptions)(nil),                    // 78: treadle.v1.CallOptions
+	(*InvocationResults)(nil),              // 5: treadle.v1.InvocationResults
+	(*Invocations)(nil),                    // 6: treadle.v1.Invocations
+	(*ProcessorServiceAttachResponse)(nil), // 7: treadle.v1.ProcessorServiceAttachResponse
+	(*RunEnded)(nil),                       // 8: treadle.v1.RunEnded
+	(*ProcessorHandshake)(nil),             // 9: treadle.v1.ProcessorHandshake
+	(*ProcessorDeclaration)(nil),           // 10: treadle.v1.ProcessorDeclaration
+	(*HookDeclaration)(nil),                // 11: treadle.v1.HookDeclaration
+	(*ProcessorWelcome)(nil),               // 12: treadle.v1.ProcessorWelcome
+	(*ListedMessage)(nil),                  // 13: treadle.v1.ListedMessage
+	(*MessageListSnapshot)(nil),            // 14: treadle.v1.MessageListSnapshot
+	(*Invocation)(nil),                     // 15: treadle.v1.Invocation
+	(*ProcessorState)(nil),                 // 16: treadle.v1.ProcessorState
+	(*ProcessInputArgs)(nil),               // 17: treadle.v1.ProcessInputArgs
+	(*ProcessInputStepArgs)(nil),           // 18: treadle.v1.ProcessInputStepArgs
+	(*ProcessLLMRequestArgs)(nil),          // 19: treadle.v1.ProcessLLMRequestArgs
+	(*ProcessLLMResponseArgs)(nil),         // 20: treadle.v1.ProcessLLMResponseArgs
+	(*APIError)(nil),                       // 21: treadle.v1.APIError
+	(*ProcessAPIErrorArgs)(nil),            // 22: treadle.v1.ProcessAPIErrorArgs
+	(*ProcessOutputStreamArgs)(nil),        // 23: treadle.v1.ProcessOutputStreamArgs
+	(*ProcessOutputStepArgs)(nil),          // 24: treadle.v1.ProcessOutputStepArgs
+	(*ProcessToolResultArgs)(nil),          // 25: treadle.v1.ProcessToolResultArgs
+	(*BeforeToolCallArgs)(nil),             // 26: treadle.v1.BeforeToolCallArgs
+	(*AfterToolCallArgs)(nil),              // 27: treadle.v1.AfterToolCallArgs
+	(*OnViolationArgs)(nil),                // 28: treadle.v1.OnViolationArgs
+	(*OnDelegationStartArgs)(nil),          // 29: treadle.v1.OnDelegationStartArgs
+	(*DelegationStartOutcome)(nil),         // 30: treadle.v1.DelegationStartOutcome
+	(*OnDelegationCompleteArgs)(nil),       // 31: treadle.v1.OnDelegationCompleteArgs
+	(*DelegationCompleteOutcome)(nil),      // 32: treadle.v1.DelegationCompleteOutcome
+	(*TransformToolPayloadArgs)(nil),       // 33: treadle.v1.TransformToolPayloadArgs
+	(*TransformedPayload)(nil),             // 34: treadle.v1.TransformedPayload
+	(*OutputResult)(nil),                   // 35: treadle.v1.OutputResult
+	(*ProcessOutputResultArgs)(nil),        // 36: treadle.v1.ProcessOutputResultArgs
+	(*InvocationResult)(nil),               // 37: treadle.v1.InvocationResult
+	(*SkipToolOutcome)(nil),                // 38: treadle.v1.SkipToolOutcome
+	(*UnchangedOutcome)(nil),               // 39: treadle.v1.UnchangedOutcome
+	(*ReplaceOutcome)(nil),                 // 40: treadle.v1.ReplaceOutcome
+	(*MessageListReplacement)(nil),         // 41: treadle.v1.MessageListReplacement
+	(*PromptReplacement)(nil),              // 42: treadle.v1.PromptReplacement
+	(*CachedResponse)(nil),                 // 43: treadle.v1.CachedResponse
+	(*ActiveTools)(nil),                    // 44: treadle.v1.ActiveTools
+	(*StepOverrides)(nil),                  // 45: treadle.v1.StepOverrides
+	(*StepTools)(nil),                      // 46: treadle.v1.StepTools
+	(*AbortOutcome)(nil),                   // 47: treadle.v1.AbortOutcome
+	(*RetryOutcome)(nil),                   // 48: treadle.v1.RetryOutcome
+	(*ErrorOutcome)(nil),                   // 49: treadle.v1.ErrorOutcome
+	(*StreamOutcomes)(nil),                 // 50: treadle.v1.StreamOutcomes
+	(*ChunkOutcome)(nil),                   // 51: treadle.v1.ChunkOutcome
+	(*ChunkSequence)(nil),                  // 52: treadle.v1.ChunkSequence
+	(*DropOutcome)(nil),                    // 53: treadle.v1.DropOutcome
+	(*ResolveAgentArgs)(nil),               // 54: treadle.v1.ResolveAgentArgs
+	(*AgentOverrides)(nil),                 // 55: treadle.v1.AgentOverrides
+	(*CancelInvocation)(nil),               // 56: treadle.v1.CancelInvocation
+	(*Drain)(nil),                          // 57: treadle.v1.Drain
+	(*durationpb.Duration)(nil),            // 58: google.protobuf.Duration
+	(*Message)(nil),                        // 59: treadle.v1.Message
+	(*SystemMessage)(nil),                  // 60: treadle.v1.SystemMessage
+	(*structpb.Struct)(nil),                // 61: google.protobuf.Struct
+	(*TraceContext)(nil),                   // 62: treadle.v1.TraceContext
+	(*timestamppb.Timestamp)(nil),          // 63: google.protobuf.Timestamp
+	(*StepResult)(nil),                     // 64: treadle.v1.StepResult
+	(*ToolChoice)(nil),                     // 65: treadle.v1.ToolChoice
+	(*ToolDefinition)(nil),                 // 66: treadle.v1.ToolDefinition
+	(*ModelSettings)(nil),                  // 67: treadle.v1.ModelSettings
+	(*StructuredOutput)(nil),               // 68: treadle.v1.StructuredOutput
+	(*PromptMessage)(nil),                  // 69: treadle.v1.PromptMessage
+	(*Chunk)(nil),                          // 70: treadle.v1.Chunk
+	(*structpb.Value)(nil),                 // 71: google.protobuf.Value
+	(FinishReason)(0),                      // 72: treadle.v1.FinishReason
+	(*ToolCall)(nil),                       // 73: treadle.v1.ToolCall
+	(*Usage)(nil),                          // 74: treadle.v1.Usage
+	(*DataChunk)(nil),                      // 75: treadle.v1.DataChunk
+	(*SystemMessages)(nil),                 // 76: treadle.v1.SystemMessages
+	(*Agent)(nil),                          // 77: treadle.v1.Agent
+	(*ToolNames)(nil),                      // 78: treadle.v1.ToolNames
+	(*ProcessorList)(nil),                  // 79: treadle.v1.ProcessorList
+	(*CallOptions)(nil),                    // 80: treadle.v1.CallOptions
 }
 var file_treadle_v1_processor_service_proto_depIdxs = []int32{
-	7,   // 0: treadle.v1.ProcessorServiceAttachRequest.handshake:type_name -> treadle.v1.ProcessorHandshake
-	35,  // 1: treadle.v1.ProcessorServiceAttachRequest.result:type_name -> treadle.v1.InvocationResult
-	10,  // 2: treadle.v1.ProcessorServiceAttachResponse.welcome:type_name -> treadle.v1.ProcessorWelcome
-	13,  // 3: treadle.v1.ProcessorServiceAttachResponse.invocation:type_name -> treadle.v1.Invocation
-	54,  // 4: treadle.v1.ProcessorServiceAttachResponse.cancel:type_name -> treadle.v1.CancelInvocation
-	55,  // 5: treadle.v1.ProcessorServiceAttachResponse.drain:type_name -> treadle.v1.Drain
-	6,   // 6: treadle.v1.ProcessorServiceAttachResponse.run_ended:type_name -> treadle.v1.RunEnded
-	8,   // 7: treadle.v1.ProcessorHandshake.processors:type_name -> treadle.v1.ProcessorDeclaration
-	9,   // 8: treadle.v1.ProcessorDeclaration.hooks:type_name -> treadle.v1.HookDeclaration
-	0,   // 9: treadle.v1.HookDeclaration.hook:type_name -> treadle.v1.Hook
-	1,   // 10: treadle.v1.HookDeclaration.mode:type_name -> treadle.v1.HookMode
-	56,  // 11: treadle.v1.HookDeclaration.timeout:type_name -> google.protobuf.Duration
-	2,   // 12: treadle.v1.HookDeclaration.delivery:type_name -> treadle.v1.StreamDelivery
-	8,   // 13: treadle.v1.ProcessorWelcome.processors:type_name -> treadle.v1.ProcessorDeclaration
-	57,  // 14: treadle.v1.ListedMessage.message:type_name -> treadle.v1.Message
-	3,   // 15: treadle.v1.ListedMessage.source:type_name -> treadle.v1.MessageSource
-	11,  // 16: treadle.v1.MessageListSnapshot.messages:type_name -> treadle.v1.ListedMessage
-	58,  // 17: treadle.v1.MessageListSnapshot.system_messages:type_name -> treadle.v1.SystemMessage
-	0,   // 18: treadle.v1.Invocation.hook:type_name -> treadle.v1.Hook
-	59,  // 19: treadle.v1.Invocation.request_context:type_name -> google.protobuf.Struct
-	14,  // 20: treadle.v1.Invocation.state:type_name -> treadle.v1.ProcessorState
-	60,  // 21: treadle.v1.Invocation.trace_context:type_name -> treadle.v1.TraceContext
-	61,  // 22: treadle.v1.Invocation.deadline:type_name -> google.protobuf.Timestamp
-	56,  // 23: treadle.v1.Invocation.timeout:type_name -> google.protobuf.Duration
-	15,  // 24: treadle.v1.Invocation.process_input:type_name -> treadle.v1.ProcessInputArgs
-	16,  // 25: treadle.v1.Invocation.process_input_step:type_name -> treadle.v1.ProcessInputStepArgs
-	17,  // 26: treadle.v1.Invocation.process_llm_request:type_name -> treadle.v1.ProcessLLMRequestArgs
-	18,  // 27: treadle.v1.Invocation.process_llm_response:type_name -> treadle.v1.ProcessLLMResponseArgs
-	20,  // 28: treadle.v1.Invocation.process_api_error:type_name -> treadle.v1.ProcessAPIErrorArgs
-	21,  // 29: treadle.v1.Invocation.process_output_stream:type_name -> treadle.v1.ProcessOutputStreamArgs
-	22,  // 30: treadle.v1.Invocation.process_output_step:type_name -> treadle.v1.ProcessOutputStepArgs
-	23,  // 31: treadle.v1.Invocation.process_tool_result:type_name -> treadle.v1.ProcessToolResultArgs
-	34,  // 32: treadle.v1.Invocation.process_output_result:type_name -> treadle.v1.ProcessOutputResultArgs
-	24,  // 33: treadle.v1.Invocation.before_tool_call:type_name -> treadle.v1.BeforeToolCallArgs
-	25,  // 34: treadle.v1.Invocation.after_tool_call:type_name -> treadle.v1.AfterToolCallArgs
-	26,  // 35: treadle.v1.Invocation.on_violation:type_name -> treadle.v1.OnViolationArgs
-	27,  // 36: treadle.v1.Invocation.on_delegation_start:type_name -> treadle.v1.OnDelegationStartArgs
-	29,  // 37: treadle.v1.Invocation.on_delegation_complete:type_name -> treadle.v1.OnDelegationCompleteArgs
-	31,  // 38: treadle.v1.Invocation.transform_tool_payload:type_name -> treadle.v1.TransformToolPayloadArgs
-	52,  // 39: treadle.v1.Invocation.resolve_agent:type_name -> treadle.v1.ResolveAgentArgs
-	59,  // 40: treadle.v1.ProcessorState.value:type_name -> google.protobuf.Struct
-	12,  // 41: treadle.v1.ProcessInputArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	12,  // 42: treadle.v1.ProcessInputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	62,  // 43: treadle.v1.ProcessInputStepArgs.steps:type_name -> treadle.v1.StepResult
-	63,  // 44: treadle.v1.ProcessInputStepArgs.tool_choice:type_name -> treadle.v1.ToolChoice
-	64,  // 45: treadle.v1.ProcessInputStepArgs.tools:type_name -> treadle.v1.ToolDefinition
-	59,  // 46: treadle.v1.ProcessInputStepArgs.provider_options:type_name -> google.protobuf.Struct
-	65,  // 47: treadle.v1.ProcessInputStepArgs.model_settings:type_name -> treadle.v1.ModelSettings
-	66,  // 48: treadle.v1.ProcessInputStepArgs.structured_output:type_name -> treadle.v1.StructuredOutput
-	67,  // 49: treadle.v1.ProcessLLMRequestArgs.prompt:type_name -> treadle.v1.PromptMessage
-	62,  // 50: treadle.v1.ProcessLLMRequestArgs.steps:type_name -> treadle.v1.StepResult
-	68,  // 51: treadle.v1.ProcessLLMResponseArgs.chunks:type_name -> treadle.v1.Chunk
-	62,  // 52: treadle.v1.ProcessLLMResponseArgs.steps:type_name -> treadle.v1.StepResult
-	69,  // 53: treadle.v1.APIError.body:type_name -> google.protobuf.Value
-	19,  // 54: treadle.v1.ProcessAPIErrorArgs.error:type_name -> treadle.v1.APIError
-	12,  // 55: treadle.v1.ProcessAPIErrorArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	62,  // 56: treadle.v1.ProcessAPIErrorArgs.steps:type_name -> treadle.v1.StepResult
-	68,  // 57: treadle.v1.ProcessOutputStreamArgs.parts:type_name -> treadle.v1.Chunk
-	12,  // 58: treadle.v1.ProcessOutputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	70,  // 59: treadle.v1.ProcessOutputStepArgs.finish_reason:type_name -> treadle.v1.FinishReason
-	71,  // 60: treadle.v1.ProcessOutputStepArgs.tool_calls:type_name -> treadle.v1.ToolCall
-	72,  // 61: treadle.v1.ProcessOutputStepArgs.usage:type_name -> treadle.v1.Usage
-	62,  // 62: treadle.v1.ProcessOutputStepArgs.steps:type_name -> treadle.v1.StepResult
-	59,  // 63: treadle.v1.ProcessOutputStepArgs.provider_metadata:type_name -> google.protobuf.Struct
-	12,  // 64: treadle.v1.ProcessToolResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	69,  // 65: treadle.v1.ProcessToolResultArgs.args:type_name -> google.protobuf.Value
-	69,  // 66: treadle.v1.ProcessToolResultArgs.result:type_name -> google.protobuf.Value
-	62,  // 67: treadle.v1.ProcessToolResultArgs.steps:type_name -> treadle.v1.StepResult
-	69,  // 68: treadle.v1.BeforeToolCallArgs.args:type_name -> google.protobuf.Value
-	69,  // 69: treadle.v1.AfterToolCallArgs.args:type_name -> google.protobuf.Value
-	69,  // 70: treadle.v1.AfterToolCallArgs.output:type_name -> google.protobuf.Value
-	69,  // 71: treadle.v1.OnViolationArgs.detail:type_name -> google.protobuf.Value
-	69,  // 72: treadle.v1.OnDelegationCompleteArgs.result:type_name -> google.protobuf.Value
-	56,  // 73: treadle.v1.OnDelegationCompleteArgs.duration:type_name -> google.protobuf.Duration
-	69,  // 74: treadle.v1.TransformToolPayloadArgs.payload:type_name -> google.protobuf.Value
-	69,  // 75: treadle.v1.TransformedPayload.payload:type_name -> google.protobuf.Value
-	72,  // 76: treadle.v1.OutputResult.usage:type_name -> treadle.v1.Usage
-	70,  // 77: treadle.v1.OutputResult.finish_reason:type_name -> treadle.v1.FinishReason
-	62,  // 78: treadle.v1.OutputResult.steps:type_name -> treadle.v1.StepResult
-	12,  // 79: treadle.v1.ProcessOutputResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
-	33,  // 80: treadle.v1.ProcessOutputResultArgs.result:type_name -> treadle.v1.OutputResult
-	37,  // 81: treadle.v1.InvocationResult.unchanged:type_name -> treadle.v1.UnchangedOutcome
-	38,  // 82: treadle.v1.InvocationResult.replace:type_name -> treadle.v1.ReplaceOutcome
-	45,  // 83: treadle.v1.InvocationResult.abort:type_name -> treadle.v1.AbortOutcome
-	46,  // 84: treadle.v1.InvocationResult.retry:type_name -> treadle.v1.RetryOutcome
-	47,  // 85: treadle.v1.InvocationResult.error:type_name -> treadle.v1.ErrorOutcome
-	48,  // 86: treadle.v1.InvocationResult.stream:type_name -> treadle.v1.StreamOutcomes
-	36,  // 87: treadle.v1.InvocationResult.skip_tool:type_name -> treadle.v1.SkipToolOutcome
-	28,  // 88: treadle.v1.InvocationResult.delegation_start:type_name -> treadle.v1.DelegationStartOutcome
-	30,  // 89: treadle.v1.InvocationResult.delegation_complete:type_name -> treadle.v1.DelegationCompleteOutcome
-	32,  // 90: treadle.v1.InvocationResult.transformed:type_name -> treadle.v1.TransformedPayload
-	53,  // 91: treadle.v1.InvocationResult.agent_overrides:type_name -> treadle.v1.AgentOverrides
-	14,  // 92: treadle.v1.InvocationResult.state:type_name -> treadle.v1.ProcessorState
-	73,  // 93: treadle.v1.InvocationResult.custom_chunks:type_name -> treadle.v1.DataChunk
-	69,  // 94: treadle.v1.SkipToolOutcome.output:type_name -> google.protobuf.Value
-	39,  // 95: treadle.v1.ReplaceOutcome.messages:type_name -> treadle.v1.MessageListReplacement
-	74,  // 96: treadle.v1.ReplaceOutcome.system_messages:type_name -> treadle.v1.SystemMessages
-	43,  // 97: treadle.v1.ReplaceOutcome.step_overrides:type_name -> treadle.v1.StepOverrides
-	40,  // 98: treadle.v1.ReplaceOutcome.prompt:type_name -> treadle.v1.PromptReplacement
-	41,  // 99: treadle.v1.ReplaceOutcome.cached_response:type_name -> treadle.v1.CachedResponse
-	57,  // 100: treadle.v1.MessageListReplacement.messages:type_name -> treadle.v1.Message
-	3,   // 101: treadle.v1.MessageListReplacement.sources:type_name -> treadle.v1.MessageSource
-	67,  // 102: treadle.v1.PromptReplacement.messages:type_name -> treadle.v1.PromptMessage
-	68,  // 103: treadle.v1.CachedResponse.chunks:type_name -> treadle.v1.Chunk
-	63,  // 104: treadle.v1.StepOverrides.tool_choice:type_name -> treadle.v1.ToolChoice
-	42,  // 105: treadle.v1.StepOverrides.active_tools:type_name -> treadle.v1.ActiveTools
-	59,  // 106: treadle.v1.StepOverrides.provider_options:type_name -> google.protobuf.Struct
-	65,  // 107: treadle.v1.StepOverrides.model_settings:type_name -> treadle.v1.ModelSettings
-	66,  // 108: treadle.v1.StepOverrides.structured_output:type_name -> treadle.v1.StructuredOutput
-	44,  // 109: treadle.v1.StepOverrides.tools:type_name -> treadle.v1.StepTools
-	69,  // 110: treadle.v1.AbortOutcome.metadata:type_name -> google.protobuf.Value
-	39,  // 111: treadle.v1.RetryOutcome.messages:type_name -> treadle.v1.MessageListReplacement
-	49,  // 112: treadle.v1.StreamOutcomes.chunks:type_name -> treadle.v1.ChunkOutcome
-	37,  // 113: treadle.v1.ChunkOutcome.unchanged:type_name -> treadle.v1.UnchangedOutcome
-	68,  // 114: treadle.v1.ChunkOutcome.replace:type_name -> treadle.v1.Chunk
-	51,  // 115: treadle.v1.ChunkOutcome.drop:type_name -> treadle.v1.DropOutcome
-	45,  // 116: treadle.v1.ChunkOutcome.abort:type_name -> treadle.v1.AbortOutcome
-	47,  // 117: treadle.v1.ChunkOutcome.error:type_name -> treadle.v1.ErrorOutcome
-	50,  // 118: treadle.v1.ChunkOutcome.chunks:type_name -> treadle.v1.ChunkSequence
-	68,  // 119: treadle.v1.ChunkSequence.chunks:type_name -> treadle.v1.Chunk
-	75,  // 120: treadle.v1.ResolveAgentArgs.agent:type_name -> treadle.v1.Agent
-	74,  // 121: treadle.v1.AgentOverrides.instructions:type_name -> treadle.v1.SystemMessages
-	76,  // 122: treadle.v1.AgentOverrides.tools:type_name -> treadle.v1.ToolNames
-	77,  // 123: treadle.v1.AgentOverrides.input_processors:type_name -> treadle.v1.ProcessorList
-	77,  // 124: treadle.v1.AgentOverrides.output_processors:type_name -> treadle.v1.ProcessorList
-	77,  // 125: treadle.v1.AgentOverrides.error_processors:type_name -> treadle.v1.ProcessorList
-	78,  // 126: treadle.v1.AgentOverrides.default_options:type_name -> treadle.v1.CallOptions
-	4,   // 127: treadle.v1.ProcessorService.Attach:input_type -> treadle.v1.ProcessorServiceAttachRequest
-	5,   // 128: treadle.v1.ProcessorService.Attach:output_type -> treadle.v1.ProcessorServiceAttachResponse
-	128, // [128:129] is the sub-list for method output_type
-	127, // [127:128] is the sub-list for method input_type
-	127, // [127:127] is the sub-list for extension type_name
-	127, // [127:127] is the sub-list for extension extendee
-	0,   // [0:127] is the sub-list for field type_name
+	9,   // 0: treadle.v1.ProcessorServiceAttachRequest.handshake:type_name -> treadle.v1.ProcessorHandshake
+	37,  // 1: treadle.v1.ProcessorServiceAttachRequest.result:type_name -> treadle.v1.InvocationResult
+	5,   // 2: treadle.v1.ProcessorServiceAttachRequest.results:type_name -> treadle.v1.InvocationResults
+	37,  // 3: treadle.v1.InvocationResults.results:type_name -> treadle.v1.InvocationResult
+	15,  // 4: treadle.v1.Invocations.invocations:type_name -> treadle.v1.Invocation
+	12,  // 5: treadle.v1.ProcessorServiceAttachResponse.welcome:type_name -> treadle.v1.ProcessorWelcome
+	15,  // 6: treadle.v1.ProcessorServiceAttachResponse.invocation:type_name -> treadle.v1.Invocation
+	56,  // 7: treadle.v1.ProcessorServiceAttachResponse.cancel:type_name -> treadle.v1.CancelInvocation
+	57,  // 8: treadle.v1.ProcessorServiceAttachResponse.drain:type_name -> treadle.v1.Drain
+	8,   // 9: treadle.v1.ProcessorServiceAttachResponse.run_ended:type_name -> treadle.v1.RunEnded
+	6,   // 10: treadle.v1.ProcessorServiceAttachResponse.invocations:type_name -> treadle.v1.Invocations
+	10,  // 11: treadle.v1.ProcessorHandshake.processors:type_name -> treadle.v1.ProcessorDeclaration
+	11,  // 12: treadle.v1.ProcessorDeclaration.hooks:type_name -> treadle.v1.HookDeclaration
+	0,   // 13: treadle.v1.HookDeclaration.hook:type_name -> treadle.v1.Hook
+	1,   // 14: treadle.v1.HookDeclaration.mode:type_name -> treadle.v1.HookMode
+	58,  // 15: treadle.v1.HookDeclaration.timeout:type_name -> google.protobuf.Duration
+	2,   // 16: treadle.v1.HookDeclaration.delivery:type_name -> treadle.v1.StreamDelivery
+	10,  // 17: treadle.v1.ProcessorWelcome.processors:type_name -> treadle.v1.ProcessorDeclaration
+	59,  // 18: treadle.v1.ListedMessage.message:type_name -> treadle.v1.Message
+	3,   // 19: treadle.v1.ListedMessage.source:type_name -> treadle.v1.MessageSource
+	13,  // 20: treadle.v1.MessageListSnapshot.messages:type_name -> treadle.v1.ListedMessage
+	60,  // 21: treadle.v1.MessageListSnapshot.system_messages:type_name -> treadle.v1.SystemMessage
+	0,   // 22: treadle.v1.Invocation.hook:type_name -> treadle.v1.Hook
+	61,  // 23: treadle.v1.Invocation.request_context:type_name -> google.protobuf.Struct
+	16,  // 24: treadle.v1.Invocation.state:type_name -> treadle.v1.ProcessorState
+	62,  // 25: treadle.v1.Invocation.trace_context:type_name -> treadle.v1.TraceContext
+	63,  // 26: treadle.v1.Invocation.deadline:type_name -> google.protobuf.Timestamp
+	58,  // 27: treadle.v1.Invocation.timeout:type_name -> google.protobuf.Duration
+	17,  // 28: treadle.v1.Invocation.process_input:type_name -> treadle.v1.ProcessInputArgs
+	18,  // 29: treadle.v1.Invocation.process_input_step:type_name -> treadle.v1.ProcessInputStepArgs
+	19,  // 30: treadle.v1.Invocation.process_llm_request:type_name -> treadle.v1.ProcessLLMRequestArgs
+	20,  // 31: treadle.v1.Invocation.process_llm_response:type_name -> treadle.v1.ProcessLLMResponseArgs
+	22,  // 32: treadle.v1.Invocation.process_api_error:type_name -> treadle.v1.ProcessAPIErrorArgs
+	23,  // 33: treadle.v1.Invocation.process_output_stream:type_name -> treadle.v1.ProcessOutputStreamArgs
+	24,  // 34: treadle.v1.Invocation.process_output_step:type_name -> treadle.v1.ProcessOutputStepArgs
+	25,  // 35: treadle.v1.Invocation.process_tool_result:type_name -> treadle.v1.ProcessToolResultArgs
+	36,  // 36: treadle.v1.Invocation.process_output_result:type_name -> treadle.v1.ProcessOutputResultArgs
+	26,  // 37: treadle.v1.Invocation.before_tool_call:type_name -> treadle.v1.BeforeToolCallArgs
+	27,  // 38: treadle.v1.Invocation.after_tool_call:type_name -> treadle.v1.AfterToolCallArgs
+	28,  // 39: treadle.v1.Invocation.on_violation:type_name -> treadle.v1.OnViolationArgs
+	29,  // 40: treadle.v1.Invocation.on_delegation_start:type_name -> treadle.v1.OnDelegationStartArgs
+	31,  // 41: treadle.v1.Invocation.on_delegation_complete:type_name -> treadle.v1.OnDelegationCompleteArgs
+	33,  // 42: treadle.v1.Invocation.transform_tool_payload:type_name -> treadle.v1.TransformToolPayloadArgs
+	54,  // 43: treadle.v1.Invocation.resolve_agent:type_name -> treadle.v1.ResolveAgentArgs
+	61,  // 44: treadle.v1.ProcessorState.value:type_name -> google.protobuf.Struct
+	14,  // 45: treadle.v1.ProcessInputArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	14,  // 46: treadle.v1.ProcessInputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	64,  // 47: treadle.v1.ProcessInputStepArgs.steps:type_name -> treadle.v1.StepResult
+	65,  // 48: treadle.v1.ProcessInputStepArgs.tool_choice:type_name -> treadle.v1.ToolChoice
+	66,  // 49: treadle.v1.ProcessInputStepArgs.tools:type_name -> treadle.v1.ToolDefinition
+	61,  // 50: treadle.v1.ProcessInputStepArgs.provider_options:type_name -> google.protobuf.Struct
+	67,  // 51: treadle.v1.ProcessInputStepArgs.model_settings:type_name -> treadle.v1.ModelSettings
+	68,  // 52: treadle.v1.ProcessInputStepArgs.structured_output:type_name -> treadle.v1.StructuredOutput
+	69,  // 53: treadle.v1.ProcessLLMRequestArgs.prompt:type_name -> treadle.v1.PromptMessage
+	64,  // 54: treadle.v1.ProcessLLMRequestArgs.steps:type_name -> treadle.v1.StepResult
+	70,  // 55: treadle.v1.ProcessLLMResponseArgs.chunks:type_name -> treadle.v1.Chunk
+	64,  // 56: treadle.v1.ProcessLLMResponseArgs.steps:type_name -> treadle.v1.StepResult
+	71,  // 57: treadle.v1.APIError.body:type_name -> google.protobuf.Value
+	21,  // 58: treadle.v1.ProcessAPIErrorArgs.error:type_name -> treadle.v1.APIError
+	14,  // 59: treadle.v1.ProcessAPIErrorArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	64,  // 60: treadle.v1.ProcessAPIErrorArgs.steps:type_name -> treadle.v1.StepResult
+	70,  // 61: treadle.v1.ProcessOutputStreamArgs.parts:type_name -> treadle.v1.Chunk
+	14,  // 62: treadle.v1.ProcessOutputStepArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	72,  // 63: treadle.v1.ProcessOutputStepArgs.finish_reason:type_name -> treadle.v1.FinishReason
+	73,  // 64: treadle.v1.ProcessOutputStepArgs.tool_calls:type_name -> treadle.v1.ToolCall
+	74,  // 65: treadle.v1.ProcessOutputStepArgs.usage:type_name -> treadle.v1.Usage
+	64,  // 66: treadle.v1.ProcessOutputStepArgs.steps:type_name -> treadle.v1.StepResult
+	61,  // 67: treadle.v1.ProcessOutputStepArgs.provider_metadata:type_name -> google.protobuf.Struct
+	14,  // 68: treadle.v1.ProcessToolResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	71,  // 69: treadle.v1.ProcessToolResultArgs.args:type_name -> google.protobuf.Value
+	71,  // 70: treadle.v1.ProcessToolResultArgs.result:type_name -> google.protobuf.Value
+	64,  // 71: treadle.v1.ProcessToolResultArgs.steps:type_name -> treadle.v1.StepResult
+	71,  // 72: treadle.v1.BeforeToolCallArgs.args:type_name -> google.protobuf.Value
+	71,  // 73: treadle.v1.AfterToolCallArgs.args:type_name -> google.protobuf.Value
+	71,  // 74: treadle.v1.AfterToolCallArgs.output:type_name -> google.protobuf.Value
+	71,  // 75: treadle.v1.OnViolationArgs.detail:type_name -> google.protobuf.Value
+	71,  // 76: treadle.v1.OnDelegationCompleteArgs.result:type_name -> google.protobuf.Value
+	58,  // 77: treadle.v1.OnDelegationCompleteArgs.duration:type_name -> google.protobuf.Duration
+	71,  // 78: treadle.v1.TransformToolPayloadArgs.payload:type_name -> google.protobuf.Value
+	71,  // 79: treadle.v1.TransformedPayload.payload:type_name -> google.protobuf.Value
+	74,  // 80: treadle.v1.OutputResult.usage:type_name -> treadle.v1.Usage
+	72,  // 81: treadle.v1.OutputResult.finish_reason:type_name -> treadle.v1.FinishReason
+	64,  // 82: treadle.v1.OutputResult.steps:type_name -> treadle.v1.StepResult
+	14,  // 83: treadle.v1.ProcessOutputResultArgs.message_list:type_name -> treadle.v1.MessageListSnapshot
+	35,  // 84: treadle.v1.ProcessOutputResultArgs.result:type_name -> treadle.v1.OutputResult
+	39,  // 85: treadle.v1.InvocationResult.unchanged:type_name -> treadle.v1.UnchangedOutcome
+	40,  // 86: treadle.v1.InvocationResult.replace:type_name -> treadle.v1.ReplaceOutcome
+	47,  // 87: treadle.v1.InvocationResult.abort:type_name -> treadle.v1.AbortOutcome
+	48,  // 88: treadle.v1.InvocationResult.retry:type_name -> treadle.v1.RetryOutcome
+	49,  // 89: treadle.v1.InvocationResult.error:type_name -> treadle.v1.ErrorOutcome
+	50,  // 90: treadle.v1.InvocationResult.stream:type_name -> treadle.v1.StreamOutcomes
+	38,  // 91: treadle.v1.InvocationResult.skip_tool:type_name -> treadle.v1.SkipToolOutcome
+	30,  // 92: treadle.v1.InvocationResult.delegation_start:type_name -> treadle.v1.DelegationStartOutcome
+	32,  // 93: treadle.v1.InvocationResult.delegation_complete:type_name -> treadle.v1.DelegationCompleteOutcome
+	34,  // 94: treadle.v1.InvocationResult.transformed:type_name -> treadle.v1.TransformedPayload
+	55,  // 95: treadle.v1.InvocationResult.agent_overrides:type_name -> treadle.v1.AgentOverrides
+	16,  // 96: treadle.v1.InvocationResult.state:type_name -> treadle.v1.ProcessorState
+	75,  // 97: treadle.v1.InvocationResult.custom_chunks:type_name -> treadle.v1.DataChunk
+	71,  // 98: treadle.v1.SkipToolOutcome.output:type_name -> google.protobuf.Value
+	41,  // 99: treadle.v1.ReplaceOutcome.messages:type_name -> treadle.v1.MessageListReplacement
+	76,  // 100: treadle.v1.ReplaceOutcome.system_messages:type_name -> treadle.v1.SystemMessages
+	45,  // 101: treadle.v1.ReplaceOutcome.step_overrides:type_name -> treadle.v1.StepOverrides
+	42,  // 102: treadle.v1.ReplaceOutcome.prompt:type_name -> treadle.v1.PromptReplacement
+	43,  // 103: treadle.v1.ReplaceOutcome.cached_response:type_name -> treadle.v1.CachedResponse
+	59,  // 104: treadle.v1.MessageListReplacement.messages:type_name -> treadle.v1.Message
+	3,   // 105: treadle.v1.MessageListReplacement.sources:type_name -> treadle.v1.MessageSource
+	69,  // 106: treadle.v1.PromptReplacement.messages:type_name -> treadle.v1.PromptMessage
+	70,  // 107: treadle.v1.CachedResponse.chunks:type_name -> treadle.v1.Chunk
+	65,  // 108: treadle.v1.StepOverrides.tool_choice:type_name -> treadle.v1.ToolChoice
+	44,  // 109: treadle.v1.StepOverrides.active_tools:type_name -> treadle.v1.ActiveTools
+	61,  // 110: treadle.v1.StepOverrides.provider_options:type_name -> google.protobuf.Struct
+	67,  // 111: treadle.v1.StepOverrides.model_settings:type_name -> treadle.v1.ModelSettings
+	68,  // 112: treadle.v1.StepOverrides.structured_output:type_name -> treadle.v1.StructuredOutput
+	46,  // 113: treadle.v1.StepOverrides.tools:type_name -> treadle.v1.StepTools
+	71,  // 114: treadle.v1.AbortOutcome.metadata:type_name -> google.protobuf.Value
+	41,  // 115: treadle.v1.RetryOutcome.messages:type_name -> treadle.v1.MessageListReplacement
+	51,  // 116: treadle.v1.StreamOutcomes.chunks:type_name -> treadle.v1.ChunkOutcome
+	39,  // 117: treadle.v1.ChunkOutcome.unchanged:type_name -> treadle.v1.UnchangedOutcome
+	70,  // 118: treadle.v1.ChunkOutcome.replace:type_name -> treadle.v1.Chunk
+	53,  // 119: treadle.v1.ChunkOutcome.drop:type_name -> treadle.v1.DropOutcome
+	47,  // 120: treadle.v1.ChunkOutcome.abort:type_name -> treadle.v1.AbortOutcome
+	49,  // 121: treadle.v1.ChunkOutcome.error:type_name -> treadle.v1.ErrorOutcome
+	52,  // 122: treadle.v1.ChunkOutcome.chunks:type_name -> treadle.v1.ChunkSequence
+	70,  // 123: treadle.v1.ChunkSequence.chunks:type_name -> treadle.v1.Chunk
+	77,  // 124: treadle.v1.ResolveAgentArgs.agent:type_name -> treadle.v1.Agent
+	76,  // 125: treadle.v1.AgentOverrides.instructions:type_name -> treadle.v1.SystemMessages
+	78,  // 126: treadle.v1.AgentOverrides.tools:type_name -> treadle.v1.ToolNames
+	79,  // 127: treadle.v1.AgentOverrides.input_processors:type_name -> treadle.v1.ProcessorList
+	79,  // 128: treadle.v1.AgentOverrides.output_processors:type_name -> treadle.v1.ProcessorList
+	79,  // 129: treadle.v1.AgentOverrides.error_processors:type_name -> treadle.v1.ProcessorList
+	80,  // 130: treadle.v1.AgentOverrides.default_options:type_name -> treadle.v1.CallOptions
+	4,   // 131: treadle.v1.ProcessorService.Attach:input_type -> treadle.v1.ProcessorServiceAttachRequest
+	7,   // 132: treadle.v1.ProcessorService.Attach:output_type -> treadle.v1.ProcessorServiceAttachResponse
+	132, // [132:133] is the sub-list for method output_type
+	131, // [131:132] is the sub-list for method input_type
+	131, // [131:131] is the sub-list for extension type_name
+	131, // [131:131] is the sub-list for extension extendee
+	0,   // [0:131] is the sub-list for field type_name
 }
 
 func init() { file_treadle_v1_processor_service_proto_init() }
@@ -5053,15 +5191,17 @@ func file_treadle_v1_processor_service_proto_init() {
 	file_treadle_v1_processor_service_proto_msgTypes[0].OneofWrappers = []any{
 		(*ProcessorServiceAttachRequest_Handshake)(nil),
 		(*ProcessorServiceAttachRequest_Result)(nil),
+		(*ProcessorServiceAttachRequest_Results)(nil),
 	}
-	file_treadle_v1_processor_service_proto_msgTypes[1].OneofWrappers = []any{
+	file_treadle_v1_processor_service_proto_msgTypes[3].OneofWrappers = []any{
 		(*ProcessorServiceAttachResponse_Welcome)(nil),
 		(*ProcessorServiceAttachResponse_Invocation)(nil),
 		(*ProcessorServiceAttachResponse_Cancel)(nil),
 		(*ProcessorServiceAttachResponse_Drain)(nil),
 		(*ProcessorServiceAttachResponse_RunEnded)(nil),
+		(*ProcessorServiceAttachResponse_Invocations)(nil),
 	}
-	file_treadle_v1_processor_service_proto_msgTypes[9].OneofWrappers = []any{
+	file_treadle_v1_processor_service_proto_msgTypes[11].OneofWrappers = []any{
 		(*Invocation_ProcessInput)(nil),
 		(*Invocation_ProcessInputStep)(nil),
 		(*Invocation_ProcessLlmRequest)(nil),
@@ -5079,8 +5219,8 @@ func file_treadle_v1_processor_service_proto_init() {
 		(*Invocation_TransformToolPayload)(nil),
 		(*Invocation_ResolveAgent)(nil),
 	}
-	file_treadle_v1_processor_service_proto_msgTypes[24].OneofWrappers = []any{}
-	file_treadle_v1_processor_service_proto_msgTypes[31].OneofWrappers = []any{
+	file_treadle_v1_processor_service_proto_msgTypes[26].OneofWrappers = []any{}
+	file_treadle_v1_processor_service_proto_msgTypes[33].OneofWrappers = []any{
 		(*InvocationResult_Unchanged)(nil),
 		(*InvocationResult_Replace)(nil),
 		(*InvocationResult_Abort)(nil),
@@ -5093,7 +5233,7 @@ func file_treadle_v1_processor_service_proto_init() {
 		(*InvocationResult_Transformed)(nil),
 		(*InvocationResult_AgentOverrides)(nil),
 	}
-	file_treadle_v1_processor_service_proto_msgTypes[45].OneofWrappers = []any{
+	file_treadle_v1_processor_service_proto_msgTypes[47].OneofWrappers = []any{
 		(*ChunkOutcome_Unchanged)(nil),
 		(*ChunkOutcome_Replace)(nil),
 		(*ChunkOutcome_Drop)(nil),
@@ -5101,14 +5241,14 @@ func file_treadle_v1_processor_service_proto_init() {
 		(*ChunkOutcome_Error)(nil),
 		(*ChunkOutcome_Chunks)(nil),
 	}
-	file_treadle_v1_processor_service_proto_msgTypes[49].OneofWrappers = []any{}
+	file_treadle_v1_processor_service_proto_msgTypes[51].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_treadle_v1_processor_service_proto_rawDesc), len(file_treadle_v1_processor_service_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   50,
+			NumMessages:   52,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

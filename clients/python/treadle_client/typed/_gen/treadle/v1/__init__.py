@@ -96,6 +96,8 @@ __all__ = (
     "Interrupt",
     "Invocation",
     "InvocationResult",
+    "InvocationResults",
+    "Invocations",
     "ListAgentVersionsRequest",
     "ListAgentVersionsResponse",
     "ListAgentsRequest",
@@ -5022,6 +5024,42 @@ default_message_pool.register_message(
 
 
 @dataclass(eq=False, repr=False)
+class InvocationResults(betterproto2.Message):
+    """
+    InvocationResults is a batch of answers (protocol version 3).
+    """
+
+    results: "list[InvocationResult]" = betterproto2.field(
+        1, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    The answers, in the order they would have been sent one by one.
+    """
+
+
+default_message_pool.register_message(
+    "treadle.v1", "InvocationResults", InvocationResults
+)
+
+
+@dataclass(eq=False, repr=False)
+class Invocations(betterproto2.Message):
+    """
+    Invocations is a batch of invocations (protocol version 3).
+    """
+
+    invocations: "list[Invocation]" = betterproto2.field(
+        1, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    The invocations, in the order they would have been sent one by one.
+    """
+
+
+default_message_pool.register_message("treadle.v1", "Invocations", Invocations)
+
+
+@dataclass(eq=False, repr=False)
 class ListAgentsRequest(betterproto2.Message):
     """
     ListAgentsRequest is the request of `ListAgents`.
@@ -6999,6 +7037,13 @@ class ProcessorServiceAttachRequest(betterproto2.Message):
     The answer to one invocation.
     """
 
+    results: "InvocationResults | None" = betterproto2.field(
+        101, betterproto2.TYPE_MESSAGE, optional=True, group="message"
+    )
+    """
+    Protocol version 3: several answers, in order, each as if sent alone as `result`.
+    """
+
 
 default_message_pool.register_message(
     "treadle.v1", "ProcessorServiceAttachRequest", ProcessorServiceAttachRequest
@@ -7047,6 +7092,13 @@ class ProcessorServiceAttachResponse(betterproto2.Message):
     )
     """
     A run this stream served has ended: the process MAY forget its state for that run.
+    """
+
+    invocations: "Invocations | None" = betterproto2.field(
+        101, betterproto2.TYPE_MESSAGE, optional=True, group="message"
+    )
+    """
+    Protocol version 3: several invocations, in order, each as if sent alone as `invocation`.
     """
 
 
