@@ -13,6 +13,8 @@ The store's SQL is written once, as plain functions of a SQLAlchemy ``Connection
   its own that never waits (``busy_timeout=0``): uncontended, that saves the hop to a thread
   and back, which costs more than the write; when the write lock is taken (another write of
   this process in a thread, or another process) it is rolled back and run in the pool instead.
+  Reads run on that connection too (WAL: a reader never waits for a writer), in the pool only
+  while it is in use.
 - **PostgreSQL** uses psycopg 3's asyncio driver; the same function runs through
   ``AsyncConnection.run_sync``. Pooled connections are checked before use and a transaction
   that meets a transient fault (a restart, a serialization failure) runs again (``retry.py``).
@@ -122,11 +124,8 @@ class SqliteDatabase(Database):
         if not self._inline_lock.acquire(blocking=False):
             return False, None
         try:
-            if self._inline is None:
-                self._inline = self.engine.connect()
-                self._inline.exec_driver_sql("PRAGMA busy_timeout=0")
             try:
-                return True, _transaction(self._inline, fn, args)
+                return True, _transaction(self._inline_connection(), fn, args)
             except OperationalError as e:
                 if not _is_busy(e.orig):
                     raise
@@ -134,14 +133,43 @@ class SqliteDatabase(Database):
         finally:
             self._inline_lock.release()
 
+    def _inline_connection(self) -> Connection:
+        if self._inline is None:
+            self._inline = self.engine.connect()
+            self._inline.exec_driver_sql("PRAGMA busy_timeout=0")
+        return self._inline
+
     async def read(self, fn: Work[T], *args: Any) -> T:
+        done, out = self._read_inline(fn, args)
+        if done:
+            return out
+        return await self.run(fn, *args)
+
+    def _read_inline(self, fn: Work[T], args: tuple[Any, ...]) -> tuple[bool, Any]:
+        """A read on the event loop's connection, as a write is: in WAL mode a read never waits
+        for a writer, and it takes a few microseconds where the hop to a thread and back takes
+        a hundred. ``(False, None)`` when that connection is in use or the database is busy."""
+        if not self._inline_lock.acquire(blocking=False):
+            return False, None
+        try:
+            conn = self._inline_connection()
+            try:
+                return True, fn(conn, *args)
+            except OperationalError as e:
+                if not _is_busy(e.orig):
+                    raise
+                return False, None
+            finally:
+                conn.rollback()  # ends the read (the driver is in autocommit: nothing to undo)
+        finally:
+            self._inline_lock.release()
+
+    async def run(self, fn: Work[T], *args: Any) -> T:
         def work() -> T:
             with self.engine.connect() as conn:
                 return fn(conn, *args)
 
         return await self._in_thread(work)
-
-    run = read
 
     async def dispose(self) -> None:
         with self._inline_lock:
