@@ -227,7 +227,7 @@ class ThreadRuntime:
         self.hub.forward = self._forward
 
     def _forward(self, key: ThreadKey, event: Event) -> None:
-        if self.relay is not None:
+        if self.relay is not None and self.relay.channel.heard:  # alone: nothing to tell
             run = self._active.get(key)
             expires = run.lease.expires_at if run is not None and run.lease is not None else None
             self.relay.event(key, event, expires)
