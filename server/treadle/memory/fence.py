@@ -21,6 +21,7 @@ from contextvars import ContextVar
 from sqlalchemy import BigInteger, Connection, String, bindparam, column, select, table
 
 from ..core.errors import FailedPreconditionError
+from .engine import Prepared
 from .signal_records import Lease
 
 current_fence: ContextVar[Lease | None] = ContextVar("treadle_fence", default=None)
@@ -50,6 +51,7 @@ _FENCE = select(_c.epoch).where(
 """Built once: every write of a run makes this check, and building a query costs more than
 running it."""
 _FENCE_SHARED = _FENCE.with_for_update(read=True)
+_PREPARED = {"postgresql": Prepared(_FENCE_SHARED), "sqlite": Prepared(_FENCE)}
 
 
 def check_fence(conn: Connection, fence: Lease | None) -> None:
@@ -57,10 +59,10 @@ def check_fence(conn: Connection, fence: Lease | None) -> None:
     thread's lease (and keep it so until the transaction ends)."""
     if fence is None:
         return
-    query = _FENCE_SHARED if conn.dialect.name == "postgresql" else _FENCE
+    query = _PREPARED[conn.dialect.name]
     params = {"resource_id": fence.key[0], "thread_id": fence.key[1], "owner": fence.owner,
               "run_id": fence.run_id, "epoch": fence.epoch}
-    if conn.execute(query, params).first() is None:
+    if query.first(conn, params) is None:
         raise LeaseLostError(fence)
 
 

@@ -19,7 +19,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from ..core.messages import Message
 from .codec import content_from_json, content_to_json
-from .engine import Database
+from .engine import Database, Prepared
 from .fence import check_fence
 from .signal_records import Lease, NotificationRecord, PendingSignal, StateChannel, ThreadKey
 from .sql import from_micros, micros
@@ -156,20 +156,20 @@ class SqlSignalStore:
             params.update(_held_params(replacing, "r_"))
 
         def take(conn: Connection) -> Lease:
-            if (epoch := conn.execute(upsert, params).scalar()) is not None:
-                return Lease(lease.key, lease.owner, lease.run_id, lease.agent_id, lease.expires_at, epoch)
+            if (row := upsert.first(conn, params)) is not None:
+                return Lease(lease.key, lease.owner, lease.run_id, lease.agent_id, lease.expires_at, int(row[0]))
             return _lease(conn.execute(_LEASE_ROW, params).one())
 
         return await self.db.write(take)
 
     async def renew_lease(self, lease: Lease) -> bool:
         params = {**_held_params(lease), "b_expires_at": micros(lease.expires_at)}
-        return bool(await self.db.write(lambda conn: conn.execute(_SET_EXPIRY, params).rowcount))
+        return bool(await self.db.write(lambda conn: _SET_EXPIRY.rowcount(conn, params)))
 
     async def release_lease(self, lease: Lease) -> None:
         # The row stays (expired) with its epoch: the next lease on the thread has a higher one.
         params = {**_held_params(lease), "b_expires_at": 0}
-        await self.db.write(lambda conn: conn.execute(_SET_EXPIRY, params))
+        await self.db.write(lambda conn: _SET_EXPIRY.rowcount(conn, params))
 
     async def list_leases(self) -> list[Lease]:
         query = select(thread_leases).where(thread_leases.c.expires_at > 0)
@@ -370,11 +370,11 @@ def _held_params(lease: Lease, prefix: str = "h_") -> dict[str, Any]:
             prefix + "run_id": lease.run_id, prefix + "epoch": lease.epoch}
 
 
-_SET_EXPIRY = thread_leases.update().where(_held_where()).values(expires_at=bindparam("b_expires_at"))
-_acquire_statements: dict[tuple[str, bool], Any] = {}
+_SET_EXPIRY = Prepared(thread_leases.update().where(_held_where()).values(expires_at=bindparam("b_expires_at")))
+_acquire_statements: dict[tuple[str, bool], Prepared] = {}
 
 
-def _acquire_statement(dialect: str, replacing: bool) -> Any:
+def _acquire_statement(dialect: str, replacing: bool) -> Prepared:
     """Take the lease when it is free (expired or released), or in place of ``r_*`` (a lease of
     this replica handed over): one upsert returning the new epoch, none when it is held."""
     key = (dialect, replacing)
@@ -386,12 +386,12 @@ def _acquire_statement(dialect: str, replacing: bool) -> Any:
         free = _lc.expires_at < bindparam("b_now")
         if replacing:
             free = free | _held_where("r_")
-        stmt = _acquire_statements[key] = insert.values(
+        stmt = _acquire_statements[key] = Prepared(insert.values(
             resource_id=bindparam("b_resource_id"), thread_id=bindparam("b_thread_id"), epoch=bindparam("b_epoch", 1),
             **values,
         ).on_conflict_do_update(
             index_elements=["resource_id", "thread_id"], set_={**values, "epoch": _lc.epoch + 1}, where=free,
-        ).returning(_lc.epoch)
+        ).returning(_lc.epoch))
     return stmt
 
 

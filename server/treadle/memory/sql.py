@@ -23,7 +23,7 @@ from ..core.messages import Message, utcnow
 from . import schema as t
 from .base import Page, PageRequest, RunRecord, RunStatus, StoredAgent, Thread
 from .codec import content_from_json, content_to_json
-from .engine import Database, is_postgres
+from .engine import Database, Prepared, is_postgres
 from .fence import check_fence, current_fence
 
 
@@ -51,10 +51,11 @@ _HISTORY = (select(t.messages).where(t.messages.c.thread_id == bindparam("thread
 _INSERT_RUN = t.runs.insert()
 _TOUCH_THREAD = (update(t.threads).where(t.threads.c.id == bindparam("thread_id"))
                  .values(updated_at=bindparam("now")))
-_END_RUN = update(t.runs).where(t.runs.c.id == bindparam("run_id")).values(
+_TOUCH_PREPARED = Prepared(_TOUCH_THREAD)
+_END_RUN = Prepared(update(t.runs).where(t.runs.c.id == bindparam("run_id")).values(
     status=bindparam("status"), finish_reason=bindparam("finish_reason"), usage=bindparam("usage"),
     ended_at=bindparam("ended_at"), detail=bindparam("detail"),
-)
+))
 _PENDING = table("pending_signals", column("id"), column("thread_id"))
 _CONSUME = delete(_PENDING).where(_PENDING.c.thread_id == bindparam("thread_id"),
                                   _PENDING.c.id.in_(bindparam("ids", expanding=True)))
@@ -153,7 +154,7 @@ class SqlStore:
             check_fence(conn, fence)
             if rows or delete_ids:
                 _save(conn, thread_id, rows, list(delete_ids))
-            conn.execute(_END_RUN, values)
+            _END_RUN.rowcount(conn, values)
 
         await self.db.write(work)
 
@@ -338,7 +339,7 @@ def _save(conn: Connection, thread_id: str, rows: list[dict[str, Any]], delete_i
         signals = [r["id"] for r in rows if r["role"] == "signal"]
         if signals:
             conn.execute(_CONSUME, {"thread_id": thread_id, "ids": signals})
-    conn.execute(_TOUCH_THREAD, {"thread_id": thread_id, "now": _now()})
+    _TOUCH_PREPARED.rowcount(conn, {"thread_id": thread_id, "now": _now()})
 
 
 # --- rows -> domain ------------------------------------------------------------------------------
