@@ -26,6 +26,7 @@ import asyncio
 import sqlite3
 import threading
 import time
+from collections import namedtuple
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -279,6 +280,7 @@ class Prepared:
     def __init__(self, statement: Any) -> None:
         self.statement = statement
         self._compiled: dict[str, tuple[str, dict[str, Any], tuple[str, ...] | None]] = {}
+        self._rows: dict[tuple[str, ...], Any] = {}
 
     def _compile(self, conn: Connection) -> tuple[str, dict[str, Any], tuple[str, ...] | None]:
         name = conn.dialect.name
@@ -305,11 +307,25 @@ class Prepared:
         return cursor
 
     def first(self, conn: Connection, params: dict[str, Any]) -> Any:
+        """The first row (a tuple), or None."""
         cursor = self.cursor(conn, params)
         try:
             return cursor.fetchone()
         finally:
             cursor.close()
+
+    def all(self, conn: Connection, params: dict[str, Any]) -> list[Any]:
+        """Every row, each a named tuple (``row.column``)."""
+        cursor = self.cursor(conn, params)
+        try:
+            rows = cursor.fetchall()
+            names = tuple(d[0] for d in cursor.description or ())
+        finally:
+            cursor.close()
+        row_type = self._rows.get(names)
+        if row_type is None:
+            row_type = self._rows[names] = namedtuple("Row", names, rename=True)  # type: ignore[misc]
+        return [row_type(*r) for r in rows]
 
     def rowcount(self, conn: Connection, params: dict[str, Any]) -> int:
         cursor = self.cursor(conn, params)

@@ -105,7 +105,7 @@ class SqlSignalStore:
         if key is None:
             rows = await self.db.read(_rows, _ALL_PENDING)
         else:  # at every run's end: built once
-            rows = await self.db.read(_rows, _THREAD_PENDING, {"resource_id": key[0], "thread_id": key[1]})
+            rows = await self.db.read(_THREAD_PENDING.all, {"resource_id": key[0], "thread_id": key[1]})
         return [_pending(r) for r in rows]
 
     async def count_pending(self, key: ThreadKey) -> dict[str, int]:
@@ -290,8 +290,8 @@ class SqlSignalStore:
     ) -> list[NotificationRecord]:
         wanted = list(statuses)
         if key is not None and wanted:  # at every run's end (what waits for the thread to be idle)
-            rows = await self.db.read(_rows, _THREAD_NOTIFICATIONS,
-                                      {"resource_id": key[0], "thread_id": key[1], "statuses": wanted})
+            params = {"resource_id": key[0], "thread_id": key[1], **{f"s{i}": s for i, s in enumerate(wanted)}}
+            rows = await self.db.read(_thread_notifications(len(wanted)).all, params)
             return [_record(r) for r in rows]
         c = notifications.c
         query = select(notifications).order_by(c.created_at, c.id)
@@ -350,11 +350,22 @@ _lc = thread_leases.c
 _pc = pending_signals.c
 _nc = notifications.c
 _ALL_PENDING = select(pending_signals).order_by(_pc.seq)
-_THREAD_PENDING = _ALL_PENDING.where(_pc.resource_id == bindparam("resource_id"),
-                                     _pc.thread_id == bindparam("thread_id"))
-_THREAD_NOTIFICATIONS = select(notifications).where(
-    _nc.resource_id == bindparam("resource_id"), _nc.thread_id == bindparam("thread_id"),
-    _nc.status.in_(bindparam("statuses", expanding=True))).order_by(_nc.created_at, _nc.id)
+_THREAD_PENDING = Prepared(_ALL_PENDING.where(_pc.resource_id == bindparam("resource_id"),
+                                              _pc.thread_id == bindparam("thread_id")))
+_notification_statements: dict[int, Prepared] = {}
+
+
+def _thread_notifications(statuses: int) -> Prepared:
+    """A thread's notifications in ``statuses`` (parameters ``s0``, ``s1``, ...)."""
+    stmt = _notification_statements.get(statuses)
+    if stmt is None:
+        stmt = _notification_statements[statuses] = Prepared(select(notifications).where(
+            _nc.resource_id == bindparam("resource_id"), _nc.thread_id == bindparam("thread_id"),
+            or_(*(_nc.status == bindparam(f"s{i}") for i in range(statuses))),
+        ).order_by(_nc.created_at, _nc.id))
+    return stmt
+
+
 _LEASE_ROW = select(thread_leases).where(_lc.resource_id == bindparam("b_resource_id"),
                                          _lc.thread_id == bindparam("b_thread_id"))
 

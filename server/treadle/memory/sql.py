@@ -48,7 +48,14 @@ def _insert(conn: Connection, table: Table) -> Any:
 _THREAD_BY_ID = select(t.threads).where(t.threads.c.id == bindparam("thread_id"))
 _HISTORY = (select(t.messages).where(t.messages.c.thread_id == bindparam("thread_id"))
             .order_by(t.messages.c.seq.desc()).limit(bindparam("limit")))
-_INSERT_RUN = t.runs.insert()
+_INSERT_RUN = Prepared(t.runs.insert().values(
+    id=bindparam("b_id"), agent_id=bindparam("b_agent_id"), thread_id=bindparam("b_thread_id"),
+    resource_id=bindparam("b_resource_id"), status="running", finish_reason="",
+    usage=bindparam("b_usage"), started_at=bindparam("b_started_at"),
+))
+_RUN_EXISTS = Prepared(select(t.runs.c.id).where(t.runs.c.id == bindparam("run_id")))
+_THREAD_PREPARED = Prepared(_THREAD_BY_ID)
+_HISTORY_PREPARED = Prepared(_HISTORY)
 _TOUCH_THREAD = (update(t.threads).where(t.threads.c.id == bindparam("thread_id"))
                  .values(updated_at=bindparam("now")))
 _TOUCH_PREPARED = Prepared(_TOUCH_THREAD)
@@ -270,7 +277,8 @@ def _all(conn: Connection, query: Any) -> list[Any]:
 
 
 def _thread_row(conn: Connection, thread_id: str) -> Any:
-    return conn.execute(_THREAD_BY_ID, {"thread_id": thread_id}).first()
+    rows = _THREAD_PREPARED.all(conn, {"thread_id": thread_id})
+    return rows[0] if rows else None
 
 
 def _ensure_resource(conn: Connection, resource_id: str, now: int) -> None:
@@ -309,16 +317,16 @@ def _open_thread(
 def _history(conn: Connection, thread_id: str, limit: int) -> list[Message]:
     if limit <= 0:
         return []
-    rows = conn.execute(_HISTORY, {"thread_id": thread_id, "limit": limit}).all()
+    rows = _HISTORY_PREPARED.all(conn, {"thread_id": thread_id, "limit": limit})
     return [_message(r) for r in reversed(rows)]
 
 
 def _insert_run(conn: Connection, run_id: str, agent_id: str, thread_id: str, resource_id: str) -> None:
-    if conn.execute(select(t.runs.c.id).where(t.runs.c.id == run_id)).first() is not None:
+    if _RUN_EXISTS.first(conn, {"run_id": run_id}) is not None:
         raise AlreadyExistsError(f"run id {run_id!r} is taken: choose another, or leave run_id empty")
-    conn.execute(_INSERT_RUN, {
-        "id": run_id, "agent_id": agent_id, "thread_id": thread_id, "resource_id": resource_id,
-        "status": "running", "finish_reason": "", "usage": _usage_json(Usage()), "started_at": _now(),
+    _INSERT_RUN.rowcount(conn, {
+        "b_id": run_id, "b_agent_id": agent_id, "b_thread_id": thread_id, "b_resource_id": resource_id,
+        "b_usage": _usage_json(Usage()), "b_started_at": _now(),
     })
 
 
