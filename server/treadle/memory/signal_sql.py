@@ -7,7 +7,7 @@ the memory store.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
@@ -170,6 +170,23 @@ class SqlSignalStore:
         # The row stays (expired) with its epoch: the next lease on the thread has a higher one.
         params = {**_held_params(lease), "b_expires_at": 0}
         await self.db.write(lambda conn: _SET_EXPIRY.rowcount(conn, params))
+
+    async def release_lease_unless(
+        self, lease: Lease, keep: Callable[[list[PendingSignal]], bool],
+    ) -> tuple[list[PendingSignal], bool]:
+        """One transaction at a run's end: the thread's pending signals read, the lease released
+        unless ``keep`` says the next run takes it over (a queued message waits)."""
+        read = {"resource_id": lease.key[0], "thread_id": lease.key[1]}
+        release = {**_held_params(lease), "b_expires_at": 0}
+
+        def work(conn: Connection) -> tuple[list[PendingSignal], bool]:
+            pending = [_pending(r) for r in _THREAD_PENDING.all(conn, read)]
+            if keep(pending):
+                return pending, False
+            _SET_EXPIRY.rowcount(conn, release)
+            return pending, True
+
+        return await self.db.write(work)
 
     async def list_leases(self) -> list[Lease]:
         query = select(thread_leases).where(thread_leases.c.expires_at > 0)
