@@ -409,7 +409,7 @@ def _acquire_statement(dialect: str, replacing: bool) -> Prepared:
     stmt = _acquire_statements.get(key)
     if stmt is None:
         insert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(thread_leases)
-        values = {"owner": bindparam("b_owner"), "run_id": bindparam("b_run_id"),
+        values: dict[str, Any] = {"owner": bindparam("b_owner"), "run_id": bindparam("b_run_id"),
                   "agent_id": bindparam("b_agent_id"), "expires_at": bindparam("b_expires_at")}
         free = _lc.expires_at < bindparam("b_now")
         if replacing:
