@@ -211,6 +211,39 @@ async def test_a_taken_run_id_is_already_exists_and_writes_nothing(store: SqlSto
     assert (await store.list_threads("u2", PageRequest(10, 1 << 20))).items == []  # the thread was not opened
 
 
+async def test_the_end_of_a_run_whose_lease_was_taken_is_refused_and_writes_nothing(store: SqlStore) -> None:
+    """A run ends with one statement that checks its lease: once another replica took the
+    thread (a new epoch), the end is refused and the run stays as the new owner will find it."""
+    from datetime import timedelta
+
+    from treadle.memory.fence import LeaseLostError, current_fence
+    from treadle.memory.signal_sql import SqlSignalStore
+    from treadle.memory.signal_records import Lease
+    from treadle.core.messages import utcnow
+
+    leases, now = SqlSignalStore(store.engine), utcnow()
+    mine = await leases.acquire_lease(Lease(("u1", "t1"), "replica-a", "r1", "agent", now + timedelta(seconds=1)), now)
+    token = current_fence.set(mine)
+    try:
+        await store.begin_run("r1", "agent", "u1", "t1", title=None, metadata=None, history=0)
+        later = now + timedelta(seconds=2)  # expired: another replica takes the thread
+        theirs = await leases.acquire_lease(Lease(("u1", "t1"), "replica-b", "r2", "agent", later), later)
+        assert theirs.epoch == mine.epoch + 1
+        with pytest.raises(LeaseLostError):
+            await store.end_run("r1", "finished", "stop", Usage())
+    finally:
+        current_fence.reset(token)
+    [run] = (await store.list_runs("t1", PageRequest(10, 1 << 20))).items
+    assert (run.status, run.ended_at) == ("running", None)
+    token = current_fence.set(theirs)  # the lease's holder ends it (as a takeover reconciles it)
+    try:
+        await store.end_run("r1", "failed", "error", Usage())
+    finally:
+        current_fence.reset(token)
+    [run] = (await store.list_runs("t1", PageRequest(10, 1 << 20))).items
+    assert run.status == "failed" and run.ended_at is not None
+
+
 async def test_delete_thread_takes_its_messages_and_runs(store: SqlStore) -> None:
     await store.open_thread("u1", "t1")
     await store.save_messages("t1", "u1", [Message.user("hi")])

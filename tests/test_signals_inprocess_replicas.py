@@ -144,3 +144,48 @@ async def test_a_signal_forwarded_to_a_run_whose_inbox_just_closed_goes_to_the_n
         await asyncio.sleep(0.02)
     assert user_texts(model, 2)[-1] == "just too late"
     assert await a.store.list_pending() == []
+
+
+async def test_a_batch_of_messages_goes_in_few_payloads_and_arrives_whole_and_in_order() -> None:
+    """A run's chunks are many small messages: they are packed into as few payloads as fit (each
+    within the NOTIFY limit), a message too long for one payload is split, and the other replica
+    hears every message in the order sent; a replica skips its own packed payloads."""
+    from treadle.core.chunks import TextDelta
+    from treadle.memory.notify import MAX_PAYLOAD
+    from treadle.signals.relay import RemoteChunk
+
+    class Channel:  # every relay hears every payload, its own too, as over NOTIFY
+        heard = True
+
+        def __init__(self) -> None:
+            self.listeners: list[Any] = []
+            self.payloads: list[str] = []
+
+        async def start(self, on_message: Any) -> None:
+            self.listeners.append(on_message)
+
+        async def publish(self, payloads: list[str]) -> None:
+            self.payloads += payloads
+            for listener in self.listeners:
+                for payload in payloads:
+                    listener(payload)
+
+    channel = Channel()
+    mine: list[Any] = []
+    received: list[Any] = []
+    here = Relay(channel, "a", CODEC, mine.append)  # type: ignore[arg-type]
+    there = Relay(channel, "b", CODEC, received.append)  # type: ignore[arg-type]
+    await channel.start(here._received)
+    await channel.start(there._received)
+    texts = [f"token {i} " for i in range(300)]
+    texts.insert(150, "x" * (3 * MAX_PAYLOAD))  # one chunk longer than a payload
+    for text in texts:
+        here.chunk(KEY, Chunk.of(TextDelta("t1", text), run_id="r1"))
+    here.run_ended(KEY)
+    await here.flush()
+    assert all(len(p.encode()) <= MAX_PAYLOAD for p in channel.payloads)
+    assert len(channel.payloads) < 20, len(channel.payloads)  # 302 messages
+    chunks = [m.chunk for m in received if isinstance(m, RemoteChunk)]
+    assert [c.payload.text for c in chunks] == texts
+    assert not isinstance(received[-1], RemoteChunk)  # the run's end, after its chunks
+    assert mine == []  # its own messages are not handed back to the replica that sent them

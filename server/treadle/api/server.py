@@ -29,6 +29,8 @@ _BACKSTOP = 5.0
 """Seconds the server waits, after the grace period, for runs that were told to stop."""
 _FINAL_GRACE = 1.0
 """Seconds other RPCs (health watches, agent CRUD) get once the runs are done."""
+UNREQUESTED_CALL_SECONDS = 24 * 3600
+"""How long an accepted call may wait for the server to take it up (gRPC's default: 30 s)."""
 
 
 @dataclass
@@ -143,6 +145,10 @@ class GrpcServer:
                 # gRPC server does by default), and the kernel then spreads connections across
                 # them: a second server on a taken port must fail instead.
                 ("grpc.so_reuseport", 0),
+                # gRPC cancels a call the server has not picked up within 30 s; under load (a
+                # thousand runs at once) calls wait their turn instead: the client's deadline,
+                # not the server's queue, decides how long a call may wait.
+                ("grpc.server_max_unrequested_time_in_server", UNREQUESTED_CALL_SECONDS),
             ]
         )
         for register in self._registrations:

@@ -17,10 +17,12 @@ fences what the agent loop writes without the loop knowing about leases.
 from __future__ import annotations
 
 from contextvars import ContextVar
+from typing import Any
 
 from sqlalchemy import BigInteger, Connection, String, bindparam, column, select, table
 
 from ..core.errors import FailedPreconditionError
+from .engine import Prepared
 from .signal_records import Lease
 
 current_fence: ContextVar[Lease | None] = ContextVar("treadle_fence", default=None)
@@ -50,6 +52,24 @@ _FENCE = select(_c.epoch).where(
 """Built once: every write of a run makes this check, and building a query costs more than
 running it."""
 _FENCE_SHARED = _FENCE.with_for_update(read=True)
+_PREPARED = {"postgresql": Prepared(_FENCE_SHARED), "sqlite": Prepared(_FENCE)}
+
+
+def fence_params(fence: Lease, prefix: str = "") -> dict[str, Any]:
+    """The parameters of the fence check (``prefix``: of ``fenced_where``'s)."""
+    return {prefix + "resource_id": fence.key[0], prefix + "thread_id": fence.key[1],
+            prefix + "owner": fence.owner, prefix + "run_id": fence.run_id, prefix + "epoch": fence.epoch}
+
+
+def fenced_where(dialect: str) -> Any:
+    """``EXISTS`` the fence (shared-locked on PostgreSQL), for the ``WHERE`` of a run's single
+    write: the lease is checked and locked by that statement, before it changes anything.
+    Its parameters are ``fence_params(fence, "f_")``."""
+    query = select(_c.epoch).where(
+        _c.resource_id == bindparam("f_resource_id"), _c.thread_id == bindparam("f_thread_id"),
+        _c.owner == bindparam("f_owner"), _c.run_id == bindparam("f_run_id"), _c.epoch == bindparam("f_epoch"),
+    )
+    return (query.with_for_update(read=True) if dialect == "postgresql" else query).exists()
 
 
 def check_fence(conn: Connection, fence: Lease | None) -> None:
@@ -57,11 +77,8 @@ def check_fence(conn: Connection, fence: Lease | None) -> None:
     thread's lease (and keep it so until the transaction ends)."""
     if fence is None:
         return
-    query = _FENCE_SHARED if conn.dialect.name == "postgresql" else _FENCE
-    params = {"resource_id": fence.key[0], "thread_id": fence.key[1], "owner": fence.owner,
-              "run_id": fence.run_id, "epoch": fence.epoch}
-    if conn.execute(query, params).first() is None:
+    if _PREPARED[conn.dialect.name].first(conn, fence_params(fence)) is None:
         raise LeaseLostError(fence)
 
 
-__all__ = ["LeaseLostError", "check_fence", "current_fence"]
+__all__ = ["LeaseLostError", "check_fence", "current_fence", "fence_params", "fenced_where"]

@@ -74,8 +74,9 @@ class LocalChannel:
         self._group.members.append(self)
 
     @property
-    def heard(self) -> bool:
-        return any(peer is not self for peer in self._group.members)
+    def heard(self) -> bool:  # asked for every chunk of every run on a thread: kept cheap
+        members = self._group.members
+        return len(members) > 1 or (len(members) == 1 and members[0] is not self)
 
     listening = True
     """One process: nothing to lose."""

@@ -6,7 +6,7 @@ and storeless use, ``SqlSignalStore`` for SQLite and PostgreSQL.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal, Protocol, TypeAlias
@@ -165,6 +165,14 @@ class SignalStore(Protocol):
         """The run ended (a lease since re-taken for another run is left alone). The epoch stays."""
         ...
 
+    async def release_lease_unless(
+        self, lease: Lease, keep: Callable[[list[PendingSignal]], bool],
+    ) -> tuple[list[PendingSignal], bool]:
+        """At a run's end, in one transaction: the thread's pending signals, and the lease
+        released unless ``keep(pending)`` (the next run takes it over). Returns the pending
+        signals and whether the lease was released."""
+        ...
+
     async def list_leases(self) -> list[Lease]:
         """Every thread's lease that was not released (a replica starting looks at them)."""
         ...
@@ -284,6 +292,15 @@ class InMemorySignalStore:
         if held is not None and _same(held, lease):
             self._epochs[lease.key] = held.epoch  # the next lease's epoch is higher
             del self._leases[lease.key]
+
+    async def release_lease_unless(
+        self, lease: Lease, keep: Callable[[list[PendingSignal]], bool],
+    ) -> tuple[list[PendingSignal], bool]:
+        pending = await self.list_pending(lease.key)
+        if keep(pending):
+            return pending, False
+        await self.release_lease(lease)
+        return pending, True
 
     async def list_leases(self) -> list[Lease]:
         return [replace(held) for held in self._leases.values()]

@@ -7,19 +7,19 @@ the memory store.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
-    BigInteger, Boolean, Column, Connection, Integer, MetaData, String, Table, Text, and_, column, delete,
-    exists, func, literal, or_, select, table, true, update,
+    BigInteger, Boolean, Column, Connection, Integer, MetaData, String, Table, Text, and_, bindparam, column,
+    delete, exists, func, literal, or_, select, table, true, update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
 
 from ..core.messages import Message
 from .codec import content_from_json, content_to_json
-from .engine import Database
+from .engine import Database, Prepared
 from .fence import check_fence
 from .signal_records import Lease, NotificationRecord, PendingSignal, StateChannel, ThreadKey
 from .sql import from_micros, micros
@@ -102,10 +102,11 @@ class SqlSignalStore:
         pending.seq = await self.db.write(_add_pending, pending)
 
     async def list_pending(self, key: ThreadKey | None = None) -> list[PendingSignal]:
-        query = select(pending_signals).order_by(pending_signals.c.seq)
-        if key is not None:
-            query = query.where(pending_signals.c.resource_id == key[0], pending_signals.c.thread_id == key[1])
-        return [_pending(r) for r in await self.db.read(_rows, query)]
+        if key is None:
+            rows = await self.db.read(_rows, _ALL_PENDING)
+        else:  # at every run's end: built once
+            rows = await self.db.read(_THREAD_PENDING.all, {"resource_id": key[0], "thread_id": key[1]})
+        return [_pending(r) for r in rows]
 
     async def count_pending(self, key: ThreadKey) -> dict[str, int]:
         c = pending_signals.c
@@ -147,34 +148,45 @@ class SqlSignalStore:
     # --- thread leases ------------------------------------------------------------------------
 
     async def acquire_lease(self, lease: Lease, now: datetime, replacing: Lease | None = None) -> Lease:
-        c = thread_leases.c
-        values = {"owner": lease.owner, "run_id": lease.run_id, "agent_id": lease.agent_id,
-                  "expires_at": micros(lease.expires_at)}
-        stmt = self._insert(thread_leases).values(
-            resource_id=lease.key[0], thread_id=lease.key[1], epoch=1, **values)
-        free = c.expires_at < micros(now)
+        upsert = _acquire_statement(self.db.dialect, replacing is not None)
+        params = {"b_resource_id": lease.key[0], "b_thread_id": lease.key[1], "b_owner": lease.owner,
+                  "b_run_id": lease.run_id, "b_agent_id": lease.agent_id, "b_expires_at": micros(lease.expires_at),
+                  "b_now": micros(now)}
         if replacing is not None:
-            free = free | _held_by(replacing)
-        upsert = stmt.on_conflict_do_update(
-            index_elements=["resource_id", "thread_id"], set_={**values, "epoch": c.epoch + 1}, where=free,
-        ).returning(c.epoch)
-        held = select(thread_leases).where(c.resource_id == lease.key[0], c.thread_id == lease.key[1])
+            params.update(_held_params(replacing, "r_"))
 
         def take(conn: Connection) -> Lease:
-            if (epoch := conn.execute(upsert).scalar()) is not None:
-                return Lease(lease.key, lease.owner, lease.run_id, lease.agent_id, lease.expires_at, epoch)
-            return _lease(conn.execute(held).one())
+            if (row := upsert.first(conn, params)) is not None:
+                return Lease(lease.key, lease.owner, lease.run_id, lease.agent_id, lease.expires_at, int(row[0]))
+            return _lease(conn.execute(_LEASE_ROW, params).one())
 
         return await self.db.write(take)
 
     async def renew_lease(self, lease: Lease) -> bool:
-        stmt = thread_leases.update().where(_held_by(lease)).values(expires_at=micros(lease.expires_at))
-        return bool(await self.db.write(lambda conn: conn.execute(stmt).rowcount))
+        params = {**_held_params(lease), "b_expires_at": micros(lease.expires_at)}
+        return bool(await self.db.write(lambda conn: _SET_EXPIRY.rowcount(conn, params)))
 
     async def release_lease(self, lease: Lease) -> None:
         # The row stays (expired) with its epoch: the next lease on the thread has a higher one.
-        stmt = thread_leases.update().where(_held_by(lease)).values(expires_at=0)
-        await self.db.write(lambda conn: conn.execute(stmt))
+        params = {**_held_params(lease), "b_expires_at": 0}
+        await self.db.write(lambda conn: _SET_EXPIRY.rowcount(conn, params))
+
+    async def release_lease_unless(
+        self, lease: Lease, keep: Callable[[list[PendingSignal]], bool],
+    ) -> tuple[list[PendingSignal], bool]:
+        """One transaction at a run's end: the thread's pending signals read, the lease released
+        unless ``keep`` says the next run takes it over (a queued message waits)."""
+        read = {"resource_id": lease.key[0], "thread_id": lease.key[1]}
+        release = {**_held_params(lease), "b_expires_at": 0}
+
+        def work(conn: Connection) -> tuple[list[PendingSignal], bool]:
+            pending = [_pending(r) for r in _THREAD_PENDING.all(conn, read)]
+            if keep(pending):
+                return pending, False
+            _SET_EXPIRY.rowcount(conn, release)
+            return pending, True
+
+        return await self.db.write(work)
 
     async def list_leases(self) -> list[Lease]:
         query = select(thread_leases).where(thread_leases.c.expires_at > 0)
@@ -293,11 +305,15 @@ class SqlSignalStore:
     async def list_notifications(
         self, key: ThreadKey | None = None, statuses: Iterable[str] = ()
     ) -> list[NotificationRecord]:
+        wanted = list(statuses)
+        if key is not None and wanted:  # at every run's end (what waits for the thread to be idle)
+            params = {"resource_id": key[0], "thread_id": key[1], **{f"s{i}": s for i, s in enumerate(wanted)}}
+            rows = await self.db.read(_thread_notifications(len(wanted)).all, params)
+            return [_record(r) for r in rows]
         c = notifications.c
         query = select(notifications).order_by(c.created_at, c.id)
         if key is not None:
             query = query.where(c.resource_id == key[0], c.thread_id == key[1])
-        wanted = list(statuses)
         if wanted:
             query = query.where(c.status.in_(wanted))
         return [_record(r) for r in await self.db.read(_rows, query)]
@@ -328,8 +344,8 @@ def _add_pending(conn: Connection, pending: PendingSignal) -> int:
     return int(held.seq)
 
 
-def _rows(conn: Connection, query: Any) -> list[Any]:
-    return list(conn.execute(query).all())
+def _rows(conn: Connection, query: Any, params: dict[str, Any] | None = None) -> list[Any]:
+    return list(conn.execute(query, params).all())
 
 
 def _pending(r: Any) -> PendingSignal:
@@ -345,10 +361,66 @@ def _lease(r: Any) -> Lease:
     return Lease((r.resource_id, r.thread_id), r.owner, r.run_id, r.agent_id, from_micros(r.expires_at), r.epoch)
 
 
-def _held_by(lease: Lease) -> Any:
-    c = thread_leases.c
-    return (c.resource_id == lease.key[0]) & (c.thread_id == lease.key[1]) & (c.owner == lease.owner) & (
-        c.run_id == lease.run_id) & (c.epoch == lease.epoch)
+# The statements of every run on a thread, built once with bound parameters: building a
+# statement (and its cache key) costs more than SQLite running it.
+_lc = thread_leases.c
+_pc = pending_signals.c
+_nc = notifications.c
+_ALL_PENDING = select(pending_signals).order_by(_pc.seq)
+_THREAD_PENDING = Prepared(_ALL_PENDING.where(_pc.resource_id == bindparam("resource_id"),
+                                              _pc.thread_id == bindparam("thread_id")))
+_notification_statements: dict[int, Prepared] = {}
+
+
+def _thread_notifications(statuses: int) -> Prepared:
+    """A thread's notifications in ``statuses`` (parameters ``s0``, ``s1``, ...)."""
+    stmt = _notification_statements.get(statuses)
+    if stmt is None:
+        stmt = _notification_statements[statuses] = Prepared(select(notifications).where(
+            _nc.resource_id == bindparam("resource_id"), _nc.thread_id == bindparam("thread_id"),
+            or_(*(_nc.status == bindparam(f"s{i}") for i in range(statuses))),
+        ).order_by(_nc.created_at, _nc.id))
+    return stmt
+
+
+_LEASE_ROW = select(thread_leases).where(_lc.resource_id == bindparam("b_resource_id"),
+                                         _lc.thread_id == bindparam("b_thread_id"))
+
+
+def _held_where(prefix: str = "h_") -> Any:
+    return ((_lc.resource_id == bindparam(prefix + "resource_id")) & (_lc.thread_id == bindparam(prefix + "thread_id"))
+            & (_lc.owner == bindparam(prefix + "owner")) & (_lc.run_id == bindparam(prefix + "run_id"))
+            & (_lc.epoch == bindparam(prefix + "epoch")))
+
+
+def _held_params(lease: Lease, prefix: str = "h_") -> dict[str, Any]:
+    return {prefix + "resource_id": lease.key[0], prefix + "thread_id": lease.key[1], prefix + "owner": lease.owner,
+            prefix + "run_id": lease.run_id, prefix + "epoch": lease.epoch}
+
+
+_SET_EXPIRY = Prepared(thread_leases.update().where(_held_where()).values(expires_at=bindparam("b_expires_at")))
+_acquire_statements: dict[tuple[str, bool], Prepared] = {}
+
+
+def _acquire_statement(dialect: str, replacing: bool) -> Prepared:
+    """Take the lease when it is free (expired or released), or in place of ``r_*`` (a lease of
+    this replica handed over): one upsert returning the new epoch, none when it is held."""
+    key = (dialect, replacing)
+    stmt = _acquire_statements.get(key)
+    if stmt is None:
+        insert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(thread_leases)
+        values: dict[str, Any] = {"owner": bindparam("b_owner"), "run_id": bindparam("b_run_id"),
+                  "agent_id": bindparam("b_agent_id"), "expires_at": bindparam("b_expires_at")}
+        free = _lc.expires_at < bindparam("b_now")
+        if replacing:
+            free = free | _held_where("r_")
+        stmt = _acquire_statements[key] = Prepared(insert.values(
+            resource_id=bindparam("b_resource_id"), thread_id=bindparam("b_thread_id"), epoch=bindparam("b_epoch", 1),
+            **values,
+        ).on_conflict_do_update(
+            index_elements=["resource_id", "thread_id"], set_={**values, "epoch": _lc.epoch + 1}, where=free,
+        ).returning(_lc.epoch))
+    return stmt
 
 
 def _record(r: Any) -> NotificationRecord:

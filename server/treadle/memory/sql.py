@@ -23,8 +23,8 @@ from ..core.messages import Message, utcnow
 from . import schema as t
 from .base import Page, PageRequest, RunRecord, RunStatus, StoredAgent, Thread
 from .codec import content_from_json, content_to_json
-from .engine import Database, is_postgres
-from .fence import check_fence, current_fence
+from .engine import Database, Prepared, is_postgres
+from .fence import check_fence, current_fence, fence_params, fenced_where
 
 
 def micros(when: datetime) -> int:
@@ -48,13 +48,25 @@ def _insert(conn: Connection, table: Table) -> Any:
 _THREAD_BY_ID = select(t.threads).where(t.threads.c.id == bindparam("thread_id"))
 _HISTORY = (select(t.messages).where(t.messages.c.thread_id == bindparam("thread_id"))
             .order_by(t.messages.c.seq.desc()).limit(bindparam("limit")))
-_INSERT_RUN = t.runs.insert()
+_INSERT_RUN = {d: Prepared(insert(t.runs).values(
+    id=bindparam("b_id"), agent_id=bindparam("b_agent_id"), thread_id=bindparam("b_thread_id"),
+    resource_id=bindparam("b_resource_id"), status="running", finish_reason="",
+    usage=bindparam("b_usage"), started_at=bindparam("b_started_at"),
+).on_conflict_do_nothing(index_elements=["id"]).returning(t.runs.c.id)) for d, insert in (
+    ("postgresql", postgresql.insert), ("sqlite", sqlite.insert))}
+"""A run recorded, or no row returned when its id is taken (one statement)."""
+_THREAD_PREPARED = Prepared(_THREAD_BY_ID)
+_HISTORY_PREPARED = Prepared(_HISTORY)
 _TOUCH_THREAD = (update(t.threads).where(t.threads.c.id == bindparam("thread_id"))
                  .values(updated_at=bindparam("now")))
-_END_RUN = update(t.runs).where(t.runs.c.id == bindparam("run_id")).values(
+_TOUCH_PREPARED = Prepared(_TOUCH_THREAD)
+_END_RUN_STMT = update(t.runs).where(t.runs.c.id == bindparam("run_id")).values(
     status=bindparam("status"), finish_reason=bindparam("finish_reason"), usage=bindparam("usage"),
     ended_at=bindparam("ended_at"), detail=bindparam("detail"),
 )
+_END_RUN = Prepared(_END_RUN_STMT)
+_END_RUN_FENCED = {d: Prepared(_END_RUN_STMT.where(fenced_where(d))) for d in ("postgresql", "sqlite")}
+"""The run's end when it writes nothing else: the fence checked in the same statement."""
 _PENDING = table("pending_signals", column("id"), column("thread_id"))
 _CONSUME = delete(_PENDING).where(_PENDING.c.thread_id == bindparam("thread_id"),
                                   _PENDING.c.id.in_(bindparam("ids", expanding=True)))
@@ -150,10 +162,14 @@ class SqlStore:
         fence = current_fence.get()
 
         def work(conn: Connection) -> None:
+            if fence is not None and not rows and not delete_ids:  # one statement, one round trip
+                if _END_RUN_FENCED[conn.dialect.name].rowcount(conn, {**values, **fence_params(fence, "f_")}) == 0:
+                    check_fence(conn, fence)  # why nothing was written: a lost lease raises
+                return
             check_fence(conn, fence)
             if rows or delete_ids:
                 _save(conn, thread_id, rows, list(delete_ids))
-            conn.execute(_END_RUN, values)
+            _END_RUN.rowcount(conn, values)
 
         await self.db.write(work)
 
@@ -269,7 +285,8 @@ def _all(conn: Connection, query: Any) -> list[Any]:
 
 
 def _thread_row(conn: Connection, thread_id: str) -> Any:
-    return conn.execute(_THREAD_BY_ID, {"thread_id": thread_id}).first()
+    rows = _THREAD_PREPARED.all(conn, {"thread_id": thread_id})
+    return rows[0] if rows else None
 
 
 def _ensure_resource(conn: Connection, resource_id: str, now: int) -> None:
@@ -308,17 +325,17 @@ def _open_thread(
 def _history(conn: Connection, thread_id: str, limit: int) -> list[Message]:
     if limit <= 0:
         return []
-    rows = conn.execute(_HISTORY, {"thread_id": thread_id, "limit": limit}).all()
+    rows = _HISTORY_PREPARED.all(conn, {"thread_id": thread_id, "limit": limit})
     return [_message(r) for r in reversed(rows)]
 
 
 def _insert_run(conn: Connection, run_id: str, agent_id: str, thread_id: str, resource_id: str) -> None:
-    if conn.execute(select(t.runs.c.id).where(t.runs.c.id == run_id)).first() is not None:
-        raise AlreadyExistsError(f"run id {run_id!r} is taken: choose another, or leave run_id empty")
-    conn.execute(_INSERT_RUN, {
-        "id": run_id, "agent_id": agent_id, "thread_id": thread_id, "resource_id": resource_id,
-        "status": "running", "finish_reason": "", "usage": _usage_json(Usage()), "started_at": _now(),
+    inserted = _INSERT_RUN[conn.dialect.name].first(conn, {
+        "b_id": run_id, "b_agent_id": agent_id, "b_thread_id": thread_id, "b_resource_id": resource_id,
+        "b_usage": _usage_json(Usage()), "b_started_at": _now(),
     })
+    if inserted is None:
+        raise AlreadyExistsError(f"run id {run_id!r} is taken: choose another, or leave run_id empty")
 
 
 def _message_rows(thread_id: str, resource_id: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -338,7 +355,7 @@ def _save(conn: Connection, thread_id: str, rows: list[dict[str, Any]], delete_i
         signals = [r["id"] for r in rows if r["role"] == "signal"]
         if signals:
             conn.execute(_CONSUME, {"thread_id": thread_id, "ids": signals})
-    conn.execute(_TOUCH_THREAD, {"thread_id": thread_id, "now": _now()})
+    _TOUCH_PREPARED.rowcount(conn, {"thread_id": thread_id, "now": _now()})
 
 
 # --- rows -> domain ------------------------------------------------------------------------------

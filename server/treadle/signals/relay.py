@@ -15,7 +15,12 @@ Three messages, JSON, each from one replica (``o``) to all:
   run's inbox, and answers ``ack`` with the id of the run that took it; the sender's call returns
   then, as it does for a run of its own once the signal is in the inbox.
 
-Sending is batched: whatever is queued while a batch is in flight goes in the next one.
+Sending is batched: whatever is queued while a batch is in flight goes in the next one, and
+the messages of a batch are packed into as few payloads as fit (a run's chunks are many small
+messages: one payload each would cost a ``NOTIFY`` each, and the listening connection of the
+sender hears its own too). A payload is ``=`` and one message, ``*ORIGIN`` and messages one a
+line (JSON has no raw newline), or ``+`` and a part of a message too long for one payload. A
+replica skips its own packed payloads by their origin without reading them.
 """
 
 from __future__ import annotations
@@ -94,6 +99,8 @@ class Relay:
         self._encode, self._decode = codec
         self._on_message = on_message
         self._queue: list[str] = []
+        """Messages (JSON texts) waiting to be sent; ``flush`` packs them into payloads."""
+        self._own = "*" + replica + " "
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._parts: dict[str, list[str]] = {}
@@ -116,7 +123,28 @@ class Relay:
         """Send what is queued now (shutdown, and tests that need it sent)."""
         batch, self._queue = self._queue, []
         if batch:
-            await self.channel.publish(batch)
+            await self.channel.publish(self._pack(batch))
+
+    def _pack(self, texts: list[str]) -> list[str]:
+        """The payloads of ``texts``, in order: as many messages a payload as fit."""
+        payloads: list[str] = []
+        lines: list[str] = []
+        size = len(self._own)
+        for text in texts:
+            if text[0] == "+":  # a part of a long message: a payload of its own
+                if lines:
+                    payloads.append(self._own + "\n".join(lines))
+                    lines, size = [], len(self._own)
+                payloads.append(text)
+                continue
+            if lines and size + len(text) + 1 > MAX_PAYLOAD:
+                payloads.append(self._own + "\n".join(lines))
+                lines, size = [], len(self._own)
+            lines.append(text)
+            size += len(text) + 1
+        if lines:
+            payloads.append(self._own + "\n".join(lines) if len(lines) > 1 else "=" + lines[0])
+        return payloads
 
     # --- sending ------------------------------------------------------------------------------
 
@@ -170,8 +198,8 @@ class Relay:
             return
         message["o"] = self.replica
         text = json.dumps(message, separators=(",", ":"))  # ASCII: a character is a byte
-        if len(text) + 1 <= MAX_PAYLOAD:
-            self._queue.append("=" + text)
+        if len(text) + len(self._own) <= MAX_PAYLOAD:
+            self._queue.append(text)
         else:
             mid, size = new_id("m"), MAX_PAYLOAD - 64
             parts = [text[i:i + size] for i in range(0, len(text), size)]
@@ -190,6 +218,12 @@ class Relay:
     # --- receiving ----------------------------------------------------------------------------
 
     def _received(self, payload: str) -> None:
+        if payload[0] == "*":
+            if payload.startswith(self._own):
+                return  # this replica's own
+            for text in payload.partition(" ")[2].split("\n"):
+                self._handle(text)
+            return
         if payload.startswith("+"):
             head, _, body = payload.partition(" ")
             index, count, part = body.split(" ", 2)
@@ -201,6 +235,9 @@ class Relay:
             text = "".join(parts)
         else:
             text = payload[1:]
+        self._handle(text)
+
+    def _handle(self, text: str) -> None:
         message = json.loads(text)
         if message.get("o") == self.replica:
             return

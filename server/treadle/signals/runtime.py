@@ -227,7 +227,7 @@ class ThreadRuntime:
         self.hub.forward = self._forward
 
     def _forward(self, key: ThreadKey, event: Event) -> None:
-        if self.relay is not None:
+        if self.relay is not None and self.relay.channel.heard:  # alone: nothing to tell
             run = self._active.get(key)
             expires = run.lease.expires_at if run is not None and run.lease is not None else None
             self.relay.event(key, event, expires)
@@ -881,8 +881,9 @@ class ThreadRuntime:
             run.release_slot()
             self.hub.publish(run.key, ActiveRunChanged())
             signals = [signal_from_message(d.message) for d in leftovers]
-            if run.lease is not None:
-                self._handover[run.key] = run.lease  # the next run here takes it over
+            lease = run.lease
+            if lease is not None:
+                self._handover[run.key] = lease  # the next run here takes it over
             try:
                 started = await self._start_next(run.key, run, signals)
             except Exception:
@@ -891,7 +892,7 @@ class ThreadRuntime:
                     await self.store.add_pending(PendingSignal(run.key, _stored(run.key, signal), "accepted"))
                 started = False
             finally:
-                if run.lease is not None and self._handover.get(run.key) is run.lease:
+                if lease is not None and self._handover.get(run.key) is lease:
                     del self._handover[run.key]
             await self._release(run)  # a next run holds a lease of its own (same owner, its run id)
             if self._stopping and self.relay is not None:
@@ -919,7 +920,32 @@ class ThreadRuntime:
         if leftovers and prev is not None:
             return bool(await self._start(key, prev.agent_id, leftovers, prev.options, prev.options_json,
                                           caller=prev.caller))
-        pending = await self.store.list_pending(key)
+        # Signals accepted into a run that never stored them (its runner died, or its inbox closed
+        # as they arrived) are orphans: the next run. Not those the ended run itself took in and
+        # failed on: they wait for the next run (no retry loop on a signal that fails its run).
+        seen = prev.inbox.taken if prev is not None and isinstance(prev.inbox, DurableInbox) else set()
+
+        def orphans_of(pending: list[PendingSignal]) -> list[PendingSignal]:
+            return [p for p in pending if is_accepted(p) and p.message.id not in seen]
+
+        def runnable(pending: list[PendingSignal]) -> bool:
+            """Whether a next run starts from ``pending`` (as below)."""
+            if any(p.kind == "queued" for p in pending):
+                return True
+            orphans = orphans_of(pending)
+            return bool(orphans) and bool(next((p.agent_id for p in orphans if p.agent_id),
+                                               prev.agent_id if prev is not None else ""))
+
+        if prev is not None and prev.lease is not None and prev.lease is self._handover.get(key):
+            # The ended run's lease: released in the transaction that reads what is pending,
+            # unless a next run takes it over (one transaction at a run's end, not two).
+            pending, released = await self.store.release_lease_unless(prev.lease, runnable)
+            if released:
+                prev.lease = None
+                del self._handover[key]
+                return False
+        else:
+            pending = await self.store.list_pending(key)
         for queued in pending:
             if queued.kind != "queued":
                 continue
@@ -935,11 +961,7 @@ class ThreadRuntime:
                 return True
             self._queued_by.pop(queued.message.id, None)
             return bool(started)
-        # Signals accepted into a run that never stored them (its runner died, or its inbox closed
-        # as they arrived): the next run. Not those the ended run itself took in and failed on:
-        # they wait for the next run (no retry loop on a signal that fails its run).
-        seen = prev.inbox.taken if prev is not None and isinstance(prev.inbox, DurableInbox) else set()
-        orphans = [p for p in pending if is_accepted(p) and p.message.id not in seen]
+        orphans = orphans_of(pending)
         agent_id = next((p.agent_id for p in orphans if p.agent_id), prev.agent_id if prev is not None else "")
         if orphans and agent_id:
             try:
