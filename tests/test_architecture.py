@@ -19,7 +19,7 @@ CLIENT = REPO / "clients" / "python" / "treadle_client"
 LAYERS: dict[str, int] = {
     "v1": 0, "core": 0,
     "wire": 1,
-    "agents": 0, "variants": 0, "gc_tuning": 0,
+    "agents": 0, "rules": 0, "variants": 0, "gc_tuning": 0,
     "tracing": 1,
     "processors": 2, "providers": 2, "tools": 2, "memory": 2, "registry": 2, "versions": 2,
     "loop": 3, "scoring": 3, "voice": 3,
