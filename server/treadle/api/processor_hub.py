@@ -417,6 +417,43 @@ class ProcessorHub:
         conn.send_invocation(body_of(invocation) + stamp)
         return True
 
+    def observe_route(
+        self, processor_id: str, hook: str, *, run_id: str, state: dict[str, Any], timeout: float,
+    ) -> Callable[[bytes], bool | None] | None:
+        """``send_observe`` for many invocations of one run, processor and hook (one step's
+        chunks): the replica is picked once, here, and each ``send(body)`` only stamps the
+        invocation (id, deadline, timeout) and queues it. ``send`` answers True (queued), False
+        (dropped: the backlog is full) or None when the route no longer holds (the replica went
+        away, is ejected or draining, or the state must travel with the invocation): then
+        ``send_observe`` decides, as for any invocation. None when there is no route now."""
+        if self.draining:
+            return None
+        try:
+            conn = self._pick(processor_id, hook, run_id)
+        except ProcessorUnavailable:
+            return None
+        record = self._states.setdefault(run_id, {}).setdefault(processor_id, _StateRecord())
+        held = conn.held.setdefault(run_id, {})
+        version = record.version
+        if state or record.synced or held.get(processor_id, 0) != version:
+            return None  # the state travels: ``_stamp`` sends it
+        prefix, ids = f"{conn.number}.".encode(), conn._ids  # the ids ``next_id`` makes
+        tail = _timeout_field(timeout)
+        outbound, items = conn.outbound, conn.outbound._items
+        deadline = self._deadline_field
+
+        def send(body: bytes) -> bool | None:
+            if (not conn.alive or conn.draining or conn.ejected_until or self.draining or state
+                    or held.get(processor_id, 0) != version):
+                return None
+            if len(items) >= OBSERVE_BACKLOG:
+                return False
+            ident = prefix + str(next(ids)).encode()
+            outbound.put_nowait(b"".join((body, _ID_FIELD, varint(len(ident)), ident, deadline(timeout), tail)))
+            return True
+
+        return send
+
     def resolve(self, conn: Connection, result: pb.InvocationResult) -> None:
         """An answer arrived on ``conn`` (called by its one reader)."""
         p = conn.pending.pop(result.invocation_id, None)
@@ -434,14 +471,14 @@ class ProcessorHub:
             conn.failures = 0
         p.future.set_result(result)
 
-    def record(self, processor_id: str, hook: str, outcome: str) -> None:
+    def record(self, processor_id: str, hook: str, outcome: str, n: int = 1) -> None:
         key = (processor_id, hook, outcome)
         attrs = self._outcome_attrs.get(key)
         if attrs is None:  # built once per processor, hook and outcome (they are read, not kept)
             if len(self._outcome_attrs) > 4096:  # ids come from attached processes: stay bounded
                 self._outcome_attrs.clear()
             attrs = self._outcome_attrs[key] = {"processor": processor_id, "hook": hook, "outcome": outcome}
-        self.m_invocations.add(1, attrs)
+        self.m_invocations.add(n, attrs)
 
     def _stat(self, processor_id: str, hook: str) -> HookStat:
         key = (processor_id, SEED_NAMES[hook])

@@ -38,10 +38,12 @@ from ..wire.server_hooks import (
     MalformedResultError,
     RemoteHookError,
     apply_result,
+    chunk_bytes,
     decode_result,
     emit_custom_chunks,
     encode_invocation,
     encode_stream_body,
+    encode_stream_one,
     stream_envelope,
     stream_outcomes,
 )
@@ -132,14 +134,32 @@ class RemoteProcessor:
     def _stream_body(self, parts: list[ProcessOutputStreamArgs]) -> bytes:
         """The serialized invocation of ``parts`` (one step's chunks): the step's envelope, made
         once per step, and the chunks, each built and serialized once."""
-        first = parts[0]
+        return encode_stream_body(self._stream_envelope(parts[0]), [a.part for a in parts])
+
+    def _stream_envelope(self, first: ProcessOutputStreamArgs) -> bytes:
         c = self._envelope
         # Identity, not equality: within a step the runner hands every chunk the same objects.
         if (c is None or c[0] is not first.run or c[1] is not first.tracing_context
                 or c[2] is not first.request_context or c[3] != first.retry_count):
             c = self._envelope = (first.run, first.tracing_context, first.request_context, first.retry_count,
                                   stream_envelope(first, processor_id=self.id))
-        return encode_stream_body(c[4], [a.part for a in parts])
+        return c[4]
+
+    def stream_observer(self, args: ProcessOutputStreamArgs) -> StreamObserver | None:
+        """The fast path of an OBSERVE ``processOutputStream`` for the step ``args`` belongs to
+        (every field but ``part`` is the step's): None unless the hook is OBSERVE on an attached
+        replica. Each chunk then costs its invocation's bytes and a queue append: no task, nothing
+        awaited, the replica picked once (``ProcessorHub.observe_route``)."""
+        s = self.hub.hook_settings(self.id, STREAM)
+        if s is None or s.mode != "observe":
+            return None
+        run_id = args.run.run_id
+        route = self.hub.observe_route(self.id, STREAM, run_id=run_id, state=args.state, timeout=self._timeout(s))
+        if route is None:
+            return None
+        self._last = args
+        self.hub.track_run(run_id, args.abort_signal)
+        return StreamObserver(self, self._stream_envelope(args), route)
 
     async def process_output_step(self, args: Any) -> Any:
         """Runs ``processOutputStep`` remotely."""
@@ -349,6 +369,55 @@ class RemoteProcessor:
         else:
             skip.count += n
             skip.message = reason
+
+
+class StreamObserver:
+    """One step's OBSERVE ``processOutputStream`` invocations (``RemoteProcessor.stream_observer``).
+
+    ``send(chunk, shared)`` queues the chunk's invocation and answers True, or False when this
+    chunk must take the ordinary path (``RemoteProcessor.process_output_stream``), which then
+    decides as it always does (another replica, the failure policy, a dropped invocation).
+    ``shared`` is a two-item list the caller keeps for one chunk: the chunk and its serialized
+    form, made once for every remote processor of the chain. Outcomes are counted here and added
+    to the metrics by ``flush``."""
+
+    __slots__ = ("processor", "envelope", "route", "limit", "observed", "dropped")
+
+    def __init__(self, processor: RemoteProcessor, envelope: bytes, route: Any) -> None:
+        self.processor = processor
+        self.envelope = envelope
+        self.route = route
+        self.limit = processor.hub.max_invocation_bytes
+        self.observed = 0
+        self.dropped = 0
+
+    def send(self, chunk: Chunk, shared: list[Any]) -> bool:
+        if shared[0] is not chunk:
+            try:
+                encoded = chunk_bytes(chunk)
+            except Exception:  # noqa: BLE001 - the ordinary path fails it, as it documents
+                return False
+            shared[0], shared[1] = chunk, encoded
+        body = encode_stream_one(self.envelope, shared[1])
+        if len(body) > self.limit:
+            return False
+        sent = self.route(body)
+        if sent is None:
+            return False
+        if sent:
+            self.observed += 1
+        else:
+            self.dropped += 1
+        return True
+
+    def flush(self) -> None:
+        """Add the outcomes counted since the last flush to the metrics."""
+        p = self.processor
+        seed = SEED_NAMES[STREAM]
+        for outcome, n in (("observed", self.observed), ("dropped", self.dropped)):
+            if n:
+                p.hub.record(p.id, seed, outcome, n)
+        self.observed = self.dropped = 0
 
 
 def _version(pending: Pending) -> int:

@@ -409,8 +409,12 @@ class ChainRunner:
         The per-chunk hot path: everything that is the same for every chunk of a step (the
         processor's span, its context, its ``stream_parts``, the arguments but ``part``, its
         stats entry) is made once per processor and step (``_Stage``); per chunk there is one
-        call of the hook and no other coroutine.
+        call of the hook and no other coroutine. A remote processor whose hook is OBSERVE has a
+        faster path still (``stream_observer``): the chunk's invocation is queued, nothing is
+        called or awaited, and the chunk is serialized once for every such processor.
         """
+        shared: list[Any] | None = None
+        """The chunk and its serialized form, shared by the stream observers (``_Stage.observe``)."""
         stages = self._stages
         sc = self.scope
         step, retry = sc.step_number, sc.retry_count
@@ -425,6 +429,18 @@ class ChainRunner:
                     st.flush()
                     sc.stats.untrack(st)
                 st = stages[p.id] = _Stage(p, index, message_list, sc)
+            observe = st.observe
+            if observe is not None and st.base is current:
+                if is_data and not st.data_parts:
+                    continue
+                if shared is None:
+                    shared = [None, None]
+                if observe(chunk, shared):
+                    st.stream.chunks += 1  # type: ignore[union-attr]
+                    st.parts.append(chunk)
+                    st.passed += 1
+                    continue
+                st.observe = None  # this step's remaining chunks take the ordinary path
             if st.dynamic:
                 method = implements(p, "process_output_stream")
                 if method is None:
@@ -449,6 +465,7 @@ class ChainRunner:
                     p.processor_index = index
                 except AttributeError:  # frozen or slotted processors simply do not get it
                     pass
+                shared = None  # the hook may change the chunk in place
                 result = method(args)
                 if result.__class__ is _CoroutineType or (
                         result is not None and result.__class__ is not Chunk and inspect.isawaitable(result)):
@@ -524,6 +541,9 @@ class ChainRunner:
         st.template = {"part": _NO_PART, "stream_parts": st.parts, "message_list": st.ml, **common}
         st.renew()
         st.flush()
+        make = getattr(p, "stream_observer", None)
+        st.observer = make(st.args) if make is not None else None
+        st.observe = st.observer.send if st.observer is not None else None
         st.entry = self.scope.stats.entry(p.id, SEED_NAMES["process_output_stream"])
         self.scope.stats.track(st)
 
@@ -639,7 +659,8 @@ class _Stage:
     """One processor's ``process_output_stream`` within one step, as the hot path needs it."""
 
     __slots__ = ("processor", "index", "ml", "step", "retry", "dynamic", "method", "data_parts",
-                 "stream", "parts", "base", "ctx", "attach", "template", "args", "entry", "passed", "seconds", "outcomes")
+                 "stream", "parts", "base", "ctx", "attach", "template", "args", "entry", "passed", "seconds", "outcomes",
+                 "observer", "observe")
 
     def __init__(self, processor: Any, index: int, ml: MessageList, scope: RunScope) -> None:
         self.processor = processor
@@ -669,6 +690,10 @@ class _Stage:
         self.seconds = 0.0
         self.outcomes: dict[str, int] = {}
         """Other outcomes since the last ``flush``."""
+        self.observer: Any = None
+        """A remote OBSERVE processor's fast path for this step (``stream_observer``), or None."""
+        self.observe: Callable[[Chunk, list[Any]], bool] | None = None
+        """``observer.send``: queues the chunk's invocation; False sends it the ordinary way."""
 
     def renew(self) -> None:
         """Fresh arguments for the next chunk."""
@@ -681,6 +706,8 @@ class _Stage:
 
     def flush(self) -> None:
         """Add what was counted to the run's stats (it ends the step, or they are read)."""
+        if self.observer is not None:
+            self.observer.flush()
         entry = self.entry
         if entry is None:
             return

@@ -102,11 +102,44 @@ _PARTS_FIELD = varint(pb.ProcessOutputStreamArgs.DESCRIPTOR.fields_by_name["part
 
 def encode_stream_body(envelope: bytes, parts: Iterable[Chunk]) -> bytes:
     """A serialized ``processOutputStream`` invocation carrying ``parts``: ``envelope`` followed
-    by the field that holds the chunks, each chunk built once and serialized (no message is built
-    around it). The same bytes ``encode_stream_invocation`` serializes to."""
-    serialized = [chunk_to_proto(c).SerializeToString() for c in parts]
+    by the field that holds the chunks, each chunk serialized once (``chunk_bytes``; no message
+    is built around it). The same bytes ``encode_stream_invocation`` serializes to."""
+    serialized = [chunk_bytes(c) for c in parts]
     body = b"".join([b for c in serialized for b in (_PARTS_FIELD, varint(len(c)), c)])
     return envelope + _STREAM_FIELD + varint(len(body)) + body
+
+
+def encode_stream_one(envelope: bytes, chunk: bytes) -> bytes:
+    """``encode_stream_body`` of one chunk already serialized (``chunk_bytes``)."""
+    n = len(chunk)
+    return b"".join((envelope, _STREAM_FIELD, varint(n + len(_PARTS_FIELD) + len(varint(n))), _PARTS_FIELD, varint(n), chunk))
+
+
+_TEXT_DELTA_FIELD = varint(chunk_pb2.Chunk.DESCRIPTOR.fields_by_name["text_delta"].number << 3 | 2)
+_FROM_NUMBER = {name: chunk_pb2.ChunkFrom.Value(f"CHUNK_FROM_{name}") for name in ("AGENT", "USER", "SYSTEM")}
+_RUN_FIELD: list[Any] = ["", b""]
+"""The last run id and its serialized ``Chunk.run_id`` field (every chunk of a run has it)."""
+
+
+def chunk_bytes(chunk: Chunk) -> bytes:
+    """``chunk_to_proto(chunk).SerializeToString()``, byte for byte. Most chunks of a run are text
+    deltas with no metadata: those are serialized directly (a handful of fields, in field-number
+    order, defaults left out, as protobuf does), without building a message first."""
+    p = chunk.payload
+    if (chunk.type != "text-delta" or chunk.metadata is not None or p.provider_metadata is not None
+            or (origin := _FROM_NUMBER.get(chunk.from_)) is None):
+        return chunk_to_proto(chunk).SerializeToString()
+    run = _RUN_FIELD
+    if run[0] != chunk.run_id:
+        rid = chunk.run_id.encode()
+        run[0], run[1] = chunk.run_id, (b"\x0a" + varint(len(rid)) + rid if rid else b"")
+    ident, text = p.id.encode(), p.text.encode()
+    inner = b"".join((b"\x0a", varint(len(ident)), ident) if ident else ()) + (
+        b"\x12" + varint(len(text)) + text if text else b"")
+    return b"".join((run[1], _FROM_BYTES[origin], _TEXT_DELTA_FIELD, varint(len(inner)), inner))
+
+
+_FROM_BYTES = {n: (b"\x10" + varint(n) if n else b"") for n in _FROM_NUMBER.values()}
 
 
 def _envelope(hook: str, args: Any, processor_id: str) -> pb.Invocation:
@@ -565,11 +598,13 @@ __all__ = [
     "MalformedResultError",
     "RemoteHookError",
     "apply_result",
+    "chunk_bytes",
     "decode_result",
     "emit_custom_chunks",
     "encode_invocation",
     "encode_stream_body",
     "encode_stream_invocation",
+    "encode_stream_one",
     "stream_envelope",
     "stream_outcomes",
 ]
