@@ -51,6 +51,9 @@ MAX_TIMEOUT = 60.0
 OBSERVE_BACKLOG = 4096
 """Messages queued to a stream beyond which OBSERVE invocations are dropped, not queued: a slow
 observer must not make the server buffer without bound."""
+OBSERVE_GATHER = 0.001
+"""Seconds an OBSERVE invocation may wait in an idle stream's queue for others to go with it
+(nothing waits for its answer; a chunk stream's invocations then go out a few per write)."""
 
 _COMPACT_MIN = 1024
 """Deadline entries kept before answered ones are compacted away (then: twice the live ones)."""
@@ -107,9 +110,23 @@ class Outbound:
     def __init__(self) -> None:
         self._items: deque[bytes | pb.ProcessorServiceAttachResponse | None] = deque()
         self._waiter: asyncio.Future[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
 
     def put_nowait(self, item: bytes | pb.ProcessorServiceAttachResponse | None) -> None:
         self._items.append(item)
+        self._wake()
+
+    def put_lazy(self, item: bytes) -> None:
+        """Queue an OBSERVE invocation: an idle writer is woken within ``OBSERVE_GATHER``
+        seconds (at once by anything queued with ``put_nowait``), not for each one."""
+        self._items.append(item)
+        if self._timer is None and self._waiter is not None:
+            self._timer = asyncio.get_running_loop().call_later(OBSERVE_GATHER, self._wake)
+
+    def _wake(self) -> None:
+        timer, self._timer = self._timer, None
+        if timer is not None:
+            timer.cancel()
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
@@ -127,6 +144,9 @@ class Outbound:
                 self._waiter = None
         items = list(self._items)
         self._items.clear()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         return items
 
 
@@ -414,7 +434,7 @@ class ProcessorHub:
         if conn.outbound.qsize() >= OBSERVE_BACKLOG:
             return False
         _, stamp = self._stamp(conn, run_id, processor_id, state, timeout)
-        conn.send_invocation(body_of(invocation) + stamp)
+        conn.outbound.put_lazy(body_of(invocation) + stamp)
         return True
 
     def observe_route(
@@ -449,7 +469,7 @@ class ProcessorHub:
             if len(items) >= OBSERVE_BACKLOG:
                 return False
             ident = prefix + str(next(ids)).encode()
-            outbound.put_nowait(b"".join((body, _ID_FIELD, varint(len(ident)), ident, deadline(timeout), tail)))
+            outbound.put_lazy(b"".join((body, _ID_FIELD, varint(len(ident)), ident, deadline(timeout), tail)))
             return True
 
         return send
