@@ -191,7 +191,9 @@ class _Host:
             for key, rs in list(self.runs.items()):
                 if now - rs.touched > self.state_ttl and (rs.tail is None or rs.tail.done()) and not rs.backlog:
                     del self.runs[key]
-        rs = self.runs.setdefault((run_id, processor_id), _RunState())
+        rs = self.runs.get((run_id, processor_id))
+        if rs is None:
+            rs = self.runs[(run_id, processor_id)] = _RunState()
         rs.touched = now
         return rs
 
@@ -294,18 +296,23 @@ class _ProcessorSession:
         return None
 
     async def _after(self, inv: pb.Invocation, rs: _RunState, signal: asyncio.Event) -> None:
+        hook = HOOK_NAME.get(inv.hook, "")
+        observed = hook in self._host.observe.get(inv.processor_id, ())
         try:
-            result = await self._invoke(inv, rs, signal)
+            result = await self._invoke(inv, rs, signal, observed)
         except Exception as e:  # a bug here, not in the hook: still answer, never leave it hanging
             log.exception("invocation %s failed", inv.invocation_id)
             result = hc.encode_error(inv.invocation_id, e)
-        hook = HOOK_NAME.get(inv.hook, "")
-        if result is not None and hook not in self._host.observe.get(inv.processor_id, ()):
-            self._send(result.SerializeToString())  # framed as `result` (or in `results`) by pack
+        if result is not None and not observed:
+            # Framed as `result` (or in `results`) by pack.
+            self._send(result if result.__class__ is bytes else result.SerializeToString())
         if hook == "process_output_result":
             self._host.runs.pop((inv.run_id, inv.processor_id), None)
 
-    async def _invoke(self, inv: pb.Invocation, rs: _RunState, signal: asyncio.Event) -> pb.InvocationResult | None:
+    async def _invoke(self, inv: pb.Invocation, rs: _RunState, signal: asyncio.Event,
+                      observed: bool = False) -> pb.InvocationResult | bytes | None:
+        """The invocation's answer: serialized already (``bytes``) when it is the common one, every
+        chunk unchanged; None for OBSERVE hooks (never answered) and ``on_violation``."""
         pid = inv.processor_id
         processor = self._host.processors.get(pid)
         hook = HOOK_NAME.get(inv.hook, "")
@@ -337,7 +344,7 @@ class _ProcessorSession:
         token = otel_context.attach(ctx)
         try:
             if hook == "process_output_stream":
-                result = await self._stream(inv, method, rs, common, span)
+                result = await self._stream(inv, method, rs, common, span, observed)
             else:
                 result = await self._hook(inv, hook, method, rs, common, span)
         finally:
@@ -351,6 +358,13 @@ class _ProcessorSession:
                 rs.value = before
                 return hc.encode_error(inv.invocation_id, e)
             rs.version += 1
+        if observed:
+            return None  # never answered
+        if result.__class__ is bytes:
+            if not changed and not written:
+                return result
+            result = pb.InvocationResult.FromString(result)
+        if changed:
             result.state.Clear()
             dict_to_struct(rs.value, result.state.value)
             result.state.version = rs.version
@@ -380,7 +394,7 @@ class _ProcessorSession:
         return result
 
     async def _stream(self, inv: pb.Invocation, method: Any, rs: _RunState, common: dict[str, Any],
-                      span: trace.Span) -> pb.InvocationResult:
+                      span: trace.Span, observed: bool = False) -> pb.InvocationResult | bytes | None:
         returns: list[Any] = []
         parts: list[Chunk] = []
         if rs.message_list is None:  # one empty list per run, not one per chunk
@@ -398,6 +412,10 @@ class _ProcessorSession:
                 mark_error(span, e)
                 returns.append(e)
         span.set_attribute("treadle.processor.chunk_count", len(parts))
+        if observed:
+            return None  # never answered
+        if all(r is p for r, p in zip(returns, parts)) and len(returns) == len(parts):
+            return hc.encode_unchanged_stream(inv.invocation_id, len(parts))
         return hc.encode_stream_result(inv.invocation_id, returns, parts, version=self._version)
 
 

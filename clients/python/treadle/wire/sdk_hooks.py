@@ -52,6 +52,7 @@ from .settings import (
     structured_output_to_proto,
     tool_choice_to_proto,
 )
+from .frames import varint
 from .hook_names import HOOK_NAME
 from .data import (
     build,
@@ -554,6 +555,21 @@ def encode_stream_result(
         else:
             chunk_to_proto(returned, c.replace)
     return out
+
+
+_UNCHANGED_CHUNK = b"".join((
+    varint(pb.StreamOutcomes.DESCRIPTOR.fields_by_name["chunks"].number << 3 | 2), b"\x02",
+    varint(pb.ChunkOutcome.DESCRIPTOR.fields_by_name["unchanged"].number << 3 | 2), b"\x00"))
+_STREAM_OUTCOMES = varint(pb.InvocationResult.DESCRIPTOR.fields_by_name["stream"].number << 3 | 2)
+_INVOCATION_ID = varint(pb.InvocationResult.DESCRIPTOR.fields_by_name["invocation_id"].number << 3 | 2)
+
+
+def encode_unchanged_stream(invocation_id: str, parts: int) -> bytes:
+    """``encode_stream_result`` serialized, for the common answer: each of ``parts`` chunks
+    unchanged, no state, no custom chunks (written directly: the answer of nearly every chunk)."""
+    ident = invocation_id.encode()
+    outcomes = _UNCHANGED_CHUNK * parts
+    return b"".join((_INVOCATION_ID, varint(len(ident)), ident, _STREAM_OUTCOMES, varint(len(outcomes)), outcomes))
 
 
 def _chunk_list(returned: Sequence[Any], part: Chunk, c: pb.ChunkOutcome, version: int) -> None:
