@@ -430,9 +430,23 @@ class ChainRunner:
                     sc.stats.untrack(st)
                 st = stages[p.id] = _Stage(p, index, message_list, sc)
             observe = st.observe
-            if observe is not None and st.base is current:
+            if observe is None or st.base is not current:
+                if st.dynamic:
+                    method = implements(p, "process_output_stream")
+                    if method is None:
+                        continue
+                elif (method := st.method) is None:
+                    continue
                 if is_data and not st.data_parts:
                     continue
+                if st.template is None or st.base is not current:
+                    self._arm(st, current)
+                    observe = st.observe
+            elif is_data and not st.data_parts:
+                continue
+            else:
+                method = None
+            if observe is not None:
                 if shared is None:
                     shared = [None, None]
                 if observe(chunk, shared):
@@ -441,16 +455,8 @@ class ChainRunner:
                     st.passed += 1
                     continue
                 st.observe = None  # this step's remaining chunks take the ordinary path
-            if st.dynamic:
-                method = implements(p, "process_output_stream")
-                if method is None:
+                if method is None and (method := implements(p, "process_output_stream")) is None:
                     continue
-            elif (method := st.method) is None:
-                continue
-            if is_data and not st.data_parts:
-                continue
-            if st.template is None or st.base is not current:
-                self._arm(st, current)
             stream = st.stream
             assert stream is not None
             stream.chunks += 1

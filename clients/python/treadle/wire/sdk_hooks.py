@@ -110,7 +110,7 @@ def _common(inv: pb.Invocation, abort: Any, writer: Any, state: dict[str, Any], 
     return {
         "abort": abort,
         "retry_count": inv.retry_count,
-        "request_context": struct_to_dict(inv.request_context),
+        "request_context": struct_to_dict(inv.request_context) if inv.HasField("request_context") else {},
         "tracing_context": tracing_context if tracing_context is not None else extract_trace_context(inv),
         "abort_signal": abort_signal,
         "run": a.RunInfo(inv.run_id, inv.agent_id, inv.thread_id, inv.resource_id, inv.step_number,
