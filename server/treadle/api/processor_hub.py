@@ -123,12 +123,6 @@ class Outbound:
         if self._timer is None and self._waiter is not None:
             self._timer = asyncio.get_running_loop().call_later(OBSERVE_GATHER, self._wake)
 
-    def flush(self) -> None:
-        """Wake the writer for what ``put_lazy`` queued (an answer arrived: what queued behind
-        it goes now)."""
-        if self._timer is not None:
-            self._wake()
-
     def _wake(self) -> None:
         timer, self._timer = self._timer, None
         if timer is not None:
@@ -404,18 +398,15 @@ class ProcessorHub:
 
     def send(
         self, processor_id: str, hook: str, invocation: pb.Invocation | bytes, *, run_id: str,
-        state: dict[str, Any], timeout: float, lazy: bool = False,
+        state: dict[str, Any], timeout: float,
     ) -> Pending:
         """Send a MUTATE invocation now (synchronously: calls keep their order on the stream).
-        ``invocation`` may be given serialized already (``body_of``). ``lazy``: an earlier
-        invocation of the same run is unanswered, and this one's answer is of no use before that
-        one's: it goes out with the next write, at the latest when an answer arrives on the
-        stream or within ``OBSERVE_GATHER`` (``Outbound.put_lazy``)."""
+        ``invocation`` may be given serialized already (``body_of``)."""
         if self.draining:
             raise ProcessorUnavailable("the server is shutting down", "draining")
         conn = self._pick(processor_id, hook, run_id)
         p = Pending(body_of(invocation), run_id, processor_id, hook, state, timeout)
-        self._dispatch(conn, p, lazy)
+        self._dispatch(conn, p)
         return p
 
     async def wait(self, p: Pending) -> pb.InvocationResult:
@@ -587,15 +578,12 @@ class ProcessorHub:
         runs[processor_id] = chosen
         return chosen
 
-    def _dispatch(self, conn: Connection, p: Pending, lazy: bool = False) -> None:
+    def _dispatch(self, conn: Connection, p: Pending) -> None:
         loop = asyncio.get_running_loop()
         p.invocation_id, stamp = self._stamp(conn, p.run_id, p.processor_id, p.state, p.timeout)
         p.connection, p.sent_at, p.deadline = conn, time.monotonic(), loop.time() + p.timeout
         conn.pending[p.invocation_id] = p
-        if lazy:
-            conn.outbound.put_lazy(p.body + stamp)
-        else:
-            conn.send_invocation(p.body + stamp)
+        conn.send_invocation(p.body + stamp)
         self._arm(loop, p)
 
     def _stamp(self, conn: Connection, run_id: str, processor_id: str, state: dict[str, Any],

@@ -197,7 +197,6 @@ class ProcessorServicer(processor_service_pb2_grpc.ProcessorServiceServicer):
                         self.hub.resolve(conn, result)
                 else:
                     self.hub.m_spurious.add(1)
-                conn.outbound.flush()  # what waited for an answer goes now
         except asyncio.CancelledError:
             raise
         except Exception:  # the peer went away mid-read

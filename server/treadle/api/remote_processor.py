@@ -537,10 +537,8 @@ class _StreamPipe:
             first = batch.entries[0][0]
             try:
                 invocation = p._stream_body([a for a, _ in batch.entries])
-                # With one of this run's invocations unanswered, this one's answer is of no use
-                # before that one's: it may go with the next write (``ProcessorHub.send``).
                 batch.pending = p.hub.send(p.id, STREAM, invocation, run_id=first.run.run_id,
-                                           state=first.state, timeout=timeout, lazy=self.in_flight > 0)
+                                           state=first.state, timeout=timeout)
             except ProcessorUnavailable as e:
                 batch.error = e
                 failed = True
