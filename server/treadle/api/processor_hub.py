@@ -204,7 +204,7 @@ def body_of(invocation: pb.Invocation | bytes) -> bytes:
     return invocation.SerializeToString()
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Pending:
     """One MUTATE invocation awaiting its answer."""
 

@@ -454,7 +454,7 @@ def _set(future: asyncio.Future[Any], *, value: Any = None, error: BaseException
 # --- the pipelined processOutputStream path ------------------------------------------------------
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class _Batch:
     entries: list[tuple[ProcessOutputStreamArgs, asyncio.Future[StreamResult]]]
     pending: Pending | None = None
