@@ -452,7 +452,7 @@ class ProcessorHub:
             conn = self._pick(processor_id, hook, run_id)
         except ProcessorUnavailable:
             return None
-        record = self._states.setdefault(run_id, {}).setdefault(processor_id, _StateRecord())
+        record = self._state_record(run_id, processor_id)
         held = conn.held.setdefault(run_id, {})
         version = record.version
         if state or record.synced or held.get(processor_id, 0) != version:
@@ -595,11 +595,13 @@ class ProcessorHub:
         # Built from bytes (the fields are few and fixed): the id, the wall-clock deadline (a
         # Timestamp), the timeout (a Duration, the same for every invocation of a hook).
         out = b"".join((_ID_FIELD, varint(len(ident)), ident, self._deadline_field(timeout), _timeout_field(timeout)))
-        record = self._states.setdefault(run_id, {}).setdefault(processor_id, _StateRecord())
+        record = self._state_record(run_id, processor_id)
         if state != record.synced:  # changed on the server's side since the last sync
             record.version += 1
             record.synced = copy.deepcopy(state)
-        held = conn.held.setdefault(run_id, {})
+        held = conn.held.get(run_id)
+        if held is None:
+            held = conn.held[run_id] = {}
         if held.get(processor_id, 0) != record.version:
             held[processor_id] = record.version
             inv = pb.Invocation()
@@ -607,6 +609,16 @@ class ProcessorHub:
             dict_to_struct(state, inv.state.value)
             out += inv.SerializeToString()
         return invocation_id, out
+
+    def _state_record(self, run_id: str, processor_id: str) -> _StateRecord:
+        """The run's state record for the processor (made on first use, not on every lookup)."""
+        records = self._states.get(run_id)
+        if records is None:
+            records = self._states[run_id] = {}
+        record = records.get(processor_id)
+        if record is None:
+            record = records[processor_id] = _StateRecord()
+        return record
 
     def _deadline_field(self, timeout: float) -> bytes:
         """``Invocation.deadline`` serialized: now plus ``timeout``, to the millisecond (made
@@ -686,7 +698,7 @@ class ProcessorHub:
         value: dict[str, Any], reported_version: int,
     ) -> None:
         """Apply a state an answer carried to the run's state object, in answer order."""
-        record = self._states.setdefault(run_id, {}).setdefault(processor_id, _StateRecord())
+        record = self._state_record(run_id, processor_id)
         record.version = max(record.version + 1, reported_version)
         state.clear()
         state.update(value)

@@ -246,14 +246,14 @@ class RemoteProcessor:
         """
         self._last = args
         self.hub.track_run(args.run.run_id, args.abort_signal)
-        loop = asyncio.get_running_loop()
         s = self.hub.hook_settings(self.id, STREAM)
-        future: asyncio.Future[StreamResult] = loop.create_future()
-        if s is not None and args.part.is_data and not s.process_data_parts:
-            future.set_result(args.part)  # data-* chunks reach only processors that ask for them
-            return future
-        if s is None or s.mode == "observe":  # not attached (the policy applies) or fire and forget
-            _settle(future, self._call(STREAM, args), loop)
+        if s is None or s.mode == "observe" or (args.part.is_data and not s.process_data_parts):
+            loop = asyncio.get_running_loop()
+            future: asyncio.Future[StreamResult] = loop.create_future()
+            if s is not None and args.part.is_data and not s.process_data_parts:
+                future.set_result(args.part)  # data-* chunks reach only processors that ask for them
+            else:  # not attached (the policy applies) or fire and forget
+                _settle(future, self._call(STREAM, args), loop)
             return future
         pipe = self._pipes.get(args.run.run_id)
         if pipe is None:
