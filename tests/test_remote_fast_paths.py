@@ -13,16 +13,29 @@ import asyncio
 from typing import Any
 
 import pytest
-
-from tests.test_remote_processor_protocol import ANSWER, PID, decl, delta_text, hook_decl, make_env, visible  # noqa: F401
-from tests.support import Turn
 from treadle.agents import ProcessorRef
-from treadle.api.processor_hub import Connection, Declaration, HookSettings, ProcessorHub
+from treadle.api.processor_hub import (
+    Connection,
+    Declaration,
+    HookSettings,
+    ProcessorHub,
+)
 from treadle.core.chunks import Chunk, TextDelta, TextStart
 from treadle.v1 import processor_service_pb2 as pb
 from treadle.wire import sdk_hooks
 from treadle.wire.data import chunk_to_proto
 from treadle.wire.server_hooks import chunk_bytes, encode_stream_body, encode_stream_one
+
+from tests.support import Turn
+from tests.test_remote_processor_protocol import (  # noqa: F401
+    ANSWER,
+    PID,
+    decl,
+    delta_text,
+    hook_decl,
+    make_env,
+    visible,
+)
 
 
 @pytest.mark.parametrize("chunk", [
@@ -47,7 +60,7 @@ def test_the_unchanged_stream_answer_is_the_one_the_general_encoder_builds(parts
     assert sdk_hooks.encode_unchanged_stream("7.12", parts) == built.SerializeToString()
 
 
-async def test_an_observer_receives_every_chunk_in_order_one_invocation_each(make_env: Any) -> None:
+async def test_an_observer_receives_every_chunk_in_order_one_invocation_each(make_env: Any) -> None:  # noqa: F811
     env = await make_env([Turn.say(["a", "b", "c"]), Turn.say(["d", "e"])])
     env.agent(outputs=[ProcessorRef(PID)])
     client = env.client(None)  # never answers
@@ -78,7 +91,7 @@ async def test_an_observe_route_gives_way_when_its_replica_goes_or_state_must_tr
     body = pb.Invocation(processor_id=PID, run_id="r").SerializeToString()
     assert send(body) is True and send(body) is True
     sent = [pb.Invocation.FromString(b) for b in await conn.outbound.take()]
-    assert [i.invocation_id for i in sent] == ["%d.1" % conn.number, "%d.2" % conn.number]
+    assert [i.invocation_id for i in sent] == [f"{conn.number}.1", f"{conn.number}.2"]
     assert all(i.run_id == "r" and i.HasField("deadline") and i.timeout.seconds == 2 for i in sent)
     # A state to send, the replica gone: the route no longer holds (the ordinary path decides).
     assert hub.observe_route(PID, "process_output_stream", run_id="r", state={"n": 1}, timeout=2.0) is None

@@ -191,11 +191,11 @@ class _Host:
             for key, rs in list(self.runs.items()):
                 if now - rs.touched > self.state_ttl and (rs.tail is None or rs.tail.done()) and not rs.backlog:
                     del self.runs[key]
-        rs = self.runs.get((run_id, processor_id))
-        if rs is None:
-            rs = self.runs[(run_id, processor_id)] = _RunState()
-        rs.touched = now
-        return rs
+        found = self.runs.get((run_id, processor_id))
+        if found is None:
+            found = self.runs[(run_id, processor_id)] = _RunState()
+        found.touched = now
+        return found
 
     def end_run(self, run_id: str) -> None:
         """The server says the run is over: forget its state (hooks still running keep theirs)."""
@@ -305,7 +305,7 @@ class _ProcessorSession:
             result = hc.encode_error(inv.invocation_id, e)
         if result is not None and not observed:
             # Framed as `result` (or in `results`) by pack.
-            self._send(result if result.__class__ is bytes else result.SerializeToString())
+            self._send(result if isinstance(result, bytes) else result.SerializeToString())
         if hook == "process_output_result":
             self._host.runs.pop((inv.run_id, inv.processor_id), None)
 
@@ -358,9 +358,9 @@ class _ProcessorSession:
                 rs.value = before
                 return hc.encode_error(inv.invocation_id, e)
             rs.version += 1
-        if observed:
+        if observed or result is None:
             return None  # never answered
-        if result.__class__ is bytes:
+        if isinstance(result, bytes):
             if not changed and not written:
                 return result
             result = pb.InvocationResult.FromString(result)

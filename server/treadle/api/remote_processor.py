@@ -381,7 +381,7 @@ class StreamObserver:
     form, made once for every remote processor of the chain. Outcomes are counted here and added
     to the metrics by ``flush``."""
 
-    __slots__ = ("processor", "envelope", "route", "limit", "observed", "dropped")
+    __slots__ = ("dropped", "envelope", "limit", "observed", "processor", "route")
 
     def __init__(self, processor: RemoteProcessor, envelope: bytes, route: Any) -> None:
         self.processor = processor

@@ -457,6 +457,7 @@ class ChainRunner:
                 st.observe = None  # this step's remaining chunks take the ordinary path
                 if method is None and (method := implements(p, "process_output_stream")) is None:
                     continue
+            assert method is not None
             stream = st.stream
             assert stream is not None
             stream.chunks += 1
