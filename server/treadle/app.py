@@ -39,7 +39,8 @@ from .api.console_service import SERVICE_NAME as CONSOLE_SERVICE, ConsoleService
 from .console import ConsoleGateway
 from .tracing.recent import RecentSpans
 from .api.convert import agent_from_dict
-from .wire.data import chunk_from_proto, chunk_to_proto
+from .wire.data import chunk_from_proto
+from .wire.server_hooks import chunk_bytes
 from .api.gate import Gate
 from .api.server import TlsFiles, check_listen
 from .api.signal_convert import options_from_json
@@ -109,7 +110,7 @@ _CREDENTIALS: dict[str, tuple[tuple[str, ...], str]] = {
 
 
 def _encode_chunk(chunk: Any) -> bytes:
-    return chunk_to_proto(chunk).SerializeToString()
+    return chunk_bytes(chunk)
 
 
 def _decode_chunk(data: bytes) -> Any:
