@@ -469,7 +469,7 @@ class ProcessorHub:
             if len(items) >= OBSERVE_BACKLOG:
                 return False
             ident = prefix + str(next(ids)).encode()
-            outbound.put_lazy(b"".join((body, _ID_FIELD, varint(len(ident)), ident, deadline(timeout), tail)))
+            outbound.put_lazy(body + _ID_FIELD + varint(len(ident)) + ident + deadline(timeout) + tail)
             return True
 
         return send

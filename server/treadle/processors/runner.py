@@ -127,6 +127,9 @@ class ChainRunner:
         self._writers: dict[int, tuple[Emit, str, ProcessorStreamWriter]] = {}
         self._stream_commons: dict[str, tuple[otel_context.Context, tuple[int, int, int, str], dict[str, Any]]] = {}
         self._stages: dict[str, _Stage] = {}
+        self._shared: list[Any] = [None, None]
+        """A chunk and its serialized form, made once for every remote OBSERVE processor it
+        passes (``StreamObserver.send``); reset before any other hook may change the chunk."""
         """Per processor id: its ``process_output_stream`` of the current step (the hot path)."""
 
     # --- the single invocation path -----------------------------------------------------------
@@ -413,7 +416,7 @@ class ChainRunner:
         faster path still (``stream_observer``): the chunk's invocation is queued, nothing is
         called or awaited, and the chunk is serialized once for every such processor.
         """
-        shared: list[Any] | None = None
+        shared = self._shared
         """The chunk and its serialized form, shared by the stream observers (``_Stage.observe``)."""
         stages = self._stages
         sc = self.scope
@@ -447,8 +450,6 @@ class ChainRunner:
             else:
                 method = None
             if observe is not None:
-                if shared is None:
-                    shared = [None, None]
                 if observe(chunk, shared):
                     st.stream.chunks += 1  # type: ignore[union-attr]
                     st.parts.append(chunk)
@@ -472,7 +473,7 @@ class ChainRunner:
                     p.processor_index = index
                 except AttributeError:  # frozen or slotted processors simply do not get it
                     pass
-                shared = None  # the hook may change the chunk in place
+                shared[0] = None  # the hook may change the chunk in place
                 result = method(args)
                 if result.__class__ is _CoroutineType or (
                         result is not None and result.__class__ is not Chunk and inspect.isawaitable(result)):

@@ -59,7 +59,7 @@ class Framer:
     def batch(self, parts: list[bytes]) -> bytes:
         if len(parts) == 1:
             return self.single(parts[0])
-        body = b"".join([b for p in parts for b in (_BATCH_ITEM, varint(len(p)), p)])
+        body = b"".join([_BATCH_ITEM + varint(len(p)) + p for p in parts])
         return self._many + varint(len(body)) + body
 
     def frames(self, items: Iterable[Any], batch: bool, max_bytes: int) -> Iterator[Any]:
