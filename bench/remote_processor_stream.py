@@ -2,8 +2,9 @@
 
     .venv/bin/python bench/remote_processor_stream.py [--runs N] [--chunks N]
 
-One server in this process streams a scripted answer of ``--chunks`` text deltas (an in-process
-scripted model, so no provider I/O blurs the numbers) through an echo processor running in another process, attached over
+One server in this process, with a serving process's garbage-collector settings, streams a
+scripted answer of ``--chunks`` text deltas (an in-process scripted model, so no provider I/O
+blurs the numbers) through an echo processor running in another process, attached over
 ``ProcessorService.Attach``. For each mode it prints the added microseconds per chunk against
 the same run without the processor, and that cost as a ratio to the floor: a bare gRPC
 bidirectional round trip measured in this run (``grpc_floor.py``).
@@ -50,6 +51,16 @@ async def _time_runs(app: TreadleApp, agent: Agent, model: ScriptedModel, runs: 
     return statistics.median(samples), count
 
 
+def _serving_gc() -> None:
+    """The garbage-collector settings of a serving process (``treadle serve``), when the revision
+    under test has them: the server measured here is configured as one that serves."""
+    try:
+        from treadle import gc_tuning
+    except ImportError:
+        return
+    gc_tuning.tune()
+
+
 async def measure(runs: int, n_chunks: int, modes: tuple[str, ...] = MODES) -> dict[str, Any]:
     """The floor, the run without a processor, and each mode's ms per run and added µs per chunk."""
     floor = await bidi_round_trip_us()
@@ -59,6 +70,7 @@ async def measure(runs: int, n_chunks: int, modes: tuple[str, ...] = MODES) -> d
     app.loop.models = ScriptedModels(model)
     port = await app.start()
     target = f"127.0.0.1:{port}"
+    _serving_gc()
 
     def agent(processors: list[ProcessorRef]) -> Agent:
         return Agent(id="bench", model="scripted/bench", instructions=[SystemMessage("bench")],
