@@ -127,10 +127,10 @@ class ChainRunner:
         self._writers: dict[int, tuple[Emit, str, ProcessorStreamWriter]] = {}
         self._stream_commons: dict[str, tuple[otel_context.Context, tuple[int, int, int, str], dict[str, Any]]] = {}
         self._stages: dict[str, _Stage] = {}
+        """Per processor id: its ``process_output_stream`` of the current step (the hot path)."""
         self._shared: list[Any] = [None, None]
         """A chunk and its serialized form, made once for every remote OBSERVE processor it
         passes (``StreamObserver.send``); reset before any other hook may change the chunk."""
-        """Per processor id: its ``process_output_stream`` of the current step (the hot path)."""
 
     # --- the single invocation path -----------------------------------------------------------
 
