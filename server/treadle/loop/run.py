@@ -500,6 +500,11 @@ class RunHandle:
         """Make a waiting ``batch`` return now."""
         self._channel.wake()
 
+    @property
+    def task(self) -> asyncio.Task[None]:
+        """The run's task: cancelled, the run ends (``batch`` then raises ``CancelledError``)."""
+        return self._task
+
     async def close(self) -> None:
         """Cancel the run unless it ended."""
         await _stop_run(self._task)

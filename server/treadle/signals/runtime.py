@@ -41,11 +41,14 @@ from ..core.errors import (
 )
 from ..loop import AgentLoop, GenerateResult
 from ..loop.inbox import Inbox
+from ..loop.run import RunHandle
 from ..core.messages import Message, new_id, utcnow
+from ..memory.fence import current_fence
+from .handle import ThreadRunHandle
 from .hub import ActiveRunChanged, Event, Subscription, ThreadHub
 from .inbox import DurableInbox, accept, is_accepted
 from .ownership import OwnedRun, fenced, keep_lease
-from .relay import Forwarded, Received, Relay, RemoteChunk, RunEnded, RunStarted
+from .relay import Forwarded, Received, Relay, RemoteChunk, RemoteChunks, RunEnded, RunStarted
 from .signal import Signal, signal_from_message
 from .store import Lease, PendingKind, PendingSignal, SignalStore, ThreadKey
 
@@ -107,7 +110,7 @@ class ActiveRun:
     caller: str | None = None
     """The credential the run counts against (who woke it, or queued its message)."""
     release_slot: Callable[[], None] = lambda: None
-    owned: OwnedRun | None = None
+    owned: OwnedRun | ThreadRunHandle | None = None
     """A caller's run (``Generate``/``Stream``): its task, stopped by ``AbortRun`` or a lost lease."""
 
     def stop(self, reason: str) -> None:
@@ -225,6 +228,7 @@ class ThreadRuntime:
         """Tell the other replicas about runs and chunks from now on, and hear theirs."""
         self.relay = relay
         self.hub.forward = self._forward
+        self.hub.forward_batch = self._forward_batch
 
     def _forward(self, key: ThreadKey, event: Event) -> None:
         if self.relay is not None and self.relay.channel.heard:  # alone: nothing to tell
@@ -232,10 +236,17 @@ class ThreadRuntime:
             expires = run.lease.expires_at if run is not None and run.lease is not None else None
             self.relay.event(key, event, expires)
 
+    def _forward_batch(self, key: ThreadKey, chunks: list[Chunk]) -> None:
+        if self.relay is not None and self.relay.channel.heard:
+            self.relay.chunks(key, chunks)
+
     def received(self, message: Received) -> None:
         """A message from another replica (the relay's callback)."""
         if isinstance(message, RemoteChunk):
             self.hub.publish_local(message.key, message.chunk)
+        elif isinstance(message, RemoteChunks):
+            for chunk in message.chunks:
+                self.hub.publish_local(message.key, chunk)
         elif isinstance(message, RunStarted):
             self.hub.publish_local(message.key, ActiveRunChanged(message.run_id, message.agent_id))
             self._watch(message.key, message.expires_at or self.clock() + timedelta(seconds=self.lease_ttl))
@@ -380,6 +391,29 @@ class ThreadRuntime:
                 yield chunk
         finally:
             await self._finish(run)
+
+    async def open(self, agent: Agent, request: RunRequest) -> ThreadRunHandle | RunHandle:
+        """``stream`` as batches of chunks (``AgentLoop.open``), for ``AgentService.Stream``: the
+        caller's run is opened in the caller's task, fenced by its lease, and each batch goes to
+        the thread's subscribers on its way to the caller. Bad requests raise here; the caller
+        must ``close`` the handle."""
+        key = self._memory_key(agent, request)
+        if key is None:
+            return await self.loop.open(agent, request)
+        run, request = await self._reserve(agent, request, key)
+        if run is None:  # stopping: the run is no thread's active run
+            return ThreadRunHandle(await self.loop.open(agent, request), self.hub, key, agent.id, False)
+        token = current_fence.set(self._fence(run))  # the run's task (and its opening) hold its lease
+        try:
+            handle = ThreadRunHandle(await self.loop.open(agent, request), self.hub, key, run.agent_id, True,
+                                     lambda: self._finish(run))
+        except BaseException:
+            await self._finish(run)
+            raise
+        finally:
+            current_fence.reset(token)
+        run.owned = handle
+        return handle
 
     async def generate(self, agent: Agent, request: RunRequest) -> GenerateResult:
         """``AgentService.Generate`` with memory: as ``stream``, the thread's active run when it
