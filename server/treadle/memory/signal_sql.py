@@ -148,6 +148,11 @@ class SqlSignalStore:
     # --- thread leases ------------------------------------------------------------------------
 
     async def acquire_lease(self, lease: Lease, now: datetime, replacing: Lease | None = None) -> Lease:
+        return await self.db.write(self.lease_taker(lease, now, replacing))
+
+    def lease_taker(self, lease: Lease, now: datetime, replacing: Lease | None = None) -> Callable[[Connection], Lease]:
+        """``acquire_lease`` as a function of a connection, for a transaction that does more
+        (``fence.LeaseClaim``: the run's first write): the thread's lease after it."""
         upsert = _acquire_statement(self.db.dialect, replacing is not None)
         params = {"b_resource_id": lease.key[0], "b_thread_id": lease.key[1], "b_owner": lease.owner,
                   "b_run_id": lease.run_id, "b_agent_id": lease.agent_id, "b_expires_at": micros(lease.expires_at),
@@ -160,7 +165,7 @@ class SqlSignalStore:
                 return Lease(lease.key, lease.owner, lease.run_id, lease.agent_id, lease.expires_at, int(row[0]))
             return _lease(conn.execute(_LEASE_ROW, params).one())
 
-        return await self.db.write(take)
+        return take
 
     async def renew_lease(self, lease: Lease) -> bool:
         params = {**_held_params(lease), "b_expires_at": micros(lease.expires_at)}

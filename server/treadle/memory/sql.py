@@ -24,7 +24,7 @@ from . import schema as t
 from .base import Page, PageRequest, RunRecord, RunStatus, StoredAgent, Thread
 from .codec import content_from_json, content_to_json
 from .engine import Database, Prepared, is_postgres
-from .fence import check_fence, current_fence, fence_params, fenced_where
+from .fence import check_fence, current_claim, current_fence, fence_params, fenced_where, take_claim
 
 
 def micros(when: datetime) -> int:
@@ -114,16 +114,27 @@ class SqlStore:
     ) -> list[Message]:
         """One transaction: open the thread (refused for another resource, writing nothing),
         record the run, and read the newest ``history`` messages. Like every write of a run on
-        a thread, conditional on the run's lease (``fence.current_fence``)."""
-        fence = current_fence.get()
+        a thread, conditional on the run's lease (``fence.current_fence``); or, with a
+        ``fence.current_claim``, taking the lease first in the same transaction (then the lease
+        taken is the fence of the run's later writes)."""
+        fence, claim = current_fence.get(), current_claim.get()
 
-        def work(conn: Connection) -> list[Message]:
-            check_fence(conn, fence)
+        def work(conn: Connection) -> tuple[list[Message], Any]:
+            taken = None
+            if claim is not None:
+                taken = take_claim(conn, claim)  # or LeaseHeldError, writing nothing
+            else:
+                check_fence(conn, fence)
             _open_thread(conn, resource_id, thread_id, title, metadata)
             _insert_run(conn, run_id, agent_id, thread_id, resource_id)
-            return _history(conn, thread_id, history)
+            return _history(conn, thread_id, history), taken
 
-        return await self.db.write(work)
+        messages, taken = await self.db.write(work)
+        if claim is not None:
+            claim.taken = taken
+            current_claim.set(None)  # taken: no later write of the run (or its sub-runs) takes it
+            current_fence.set(taken)  # in the caller's context, where the run's task is made
+        return messages
 
     async def load_history(self, thread_id: str, limit: int) -> list[Message]:
         return await self.db.read(_history, thread_id, limit)
