@@ -169,18 +169,21 @@ class SqlSignalStore:
 
     async def renew_lease(self, lease: Lease) -> bool:
         params = {**_held_params(lease), "b_expires_at": micros(lease.expires_at)}
-        return bool(await self.db.write(lambda conn: _SET_EXPIRY.rowcount(conn, params)))
+        return bool(await self.db.write_one(lambda conn: _SET_EXPIRY.rowcount(conn, params)))
 
     async def release_lease(self, lease: Lease) -> None:
         # The row stays (expired) with its epoch: the next lease on the thread has a higher one.
         params = {**_held_params(lease), "b_expires_at": 0}
-        await self.db.write(lambda conn: _SET_EXPIRY.rowcount(conn, params))
+        await self.db.write_one(lambda conn: _SET_EXPIRY.rowcount(conn, params))
 
     async def release_lease_unless(
         self, lease: Lease, keep: Callable[[list[PendingSignal]], bool],
     ) -> tuple[list[PendingSignal], bool]:
-        """One transaction at a run's end: the thread's pending signals read, the lease released
-        unless ``keep`` says the next run takes it over (a queued message waits)."""
+        """At a run's end: the thread's pending signals read, the lease released unless ``keep``
+        says the next run takes it over (a queued message waits). On SQLite one transaction; on
+        PostgreSQL a read and a one-statement write (under READ COMMITTED a transaction would not
+        make them atomic either: what is stored after the read is looked at by whoever stored
+        it, or told to this replica, which looks again once the run has ended)."""
         read = {"resource_id": lease.key[0], "thread_id": lease.key[1]}
         release = {**_held_params(lease), "b_expires_at": 0}
 
@@ -191,7 +194,13 @@ class SqlSignalStore:
             _SET_EXPIRY.rowcount(conn, release)
             return pending, True
 
-        return await self.db.write(work)
+        if self.db.dialect != "postgresql":
+            return await self.db.write(work)
+        pending = [_pending(r) for r in await self.db.read(_THREAD_PENDING.all, read)]
+        if keep(pending):
+            return pending, False
+        await self.db.write_one(lambda conn: _SET_EXPIRY.rowcount(conn, release))
+        return pending, True
 
     async def list_leases(self) -> list[Lease]:
         query = select(thread_leases).where(thread_leases.c.expires_at > 0)

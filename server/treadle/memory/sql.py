@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
-    Connection, Table, and_, bindparam, column, delete, func, or_, select, table, tuple_, update,
+    Connection, Table, and_, bindparam, column, delete, func, or_, select, table, text, tuple_, update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
 
@@ -24,7 +24,7 @@ from . import schema as t
 from .base import Page, PageRequest, RunRecord, RunStatus, StoredAgent, Thread
 from .codec import content_from_json, content_to_json
 from .engine import Database, Prepared, is_postgres
-from .fence import check_fence, current_claim, current_fence, fence_params, fenced_where, take_claim
+from .fence import LeaseLostError, check_fence, current_claim, current_fence, fence_params, fenced_where, take_claim
 
 
 def micros(when: datetime) -> int:
@@ -72,6 +72,30 @@ _CONSUME = delete(_PENDING).where(_PENDING.c.thread_id == bindparam("thread_id")
                                   _PENDING.c.id.in_(bindparam("ids", expanding=True)))
 """A signal waiting in the durable inbox is consumed by storing its message: one transaction."""
 _upserts: dict[str, Any] = {}
+_SAVE_FENCED_PG = Prepared(text("""
+WITH fence AS (
+    SELECT 1 FROM thread_leases
+    WHERE resource_id = :f_resource_id AND thread_id = :f_thread_id AND owner = :f_owner
+      AND run_id = :f_run_id AND epoch = :f_epoch
+    FOR SHARE
+), saved AS (
+    INSERT INTO messages (thread_id, id, resource_id, role, type, created_at, content)
+    SELECT :thread_id, m.id, :resource_id, m.role, m.type, m.created_at, m.content
+    FROM unnest(CAST(:ids AS text[]), CAST(:roles AS text[]), CAST(:types AS text[]),
+                CAST(:created AS bigint[]), CAST(:contents AS text[])) WITH ORDINALITY
+         AS m(id, role, type, created_at, content, n)
+    WHERE EXISTS (SELECT 1 FROM fence)
+    ORDER BY m.n
+    ON CONFLICT (thread_id, id) DO UPDATE
+    SET content = excluded.content, role = excluded.role, type = excluded.type
+), touched AS (
+    UPDATE threads SET updated_at = :now WHERE id = :thread_id AND EXISTS (SELECT 1 FROM fence)
+)
+SELECT count(*) FROM fence
+"""))
+"""A run's save on PostgreSQL as one statement (no ``BEGIN``/``COMMIT``, one round trip): the
+fence checked and share-locked, the messages upserted in order, the thread touched, each only
+while the run holds its lease; the row tells whether it did."""
 
 
 def _message_upsert(conn: Connection) -> Any:
@@ -151,6 +175,19 @@ class SqlStore:
             await self.db.write(_save, thread_id, rows, list(delete_ids))
             return
 
+        if self.db.dialect == "postgresql" and not delete_ids and not any(r["role"] == "signal" for r in rows):
+            params = {**fence_params(fence, "f_"), "thread_id": thread_id, "resource_id": resource_id,
+                      "now": _now(), "ids": [r["id"] for r in rows], "roles": [r["role"] for r in rows],
+                      "types": [r["type"] for r in rows], "created": [r["created_at"] for r in rows],
+                      "contents": [r["content"] for r in rows]}
+
+            def one(conn: Connection) -> None:
+                if not _SAVE_FENCED_PG.first(conn, params)[0]:
+                    raise LeaseLostError(fence)
+
+            await self.db.write_one(one)
+            return
+
         def work(conn: Connection) -> None:
             check_fence(conn, fence)
             _save(conn, thread_id, rows, list(delete_ids))
@@ -172,11 +209,15 @@ class SqlStore:
                   "detail": json.dumps(detail) if detail is not None else None}
         fence = current_fence.get()
 
-        def work(conn: Connection) -> None:
-            if fence is not None and not rows and not delete_ids:  # one statement, one round trip
+        if fence is not None and not rows and not delete_ids:  # one statement, one round trip
+            def one(conn: Connection) -> None:
                 if _END_RUN_FENCED[conn.dialect.name].rowcount(conn, {**values, **fence_params(fence, "f_")}) == 0:
                     check_fence(conn, fence)  # why nothing was written: a lost lease raises
-                return
+
+            await self.db.write_one(one)
+            return
+
+        def work(conn: Connection) -> None:
             check_fence(conn, fence)
             if rows or delete_ids:
                 _save(conn, thread_id, rows, list(delete_ids))
