@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import BigInteger, Connection, String, bindparam, column, select, table
@@ -50,6 +51,11 @@ class LeaseClaim:
     run_id: str
     taken: Lease | None = None
     """The lease taken, once the transaction committed."""
+    lease: Lease | None = None
+    """The lease to take (its epoch the store's to set), ``now`` and the lease of this replica it
+    may replace: what a store that takes it in one statement of its own needs."""
+    now: datetime | None = None
+    replacing: Lease | None = None
 
 
 current_claim: ContextVar[LeaseClaim | None] = ContextVar("treadle_lease_claim", default=None)

@@ -371,6 +371,11 @@ def _pending(r: Any) -> PendingSignal:
     )
 
 
+def held_lease(conn: Connection, key: ThreadKey) -> Lease:
+    """The thread's lease row (within a statement or transaction that found it held)."""
+    return _lease(conn.execute(_LEASE_ROW, {"b_resource_id": key[0], "b_thread_id": key[1]}).one())
+
+
 def _lease(r: Any) -> Lease:
     return Lease((r.resource_id, r.thread_id), r.owner, r.run_id, r.agent_id, from_micros(r.expires_at), r.epoch)
 

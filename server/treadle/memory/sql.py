@@ -142,6 +142,15 @@ class SqlStore:
         ``fence.current_claim``, taking the lease first in the same transaction (then the lease
         taken is the fence of the run's later writes)."""
         fence, claim = current_fence.get(), current_claim.get()
+        if (claim is not None and claim.lease is not None and claim.now is not None and history > 0
+                and title is None and metadata is None and self.db.dialect == "postgresql"):
+            begun = await self.db.write_one(_begin_claimed, claim, run_id, agent_id, resource_id, thread_id, history)
+            if begun is not None:
+                messages, claim.taken = begun
+                current_claim.set(None)
+                current_fence.set(claim.taken)
+                return messages
+            # A new thread, or another resource's: the transaction below says which.
 
         def work(conn: Connection) -> tuple[list[Message], Any]:
             taken = None
@@ -388,6 +397,78 @@ def _insert_run(conn: Connection, run_id: str, agent_id: str, thread_id: str, re
     })
     if inserted is None:
         raise AlreadyExistsError(f"run id {run_id!r} is taken: choose another, or leave run_id empty")
+
+
+_BEGIN_CLAIMED_PG = """
+WITH thread AS (
+    SELECT id FROM threads WHERE id = %(thread_id)s AND resource_id = %(resource_id)s
+), lease AS (
+    INSERT INTO thread_leases AS l (resource_id, thread_id, owner, run_id, agent_id, expires_at, epoch)
+    SELECT %(resource_id)s, %(thread_id)s, %(owner)s, %(run_id)s, %(agent_id)s, %(expires_at)s, 1 FROM thread
+    ON CONFLICT (resource_id, thread_id) DO UPDATE
+    SET owner = excluded.owner, run_id = excluded.run_id, agent_id = excluded.agent_id,
+        expires_at = excluded.expires_at, epoch = l.epoch + 1
+    WHERE l.expires_at < %(now)s OR (l.owner = %(r_owner)s AND l.run_id = %(r_run_id)s AND l.epoch = %(r_epoch)s)
+    RETURNING l.epoch
+), run AS (
+    INSERT INTO runs (id, agent_id, thread_id, resource_id, status, finish_reason, usage, started_at)
+    SELECT %(run_id)s, %(agent_id)s, %(thread_id)s, %(resource_id)s, 'running', '', %(usage)s, %(started_at)s
+    FROM lease
+    RETURNING id
+)
+SELECT (SELECT epoch FROM lease) AS epoch, (SELECT count(*) FROM thread) AS threads,
+       m.seq, m.thread_id, m.id, m.resource_id, m.role, m.type, m.created_at, m.content
+FROM (SELECT 1) AS one
+LEFT JOIN LATERAL (
+    SELECT * FROM messages WHERE thread_id = %(thread_id)s ORDER BY seq DESC LIMIT %(limit)s
+) AS m ON true
+"""
+"""A run's opening on PostgreSQL in one statement (one round trip, no ``BEGIN``/``COMMIT``), for
+a thread that exists and is the resource's: the lease taken (when free, or in place of the lease
+this replica hands over), the run recorded only with it (an id that is taken fails the whole
+statement: nothing is written), and the history read. No thread row for the resource: nothing is
+written (the transaction of ``begin_run`` creates it, or refuses another resource's)."""
+
+
+def _begin_claimed(
+    conn: Connection, claim: Any, run_id: str, agent_id: str, resource_id: str, thread_id: str, limit: int,
+) -> tuple[list[Message], Any] | None:
+    lease, replacing = claim.lease, claim.replacing
+    params = {"thread_id": thread_id, "resource_id": resource_id, "owner": lease.owner, "run_id": run_id,
+              "agent_id": agent_id, "expires_at": micros(lease.expires_at), "now": micros(claim.now),
+              "r_owner": replacing.owner if replacing is not None else None,
+              "r_run_id": replacing.run_id if replacing is not None else None,
+              "r_epoch": replacing.epoch if replacing is not None else None,
+              "usage": _usage_json(Usage()), "started_at": _now(), "limit": limit}
+    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    try:
+        try:
+            cursor.execute(_BEGIN_CLAIMED_PG, params)
+        except Exception as e:
+            if getattr(e, "sqlstate", None) == "23505":  # unique violation: the run id is taken
+                raise AlreadyExistsError(f"run id {run_id!r} is taken: choose another, or leave run_id empty") from None
+            conn._handle_dbapi_exception(e, _BEGIN_CLAIMED_PG, params, cursor, None)
+        rows = cursor.fetchall()
+    finally:
+        cursor.close()
+    epoch, threads = rows[0][0], rows[0][1]
+    if not threads:
+        return None
+    if epoch is None:  # held: by whom (the transaction that would have taken it wrote nothing)
+        from .fence import LeaseHeldError
+        from .signal_sql import held_lease
+        raise LeaseHeldError(held_lease(conn, (resource_id, thread_id)))
+    taken = type(lease)(lease.key, lease.owner, run_id, agent_id, lease.expires_at, int(epoch))
+    history = [_message(_HistoryRow(*r[2:])) for r in reversed(rows) if r[2] is not None]
+    return history, taken
+
+
+class _HistoryRow:
+    __slots__ = ("seq", "thread_id", "id", "resource_id", "role", "type", "created_at", "content")
+
+    def __init__(self, *values: Any) -> None:
+        for name, value in zip(self.__slots__, values, strict=True):
+            setattr(self, name, value)
 
 
 def _message_rows(thread_id: str, resource_id: str, messages: Sequence[Message]) -> list[dict[str, Any]]:

@@ -422,7 +422,9 @@ class ThreadRuntime:
                         run = ActiveRun(request.run_id or new_id("run"), agent.id, key, options=request.options)
                         now = self.clock()
                         lease = Lease(key, self.replica, run.run_id, agent.id, now + timedelta(seconds=self.lease_ttl))
-                        claim = LeaseClaim(taker(lease, now, self._handover.get(key)), self.replica, run.run_id)
+                        replacing = self._handover.get(key)
+                        claim = LeaseClaim(taker(lease, now, replacing), self.replica, run.run_id,
+                                           lease=lease, now=now, replacing=replacing)
                         claimed, fence = current_claim.set(claim), current_fence.set(None)
                         try:
                             inner = await self.loop.open(agent, replace(request, run_id=run.run_id, inbox=run.inbox))
