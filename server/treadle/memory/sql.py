@@ -8,6 +8,7 @@ All SQL of the store is here (SQLAlchemy Core), as functions of a ``Connection``
 from __future__ import annotations
 
 import json
+from collections import namedtuple
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -444,7 +445,7 @@ def _begin_claimed(
     try:
         try:
             cursor.execute(_BEGIN_CLAIMED_PG, params)
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - wrapped as SQLAlchemy would (``Prepared.cursor``)
             if getattr(e, "sqlstate", None) == "23505":  # unique violation: the run id is taken
                 raise AlreadyExistsError(f"run id {run_id!r} is taken: choose another, or leave run_id empty") from None
             conn._handle_dbapi_exception(e, _BEGIN_CLAIMED_PG, params, cursor, None)
@@ -463,12 +464,7 @@ def _begin_claimed(
     return history, taken
 
 
-class _HistoryRow:
-    __slots__ = ("seq", "thread_id", "id", "resource_id", "role", "type", "created_at", "content")
-
-    def __init__(self, *values: Any) -> None:
-        for name, value in zip(self.__slots__, values, strict=True):
-            setattr(self, name, value)
+_HistoryRow = namedtuple("_HistoryRow", "seq thread_id id resource_id role type created_at content")
 
 
 def _message_rows(thread_id: str, resource_id: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
