@@ -14,7 +14,7 @@ import contextlib
 import itertools
 import logging
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, Literal, Protocol, cast, overload
 
 import grpc
@@ -248,8 +248,10 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
             agent, run = self._prepare(request)
         except Exception as e:
             await abort_with(context, e)
-        if self._source(agent, run, start=False) == self._loop.stream:
-            async for out in self._stream_direct(agent, run, context):
+        source = self._source(agent, run, start=False)
+        if source == self._loop.stream or source == self.threads.stream:  # on a thread: ThreadRuntime.open
+            opener = self._loop.open if source == self._loop.stream else self.threads.open
+            async for out in self._stream_direct(agent, run, context, opener):
                 yield out
             return
         pipe = _Pipe()
@@ -301,7 +303,8 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
         return cast(AsyncGenerator[Chunk, None], source(agent, run))
 
     async def _stream_direct(
-        self, agent: Agent, run: RunRequest, context: grpc.aio.ServicerContext
+        self, agent: Agent, run: RunRequest, context: grpc.aio.ServicerContext,
+        opener: Callable[[Agent, RunRequest], Awaitable[RunHandle]] | None = None,
     ) -> AsyncIterator[agent_service_pb2.StreamResponse]:
         """``Stream`` of a run without a thread: the responses are made from the run's own
         batches of chunks (``AgentLoop.open``), with no task or queue between the run and the
@@ -321,7 +324,7 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
             with self._track(stop):
                 try:
                     with _caller_trace(context):
-                        handle = await self._loop.open(agent, run)
+                        handle = await (opener or self._loop.open)(agent, run)
                 except Exception as e:  # a bad request: the status says so
                     log.info("run of agent %r refused: %s", agent.id, e)
                     raise

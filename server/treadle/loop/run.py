@@ -311,11 +311,13 @@ class AgentLoop:
             await output.send(Chunk.of(result.error))
             await output.send(Chunk.of(Finish("error", result.usage, result.skipped_processors)))
         finally:
-            await output.reset()
-            _end_run(plan)
-            _log_run(plan, status, result, time.monotonic() - started)
-            await persist.end(status, result.finish_reason, result.usage)
-            await output.queue.put(END)
+            try:
+                await output.reset()
+                _end_run(plan)
+                _log_run(plan, status, result, time.monotonic() - started)
+                await persist.end(status, result.finish_reason, result.usage)
+            finally:  # also when the run is cancelled here (stopped in its last write): its reader ends
+                output.queue.put_nowait(END)
 
     async def _execute(
         self, plan: RunPlan, request: RunRequest, output: Output, result: GenerateResult,
@@ -499,6 +501,11 @@ class RunHandle:
     def interrupt(self) -> None:
         """Make a waiting ``batch`` return now."""
         self._channel.wake()
+
+    @property
+    def task(self) -> asyncio.Task[None]:
+        """The run's task: cancelled, the run ends (``batch`` then raises ``CancelledError``)."""
+        return self._task
 
     async def close(self) -> None:
         """Cancel the run unless it ended."""

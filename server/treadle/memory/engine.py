@@ -79,6 +79,13 @@ class Database:
     async def read(self, fn: Work[T], *args: Any) -> T:
         raise NotImplementedError
 
+    async def write_one(self, fn: Work[T], *args: Any) -> T:
+        """A write that is one statement (which is atomic by itself), and reads at most: as
+        ``write``, but on PostgreSQL without ``BEGIN`` and ``COMMIT`` (two round trips fewer).
+        ``fn`` must change the database in one statement only, and must be safe to run again
+        after a transient fault (retried as a read is)."""
+        return await self.write(fn, *args)
+
     async def run(self, fn: Work[T], *args: Any) -> T:
         """``fn`` on a connection with no transaction begun (migrations manage their own)."""
         raise NotImplementedError
@@ -257,6 +264,9 @@ class PostgresDatabase(Database):
                 return await conn.run_sync(fn, *args)
 
         return await retrying(attempt)
+
+    async def write_one(self, fn: Work[T], *args: Any) -> T:
+        return await self.read(fn, *args)
 
     async def run(self, fn: Work[T], *args: Any) -> T:
         async with self.engine.connect() as conn:

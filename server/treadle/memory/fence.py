@@ -16,7 +16,10 @@ fences what the agent loop writes without the loop knowing about leases.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextvars import ContextVar
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import BigInteger, Connection, String, bindparam, column, select, table
@@ -32,6 +35,48 @@ _leases = table(
     "thread_leases", column("resource_id", String), column("thread_id", String), column("owner", String),
     column("run_id", String), column("epoch", BigInteger),
 )
+
+
+@dataclass
+class LeaseClaim:
+    """A thread's lease to take in the run's first write (``begin_run``), in the transaction that
+    opens the run: the run is recorded only if the lease is taken, and the lease is taken only
+    if the run is recorded (a run id must be new). The lease the transaction took becomes the
+    fence of the run's later writes (``current_fence``)."""
+
+    take: Callable[[Connection], Lease]
+    """Takes the lease within the transaction (when free): the thread's lease after it, this
+    run's or another's (the signal store's ``lease_taker``)."""
+    owner: str
+    run_id: str
+    taken: Lease | None = None
+    """The lease taken, once the transaction committed."""
+    lease: Lease | None = None
+    """The lease to take (its epoch the store's to set), ``now`` and the lease of this replica it
+    may replace: what a store that takes it in one statement of its own needs."""
+    now: datetime | None = None
+    replacing: Lease | None = None
+
+
+current_claim: ContextVar[LeaseClaim | None] = ContextVar("treadle_lease_claim", default=None)
+"""The lease the current run's first write takes (None: none, or held already)."""
+
+
+class LeaseHeldError(FailedPreconditionError):
+    """The thread's lease is held by another run (on this replica or another): the transaction
+    that would have taken it wrote nothing."""
+
+    def __init__(self, lease: Lease) -> None:
+        super().__init__(f"thread {lease.key[1]!r} is held by run {lease.run_id} ({lease.owner})")
+        self.lease = lease
+
+
+def take_claim(conn: Connection, claim: LeaseClaim) -> Lease:
+    """Within a write transaction: take ``claim``'s lease, or raise ``LeaseHeldError``."""
+    held = claim.take(conn)
+    if (held.owner, held.run_id) != (claim.owner, claim.run_id):
+        raise LeaseHeldError(held)
+    return held
 
 
 class LeaseLostError(FailedPreconditionError):
@@ -81,4 +126,5 @@ def check_fence(conn: Connection, fence: Lease | None) -> None:
         raise LeaseLostError(fence)
 
 
-__all__ = ["LeaseLostError", "check_fence", "current_fence", "fence_params", "fenced_where"]
+__all__ = ["LeaseClaim", "LeaseHeldError", "LeaseLostError", "check_fence", "current_claim", "current_fence",
+           "fence_params", "fenced_where", "take_claim"]

@@ -197,8 +197,10 @@ class PostgresChannel:
                 await self._notify(rows)
 
     async def _notify(self, rows: list[tuple[str, str]]) -> None:
-        async with self._send.transaction(), self._send.cursor() as cur:
-            await cur.executemany("SELECT pg_notify(%s, %s)", rows)
+        """Every payload in one statement (one round trip; no ``BEGIN``/``COMMIT``): one
+        transaction, so PostgreSQL delivers them whole and in order."""
+        assert self._send is not None
+        await self._send.execute(_NOTIFY_ALL, (self.name, [p for _, p in rows]))
 
     async def close(self) -> None:
         if self._task is not None:
@@ -211,5 +213,8 @@ class PostgresChannel:
                 await self._send.close()
             self._send = None
 
+
+_NOTIFY_ALL = ("SELECT count(pg_notify(%s, t.payload)) FROM "
+               "(SELECT payload FROM unnest(%s::text[]) WITH ORDINALITY AS p(payload, n) ORDER BY n) AS t")
 
 __all__ = ["MAX_PAYLOAD", "LocalChannel", "LocalGroup", "NotifyChannel", "PostgresChannel", "conninfo"]

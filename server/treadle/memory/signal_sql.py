@@ -148,6 +148,11 @@ class SqlSignalStore:
     # --- thread leases ------------------------------------------------------------------------
 
     async def acquire_lease(self, lease: Lease, now: datetime, replacing: Lease | None = None) -> Lease:
+        return await self.db.write(self.lease_taker(lease, now, replacing))
+
+    def lease_taker(self, lease: Lease, now: datetime, replacing: Lease | None = None) -> Callable[[Connection], Lease]:
+        """``acquire_lease`` as a function of a connection, for a transaction that does more
+        (``fence.LeaseClaim``: the run's first write): the thread's lease after it."""
         upsert = _acquire_statement(self.db.dialect, replacing is not None)
         params = {"b_resource_id": lease.key[0], "b_thread_id": lease.key[1], "b_owner": lease.owner,
                   "b_run_id": lease.run_id, "b_agent_id": lease.agent_id, "b_expires_at": micros(lease.expires_at),
@@ -160,22 +165,25 @@ class SqlSignalStore:
                 return Lease(lease.key, lease.owner, lease.run_id, lease.agent_id, lease.expires_at, int(row[0]))
             return _lease(conn.execute(_LEASE_ROW, params).one())
 
-        return await self.db.write(take)
+        return take
 
     async def renew_lease(self, lease: Lease) -> bool:
         params = {**_held_params(lease), "b_expires_at": micros(lease.expires_at)}
-        return bool(await self.db.write(lambda conn: _SET_EXPIRY.rowcount(conn, params)))
+        return bool(await self.db.write_one(lambda conn: _SET_EXPIRY.rowcount(conn, params)))
 
     async def release_lease(self, lease: Lease) -> None:
         # The row stays (expired) with its epoch: the next lease on the thread has a higher one.
         params = {**_held_params(lease), "b_expires_at": 0}
-        await self.db.write(lambda conn: _SET_EXPIRY.rowcount(conn, params))
+        await self.db.write_one(lambda conn: _SET_EXPIRY.rowcount(conn, params))
 
     async def release_lease_unless(
         self, lease: Lease, keep: Callable[[list[PendingSignal]], bool],
     ) -> tuple[list[PendingSignal], bool]:
-        """One transaction at a run's end: the thread's pending signals read, the lease released
-        unless ``keep`` says the next run takes it over (a queued message waits)."""
+        """At a run's end: the thread's pending signals read, the lease released unless ``keep``
+        says the next run takes it over (a queued message waits). On SQLite one transaction; on
+        PostgreSQL a read and a one-statement write (under READ COMMITTED a transaction would not
+        make them atomic either: what is stored after the read is looked at by whoever stored
+        it, or told to this replica, which looks again once the run has ended)."""
         read = {"resource_id": lease.key[0], "thread_id": lease.key[1]}
         release = {**_held_params(lease), "b_expires_at": 0}
 
@@ -186,7 +194,13 @@ class SqlSignalStore:
             _SET_EXPIRY.rowcount(conn, release)
             return pending, True
 
-        return await self.db.write(work)
+        if self.db.dialect != "postgresql":
+            return await self.db.write(work)
+        pending = [_pending(r) for r in await self.db.read(_THREAD_PENDING.all, read)]
+        if keep(pending):
+            return pending, False
+        await self.db.write_one(lambda conn: _SET_EXPIRY.rowcount(conn, release))
+        return pending, True
 
     async def list_leases(self) -> list[Lease]:
         query = select(thread_leases).where(thread_leases.c.expires_at > 0)
@@ -355,6 +369,11 @@ def _pending(r: Any) -> PendingSignal:
                 created_at=from_micros(r.created_at), thread_id=r.thread_id, resource_id=r.resource_id),
         r.kind, agent_id=r.agent_id, options=json.loads(r.options) if r.options else None, seq=r.seq,
     )
+
+
+def held_lease(conn: Connection, key: ThreadKey) -> Lease:
+    """The thread's lease row (within a statement or transaction that found it held)."""
+    return _lease(conn.execute(_LEASE_ROW, {"b_resource_id": key[0], "b_thread_id": key[1]}).one())
 
 
 def _lease(r: Any) -> Lease:

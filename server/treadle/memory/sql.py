@@ -8,12 +8,13 @@ All SQL of the store is here (SQLAlchemy Core), as functions of a ``Connection``
 from __future__ import annotations
 
 import json
+from collections import namedtuple
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
-    Connection, Table, and_, bindparam, column, delete, func, or_, select, table, tuple_, update,
+    Connection, Table, and_, bindparam, column, delete, func, or_, select, table, text, tuple_, update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
 
@@ -24,7 +25,7 @@ from . import schema as t
 from .base import Page, PageRequest, RunRecord, RunStatus, StoredAgent, Thread
 from .codec import content_from_json, content_to_json
 from .engine import Database, Prepared, is_postgres
-from .fence import check_fence, current_fence, fence_params, fenced_where
+from .fence import LeaseLostError, check_fence, current_claim, current_fence, fence_params, fenced_where, take_claim
 
 
 def micros(when: datetime) -> int:
@@ -72,6 +73,30 @@ _CONSUME = delete(_PENDING).where(_PENDING.c.thread_id == bindparam("thread_id")
                                   _PENDING.c.id.in_(bindparam("ids", expanding=True)))
 """A signal waiting in the durable inbox is consumed by storing its message: one transaction."""
 _upserts: dict[str, Any] = {}
+_SAVE_FENCED_PG = Prepared(text("""
+WITH fence AS (
+    SELECT 1 FROM thread_leases
+    WHERE resource_id = :f_resource_id AND thread_id = :f_thread_id AND owner = :f_owner
+      AND run_id = :f_run_id AND epoch = :f_epoch
+    FOR SHARE
+), saved AS (
+    INSERT INTO messages (thread_id, id, resource_id, role, type, created_at, content)
+    SELECT :thread_id, m.id, :resource_id, m.role, m.type, m.created_at, m.content
+    FROM unnest(CAST(:ids AS text[]), CAST(:roles AS text[]), CAST(:types AS text[]),
+                CAST(:created AS bigint[]), CAST(:contents AS text[])) WITH ORDINALITY
+         AS m(id, role, type, created_at, content, n)
+    WHERE EXISTS (SELECT 1 FROM fence)
+    ORDER BY m.n
+    ON CONFLICT (thread_id, id) DO UPDATE
+    SET content = excluded.content, role = excluded.role, type = excluded.type
+), touched AS (
+    UPDATE threads SET updated_at = :now WHERE id = :thread_id AND EXISTS (SELECT 1 FROM fence)
+)
+SELECT count(*) FROM fence
+"""))
+"""A run's save on PostgreSQL as one statement (no ``BEGIN``/``COMMIT``, one round trip): the
+fence checked and share-locked, the messages upserted in order, the thread touched, each only
+while the run holds its lease; the row tells whether it did."""
 
 
 def _message_upsert(conn: Connection) -> Any:
@@ -114,16 +139,36 @@ class SqlStore:
     ) -> list[Message]:
         """One transaction: open the thread (refused for another resource, writing nothing),
         record the run, and read the newest ``history`` messages. Like every write of a run on
-        a thread, conditional on the run's lease (``fence.current_fence``)."""
-        fence = current_fence.get()
+        a thread, conditional on the run's lease (``fence.current_fence``); or, with a
+        ``fence.current_claim``, taking the lease first in the same transaction (then the lease
+        taken is the fence of the run's later writes)."""
+        fence, claim = current_fence.get(), current_claim.get()
+        if (claim is not None and claim.lease is not None and claim.now is not None and history > 0
+                and title is None and metadata is None and self.db.dialect == "postgresql"):
+            begun = await self.db.write_one(_begin_claimed, claim, run_id, agent_id, resource_id, thread_id, history)
+            if begun is not None:
+                messages, claim.taken = begun
+                current_claim.set(None)
+                current_fence.set(claim.taken)
+                return messages
+            # A new thread, or another resource's: the transaction below says which.
 
-        def work(conn: Connection) -> list[Message]:
-            check_fence(conn, fence)
+        def work(conn: Connection) -> tuple[list[Message], Any]:
+            taken = None
+            if claim is not None:
+                taken = take_claim(conn, claim)  # or LeaseHeldError, writing nothing
+            else:
+                check_fence(conn, fence)
             _open_thread(conn, resource_id, thread_id, title, metadata)
             _insert_run(conn, run_id, agent_id, thread_id, resource_id)
-            return _history(conn, thread_id, history)
+            return _history(conn, thread_id, history), taken
 
-        return await self.db.write(work)
+        messages, taken = await self.db.write(work)
+        if claim is not None:
+            claim.taken = taken
+            current_claim.set(None)  # taken: no later write of the run (or its sub-runs) takes it
+            current_fence.set(taken)  # in the caller's context, where the run's task is made
+        return messages
 
     async def load_history(self, thread_id: str, limit: int) -> list[Message]:
         return await self.db.read(_history, thread_id, limit)
@@ -138,6 +183,19 @@ class SqlStore:
         fence = current_fence.get()
         if fence is None:
             await self.db.write(_save, thread_id, rows, list(delete_ids))
+            return
+
+        if self.db.dialect == "postgresql" and not delete_ids and not any(r["role"] == "signal" for r in rows):
+            params = {**fence_params(fence, "f_"), "thread_id": thread_id, "resource_id": resource_id,
+                      "now": _now(), "ids": [r["id"] for r in rows], "roles": [r["role"] for r in rows],
+                      "types": [r["type"] for r in rows], "created": [r["created_at"] for r in rows],
+                      "contents": [r["content"] for r in rows]}
+
+            def one(conn: Connection) -> None:
+                if not _SAVE_FENCED_PG.first(conn, params)[0]:
+                    raise LeaseLostError(fence)
+
+            await self.db.write_one(one)
             return
 
         def work(conn: Connection) -> None:
@@ -161,11 +219,15 @@ class SqlStore:
                   "detail": json.dumps(detail) if detail is not None else None}
         fence = current_fence.get()
 
-        def work(conn: Connection) -> None:
-            if fence is not None and not rows and not delete_ids:  # one statement, one round trip
+        if fence is not None and not rows and not delete_ids:  # one statement, one round trip
+            def one(conn: Connection) -> None:
                 if _END_RUN_FENCED[conn.dialect.name].rowcount(conn, {**values, **fence_params(fence, "f_")}) == 0:
                     check_fence(conn, fence)  # why nothing was written: a lost lease raises
-                return
+
+            await self.db.write_one(one)
+            return
+
+        def work(conn: Connection) -> None:
             check_fence(conn, fence)
             if rows or delete_ids:
                 _save(conn, thread_id, rows, list(delete_ids))
@@ -336,6 +398,73 @@ def _insert_run(conn: Connection, run_id: str, agent_id: str, thread_id: str, re
     })
     if inserted is None:
         raise AlreadyExistsError(f"run id {run_id!r} is taken: choose another, or leave run_id empty")
+
+
+_BEGIN_CLAIMED_PG = """
+WITH thread AS (
+    SELECT id FROM threads WHERE id = %(thread_id)s AND resource_id = %(resource_id)s
+), lease AS (
+    INSERT INTO thread_leases AS l (resource_id, thread_id, owner, run_id, agent_id, expires_at, epoch)
+    SELECT %(resource_id)s, %(thread_id)s, %(owner)s, %(run_id)s, %(agent_id)s, %(expires_at)s, 1 FROM thread
+    ON CONFLICT (resource_id, thread_id) DO UPDATE
+    SET owner = excluded.owner, run_id = excluded.run_id, agent_id = excluded.agent_id,
+        expires_at = excluded.expires_at, epoch = l.epoch + 1
+    WHERE l.expires_at < %(now)s OR (l.owner = %(r_owner)s AND l.run_id = %(r_run_id)s AND l.epoch = %(r_epoch)s)
+    RETURNING l.epoch
+), run AS (
+    INSERT INTO runs (id, agent_id, thread_id, resource_id, status, finish_reason, usage, started_at)
+    SELECT %(run_id)s, %(agent_id)s, %(thread_id)s, %(resource_id)s, 'running', '', %(usage)s, %(started_at)s
+    FROM lease
+    RETURNING id
+)
+SELECT (SELECT epoch FROM lease) AS epoch, (SELECT count(*) FROM thread) AS threads,
+       m.seq, m.thread_id, m.id, m.resource_id, m.role, m.type, m.created_at, m.content
+FROM (SELECT 1) AS one
+LEFT JOIN LATERAL (
+    SELECT * FROM messages WHERE thread_id = %(thread_id)s ORDER BY seq DESC LIMIT %(limit)s
+) AS m ON true
+"""
+"""A run's opening on PostgreSQL in one statement (one round trip, no ``BEGIN``/``COMMIT``), for
+a thread that exists and is the resource's: the lease taken (when free, or in place of the lease
+this replica hands over), the run recorded only with it (an id that is taken fails the whole
+statement: nothing is written), and the history read. No thread row for the resource: nothing is
+written (the transaction of ``begin_run`` creates it, or refuses another resource's)."""
+
+
+def _begin_claimed(
+    conn: Connection, claim: Any, run_id: str, agent_id: str, resource_id: str, thread_id: str, limit: int,
+) -> tuple[list[Message], Any] | None:
+    lease, replacing = claim.lease, claim.replacing
+    params = {"thread_id": thread_id, "resource_id": resource_id, "owner": lease.owner, "run_id": run_id,
+              "agent_id": agent_id, "expires_at": micros(lease.expires_at), "now": micros(claim.now),
+              "r_owner": replacing.owner if replacing is not None else None,
+              "r_run_id": replacing.run_id if replacing is not None else None,
+              "r_epoch": replacing.epoch if replacing is not None else None,
+              "usage": _usage_json(Usage()), "started_at": _now(), "limit": limit}
+    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    try:
+        try:
+            cursor.execute(_BEGIN_CLAIMED_PG, params)
+        except Exception as e:  # noqa: BLE001 - wrapped as SQLAlchemy would (``Prepared.cursor``)
+            if getattr(e, "sqlstate", None) == "23505":  # unique violation: the run id is taken
+                raise AlreadyExistsError(f"run id {run_id!r} is taken: choose another, or leave run_id empty") from None
+            conn._handle_dbapi_exception(e, _BEGIN_CLAIMED_PG, params, cursor, None)
+        rows = cursor.fetchall()
+    finally:
+        cursor.close()
+    epoch, threads = rows[0][0], rows[0][1]
+    if not threads:
+        return None
+    if epoch is None:  # held: by whom (the transaction that would have taken it wrote nothing)
+        from .fence import LeaseHeldError
+        from .signal_sql import held_lease
+        raise LeaseHeldError(held_lease(conn, (resource_id, thread_id)))
+    taken = type(lease)(lease.key, lease.owner, run_id, agent_id, lease.expires_at, int(epoch))
+    history = [_message(_HistoryRow(*r[2:])) for r in reversed(rows) if r[2] is not None]
+    return history, taken
+
+
+_HistoryRow = namedtuple("_HistoryRow", "seq thread_id id resource_id role type created_at content")
 
 
 def _message_rows(thread_id: str, resource_id: str, messages: Sequence[Message]) -> list[dict[str, Any]]:

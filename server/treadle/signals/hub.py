@@ -117,6 +117,8 @@ class ThreadHub:
     def __init__(self) -> None:
         self._subs: dict[ThreadKey, set[Subscription]] = {}
         self.forward: Callable[[ThreadKey, Event], None] | None = None
+        self.forward_batch: Callable[[ThreadKey, list[Chunk]], None] | None = None
+        """Like ``forward``, for the chunks of ``publish_batch`` (sent on as one message)."""
         self.max_backlog_bytes = DEFAULT_MAX_BACKLOG_BYTES
 
     def subscribe(self, key: ThreadKey) -> Subscription:
@@ -128,6 +130,19 @@ class ThreadHub:
         if self.forward is not None:
             self.forward(key, event)
         self.publish_local(key, event)
+
+    def publish_batch(self, key: ThreadKey, chunks: list[Chunk]) -> None:
+        """Several chunks of a run, in order, as ``publish`` would one by one."""
+        if self.forward_batch is not None:
+            self.forward_batch(key, chunks)
+        elif self.forward is not None:
+            for chunk in chunks:
+                self.forward(key, chunk)
+        subs = self._subs.get(key)
+        if subs:
+            for sub in list(subs):
+                for chunk in chunks:
+                    sub.put(chunk)
 
     def publish_local(self, key: ThreadKey, event: Event) -> None:
         """An event to this process's subscribers only (one another replica published)."""

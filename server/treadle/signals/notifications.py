@@ -287,9 +287,12 @@ class NotificationCenter:
             return result
         if decision.action == "summarize" and (decision.summary_at is None or decision.summary_at <= now):
             record.deliver_when_idle = decision.deliver_when_idle
+            # Claimed for its summary in the write that records it: a thread going idle meanwhile
+            # (its idle hook delivers the full record) cannot leave it summarised by nobody.
+            record.summary_signal_id, record.summary_at = new_id("sig"), None
             if not await self.runtime.store.save_notification(record):
                 return None
-            summary = await self._summarize(key, [record])
+            summary = await self._summarize(key, [record], claimed=True)
             if summary is not None:
                 result.signal, result.accepted = summary
             return result
@@ -354,22 +357,30 @@ class NotificationCenter:
         return sent.signal, sent.accepted
 
     async def _summarize(
-        self, key: ThreadKey, records: list[NotificationRecord],
+        self, key: ThreadKey, records: list[NotificationRecord], claimed: bool = False,
     ) -> tuple[Signal, Accepted] | None:
         """Each record is claimed (compare-and-set: its summary signal noted; it stays pending until
         delivered in full) before anyone is told; a
-        summary names only those claimed (None when another writer changed them all)."""
+        summary names only those claimed (None when another writer changed them all).
+        ``claimed``: the one record was stored with its summary signal already."""
+        if claimed:
+            return await self._send_summary(key, records, records[0].summary_signal_id or new_id("sig"))
         signal_id = new_id("sig")
-        claimed: list[NotificationRecord] = []
+        claimed_records: list[NotificationRecord] = []
         for r in records:
             before = replace(r)
             r.summary_signal_id, r.summary_at, r.update_time = signal_id, None, self.clock()
             if await self.runtime.store.save_notification(r):  # stored before anyone is told
-                claimed.append(r)
+                claimed_records.append(r)
             else:
                 _restore(r, before)
-        if not claimed:
+        if not claimed_records:
             return None
+        return await self._send_summary(key, claimed_records, signal_id)
+
+    async def _send_summary(
+        self, key: ThreadKey, claimed: list[NotificationRecord], signal_id: str,
+    ) -> tuple[Signal, Accepted]:
         counts = Counter(r.source for r in claimed)
         top = max((r.priority for r in claimed), key=_rank)
         signal = Signal(type="notification", tag_name="notification-summary",

@@ -5,7 +5,8 @@ Three messages, JSON, each from one replica (``o``) to all:
 - ``run``: a run started (``run`` and ``agent`` set, with the lease's expiry ``exp``) or ended on
   a thread; other replicas show it to their subscribers and watch the lease (a replica that dies
   never says "ended": its lease expires, and the watchers take the thread over).
-- ``chunk``: a chunk of a run, for subscribers on other replicas. Chunks go as they are (proto
+- ``chunk``: a chunk of a run, for subscribers on other replicas (``chunks``: several chunks of
+  a run in order, as one message, from a caller's ``Stream`` that has them in batches). Chunks go as they are (proto
   bytes, base64), not through the store: a run streams many small chunks, and storing each would
   cost a write per token. A message longer than one payload is split into parts sent in the same
   transaction, which PostgreSQL delivers whole and in order; the receiver joins them.
@@ -74,6 +75,13 @@ class RemoteChunk:
 
 
 @dataclass
+class RemoteChunks:
+    key: ThreadKey
+    origin: str
+    chunks: list[Chunk]
+
+
+@dataclass
 class Forwarded:
     key: ThreadKey
     origin: str
@@ -88,7 +96,7 @@ class Acked:
     pending_id: str
 
 
-Received = RunStarted | RunEnded | RemoteChunk | Forwarded
+Received = RunStarted | RunEnded | RemoteChunk | RemoteChunks | Forwarded
 
 
 class Relay:
@@ -162,6 +170,27 @@ class Relay:
         shown = display_of(chunk)
         if shown is not chunk:  # its display projection travels too ("": not shown)
             message["d"] = base64.b64encode(self._encode(shown)).decode() if shown is not None else ""
+        self._send(message)
+
+    def chunks(self, key: ThreadKey, chunks: list[Chunk]) -> None:
+        """Several chunks of a run, in order, in one message (one encoding of the message, not
+        one per chunk)."""
+        if not self.channel.heard or not chunks:
+            return
+        if len(chunks) == 1:
+            self.chunk(key, chunks[0])
+            return
+        encode = self._encode
+        encoded: list[str] = []
+        shown: dict[str, str] = {}
+        for i, chunk in enumerate(chunks):
+            encoded.append(base64.b64encode(encode(chunk)).decode())
+            display = display_of(chunk)
+            if display is not chunk:  # its display projection travels too ("": not shown)
+                shown[str(i)] = base64.b64encode(encode(display)).decode() if display is not None else ""
+        message: dict[str, Any] = {"t": "chunks", "k": key, "c": encoded}
+        if shown:
+            message["d"] = shown
         self._send(message)
 
     def forwarded(self, key: ThreadKey, to: str, run_id: str, pending_id: str) -> asyncio.Future[str]:
@@ -258,6 +287,15 @@ class Relay:
             if "d" in m:
                 set_display(chunk, self._decode(base64.b64decode(m["d"])) if m["d"] else None)
             return RemoteChunk(key, origin, chunk)
+        if m["t"] == "chunks":
+            shown = m.get("d") or {}
+            chunks = []
+            for i, data in enumerate(m["c"]):
+                chunk = self._decode(base64.b64decode(data))
+                if (d := shown.get(str(i))) is not None:
+                    set_display(chunk, self._decode(base64.b64decode(d)) if d else None)
+                chunks.append(chunk)
+            return RemoteChunks(key, origin, chunks)
         if m["t"] == "ack":
             if m["to"] == self.replica and (done := self._acks.get(m["id"])) is not None and not done.done():
                 done.set_result(str(m.get("run", "")))
@@ -269,4 +307,5 @@ class Relay:
         return None
 
 
-__all__ = ["Acked", "ChunkCodec", "Forwarded", "Received", "Relay", "RemoteChunk", "RunEnded", "RunStarted"]
+__all__ = ["Acked", "ChunkCodec", "Forwarded", "Received", "Relay", "RemoteChunk", "RemoteChunks", "RunEnded",
+           "RunStarted"]

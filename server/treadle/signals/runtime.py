@@ -41,11 +41,14 @@ from ..core.errors import (
 )
 from ..loop import AgentLoop, GenerateResult
 from ..loop.inbox import Inbox
+from ..loop.run import RunHandle
 from ..core.messages import Message, new_id, utcnow
+from ..memory.fence import LeaseClaim, LeaseHeldError, current_claim, current_fence
+from .handle import ThreadRunHandle
 from .hub import ActiveRunChanged, Event, Subscription, ThreadHub
 from .inbox import DurableInbox, accept, is_accepted
 from .ownership import OwnedRun, fenced, keep_lease
-from .relay import Forwarded, Received, Relay, RemoteChunk, RunEnded, RunStarted
+from .relay import Forwarded, Received, Relay, RemoteChunk, RemoteChunks, RunEnded, RunStarted
 from .signal import Signal, signal_from_message
 from .store import Lease, PendingKind, PendingSignal, SignalStore, ThreadKey
 
@@ -107,7 +110,7 @@ class ActiveRun:
     caller: str | None = None
     """The credential the run counts against (who woke it, or queued its message)."""
     release_slot: Callable[[], None] = lambda: None
-    owned: OwnedRun | None = None
+    owned: OwnedRun | ThreadRunHandle | None = None
     """A caller's run (``Generate``/``Stream``): its task, stopped by ``AbortRun`` or a lost lease."""
 
     def stop(self, reason: str) -> None:
@@ -225,6 +228,7 @@ class ThreadRuntime:
         """Tell the other replicas about runs and chunks from now on, and hear theirs."""
         self.relay = relay
         self.hub.forward = self._forward
+        self.hub.forward_batch = self._forward_batch
 
     def _forward(self, key: ThreadKey, event: Event) -> None:
         if self.relay is not None and self.relay.channel.heard:  # alone: nothing to tell
@@ -232,10 +236,17 @@ class ThreadRuntime:
             expires = run.lease.expires_at if run is not None and run.lease is not None else None
             self.relay.event(key, event, expires)
 
+    def _forward_batch(self, key: ThreadKey, chunks: list[Chunk]) -> None:
+        if self.relay is not None and self.relay.channel.heard:
+            self.relay.chunks(key, chunks)
+
     def received(self, message: Received) -> None:
         """A message from another replica (the relay's callback)."""
         if isinstance(message, RemoteChunk):
             self.hub.publish_local(message.key, message.chunk)
+        elif isinstance(message, RemoteChunks):
+            for chunk in message.chunks:
+                self.hub.publish_local(message.key, chunk)
         elif isinstance(message, RunStarted):
             self.hub.publish_local(message.key, ActiveRunChanged(message.run_id, message.agent_id))
             self._watch(message.key, message.expires_at or self.clock() + timedelta(seconds=self.lease_ttl))
@@ -380,6 +391,91 @@ class ThreadRuntime:
                 yield chunk
         finally:
             await self._finish(run)
+
+    async def open(self, agent: Agent, request: RunRequest) -> ThreadRunHandle | RunHandle:
+        """``stream`` as batches of chunks (``AgentLoop.open``), for ``AgentService.Stream``: the
+        caller's run is opened in the caller's task, fenced by its lease, and each batch goes to
+        the thread's subscribers on its way to the caller. Bad requests raise here; the caller
+        must ``close`` the handle.
+
+        When the leases are in the database the run writes to, the lease is taken in the run's
+        first transaction (``fence.LeaseClaim``: the one that records the run and reads its
+        history), not in one of its own; on a thread another run holds, that transaction writes
+        nothing and the caller waits for the thread, as ``stream`` does."""
+        key = self._memory_key(agent, request)
+        if key is None:
+            return await self.loop.open(agent, request)
+        taker = getattr(self.store, "lease_taker", None)
+        if taker is None or not self._same_database():
+            return await self._open_reserved(agent, request, key)
+        self.loop.plan(agent, request)  # a bad request raises before the thread is reserved
+        if request.run_id and await self.run_thread(request.run_id) is not None:
+            raise AlreadyExistsError(f"run id {request.run_id!r} is taken: choose another, or leave run_id empty")
+        while True:
+            watch = self.hub.subscribe(key)  # before the thread is looked at: its run's end is not missed
+            try:
+                async with self._locks[key]:
+                    if self._stopping:
+                        return ThreadRunHandle(await self.loop.open(agent, request), self.hub, key, agent.id, False)
+                    held: Lease | None = None
+                    if key not in self._active:
+                        run = ActiveRun(request.run_id or new_id("run"), agent.id, key, options=request.options)
+                        now = self.clock()
+                        lease = Lease(key, self.replica, run.run_id, agent.id, now + timedelta(seconds=self.lease_ttl))
+                        replacing = self._handover.get(key)
+                        claim = LeaseClaim(taker(lease, now, replacing), self.replica, run.run_id,
+                                           lease=lease, now=now, replacing=replacing)
+                        claimed, fence = current_claim.set(claim), current_fence.set(None)
+                        try:
+                            inner = await self.loop.open(agent, replace(request, run_id=run.run_id, inbox=run.inbox))
+                        except LeaseHeldError as e:
+                            held = e.lease
+                        else:
+                            return await self._opened(run, inner, claim)
+                        finally:
+                            current_claim.reset(claimed)
+                            current_fence.reset(fence)
+                # One runner per thread: a caller's run on a busy thread waits for that run to end.
+                await self._until_idle(watch, held)
+            finally:
+                watch.close()
+
+    async def _opened(self, run: ActiveRun, inner: RunHandle, claim: LeaseClaim) -> ThreadRunHandle:
+        """A run opened with its lease taken (``claim``): the thread's active run from now on."""
+        try:
+            if claim.taken is None:  # the run opened no thread (never the case for a run on one)
+                raise InvalidArgumentError("the run did not open its thread")
+            run.lease = claim.taken
+            self._unwatch(run.key)
+            gone = self._expired.pop(run.key, None)
+            if gone is not None and gone.epoch == run.lease.epoch - 1:  # this lease replaced that run's
+                await self.store.end_lost_runs([gone.run_id], self.clock())
+        except BaseException:
+            await inner.close()
+            await self._release(run)
+            raise
+        self._activate(run)
+        handle = ThreadRunHandle(inner, self.hub, run.key, run.agent_id, True, lambda: self._finish(run))
+        run.owned = handle
+        return handle
+
+    async def _open_reserved(self, agent: Agent, request: RunRequest, key: ThreadKey) -> ThreadRunHandle:
+        """``open`` with the lease taken first, in a transaction of its own (the leases are not
+        in the database the run writes to)."""
+        run, request = await self._reserve(agent, request, key)
+        if run is None:  # stopping: the run is no thread's active run
+            return ThreadRunHandle(await self.loop.open(agent, request), self.hub, key, agent.id, False)
+        token = current_fence.set(self._fence(run))  # the run's task (and its opening) hold its lease
+        try:
+            handle = ThreadRunHandle(await self.loop.open(agent, request), self.hub, key, run.agent_id, True,
+                                     lambda: self._finish(run))
+        except BaseException:
+            await self._finish(run)
+            raise
+        finally:
+            current_fence.reset(token)
+        run.owned = handle
+        return handle
 
     async def generate(self, agent: Agent, request: RunRequest) -> GenerateResult:
         """``AgentService.Generate`` with memory: as ``stream``, the thread's active run when it
@@ -545,9 +641,11 @@ class ThreadRuntime:
     def _fence(self, run: ActiveRun) -> Lease | None:
         """The lease the run's writes to its thread are conditional on: its own, when the
         leases are in the database the run writes to (as ``treadle serve`` keeps them)."""
-        same = getattr(self.store, "db", None) is not None and getattr(self.store, "db", None) is getattr(
-            self.loop.memory, "db", object())
-        return run.lease if same else None
+        return run.lease if self._same_database() else None
+
+    def _same_database(self) -> bool:
+        db = getattr(self.store, "db", None)
+        return db is not None and db is getattr(self.loop.memory, "db", object())
 
     def _activate(self, run: ActiveRun) -> None:
         self._active[run.key], self._by_run[run.run_id] = run, run
