@@ -203,3 +203,94 @@ async def test_a_runner_whose_lease_was_taken_stops_at_its_next_renewal() -> Non
     await asyncio.wait_for(keep_lease(store, lambda: mine, lambda _: None, ttl, utcnow, stopped.append), 10)
     assert len(stopped) == 1 and "another replica" in stopped[0]
     assert (await store.get_lease(("u1", "t1"))) == theirs, "the new owner's lease is untouched"
+
+
+# --- no model call without the thread -----------------------------------------------------------
+
+
+def expire_lease(app: Any) -> Any:
+    """Make the thread's lease expire now, its epoch unchanged: what the store holds when the
+    run's replica stalled past its renewals and no other replica has taken the thread yet."""
+    now = micros(utcnow())
+
+    def work(conn: Any) -> int:
+        return int(conn.execute(text(
+            "UPDATE thread_leases SET expires_at = :now WHERE resource_id = :r AND thread_id = :t"),
+            {"now": now, "r": THREAD["resourceId"], "t": THREAD["threadId"]}).rowcount)
+
+    return app.store.engine.write(work)
+
+
+async def test_a_run_that_stalled_past_its_lease_renews_it_before_its_next_model_call(threads: Any) -> None:  # noqa: F811
+    """A model call is the one thing a run does that no fence can take back: a run whose lease
+    expired while its replica stalled (nobody has taken the thread yet) renews it before it asks
+    the model again, so that no other replica can start a run on the thread during that call."""
+    from dataclasses import replace as copied
+
+    from treadle.tools import Tool
+
+    key = (THREAD["resourceId"], THREAD["threadId"])
+    loop = asyncio.get_running_loop()
+    entered, release = threading.Event(), threading.Event()
+    at_call: list[tuple[Any, Any]] = []
+
+    async def gate(args: Any, ctx: Any) -> dict[str, Any]:
+        entered.set()
+        assert await asyncio.to_thread(release.wait, 30), "the test never released the tool"
+        return {"ok": True}
+
+    def second_call(_: dict[str, Any]) -> Turn:
+        # The thread's lease as every replica sees it, when the model is asked.
+        lease = asyncio.run_coroutine_threadsafe(t.running.app.threads.store.get_lease(key), loop).result(10)
+        at_call.append((utcnow(), lease))
+        return Turn.say("the second step's reply")
+
+    t, server = await threads([Turn.call("gate", {}), second_call],
+                              setup=lambda app: app.add_tool(Tool("gate", gate)), tools=["gate"])
+    responses = asyncio.ensure_future(_all(_stream(t, "hi")))
+    try:
+        await wait_for(entered)
+        run = t.running.app.threads.active_run(key)
+        assert run is not None and run.lease is not None
+        assert await expire_lease(t.running.app) == 1
+        run.lease = copied(run.lease, expires_at=utcnow())  # its renewals did not run: a stall
+    finally:
+        release.set()
+    chunks = [c for response in await responses for c in response.chunks]
+    assert not [c for c in chunks if c.HasField("error")], chunks
+    [(when, lease)] = at_call
+    assert lease is not None and lease.run_id == run.run_id and lease.expires_at > when, (
+        "the lease was live while the model was asked: no other replica could take the thread")
+    messages, _ = await listed(t)
+    assert "the second step's reply" in json.dumps(messages)
+    assert await settled(t) == ["RUN_STATUS_FINISHED"]
+
+
+async def _all(call: Any) -> list[Any]:
+    return [r async for r in call]
+
+
+async def test_the_lease_check_before_a_model_call() -> None:
+    from treadle.memory.fence import LeaseLostError
+    from treadle.signals.ownership import check_lease
+    from treadle.signals.store import InMemorySignalStore, Lease
+
+    store, now, ttl = InMemorySignalStore(), utcnow(), 30.0
+    key = ("u1", "t1")
+    held = await store.acquire_lease(Lease(key, "replica-a", "run_1", "echo", now + timedelta(seconds=ttl)), now)
+    kept: list[Any] = []
+    # Renewed on time: nothing to do, nothing asked of the store.
+    await check_lease(store, lambda: held, kept.append, ttl, utcnow)
+    assert kept == [] and await store.get_lease(key) == held
+    # Stalled past its end, nobody took it: renewed first (the same epoch), then the call goes on.
+    stale = held
+    await check_lease(store, lambda: stale, kept.append, ttl, lambda: now + timedelta(seconds=ttl + 1))
+    [renewed] = kept
+    assert renewed.epoch == held.epoch and renewed.expires_at > held.expires_at
+    assert (await store.get_lease(key)).expires_at == renewed.expires_at
+    # Taken by another replica meanwhile (a new epoch): no model call.
+    later = renewed.expires_at + timedelta(seconds=1)
+    theirs = await store.acquire_lease(Lease(key, "replica-b", "run_2", "echo", later + timedelta(seconds=ttl)), later)
+    with pytest.raises(LeaseLostError):
+        await check_lease(store, lambda: renewed, kept.append, ttl, lambda: later)
+    assert await store.get_lease(key) == theirs, "the new owner's lease is untouched"

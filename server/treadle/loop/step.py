@@ -17,6 +17,7 @@ from ..core.chunks import Chunk, ErrorPayload, Finish, StepFinish, StepStart, Tr
 from ..core.errors import APICallError, ProcessorError, TripwireError
 from ..core.message_list import Checkpoint
 from ..core.messages import ErrorPart, Message, MessageContent, StepStartPart, SystemMessage, new_id
+from ..memory.fence import current_lease_check
 from ..core.args import (
     ProcessAPIErrorArgs,
     ProcessInputStepArgs,
@@ -246,6 +247,8 @@ async def _call_model(
     first = True
     raw: list[Chunk] = []
     finish = ModelFinish(reason="unknown")
+    if cached is None and (check := current_lease_check.get()) is not None:
+        await check()  # a run on a thread calls the model only while it holds the thread
     source: AsyncIterator[Chunk] = _replay(cached) if cached is not None else model.stream(request)
     now = output.direct()
     try:

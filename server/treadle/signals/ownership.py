@@ -11,6 +11,9 @@
   the lease expires, and then the run is stopped, before another replica may take the thread.
   A lease that expired while this process stalled but that nobody took (same epoch) is simply
   renewed: taking a lease is what moves the epoch, so the run was still the only runner.
+- **No model call without the thread** (``check_lease``): a model call cannot be fenced, so the
+  run makes one only while its lease has time left, renewing it first when this process stalled
+  past its renewals; a run whose thread was taken over stops before calling the model.
 - **Every run on a thread is a task of the runtime** (``OwnedRun``), however it started: woken
   by a signal, queued, or a caller's ``Generate``/``Stream`` with memory. Cancelling the task is
   what ``AbortRun`` and a lost lease do; the caller of a ``Generate``/``Stream`` then sees the
@@ -30,7 +33,7 @@ from typing import Any, TypeVar
 
 from ..core.chunks import AbortPayload, Chunk
 from ..core.errors import TreadleError
-from ..memory.fence import current_fence
+from ..memory.fence import LeaseLostError, current_fence, current_lease_check
 from .store import Lease, SignalStore
 
 log = logging.getLogger(__name__)
@@ -52,10 +55,12 @@ class RunAbortedError(TreadleError):
         self.reason = reason
 
 
-def fenced(lease: Lease | None) -> contextvars.Context:
-    """A context whose store writes are conditional on ``lease`` (run the run's task in it)."""
+def fenced(lease: Lease | None, check: Callable[[], Awaitable[None]] | None = None) -> contextvars.Context:
+    """A context whose store writes are conditional on ``lease`` and whose model calls wait for
+    ``check`` (``current_lease_check``; run the run's task in it)."""
     context = contextvars.copy_context()
     context.run(current_fence.set, lease)
+    context.run(current_lease_check.set, check)
     return context
 
 
@@ -88,14 +93,47 @@ async def keep_lease(
             break
 
 
+MODEL_CALL_MARGIN = 0.5
+"""Renew before a model call when less than this fraction of the TTL is left (a lease renewed on
+time has at least two thirds left)."""
+
+
+async def check_lease(
+    store: SignalStore, get: Callable[[], Lease | None], put: Callable[[Lease], None], ttl: float,
+    clock: Callable[[], datetime],
+) -> None:
+    """Return when the lease ``get()`` returns has time left for a model call to start under it:
+    as is (the renewals kept up), or renewed now (this process stalled, so its renewals did not:
+    a lease that expired but that nobody took is renewed, as ``keep_lease`` does). Raise
+    ``LeaseLostError`` when another replica has taken the thread (a new epoch), or when the store
+    cannot be reached and the lease is about to end: the model is then not called."""
+    lease = get()
+    if lease is None:
+        return
+    left = (lease.expires_at - clock()).total_seconds()
+    if left > ttl * MODEL_CALL_MARGIN:
+        return
+    renewed = replace(lease, expires_at=clock() + timedelta(seconds=ttl))
+    try:
+        kept = await store.renew_lease(renewed)
+    except Exception:
+        if left > ttl * STOP_MARGIN:
+            return  # still held for a while; the renewer keeps trying
+        raise LeaseLostError(lease) from None
+    if not kept:
+        raise LeaseLostError(lease)
+    if get() is not None:
+        put(renewed)
+
+
 class OwnedRun:
     """A caller's run (``Generate``/``Stream``) as a task of the runtime: the chunks reach the
     caller through a queue, and cancelling the task (``AbortRun``, a lost lease) ends the run
     whether or not the caller is still reading."""
 
-    def __init__(self, run_id: str, lease: Lease | None) -> None:
+    def __init__(self, run_id: str, lease: Lease | None, check: Callable[[], Awaitable[None]] | None = None) -> None:
         self.run_id = run_id
-        self.context = fenced(lease)
+        self.context = fenced(lease, check)
         self.reason = ""
         """Why the run was stopped from outside (empty: it was not)."""
         self.task: asyncio.Task[Any] | None = None

@@ -25,7 +25,7 @@ import asyncio
 import contextlib
 import logging
 from collections import defaultdict
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol, cast
@@ -43,11 +43,11 @@ from ..loop import AgentLoop, GenerateResult
 from ..loop.inbox import Inbox
 from ..loop.run import RunHandle
 from ..core.messages import Message, new_id, utcnow
-from ..memory.fence import LeaseClaim, LeaseHeldError, current_claim, current_fence
+from ..memory.fence import LeaseClaim, LeaseHeldError, current_claim, current_fence, current_lease_check
 from .handle import ThreadRunHandle
 from .hub import ActiveRunChanged, Event, Subscription, ThreadHub
 from .inbox import DurableInbox, accept, is_accepted
-from .ownership import OwnedRun, fenced, keep_lease
+from .ownership import OwnedRun, check_lease, fenced, keep_lease
 from .relay import Forwarded, Received, Relay, RemoteChunk, RemoteChunks, RunEnded, RunStarted
 from .signal import Signal, signal_from_message
 from .store import Lease, PendingKind, PendingSignal, SignalStore, ThreadKey
@@ -385,7 +385,7 @@ class ThreadRuntime:
                 yield chunk
             return
         # The run is a task of the runtime (AbortRun and a lost lease stop it), fenced by its lease.
-        run.owned = OwnedRun(run.run_id, self._fence(run))
+        run.owned = OwnedRun(run.run_id, self._fence(run), self._lease_check(run))
         try:
             async for chunk in run.owned.stream(self.loop.stream(agent, request), publish):
                 yield chunk
@@ -426,6 +426,7 @@ class ThreadRuntime:
                         claim = LeaseClaim(taker(lease, now, replacing), self.replica, run.run_id,
                                            lease=lease, now=now, replacing=replacing)
                         claimed, fence = current_claim.set(claim), current_fence.set(None)
+                        checked = current_lease_check.set(self._lease_check(run))
                         try:
                             inner = await self.loop.open(agent, replace(request, run_id=run.run_id, inbox=run.inbox))
                         except LeaseHeldError as e:
@@ -435,6 +436,7 @@ class ThreadRuntime:
                         finally:
                             current_claim.reset(claimed)
                             current_fence.reset(fence)
+                            current_lease_check.reset(checked)
                 # One runner per thread: a caller's run on a busy thread waits for that run to end.
                 await self._until_idle(watch, held)
             finally:
@@ -466,6 +468,7 @@ class ThreadRuntime:
         if run is None:  # stopping: the run is no thread's active run
             return ThreadRunHandle(await self.loop.open(agent, request), self.hub, key, agent.id, False)
         token = current_fence.set(self._fence(run))  # the run's task (and its opening) hold its lease
+        checked = current_lease_check.set(self._lease_check(run))
         try:
             handle = ThreadRunHandle(await self.loop.open(agent, request), self.hub, key, run.agent_id, True,
                                      lambda: self._finish(run))
@@ -474,6 +477,7 @@ class ThreadRuntime:
             raise
         finally:
             current_fence.reset(token)
+            current_lease_check.reset(checked)
         run.owned = handle
         return handle
 
@@ -486,7 +490,7 @@ class ThreadRuntime:
         run, request = await self._reserve(agent, request, key)
         if run is None:
             return await self.loop.generate(agent, request, on_chunk=self._publisher(key, run))
-        run.owned = OwnedRun(run.run_id, self._fence(run))
+        run.owned = OwnedRun(run.run_id, self._fence(run), self._lease_check(run))
         publish = self._publisher(key, run)
         try:
             return await run.owned.result(self.loop.generate(agent, request, on_chunk=publish), publish)
@@ -646,6 +650,14 @@ class ThreadRuntime:
     def _same_database(self) -> bool:
         db = getattr(self.store, "db", None)
         return db is not None and db is getattr(self.loop.memory, "db", object())
+
+    def _lease_check(self, run: ActiveRun) -> Callable[[], Awaitable[None]]:
+        """What the run awaits before each model call (``ownership.check_lease``)."""
+        def put(lease: Lease) -> None:
+            if run.lease is not None:
+                run.lease = lease
+
+        return lambda: check_lease(self.store, lambda: run.lease, put, self.lease_ttl, self.clock)
 
     def _activate(self, run: ActiveRun) -> None:
         self._active[run.key], self._by_run[run.run_id] = run, run
@@ -927,7 +939,7 @@ class ThreadRuntime:
             opts = replace(options or CallOptions(), memory=MemoryOptions(resource=key[0], thread=key[1]))
             request = RunRequest(messages=[], options=opts, run_id=run.run_id, inbox=run.inbox)
             stream = cast(AsyncGenerator[Chunk, None], self.loop.stream(agent, request))
-            context = fenced(self._fence(run))  # the run's writes hold its lease (its epoch)
+            context = fenced(self._fence(run), self._lease_check(run))  # its writes and model calls hold its lease
             try:  # the plan is checked before the first chunk
                 first = await asyncio.get_running_loop().create_task(_first(stream), context=context)
             except BaseException:
