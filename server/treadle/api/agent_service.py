@@ -31,6 +31,7 @@ from ..memory import MemoryStore, StoredAgent
 from ..core.messages import utcnow
 from ..registry import Registry
 from ..tracing.spans import extract_context
+from ..wire.data import ChunkEncoder
 from ..v1 import agent_pb2, agent_service_pb2, agent_service_pb2_grpc, chunk_pb2
 from . import auth, convert
 from .status import SHUTTING_DOWN, ShuttingDownError, abort_with, unary
@@ -47,6 +48,8 @@ PIPE_HIGH_WATER = 256
 """Chunks buffered for a slow client before the run is made to wait."""
 
 MAX_LIST_PAGE_BYTES = 4 << 20
+
+_SERVICE = agent_service_pb2.DESCRIPTOR.services_by_name["AgentService"].full_name
 
 _OUTPUT_ONLY = frozenset({"source", "create_time", "update_time"})
 _OUTPUT_ONLY_JSON = frozenset({"source", "createTime", "updateTime"})
@@ -76,6 +79,22 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
         """Where agents created over the API are kept across restarts (set by the app)."""
         self.versions: Any = None
         """``AgentVersionServicer``: records the history of agents created over the API."""
+
+    def register(self, server: grpc.aio.Server) -> None:
+        """Serve AgentService on ``server``, as the generated ``add_AgentServiceServicer_to_server``
+        would, but for ``Stream``'s responses: those given as bytes are written as they are
+        (serialized once, by ``Stream`` itself, straight from the run's chunks)."""
+        handlers: dict[str, grpc.RpcMethodHandler] = {}
+        for method in agent_service_pb2.DESCRIPTOR.services_by_name["AgentService"].methods:
+            request = getattr(agent_service_pb2, method.input_type.name)
+            response = getattr(agent_service_pb2, method.output_type.name)
+            serialize = _response_bytes if method.name == "Stream" else response.SerializeToString
+            kind = (grpc.unary_stream_rpc_method_handler if method.server_streaming
+                    else grpc.unary_unary_rpc_method_handler)
+            handlers[method.name] = kind(getattr(self, method.name), request_deserializer=request.FromString,
+                                         response_serializer=serialize)
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(_SERVICE, handlers),))
+        server.add_registered_method_handlers(_SERVICE, handlers)
 
     # --- agents -------------------------------------------------------------------------------
 
@@ -243,7 +262,8 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
 
     async def Stream(
         self, request: agent_service_pb2.StreamRequest, context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[agent_service_pb2.StreamResponse]:
+    ) -> AsyncIterator[agent_service_pb2.StreamResponse | bytes]:
+        """The run's chunks in ``StreamResponse``s, some already serialized (see ``register``)."""
         try:
             agent, run = self._prepare(request)
         except Exception as e:
@@ -302,11 +322,11 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
 
     async def _stream_direct(
         self, agent: Agent, run: RunRequest, context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[agent_service_pb2.StreamResponse]:
-        """``Stream`` of a run without a thread: the responses are made from the run's own
-        batches of chunks (``AgentLoop.open``), with no task or queue between the run and the
-        call. What piled up while the previous response was being written goes in one response
-        (within the coalescing limits); the first chunk goes as soon as it exists."""
+    ) -> AsyncIterator[bytes]:
+        """``Stream`` of a run without a thread: the responses, serialized, are made from the
+        run's own batches of chunks (``AgentLoop.open``), with no task or queue between the run
+        and the call. What piled up while the previous response was being written goes in one
+        response (within the coalescing limits); the first chunk goes as soon as it exists."""
         raw = auth.sees_raw_tool_payloads()
         handle: RunHandle | None = None
         shut = False
@@ -326,6 +346,7 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
                     log.info("run of agent %r refused: %s", agent.id, e)
                     raise
                 run_id, error = handle.run_id, ""
+                frame = ChunkEncoder().field
                 while not shut:
                     try:
                         batch = await handle.batch()
@@ -334,8 +355,7 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
                         raise
                     if batch is None or shut:
                         break
-                    response = agent_service_pb2.StreamResponse()
-                    chunks = response.chunks
+                    frames: list[bytes] = []
                     size = 0
                     for chunk in batch:
                         t = chunk.type
@@ -346,15 +366,14 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
                         shown = chunk if raw else display_of(chunk)
                         if shown is None:
                             continue
-                        pb = chunks.add()
-                        convert.chunk_to_proto(shown, pb)
-                        size += _size_bound(shown, pb)
-                        if len(chunks) >= MAX_CHUNKS_PER_RESPONSE or size >= MAX_BYTES_PER_RESPONSE:
-                            yield response
-                            response = agent_service_pb2.StreamResponse()
-                            chunks, size = response.chunks, 0
-                    if chunks:
-                        yield response
+                        data = frame(shown)
+                        frames.append(data)
+                        size += len(data)
+                        if len(frames) >= MAX_CHUNKS_PER_RESPONSE or size >= MAX_BYTES_PER_RESPONSE:
+                            yield b"".join(frames)
+                            frames, size = [], 0
+                    if frames:
+                        yield b"".join(frames)
                 if shut:
                     raise ShuttingDownError()
         except Exception as e:
@@ -432,6 +451,10 @@ def _caller_trace(context: grpc.aio.ServicerContext) -> Iterator[None]:
         yield
     finally:
         otel_context.detach(token)
+
+
+def _response_bytes(response: agent_service_pb2.StreamResponse | bytes) -> bytes:
+    return response if response.__class__ is bytes else response.SerializeToString()  # type: ignore[union-attr]
 
 
 def _log_failed(run_id: str, agent_id: str, reason: str) -> None:

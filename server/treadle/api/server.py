@@ -16,7 +16,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from ..v1 import agent_service_pb2, agent_service_pb2_grpc
+from ..v1 import agent_service_pb2
 from .agent_service import AgentServicer
 from .gate import Gate, GatedServer
 
@@ -116,7 +116,7 @@ class GrpcServer:
         self.health = health.aio.HealthServicer()
         self._services = [AGENT_SERVICE, health.SERVICE_NAME]
         self._registrations: list[Callable[[grpc.aio.Server], None]] = [
-            lambda server: agent_service_pb2_grpc.add_AgentServiceServicer_to_server(agents, server),
+            agents.register,
             lambda server: health_pb2_grpc.add_HealthServicer_to_server(self.health, server),
         ]
         self._server: grpc.aio.Server | None = None

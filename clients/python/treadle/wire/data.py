@@ -427,3 +427,87 @@ def chunk_from_proto(pb: chunk_pb2.Chunk, path: str = "chunk") -> ch.Chunk:
     return ch.Chunk(
         type=type_name, payload=payload, run_id=pb.run_id, from_=origin, metadata=metadata  # type: ignore[arg-type]
     )
+
+
+# --- chunks as bytes ---------------------------------------------------------------------------
+
+_LEN, _VARINT = 2, 0  # wire types
+_SMALL_VARINTS = [bytes((n,)) for n in range(128)]
+
+
+def _varint(n: int) -> bytes:
+    if n < 128:
+        return _SMALL_VARINTS[n]
+    out = bytearray()
+    while n >= 128:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _tag(number: int, wire_type: int) -> bytes:
+    return _varint(number << 3 | wire_type)
+
+
+_CHUNK_FIELD = chunk_pb2.Chunk.DESCRIPTOR.fields_by_name
+_RUN_ID_TAG = _tag(_CHUNK_FIELD["run_id"].number, _LEN)
+_FROM_TAG = _tag(_CHUNK_FIELD["from"].number, _VARINT)
+_TEXT_DELTA_TAG = _tag(_CHUNK_FIELD["text_delta"].number, _LEN)
+_DELTA_FIELD = chunk_pb2.TextDeltaChunk.DESCRIPTOR.fields_by_name
+_DELTA_ID_TAG = _tag(_DELTA_FIELD["id"].number, _LEN)
+_DELTA_TEXT_TAG = _tag(_DELTA_FIELD["text"].number, _LEN)
+
+
+class ChunkEncoder:
+    """Chunks as serialized ``Chunk`` messages: the bytes ``chunk_to_proto(c).SerializeToString()``
+    gives, byte for byte. A text delta (most chunks of a run) is written straight from its two
+    strings, with the run id and the part id it shares with the chunks around it encoded once;
+    every other chunk goes through ``chunk_to_proto``. One encoder per stream: it remembers the
+    last run and part ids it saw."""
+
+    __slots__ = ("_run", "_head", "_part", "_part_bytes")
+
+    def __init__(self) -> None:
+        self._run: tuple[str, str] | None = None
+        self._head = b""
+        """The encoded ``run_id`` and ``from`` of ``_run``."""
+        self._part: str | None = None
+        self._part_bytes = b""
+        """The encoded ``id`` field of the text delta part ``_part``."""
+
+    def encode(self, chunk: ch.Chunk) -> bytes:
+        """``chunk`` as a serialized ``Chunk``."""
+        if chunk.type == "text-delta" and chunk.metadata is None:
+            p = chunk.payload
+            if p.provider_metadata is None:
+                return self._head_of(chunk) + self._text_delta(p.id, p.text)
+        return chunk_to_proto(chunk).SerializeToString()
+
+    def field(self, chunk: ch.Chunk, tag: bytes = b"\n") -> bytes:
+        """``chunk`` as a length-delimited field (default: field 1, a ``StreamResponse``'s
+        ``chunks``): what a message holding it as one of its repeated chunks carries."""
+        body = self.encode(chunk)
+        return tag + _varint(len(body)) + body
+
+    def _head_of(self, chunk: ch.Chunk) -> bytes:
+        key = (chunk.run_id, chunk.from_)
+        if key != self._run:
+            number = _FROM_NUMBERS.get(chunk.from_)
+            if number is None:
+                number = enum_to_pb(_FROM, chunk.from_)
+            run_id = chunk.run_id.encode()
+            head = _RUN_ID_TAG + _varint(len(run_id)) + run_id if run_id else b""
+            self._run, self._head = key, head + _FROM_TAG + _varint(number) if number else head
+        return self._head
+
+    def _text_delta(self, part: str, text: str) -> bytes:
+        if part != self._part:
+            raw = part.encode()
+            self._part, self._part_bytes = part, _DELTA_ID_TAG + _varint(len(raw)) + raw if raw else b""
+        data = text.encode()
+        if data:
+            inner = self._part_bytes + _DELTA_TEXT_TAG + _varint(len(data)) + data
+        else:
+            inner = self._part_bytes
+        return _TEXT_DELTA_TAG + _varint(len(inner)) + inner
