@@ -346,7 +346,7 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
                     log.info("run of agent %r refused: %s", agent.id, e)
                     raise
                 run_id, error = handle.run_id, ""
-                frame = ChunkEncoder().field
+                add = ChunkEncoder().add
                 while not shut:
                     try:
                         batch = await handle.batch()
@@ -355,25 +355,25 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
                         raise
                     if batch is None or shut:
                         break
-                    frames: list[bytes] = []
-                    size = 0
+                    pieces: list[bytes] = []  # of one response, joined when it is written
+                    size = count = 0
                     for chunk in batch:
                         t = chunk.type
                         if t == "error":
                             error = chunk.payload.message
                         elif t == "finish" and chunk.payload.reason == "error":
                             _log_failed(run_id, agent.id, error or "the run ended with an error")
-                        shown = chunk if raw else display_of(chunk)
-                        if shown is None:
-                            continue
-                        data = frame(shown)
-                        frames.append(data)
-                        size += len(data)
-                        if len(frames) >= MAX_CHUNKS_PER_RESPONSE or size >= MAX_BYTES_PER_RESPONSE:
-                            yield b"".join(frames)
-                            frames, size = [], 0
-                    if frames:
-                        yield b"".join(frames)
+                        if not raw:
+                            chunk = display_of(chunk)
+                            if chunk is None:
+                                continue
+                        size += add(chunk, pieces)
+                        count += 1
+                        if count >= MAX_CHUNKS_PER_RESPONSE or size >= MAX_BYTES_PER_RESPONSE:
+                            yield b"".join(pieces)
+                            pieces, size, count = [], 0, 0
+                    if pieces:
+                        yield b"".join(pieces)
                 if shut:
                     raise ShuttingDownError()
         except Exception as e:

@@ -432,12 +432,13 @@ def chunk_from_proto(pb: chunk_pb2.Chunk, path: str = "chunk") -> ch.Chunk:
 # --- chunks as bytes ---------------------------------------------------------------------------
 
 _LEN, _VARINT = 2, 0  # wire types
-_SMALL_VARINTS = [bytes((n,)) for n in range(128)]
+_SMALL = [bytes((n,)) for n in range(128)]
+"""The varints of 0-127: one byte each."""
 
 
 def _varint(n: int) -> bytes:
     if n < 128:
-        return _SMALL_VARINTS[n]
+        return _SMALL[n]
     out = bytearray()
     while n >= 128:
         out.append((n & 0x7F) | 0x80)
@@ -457,6 +458,8 @@ _TEXT_DELTA_TAG = _tag(_CHUNK_FIELD["text_delta"].number, _LEN)
 _DELTA_FIELD = chunk_pb2.TextDeltaChunk.DESCRIPTOR.fields_by_name
 _DELTA_ID_TAG = _tag(_DELTA_FIELD["id"].number, _LEN)
 _DELTA_TEXT_TAG = _tag(_DELTA_FIELD["text"].number, _LEN)
+_CHUNKS_TAG = b"\n"
+"""Field 1, length-delimited: a ``StreamResponse``'s (and a ``SubscribeResponse``'s) chunks."""
 
 
 class ChunkEncoder:
@@ -464,50 +467,73 @@ class ChunkEncoder:
     gives, byte for byte. A text delta (most chunks of a run) is written straight from its two
     strings, with the run id and the part id it shares with the chunks around it encoded once;
     every other chunk goes through ``chunk_to_proto``. One encoder per stream: it remembers the
-    last run and part ids it saw."""
+    last run and text part it saw."""
 
-    __slots__ = ("_run", "_head", "_part", "_part_bytes")
+    __slots__ = ("_run_id", "_from", "_head", "_part", "_part_id", "_part_text")
 
     def __init__(self) -> None:
-        self._run: tuple[str, str] | None = None
+        self._run_id: str | None = None
+        self._from = ""
         self._head = b""
-        """The encoded ``run_id`` and ``from`` of ``_run``."""
+        """``run_id`` and ``from`` of the last run seen, encoded, and the ``text_delta`` tag."""
         self._part: str | None = None
-        self._part_bytes = b""
-        """The encoded ``id`` field of the text delta part ``_part``."""
+        self._part_id = b""
+        """The ``id`` field of the last text part seen, encoded."""
+        self._part_text = b""
+        """``_part_id`` and the ``text`` tag."""
 
     def encode(self, chunk: ch.Chunk) -> bytes:
         """``chunk`` as a serialized ``Chunk``."""
+        pieces: list[bytes] = []
+        self.add(chunk, pieces)
+        return b"".join(pieces[2:])  # without the field's tag and length
+
+    def add(self, chunk: ch.Chunk, out: list[bytes]) -> int:
+        """Append ``chunk`` as one of a message's ``chunks`` (field 1: its tag, length and
+        ``Chunk``) to ``out``, the pieces of the message to join; returns how many bytes that is."""
         if chunk.type == "text-delta" and chunk.metadata is None:
             p = chunk.payload
             if p.provider_metadata is None:
-                return self._head_of(chunk) + self._text_delta(p.id, p.text)
-        return chunk_to_proto(chunk).SerializeToString()
+                if chunk.run_id != self._run_id or chunk.from_ != self._from:
+                    self._run(chunk.run_id, chunk.from_)
+                if p.id != self._part:
+                    self._text_part(p.id)
+                data = p.text.encode()
+                n = len(data)
+                inner = len(self._part_text) + (_vlen(n) + n if n else -1)  # no text: no text field
+                body = len(self._head) + _vlen(inner) + inner
+                if body < 128:  # every length one byte (a short delta)
+                    if n:
+                        out += (_CHUNKS_TAG, _SMALL[body], self._head, _SMALL[inner], self._part_text, _SMALL[n], data)
+                    else:
+                        out += (_CHUNKS_TAG, _SMALL[body], self._head, _SMALL[inner], self._part_id)
+                    return body + 2
+                text = _varint(n) + data if n else b""
+                message = self._head + _varint(inner) + (self._part_text + text if n else self._part_id)
+                out += (_CHUNKS_TAG, _varint(body), message)
+                return 1 + len(_varint(body)) + body
+        message = chunk_to_proto(chunk).SerializeToString()
+        length = _varint(len(message))
+        out += (_CHUNKS_TAG, length, message)
+        return 1 + len(length) + len(message)
 
-    def field(self, chunk: ch.Chunk, tag: bytes = b"\n") -> bytes:
-        """``chunk`` as a length-delimited field (default: field 1, a ``StreamResponse``'s
-        ``chunks``): what a message holding it as one of its repeated chunks carries."""
-        body = self.encode(chunk)
-        return tag + _varint(len(body)) + body
+    def _run(self, run_id: str, origin: str) -> None:
+        number = _FROM_NUMBERS.get(origin)
+        if number is None:
+            number = enum_to_pb(_FROM, origin)
+        raw = run_id.encode()
+        head = _RUN_ID_TAG + _varint(len(raw)) + raw if raw else b""
+        if number:
+            head += _FROM_TAG + _varint(number)
+        self._run_id, self._from, self._head = run_id, origin, head + _TEXT_DELTA_TAG
 
-    def _head_of(self, chunk: ch.Chunk) -> bytes:
-        key = (chunk.run_id, chunk.from_)
-        if key != self._run:
-            number = _FROM_NUMBERS.get(chunk.from_)
-            if number is None:
-                number = enum_to_pb(_FROM, chunk.from_)
-            run_id = chunk.run_id.encode()
-            head = _RUN_ID_TAG + _varint(len(run_id)) + run_id if run_id else b""
-            self._run, self._head = key, head + _FROM_TAG + _varint(number) if number else head
-        return self._head
+    def _text_part(self, part: str) -> None:
+        raw = part.encode()
+        self._part = part
+        self._part_id = _DELTA_ID_TAG + _varint(len(raw)) + raw if raw else b""
+        self._part_text = self._part_id + _DELTA_TEXT_TAG
 
-    def _text_delta(self, part: str, text: str) -> bytes:
-        if part != self._part:
-            raw = part.encode()
-            self._part, self._part_bytes = part, _DELTA_ID_TAG + _varint(len(raw)) + raw if raw else b""
-        data = text.encode()
-        if data:
-            inner = self._part_bytes + _DELTA_TEXT_TAG + _varint(len(data)) + data
-        else:
-            inner = self._part_bytes
-        return _TEXT_DELTA_TAG + _varint(len(inner)) + inner
+
+def _vlen(n: int) -> int:
+    """How many bytes the varint of ``n`` (at least 0) takes."""
+    return 1 if n < 128 else (n.bit_length() + 6) // 7
