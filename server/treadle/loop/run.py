@@ -483,17 +483,14 @@ class RunHandle:
         if self._ended:
             return None
         channel = self._channel
-        items = channel.items
-        if not items:
+        if not channel.items:
             await channel.wait()
-        out: list[Chunk] = []
-        while items:
-            item = channel.pop()
-            if item is END:
-                self._ended = True
-                await self._task
-                return out or None
-            out.append(item)
+        out: list[Any] = channel.take_all()
+        if out and out[-1] is END:  # the run's last item: nothing comes after it
+            out.pop()
+            self._ended = True
+            await self._task
+            return out or None
         return out
 
     def interrupt(self) -> None:
