@@ -45,7 +45,7 @@ log = logging.getLogger(__name__)
 _SAMPLED = TraceFlags(TraceFlags.SAMPLED | TraceFlags.RANDOM_TRACE_ID)
 """A root span's flags, as the SDK sets them (its ids are random)."""
 _UNSET = Status(StatusCode.UNSET)
-_PLAIN = (str, bool, int, float, bytes)
+_PLAIN = frozenset({str, bool, int, float, bytes, type(None)})
 _DEFAULT_SAMPLERS = ("", "parentbased_always_on", "always_on")
 
 _getrandbits = random.getrandbits
@@ -76,7 +76,7 @@ def _trace_id() -> int:
 
 def _clean(value: Any) -> Any:
     """An attribute value as the SDK keeps it: sequences as tuples, other objects as text."""
-    if isinstance(value, _PLAIN) or value is None:
+    if value.__class__ in _PLAIN or isinstance(value, (str, bool, int, float, bytes)):
         return value
     if isinstance(value, Sequence):
         return tuple(_clean(v) for v in value)
@@ -108,7 +108,16 @@ class LightSpan(trace_api.Span):
         self._set_status_on_exception = set_status_on_exception
         self.attributes: dict[str, Any] = {}
         if attributes:
-            self.set_attributes(attributes)
+            if len(attributes) <= tracer.max_attributes and tracer.max_length is None:
+                kept = self.attributes
+                for key, value in attributes.items():  # the common case: plain values, kept as they are
+                    if value.__class__ not in _PLAIN or key.__class__ is not str or not key:
+                        self.attributes = {}
+                        self.set_attributes(attributes)
+                        break
+                    kept[key] = value
+            else:
+                self.set_attributes(attributes)
 
     # --- the ReadableSpan side, for the console -------------------------------------------------
 
@@ -148,7 +157,7 @@ class LightSpan(trace_api.Span):
             log.warning("invalid key `%s`. must be non-empty string. Dropping key from attributes.", key)
             return
         attributes = self.attributes
-        if value.__class__ not in _PLAIN and value is not None:
+        if value.__class__ not in _PLAIN:
             value = _clean(value)
         elif value.__class__ is str and self._tracer.max_length is not None:
             value = value[: self._tracer.max_length]

@@ -11,8 +11,8 @@ Span tree of one call::
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from typing import Any
 
 from opentelemetry import propagate, trace
@@ -55,11 +55,11 @@ class ATTR:
     AGENT_VERSION_SELECTION = "treadle.agent.version.selection"
 
 
-@contextmanager
 def agent_span(
     tracer: Tracer, *, agent_id: str, agent_name: str, run_id: str, thread_id: str = "",
     version: dict[str, Any] | None = None,
-) -> Iterator[Span]:
+) -> AbstractContextManager[Span]:
+    """The run's span, current inside the ``with``."""
     attrs: dict[str, Any] = {
         ATTR.OPERATION: "invoke_agent",
         ATTR.AGENT_ID: agent_id,
@@ -73,18 +73,14 @@ def agent_span(
         if version["id"]:
             attrs[ATTR.AGENT_VERSION_ID] = version["id"]
             attrs[ATTR.AGENT_VERSION_NUMBER] = version["number"]
-    with tracer.start_as_current_span(
+    return tracer.start_as_current_span(
         f"invoke_agent {agent_name or agent_id}", kind=SpanKind.INTERNAL, attributes=attrs
-    ) as span:
-        yield span
+    )
 
 
-@contextmanager
-def step_span(tracer: Tracer, step_number: int) -> Iterator[Span]:
-    with tracer.start_as_current_span(
-        f"step {step_number}", attributes={ATTR.STEP_NUMBER: step_number}
-    ) as span:
-        yield span
+def step_span(tracer: Tracer, step_number: int) -> AbstractContextManager[Span]:
+    """A step's span, current inside the ``with``."""
+    return tracer.start_as_current_span(f"step {step_number}", attributes={ATTR.STEP_NUMBER: step_number})
 
 
 def chat_span(tracer: Tracer, *, provider: str, model: str, temperature: float | None,
@@ -103,9 +99,9 @@ def chat_span(tracer: Tracer, *, provider: str, model: str, temperature: float |
     return tracer.start_span(f"chat {model}", kind=SpanKind.CLIENT, attributes=attrs)
 
 
-@contextmanager
-def tool_span(tracer: Tracer, *, tool_name: str, tool_call_id: str) -> Iterator[Span]:
-    with tracer.start_as_current_span(
+def tool_span(tracer: Tracer, *, tool_name: str, tool_call_id: str) -> AbstractContextManager[Span]:
+    """A tool call's span, current inside the ``with``."""
+    return tracer.start_as_current_span(
         f"execute_tool {tool_name}",
         attributes={
             ATTR.OPERATION: "execute_tool",
@@ -113,8 +109,7 @@ def tool_span(tracer: Tracer, *, tool_name: str, tool_call_id: str) -> Iterator[
             ATTR.TOOL_CALL_ID: tool_call_id,
             ATTR.TOOL_TYPE: "function",
         },
-    ) as span:
-        yield span
+    )
 
 
 def processor_span(
