@@ -39,6 +39,7 @@ from opentelemetry.trace import (
 from opentelemetry.trace.span import TraceState
 
 from .recent import RecentSpans
+from .spans import use_span
 
 log = logging.getLogger(__name__)
 
@@ -235,37 +236,6 @@ class LightSpan(trace_api.Span):
         return f'{type(self).__name__}(name="{self.name}", context={self.context})'
 
 
-class _Current:
-    """``start_as_current_span``'s context manager: ``trace.use_span`` without a generator."""
-
-    __slots__ = ("span", "end_on_exit", "record_exception", "set_status_on_exception", "token")
-
-    def __init__(self, span: trace_api.Span, end_on_exit: bool, record_exception: bool,
-                 set_status_on_exception: bool) -> None:
-        self.span = span
-        self.end_on_exit = end_on_exit
-        self.record_exception = record_exception
-        self.set_status_on_exception = set_status_on_exception
-
-    def __enter__(self) -> trace_api.Span:
-        self.token = context_api.attach(trace_api.set_span_in_context(self.span))
-        return self.span
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        span = self.span
-        try:
-            context_api.detach(self.token)
-            if isinstance(exc, Exception) and span.is_recording():
-                if self.record_exception:
-                    span.record_exception(exc)
-                if self.set_status_on_exception:
-                    span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
-        finally:
-            if self.end_on_exit:
-                span.end()
-
-
 class LightTracer(trace_api.Tracer):
     def __init__(self, recent: RecentSpans, resource: Resource, scope: InstrumentationScope,
                  limits: SpanLimits) -> None:
@@ -307,7 +277,7 @@ class LightTracer(trace_api.Tracer):
     ) -> Any:
         span = self.start_span(name, context, kind, attributes, links, start_time, record_exception,
                                set_status_on_exception)
-        return _Current(span, end_on_exit, record_exception, set_status_on_exception)
+        return use_span(span, end_on_exit, record_exception, set_status_on_exception)
 
 
 class LightTracerProvider(trace_api.TracerProvider):

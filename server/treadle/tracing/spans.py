@@ -15,9 +15,12 @@ from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
+from types import TracebackType
+
+from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.context import Context
-from opentelemetry.trace import Span, SpanKind, Tracer
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
 
 class ATTR:
@@ -128,6 +131,39 @@ def processor_span(
             ATTR.RETRY_COUNT: retry_count,
         },
     )
+
+
+class use_span:  # noqa: N801 - named and used as ``opentelemetry.trace.use_span``
+    """``opentelemetry.trace.use_span``, the same behaviour without a generator: ``span`` is the
+    current span inside the ``with``; an exception leaving it is recorded on the span and sets
+    its status to ERROR; the span is ended on exit only with ``end_on_exit``."""
+
+    __slots__ = ("span", "end_on_exit", "record_exception", "set_status_on_exception", "_token")
+
+    def __init__(self, span: Span, end_on_exit: bool = False, record_exception: bool = True,
+                 set_status_on_exception: bool = True) -> None:
+        self.span = span
+        self.end_on_exit = end_on_exit
+        self.record_exception = record_exception
+        self.set_status_on_exception = set_status_on_exception
+
+    def __enter__(self) -> Span:
+        self._token = otel_context.attach(trace.set_span_in_context(self.span))
+        return self.span
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        span = self.span
+        try:
+            otel_context.detach(self._token)
+            if isinstance(exc, Exception) and span.is_recording():
+                if self.record_exception:
+                    span.record_exception(exc)
+                if self.set_status_on_exception:
+                    span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
+        finally:
+            if self.end_on_exit:
+                span.end()
 
 
 def inject_context(context: Context | None = None) -> dict[str, str]:
