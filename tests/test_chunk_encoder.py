@@ -16,7 +16,14 @@ DELTAS = [
     for part in ("", "text_1", "é" * 100)
     for text in ("", "a", "héllo 👋", "x" * 60, "x" * 127, "x" * 128, "y" * 20000)
 ]
+PLAIN = [  # what a run without provider metadata or tool calls sends: written without protobuf
+    ch.TextStart("t1"), ch.TextEnd("t1"), ch.ReasoningEnd("r1", "sig"),
+    ch.StepFinish("stop", ch.Usage(10, 20, 30), "Hello", [], "end_turn", "m1", 1, True),
+    ch.Finish("tool-calls", ch.Usage(1, 2, 3, 4, 5), [ch.SkippedProcessor("p", "processOutputStream", "timeout", 3)]),
+    ch.ErrorPayload("bad", "APICallError"), ch.Tripwire("no"), ch.Start(), ch.StepStart(),
+]
 OTHERS = [ch.Chunk(t, p, run_id="run_1") for t, p in SAMPLES.items()] + [
+    ch.Chunk.of(p, run_id="run_2") for p in PLAIN] + [
     ch.Chunk("text-delta", ch.TextDelta("t", "x"), run_id="run_1", metadata={"k": [1, "two"]}),
     ch.Chunk.custom("data-progress", {"done": 3}, id="p1"),
 ]

@@ -469,13 +469,15 @@ class ChunkEncoder:
     every other chunk goes through ``chunk_to_proto``. One encoder per stream: it remembers the
     last run and text part it saw."""
 
-    __slots__ = ("_run_id", "_from", "_head", "_part", "_part_id", "_part_text")
+    __slots__ = ("_run_id", "_from", "_head_only", "_head", "_part", "_part_id", "_part_text")
 
     def __init__(self) -> None:
         self._run_id: str | None = None
         self._from = ""
+        self._head_only = b""
+        """``run_id`` and ``from`` of the last run seen, encoded."""
         self._head = b""
-        """``run_id`` and ``from`` of the last run seen, encoded, and the ``text_delta`` tag."""
+        """``_head_only`` and the ``text_delta`` tag."""
         self._part: str | None = None
         self._part_id = b""
         """The ``id`` field of the last text part seen, encoded."""
@@ -512,10 +514,25 @@ class ChunkEncoder:
                 message = self._head + _varint(inner) + (self._part_text + text if n else self._part_id)
                 out += (_CHUNKS_TAG, _varint(body), message)
                 return 1 + len(_varint(body)) + body
-        message = chunk_to_proto(chunk).SerializeToString()
+        message = self._other(chunk)
         length = _varint(len(message))
         out += (_CHUNKS_TAG, length, message)
         return 1 + len(length) + len(message)
+
+    def _other(self, chunk: ch.Chunk) -> bytes:
+        """A chunk that is not a plain text delta: written from its payload's plain fields
+        (strings, integers, booleans, enums, messages of those) when it has no others, else
+        through ``chunk_to_proto``."""
+        if chunk.metadata is None:
+            found = _PAYLOAD_FIELDS.get(chunk.type)
+            if found is not None:
+                tag, descriptor = found
+                payload = _plain(chunk.payload, descriptor)
+                if payload is not None:
+                    if chunk.run_id != self._run_id or chunk.from_ != self._from:
+                        self._run(chunk.run_id, chunk.from_)
+                    return self._head_only + tag + _varint(len(payload)) + payload
+        return chunk_to_proto(chunk).SerializeToString()
 
     def _run(self, run_id: str, origin: str) -> None:
         number = _FROM_NUMBERS.get(origin)
@@ -525,13 +542,105 @@ class ChunkEncoder:
         head = _RUN_ID_TAG + _varint(len(raw)) + raw if raw else b""
         if number:
             head += _FROM_TAG + _varint(number)
-        self._run_id, self._from, self._head = run_id, origin, head + _TEXT_DELTA_TAG
+        self._run_id, self._from, self._head_only, self._head = run_id, origin, head, head + _TEXT_DELTA_TAG
 
     def _text_part(self, part: str) -> None:
         raw = part.encode()
         self._part = part
         self._part_id = _DELTA_ID_TAG + _varint(len(raw)) + raw if raw else b""
         self._part_text = self._part_id + _DELTA_TEXT_TAG
+
+
+_PAYLOAD_FIELDS: dict[str, tuple[bytes, Any]] = {
+    fd.name.replace("_", "-"): (_tag(fd.number, _LEN), fd.message_type)
+    for fd in _CHUNK_ONEOF.fields if fd.name not in ("data", "tool_output")
+}
+"""Chunk type -> the tag of its payload field and the payload's message type."""
+
+_STRING, _INT, _BOOL, _ENUMERATED, _NESTED_MESSAGE, _WELL_KNOWN = range(6)
+_INTS = frozenset({FieldDescriptor.TYPE_INT32, FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_UINT32,
+                   FieldDescriptor.TYPE_UINT64})
+_WRITE_PLANS: dict[Any, list[tuple[int, str, bytes, Any, bool]] | None] = {}
+
+
+def _write_plan(descriptor: Any) -> list[tuple[int, str, bytes, Any, bool]] | None:
+    """(kind, name, tag, enum or message type, repeated) of each field, in field-number order (as
+    protobuf writes them); None for a message with fields of other kinds (floats, bytes, maps,
+    oneofs, scalars with presence), which protobuf writes instead. A ``Struct``, ``Value`` or
+    ``Timestamp`` field is planned, but set it leaves the message to protobuf too."""
+    if descriptor in _WRITE_PLANS:
+        return _WRITE_PLANS[descriptor]
+    plan: list[tuple[int, str, bytes, Any, bool]] | None = []
+    for fd in sorted(descriptor.fields, key=lambda f: f.number):
+        mt = fd.message_type
+        if fd.containing_oneof is not None or (fd.has_presence and mt is None):
+            plan = None
+        elif mt is not None:
+            if mt.GetOptions().map_entry:
+                plan = None
+            elif mt.full_name.startswith("google.protobuf."):  # Struct, Value, Timestamp: only unset
+                plan.append((_WELL_KNOWN, fd.name, b"", None, False))  # type: ignore[union-attr]
+            else:
+                plan.append((_NESTED_MESSAGE, fd.name, _tag(fd.number, _LEN), mt, fd.is_repeated))  # type: ignore[union-attr]
+        elif fd.is_repeated:
+            plan = None
+        elif fd.type == FieldDescriptor.TYPE_STRING:
+            plan.append((_STRING, fd.name, _tag(fd.number, _LEN), None, False))  # type: ignore[union-attr]
+        elif fd.type in _INTS:
+            plan.append((_INT, fd.name, _tag(fd.number, _VARINT), None, False))  # type: ignore[union-attr]
+        elif fd.type == FieldDescriptor.TYPE_BOOL:
+            plan.append((_BOOL, fd.name, _tag(fd.number, _VARINT), None, False))  # type: ignore[union-attr]
+        elif fd.type == FieldDescriptor.TYPE_ENUM:
+            plan.append((_ENUMERATED, fd.name, _tag(fd.number, _VARINT), fd.enum_type, False))  # type: ignore[union-attr]
+        else:
+            plan = None
+        if plan is None:
+            break
+    _WRITE_PLANS[descriptor] = plan
+    return plan
+
+
+def _plain(obj: Any, descriptor: Any) -> bytes | None:
+    """The dataclass ``obj`` serialized as ``descriptor``'s message, as ``fill`` then protobuf
+    would write it; None when a field needs protobuf (see ``_write_plan``) or holds a value of
+    another type than the field's."""
+    plan = _write_plan(descriptor)
+    if plan is None:
+        return None
+    out: list[bytes] = []
+    for kind, name, tag, kind_of, repeated in plan:
+        value = getattr(obj, name, None)
+        if value is None:
+            continue
+        if kind == _STRING:
+            if value.__class__ is not str:
+                return None
+            if value:
+                raw = value.encode()
+                out += (tag, _varint(len(raw)), raw)
+        elif kind == _INT:
+            if value.__class__ is not int or value < 0:
+                return None
+            if value:
+                out += (tag, _varint(value))
+        elif kind == _BOOL:
+            if value.__class__ is not bool:
+                return None
+            if value:
+                out += (tag, b"\x01")
+        elif kind == _ENUMERATED:
+            number = enum_to_pb(kind_of, value)
+            if number:
+                out += (tag, _varint(number))
+        elif kind == _WELL_KNOWN:
+            return None  # set: protobuf writes it
+        else:
+            for item in value if repeated else (value,):
+                inner = _plain(item, kind_of)
+                if inner is None:
+                    return None
+                out += (tag, _varint(len(inner)), inner)
+    return b"".join(out)
 
 
 def _vlen(n: int) -> int:
