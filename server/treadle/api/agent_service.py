@@ -438,11 +438,16 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
         return self._draining
 
 
-@contextlib.contextmanager
-def _caller_trace(context: grpc.aio.ServicerContext) -> Iterator[None]:
+def _caller_trace(context: grpc.aio.ServicerContext) -> contextlib.AbstractContextManager[None]:
     """The run's task starts in the caller's trace, when it sent one (a delegating server)."""
-    carrier = {k: v for k, v in context.invocation_metadata() or () if isinstance(v, str)}
-    parent = extract_context(carrier)
+    metadata = context.invocation_metadata() or ()
+    if not any(k == "traceparent" for k, _ in metadata):  # most calls: nothing to join
+        return contextlib.nullcontext()
+    return _joined(extract_context({k: v for k, v in metadata if isinstance(v, str)}))
+
+
+@contextlib.contextmanager
+def _joined(parent: otel_context.Context | None) -> Iterator[None]:
     if parent is None:
         yield
         return

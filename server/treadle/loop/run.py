@@ -536,6 +536,8 @@ async def _take_signals(request: RunRequest, ml: MessageList, output: Output) ->
 def _log_run(plan: RunPlan, status: RunStatus, result: GenerateResult, seconds: float) -> None:
     """The one INFO line every run leaves when it ends, with the same facts as fields for a JSON
     log (``treadle serve --log-format json``)."""
+    if not run_log.isEnabledFor(logging.INFO):  # nothing would be written: build nothing
+        return
     memory = plan.options.memory
     thread = memory.thread if memory else ""
     usage = result.usage
