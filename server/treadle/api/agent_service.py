@@ -363,11 +363,10 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
                             error = chunk.payload.message
                         elif t == "finish" and chunk.payload.reason == "error":
                             _log_failed(run_id, agent.id, error or "the run ended with an error")
-                        if not raw:
-                            chunk = display_of(chunk)
-                            if chunk is None:
-                                continue
-                        size += add(chunk, pieces)
+                        shown = chunk if raw else display_of(chunk)
+                        if shown is None:
+                            continue
+                        size += add(shown, pieces)
                         count += 1
                         if count >= MAX_CHUNKS_PER_RESPONSE or size >= MAX_BYTES_PER_RESPONSE:
                             yield b"".join(pieces)
