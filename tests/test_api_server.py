@@ -517,24 +517,49 @@ class _Named:
 
 
 async def test_stream_batches_chunks_that_are_already_queued_and_never_waits_for_more() -> None:
-    from treadle.api.agent_service import _Pipe
-    from treadle.core.chunks import Chunk, TextDelta
+    """A run's chunks reach ``Stream`` in batches (``AgentLoop.open``): what the model sent while
+    nobody read comes at once, and a read never waits for more than the first chunk."""
+    from opentelemetry.trace import NoOpTracer
 
-    pipe = _Pipe()
-    for text in "abc":
-        await pipe.put(Chunk.of(TextDelta("t", text)))
-    first = await pipe.take()
-    assert first is not None and [c.text_delta.text for c in first.chunks] == ["a", "b", "c"]
+    from treadle.agents import Agent, CallOptions, RunRequest
+    from treadle.core.chunks import Chunk, TextDelta, TextEnd, TextStart
+    from treadle.core.messages import Message, SystemMessage
+    from treadle.loop import AgentLoop
+    from treadle.providers.base import ModelFinish
+    from treadle.registry import Registry
+    from treadle.testing import ScriptedModel, ScriptedModels
 
-    # Nothing queued: take waits for the next chunk and returns it alone, at once.
-    waiting = asyncio.ensure_future(pipe.take())
+    more = asyncio.Event()
+
+    class Paused(ScriptedModel):
+        async def stream(self, request: Any) -> Any:
+            yield Chunk.of(TextStart("t0"))
+            for text in "abc":
+                yield Chunk.of(TextDelta("t0", text))
+            await more.wait()
+            yield Chunk.of(TextDelta("t0", "d"))
+            yield Chunk.of(TextEnd("t0"))
+            yield Chunk("finish", ModelFinish("stop"))
+
+    loop = AgentLoop(Registry(), ScriptedModels(Paused()), NoOpTracer())
+    agent = Agent(id="a", model="scripted/a", instructions=[SystemMessage("a")])
+    handle = await loop.open(agent, RunRequest([Message.user("hi")], CallOptions()))
+    texts: list[list[str]] = []
+    while not texts or texts[-1][-1:] != ["c"]:  # the model is paused after "c"
+        batch = await handle.batch()
+        assert batch, "the run ended early"
+        texts.append([c.payload.text for c in batch if c.type == "text-delta"])
+    assert texts[-1] == ["a", "b", "c"], "sent while nobody read: one batch"
+    waiting = asyncio.ensure_future(handle.batch())
     await asyncio.sleep(0)
-    assert not waiting.done()
-    await pipe.put(Chunk.of(TextDelta("t", "d")))
-    second = await waiting
-    assert second is not None and [c.text_delta.text for c in second.chunks] == ["d"]
-    pipe.finish()
-    assert await pipe.take() is None
+    assert not waiting.done(), "nothing is ready: the read waits for the next chunk"
+    more.set()
+    rest = await waiting
+    assert rest is not None and [c.payload.text for c in rest if c.type == "text-delta"][:1] == ["d"]
+    while (batch := await handle.batch()) is not None:
+        rest += batch
+    assert rest[-1].type == "finish"
+    await handle.close()
 
 
 async def test_an_agent_on_a_local_model_that_cannot_run_is_warned_about(

@@ -37,6 +37,7 @@ from .api.processor_service import SERVICE_NAME as PROCESSOR_SERVICE, ProcessorS
 from .api.remote_processor import RemoteProcessor
 from .api.console_service import SERVICE_NAME as CONSOLE_SERVICE, ConsoleServicer
 from .console import ConsoleGateway
+from .tracing.light import LightTracerProvider, usable as light_tracing_usable
 from .tracing.recent import RecentSpans
 from .api.convert import agent_from_dict
 from .wire.data import chunk_from_proto
@@ -145,11 +146,13 @@ class TreadleApp:
         # A server built in code reads the same TREADLE_* variables as `treadle serve`.
         self.settings = settings if settings is not None else Settings.from_env(self._env)
         self._owns_tracer_provider = tracer_provider is None
-        self.tracer_provider = tracer_provider or build_tracer_provider(self._env)
+        self.tracer_provider: Any = tracer_provider or build_tracer_provider(self._env)
         # The console's traces: the spans of recent runs, kept in memory beside any exporter.
         self.recent_spans = RecentSpans()
-        if self.tracer_provider is None:
-            self.tracer_provider = TracerProvider(resource=Resource.create({"service.name": "treadle"}))
+        if self.tracer_provider is None:  # nothing exported: the spans are the console's alone
+            resource = Resource.create({"service.name": "treadle"})
+            self.tracer_provider = (LightTracerProvider(self.recent_spans, resource) if light_tracing_usable()
+                                    else TracerProvider(resource=resource))
         if isinstance(self.tracer_provider, TracerProvider):
             self.tracer_provider.add_span_processor(self.recent_spans)
         self._owns_meter_provider = meter_provider is None

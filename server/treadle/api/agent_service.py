@@ -13,7 +13,6 @@ import binascii
 import contextlib
 import itertools
 import logging
-from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, Literal, Protocol, cast, overload
 
@@ -31,6 +30,7 @@ from ..memory import MemoryStore, StoredAgent
 from ..core.messages import utcnow
 from ..registry import Registry
 from ..tracing.spans import extract_context
+from ..wire.data import ChunkEncoder
 from ..v1 import agent_pb2, agent_service_pb2, agent_service_pb2_grpc, chunk_pb2
 from . import auth, convert
 from .status import SHUTTING_DOWN, ShuttingDownError, abort_with, unary
@@ -43,10 +43,9 @@ MAX_CHUNKS_PER_RESPONSE = 256
 MAX_BYTES_PER_RESPONSE = 1 << 20
 """Coalescing limits: a batch stays well under the message size limit and the client's buffers."""
 
-PIPE_HIGH_WATER = 256
-"""Chunks buffered for a slow client before the run is made to wait."""
-
 MAX_LIST_PAGE_BYTES = 4 << 20
+
+_SERVICE = agent_service_pb2.DESCRIPTOR.services_by_name["AgentService"].full_name
 
 _OUTPUT_ONLY = frozenset({"source", "create_time", "update_time"})
 _OUTPUT_ONLY_JSON = frozenset({"source", "createTime", "updateTime"})
@@ -76,6 +75,22 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
         """Where agents created over the API are kept across restarts (set by the app)."""
         self.versions: Any = None
         """``AgentVersionServicer``: records the history of agents created over the API."""
+
+    def register(self, server: grpc.aio.Server) -> None:
+        """Serve AgentService on ``server``, as the generated ``add_AgentServiceServicer_to_server``
+        would, but for ``Stream``'s responses: those given as bytes are written as they are
+        (serialized once, by ``Stream`` itself, straight from the run's chunks)."""
+        handlers: dict[str, grpc.RpcMethodHandler] = {}
+        for method in agent_service_pb2.DESCRIPTOR.services_by_name["AgentService"].methods:
+            request = getattr(agent_service_pb2, method.input_type.name)
+            response = getattr(agent_service_pb2, method.output_type.name)
+            serialize = _response_bytes if method.name == "Stream" else response.SerializeToString
+            kind = (grpc.unary_stream_rpc_method_handler if method.server_streaming
+                    else grpc.unary_unary_rpc_method_handler)
+            handlers[method.name] = kind(getattr(self, method.name), request_deserializer=request.FromString,
+                                         response_serializer=serialize)
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(_SERVICE, handlers),))
+        server.add_registered_method_handlers(_SERVICE, handlers)
 
     # --- agents -------------------------------------------------------------------------------
 
@@ -243,31 +258,16 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
 
     async def Stream(
         self, request: agent_service_pb2.StreamRequest, context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[agent_service_pb2.StreamResponse]:
+    ) -> AsyncIterator[agent_service_pb2.StreamResponse | bytes]:
+        """The run's chunks in ``StreamResponse``s, some already serialized (see ``register``)."""
         try:
             agent, run = self._prepare(request)
         except Exception as e:
             await abort_with(context, e)
-        source = self._source(agent, run, start=False)
-        if source == self._loop.stream or source == self.threads.stream:  # on a thread: ThreadRuntime.open
-            opener = self._loop.open if source == self._loop.stream else self.threads.open
-            async for out in self._stream_direct(agent, run, context, opener):
-                yield out
-            return
-        pipe = _Pipe()
-        with _caller_trace(context):
-            producer = asyncio.create_task(self._produce(agent, run, pipe))
-        try:
-            with self._track(pipe.shut):
-                while (response := await pipe.take()) is not None:
-                    yield response
-        except Exception as e:
-            await abort_with(context, e)
-        finally:  # client cancelled, shutdown, or done: never leave the run behind
-            if not producer.done():
-                producer.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await producer
+        # On a thread, the run is the thread's active run (signals sent meanwhile reach it).
+        opener = self.threads.open if self.threads is not None and run.options.memory else self._loop.open
+        async for out in self._stream_direct(agent, run, context, opener):
+            yield out
 
     def _prepare(self, request: convert.RunRequestProto) -> tuple[Agent, RunRequest]:
         try:
@@ -305,11 +305,12 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
     async def _stream_direct(
         self, agent: Agent, run: RunRequest, context: grpc.aio.ServicerContext,
         opener: Callable[[Agent, RunRequest], Awaitable[RunHandle]] | None = None,
-    ) -> AsyncIterator[agent_service_pb2.StreamResponse]:
-        """``Stream`` of a run without a thread: the responses are made from the run's own
-        batches of chunks (``AgentLoop.open``), with no task or queue between the run and the
-        call. What piled up while the previous response was being written goes in one response
-        (within the coalescing limits); the first chunk goes as soon as it exists."""
+    ) -> AsyncIterator[bytes]:
+        """``Stream`` of a run (``opener``: ``AgentLoop.open``, or ``ThreadRuntime.open`` on a
+        thread): the responses, serialized, are made from the run's own batches of chunks, with
+        no task or queue between the run and the call. What piled up while the previous response
+        was being written goes in one response (within the coalescing limits); the first chunk
+        goes as soon as it exists."""
         raw = auth.sees_raw_tool_payloads()
         handle: RunHandle | None = None
         shut = False
@@ -329,6 +330,7 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
                     log.info("run of agent %r refused: %s", agent.id, e)
                     raise
                 run_id, error = handle.run_id, ""
+                add = ChunkEncoder().add
                 while not shut:
                     try:
                         batch = await handle.batch()
@@ -337,9 +339,8 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
                         raise
                     if batch is None or shut:
                         break
-                    response = agent_service_pb2.StreamResponse()
-                    chunks = response.chunks
-                    size = 0
+                    pieces: list[bytes] = []  # of one response, joined when it is written
+                    size = count = 0
                     for chunk in batch:
                         t = chunk.type
                         if t == "error":
@@ -349,15 +350,13 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
                         shown = chunk if raw else display_of(chunk)
                         if shown is None:
                             continue
-                        pb = chunks.add()
-                        convert.chunk_to_proto(shown, pb)
-                        size += _size_bound(shown, pb)
-                        if len(chunks) >= MAX_CHUNKS_PER_RESPONSE or size >= MAX_BYTES_PER_RESPONSE:
-                            yield response
-                            response = agent_service_pb2.StreamResponse()
-                            chunks, size = response.chunks, 0
-                    if chunks:
-                        yield response
+                        size += add(shown, pieces)
+                        count += 1
+                        if count >= MAX_CHUNKS_PER_RESPONSE or size >= MAX_BYTES_PER_RESPONSE:
+                            yield b"".join(pieces)
+                            pieces, size, count = [], 0, 0
+                    if pieces:
+                        yield b"".join(pieces)
                 if shut:
                     raise ShuttingDownError()
         except Exception as e:
@@ -365,27 +364,6 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
         finally:  # client cancelled, shutdown, or done: never leave the run behind
             if handle is not None:
                 await handle.close()
-
-    async def _produce(self, agent: Agent, run: RunRequest, pipe: _Pipe) -> None:
-        run_id, error = run.run_id, ""
-        raw = auth.sees_raw_tool_payloads()  # the caller's, as this task runs in its call
-        try:
-            stream = self._source(agent, run)
-            async with contextlib.aclosing(stream) as chunks:
-                async for chunk in chunks:
-                    run_id = run_id or chunk.run_id
-                    if chunk.type == "error":
-                        error = chunk.payload.message
-                    elif chunk.type == "finish" and chunk.payload.reason == "error":
-                        _log_failed(run_id, agent.id, error or "the run ended with an error")
-                    shown = chunk if raw else display_of(chunk)
-                    if shown is not None:
-                        await pipe.put(shown)
-        except Exception as e:  # before the first chunk this is a bad request: the status says so
-            log.info("run of agent %r refused: %s", agent.id, e)
-            pipe.fail(e)
-        else:
-            pipe.finish()
 
     # --- draining -----------------------------------------------------------------------------
 
@@ -422,11 +400,16 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
         return self._draining
 
 
-@contextlib.contextmanager
-def _caller_trace(context: grpc.aio.ServicerContext) -> Iterator[None]:
+def _caller_trace(context: grpc.aio.ServicerContext) -> contextlib.AbstractContextManager[None]:
     """The run's task starts in the caller's trace, when it sent one (a delegating server)."""
-    carrier = {k: v for k, v in context.invocation_metadata() or () if isinstance(v, str)}
-    parent = extract_context(carrier)
+    metadata = context.invocation_metadata() or ()
+    if not any(k == "traceparent" for k, _ in metadata):  # most calls: nothing to join
+        return contextlib.nullcontext()
+    return _joined(extract_context({k: v for k, v in metadata if isinstance(v, str)}))
+
+
+@contextlib.contextmanager
+def _joined(parent: otel_context.Context | None) -> Iterator[None]:
     if parent is None:
         yield
         return
@@ -437,70 +420,13 @@ def _caller_trace(context: grpc.aio.ServicerContext) -> Iterator[None]:
         otel_context.detach(token)
 
 
+def _response_bytes(response: agent_service_pb2.StreamResponse | bytes) -> bytes:
+    return response if response.__class__ is bytes else response.SerializeToString()  # type: ignore[union-attr]
+
+
 def _log_failed(run_id: str, agent_id: str, reason: str) -> None:
     """The one line a failed run leaves in the server's log (the client got the details)."""
     log.warning("run %s of agent %r failed: %s", run_id or "?", agent_id, reason)
-
-
-class _Pipe:
-    """Chunks from the run to the RPC, batched without waiting.
-
-    ``take`` waits for the first chunk only, then adds whatever else is already queued: the
-    client gets every chunk as soon as it exists, and chunks that piled up while the previous
-    response was being written travel together.
-    """
-
-    _END = object()
-
-    def __init__(self) -> None:
-        self._items: deque[Any] = deque()
-        self._ready = asyncio.Event()
-        self._space = asyncio.Event()
-        self._error: Exception | None = None
-        self._shut = False
-
-    async def put(self, chunk: Chunk) -> None:
-        while len(self._items) >= PIPE_HIGH_WATER:
-            self._space.clear()
-            await self._space.wait()
-        self._items.append(chunk)
-        self._ready.set()
-
-    def finish(self) -> None:
-        self._items.append(self._END)
-        self._ready.set()
-
-    def fail(self, error: Exception) -> None:
-        self._error = error
-        self.finish()
-
-    def shut(self) -> None:
-        """Shutdown: stop at once, dropping what is queued."""
-        self._shut = True
-        self._ready.set()
-
-    async def take(self) -> agent_service_pb2.StreamResponse | None:
-        while not self._items and not self._shut:
-            self._ready.clear()
-            await self._ready.wait()
-        if self._shut:
-            raise ShuttingDownError()
-        response = agent_service_pb2.StreamResponse()
-        size = 0
-        while self._items and len(response.chunks) < MAX_CHUNKS_PER_RESPONSE and size < MAX_BYTES_PER_RESPONSE:
-            if self._items[0] is self._END:
-                break
-            pb: chunk_pb2.Chunk = response.chunks.add()
-            chunk = self._items.popleft()
-            convert.chunk_to_proto(chunk, pb)
-            size += _size_bound(chunk, pb)
-        self._space.set()
-        if response.chunks:
-            return response
-        # Only the end marker is left.
-        if self._error is not None:
-            raise self._error
-        return None
 
 
 def _size_bound(chunk: Chunk, pb: chunk_pb2.Chunk) -> int:

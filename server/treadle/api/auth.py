@@ -1,6 +1,6 @@
 """The caller of the current RPC, and the scope checks servicers ask for.
 
-The interceptor (``api/gate.py``) authenticates each call and puts the caller's credential in a
+The gate (``api/gate.py``) authenticates each call and puts the caller's credential in a
 context variable for the rest of the call; any code running in that call (a servicer, a task it
 starts) asks here::
 

@@ -1,6 +1,7 @@
-"""The one server interceptor: decode, authenticate, check scopes and limits, then serve.
+"""The gate in front of every handler: decode, authenticate, check scopes and limits, then serve.
 
-Every call but ``grpc.health.v1`` passes here, in this order:
+Each handler is wrapped once, as it is registered (``GatedServer``). Every call but
+``grpc.health.v1`` passes here, in this order:
 
 1. the request is decoded by the gate, so wire data that cannot be decoded (bad UTF-8, nesting
    too deep, corrupt bytes) ends the call with INVALID_ARGUMENT and one log line;
@@ -21,7 +22,7 @@ import asyncio
 import inspect
 import logging
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,7 +58,7 @@ class _Undecodable:
 
 @dataclass
 class Gate:
-    """Holds what the interceptor enforces; the app configures it before the server starts."""
+    """Holds what the gate enforces; the app configures it before the server starts."""
 
     auth: AuthConfig | None = None
     limits: Limits = field(default_factory=Limits)
@@ -70,14 +71,6 @@ class Gate:
     @property
     def runs_in_flight(self) -> int:
         return sum(self.runs.values())
-
-    @contextmanager
-    def run_slot(self, cred: Credential | None) -> Iterator[None]:
-        release = self.take_run(cred.id if cred is not None else None)
-        try:
-            yield
-        finally:
-            release()
 
     # --- the thread runtime's run slots (``signals.runtime.RunSlots``) ------------------------
 
@@ -194,20 +187,62 @@ class Gate:
                         auth.require_resource(value)
 
 
-class GateInterceptor(grpc.aio.ServerInterceptor):
-    def __init__(self, gate: Gate) -> None:
+class GatedServer(grpc.aio.Server):
+    """The server as services register on it: every handler is wrapped by the gate once, as it
+    is registered (not per call, as an interceptor would be); the rest is the server's own."""
+
+    def __init__(self, server: grpc.aio.Server, gate: Gate) -> None:
+        self._server = server
         self.gate = gate
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        handler = await continuation(details)
+    def add_generic_rpc_handlers(self, generic_rpc_handlers: Sequence[grpc.GenericRpcHandler]) -> None:
+        self._server.add_generic_rpc_handlers([_GatedHandlers(h, self.gate) for h in generic_rpc_handlers])
+
+    def add_registered_method_handlers(self, service_name: str, method_handlers: dict[str, Any]) -> None:
+        self._server.add_registered_method_handlers(service_name, {
+            name: gated(handler, f"/{service_name}/{name}", self.gate) for name, handler in method_handlers.items()
+        })
+
+    def add_insecure_port(self, address: str) -> int:
+        return self._server.add_insecure_port(address)
+
+    def add_secure_port(self, address: str, server_credentials: grpc.ServerCredentials) -> int:
+        return self._server.add_secure_port(address, server_credentials)
+
+    async def start(self) -> None:
+        await self._server.start()
+
+    async def stop(self, grace: float | None) -> None:
+        await self._server.stop(grace)
+
+    async def wait_for_termination(self, timeout: float | None = None) -> bool:
+        return await self._server.wait_for_termination(timeout)
+
+
+class _GatedHandlers(grpc.GenericRpcHandler):
+    """A generic handler whose handlers pass the gate, each wrapped the first time it is found."""
+
+    def __init__(self, inner: grpc.GenericRpcHandler, gate: Gate) -> None:
+        self._inner = inner
+        self._gate = gate
+        self._wrapped: dict[str, tuple[Any, Any]] = {}
+
+    def service(self, details: grpc.HandlerCallDetails) -> Any:
+        handler = self._inner.service(details)
+        if handler is None:
+            return None
         method: str = details.method  # type: ignore[attr-defined]
-        if handler is None or method.startswith(_OPEN):
-            return handler
-        return _wrap(handler, method, self.gate)
+        found = self._wrapped.get(method)
+        if found is None or found[0] is not handler:
+            found = self._wrapped[method] = (handler, gated(handler, method, self._gate))
+        return found[1]
+
+
+def gated(handler: Any, method: str, gate: Gate) -> Any:
+    """``handler`` of ``method`` behind the gate (``grpc.health.v1`` is open to everyone)."""
+    if handler is None or method.startswith(_OPEN):
+        return handler
+    return _wrap(handler, method, gate)
 
 
 def _wrap(handler: Any, method: str, gate: Gate) -> Any:
@@ -238,37 +273,55 @@ def _wrap(handler: Any, method: str, gate: Gate) -> Any:
         gate.check(method, request, cred)
         return cred
 
+    is_run = method in _RUNS
+
+    def run_slot(cred: Credential | None) -> Callable[[], None] | None:
+        return gate.take_run(cred.id if cred is not None else None) if is_run else None
+
     if not handler.request_streaming:
         inner = handler.unary_unary or handler.unary_stream
         if not handler.response_streaming:
 
             async def unary_unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
-                if isinstance(request, _Undecodable):
+                if request.__class__ is _Undecodable:
                     await bad_request(context, request)
                 try:
-                    cred = admit(context, request)
-                    with gate.run_slot(cred) if method in _RUNS else _nothing():
+                    release = run_slot(admit(context, request))
+                    try:
                         response = await inner(request, context)
+                    finally:
+                        if release is not None:
+                            release()
                 except _REFUSED as e:
                     await refuse(context, e)
                 return response
 
             return handler._replace(request_deserializer=deserialize, unary_unary=unary_unary)
 
-        async def unary_stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-            if isinstance(request, _Undecodable):
+        streams = inspect.isasyncgenfunction(inner)
+
+        async def unary_stream(request: Any, context: grpc.aio.ServicerContext) -> None:
+            # A coroutine writing the responses: one generator fewer between the handler and the
+            # call than re-yielding them.
+            if request.__class__ is _Undecodable:
                 await bad_request(context, request)
             try:
-                cred = admit(context, request)
-                slot = gate.run_slot(cred) if method in _RUNS else _nothing()
-                slot.__enter__()
+                release = run_slot(admit(context, request))
             except _REFUSED as e:
                 await refuse(context, e)
             try:
-                async for response in inner(request, context):
-                    yield response
+                if not streams:
+                    return await inner(request, context)  # it writes its responses itself
+                write, responses = context.write, inner(request, context)
+                try:
+                    async for response in responses:
+                        await write(response)
+                except BaseException:
+                    await responses.aclose()  # the call ended early: its generator's finally now
+                    raise
             finally:
-                slot.__exit__(None, None, None)
+                if release is not None:
+                    release()
 
         return handler._replace(request_deserializer=deserialize, unary_stream=unary_stream)
 

@@ -16,9 +16,9 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from ..v1 import agent_service_pb2, agent_service_pb2_grpc
+from ..v1 import agent_service_pb2
 from .agent_service import AgentServicer
-from .gate import Gate, GateInterceptor
+from .gate import Gate, GatedServer
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +116,7 @@ class GrpcServer:
         self.health = health.aio.HealthServicer()
         self._services = [AGENT_SERVICE, health.SERVICE_NAME]
         self._registrations: list[Callable[[grpc.aio.Server], None]] = [
-            lambda server: agent_service_pb2_grpc.add_AgentServiceServicer_to_server(agents, server),
+            agents.register,
             lambda server: health_pb2_grpc.add_HealthServicer_to_server(self.health, server),
         ]
         self._server: grpc.aio.Server | None = None
@@ -137,7 +137,6 @@ class GrpcServer:
         """Bind ``listen`` (``HOST:PORT``; port 0 picks one) and serve; returns the bound port."""
         limit = self.options.max_message_bytes
         self._server = server = grpc.aio.server(
-            interceptors=[GateInterceptor(self.gate)],
             options=[
                 ("grpc.max_receive_message_length", limit),
                 ("grpc.max_send_message_length", limit),
@@ -151,10 +150,11 @@ class GrpcServer:
                 ("grpc.server_max_unrequested_time_in_server", UNREQUESTED_CALL_SECONDS),
             ]
         )
+        gated = GatedServer(server, self.gate)  # every handler behind the gate, wrapped once
         for register in self._registrations:
-            register(server)
+            register(gated)
         if self.options.reflection:
-            reflection.enable_server_reflection([*self._services, reflection.SERVICE_NAME], server)
+            reflection.enable_server_reflection([*self._services, reflection.SERVICE_NAME], gated)
         check_listen(listen)
         try:
             if tls is None:

@@ -71,6 +71,17 @@ class Channel:
                     putter.set_result(None)
         return item
 
+    def take_all(self) -> list[Any]:
+        """Every item there is, in order (``pop`` for each, at once)."""
+        items = list(self.items)
+        self.items.clear()
+        if self._putters:
+            putters, self._putters = self._putters, []
+            for putter in putters:  # each checks for room again
+                if not putter.done():
+                    putter.set_result(None)
+        return items
+
     async def wait(self) -> None:
         """Until there is an item, or ``wake`` was called (check ``items``)."""
         if self.items:
@@ -123,7 +134,7 @@ class Output:
 
     @property
     def pipeline(self) -> StreamPipeline | None:
-        if self._pipeline is None and self._bound is not None:
+        if self._pipeline is None and self._bound is not None and self._bound[1]:  # none: no pipeline
             self._pipeline = StreamPipeline(*self._bound, sink=self._from_processors)
         return self._pipeline
 

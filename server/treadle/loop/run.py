@@ -485,17 +485,14 @@ class RunHandle:
         if self._ended:
             return None
         channel = self._channel
-        items = channel.items
-        if not items:
+        if not channel.items:
             await channel.wait()
-        out: list[Chunk] = []
-        while items:
-            item = channel.pop()
-            if item is END:
-                self._ended = True
-                await self._task
-                return out or None
-            out.append(item)
+        out: list[Any] = channel.take_all()
+        if out and out[-1] is END:  # the run's last item: nothing comes after it
+            out.pop()
+            self._ended = True
+            await self._task
+            return out or None
         return out
 
     def interrupt(self) -> None:
@@ -546,6 +543,8 @@ async def _take_signals(request: RunRequest, ml: MessageList, output: Output) ->
 def _log_run(plan: RunPlan, status: RunStatus, result: GenerateResult, seconds: float) -> None:
     """The one INFO line every run leaves when it ends, with the same facts as fields for a JSON
     log (``treadle serve --log-format json``)."""
+    if not run_log.isEnabledFor(logging.INFO):  # nothing would be written: build nothing
+        return
     memory = plan.options.memory
     thread = memory.thread if memory else ""
     usage = result.usage

@@ -28,7 +28,7 @@ from ..core.args import (
 )
 from ..providers.base import LanguageModel, ModelConfig, ModelFinish, ModelRequest
 from ..tools import Tool
-from ..tracing.spans import ATTR, chat_span
+from ..tracing.spans import ATTR, chat_span, use_span
 from .collect import StepCollector
 from .output import Output
 from .prompt import build_prompt
@@ -252,7 +252,7 @@ async def _call_model(
     source: AsyncIterator[Chunk] = _replay(cached) if cached is not None else model.stream(request)
     now = output.direct()
     try:
-        with trace.use_span(span, end_on_exit=False):
+        with use_span(span):
             async for chunk in source:
                 if first:
                     span.set_attribute(ATTR.TIME_TO_FIRST_CHUNK, time.monotonic() - started)

@@ -37,7 +37,10 @@ class RecentSpans(SpanProcessor):
         self._lock = threading.Lock()  # the SDK may end spans from other threads
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        run_id = (span.attributes or {}).get(ATTR.RUN_ID)
+        attributes = span.attributes
+        if not attributes or ATTR.RUN_ID not in attributes:  # most spans: not a run's own
+            return
+        run_id = attributes[ATTR.RUN_ID]
         if isinstance(run_id, str) and run_id:
             ctx = span.get_span_context()
             with self._lock:
@@ -47,21 +50,24 @@ class RecentSpans(SpanProcessor):
                     self._runs.popitem(last=False)
 
     def on_end(self, span: ReadableSpan) -> None:
-        ctx = span.get_span_context()
+        ctx = span.context
         if ctx is None:
             return
+        trace_id = ctx.trace_id
+        traces = self._traces
         with self._lock:
-            spans = self._traces.get(ctx.trace_id)
+            spans = traces.get(trace_id)
             if spans is None:
-                spans = self._traces[ctx.trace_id] = []
+                spans = traces[trace_id] = []
+                while len(traces) > 1 and len(traces) > self.max_traces:  # only a new trace adds one
+                    self._total -= len(traces.popitem(last=False)[1])
             else:
-                self._traces.move_to_end(ctx.trace_id)
+                traces.move_to_end(trace_id)
             if len(spans) < self.max_spans:
                 spans.append(span)
                 self._total += 1
-            while len(self._traces) > 1 and (len(self._traces) > self.max_traces or self._total > self.max_total):
-                _, dropped = self._traces.popitem(last=False)
-                self._total -= len(dropped)
+                while len(traces) > 1 and self._total > self.max_total:
+                    self._total -= len(traces.popitem(last=False)[1])
 
     def run_spans(self, run_id: str) -> list[ReadableSpan]:
         """The ended spans of ``run_id``'s tree, in start order (empty when forgotten)."""

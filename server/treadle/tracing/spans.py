@@ -11,13 +11,16 @@ Span tree of one call::
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from typing import Any
 
+from types import TracebackType
+
+from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.context import Context
-from opentelemetry.trace import Span, SpanKind, Tracer
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
 
 class ATTR:
@@ -55,11 +58,11 @@ class ATTR:
     AGENT_VERSION_SELECTION = "treadle.agent.version.selection"
 
 
-@contextmanager
 def agent_span(
     tracer: Tracer, *, agent_id: str, agent_name: str, run_id: str, thread_id: str = "",
     version: dict[str, Any] | None = None,
-) -> Iterator[Span]:
+) -> AbstractContextManager[Span]:
+    """The run's span, current inside the ``with``."""
     attrs: dict[str, Any] = {
         ATTR.OPERATION: "invoke_agent",
         ATTR.AGENT_ID: agent_id,
@@ -73,18 +76,14 @@ def agent_span(
         if version["id"]:
             attrs[ATTR.AGENT_VERSION_ID] = version["id"]
             attrs[ATTR.AGENT_VERSION_NUMBER] = version["number"]
-    with tracer.start_as_current_span(
+    return tracer.start_as_current_span(
         f"invoke_agent {agent_name or agent_id}", kind=SpanKind.INTERNAL, attributes=attrs
-    ) as span:
-        yield span
+    )
 
 
-@contextmanager
-def step_span(tracer: Tracer, step_number: int) -> Iterator[Span]:
-    with tracer.start_as_current_span(
-        f"step {step_number}", attributes={ATTR.STEP_NUMBER: step_number}
-    ) as span:
-        yield span
+def step_span(tracer: Tracer, step_number: int) -> AbstractContextManager[Span]:
+    """A step's span, current inside the ``with``."""
+    return tracer.start_as_current_span(f"step {step_number}", attributes={ATTR.STEP_NUMBER: step_number})
 
 
 def chat_span(tracer: Tracer, *, provider: str, model: str, temperature: float | None,
@@ -103,9 +102,9 @@ def chat_span(tracer: Tracer, *, provider: str, model: str, temperature: float |
     return tracer.start_span(f"chat {model}", kind=SpanKind.CLIENT, attributes=attrs)
 
 
-@contextmanager
-def tool_span(tracer: Tracer, *, tool_name: str, tool_call_id: str) -> Iterator[Span]:
-    with tracer.start_as_current_span(
+def tool_span(tracer: Tracer, *, tool_name: str, tool_call_id: str) -> AbstractContextManager[Span]:
+    """A tool call's span, current inside the ``with``."""
+    return tracer.start_as_current_span(
         f"execute_tool {tool_name}",
         attributes={
             ATTR.OPERATION: "execute_tool",
@@ -113,8 +112,7 @@ def tool_span(tracer: Tracer, *, tool_name: str, tool_call_id: str) -> Iterator[
             ATTR.TOOL_CALL_ID: tool_call_id,
             ATTR.TOOL_TYPE: "function",
         },
-    ) as span:
-        yield span
+    )
 
 
 def processor_span(
@@ -133,6 +131,39 @@ def processor_span(
             ATTR.RETRY_COUNT: retry_count,
         },
     )
+
+
+class use_span:  # noqa: N801 - named and used as ``opentelemetry.trace.use_span``
+    """``opentelemetry.trace.use_span``, the same behaviour without a generator: ``span`` is the
+    current span inside the ``with``; an exception leaving it is recorded on the span and sets
+    its status to ERROR; the span is ended on exit only with ``end_on_exit``."""
+
+    __slots__ = ("span", "end_on_exit", "record_exception", "set_status_on_exception", "_token")
+
+    def __init__(self, span: Span, end_on_exit: bool = False, record_exception: bool = True,
+                 set_status_on_exception: bool = True) -> None:
+        self.span = span
+        self.end_on_exit = end_on_exit
+        self.record_exception = record_exception
+        self.set_status_on_exception = set_status_on_exception
+
+    def __enter__(self) -> Span:
+        self._token = otel_context.attach(trace.set_span_in_context(self.span))
+        return self.span
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        span = self.span
+        try:
+            otel_context.detach(self._token)
+            if isinstance(exc, Exception) and span.is_recording():
+                if self.record_exception:
+                    span.record_exception(exc)
+                if self.set_status_on_exception:
+                    span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
+        finally:
+            if self.end_on_exit:
+                span.end()
 
 
 def inject_context(context: Context | None = None) -> dict[str, str]:

@@ -427,3 +427,222 @@ def chunk_from_proto(pb: chunk_pb2.Chunk, path: str = "chunk") -> ch.Chunk:
     return ch.Chunk(
         type=type_name, payload=payload, run_id=pb.run_id, from_=origin, metadata=metadata  # type: ignore[arg-type]
     )
+
+
+# --- chunks as bytes ---------------------------------------------------------------------------
+
+_LEN, _VARINT = 2, 0  # wire types
+_SMALL = [bytes((n,)) for n in range(128)]
+"""The varints of 0-127: one byte each."""
+
+
+def _varint(n: int) -> bytes:
+    if n < 128:
+        return _SMALL[n]
+    out = bytearray()
+    while n >= 128:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _tag(number: int, wire_type: int) -> bytes:
+    return _varint(number << 3 | wire_type)
+
+
+_CHUNK_FIELD = chunk_pb2.Chunk.DESCRIPTOR.fields_by_name
+_RUN_ID_TAG = _tag(_CHUNK_FIELD["run_id"].number, _LEN)
+_FROM_TAG = _tag(_CHUNK_FIELD["from"].number, _VARINT)
+_TEXT_DELTA_TAG = _tag(_CHUNK_FIELD["text_delta"].number, _LEN)
+_DELTA_FIELD = chunk_pb2.TextDeltaChunk.DESCRIPTOR.fields_by_name
+_DELTA_ID_TAG = _tag(_DELTA_FIELD["id"].number, _LEN)
+_DELTA_TEXT_TAG = _tag(_DELTA_FIELD["text"].number, _LEN)
+_CHUNKS_TAG = b"\n"
+"""Field 1, length-delimited: a ``StreamResponse``'s (and a ``SubscribeResponse``'s) chunks."""
+
+
+class ChunkEncoder:
+    """Chunks as serialized ``Chunk`` messages: the bytes ``chunk_to_proto(c).SerializeToString()``
+    gives, byte for byte. A text delta (most chunks of a run) is written straight from its two
+    strings, with the run id and the part id it shares with the chunks around it encoded once;
+    every other chunk goes through ``chunk_to_proto``. One encoder per stream: it remembers the
+    last run and text part it saw."""
+
+    __slots__ = ("_run_id", "_from", "_head_only", "_head", "_part", "_part_id", "_part_text")
+
+    def __init__(self) -> None:
+        self._run_id: str | None = None
+        self._from = ""
+        self._head_only = b""
+        """``run_id`` and ``from`` of the last run seen, encoded."""
+        self._head = b""
+        """``_head_only`` and the ``text_delta`` tag."""
+        self._part: str | None = None
+        self._part_id = b""
+        """The ``id`` field of the last text part seen, encoded."""
+        self._part_text = b""
+        """``_part_id`` and the ``text`` tag."""
+
+    def encode(self, chunk: ch.Chunk) -> bytes:
+        """``chunk`` as a serialized ``Chunk``."""
+        pieces: list[bytes] = []
+        self.add(chunk, pieces)
+        return b"".join(pieces[2:])  # without the field's tag and length
+
+    def add(self, chunk: ch.Chunk, out: list[bytes]) -> int:
+        """Append ``chunk`` as one of a message's ``chunks`` (field 1: its tag, length and
+        ``Chunk``) to ``out``, the pieces of the message to join; returns how many bytes that is."""
+        if chunk.type == "text-delta" and chunk.metadata is None:
+            p = chunk.payload
+            if p.provider_metadata is None:
+                if chunk.run_id != self._run_id or chunk.from_ != self._from:
+                    self._run(chunk.run_id, chunk.from_)
+                if p.id != self._part:
+                    self._text_part(p.id)
+                data = p.text.encode()
+                n = len(data)
+                inner = len(self._part_text) + (_vlen(n) + n if n else -1)  # no text: no text field
+                body = len(self._head) + _vlen(inner) + inner
+                if body < 128:  # every length one byte (a short delta)
+                    if n:
+                        out += (_CHUNKS_TAG, _SMALL[body], self._head, _SMALL[inner], self._part_text, _SMALL[n], data)
+                    else:
+                        out += (_CHUNKS_TAG, _SMALL[body], self._head, _SMALL[inner], self._part_id)
+                    return body + 2
+                text = _varint(n) + data if n else b""
+                message = self._head + _varint(inner) + (self._part_text + text if n else self._part_id)
+                out += (_CHUNKS_TAG, _varint(body), message)
+                return 1 + len(_varint(body)) + body
+        message = self._other(chunk)
+        length = _varint(len(message))
+        out += (_CHUNKS_TAG, length, message)
+        return 1 + len(length) + len(message)
+
+    def _other(self, chunk: ch.Chunk) -> bytes:
+        """A chunk that is not a plain text delta: written from its payload's plain fields
+        (strings, integers, booleans, enums, messages of those) when it has no others, else
+        through ``chunk_to_proto``."""
+        if chunk.metadata is None:
+            found = _PAYLOAD_FIELDS.get(chunk.type)
+            if found is not None:
+                tag, descriptor = found
+                payload = _plain(chunk.payload, descriptor)
+                if payload is not None:
+                    if chunk.run_id != self._run_id or chunk.from_ != self._from:
+                        self._run(chunk.run_id, chunk.from_)
+                    return self._head_only + tag + _varint(len(payload)) + payload
+        return chunk_to_proto(chunk).SerializeToString()
+
+    def _run(self, run_id: str, origin: str) -> None:
+        number = _FROM_NUMBERS.get(origin)
+        if number is None:
+            number = enum_to_pb(_FROM, origin)
+        raw = run_id.encode()
+        head = _RUN_ID_TAG + _varint(len(raw)) + raw if raw else b""
+        if number:
+            head += _FROM_TAG + _varint(number)
+        self._run_id, self._from, self._head_only, self._head = run_id, origin, head, head + _TEXT_DELTA_TAG
+
+    def _text_part(self, part: str) -> None:
+        raw = part.encode()
+        self._part = part
+        self._part_id = _DELTA_ID_TAG + _varint(len(raw)) + raw if raw else b""
+        self._part_text = self._part_id + _DELTA_TEXT_TAG
+
+
+_PAYLOAD_FIELDS: dict[str, tuple[bytes, Any]] = {
+    fd.name.replace("_", "-"): (_tag(fd.number, _LEN), fd.message_type)
+    for fd in _CHUNK_ONEOF.fields if fd.name not in ("data", "tool_output")
+}
+"""Chunk type -> the tag of its payload field and the payload's message type."""
+
+_STRING, _INT, _BOOL, _ENUMERATED, _NESTED_MESSAGE, _WELL_KNOWN = range(6)
+_INTS = frozenset({FieldDescriptor.TYPE_INT32, FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_UINT32,
+                   FieldDescriptor.TYPE_UINT64})
+_WRITE_PLANS: dict[Any, list[tuple[int, str, bytes, Any, bool]] | None] = {}
+
+
+def _write_plan(descriptor: Any) -> list[tuple[int, str, bytes, Any, bool]] | None:
+    """(kind, name, tag, enum or message type, repeated) of each field, in field-number order (as
+    protobuf writes them); None for a message with fields of other kinds (floats, bytes, maps,
+    oneofs, scalars with presence), which protobuf writes instead. A ``Struct``, ``Value`` or
+    ``Timestamp`` field is planned, but set it leaves the message to protobuf too."""
+    if descriptor in _WRITE_PLANS:
+        return _WRITE_PLANS[descriptor]
+    plan: list[tuple[int, str, bytes, Any, bool]] | None = []
+    for fd in sorted(descriptor.fields, key=lambda f: f.number):
+        mt = fd.message_type
+        if fd.containing_oneof is not None or (fd.has_presence and mt is None):
+            plan = None
+        elif mt is not None:
+            if mt.GetOptions().map_entry:
+                plan = None
+            elif mt.full_name.startswith("google.protobuf."):  # Struct, Value, Timestamp: only unset
+                plan.append((_WELL_KNOWN, fd.name, b"", None, False))  # type: ignore[union-attr]
+            else:
+                plan.append((_NESTED_MESSAGE, fd.name, _tag(fd.number, _LEN), mt, fd.is_repeated))  # type: ignore[union-attr]
+        elif fd.is_repeated:
+            plan = None
+        elif fd.type == FieldDescriptor.TYPE_STRING:
+            plan.append((_STRING, fd.name, _tag(fd.number, _LEN), None, False))  # type: ignore[union-attr]
+        elif fd.type in _INTS:
+            plan.append((_INT, fd.name, _tag(fd.number, _VARINT), None, False))  # type: ignore[union-attr]
+        elif fd.type == FieldDescriptor.TYPE_BOOL:
+            plan.append((_BOOL, fd.name, _tag(fd.number, _VARINT), None, False))  # type: ignore[union-attr]
+        elif fd.type == FieldDescriptor.TYPE_ENUM:
+            plan.append((_ENUMERATED, fd.name, _tag(fd.number, _VARINT), fd.enum_type, False))  # type: ignore[union-attr]
+        else:
+            plan = None
+        if plan is None:
+            break
+    _WRITE_PLANS[descriptor] = plan
+    return plan
+
+
+def _plain(obj: Any, descriptor: Any) -> bytes | None:
+    """The dataclass ``obj`` serialized as ``descriptor``'s message, as ``fill`` then protobuf
+    would write it; None when a field needs protobuf (see ``_write_plan``) or holds a value of
+    another type than the field's."""
+    plan = _write_plan(descriptor)
+    if plan is None:
+        return None
+    out: list[bytes] = []
+    for kind, name, tag, kind_of, repeated in plan:
+        value = getattr(obj, name, None)
+        if value is None:
+            continue
+        if kind == _STRING:
+            if value.__class__ is not str:
+                return None
+            if value:
+                raw = value.encode()
+                out += (tag, _varint(len(raw)), raw)
+        elif kind == _INT:
+            if value.__class__ is not int or value < 0:
+                return None
+            if value:
+                out += (tag, _varint(value))
+        elif kind == _BOOL:
+            if value.__class__ is not bool:
+                return None
+            if value:
+                out += (tag, b"\x01")
+        elif kind == _ENUMERATED:
+            number = enum_to_pb(kind_of, value)
+            if number:
+                out += (tag, _varint(number))
+        elif kind == _WELL_KNOWN:
+            return None  # set: protobuf writes it
+        else:
+            for item in value if repeated else (value,):
+                inner = _plain(item, kind_of)
+                if inner is None:
+                    return None
+                out += (tag, _varint(len(inner)), inner)
+    return b"".join(out)
+
+
+def _vlen(n: int) -> int:
+    """How many bytes the varint of ``n`` (at least 0) takes."""
+    return 1 if n < 128 else (n.bit_length() + 6) // 7

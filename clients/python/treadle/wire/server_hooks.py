@@ -38,8 +38,8 @@ from .settings import (
 from .hook_names import HOOK_ENUM, HOOK_NAME
 from .frames import varint
 from .data import (
+    ChunkEncoder,
     chunk_from_proto,
-    chunk_to_proto,
     dict_to_struct,
     enum_to_pb,
     fill,
@@ -116,32 +116,14 @@ def encode_stream_one(envelope: bytes, chunk: bytes) -> bytes:
     return envelope + _STREAM_FIELD + varint(len(chunk) + len(_PARTS_FIELD) + len(n)) + _PARTS_FIELD + n + chunk
 
 
-_TEXT_DELTA_FIELD = varint(chunk_pb2.Chunk.DESCRIPTOR.fields_by_name["text_delta"].number << 3 | 2)
-_FROM_NUMBER = {name: chunk_pb2.ChunkFrom.Value(f"CHUNK_FROM_{name}") for name in ("AGENT", "USER", "SYSTEM")}
-_RUN_FIELD: list[Any] = ["", b""]
-"""The last run id and its serialized ``Chunk.run_id`` field (every chunk of a run has it)."""
+_CHUNKS = ChunkEncoder()
+"""Every chunk serialized on this event loop (the encoder remembers the last run and text part)."""
 
 
 def chunk_bytes(chunk: Chunk) -> bytes:
-    """``chunk_to_proto(chunk).SerializeToString()``, byte for byte. Most chunks of a run are text
-    deltas with no metadata: those are serialized directly (a handful of fields, in field-number
-    order, defaults left out, as protobuf does), without building a message first."""
-    p = chunk.payload
-    if (chunk.type != "text-delta" or chunk.metadata is not None or p.provider_metadata is not None
-            or (origin := _FROM_NUMBER.get(chunk.from_)) is None):
-        return chunk_to_proto(chunk).SerializeToString()
-    run = _RUN_FIELD
-    if run[0] != chunk.run_id:
-        rid = chunk.run_id.encode()
-        run[0], run[1] = chunk.run_id, (b"\x0a" + varint(len(rid)) + rid if rid else b"")
-    ident = p.id.encode()
-    text = p.text.encode()
-    inner = (b"\x0a" + varint(len(ident)) + ident if ident else b"") + (
-        b"\x12" + varint(len(text)) + text if text else b"")
-    return run[1] + _FROM_BYTES[origin] + _TEXT_DELTA_FIELD + varint(len(inner)) + inner
-
-
-_FROM_BYTES = {n: (b"\x10" + varint(n) if n else b"") for n in _FROM_NUMBER.values()}
+    """``chunk_to_proto(chunk).SerializeToString()``, byte for byte (``ChunkEncoder``: a text
+    delta is written from its strings, without building a message first)."""
+    return _CHUNKS.encode(chunk)
 
 
 def _envelope(hook: str, args: Any, processor_id: str) -> pb.Invocation:
