@@ -6,7 +6,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeAlias
@@ -17,7 +18,6 @@ from ..core.chunks import Chunk, ErrorPayload, Finish, StepFinish, StepStart, Tr
 from ..core.errors import APICallError, ProcessorError, TripwireError
 from ..core.message_list import Checkpoint
 from ..core.messages import ErrorPart, Message, MessageContent, StepStartPart, SystemMessage, new_id
-from ..memory.fence import current_lease_check
 from ..core.args import (
     ProcessAPIErrorArgs,
     ProcessInputStepArgs,
@@ -34,6 +34,12 @@ from .output import Output
 from .prompt import build_prompt
 from .state import RunPlan, RunState
 from .tool_calls import run_tool_calls
+
+current_lease_check: ContextVar[Callable[[], Awaitable[None]] | None] = ContextVar("treadle_lease_check", default=None)
+"""Awaited before each model call of the current run (None: not a thread's run). A model call is
+the one thing a run does that no fence can take back, so a run on a thread makes one only while
+its lease has time left: the check (set by the thread runtime) renews a lease close to its end
+(this process stalled), and raises when another replica has taken the thread."""
 
 FEEDBACK_TAG = "processor-retry-feedback"
 

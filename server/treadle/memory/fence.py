@@ -16,7 +16,7 @@ fences what the agent loop writes without the loop knowing about leases.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
@@ -60,12 +60,6 @@ class LeaseClaim:
 
 current_claim: ContextVar[LeaseClaim | None] = ContextVar("treadle_lease_claim", default=None)
 """The lease the current run's first write takes (None: none, or held already)."""
-
-current_lease_check: ContextVar[Callable[[], Awaitable[None]] | None] = ContextVar("treadle_lease_check", default=None)
-"""Awaited by the agent loop before each model call of the current run (None: not a thread's
-run). A model call is the one thing a run does that no fence can take back, so it is made only
-while the run's lease has time left: the check renews a lease that is close to its end (this
-process stalled), and raises ``LeaseLostError`` when another replica has taken the thread."""
 
 
 class LeaseHeldError(FailedPreconditionError):
@@ -133,4 +127,4 @@ def check_fence(conn: Connection, fence: Lease | None) -> None:
 
 
 __all__ = ["LeaseClaim", "LeaseHeldError", "LeaseLostError", "check_fence", "current_claim", "current_fence",
-           "current_lease_check", "fence_params", "fenced_where", "take_claim"]
+           "fence_params", "fenced_where", "take_claim"]

@@ -33,7 +33,8 @@ from typing import Any, TypeVar
 
 from ..core.chunks import AbortPayload, Chunk
 from ..core.errors import TreadleError
-from ..memory.fence import LeaseLostError, current_fence, current_lease_check
+from ..loop.step import current_lease_check
+from ..memory.fence import LeaseLostError, current_fence
 from .store import Lease, SignalStore
 
 log = logging.getLogger(__name__)

@@ -43,7 +43,8 @@ from ..loop import AgentLoop, GenerateResult
 from ..loop.inbox import Inbox
 from ..loop.run import RunHandle
 from ..core.messages import Message, new_id, utcnow
-from ..memory.fence import LeaseClaim, LeaseHeldError, current_claim, current_fence, current_lease_check
+from ..loop.step import current_lease_check
+from ..memory.fence import LeaseClaim, LeaseHeldError, current_claim, current_fence
 from .handle import ThreadRunHandle
 from .hub import ActiveRunChanged, Event, Subscription, ThreadHub
 from .inbox import DurableInbox, accept, is_accepted
