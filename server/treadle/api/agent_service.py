@@ -14,7 +14,7 @@ import contextlib
 import itertools
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator
-from typing import Any, Literal, Protocol, cast, overload
+from typing import Any, Protocol, cast
 
 import grpc
 from google.protobuf import field_mask_pb2, json_format
@@ -283,24 +283,12 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
         """The chunks of a run exactly as ``Stream`` produces them (on a thread, one of its runs):
         ``VoiceService.Converse`` runs each user turn through here. Refusals raise at once."""
         agent, run = self._prepare(request)
-        return self._source(agent, run)
+        source = self.threads.stream if self.threads is not None and run.options.memory else self._loop.stream
+        return cast(AsyncGenerator[Chunk, None], source(agent, run))
 
     def track(self, stop: Callable[[], None]) -> contextlib.AbstractContextManager[None]:
         """Count a call in flight for the drain (``stop`` ends it when the grace is over)."""
         return self._track(stop)
-
-    @overload
-    def _source(self, agent: Agent, run: RunRequest) -> AsyncGenerator[Chunk, None]: ...
-
-    @overload
-    def _source(self, agent: Agent, run: RunRequest, start: Literal[False]) -> Any: ...
-
-    def _source(self, agent: Agent, run: RunRequest, start: bool = True) -> Any:
-        """The run's chunks (``start=False``: the function that would give them)."""
-        source = self.threads.stream if self.threads is not None and run.options.memory else self._loop.stream
-        if not start:
-            return source
-        return cast(AsyncGenerator[Chunk, None], source(agent, run))
 
     async def _stream_direct(
         self, agent: Agent, run: RunRequest, context: grpc.aio.ServicerContext,
