@@ -46,6 +46,10 @@ POOL_TIMEOUT_SECONDS = 300.0
 PING_AFTER_IDLE = 1.0
 """Seconds in the pool after which a PostgreSQL connection is checked before it is used."""
 SQLITE_THREADS = 4
+PREPARE_THRESHOLD = 1
+"""PostgreSQL: a statement is prepared on a connection the second time it runs there (psycopg's
+default is the sixth). Every run repeats the same few statements, whose parsing and planning
+cost the server more than running them; one that runs once is not prepared at all."""
 
 T = TypeVar("T")
 Work = Callable[..., T]
@@ -220,6 +224,7 @@ class PostgresDatabase(Database):
     def __init__(self, url: str) -> None:
         self.engine: AsyncEngine = create_async_engine(
             url, pool_size=10, max_overflow=20, pool_timeout=POOL_TIMEOUT_SECONDS,
+            connect_args={"prepare_threshold": PREPARE_THRESHOLD},
         )
         self._reader: AsyncEngine = self.engine.execution_options(isolation_level="AUTOCOMMIT")
         """The same pool, for reads (``read``)."""

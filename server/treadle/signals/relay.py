@@ -16,6 +16,19 @@ Three messages, JSON, each from one replica (``o``) to all:
   run's inbox, and answers ``ack`` with the id of the run that took it; the sender's call returns
   then, as it does for a run of its own once the signal is in the inbox.
 
+Replicas also say hello (``hi``), so that a replica knows whether anyone else can be waiting
+for its chunks: nobody is, when no other replica is known. Each replica says hello when it
+starts and every ``HELLO_EVERY`` seconds, asks every other one to answer at once (``ask``) when
+it starts and after its listening connection was replaced, and says goodbye (``bye``) when it
+stops. A replica sends its chunks while another replica was heard within ``PEER_TTL``, and
+while it is unsure: from its start until its own asking hello came back (PostgreSQL then has it
+queued for everyone) and ``REPLY_WINDOW`` more for the answers, and while its listening
+connection is lost or newly replaced. Unsure means sending: a replica that sends chunks nobody
+reads costs CPU, one that leaves them out would leave a subscriber with a gap. Everything else
+always goes: a run's start and end (other replicas watch the run's lease by them, and take the
+thread over when it dies; a replica of a version that says no hello must hear them too),
+signals and acks. Any message from another replica counts as its hello.
+
 Sending is batched: whatever is queued while a batch is in flight goes in the next one, and
 the messages of a batch are packed into as few payloads as fit (a run's chunks are many small
 messages: one payload each would cost a ``NOTIFY`` each, and the listening connection of the
@@ -31,6 +44,8 @@ import base64
 import contextlib
 import json
 import logging
+import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -45,6 +60,20 @@ from .hub import ActiveRunChanged
 from .store import ThreadKey
 
 log = logging.getLogger(__name__)
+
+HELLO_EVERY = 10.0
+"""Seconds between a replica's hellos."""
+PEER_TTL = 3 * HELLO_EVERY + 1.0
+"""A replica not heard from for this long is taken to be gone (three hellos missed)."""
+REPLY_WINDOW = 1.0
+"""Seconds after a replica's asking hello came back in which the others' answers are awaited
+(they answer as they hear it: a few milliseconds)."""
+
+def _hi(**fields: Any) -> dict[str, Any]:
+    """A hello. Its empty thread key is for replicas of a version that says no hello: they
+    read the key of every message, then skip a kind they do not know."""
+    return {"t": "hi", "k": ["", ""], **fields}
+
 
 ChunkCodec = tuple[Callable[[Chunk], bytes], Callable[[bytes], Chunk]]
 """(encode, decode) of a chunk: the proto form, given by the edge that knows it."""
@@ -101,7 +130,8 @@ Received = RunStarted | RunEnded | RemoteChunk | RemoteChunks | Forwarded
 
 class Relay:
     def __init__(self, channel: NotifyChannel, replica: str, codec: ChunkCodec,
-                 on_message: Callable[[Received], Any]) -> None:
+                 on_message: Callable[[Received], Any], reply_window: float = REPLY_WINDOW,
+                 hello_every: float = HELLO_EVERY) -> None:
         self.channel = channel
         self.replica = replica
         self._encode, self._decode = codec
@@ -113,12 +143,36 @@ class Relay:
         self._task: asyncio.Task[None] | None = None
         self._parts: dict[str, list[str]] = {}
         self._acks: dict[str, asyncio.Future[str]] = {}
+        self._reply_window, self._hello_every = reply_window, hello_every
+        self._peers: dict[str, float] = {}
+        """Other replica -> when it was last heard (``time.monotonic``)."""
+        self._peers_until = 0.0
+        """Until when some other replica counts as present."""
+        self._unsure_until = math.inf
+        """Until when this replica cannot tell that it is alone (see ``watched``)."""
+        self._asked: tuple[str, int] | None = None
+        """The asking hello in flight, and the channel's connection it was sent on."""
+        self._asked_on = -1
+        """The channel's connection whose asking hello came back."""
+        self._hello_task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         await self.channel.start(self._received)
         self._task = asyncio.create_task(self._send_forever(), name="replica relay")
+        if self.channel.heard:
+            try:
+                await self._ask()
+            except Exception:  # unsure (it sends everything) until the next hello asks again
+                log.exception("saying hello to the other replicas failed")
+            self._hello_task = asyncio.create_task(self._hello_forever(), name="replica hellos")
 
     async def close(self) -> None:
+        if self._hello_task is not None:
+            self._hello_task.cancel()
+            with contextlib.suppress(BaseException):
+                await self._hello_task
+            self._hello_task = None
+        self._send(_hi(bye=1))  # the others stop sending chunks for this one at once
         await self.flush()
         if self._task is not None:
             self._task.cancel()
@@ -126,6 +180,70 @@ class Relay:
                 await self._task
             self._task = None
         await self.channel.close()
+
+    # --- who listens --------------------------------------------------------------------------
+
+    @property
+    def watched(self) -> bool:
+        """Whether another replica may be waiting for this one's chunks (asked per batch)."""
+        now = time.monotonic()
+        if now < self._peers_until or now < self._unsure_until:
+            return True
+        channel = self.channel
+        return not channel.listening or channel.connections != self._asked_on
+
+    @property
+    def peers(self) -> set[str]:
+        """The other replicas heard from within ``PEER_TTL``."""
+        now = time.monotonic()
+        return {origin for origin, seen in self._peers.items() if seen + PEER_TTL > now}
+
+    async def _ask(self) -> None:
+        """Say hello, and ask every other replica to answer (unsure until it came back)."""
+        nonce = new_id("hi")
+        self._asked = (nonce, self.channel.connections)
+        self._unsure_until = math.inf
+        text = json.dumps({**_hi(ask=1, n=nonce), "o": self.replica}, separators=(",", ":"))
+        await self.channel.publish(["=" + text])
+        if not self.channel.echoes:  # the others had it before publish returned
+            self._heard_own(nonce)
+
+    def _heard_own(self, nonce: str) -> None:
+        if self._asked is not None and self._asked[0] == nonce:
+            self._asked_on = self._asked[1]
+            self._asked = None
+            self._unsure_until = time.monotonic() + self._reply_window
+
+    def _hello(self, m: dict[str, Any]) -> None:
+        origin = m["o"]
+        if origin == self.replica:
+            self._heard_own(m.get("n", ""))
+            return
+        if m.get("bye"):
+            self._peers.pop(origin, None)
+            self._peers_until = max(self._peers.values(), default=-PEER_TTL) + PEER_TTL
+            return
+        now = time.monotonic()
+        seen = self._peers.get(origin)
+        self._peers[origin] = now
+        self._peers_until = max(self._peers_until, now + PEER_TTL)
+        if m.get("ask") or seen is None or seen + PEER_TTL <= now:
+            self._send(_hi())  # it may not know this one (yet, or any more)
+
+    async def _hello_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self._hello_every)
+            try:
+                if self.channel.connections != self._asked_on and self.channel.listening:
+                    await self._ask()  # listening again: who started meanwhile was not heard
+                else:
+                    self._send(_hi())
+                now = time.monotonic()
+                for origin, seen in list(self._peers.items()):
+                    if seen + PEER_TTL <= now:
+                        del self._peers[origin]
+            except Exception:
+                log.exception("saying hello to the other replicas failed")
 
     async def flush(self) -> None:
         """Send what is queued now (shutdown, and tests that need it sent)."""
@@ -164,7 +282,7 @@ class Relay:
         self._send({"t": "run", "k": key, "run": "", "handoff": handoff})
 
     def chunk(self, key: ThreadKey, chunk: Chunk) -> None:
-        if not self.channel.heard:  # a single process: nobody to encode the chunk for
+        if not self.channel.heard or not self.watched:  # nobody to encode the chunk for
             return
         message: dict[str, Any] = {"t": "chunk", "k": key, "c": base64.b64encode(self._encode(chunk)).decode()}
         shown = display_of(chunk)
@@ -175,7 +293,7 @@ class Relay:
     def chunks(self, key: ThreadKey, chunks: list[Chunk]) -> None:
         """Several chunks of a run, in order, in one message (one encoding of the message, not
         one per chunk)."""
-        if not self.channel.heard or not chunks:
+        if not self.channel.heard or not chunks or not self.watched:
             return
         if len(chunks) == 1:
             self.chunk(key, chunks[0])
@@ -268,8 +386,15 @@ class Relay:
 
     def _handle(self, text: str) -> None:
         message = json.loads(text)
-        if message.get("o") == self.replica:
+        if message.get("t") == "hi":
+            self._hello(message)
             return
+        origin = message.get("o")
+        if origin == self.replica:
+            return
+        if origin is not None:  # it is there (a replica of a version that says no hello, too)
+            now = self._peers[origin] = time.monotonic()
+            self._peers_until = max(self._peers_until, now + PEER_TTL)
         received = self._parse(message)
         if received is not None:
             self._on_message(received)
