@@ -193,13 +193,23 @@ class SqliteDatabase(Database):
 
 
 def _transaction(conn: Connection, fn: Work[T], args: tuple[Any, ...]) -> T:
+    """``BEGIN IMMEDIATE`` and ``COMMIT`` on the driver's connection (SQLAlchemy's execution of
+    them cost more than SQLite's); a statement ``fn`` runs through SQLAlchemy begins its
+    transaction object, which is committed or rolled back with it."""
+    raw = conn.connection.dbapi_connection
+    assert raw is not None
     try:
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        raw.execute("BEGIN IMMEDIATE")
+    except sqlite3.Error as e:  # wrapped as SQLAlchemy would (busy: see ``_write_inline``)
+        conn._handle_dbapi_exception(e, "BEGIN IMMEDIATE", (), None, None)
+    try:
         out = fn(conn, *args)
     except BaseException:
         conn.rollback()
+        raw.rollback()
         raise
     conn.commit()
+    raw.commit()
     return out
 
 
@@ -292,8 +302,10 @@ class Prepared:
     what SQLite takes to run such a statement. Only for statements whose parameters need no
     conversion (strings and integers) and that expand nothing (no ``IN`` of a list)."""
 
-    def __init__(self, statement: Any) -> None:
+    def __init__(self, statement: Any, column_keys: list[str] | None = None) -> None:
         self.statement = statement
+        self.column_keys = column_keys
+        """For an ``INSERT``: the columns given (else every column of the table)."""
         self._compiled: dict[str, tuple[str, dict[str, Any], tuple[str, ...] | None]] = {}
         self._rows: dict[tuple[str, ...], Any] = {}
 
@@ -301,7 +313,7 @@ class Prepared:
         name = conn.dialect.name
         compiled = self._compiled.get(name)
         if compiled is None:
-            c = self.statement.compile(dialect=conn.dialect)
+            c = self.statement.compile(dialect=conn.dialect, column_keys=self.column_keys)
             positional = tuple(c.positiontup) if conn.dialect.positional and c.positiontup else None
             defaults = {k: b.value for k, b in c.binds.items() if b.value is not None}
             compiled = self._compiled[name] = (c.string, defaults, positional)
@@ -320,6 +332,19 @@ class Prepared:
             # so that retries and busy handling see what they see for any other statement.
             conn._handle_dbapi_exception(e, sql, args, cursor, None)
         return cursor
+
+    def executemany(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
+        """The statement once for each of ``rows`` (an ``INSERT`` of several rows)."""
+        sql, defaults, order = self._compile(conn)
+        args = [tuple({**defaults, **r}[k] for k in order) if order is not None else {**defaults, **r}
+                for r in rows]
+        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        try:
+            cursor.executemany(sql, args)
+        except Exception as e:
+            conn._handle_dbapi_exception(e, sql, args, cursor, None)
+        finally:
+            cursor.close()
 
     def first(self, conn: Connection, params: dict[str, Any]) -> Any:
         """The first row (a tuple), or None."""

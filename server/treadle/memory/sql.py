@@ -113,6 +113,19 @@ def _message_upsert(conn: Connection) -> Any:
     return stmt
 
 
+_MESSAGE_COLUMNS = ["thread_id", "id", "resource_id", "role", "type", "created_at", "content"]
+_upserts_prepared: dict[str, Prepared] = {}
+
+
+def _message_upsert_prepared(conn: Connection) -> Prepared:
+    """The messages upsert on the driver's cursor (``Prepared``): a step's save runs it for
+    every new message of the step, and SQLAlchemy's execution cost more than SQLite's."""
+    prepared = _upserts_prepared.get(conn.dialect.name)
+    if prepared is None:
+        prepared = _upserts_prepared[conn.dialect.name] = Prepared(_message_upsert(conn), _MESSAGE_COLUMNS)
+    return prepared
+
+
 class SqlStore:
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -480,7 +493,7 @@ def _save(conn: Connection, thread_id: str, rows: list[dict[str, Any]], delete_i
         conn.execute(delete(t.messages).where(t.messages.c.thread_id == thread_id,
                                               t.messages.c.id.in_(delete_ids)))
     if rows:
-        conn.execute(_message_upsert(conn), rows)
+        _message_upsert_prepared(conn).executemany(conn, rows)
         signals = [r["id"] for r in rows if r["role"] == "signal"]
         if signals:
             conn.execute(_CONSUME, {"thread_id": thread_id, "ids": signals})

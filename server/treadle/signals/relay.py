@@ -186,6 +186,8 @@ class Relay:
     @property
     def watched(self) -> bool:
         """Whether another replica may be waiting for this one's chunks (asked per batch)."""
+        if not self.channel.heard:  # nobody can be: a lone in-process channel
+            return False
         now = time.monotonic()
         if now < self._peers_until or now < self._unsure_until:
             return True
