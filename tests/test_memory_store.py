@@ -332,3 +332,47 @@ async def test_a_failed_save_writes_nothing_and_the_next_save_works(store: SqlSt
     await store.save_messages("t1", "u1", [Message.user("kept")])
     assert [m.text for m in await store.load_history("t1", 10)] == ["kept"]
     assert await store.count_messages("missing") == 0
+
+
+async def test_a_runs_end_releases_its_lease_unless_what_is_pending_keeps_it(store: SqlStore) -> None:
+    """At a run's end the thread's pending signals are read and the lease released, unless
+    the next run takes it over (on PostgreSQL, one statement when nothing is pending)."""
+    from dataclasses import replace
+    from datetime import timedelta
+
+    from treadle.core.messages import utcnow
+    from treadle.memory.signal_records import Lease, PendingSignal
+    from treadle.memory.signal_sql import SqlSignalStore
+
+    await store.open_thread("u1", "t1")
+    leases, now = SqlSignalStore(store.engine), utcnow()
+    key = ("u1", "t1")
+
+    async def held(run: str) -> Lease:
+        return await leases.acquire_lease(Lease(key, "replica-a", run, "agent", now + timedelta(seconds=30)), now)
+
+    asked: list[list[str]] = []
+
+    def keep_queued(pending: list[PendingSignal]) -> bool:
+        asked.append([p.message.id for p in pending])
+        return any(p.kind == "queued" for p in pending)
+
+    lease = await held("r1")
+    assert await leases.release_lease_unless(lease, keep_queued) == ([], True)
+    assert await leases.get_lease(key) is None
+
+    lease = await held("r2")
+    queued = replace(Message.user("next", id="m-queued"), role="signal", type="user-message")
+    await leases.add_pending(PendingSignal(key, queued, "queued", agent_id="agent"))
+    pending, released = await leases.release_lease_unless(lease, keep_queued)
+    assert ([p.message.id for p in pending], released) == (["m-queued"], False)
+    assert (await leases.get_lease(key)) == lease  # the next run takes it over
+
+    # Something pending that does not keep the thread: read, and the lease released all the same.
+    await leases.remove_pending(["m-queued"])
+    persisted = replace(Message.user("later", id="m-later"), role="signal", type="user-message")
+    await leases.add_pending(PendingSignal(key, persisted, "persisted", agent_id="agent"))
+    pending, released = await leases.release_lease_unless(lease, lambda p: False)
+    assert released and "m-later" in [p.message.id for p in pending]
+    assert await leases.get_lease(key) is None
+    assert asked[0] == []

@@ -336,8 +336,8 @@ class Prepared:
     def executemany(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
         """The statement once for each of ``rows`` (an ``INSERT`` of several rows)."""
         sql, defaults, order = self._compile(conn)
-        args = [tuple({**defaults, **r}[k] for k in order) if order is not None else {**defaults, **r}
-                for r in rows]
+        args: Any = [tuple({**defaults, **r}[k] for k in order) if order is not None else {**defaults, **r}
+                     for r in rows]
         cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
         try:
             cursor.executemany(sql, args)

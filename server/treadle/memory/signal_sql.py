@@ -181,9 +181,11 @@ class SqlSignalStore:
     ) -> tuple[list[PendingSignal], bool]:
         """At a run's end: the thread's pending signals read, the lease released unless ``keep``
         says the next run takes it over (a queued message waits). On SQLite one transaction; on
-        PostgreSQL a read and a one-statement write (under READ COMMITTED a transaction would not
-        make them atomic either: what is stored after the read is looked at by whoever stored
-        it, or told to this replica, which looks again once the run has ended)."""
+        PostgreSQL one statement that releases the lease when nothing is pending, and a second
+        one only when something is but ``keep`` lets it go (under READ COMMITTED a transaction
+        would not make them atomic either: what is stored after the read is looked at by
+        whoever stored it, or told to this replica, which looks again once the run has ended).
+        ``keep([])`` is asked first: when it holds, the pending signals are read alone."""
         read = {"resource_id": lease.key[0], "thread_id": lease.key[1]}
         release = {**_held_params(lease), "b_expires_at": 0}
 
@@ -196,7 +198,13 @@ class SqlSignalStore:
 
         if self.db.dialect != "postgresql":
             return await self.db.write(work)
-        pending = [_pending(r) for r in await self.db.read(_THREAD_PENDING.all, read)]
+        if not keep([]):  # the usual end of a run: one statement when nothing is pending
+            rows = await self.db.write_one(_RELEASE_UNLESS_PENDING_PG.all, {**read, **_held_params(lease)})
+            pending = [_pending(r) for r in rows if r.seq is not None]
+            if not pending:
+                return pending, True  # released (or no longer this run's: nothing to release)
+        else:
+            pending = [_pending(r) for r in await self.db.read(_THREAD_PENDING.all, read)]
         if keep(pending):
             return pending, False
         await self.db.write_one(lambda conn: _SET_EXPIRY.rowcount(conn, release))
@@ -419,6 +427,22 @@ def _held_params(lease: Lease, prefix: str = "h_") -> dict[str, Any]:
 
 _SET_EXPIRY = Prepared(thread_leases.update().where(_held_where()).values(expires_at=bindparam("b_expires_at")))
 _acquire_statements: dict[tuple[str, bool], Prepared] = {}
+
+
+def _release_unless_pending_pg() -> Prepared:
+    """PostgreSQL: the thread's pending signals read, and the lease released in the same
+    statement when there are none. One row at least: ``released`` (0 or 1) and a pending
+    signal's columns (``seq`` NULL when nothing is pending)."""
+    pending = select(pending_signals).where(
+        _pc.resource_id == bindparam("resource_id"), _pc.thread_id == bindparam("thread_id")).cte("pending")
+    released = (thread_leases.update().where(_held_where(), ~exists(select(pending.c.seq)))
+                .values(expires_at=0).returning(_lc.epoch).cte("released"))
+    count = select(func.count().label("released")).select_from(released).subquery("r")
+    return Prepared(select(count.c.released, *pending.c).select_from(count.outerjoin(pending, true()))
+                    .order_by(pending.c.seq))
+
+
+_RELEASE_UNLESS_PENDING_PG = _release_unless_pending_pg()
 
 
 def _acquire_statement(dialect: str, replacing: bool) -> Prepared:
