@@ -16,8 +16,10 @@ The store's SQL is written once, as plain functions of a SQLAlchemy ``Connection
   Reads run on that connection too (WAL: a reader never waits for a writer), in the pool only
   while it is in use.
 - **PostgreSQL** uses psycopg 3's asyncio driver; the same function runs through
-  ``AsyncConnection.run_sync``. Pooled connections are checked before use and a transaction
-  that meets a transient fault (a restart, a serialization failure) runs again (``retry.py``).
+  ``AsyncConnection.run_sync``. Pooled connections are in autocommit mode (a read or a write of
+  one statement needs no transaction), and in READ COMMITTED while a transaction has them. They
+  are checked before use, and a transaction that meets a transient fault (a restart, a
+  serialization failure) runs again (``retry.py``).
 """
 
 from __future__ import annotations
@@ -232,19 +234,22 @@ class PostgresDatabase(Database):
     dialect = "postgresql"
 
     def __init__(self, url: str) -> None:
-        self.engine: AsyncEngine = create_async_engine(
+        self._reader: AsyncEngine = create_async_engine(
             url, pool_size=10, max_overflow=20, pool_timeout=POOL_TIMEOUT_SECONDS,
-            connect_args={"prepare_threshold": PREPARE_THRESHOLD},
+            connect_args={"prepare_threshold": PREPARE_THRESHOLD}, isolation_level="AUTOCOMMIT",
         )
-        self._reader: AsyncEngine = self.engine.execution_options(isolation_level="AUTOCOMMIT")
-        """The same pool, for reads (``read``)."""
+        """Reads and single statements (``read``, ``write_one``): most of what a run asks, so the
+        pool's connections are in autocommit mode as they are, with nothing to set and reset."""
+        self.engine: AsyncEngine = self._reader.execution_options(isolation_level="READ COMMITTED")
+        """The same pool, for transactions (``write``, ``writing``, ``reading``, ``run``): a
+        connection is set to READ COMMITTED while it is out of the pool."""
         # A connection the database closed (restart, idle timeout) is replaced, not used: it is
         # pinged when it comes out of the pool after more than PING_AFTER_IDLE seconds there.
         # One that went back less than that ago was just working; pinging it too would add a
         # round trip to every transaction of a run. (A fault in between is a transient fault
         # like any other: the transaction runs again, ``retry.py``.)
-        dialect = self.engine.dialect
-        pool_events = self.engine.sync_engine
+        dialect = self._reader.dialect
+        pool_events = self._reader.sync_engine
 
         @event.listens_for(pool_events, "checkin")
         def _returned(dbapi_connection: Any, record: Any) -> None:
@@ -288,7 +293,7 @@ class PostgresDatabase(Database):
             return await conn.run_sync(fn, *args)
 
     async def dispose(self) -> None:
-        await self.engine.dispose()
+        await self._reader.dispose()
 
 
 def is_postgres(conn: Connection) -> bool:
