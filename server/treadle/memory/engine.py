@@ -234,13 +234,13 @@ class PostgresDatabase(Database):
     dialect = "postgresql"
 
     def __init__(self, url: str) -> None:
-        self._reader: AsyncEngine = create_async_engine(
+        self._single: AsyncEngine = create_async_engine(
             url, pool_size=10, max_overflow=20, pool_timeout=POOL_TIMEOUT_SECONDS,
             connect_args={"prepare_threshold": PREPARE_THRESHOLD}, isolation_level="AUTOCOMMIT",
         )
         """Reads and single statements (``read``, ``write_one``): most of what a run asks, so the
         pool's connections are in autocommit mode as they are, with nothing to set and reset."""
-        self.engine: AsyncEngine = self._reader.execution_options(isolation_level="READ COMMITTED")
+        self.engine: AsyncEngine = self._single.execution_options(isolation_level="READ COMMITTED")
         """The same pool, for transactions (``write``, ``writing``, ``reading``, ``run``): a
         connection is set to READ COMMITTED while it is out of the pool."""
         # A connection the database closed (restart, idle timeout) is replaced, not used: it is
@@ -248,8 +248,8 @@ class PostgresDatabase(Database):
         # One that went back less than that ago was just working; pinging it too would add a
         # round trip to every transaction of a run. (A fault in between is a transient fault
         # like any other: the transaction runs again, ``retry.py``.)
-        dialect = self._reader.dialect
-        pool_events = self._reader.sync_engine
+        dialect = self._single.dialect
+        pool_events = self._single.sync_engine
 
         @event.listens_for(pool_events, "checkin")
         def _returned(dbapi_connection: Any, record: Any) -> None:
@@ -280,7 +280,7 @@ class PostgresDatabase(Database):
         statement sees its own snapshot either way, and a read then costs one round trip per
         statement instead of two more for BEGIN and ROLLBACK."""
         async def attempt() -> T:
-            async with self._reader.connect() as conn:
+            async with self._single.connect() as conn:
                 return await conn.run_sync(fn, *args)
 
         return await retrying(attempt)
@@ -293,7 +293,7 @@ class PostgresDatabase(Database):
             return await conn.run_sync(fn, *args)
 
     async def dispose(self) -> None:
-        await self._reader.dispose()
+        await self._single.dispose()
 
 
 def is_postgres(conn: Connection) -> bool:
