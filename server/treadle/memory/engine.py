@@ -326,30 +326,27 @@ class Prepared:
 
     def cursor(self, conn: Connection, params: dict[str, Any]) -> Any:
         """The driver's cursor, the statement executed with ``params`` (defaults filled in)."""
-        sql, defaults, order = self._compile(conn)
-        values = {**defaults, **params}
-        args = tuple(values[k] for k in order) if order is not None else values
-        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-        try:
-            cursor.execute(sql, args)
-        except Exception as e:
-            # As SQLAlchemy would: the driver's error wrapped (a lost connection invalidated),
-            # so that retries and busy handling see what they see for any other statement.
-            conn._handle_dbapi_exception(e, sql, args, cursor, None)
-        return cursor
+        return self._execute(conn, [params], many=False)
 
     def executemany(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
         """The statement once for each of ``rows`` (an ``INSERT`` of several rows)."""
+        self._execute(conn, rows, many=True).close()
+
+    def _execute(self, conn: Connection, rows: list[dict[str, Any]], many: bool) -> Any:
         sql, defaults, order = self._compile(conn)
-        args: Any = [tuple({**defaults, **r}[k] for k in order) if order is not None else {**defaults, **r}
-                     for r in rows]
+        values = [{**defaults, **r} for r in rows]
+        args: Any = [tuple(v[k] for k in order) for v in values] if order is not None else values
+        if not many:
+            args = args[0]
         cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
         try:
-            cursor.executemany(sql, args)
+            (cursor.executemany if many else cursor.execute)(sql, args)
         except Exception as e:
-            conn._handle_dbapi_exception(e, sql, args, cursor, None)
-        finally:
+            # As SQLAlchemy would: the driver's error wrapped (a lost connection invalidated),
+            # so that retries and busy handling see what they see for any other statement.
             cursor.close()
+            conn._handle_dbapi_exception(e, sql, args, None, None)
+        return cursor
 
     def first(self, conn: Connection, params: dict[str, Any]) -> Any:
         """The first row (a tuple), or None."""
