@@ -384,32 +384,31 @@ async def memory(size: dict[str, int], engine: str, url: str | None, data_dir: P
             return errors
 
         # What the runs on the thread ask of the database: its write transactions, its writes of
-        # one statement (``Database.write_one``: no BEGIN and COMMIT on PostgreSQL) and its reads,
-        # whatever runs inside each, counted while the memory runs are timed.
+        # one statement (``Database.write_one``, or ``Database.one`` with ``write``: no BEGIN and
+        # COMMIT on PostgreSQL) and its reads, whatever runs inside each, counted while the
+        # memory runs are timed (a call made by another of them is not counted again).
         db = app.store.db
         counted = {"write": 0, "write_one": 0, "read": 0, "on": False}
-        inside_one: contextvars.ContextVar[bool] = contextvars.ContextVar("inside_one", default=False)
+        inside: contextvars.ContextVar[bool] = contextvars.ContextVar("inside", default=False)
 
         def counting(kind: str) -> Any:
             method = getattr(db, kind)
 
-            async def counted_call(*args: Any) -> Any:
-                if inside_one.get():  # write_one's own read (PostgreSQL): counted as that write
-                    return await method(*args)
+            async def counted_call(*args: Any, **kwargs: Any) -> Any:
+                if inside.get():
+                    return await method(*args, **kwargs)
                 if counted["on"]:
-                    counted[kind] += 1
-                if kind != "write_one":
-                    return await method(*args)
-                token = inside_one.set(True)
+                    counted[("write_one" if kwargs.get("write") else "read") if kind == "one" else kind] += 1
+                token = inside.set(True)
                 try:
-                    return await method(*args)
+                    return await method(*args, **kwargs)
                 finally:
-                    inside_one.reset(token)
+                    inside.reset(token)
             return counted_call
 
-        db.write, db.read = counting("write"), counting("read")
-        if hasattr(db, "write_one"):  # an older revision has none
-            db.write_one = counting("write_one")
+        kinds = [k for k in ("write", "write_one", "read", "one") if hasattr(db, k)]  # an older revision has fewer
+        for kind in kinds:
+            setattr(db, kind, counting(kind))
         for _ in range(3):
             await once(plain)
             await once(on_thread)
@@ -427,7 +426,7 @@ async def memory(size: dict[str, int], engine: str, url: str | None, data_dir: P
             base_ms.append(timings[0])
             mem_ms.append(timings[1])
             ratios.append(timings[1] / timings[0])
-        for kind in ("write", "write_one", "read"):
+        for kind in kinds:
             db.__dict__.pop(kind, None)  # the instance's own methods again
         bound = 1.3 if engine == "sqlite" else 1.5
         rows.append(row(s, "Stream on a thread with 10 messages, ms per run", statistics.median(mem_ms), "ms",

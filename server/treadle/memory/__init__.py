@@ -26,6 +26,7 @@ async def open_store(url: str) -> SqlStore:
     db = open_database(url)
     try:
         await upgrade(db)
+        await db.ready()
     except (SQLAlchemyError, OSError) as e:
         await db.dispose()
         shown = make_url(url).render_as_string(hide_password=True)

@@ -19,7 +19,10 @@ The store's SQL is written once, as plain functions of a SQLAlchemy ``Connection
   ``AsyncConnection.run_sync``. Pooled connections are in autocommit mode (a read or a write of
   one statement needs no transaction), and in READ COMMITTED while a transaction has them. They
   are checked before use, and a transaction that meets a transient fault (a restart, a
-  serialization failure) runs again (``retry.py``).
+  serialization failure) runs again (``retry.py``). A run's own statements, each one statement
+  alone (``Database.one``), run on psycopg's connections directly, from a small pool of their
+  own (``_Connections``): SQLAlchemy's asyncio layer (a greenlet switch, a pool checkout, a
+  connection and cursor wrapper) cost more of the server's CPU than psycopg's work per statement.
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine, event
-from sqlalchemy.exc import DisconnectionError, OperationalError
+from sqlalchemy.exc import DBAPIError, DisconnectionError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from .retry import retrying
@@ -92,12 +96,30 @@ class Database:
         after a transient fault (retried as a read is)."""
         return await self.write(fn, *args)
 
+    async def one(self, statement: Prepared, params: dict[str, Any], *, write: bool = False) -> Buffered:
+        """``statement`` alone, with ``params``: a read, or with ``write`` a write that is one
+        statement (``write_one``'s rules). Its rows (named tuples) and row count, fetched."""
+        def work(conn: Connection) -> Buffered:
+            return statement.buffered(conn, params)
+
+        return await (self.write_one(work) if write else self.read(work))
+
     async def run(self, fn: Work[T], *args: Any) -> T:
         """``fn`` on a connection with no transaction begun (migrations manage their own)."""
         raise NotImplementedError
 
+    async def ready(self) -> None:
+        """Once the store is open: connections a server's first runs need, made now."""
+
     async def dispose(self) -> None:
         raise NotImplementedError
+
+
+def conninfo(url: str) -> str:
+    """A libpq URL for a SQLAlchemy ``postgresql+psycopg://`` one."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
 def open_database(url: str) -> Database:
@@ -241,6 +263,8 @@ class PostgresDatabase(Database):
         """Reads and single statements (``read``, ``write_one``): most of what a run asks, so the
         pool's connections are in autocommit mode as they are, with nothing to set and reset."""
         self.engine: AsyncEngine = self._single.execution_options(isolation_level="READ COMMITTED")
+        self._direct = _Connections(conninfo(url), size=30)
+        """A run's single statements (``one``)."""
         """The same pool, for transactions (``write``, ``writing``, ``reading``, ``run``): a
         connection is set to READ COMMITTED while it is out of the pool."""
         # A connection the database closed (restart, idle timeout) is replaced, not used: it is
@@ -288,12 +312,127 @@ class PostgresDatabase(Database):
     async def write_one(self, fn: Work[T], *args: Any) -> T:
         return await self.read(fn, *args)
 
+    async def one(self, statement: Prepared, params: dict[str, Any], *, write: bool = False) -> Buffered:
+        """On psycopg's connection directly (``_Connections``), retried as a read is; the
+        driver's errors wrapped as SQLAlchemy wraps them, so callers and ``retry.py`` see the
+        same errors on every path."""
+        import psycopg
+
+        sql, args = statement.driver_args(self._single.dialect, [params])
+
+        async def attempt() -> Buffered:
+            try:
+                async with self._direct.connection() as conn:
+                    cursor = await conn.execute(sql, args[0])
+                    rows = await cursor.fetchall() if cursor.description else []
+                    return statement.fetched(cursor.description, rows, cursor.rowcount)
+            except psycopg.Error as e:
+                lost = isinstance(e, psycopg.OperationalError) and getattr(e, "sqlstate", None) is None
+                raise DBAPIError.instance(sql, args[0], e, psycopg.Error, connection_invalidated=lost) from e
+
+        return await retrying(attempt)
+
     async def run(self, fn: Work[T], *args: Any) -> T:
         async with self.engine.connect() as conn:
             return await conn.run_sync(fn, *args)
 
+    async def ready(self) -> None:
+        """``_Connections.OPEN`` connections for a run's statements, as the pool has some from
+        opening the store: a server's first runs do not wait for connections to be made."""
+        import psycopg
+
+        try:
+            await self._direct.fill(_Connections.OPEN)
+        except psycopg.Error as e:
+            raise DBAPIError.instance("", None, e, psycopg.Error) from e
+
     async def dispose(self) -> None:
+        await self._direct.close()
         await self._single.dispose()
+
+
+class _Connections:
+    """psycopg's connections for ``PostgresDatabase.one``, in autocommit mode, statements prepared
+    as the pool's are (``PREPARE_THRESHOLD``). Made when none is free (up to ``size`` at once; more
+    callers wait, for at most ``POOL_TIMEOUT_SECONDS``), at most ``KEEP`` kept while idle, and
+    pinged when taken after more than ``PING_AFTER_IDLE`` seconds idle: the pool's own rules.
+
+    Not psycopg_pool: it connects in the background and makes callers wait for it, where a
+    statement here must fail at once when the server cannot be reached, so that ``retry.py``'s
+    backoff and budget decide, as they do for every other statement."""
+
+    KEEP = 10
+    OPEN = 2
+    """Made when the store opens (``PostgresDatabase.ready``)."""
+
+    def __init__(self, conninfo: str, size: int) -> None:
+        self._conninfo = conninfo
+        self._slots = asyncio.Semaphore(size)
+        self._idle: list[tuple[Any, float]] = []
+        """(connection, when it came back), the last one back taken first."""
+        self._closed = False
+
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[Any]:
+        if not self._slots.locked():
+            await self._slots.acquire()  # free: taken without waiting (no task for a timeout)
+        else:
+            try:
+                await asyncio.wait_for(self._slots.acquire(), POOL_TIMEOUT_SECONDS)
+            except TimeoutError:
+                raise PoolTimeoutError(f"no database connection free within {POOL_TIMEOUT_SECONDS:.0f} s") from None
+        try:
+            conn = await self._take()
+            try:
+                yield conn
+            finally:
+                if conn.broken:  # lost: so are, most likely, those idle since before (a restart)
+                    await self._drop_idle()
+                await self._give_back(conn)
+        finally:
+            self._slots.release()
+
+    async def _take(self) -> Any:
+        import psycopg
+
+        while self._idle:
+            conn, returned = self._idle.pop()
+            if conn.closed or conn.broken:
+                continue
+            if time.monotonic() - returned > PING_AFTER_IDLE:
+                try:
+                    await conn.execute("")
+                except psycopg.Error:
+                    await conn.close()
+                    continue
+            return conn
+        if self._closed:
+            raise psycopg.OperationalError("the database's connections are closed")
+        return await psycopg.AsyncConnection.connect(
+            self._conninfo, autocommit=True, prepare_threshold=PREPARE_THRESHOLD)
+
+    async def _give_back(self, conn: Any) -> None:
+        from psycopg.pq import TransactionStatus
+
+        if (self._closed or conn.closed or conn.broken or len(self._idle) >= self.KEEP
+                or conn.info.transaction_status != TransactionStatus.IDLE):  # cut off mid-statement
+            await conn.close()
+            return
+        self._idle.append((conn, time.monotonic()))
+
+    async def fill(self, count: int) -> None:
+        """``count`` connections made and idle (fewer when some are already)."""
+        made = await asyncio.gather(*(self._take() for _ in range(max(0, count - len(self._idle)))))
+        self._idle.extend((conn, time.monotonic()) for conn in made)
+
+    async def _drop_idle(self) -> None:
+        idle, self._idle = self._idle, []
+        for conn, _ in idle:
+            await conn.close()
+
+    async def close(self) -> None:
+        self._closed = True
+        await self._drop_idle()
 
 
 def is_postgres(conn: Connection) -> bool:
@@ -305,7 +444,8 @@ class Prepared:
     per dialect and run on the driver's own cursor, in the transaction of the ``Connection``:
     SQLAlchemy's execution (a context, parameter and result processing) costs several times
     what SQLite takes to run such a statement. Only for statements whose parameters need no
-    conversion (strings and integers) and that expand nothing (no ``IN`` of a list)."""
+    conversion (strings and integers) and that expand nothing (no ``IN`` of a list). A ``str``
+    is a statement as psycopg takes it (``%(name)s`` parameters), for PostgreSQL only."""
 
     def __init__(self, statement: Any, column_keys: list[str] | None = None) -> None:
         self.statement = statement
@@ -314,15 +454,25 @@ class Prepared:
         self._compiled: dict[str, tuple[str, dict[str, Any], tuple[str, ...] | None]] = {}
         self._rows: dict[tuple[str, ...], Any] = {}
 
-    def _compile(self, conn: Connection) -> tuple[str, dict[str, Any], tuple[str, ...] | None]:
-        name = conn.dialect.name
-        compiled = self._compiled.get(name)
+    def _compile(self, dialect: Any) -> tuple[str, dict[str, Any], tuple[str, ...] | None]:
+        compiled = self._compiled.get(dialect.name)
         if compiled is None:
-            c = self.statement.compile(dialect=conn.dialect, column_keys=self.column_keys)
-            positional = tuple(c.positiontup) if conn.dialect.positional and c.positiontup else None
-            defaults = {k: b.value for k, b in c.binds.items() if b.value is not None}
-            compiled = self._compiled[name] = (c.string, defaults, positional)
+            if isinstance(self.statement, str):
+                compiled = (self.statement, {}, None)
+            else:
+                c = self.statement.compile(dialect=dialect, column_keys=self.column_keys)
+                positional = tuple(c.positiontup) if dialect.positional and c.positiontup else None
+                defaults = {k: b.value for k, b in c.binds.items() if b.value is not None}
+                compiled = (c.string, defaults, positional)
+            self._compiled[dialect.name] = compiled
         return compiled
+
+    def driver_args(self, dialect: Any, rows: list[dict[str, Any]]) -> tuple[str, list[Any]]:
+        """The statement as the driver of ``dialect`` takes it, and each of ``rows`` as its
+        parameters (defaults filled in)."""
+        sql, defaults, order = self._compile(dialect)
+        values = [{**defaults, **r} for r in rows]
+        return sql, [tuple(v[k] for k in order) for v in values] if order is not None else values
 
     def cursor(self, conn: Connection, params: dict[str, Any]) -> Any:
         """The driver's cursor, the statement executed with ``params`` (defaults filled in)."""
@@ -333,19 +483,18 @@ class Prepared:
         self._execute(conn, rows, many=True).close()
 
     def _execute(self, conn: Connection, rows: list[dict[str, Any]], many: bool) -> Any:
-        sql, defaults, order = self._compile(conn)
-        values = [{**defaults, **r} for r in rows]
-        args: Any = [tuple(v[k] for k in order) for v in values] if order is not None else values
-        if not many:
-            args = args[0]
+        sql, args = self.driver_args(conn.dialect, rows)
         cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
         try:
-            (cursor.executemany if many else cursor.execute)(sql, args)
+            if many:
+                cursor.executemany(sql, args)
+            else:
+                cursor.execute(sql, args[0])
         except Exception as e:
             # As SQLAlchemy would: the driver's error wrapped (a lost connection invalidated),
             # so that retries and busy handling see what they see for any other statement.
             cursor.close()
-            conn._handle_dbapi_exception(e, sql, args, None, None)
+            conn._handle_dbapi_exception(e, sql, args if many else args[0], None, None)
         return cursor
 
     def first(self, conn: Connection, params: dict[str, Any]) -> Any:
@@ -358,16 +507,24 @@ class Prepared:
 
     def all(self, conn: Connection, params: dict[str, Any]) -> list[Any]:
         """Every row, each a named tuple (``row.column``)."""
+        return self.buffered(conn, params).all()
+
+    def buffered(self, conn: Connection, params: dict[str, Any]) -> Buffered:
+        """Every row (named tuples) and the row count."""
         cursor = self.cursor(conn, params)
         try:
-            rows = cursor.fetchall()
-            names = tuple(d[0] for d in cursor.description or ())
+            return self.fetched(cursor.description, cursor.fetchall() if cursor.description else [],
+                                cursor.rowcount)
         finally:
             cursor.close()
+
+    def fetched(self, description: Any, rows: list[Any], rowcount: int) -> Buffered:
+        """A driver's result as ``Buffered``: its rows as named tuples."""
+        names = tuple(d[0] for d in description or ())
         row_type = self._rows.get(names)
         if row_type is None:
             row_type = self._rows[names] = namedtuple("Row", names, rename=True)  # type: ignore[misc]
-        return [row_type(*r) for r in rows]
+        return Buffered([row_type(*r) for r in rows], rowcount)
 
     def rowcount(self, conn: Connection, params: dict[str, Any]) -> int:
         cursor = self.cursor(conn, params)

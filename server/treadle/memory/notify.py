@@ -20,6 +20,8 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from .engine import conninfo
+
 log = logging.getLogger(__name__)
 
 MAX_PAYLOAD = 7900
@@ -106,13 +108,6 @@ class LocalChannel:
         if self in self._group.members:
             self._group.members.remove(self)
         self._on_message = None
-
-
-def conninfo(url: str) -> str:
-    """A libpq URL for a SQLAlchemy ``postgresql+psycopg://`` one."""
-    from sqlalchemy.engine import make_url
-
-    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
 class PostgresChannel:

@@ -105,7 +105,7 @@ class SqlSignalStore:
         if key is None:
             rows = await self.db.read(_rows, _ALL_PENDING)
         else:  # at every run's end: built once
-            rows = await self.db.read(_THREAD_PENDING.all, {"resource_id": key[0], "thread_id": key[1]})
+            rows = (await self.db.one(_THREAD_PENDING, {"resource_id": key[0], "thread_id": key[1]})).all()
         return [_pending(r) for r in rows]
 
     async def count_pending(self, key: ThreadKey) -> dict[str, int]:
@@ -169,12 +169,11 @@ class SqlSignalStore:
 
     async def renew_lease(self, lease: Lease) -> bool:
         params = {**_held_params(lease), "b_expires_at": micros(lease.expires_at)}
-        return bool(await self.db.write_one(lambda conn: _SET_EXPIRY.rowcount(conn, params)))
+        return bool((await self.db.one(_SET_EXPIRY, params, write=True)).rowcount)
 
     async def release_lease(self, lease: Lease) -> None:
         # The row stays (expired) with its epoch: the next lease on the thread has a higher one.
-        params = {**_held_params(lease), "b_expires_at": 0}
-        await self.db.write_one(lambda conn: _SET_EXPIRY.rowcount(conn, params))
+        await self.db.one(_SET_EXPIRY, {**_held_params(lease), "b_expires_at": 0}, write=True)
 
     async def release_lease_unless(
         self, lease: Lease, keep: Callable[[list[PendingSignal]], bool],
@@ -199,15 +198,15 @@ class SqlSignalStore:
         if self.db.dialect != "postgresql":
             return await self.db.write(work)
         if not keep([]):  # the usual end of a run: one statement when nothing is pending
-            rows = await self.db.write_one(_RELEASE_UNLESS_PENDING_PG.all, {**read, **_held_params(lease)})
+            rows = (await self.db.one(_RELEASE_UNLESS_PENDING_PG, {**read, **_held_params(lease)}, write=True)).all()
             pending = [_pending(r) for r in rows if r.seq is not None]
             if not pending:
                 return pending, True  # released (or no longer this run's: nothing to release)
         else:
-            pending = [_pending(r) for r in await self.db.read(_THREAD_PENDING.all, read)]
+            pending = [_pending(r) for r in (await self.db.one(_THREAD_PENDING, read)).all()]
         if keep(pending):
             return pending, False
-        await self.db.write_one(lambda conn: _SET_EXPIRY.rowcount(conn, release))
+        await self.db.one(_SET_EXPIRY, release, write=True)
         return pending, True
 
     async def list_leases(self) -> list[Lease]:
@@ -330,8 +329,7 @@ class SqlSignalStore:
         wanted = list(statuses)
         if key is not None and wanted:  # at every run's end (what waits for the thread to be idle)
             params = {"resource_id": key[0], "thread_id": key[1], **{f"s{i}": s for i, s in enumerate(wanted)}}
-            rows = await self.db.read(_thread_notifications(len(wanted)).all, params)
-            return [_record(r) for r in rows]
+            return [_record(r) for r in (await self.db.one(_thread_notifications(len(wanted)), params)).all()]
         c = notifications.c
         query = select(notifications).order_by(c.created_at, c.id)
         if key is not None:

@@ -17,6 +17,7 @@ from sqlalchemy import (
     Connection, Table, and_, bindparam, column, delete, func, or_, select, table, text, tuple_, update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import DBAPIError
 
 from ..core.chunks import Usage
 from ..core.errors import AlreadyExistsError, NotFoundError, PermissionDeniedError
@@ -158,12 +159,25 @@ class SqlStore:
         fence, claim = current_fence.get(), current_claim.get()
         if (claim is not None and claim.lease is not None and claim.now is not None and history > 0
                 and title is None and metadata is None and self.db.dialect == "postgresql"):
-            begun = await self.db.write_one(_begin_claimed, claim, run_id, agent_id, resource_id, thread_id, history)
-            if begun is not None:
-                messages, claim.taken = begun
+            params = _begin_claimed_params(claim, run_id, agent_id, resource_id, thread_id, history)
+            try:
+                rows = (await self.db.one(_BEGIN_CLAIMED_PG, params, write=True)).all()
+            except DBAPIError as e:
+                if getattr(e.orig, "sqlstate", None) == "23505":  # unique violation: the run id is taken
+                    raise AlreadyExistsError(
+                        f"run id {run_id!r} is taken: choose another, or leave run_id empty") from None
+                raise
+            epoch, threads = rows[0][0], rows[0][1]
+            if threads:
+                if epoch is None:  # held: by whom (the statement that would have taken it wrote nothing)
+                    from .fence import LeaseHeldError
+                    from .signal_sql import held_lease
+                    raise LeaseHeldError(await self.db.read(held_lease, (resource_id, thread_id)))
+                claim.taken = type(claim.lease)(claim.lease.key, claim.lease.owner, run_id, agent_id,
+                                                claim.lease.expires_at, int(epoch))
                 current_claim.set(None)
                 current_fence.set(claim.taken)
-                return messages
+                return [_message(_HistoryRow(*r[2:])) for r in reversed(rows) if r[2] is not None]
             # A new thread, or another resource's: the transaction below says which.
 
         def work(conn: Connection) -> tuple[list[Message], Any]:
@@ -204,11 +218,8 @@ class SqlStore:
                       "types": [r["type"] for r in rows], "created": [r["created_at"] for r in rows],
                       "contents": [r["content"] for r in rows]}
 
-            def one(conn: Connection) -> None:
-                if not _SAVE_FENCED_PG.first(conn, params)[0]:
-                    raise LeaseLostError(fence)
-
-            await self.db.write_one(one)
+            if not (await self.db.one(_SAVE_FENCED_PG, params, write=True)).scalar():
+                raise LeaseLostError(fence)
             return
 
         def work(conn: Connection) -> None:
@@ -233,11 +244,10 @@ class SqlStore:
         fence = current_fence.get()
 
         if fence is not None and not rows and not delete_ids:  # one statement, one round trip
-            def one(conn: Connection) -> None:
-                if _END_RUN_FENCED[conn.dialect.name].rowcount(conn, {**values, **fence_params(fence, "f_")}) == 0:
-                    check_fence(conn, fence)  # why nothing was written: a lost lease raises
-
-            await self.db.write_one(one)
+            ended = await self.db.one(_END_RUN_FENCED[self.db.dialect], {**values, **fence_params(fence, "f_")},
+                                      write=True)
+            if ended.rowcount == 0:
+                await self.db.read(check_fence, fence)  # why nothing was written: a lost lease raises
             return
 
         def work(conn: Connection) -> None:
@@ -413,7 +423,7 @@ def _insert_run(conn: Connection, run_id: str, agent_id: str, thread_id: str, re
         raise AlreadyExistsError(f"run id {run_id!r} is taken: choose another, or leave run_id empty")
 
 
-_BEGIN_CLAIMED_PG = """
+_BEGIN_CLAIMED_PG = Prepared("""
 WITH thread AS (
     SELECT id FROM threads WHERE id = %(thread_id)s AND resource_id = %(resource_id)s
 ), lease AS (
@@ -436,7 +446,7 @@ FROM (SELECT 1) AS one
 LEFT JOIN LATERAL (
     SELECT * FROM messages WHERE thread_id = %(thread_id)s ORDER BY seq DESC LIMIT %(limit)s
 ) AS m ON true
-"""
+""")
 """A run's opening on PostgreSQL in one statement (one round trip, no ``BEGIN``/``COMMIT``), for
 a thread that exists and is the resource's: the lease taken (when free, or in place of the lease
 this replica hands over), the run recorded only with it (an id that is taken fails the whole
@@ -444,37 +454,16 @@ statement: nothing is written), and the history read. No thread row for the reso
 written (the transaction of ``begin_run`` creates it, or refuses another resource's)."""
 
 
-def _begin_claimed(
-    conn: Connection, claim: Any, run_id: str, agent_id: str, resource_id: str, thread_id: str, limit: int,
-) -> tuple[list[Message], Any] | None:
+def _begin_claimed_params(
+    claim: Any, run_id: str, agent_id: str, resource_id: str, thread_id: str, limit: int,
+) -> dict[str, Any]:
     lease, replacing = claim.lease, claim.replacing
-    params = {"thread_id": thread_id, "resource_id": resource_id, "owner": lease.owner, "run_id": run_id,
-              "agent_id": agent_id, "expires_at": micros(lease.expires_at), "now": micros(claim.now),
-              "r_owner": replacing.owner if replacing is not None else None,
-              "r_run_id": replacing.run_id if replacing is not None else None,
-              "r_epoch": replacing.epoch if replacing is not None else None,
-              "usage": _usage_json(Usage()), "started_at": _now(), "limit": limit}
-    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-    try:
-        try:
-            cursor.execute(_BEGIN_CLAIMED_PG, params)
-        except Exception as e:  # noqa: BLE001 - wrapped as SQLAlchemy would (``Prepared.cursor``)
-            if getattr(e, "sqlstate", None) == "23505":  # unique violation: the run id is taken
-                raise AlreadyExistsError(f"run id {run_id!r} is taken: choose another, or leave run_id empty") from None
-            conn._handle_dbapi_exception(e, _BEGIN_CLAIMED_PG, params, cursor, None)
-        rows = cursor.fetchall()
-    finally:
-        cursor.close()
-    epoch, threads = rows[0][0], rows[0][1]
-    if not threads:
-        return None
-    if epoch is None:  # held: by whom (the transaction that would have taken it wrote nothing)
-        from .fence import LeaseHeldError
-        from .signal_sql import held_lease
-        raise LeaseHeldError(held_lease(conn, (resource_id, thread_id)))
-    taken = type(lease)(lease.key, lease.owner, run_id, agent_id, lease.expires_at, int(epoch))
-    history = [_message(_HistoryRow(*r[2:])) for r in reversed(rows) if r[2] is not None]
-    return history, taken
+    return {"thread_id": thread_id, "resource_id": resource_id, "owner": lease.owner, "run_id": run_id,
+            "agent_id": agent_id, "expires_at": micros(lease.expires_at), "now": micros(claim.now),
+            "r_owner": replacing.owner if replacing is not None else None,
+            "r_run_id": replacing.run_id if replacing is not None else None,
+            "r_epoch": replacing.epoch if replacing is not None else None,
+            "usage": _usage_json(Usage()), "started_at": _now(), "limit": limit}
 
 
 _HistoryRow = namedtuple("_HistoryRow", "seq thread_id id resource_id role type created_at content")
