@@ -436,6 +436,14 @@ async def memory(size: dict[str, int], engine: str, url: str | None, data_dir: P
         rows.append(row(s, "write transactions per run", counted["write"] / timed, ""))
         rows.append(row(s, "single-statement writes per run", counted["write_one"] / timed, ""))
         rows.append(row(s, "reads (outside a transaction) per run", counted["read"] / timed, ""))
+        # The floor under those calls: each is at least one bare write of one row through the
+        # driver alone, measured here; how much of what the target leaves memory they take.
+        bare = await bare_write_ms(url, data_dir)
+        calls = (counted["write"] + counted["write_one"] + counted["read"]) / timed
+        budget = (bound - 1) * statistics.median(base_ms)
+        rows.append(row(s, "a bare one-row write through the driver alone, ms", bare, "ms"))
+        rows.append(row(s, "calls per run x that bare write, ms (floor: what the target leaves memory)",
+                        calls * bare, "ms", floor=budget))
         c = size["mem_conc"]
         prefix = uuid.uuid4().hex[:8]
         start = time.perf_counter()
@@ -451,6 +459,50 @@ async def memory(size: dict[str, int], engine: str, url: str | None, data_dir: P
         await channel.close()
         await app.stop(0)
     return rows
+
+
+async def bare_write_ms(url: str | None, data_dir: Path, n: int = 1000) -> float:
+    """Mean ms of one write of one row, one after another, through the driver alone (psycopg in
+    autocommit on ``url``; else sqlite3 on a file of its own in ``data_dir``, with the server's
+    pragmas, ``BEGIN IMMEDIATE`` and ``COMMIT``): what a call to the database costs at least."""
+    if url is not None:
+        import psycopg
+        from sqlalchemy.engine import make_url
+
+        libpq = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+        async with await psycopg.AsyncConnection.connect(libpq, autocommit=True) as conn:
+            await conn.execute("CREATE TEMP TABLE bench_floor (id int PRIMARY KEY, n int)")
+            await conn.execute("INSERT INTO bench_floor VALUES (1, 0)")
+            update = "UPDATE bench_floor SET n = n + 1 WHERE id = %s"
+            for _ in range(100):
+                await conn.execute(update, (1,), prepare=True)
+            start = time.perf_counter()
+            for _ in range(n):
+                await conn.execute(update, (1,), prepare=True)
+            return (time.perf_counter() - start) / n * 1e3
+    import sqlite3
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(data_dir / "bench-floor.db", isolation_level=None)
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("CREATE TABLE IF NOT EXISTS bench_floor (id INTEGER PRIMARY KEY, n INTEGER)")
+        db.execute("INSERT OR REPLACE INTO bench_floor VALUES (1, 0)")
+
+        def write() -> None:
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("UPDATE bench_floor SET n = n + 1 WHERE id = ?", (1,))
+            db.execute("COMMIT")
+
+        for _ in range(100):
+            write()
+        start = time.perf_counter()
+        for _ in range(n):
+            write()
+        return (time.perf_counter() - start) / n * 1e3
+    finally:
+        db.close()
 
 
 # --- remote processors and signals (the existing benches) ---------------------------------------
