@@ -263,7 +263,7 @@ class PostgresDatabase(Database):
         """Reads and single statements (``read``, ``write_one``): most of what a run asks, so the
         pool's connections are in autocommit mode as they are, with nothing to set and reset."""
         self.engine: AsyncEngine = self._single.execution_options(isolation_level="READ COMMITTED")
-        self._direct = _Connections(conninfo(url), size=30)
+        self._direct = _Connections(conninfo(url), size=20)
         """A run's single statements (``one``)."""
         """The same pool, for transactions (``write``, ``writing``, ``reading``, ``run``): a
         connection is set to READ COMMITTED while it is out of the pool."""
