@@ -263,10 +263,10 @@ class PostgresDatabase(Database):
         """Reads and single statements (``read``, ``write_one``): most of what a run asks, so the
         pool's connections are in autocommit mode as they are, with nothing to set and reset."""
         self.engine: AsyncEngine = self._single.execution_options(isolation_level="READ COMMITTED")
-        self._direct = _Connections(conninfo(url), size=20)
-        """A run's single statements (``one``)."""
         """The same pool, for transactions (``write``, ``writing``, ``reading``, ``run``): a
         connection is set to READ COMMITTED while it is out of the pool."""
+        self._direct = _Connections(conninfo(url), size=20)
+        """A run's single statements (``one``), on psycopg's connections directly."""
         # A connection the database closed (restart, idle timeout) is replaced, not used: it is
         # pinged when it comes out of the pool after more than PING_AFTER_IDLE seconds there.
         # One that went back less than that ago was just working; pinging it too would add a
