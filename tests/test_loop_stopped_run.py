@@ -18,8 +18,8 @@ from treadle.testing import ScriptedModel, ScriptedModels, text_response
 
 
 class LostLease:
-    """A thread whose writes are refused (its lease was taken over); recording the run's end
-    waits until the run is stopped."""
+    """A thread whose writes are refused (its lease was taken over); recording the end of the
+    run that failed on them waits until the run is stopped."""
 
     def __init__(self) -> None:
         self.ending = asyncio.Event()
@@ -30,7 +30,9 @@ class LostLease:
     async def save_messages(self, *args: Any, **kwargs: Any) -> None:
         raise RuntimeError("the run no longer holds the thread's lease")
 
-    async def end_run(self, *args: Any, **kwargs: Any) -> None:
+    async def end_run(self, *args: Any, messages: Any = (), **kwargs: Any) -> None:
+        if messages:  # the run's last save, with its end
+            raise RuntimeError("the run no longer holds the thread's lease")
         self.ending.set()
         await asyncio.Event().wait()  # until the run's task is cancelled
 

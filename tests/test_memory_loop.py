@@ -249,6 +249,26 @@ async def test_runs_are_recorded_with_status_reason_and_usage(memory_harness, st
     assert runs[1].usage.input_tokens == 10 and runs[1].agent_id == "test-agent"
 
 
+async def test_the_input_is_stored_before_the_model_is_called_with_or_without_input_processors(
+    memory_harness, store
+) -> None:
+    """The input is kept when the model call fails: saved with the run's opening when no
+    processor can change it, after ``processInput`` otherwise (as that processor left it)."""
+    h = memory_harness([Turn.fail(400, "bad request"), Turn.fail(400, "bad request")])
+    assert (await h.generate(h.agent(), "kept", **U1T1)).error is not None
+
+    class Shout:
+        id = "shout"
+
+        def process_input(self, args: Any) -> list[Message]:
+            return [Message.user(m.text.upper()) for m in args.messages]
+
+    assert (await h.generate(h.agent(input_processors=[Shout()]), "also kept", **U1T1)).error is not None
+    assert texts(await stored(store)) == [("user", "kept"), ("user", "ALSO KEPT")]
+    runs = (await store.list_runs("t1", PageRequest(10, 1 << 20))).items
+    assert [r.status for r in runs] == ["failed", "failed"]
+
+
 async def test_runs_without_memory_store_nothing(memory_harness, store) -> None:
     h = memory_harness([Turn.say("ok")])
     result = await h.generate(h.agent(), "hello")

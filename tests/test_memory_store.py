@@ -7,6 +7,7 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -376,3 +377,113 @@ async def test_a_runs_end_releases_its_lease_unless_what_is_pending_keeps_it(sto
     assert released and "m-later" in [p.message.id for p in pending]
     assert await leases.get_lease(key) is None
     assert asked[0] == []
+
+
+def _claim(store: SqlStore, thread: str, run_id: str, now: Any, replica: str = "replica-a") -> Any:
+    """The lease a run's opening takes, as the thread runtime hands it to ``begin_run``."""
+    from datetime import timedelta
+
+    from treadle.memory.fence import LeaseClaim
+    from treadle.memory.signal_records import Lease
+    from treadle.memory.signal_sql import SqlSignalStore
+
+    lease = Lease(("u1", thread), replica, run_id, "agent", now + timedelta(seconds=30))
+    return LeaseClaim(SqlSignalStore(store.engine).lease_taker(lease, now), replica, run_id, lease=lease, now=now)
+
+
+async def _open_claimed(store: SqlStore, thread: str, run_id: str, now: Any, input: list[Message]) -> list[Message]:
+    from treadle.memory.fence import current_claim, current_fence
+
+    claim = _claim(store, thread, run_id, now)
+    claimed, fence = current_claim.set(claim), current_fence.set(None)
+    try:
+        history = await store.begin_run(run_id, "agent", "u1", thread, title=None, metadata=None, history=10,
+                                        input=input)
+    finally:
+        current_claim.reset(claimed)
+        current_fence.reset(fence)
+    assert claim.taken is not None and claim.taken.run_id == run_id
+    return history
+
+
+async def test_a_run_opened_with_its_input_reads_the_history_before_it_and_stores_it_after(store: SqlStore) -> None:
+    """A run whose input no processor changes stores it with its opening: the history it reads
+    is the thread before the input, and the input is stored after that history, on a thread
+    that exists and on a new one."""
+    from treadle.core.messages import utcnow
+
+    await store.open_thread("u1", "t1")
+    await store.save_messages("t1", "u1", [Message.user("earlier"), Message.assistant("answer")])
+    history = await _open_claimed(store, "t1", "r1", utcnow(), [Message.user("now"), Message.user("and this")])
+    assert [m.text for m in history] == ["earlier", "answer"]
+    assert [m.text for m in await store.load_history("t1", 10)] == ["earlier", "answer", "now", "and this"]
+    [run] = (await store.list_runs("t1", PageRequest(10, 1 << 20))).items
+    assert (run.id, run.status) == ("r1", "running")
+
+    assert await _open_claimed(store, "t2", "r2", utcnow(), [Message.user("first")]) == []
+    assert [m.text for m in await store.load_history("t2", 10)] == ["first"]
+
+
+async def test_a_run_that_cannot_open_stores_none_of_its_input(store: SqlStore) -> None:
+    """Its thread held by another run, or its run id taken: the input is not stored either."""
+    from treadle.core.messages import utcnow
+    from treadle.memory.fence import LeaseHeldError
+
+    await store.open_thread("u1", "t1")
+    await store.save_messages("t1", "u1", [Message.user("earlier")])
+    now = utcnow()
+    held = _claim(store, "t1", "r-other", now, replica="replica-b")
+    from treadle.memory.signal_sql import SqlSignalStore
+
+    assert held.lease is not None
+    await SqlSignalStore(store.engine).acquire_lease(held.lease, now)
+    with pytest.raises(LeaseHeldError):
+        await _open_claimed(store, "t1", "r1", now, [Message.user("while held")])
+    await store.start_run("r-taken", "agent", "t1", "u1")
+    later = now + (held.lease.expires_at - now) * 2  # the other run's lease expired
+    with pytest.raises(AlreadyExistsError):
+        await _open_claimed(store, "t1", "r-taken", later, [Message.user("taken id")])
+    assert [m.text for m in await store.load_history("t1", 10)] == ["earlier"]
+    assert [r.id for r in (await store.list_runs("t1", PageRequest(10, 1 << 20))).items] == ["r-taken"]
+
+
+async def test_a_run_ends_with_its_last_messages_only_while_it_holds_its_lease(store: SqlStore) -> None:
+    """The last step's messages and the run's end in one write: both, or (the lease taken over)
+    neither, the run left as the new owner will find it."""
+    from datetime import timedelta
+
+    from treadle.core.messages import utcnow
+    from treadle.memory.fence import LeaseLostError, current_fence
+    from treadle.memory.signal_sql import SqlSignalStore
+
+    now = utcnow()
+    await _open_claimed(store, "t1", "r1", now, [Message.user("one")])
+    from treadle.memory.signal_sql import held_lease
+
+    mine = await store.db.read(held_lease, ("u1", "t1"))
+    token = current_fence.set(mine)
+    try:
+        await store.end_run("r1", "finished", "stop", Usage(output_tokens=3), thread_id="t1", resource_id="u1",
+                            messages=[Message.assistant("first answer")])
+    finally:
+        current_fence.reset(token)
+    assert [m.text for m in await store.load_history("t1", 10)] == ["one", "first answer"]
+    [run] = (await store.list_runs("t1", PageRequest(10, 1 << 20))).items
+    assert (run.status, run.finish_reason, run.usage.output_tokens) == ("finished", "stop", 3)
+
+    later = now + timedelta(seconds=31)
+    await _open_claimed(store, "t1", "r2", later, [Message.user("two")])
+    lost = await store.db.read(held_lease, ("u1", "t1"))
+    much_later = later + timedelta(seconds=31)  # expired: another replica takes the thread
+    await SqlSignalStore(store.engine).acquire_lease(
+        type(lost)(("u1", "t1"), "replica-b", "r3", "agent", much_later + timedelta(seconds=30)), much_later)
+    token = current_fence.set(lost)
+    try:
+        with pytest.raises(LeaseLostError):
+            await store.end_run("r2", "finished", "stop", Usage(), thread_id="t1", resource_id="u1",
+                                messages=[Message.assistant("never stored")])
+    finally:
+        current_fence.reset(token)
+    assert [m.text for m in await store.load_history("t1", 10)] == ["one", "first answer", "two"]
+    runs = {r.id: r.status for r in (await store.list_runs("t1", PageRequest(10, 1 << 20))).items}
+    assert runs == {"r1": "finished", "r2": "running"}

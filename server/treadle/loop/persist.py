@@ -6,6 +6,10 @@ progress, and a step rolled back for a retry was never written), and the final s
 ``processOutputResult``. Messages are upserted by id, so the one assistant message of a response
 is written again as it grows; unchanged messages are not written twice.
 
+Where no processor can change what is written, writes that would follow each other share one
+transaction: a run without input processors saves its input with its opening, and a last step
+that no ``processOutputResult`` follows is saved with the run's end.
+
 The loop sees storage only through ``ThreadMemory``, a protocol the memory store satisfies.
 """
 
@@ -29,10 +33,10 @@ RunStatus: TypeAlias = Literal["running", "finished", "failed", "aborted"]
 class ThreadMemory(Protocol):
     async def begin_run(
         self, run_id: str, agent_id: str, resource_id: str, thread_id: str, *, title: str | None,
-        metadata: dict[str, Any] | None, history: int,
+        metadata: dict[str, Any] | None, history: int, input: Sequence[Message] = (),
     ) -> list[Message]:
-        """Open the thread (PermissionDeniedError for another resource), record the run, and
-        return the newest ``history`` messages."""
+        """Open the thread (PermissionDeniedError for another resource), record the run, return
+        the newest ``history`` messages, and save ``input`` after them, in one transaction."""
         ...
 
     async def save_messages(
@@ -84,17 +88,24 @@ class Persister:
 
     async def open(
         self, *, run_id: str, agent_id: str, last_messages: int, title: str | None,
-        metadata: dict[str, Any] | None,
+        metadata: dict[str, Any] | None, input: Sequence[Message] = (),
     ) -> None:
         """Create or update the thread (refused for another resource), record the run, load
-        the history. Runs before the first chunk, so a refusal is the call's status."""
+        the history. Runs before the first chunk, so a refusal is the call's status. ``input``:
+        the run's input as it will be stored (no processor changes it), saved with all that."""
         if self._memory is None:
             return
+        for m in input:  # as the message list sets them, so that the saved copy compares equal
+            m.thread_id = m.thread_id or self.thread_id
+            m.resource_id = m.resource_id or self.resource_id
+        if input and self.view:
+            await self.view.annotate(list(input))
         self.history = await self._memory.begin_run(
             run_id, agent_id, self.resource_id, self.thread_id, title=title, metadata=metadata,
-            history=last_messages,
+            history=last_messages, input=input,
         )
         self._run_id = run_id
+        self._written(list(input), [])
 
     def _changes(self, ml: MessageList) -> tuple[list[Message], list[str]]:
         """New or changed messages of this run, and those it wrote that a processor removed."""

@@ -28,7 +28,8 @@ from ..core.messages import Message, new_id
 from ..core.tool_payload import ToolPayloadPolicy
 from ..processors.builtin import default_error_stack
 from ..core.args import OutputResult, ProcessInputArgs, ProcessOutputResultArgs, StepResult
-from ..processors.parallel import group_refs
+from ..core.processor import implements
+from ..processors.parallel import ParallelGroup, group_refs
 from ..processors.runner import ChainRunner, RunScope
 from ..providers.base import ModelConfig, ModelSettings
 from ..registry import Registry
@@ -123,14 +124,14 @@ class AgentLoop:
         one by one, for a caller that sends several at once (the gRPC edge). Bad requests raise
         here. The caller must ``close`` the handle (which cancels a run that has not ended)."""
         plan = await self._resolved_plan(agent, request)
-        persist = await self._open_memory(plan)
+        persist = await self._open_memory(plan, request)
         channel, task = self._start(plan, request, GenerateResult(plan.run_id), persist)
         return RunHandle(plan.run_id, channel, task)
 
     async def stream(self, agent: Agent, request: RunRequest) -> AsyncIterator[Chunk]:
         """The run's chunks; bad requests raise before the first chunk."""
         plan = await self._resolved_plan(agent, request)
-        persist = await self._open_memory(plan)
+        persist = await self._open_memory(plan, request)
         # ``_stream`` inline: one generator between the run and the caller, not two.
         channel, task = self._start(plan, request, GenerateResult(plan.run_id), persist)
         items = channel.items
@@ -152,15 +153,16 @@ class AgentLoop:
     ) -> GenerateResult:
         """The run's result; ``on_chunk`` sees its chunks as they come (a thread's subscribers)."""
         plan = await self._resolved_plan(agent, request)
-        persist = await self._open_memory(plan)
+        persist = await self._open_memory(plan, request)
         result = GenerateResult(plan.run_id)
         async for chunk in self._stream(plan, request, result, persist):
             if on_chunk is not None:
                 on_chunk(chunk)
         return result
 
-    async def _open_memory(self, plan: RunPlan) -> Persister:
-        """The run's thread, opened before the first chunk (a refusal is the call's status)."""
+    async def _open_memory(self, plan: RunPlan, request: RunRequest) -> Persister:
+        """The run's thread, opened before the first chunk (a refusal is the call's status);
+        with its input when nothing before the model call can change that (``_stored_as_given``)."""
         memory = plan.options.memory
         if memory is None:
             return Persister(None)
@@ -178,9 +180,11 @@ class AgentLoop:
         if parent is not None:
             persist.parent = {"run_id": parent.run_id, "tool_call_id": parent.tool_call_id,
                               "agent_id": parent.agent_id}
+        persist.view = plan.view
         await persist.open(
             run_id=plan.run_id, agent_id=plan.agent.id, last_messages=plan.agent.memory.last_messages,
             title=memory.thread_title or None, metadata=memory.thread_metadata,
+            input=request.messages if _stored_as_given(plan, request) else (),
         )
         return persist
 
@@ -390,11 +394,13 @@ class AgentLoop:
                     return await self._fail(plan, output, state, result, error, sent=sent)
                 case Done():
                     state.completed_steps += 1
-                    await persist.save(ml)  # an accepted step, at its boundary
-                    if request.inbox is None or not request.inbox.pending:
+                    ending = (request.inbox is None or not request.inbox.pending
+                            or state.completed_steps >= plan.max_steps)  # what is left waits for the next run
+                    if not (ending and state.finish_streamed and not _ends_with_hook(plan)):
+                        await persist.save(ml)  # an accepted step, at its boundary
+                    # (else nothing runs before ``persist.finish`` writes it with the run's end)
+                    if ending:
                         break
-                    if state.completed_steps >= plan.max_steps:
-                        break  # what is left in the inbox goes to the next run
                 case Continue() | RetryCall():
                     state.completed_steps += 1
                     await persist.save(ml)
@@ -514,6 +520,22 @@ async def _stop_run(task: asyncio.Task[None]) -> None:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+def _stored_as_given(plan: RunPlan, request: RunRequest) -> bool:
+    """The input is stored as the request gives it: no input processor can change it, and
+    no signal joins it (the message list keeps the request's messages, ids unique)."""
+    if plan.input_processors or (request.inbox is not None and request.inbox.pending):
+        return False
+    ids = [m.id for m in request.messages]
+    return bool(ids) and len(set(ids)) == len(ids) and all(m.role in ("user", "assistant", "tool")
+                                                          for m in request.messages)
+
+
+def _ends_with_hook(plan: RunPlan) -> bool:
+    """A ``processOutputResult`` runs between the last step and the run's end."""
+    return any(isinstance(p, ParallelGroup) or implements(p, "process_output_result")
+               for p in plan.output_processors)
 
 
 def _skipped(plan: RunPlan) -> list[SkippedProcessor]:

@@ -81,9 +81,10 @@ class MemoryStore(Protocol):
 
     async def begin_run(
         self, run_id: str, agent_id: str, resource_id: str, thread_id: str, *, title: str | None,
-        metadata: dict[str, Any] | None, history: int,
+        metadata: dict[str, Any] | None, history: int, input: Sequence[Message] = (),
     ) -> list[Message]:
-        """In one transaction: ``open_thread``, ``start_run`` and ``load_history``."""
+        """In one transaction: ``open_thread``, ``start_run``, ``load_history``, then
+        ``save_messages`` of ``input`` (not in the history returned)."""
         ...
 
     async def load_history(self, thread_id: str, limit: int) -> list[Message]:

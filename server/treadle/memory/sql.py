@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
-    Connection, Table, and_, bindparam, column, delete, func, or_, select, table, text, tuple_, update,
+    Connection, Table, and_, bindparam, column, delete, func, or_, select, table, tuple_, update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError
@@ -74,30 +74,53 @@ _CONSUME = delete(_PENDING).where(_PENDING.c.thread_id == bindparam("thread_id")
                                   _PENDING.c.id.in_(bindparam("ids", expanding=True)))
 """A signal waiting in the durable inbox is consumed by storing its message: one transaction."""
 _upserts: dict[str, Any] = {}
-_SAVE_FENCED_PG = Prepared(text("""
-WITH fence AS (
-    SELECT 1 FROM thread_leases
-    WHERE resource_id = :f_resource_id AND thread_id = :f_thread_id AND owner = :f_owner
-      AND run_id = :f_run_id AND epoch = :f_epoch
-    FOR SHARE
-), saved AS (
+def _saving(guard: str) -> str:
+    """The ``WITH`` entries of a save on PostgreSQL, each only when ``guard`` has a row: the
+    messages (``_rows_params``) upserted in order, the thread touched."""
+    return f"""saved AS (
     INSERT INTO messages (thread_id, id, resource_id, role, type, created_at, content)
-    SELECT :thread_id, m.id, :resource_id, m.role, m.type, m.created_at, m.content
-    FROM unnest(CAST(:ids AS text[]), CAST(:roles AS text[]), CAST(:types AS text[]),
-                CAST(:created AS bigint[]), CAST(:contents AS text[])) WITH ORDINALITY
+    SELECT %(thread_id)s, m.id, %(resource_id)s, m.role, m.type, m.created_at, m.content
+    FROM unnest(CAST(%(ids)s AS text[]), CAST(%(roles)s AS text[]), CAST(%(types)s AS text[]),
+                CAST(%(created)s AS bigint[]), CAST(%(contents)s AS text[])) WITH ORDINALITY
          AS m(id, role, type, created_at, content, n)
-    WHERE EXISTS (SELECT 1 FROM fence)
+    WHERE EXISTS (SELECT 1 FROM {guard})
     ORDER BY m.n
     ON CONFLICT (thread_id, id) DO UPDATE
     SET content = excluded.content, role = excluded.role, type = excluded.type
 ), touched AS (
-    UPDATE threads SET updated_at = :now WHERE id = :thread_id AND EXISTS (SELECT 1 FROM fence)
-)
+    UPDATE threads SET updated_at = %(touched_at)s WHERE id = %(thread_id)s AND EXISTS (SELECT 1 FROM {guard})
+)"""
+
+
+_FENCE_PG = """fence AS (
+    SELECT 1 FROM thread_leases
+    WHERE resource_id = %(f_resource_id)s AND thread_id = %(f_thread_id)s AND owner = %(f_owner)s
+      AND run_id = %(f_run_id)s AND epoch = %(f_epoch)s
+    FOR SHARE
+)"""
+_SAVE_FENCED_PG = Prepared(f"""
+WITH {_FENCE_PG}, {_saving("fence")}
 SELECT count(*) FROM fence
-"""))
+""")
 """A run's save on PostgreSQL as one statement (no ``BEGIN``/``COMMIT``, one round trip): the
 fence checked and share-locked, the messages upserted in order, the thread touched, each only
 while the run holds its lease; the row tells whether it did."""
+_SAVE_END_FENCED_PG = Prepared(f"""
+WITH {_FENCE_PG}, {_saving("fence")}, ended AS (
+    UPDATE runs SET status = %(status)s, finish_reason = %(finish_reason)s, usage = %(usage)s,
+                    ended_at = %(ended_at)s, detail = %(detail)s
+    WHERE id = %(run_id)s AND EXISTS (SELECT 1 FROM fence)
+)
+SELECT count(*) FROM fence
+""")
+"""A run's last save and its end on PostgreSQL in one statement, as ``_SAVE_FENCED_PG``."""
+
+
+def _rows_params(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """``_message_rows`` as the arrays of ``_saving``."""
+    return {"ids": [r["id"] for r in rows], "roles": [r["role"] for r in rows],
+            "types": [r["type"] for r in rows], "created": [r["created_at"] for r in rows],
+            "contents": [r["content"] for r in rows]}
 
 
 def _message_upsert(conn: Connection) -> Any:
@@ -149,25 +172,30 @@ class SqlStore:
 
     async def begin_run(
         self, run_id: str, agent_id: str, resource_id: str, thread_id: str, *, title: str | None,
-        metadata: dict[str, Any] | None, history: int,
+        metadata: dict[str, Any] | None, history: int, input: Sequence[Message] = (),
     ) -> list[Message]:
         """One transaction: open the thread (refused for another resource, writing nothing),
-        record the run, and read the newest ``history`` messages. Like every write of a run on
-        a thread, conditional on the run's lease (``fence.current_fence``); or, with a
-        ``fence.current_claim``, taking the lease first in the same transaction (then the lease
-        taken is the fence of the run's later writes)."""
+        record the run, read the newest ``history`` messages, then save ``input`` (not in the
+        history returned). Like every write of a run on a thread, conditional on the run's lease
+        (``fence.current_fence``); or, with a ``fence.current_claim``, taking the lease first in
+        the same transaction (then the lease taken is the fence of the run's later writes)."""
         fence, claim = current_fence.get(), current_claim.get()
+        rows = _message_rows(thread_id, resource_id, input)
         if (claim is not None and claim.lease is not None and claim.now is not None and history > 0
-                and title is None and metadata is None and self.db.dialect == "postgresql"):
+                and title is None and metadata is None and self.db.dialect == "postgresql"
+                and not any(r["role"] == "signal" for r in rows)):
             params = _begin_claimed_params(claim, run_id, agent_id, resource_id, thread_id, history)
+            if rows:
+                params.update(_rows_params(rows), touched_at=params["started_at"])
             try:
-                rows = (await self.db.one(_BEGIN_CLAIMED_PG, params, write=True)).all()
+                found = (await self.db.one(_BEGIN_CLAIMED_SAVING_PG if rows else _BEGIN_CLAIMED_PG,
+                                           params, write=True)).all()
             except DBAPIError as e:
                 if getattr(e.orig, "sqlstate", None) == "23505":  # unique violation: the run id is taken
                     raise AlreadyExistsError(
                         f"run id {run_id!r} is taken: choose another, or leave run_id empty") from None
                 raise
-            epoch, threads = rows[0][0], rows[0][1]
+            epoch, threads = found[0][0], found[0][1]
             if threads:
                 if epoch is None:  # held: by whom (the statement that would have taken it wrote nothing)
                     from .fence import LeaseHeldError
@@ -177,7 +205,7 @@ class SqlStore:
                                                 claim.lease.expires_at, int(epoch))
                 current_claim.set(None)
                 current_fence.set(claim.taken)
-                return [_message(_HistoryRow(*r[2:])) for r in reversed(rows) if r[2] is not None]
+                return [_message(_HistoryRow(*r[2:])) for r in reversed(found) if r[2] is not None]
             # A new thread, or another resource's: the transaction below says which.
 
         def work(conn: Connection) -> tuple[list[Message], Any]:
@@ -188,7 +216,10 @@ class SqlStore:
                 check_fence(conn, fence)
             _open_thread(conn, resource_id, thread_id, title, metadata)
             _insert_run(conn, run_id, agent_id, thread_id, resource_id)
-            return _history(conn, thread_id, history), taken
+            messages = _history(conn, thread_id, history)
+            if rows:
+                _save(conn, thread_id, rows, [])
+            return messages, taken
 
         messages, taken = await self.db.write(work)
         if claim is not None:
@@ -214,9 +245,7 @@ class SqlStore:
 
         if self.db.dialect == "postgresql" and not delete_ids and not any(r["role"] == "signal" for r in rows):
             params = {**fence_params(fence, "f_"), "thread_id": thread_id, "resource_id": resource_id,
-                      "now": _now(), "ids": [r["id"] for r in rows], "roles": [r["role"] for r in rows],
-                      "types": [r["type"] for r in rows], "created": [r["created_at"] for r in rows],
-                      "contents": [r["content"] for r in rows]}
+                      "touched_at": _now(), **_rows_params(rows)}
 
             if not (await self.db.one(_SAVE_FENCED_PG, params, write=True)).scalar():
                 raise LeaseLostError(fence)
@@ -248,6 +277,13 @@ class SqlStore:
                                       write=True)
             if ended.rowcount == 0:
                 await self.db.read(check_fence, fence)  # why nothing was written: a lost lease raises
+            return
+        if (fence is not None and self.db.dialect == "postgresql" and not delete_ids
+                and not any(r["role"] == "signal" for r in rows)):
+            params = {**values, **fence_params(fence, "f_"), "thread_id": thread_id,
+                      "resource_id": resource_id, "touched_at": values["ended_at"], **_rows_params(rows)}
+            if not (await self.db.one(_SAVE_END_FENCED_PG, params, write=True)).scalar():
+                raise LeaseLostError(fence)
             return
 
         def work(conn: Connection) -> None:
@@ -423,7 +459,7 @@ def _insert_run(conn: Connection, run_id: str, agent_id: str, thread_id: str, re
         raise AlreadyExistsError(f"run id {run_id!r} is taken: choose another, or leave run_id empty")
 
 
-_BEGIN_CLAIMED_PG = Prepared("""
+_BEGIN_CLAIMED_WITH = """
 WITH thread AS (
     SELECT id FROM threads WHERE id = %(thread_id)s AND resource_id = %(resource_id)s
 ), lease AS (
@@ -439,19 +475,24 @@ WITH thread AS (
     SELECT %(run_id)s, %(agent_id)s, %(thread_id)s, %(resource_id)s, 'running', '', %(usage)s, %(started_at)s
     FROM lease
     RETURNING id
-)
+)"""
+_BEGIN_CLAIMED_SELECT = """
 SELECT (SELECT epoch FROM lease) AS epoch, (SELECT count(*) FROM thread) AS threads,
        m.seq, m.thread_id, m.id, m.resource_id, m.role, m.type, m.created_at, m.content
 FROM (SELECT 1) AS one
 LEFT JOIN LATERAL (
     SELECT * FROM messages WHERE thread_id = %(thread_id)s ORDER BY seq DESC LIMIT %(limit)s
 ) AS m ON true
-""")
+"""
+_BEGIN_CLAIMED_PG = Prepared(_BEGIN_CLAIMED_WITH + _BEGIN_CLAIMED_SELECT)
 """A run's opening on PostgreSQL in one statement (one round trip, no ``BEGIN``/``COMMIT``), for
 a thread that exists and is the resource's: the lease taken (when free, or in place of the lease
 this replica hands over), the run recorded only with it (an id that is taken fails the whole
 statement: nothing is written), and the history read. No thread row for the resource: nothing is
 written (the transaction of ``begin_run`` creates it, or refuses another resource's)."""
+_BEGIN_CLAIMED_SAVING_PG = Prepared(_BEGIN_CLAIMED_WITH + ", " + _saving("run") + _BEGIN_CLAIMED_SELECT)
+"""The same, with the run's input saved (after the history is read: a statement reads the rows
+as they were before it)."""
 
 
 def _begin_claimed_params(
