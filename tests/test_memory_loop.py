@@ -269,6 +269,18 @@ async def test_the_input_is_stored_before_the_model_is_called_with_or_without_in
     assert [r.status for r in runs] == ["failed", "failed"]
 
 
+async def test_a_client_that_resends_the_conversation_keeps_each_message_once(memory_harness, store) -> None:
+    """A client that sends the whole conversation each time (ids and all) sends messages the
+    thread has: they stay where they are, once, and only the new one is added."""
+    h = memory_harness([Turn.say("ok"), Turn.say("ok again")])
+    first = Message.user("one")
+    await h.generate(h.agent(), [first], **U1T1)
+    answer = (await stored(store))[-1]
+    await h.generate(h.agent(), [first, answer, Message.user("two")], **U1T1)
+    assert texts(await stored(store)) == [("user", "one"), ("assistant", "ok"), ("user", "two"),
+                                          ("assistant", "ok again")]
+
+
 async def test_runs_without_memory_store_nothing(memory_harness, store) -> None:
     h = memory_harness([Turn.say("ok")])
     result = await h.generate(h.agent(), "hello")

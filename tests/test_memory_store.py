@@ -424,6 +424,23 @@ async def test_a_run_opened_with_its_input_reads_the_history_before_it_and_store
     assert [m.text for m in await store.load_history("t2", 10)] == ["first"]
 
 
+async def test_a_run_opened_with_messages_its_history_has_stores_only_the_new_ones(store: SqlStore) -> None:
+    """A client that resends the conversation: a message the history read has stays as stored,
+    where it is (the run keeps it as history), and only the new message is added."""
+    from datetime import timedelta
+
+    from treadle.core.messages import utcnow
+
+    await store.open_thread("u1", "t1")
+    earlier = Message.user("earlier")
+    await store.save_messages("t1", "u1", [earlier, Message.assistant("answer")])
+    resent = copy_message(earlier)
+    resent.content.parts = [TextPart("earlier, edited by the client")]
+    history = await _open_claimed(store, "t1", "r1", utcnow() + timedelta(minutes=1), [resent, Message.user("new")])
+    assert [m.text for m in history] == ["earlier", "answer"]
+    assert [m.text for m in await store.load_history("t1", 10)] == ["earlier", "answer", "new"]
+
+
 async def test_a_run_that_cannot_open_stores_none_of_its_input(store: SqlStore) -> None:
     """Its thread held by another run, or its run id taken: the input is not stored either."""
     from treadle.core.messages import utcnow

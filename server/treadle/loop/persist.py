@@ -105,7 +105,8 @@ class Persister:
             history=last_messages, input=input,
         )
         self._run_id = run_id
-        self._written(list(input), [])
+        known = {m.id for m in self.history}  # resent: kept where the history has it, not written
+        self._written([m for m in input if m.id not in known], [])
 
     def _changes(self, ml: MessageList) -> tuple[list[Message], list[str]]:
         """New or changed messages of this run, and those it wrote that a processor removed."""

@@ -84,7 +84,7 @@ class MemoryStore(Protocol):
         metadata: dict[str, Any] | None, history: int, input: Sequence[Message] = (),
     ) -> list[Message]:
         """In one transaction: ``open_thread``, ``start_run``, ``load_history``, then
-        ``save_messages`` of ``input`` (not in the history returned)."""
+        ``save_messages`` of those of ``input`` that are not in that history."""
         ...
 
     async def load_history(self, thread_id: str, limit: int) -> list[Message]:

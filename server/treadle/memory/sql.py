@@ -74,16 +74,18 @@ _CONSUME = delete(_PENDING).where(_PENDING.c.thread_id == bindparam("thread_id")
                                   _PENDING.c.id.in_(bindparam("ids", expanding=True)))
 """A signal waiting in the durable inbox is consumed by storing its message: one transaction."""
 _upserts: dict[str, Any] = {}
-def _saving(guard: str) -> str:
+def _saving(guard: str, skip: str = "") -> str:
     """The ``WITH`` entries of a save on PostgreSQL, each only when ``guard`` has a row: the
-    messages (``_rows_params``) upserted in order, the thread touched."""
+    messages (``_rows_params``) upserted in order (but those whose ids ``skip`` selects), the
+    thread touched."""
+    skipped = f" AND m.id NOT IN ({skip})" if skip else ""
     return f"""saved AS (
     INSERT INTO messages (thread_id, id, resource_id, role, type, created_at, content)
     SELECT %(thread_id)s, m.id, %(resource_id)s, m.role, m.type, m.created_at, m.content
     FROM unnest(CAST(%(ids)s AS text[]), CAST(%(roles)s AS text[]), CAST(%(types)s AS text[]),
                 CAST(%(created)s AS bigint[]), CAST(%(contents)s AS text[])) WITH ORDINALITY
          AS m(id, role, type, created_at, content, n)
-    WHERE EXISTS (SELECT 1 FROM {guard})
+    WHERE EXISTS (SELECT 1 FROM {guard}){skipped}
     ORDER BY m.n
     ON CONFLICT (thread_id, id) DO UPDATE
     SET content = excluded.content, role = excluded.role, type = excluded.type
@@ -175,8 +177,8 @@ class SqlStore:
         metadata: dict[str, Any] | None, history: int, input: Sequence[Message] = (),
     ) -> list[Message]:
         """One transaction: open the thread (refused for another resource, writing nothing),
-        record the run, read the newest ``history`` messages, then save ``input`` (not in the
-        history returned). Like every write of a run on a thread, conditional on the run's lease
+        record the run, read the newest ``history`` messages, then save those of ``input`` that
+        are not among them (as the message list keeps a resent message where the history has it). Like every write of a run on a thread, conditional on the run's lease
         (``fence.current_fence``); or, with a ``fence.current_claim``, taking the lease first in
         the same transaction (then the lease taken is the fence of the run's later writes)."""
         fence, claim = current_fence.get(), current_claim.get()
@@ -217,8 +219,9 @@ class SqlStore:
             _open_thread(conn, resource_id, thread_id, title, metadata)
             _insert_run(conn, run_id, agent_id, thread_id, resource_id)
             messages = _history(conn, thread_id, history)
-            if rows:
-                _save(conn, thread_id, rows, [])
+            known = {m.id for m in messages}
+            if fresh := [r for r in rows if r["id"] not in known]:
+                _save(conn, thread_id, fresh, [])
             return messages, taken
 
         messages, taken = await self.db.write(work)
@@ -459,6 +462,7 @@ def _insert_run(conn: Connection, run_id: str, agent_id: str, thread_id: str, re
         raise AlreadyExistsError(f"run id {run_id!r} is taken: choose another, or leave run_id empty")
 
 
+_RECENT = "SELECT id FROM messages WHERE thread_id = %(thread_id)s ORDER BY seq DESC LIMIT %(limit)s"
 _BEGIN_CLAIMED_WITH = """
 WITH thread AS (
     SELECT id FROM threads WHERE id = %(thread_id)s AND resource_id = %(resource_id)s
@@ -490,9 +494,9 @@ a thread that exists and is the resource's: the lease taken (when free, or in pl
 this replica hands over), the run recorded only with it (an id that is taken fails the whole
 statement: nothing is written), and the history read. No thread row for the resource: nothing is
 written (the transaction of ``begin_run`` creates it, or refuses another resource's)."""
-_BEGIN_CLAIMED_SAVING_PG = Prepared(_BEGIN_CLAIMED_WITH + ", " + _saving("run") + _BEGIN_CLAIMED_SELECT)
-"""The same, with the run's input saved (after the history is read: a statement reads the rows
-as they were before it)."""
+_BEGIN_CLAIMED_SAVING_PG = Prepared(_BEGIN_CLAIMED_WITH + ", " + _saving("run", _RECENT) + _BEGIN_CLAIMED_SELECT)
+"""The same, with the run's input saved but for the messages in the history it reads (a statement
+reads the rows as they were before it)."""
 
 
 def _begin_claimed_params(
