@@ -394,8 +394,10 @@ class AgentLoop:
                     return await self._fail(plan, output, state, result, error, sent=sent)
                 case Done():
                     state.completed_steps += 1
+                    # The run ends here unless the inbox has more (what is left past max_steps
+                    # waits for the next run).
                     ending = (request.inbox is None or not request.inbox.pending
-                            or state.completed_steps >= plan.max_steps)  # what is left waits for the next run
+                              or state.completed_steps >= plan.max_steps)
                     if not (ending and state.finish_streamed and not _ends_with_hook(plan)):
                         await persist.save(ml)  # an accepted step, at its boundary
                     # (else nothing runs before ``persist.finish`` writes it with the run's end)

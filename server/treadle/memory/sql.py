@@ -74,6 +74,8 @@ _CONSUME = delete(_PENDING).where(_PENDING.c.thread_id == bindparam("thread_id")
                                   _PENDING.c.id.in_(bindparam("ids", expanding=True)))
 """A signal waiting in the durable inbox is consumed by storing its message: one transaction."""
 _upserts: dict[str, Any] = {}
+
+
 def _saving(guard: str, skip: str = "") -> str:
     """The ``WITH`` entries of a save on PostgreSQL, each only when ``guard`` has a row: the
     messages (``_rows_params``) upserted in order (but those whose ids ``skip`` selects), the
@@ -116,6 +118,11 @@ WITH {_FENCE_PG}, {_saving("fence")}, ended AS (
 SELECT count(*) FROM fence
 """)
 """A run's last save and its end on PostgreSQL in one statement, as ``_SAVE_FENCED_PG``."""
+
+
+def _has_signal(rows: list[dict[str, Any]]) -> bool:
+    """A signal's message is stored with its pending row consumed: a transaction of its own."""
+    return any(r["role"] == "signal" for r in rows)
 
 
 def _rows_params(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -178,14 +185,15 @@ class SqlStore:
     ) -> list[Message]:
         """One transaction: open the thread (refused for another resource, writing nothing),
         record the run, read the newest ``history`` messages, then save those of ``input`` that
-        are not among them (as the message list keeps a resent message where the history has it). Like every write of a run on a thread, conditional on the run's lease
+        are not among them (the message list keeps a resent message where the history has it).
+        Like every write of a run on a thread, conditional on the run's lease
         (``fence.current_fence``); or, with a ``fence.current_claim``, taking the lease first in
         the same transaction (then the lease taken is the fence of the run's later writes)."""
         fence, claim = current_fence.get(), current_claim.get()
         rows = _message_rows(thread_id, resource_id, input)
         if (claim is not None and claim.lease is not None and claim.now is not None and history > 0
                 and title is None and metadata is None and self.db.dialect == "postgresql"
-                and not any(r["role"] == "signal" for r in rows)):
+                and not _has_signal(rows)):
             params = _begin_claimed_params(claim, run_id, agent_id, resource_id, thread_id, history)
             if rows:
                 params.update(_rows_params(rows), touched_at=params["started_at"])
@@ -246,7 +254,7 @@ class SqlStore:
             await self.db.write(_save, thread_id, rows, list(delete_ids))
             return
 
-        if self.db.dialect == "postgresql" and not delete_ids and not any(r["role"] == "signal" for r in rows):
+        if self.db.dialect == "postgresql" and not delete_ids and not _has_signal(rows):
             params = {**fence_params(fence, "f_"), "thread_id": thread_id, "resource_id": resource_id,
                       "touched_at": _now(), **_rows_params(rows)}
 
@@ -282,7 +290,7 @@ class SqlStore:
                 await self.db.read(check_fence, fence)  # why nothing was written: a lost lease raises
             return
         if (fence is not None and self.db.dialect == "postgresql" and not delete_ids
-                and not any(r["role"] == "signal" for r in rows)):
+                and not _has_signal(rows)):
             params = {**values, **fence_params(fence, "f_"), "thread_id": thread_id,
                       "resource_id": resource_id, "touched_at": values["ended_at"], **_rows_params(rows)}
             if not (await self.db.one(_SAVE_END_FENCED_PG, params, write=True)).scalar():
