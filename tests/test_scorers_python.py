@@ -65,3 +65,30 @@ async def test_a_code_agents_builtin_scorer_is_checked_when_added(start_app: Sta
     with pytest.raises(InvalidArgumentError) as bad:
         running.app.add_agent(Agent(id="geo", model="openai/x", scorers=[ScorerRef(builtin="regex-match")]))
     assert "scorers[0]: option 'pattern' is required" in str(bad.value)
+
+
+async def test_scoring_on_demand_answers_with_the_score_while_other_replicas_poll(start_app: StartApp) -> None:
+    """Another replica's worker claims every due row after each of this replica's writes (the
+    worst moment it could poll): the row scored on demand is never due, so the answer is its score."""
+    given = Keyword("given", "Paris")
+
+    def setup(app: Any) -> None:
+        app.add_agent(Agent(id="geo", model="openai/x", scorers=[ScorerRef(scorer=given)]))
+
+    app = (await start_app(setup=setup)).app
+    store, write = app.scoring.store, app.scoring.store.db.write
+    stolen: list[Any] = []
+
+    async def write_then_poll(work: Any, *args: Any) -> Any:
+        result = await write(work, *args)
+        if work.__qualname__.startswith("ScoreStore.") and not work.__qualname__.startswith("ScoreStore.claim"):
+            stolen.extend(await store.claim("another-replica", 60_000_000, 10))
+        return result
+
+    store.db.write = write_then_poll
+    run = ScoringRun(run_id="run_1", agent_id="geo", input_messages=[Message.user("Capital of France?")],
+                     output=[Message.assistant("Paris")])
+    for _ in range(2):  # and again: the row scored before is taken over, not left to a worker
+        [score] = await app.scoring.score_now(app.registry.get_agent("geo"), run, None, [])
+        assert (score.run_id, score.score, score.reason, score.source) == ("run_1", 1.0, "'Paris' found", "test")
+    assert stolen == [] and len(given.seen) == 2

@@ -313,17 +313,13 @@ class Scoring:
         out = []
         for ref in refs:
             job = self._job(agent.id, run, ref, payload, "test")
-            await self.store.requeue(job)
-            claimed = await self.store.claim(self.replica, self._lease_us(), 1, ids=(job.id,))
-            if not claimed:
-                continue
-            claimed[0].attempts = MAX_ATTEMPTS  # on demand: one attempt, the error is the answer
+            taken = await self.store.take(job, self.replica, self._lease_us(), MAX_ATTEMPTS)
             try:
-                result = await self.score(claimed[0])
+                result = await self.score(taken)
             except Exception as e:
-                await self.store.fail(claimed[0], self.replica, str(e) or type(e).__name__, None)
+                await self.store.fail(taken, self.replica, str(e) or type(e).__name__, None)
                 raise FailedPreconditionError(f"scorer {ref.scorer_id!r} could not score run {run.run_id!r}: {e}") from None
-            await self.store.succeed(claimed[0], self.replica, result.score, result.reason, result.details)
+            await self.store.succeed(taken, self.replica, result.score, result.reason, result.details)
             out.extend(await self.store.get([job.id]))
         return out
 

@@ -197,16 +197,21 @@ class ScoreStore:
 
         return await self.db.write(work)
 
-    async def requeue(self, job: Job) -> None:
-        """Insert or reset ``job`` to pending (an on-demand scoring of a run scored before)."""
+    async def take(self, job: Job, replica: str, lease_us: int, attempts: int) -> Job:
+        """Insert or reset ``job`` as claimed by ``replica`` (an on-demand scoring, of a run
+        perhaps scored before), in one write: no worker can claim the row between its reset and
+        its claim. A worker scoring the row when it is taken loses its claim, so its result is
+        not stored over this one. ``attempts`` as if spent: a failure is the answer, not retried."""
         now = now_us()
 
-        def work(conn: Connection) -> None:
-            row = _row(job, now)
+        def work(conn: Connection) -> Job:
+            row = {**_row(job, now, "running"), "claimed_by": replica, "claimed_until": now + lease_us,
+                   "attempts": attempts}
             conn.execute(_insert(conn).values(row).on_conflict_do_update(
                 index_elements=["id"], set_={k: v for k, v in row.items() if k != "id"}))
+            return _job(conn.execute(select(scores).where(scores.c.id == job.id)).one())
 
-        await self.db.write(work)
+        return await self.db.write(work)
 
     async def claim(self, replica: str, lease_us: int, limit: int, ids: tuple[str, ...] = ()) -> list[Job]:
         """Due rows (``ids`` only, when given) now claimed by ``replica`` until ``lease_us`` from now."""
