@@ -197,16 +197,17 @@ class ScoreStore:
 
         return await self.db.write(work)
 
-    async def take(self, job: Job, replica: str, lease_us: int, attempts: int) -> Job:
+    async def take(self, job: Job, replica: str, lease_us: int) -> Job:
         """Insert or reset ``job`` as claimed by ``replica`` (an on-demand scoring, of a run
         perhaps scored before), in one write: no worker can claim the row between its reset and
         its claim. A worker scoring the row when it is taken loses its claim, so its result is
-        not stored over this one. ``attempts`` as if spent: a failure is the answer, not retried."""
+        not stored over this one. Its first attempt: should this replica die scoring it, a worker
+        takes it over when the claim runs out, with the retries a queued row has."""
         now = now_us()
 
         def work(conn: Connection) -> Job:
             row = {**_row(job, now, "running"), "claimed_by": replica, "claimed_until": now + lease_us,
-                   "attempts": attempts}
+                   "attempts": 1}
             conn.execute(_insert(conn).values(row).on_conflict_do_update(
                 index_elements=["id"], set_={k: v for k, v in row.items() if k != "id"}))
             return _job(conn.execute(select(scores).where(scores.c.id == job.id)).one())
