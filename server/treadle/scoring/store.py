@@ -214,18 +214,15 @@ class ScoreStore:
 
         return await self.db.write(work)
 
-    async def claim(self, replica: str, lease_us: int, limit: int, ids: tuple[str, ...] = ()) -> list[Job]:
-        """Due rows (``ids`` only, when given) now claimed by ``replica`` until ``lease_us`` from now."""
+    async def claim(self, replica: str, lease_us: int, limit: int) -> list[Job]:
+        """Due rows now claimed by ``replica`` until ``lease_us`` from now."""
         now = now_us()
         c = scores.c
         due = or_(and_(c.status == "pending", c.next_attempt_at <= now),
                   and_(c.status == "running", c.claimed_until < now))
 
         def work(conn: Connection) -> list[Job]:
-            query = select(c.id).where(due)
-            if ids:
-                query = query.where(c.id.in_(ids))
-            candidates = conn.execute(query.order_by(c.next_attempt_at).limit(limit)).scalars().all()
+            candidates = conn.execute(select(c.id).where(due).order_by(c.next_attempt_at).limit(limit)).scalars().all()
             claimed = []
             for score in candidates:
                 result = conn.execute(update(scores).where(and_(c.id == score, due)).values(
