@@ -313,10 +313,10 @@ class Scoring:
         out = []
         for ref in refs:
             job = self._job(agent.id, run, ref, payload, "test")
-            taken = await self.store.take(job, self.replica, self._lease_us())  # the error is the answer
+            taken = await self.store.take(job, self.replica, self._lease_us())
             try:
                 result = await self.score(taken)
-            except Exception as e:
+            except Exception as e:  # on demand: not retried, the error is the answer
                 await self.store.fail(taken, self.replica, str(e) or type(e).__name__, None)
                 raise FailedPreconditionError(f"scorer {ref.scorer_id!r} could not score run {run.run_id!r}: {e}") from None
             await self.store.succeed(taken, self.replica, result.score, result.reason, result.details)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import (
@@ -205,14 +205,14 @@ class ScoreStore:
         takes it over when the claim runs out, with the retries a queued row has."""
         now = now_us()
 
-        def work(conn: Connection) -> Job:
-            row = {**_row(job, now, "running"), "claimed_by": replica, "claimed_until": now + lease_us,
-                   "attempts": 1}
+        row = {**_row(job, now, "running"), "claimed_by": replica, "claimed_until": now + lease_us, "attempts": 1}
+
+        def work(conn: Connection) -> None:
             conn.execute(_insert(conn).values(row).on_conflict_do_update(
                 index_elements=["id"], set_={k: v for k, v in row.items() if k != "id"}))
-            return _job(conn.execute(select(scores).where(scores.c.id == job.id)).one())
 
-        return await self.db.write(work)
+        await self.db.write(work)  # the job as stored, as a worker would read it back
+        return replace(job, attempts=1, scorer=json.loads(row["scorer"]), payload=json.loads(row["payload"]))
 
     async def claim(self, replica: str, lease_us: int, limit: int) -> list[Job]:
         """Due rows now claimed by ``replica`` until ``lease_us`` from now."""
