@@ -7,10 +7,10 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 
+from tests.support.claims import claim, open_claimed
 from tests.support.databases import Database
 from treadle.core.chunks import Usage
 from treadle.core.errors import AlreadyExistsError, NotFoundError, PermissionDeniedError
@@ -379,33 +379,6 @@ async def test_a_runs_end_releases_its_lease_unless_what_is_pending_keeps_it(sto
     assert asked[0] == []
 
 
-def _claim(store: SqlStore, thread: str, run_id: str, now: Any, replica: str = "replica-a") -> Any:
-    """The lease a run's opening takes, as the thread runtime hands it to ``begin_run``."""
-    from datetime import timedelta
-
-    from treadle.memory.fence import LeaseClaim
-    from treadle.memory.signal_records import Lease
-    from treadle.memory.signal_sql import SqlSignalStore
-
-    lease = Lease(("u1", thread), replica, run_id, "agent", now + timedelta(seconds=30))
-    return LeaseClaim(SqlSignalStore(store.engine).lease_taker(lease, now), replica, run_id, lease=lease, now=now)
-
-
-async def _open_claimed(store: SqlStore, thread: str, run_id: str, now: Any, input: list[Message]) -> list[Message]:
-    from treadle.memory.fence import current_claim, current_fence
-
-    claim = _claim(store, thread, run_id, now)
-    claimed, fence = current_claim.set(claim), current_fence.set(None)
-    try:
-        history = await store.begin_run(run_id, "agent", "u1", thread, title=None, metadata=None, history=10,
-                                        input=input)
-    finally:
-        current_claim.reset(claimed)
-        current_fence.reset(fence)
-    assert claim.taken is not None and claim.taken.run_id == run_id
-    return history
-
-
 async def test_a_run_opened_with_its_input_reads_the_history_before_it_and_stores_it_after(store: SqlStore) -> None:
     """A run whose input no processor changes stores it with its opening: the history it reads
     is the thread before the input, and the input is stored after that history, on a thread
@@ -414,13 +387,13 @@ async def test_a_run_opened_with_its_input_reads_the_history_before_it_and_store
 
     await store.open_thread("u1", "t1")
     await store.save_messages("t1", "u1", [Message.user("earlier"), Message.assistant("answer")])
-    history = await _open_claimed(store, "t1", "r1", utcnow(), [Message.user("now"), Message.user("and this")])
+    history = await open_claimed(store, "t1", "r1", utcnow(), [Message.user("now"), Message.user("and this")])
     assert [m.text for m in history] == ["earlier", "answer"]
     assert [m.text for m in await store.load_history("t1", 10)] == ["earlier", "answer", "now", "and this"]
     [run] = (await store.list_runs("t1", PageRequest(10, 1 << 20))).items
     assert (run.id, run.status) == ("r1", "running")
 
-    assert await _open_claimed(store, "t2", "r2", utcnow(), [Message.user("first")]) == []
+    assert await open_claimed(store, "t2", "r2", utcnow(), [Message.user("first")]) == []
     assert [m.text for m in await store.load_history("t2", 10)] == ["first"]
 
 
@@ -436,7 +409,7 @@ async def test_a_run_opened_with_messages_its_history_has_stores_only_the_new_on
     await store.save_messages("t1", "u1", [earlier, Message.assistant("answer")])
     resent = copy_message(earlier)
     resent.content.parts = [TextPart("earlier, edited by the client")]
-    history = await _open_claimed(store, "t1", "r1", utcnow() + timedelta(minutes=1), [resent, Message.user("new")])
+    history = await open_claimed(store, "t1", "r1", utcnow() + timedelta(minutes=1), [resent, Message.user("new")])
     assert [m.text for m in history] == ["earlier", "answer"]
     assert [m.text for m in await store.load_history("t1", 10)] == ["earlier", "answer", "new"]
 
@@ -449,17 +422,17 @@ async def test_a_run_that_cannot_open_stores_none_of_its_input(store: SqlStore) 
     await store.open_thread("u1", "t1")
     await store.save_messages("t1", "u1", [Message.user("earlier")])
     now = utcnow()
-    held = _claim(store, "t1", "r-other", now, replica="replica-b")
+    held = claim(store, "t1", "r-other", now, replica="replica-b")
     from treadle.memory.signal_sql import SqlSignalStore
 
     assert held.lease is not None
     await SqlSignalStore(store.engine).acquire_lease(held.lease, now)
     with pytest.raises(LeaseHeldError):
-        await _open_claimed(store, "t1", "r1", now, [Message.user("while held")])
+        await open_claimed(store, "t1", "r1", now, [Message.user("while held")])
     await store.start_run("r-taken", "agent", "t1", "u1")
     later = now + (held.lease.expires_at - now) * 2  # the other run's lease expired
     with pytest.raises(AlreadyExistsError):
-        await _open_claimed(store, "t1", "r-taken", later, [Message.user("taken id")])
+        await open_claimed(store, "t1", "r-taken", later, [Message.user("taken id")])
     assert [m.text for m in await store.load_history("t1", 10)] == ["earlier"]
     assert [r.id for r in (await store.list_runs("t1", PageRequest(10, 1 << 20))).items] == ["r-taken"]
 
@@ -474,7 +447,7 @@ async def test_a_run_ends_with_its_last_messages_only_while_it_holds_its_lease(s
     from treadle.memory.signal_sql import SqlSignalStore
 
     now = utcnow()
-    await _open_claimed(store, "t1", "r1", now, [Message.user("one")])
+    await open_claimed(store, "t1", "r1", now, [Message.user("one")])
     from treadle.memory.signal_sql import held_lease
 
     mine = await store.db.read(held_lease, ("u1", "t1"))
@@ -489,7 +462,7 @@ async def test_a_run_ends_with_its_last_messages_only_while_it_holds_its_lease(s
     assert (run.status, run.finish_reason, run.usage.output_tokens) == ("finished", "stop", 3)
 
     later = now + timedelta(seconds=31)
-    await _open_claimed(store, "t1", "r2", later, [Message.user("two")])
+    await open_claimed(store, "t1", "r2", later, [Message.user("two")])
     lost = await store.db.read(held_lease, ("u1", "t1"))
     much_later = later + timedelta(seconds=31)  # expired: another replica takes the thread
     await SqlSignalStore(store.engine).acquire_lease(

@@ -48,8 +48,31 @@ def _insert(conn: Connection, table: Table) -> Any:
 # The statements of every run, built once (with bound parameters) so that a run pays only for
 # executing them: building and compiling a statement costs more than SQLite running it.
 _THREAD_BY_ID = select(t.threads).where(t.threads.c.id == bindparam("thread_id"))
-_HISTORY = (select(t.messages).where(t.messages.c.thread_id == bindparam("thread_id"))
-            .order_by(t.messages.c.seq.desc()).limit(bindparam("limit")))
+SEQ_MAX = 2**63 - 1
+"""No message's ``seq`` is greater (a 64-bit key)."""
+
+
+def in_thread(thread_id: Any, after: Any = -1, through: Any = SEQ_MAX) -> Any:
+    """A thread's messages with ``after < seq <= through``, as bounds on the index by thread and
+    position, ``(thread_id, seq)``; order them with ``by_position``. Not ``thread_id = x ORDER BY
+    seq``: for that, PostgreSQL may choose to walk the primary key (``seq``) in order and filter
+    by thread. It does when the thread holds a large share of the table, and then reads every
+    newer message of every other thread before it finds the thread's own (a hundred thousand
+    rows for ten, on a thread with half of the table's messages and none of its newest). With
+    bounds on the pair, only that index gives the order."""
+    m = t.messages.c
+    pair = tuple_(m.thread_id, m.seq)
+    return and_(pair > tuple_(thread_id, after), pair <= tuple_(thread_id, through))
+
+
+def by_position(newest_first: bool = False) -> tuple[Any, Any]:
+    """The order of ``in_thread``'s messages: by thread (one) and position."""
+    m = t.messages.c
+    return (m.thread_id.desc(), m.seq.desc()) if newest_first else (m.thread_id, m.seq)
+
+
+_HISTORY = (select(t.messages).where(in_thread(bindparam("thread_id")))
+            .order_by(*by_position(newest_first=True)).limit(bindparam("limit")))
 _INSERT_RUN = {d: Prepared(insert(t.runs).values(
     id=bindparam("b_id"), agent_id=bindparam("b_agent_id"), thread_id=bindparam("b_thread_id"),
     resource_id=bindparam("b_resource_id"), status="running", finish_reason="",
@@ -364,11 +387,8 @@ class SqlStore:
         await self.db.write(work)
 
     async def list_messages(self, thread_id: str, page: PageRequest) -> Page:
-        c = t.messages.c
-        query = select(t.messages).where(c.thread_id == thread_id)
-        if page.cursor is not None:
-            query = query.where(c.seq > page.cursor[0])
-        query = query.order_by(c.seq).limit(page.size + 1)
+        after = page.cursor[0] if page.cursor is not None else -1
+        query = select(t.messages).where(in_thread(thread_id, after)).order_by(*by_position()).limit(page.size + 1)
         rows = await self.db.read(_all, query)
         return _page(rows, page, lambda r: len(r.content), _message, lambda r: (r.seq,))
 
@@ -470,10 +490,13 @@ def _insert_run(conn: Connection, run_id: str, agent_id: str, thread_id: str, re
         raise AlreadyExistsError(f"run id {run_id!r} is taken: choose another, or leave run_id empty")
 
 
-_RECENT = "SELECT id FROM messages WHERE thread_id = %(thread_id)s ORDER BY seq DESC LIMIT %(limit)s"
-_BEGIN_CLAIMED_WITH = """
+_BEGIN_CLAIMED_WITH = f"""
 WITH thread AS (
     SELECT id FROM threads WHERE id = %(thread_id)s AND resource_id = %(resource_id)s
+), history AS (
+    SELECT * FROM messages
+    WHERE (thread_id, seq) > (%(thread_id)s, -1) AND (thread_id, seq) <= (%(thread_id)s, {SEQ_MAX})
+    ORDER BY thread_id DESC, seq DESC LIMIT %(limit)s
 ), lease AS (
     INSERT INTO thread_leases AS l (resource_id, thread_id, owner, run_id, agent_id, expires_at, epoch)
     SELECT %(resource_id)s, %(thread_id)s, %(owner)s, %(run_id)s, %(agent_id)s, %(expires_at)s, 1 FROM thread
@@ -491,10 +514,8 @@ WITH thread AS (
 _BEGIN_CLAIMED_SELECT = """
 SELECT (SELECT epoch FROM lease) AS epoch, (SELECT count(*) FROM thread) AS threads,
        m.seq, m.thread_id, m.id, m.resource_id, m.role, m.type, m.created_at, m.content
-FROM (SELECT 1) AS one
-LEFT JOIN LATERAL (
-    SELECT * FROM messages WHERE thread_id = %(thread_id)s ORDER BY seq DESC LIMIT %(limit)s
-) AS m ON true
+FROM (SELECT 1) AS one LEFT JOIN history AS m ON true
+ORDER BY m.seq DESC
 """
 _BEGIN_CLAIMED_PG = Prepared(_BEGIN_CLAIMED_WITH + _BEGIN_CLAIMED_SELECT)
 """A run's opening on PostgreSQL in one statement (one round trip, no ``BEGIN``/``COMMIT``), for
@@ -502,7 +523,8 @@ a thread that exists and is the resource's: the lease taken (when free, or in pl
 this replica hands over), the run recorded only with it (an id that is taken fails the whole
 statement: nothing is written), and the history read. No thread row for the resource: nothing is
 written (the transaction of ``begin_run`` creates it, or refuses another resource's)."""
-_BEGIN_CLAIMED_SAVING_PG = Prepared(_BEGIN_CLAIMED_WITH + ", " + _saving("run", _RECENT) + _BEGIN_CLAIMED_SELECT)
+_BEGIN_CLAIMED_SAVING_PG = Prepared(
+    _BEGIN_CLAIMED_WITH + ", " + _saving("run", "SELECT id FROM history") + _BEGIN_CLAIMED_SELECT)
 """The same, with the run's input saved but for the messages in the history it reads (a statement
 reads the rows as they were before it)."""
 

@@ -330,7 +330,7 @@ async def stored_run(db: Database, run_id: str, history: int) -> tuple[Any, list
     before them)``, or None when there is no such run. A run's messages are those created after
     the previous run of the thread ended and before it ended (runs of a thread do not overlap)."""
     from ..memory import schema as t
-    from ..memory.sql import _message  # the stored-message decoding, shared
+    from ..memory.sql import _message, by_position, in_thread
 
     def work(conn: Connection) -> tuple[Any, list[Any], list[Any]] | None:
         run = conn.execute(select(t.runs).where(t.runs.c.id == run_id)).first()
@@ -341,10 +341,10 @@ async def stored_run(db: Database, run_id: str, history: int) -> tuple[Any, list
             r.thread_id == run.thread_id, r.id != run.id, r.ended_at <= run.started_at))).scalar()
         m = t.messages.c
         start = before if before is not None else -1
-        mine = conn.execute(select(t.messages).where(and_(
-            m.thread_id == run.thread_id, m.created_at > start, m.created_at <= run.ended_at)).order_by(m.seq)).all()
-        earlier = conn.execute(select(t.messages).where(and_(
-            m.thread_id == run.thread_id, m.created_at <= start)).order_by(m.seq.desc()).limit(history)).all()
+        mine = conn.execute(select(t.messages).where(
+            in_thread(run.thread_id), m.created_at > start, m.created_at <= run.ended_at).order_by(*by_position())).all()
+        earlier = conn.execute(select(t.messages).where(in_thread(run.thread_id), m.created_at <= start)
+                               .order_by(*by_position(newest_first=True)).limit(history)).all()
         return run, [_message(x) for x in mine], [_message(x) for x in reversed(earlier)]
 
     return await db.read(work)

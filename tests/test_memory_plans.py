@@ -1,0 +1,118 @@
+"""PostgreSQL reads a thread's messages through the index by thread and position, whatever the
+shape of the table: every statement the server runs that reads ``messages`` for a thread, each
+executed for real and, just before, under ``EXPLAIN ANALYZE`` (rolled back), visits the thread's
+own rows only, never the other threads' newer ones.
+
+The shape that goes wrong otherwise: one thread holds a large share of the table and none of its
+newest rows. Asked for ``thread_id = x ORDER BY seq``, the planner may then walk the primary key
+from the newest row, filtering by thread, through every message of every other thread stored
+since (on this table it did so for a subscription's replay).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from opentelemetry.trace import NoOpTracer
+
+from tests.support.claims import open_claimed
+from tests.support.databases import Database
+from treadle.agents import Agent, CallOptions, MemoryOptions, RunRequest
+from treadle.core.messages import Message, SystemMessage, utcnow
+from treadle.loop import AgentLoop
+from treadle.memory import PageRequest, SqlStore, open_store
+from treadle.memory.codec import content_to_json
+from treadle.memory.engine import conninfo
+from treadle.registry import Registry
+from treadle.scoring.store import stored_run
+from treadle.signals.resume import position_now, replay
+from treadle.testing import ScriptedModel, ScriptedModels, text_response
+
+OWN, OTHERS, OTHER_THREADS = 3000, 6000, 6
+"""The thread's messages, then the other threads' (stored after them, spread over several)."""
+VISITED_AT_MOST = OWN + 100
+"""Rows of ``messages`` a statement may visit: the thread's, and the runs' own."""
+
+
+@pytest.fixture
+async def store(postgres: Database) -> AsyncIterator[SqlStore]:
+    s = await open_store(postgres.url)
+    yield s
+    await s.close()
+
+
+@pytest.fixture
+def explained(postgres: Database, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, int]]]:
+    """``(statement, rows of messages it visited)`` for each statement that reads ``messages``,
+    from ``EXPLAIN (ANALYZE)`` on a connection of its own, in a transaction rolled back, run
+    just before the statement itself."""
+    side = psycopg.connect(conninfo(postgres.url), autocommit=True)
+    seen: list[tuple[str, int]] = []
+    execute = psycopg.AsyncCursor.execute
+
+    async def explaining(self: Any, query: Any, params: Any = None, **kwargs: Any) -> Any:
+        text = query if isinstance(query, str) else query.decode() if isinstance(query, bytes) else ""
+        if "FROM messages" in text and not text.lstrip().upper().startswith("EXPLAIN"):
+            with side.transaction(force_rollback=True):
+                plan = side.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + text, params).fetchone()[0]
+            seen.append((text, _visited(plan[0]["Plan"])))
+        return await execute(self, query, params, **kwargs)
+
+    monkeypatch.setattr(psycopg.AsyncCursor, "execute", explaining)
+    yield seen
+    side.close()
+
+
+def _visited(node: dict[str, Any]) -> int:
+    """Rows of ``messages`` the plan's scans read: those they returned and those they filtered out."""
+    own = 0
+    if node.get("Relation Name") == "messages":
+        own = (node["Actual Rows"] + node.get("Rows Removed by Filter", 0)) * node["Actual Loops"]
+    return own + sum(_visited(child) for child in node.get("Plans", ()))
+
+
+async def test_a_threads_messages_are_read_by_its_index_when_it_holds_a_large_share_of_the_table(
+    store: SqlStore, postgres: Database, explained: list[tuple[str, int]],
+) -> None:
+    others = [f"busy-{i}" for i in range(OTHER_THREADS)]
+    for thread in ("big", *others):
+        await store.open_thread("u1", thread)
+    content = content_to_json(Message.user("x").content)
+    with psycopg.connect(conninfo(postgres.url), autocommit=True) as conn:
+        for thread, n in (("big", OWN), *((other, OTHERS // OTHER_THREADS) for other in others)):
+            conn.execute("INSERT INTO messages (thread_id, id, resource_id, role, type, created_at, content) "
+                         "SELECT %s, %s || g, 'u1', 'user', '', g, %s FROM generate_series(1, %s) AS g",
+                         (thread, f"{thread}-", content, n))
+        conn.execute("ANALYZE messages")
+    before = await position_now(store, ("u1", "big"))
+
+    history = await store.load_history("big", 10)
+    first = await store.list_messages("big", PageRequest(5, 1 << 20))
+    second = await store.list_messages("big", PageRequest(5, 1 << 20, first.next_cursor))
+    model = ScriptedModel()
+    model.add(text_response(["an ", "answer"]), text_response(["another"]))
+    loop = AgentLoop(Registry(), ScriptedModels(model), NoOpTracer(), memory=store)
+    agent = Agent(id="a", model="scripted/a", instructions=[SystemMessage("be brief")])
+    on_thread = CallOptions(memory=MemoryOptions("u1", "big"))
+    await loop.generate(agent, RunRequest([Message.user("a question")], on_thread))
+    since = await replay(store, ("u1", "big"), before)
+    result = await loop.generate(agent, RunRequest([Message.user("and then?")], on_thread))
+    scored = await stored_run(store.db, result.run_id, 10)
+    # As the server opens a run on a thread (the lease taken with it): one statement here.
+    opened = await open_claimed(store, "big", "run-claimed", utcnow(), [Message.user("one more")])
+
+    # What each read returned: the thread's own messages, in order.
+    assert [m.id for m in history] == [f"big-{i}" for i in range(OWN - 9, OWN + 1)]
+    assert [m.id for m in first.items + second.items] == [f"big-{i}" for i in range(1, 11)]
+    assert [(m.role, m.text) for m in since.messages] == [("user", "a question"), ("assistant", "an answer")]
+    assert scored is not None and [m.text for m in scored[1]] == ["and then?", "another"]
+    assert [m.text for m in scored[2]][-3:] == ["x", "a question", "an answer"]
+    assert [m.text for m in opened] == ["x"] * 6 + ["a question", "an answer", "and then?", "another"]
+
+    # How: none of those statements visited another thread's messages.
+    assert len(explained) >= 7, [text for text, _ in explained]
+    too_many = [(visited, " ".join(text.split())[:160]) for text, visited in explained if visited > VISITED_AT_MOST]
+    assert not too_many, too_many
