@@ -494,7 +494,7 @@ _BEGIN_CLAIMED_WITH = f"""
 WITH thread AS (
     SELECT id FROM threads WHERE id = %(thread_id)s AND resource_id = %(resource_id)s
 ), history AS (
-    SELECT * FROM messages
+    SELECT * FROM messages  -- a range of (thread_id, seq), as in_thread's and for its reason
     WHERE (thread_id, seq) > (%(thread_id)s, -1) AND (thread_id, seq) <= (%(thread_id)s, {SEQ_MAX})
     ORDER BY thread_id DESC, seq DESC LIMIT %(limit)s
 ), lease AS (
