@@ -7,16 +7,22 @@ The shape that goes wrong otherwise: one thread holds a large share of the table
 newest rows. Asked for ``thread_id = x ORDER BY seq``, the planner may then walk the primary key
 from the newest row, filtering by thread, through every message of every other thread stored
 since (on this table it did so for a subscription's replay).
+
+On both engines, a page late in a long thread and a subscription resuming near its end start
+reading at their cursor: each costs what the thread's first page costs.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+import sqlite3
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import psycopg
 import pytest
 from opentelemetry.trace import NoOpTracer
+from sqlalchemy import event
+from sqlalchemy.engine import Engine, make_url
 
 from tests.support.claims import open_claimed
 from tests.support.databases import Database
@@ -28,7 +34,7 @@ from treadle.memory.codec import content_to_json
 from treadle.memory.engine import conninfo
 from treadle.registry import Registry
 from treadle.scoring.store import stored_run
-from treadle.signals.resume import position_now, replay
+from treadle.signals.resume import Position, position_now, replay
 from treadle.testing import ScriptedModel, ScriptedModels, text_response
 
 OWN, OTHERS, OTHER_THREADS = 3000, 6000, 6
@@ -116,3 +122,88 @@ async def test_a_threads_messages_are_read_by_its_index_when_it_holds_a_large_sh
     assert len(explained) >= 7, [text for text, _ in explained]
     too_many = [(visited, " ".join(text.split())[:160]) for text, visited in explained if visited > VISITED_AT_MOST]
     assert not too_many, too_many
+
+
+LONG = 3000
+"""Messages on the thread whose late pages are read."""
+
+
+@pytest.fixture
+def costed(database: Database, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[], list[int]]]:
+    """The statements that read ``messages`` from now on are recorded; the function returns
+    what each cost when run again alone on a connection of its own: on PostgreSQL the rows of
+    ``messages`` it visited (``EXPLAIN ANALYZE``), on SQLite the hundreds of virtual-machine
+    instructions it took (``sqlite3``'s progress handler), and forgets them."""
+    recorded: list[tuple[str, Any]] = []
+    if database.engine == "postgresql":
+        execute = psycopg.AsyncCursor.execute
+
+        async def recording(self: Any, query: Any, params: Any = None, **kwargs: Any) -> Any:
+            if isinstance(query, str) and "FROM messages" in query:
+                recorded.append((query, params))
+            return await execute(self, query, params, **kwargs)
+
+        monkeypatch.setattr(psycopg.AsyncCursor, "execute", recording)
+        side = psycopg.connect(conninfo(database.url), autocommit=True)
+
+        def cost(query: str, params: Any) -> int:
+            plan = side.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + query, params).fetchone()[0]
+            return _visited(plan[0]["Plan"])
+    else:
+        def trace(dbapi_connection: Any, record: Any) -> None:
+            dbapi_connection.set_trace_callback(
+                lambda sql: recorded.append((sql, None)) if "FROM messages" in sql else None)
+
+        event.listen(Engine, "connect", trace)
+        side = sqlite3.connect(make_url(database.url).database)
+
+        def cost(query: str, params: Any) -> int:
+            steps = [0]
+
+            def step() -> int:
+                steps[0] += 1
+                return 0
+
+            side.set_progress_handler(step, 100)
+            side.execute(query).fetchall()
+            side.set_progress_handler(None, 0)
+            return steps[0]
+
+    def costs() -> list[int]:
+        out = [cost(query, params) for query, params in recorded]
+        recorded.clear()
+        return out
+
+    yield costs
+    if database.engine == "sqlite":
+        event.remove(Engine, "connect", trace)
+    side.close()
+
+
+async def test_a_late_page_and_a_late_replay_cost_what_the_first_page_costs(
+    database: Database, costed: Callable[[], list[int]],
+) -> None:
+    """Paging to the end of a long thread (``ListMessages`` with a cursor), and a subscription
+    resuming near its end, start reading at the cursor: each costs what the thread's first page
+    costs, not a read of every message before the cursor."""
+    store = await open_store(database.url)
+    try:
+        await store.open_thread("u1", "long")
+        await store.save_messages("long", "u1", [Message.user(f"m{i}") for i in range(LONG)])
+        newest = (await position_now(store, ("u1", "long"))).seq
+        costed()
+
+        first = await store.list_messages("long", PageRequest(10, 1 << 20))
+        [first_cost] = costed()
+        late = await store.list_messages("long", PageRequest(10, 1 << 20, (newest - 10,)))
+        [late_cost] = costed()
+        resumed = await replay(store, ("u1", "long"), Position(newest - 10, 0))
+        replay_costs = costed()
+    finally:
+        await store.close()
+
+    assert [m.text for m in first.items] == [f"m{i}" for i in range(10)]
+    assert [m.text for m in late.items] == [f"m{i}" for i in range(LONG - 10, LONG)]
+    assert [m.text for m in resumed.messages] == [f"m{i}" for i in range(LONG - 10, LONG)]
+    assert late_cost <= 2 * first_cost + 2, (late_cost, first_cost)
+    assert max(replay_costs) <= 2 * first_cost + 2, (replay_costs, first_cost)

@@ -52,17 +52,25 @@ SEQ_MAX = 2**63 - 1
 """No message's ``seq`` is greater (a 64-bit key)."""
 
 
-def in_thread(thread_id: Any, after: Any = -1, through: Any = SEQ_MAX) -> Any:
-    """A thread's messages with ``after < seq <= through``, as bounds on the index by thread and
-    position, ``(thread_id, seq)``; order them with ``by_position``. Not ``thread_id = x ORDER BY
-    seq``: for that, PostgreSQL may choose to walk the primary key (``seq``) in order and filter
-    by thread. It does when the thread holds a large share of the table, and then reads every
-    newer message of every other thread before it finds the thread's own (a hundred thousand
-    rows for ten, on a thread with half of the table's messages and none of its newest). With
-    bounds on the pair, only that index gives the order."""
+def in_thread(dialect: str, thread_id: Any, after: Any = -1, through: Any = SEQ_MAX) -> Any:
+    """A thread's messages with ``after < seq <= through``, read through the index by thread and
+    position, ``(thread_id, seq)``; order them with ``by_position``.
+
+    On PostgreSQL, bounds on the pair. Asked for ``thread_id = x ORDER BY seq``, PostgreSQL may
+    walk the primary key (``seq``) in order and filter by thread. It does when the thread holds a
+    large share of the table, and then reads every newer message of every other thread before it
+    finds the thread's own: a hundred thousand rows for ten, on a thread with half of the table's
+    messages and none of its newest. With bounds on the pair, only that index gives the order,
+    and its scan starts at ``(thread_id, after)``.
+
+    On SQLite, ``thread_id = x`` and bounds on ``seq``: its planner always takes that index for
+    them, and it starts a scan at ``(thread_id, after)`` only when asked so. Bounds on the pair
+    would start at the thread's first message."""
     m = t.messages.c
-    pair = tuple_(m.thread_id, m.seq)
-    return and_(pair > tuple_(thread_id, after), pair <= tuple_(thread_id, through))
+    if dialect == "postgresql":
+        pair = tuple_(m.thread_id, m.seq)
+        return and_(pair > tuple_(thread_id, after), pair <= tuple_(thread_id, through))
+    return and_(m.thread_id == thread_id, m.seq > after, m.seq <= through)
 
 
 def by_position(newest_first: bool = False) -> tuple[Any, Any]:
@@ -71,8 +79,9 @@ def by_position(newest_first: bool = False) -> tuple[Any, Any]:
     return (m.thread_id.desc(), m.seq.desc()) if newest_first else (m.thread_id, m.seq)
 
 
-_HISTORY = (select(t.messages).where(in_thread(bindparam("thread_id")))
-            .order_by(*by_position(newest_first=True)).limit(bindparam("limit")))
+_HISTORY = {d: Prepared(select(t.messages).where(in_thread(d, bindparam("thread_id")))
+                        .order_by(*by_position(newest_first=True)).limit(bindparam("limit")))
+            for d in ("postgresql", "sqlite")}
 _INSERT_RUN = {d: Prepared(insert(t.runs).values(
     id=bindparam("b_id"), agent_id=bindparam("b_agent_id"), thread_id=bindparam("b_thread_id"),
     resource_id=bindparam("b_resource_id"), status="running", finish_reason="",
@@ -81,7 +90,6 @@ _INSERT_RUN = {d: Prepared(insert(t.runs).values(
     ("postgresql", postgresql.insert), ("sqlite", sqlite.insert))}
 """A run recorded, or no row returned when its id is taken (one statement)."""
 _THREAD_PREPARED = Prepared(_THREAD_BY_ID)
-_HISTORY_PREPARED = Prepared(_HISTORY)
 _TOUCH_THREAD = (update(t.threads).where(t.threads.c.id == bindparam("thread_id"))
                  .values(updated_at=bindparam("now")))
 _TOUCH_PREPARED = Prepared(_TOUCH_THREAD)
@@ -388,7 +396,8 @@ class SqlStore:
 
     async def list_messages(self, thread_id: str, page: PageRequest) -> Page:
         after = page.cursor[0] if page.cursor is not None else -1
-        query = select(t.messages).where(in_thread(thread_id, after)).order_by(*by_position()).limit(page.size + 1)
+        query = (select(t.messages).where(in_thread(self.db.dialect, thread_id, after))
+                 .order_by(*by_position()).limit(page.size + 1))
         rows = await self.db.read(_all, query)
         return _page(rows, page, lambda r: len(r.content), _message, lambda r: (r.seq,))
 
@@ -477,7 +486,7 @@ def _open_thread(
 def _history(conn: Connection, thread_id: str, limit: int) -> list[Message]:
     if limit <= 0:
         return []
-    rows = _HISTORY_PREPARED.all(conn, {"thread_id": thread_id, "limit": limit})
+    rows = _HISTORY[conn.dialect.name].all(conn, {"thread_id": thread_id, "limit": limit})
     return [_message(r) for r in reversed(rows)]
 
 
@@ -494,7 +503,7 @@ _BEGIN_CLAIMED_WITH = f"""
 WITH thread AS (
     SELECT id FROM threads WHERE id = %(thread_id)s AND resource_id = %(resource_id)s
 ), history AS (
-    SELECT * FROM messages  -- a range of (thread_id, seq), as in_thread's and for its reason
+    SELECT * FROM messages  -- a range of (thread_id, seq): see in_thread
     WHERE (thread_id, seq) > (%(thread_id)s, -1) AND (thread_id, seq) <= (%(thread_id)s, {SEQ_MAX})
     ORDER BY thread_id DESC, seq DESC LIMIT %(limit)s
 ), lease AS (

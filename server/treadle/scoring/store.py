@@ -341,9 +341,10 @@ async def stored_run(db: Database, run_id: str, history: int) -> tuple[Any, list
             r.thread_id == run.thread_id, r.id != run.id, r.ended_at <= run.started_at))).scalar()
         m = t.messages.c
         start = before if before is not None else -1
+        thread = in_thread(conn.dialect.name, run.thread_id)
         mine = conn.execute(select(t.messages).where(
-            in_thread(run.thread_id), m.created_at > start, m.created_at <= run.ended_at).order_by(*by_position())).all()
-        earlier = conn.execute(select(t.messages).where(in_thread(run.thread_id), m.created_at <= start)
+            thread, m.created_at > start, m.created_at <= run.ended_at).order_by(*by_position())).all()
+        earlier = conn.execute(select(t.messages).where(thread, m.created_at <= start)
                                .order_by(*by_position(newest_first=True)).limit(history)).all()
         return run, [_message(x) for x in mine], [_message(x) for x in reversed(earlier)]
 

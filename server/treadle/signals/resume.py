@@ -58,8 +58,8 @@ def parse_position(text: str) -> Position:
 
 def _now(conn: Connection, resource_id: str, thread_id: str) -> Position:
     m, r = t.messages.c, t.runs.c
-    seq = conn.execute(select(m.seq).where(in_thread(thread_id), m.resource_id == resource_id)
-                       .order_by(*by_position(newest_first=True)).limit(1)).scalar()  # not max(): see in_thread
+    seq = conn.execute(select(m.seq).where(in_thread(conn.dialect.name, thread_id), m.resource_id == resource_id)
+                       .order_by(*by_position(newest_first=True)).limit(1)).scalar()  # not max(): in_thread
     ended = conn.execute(select(func.max(r.ended_at)).where(
         r.thread_id == thread_id, r.resource_id == resource_id, r.ended_at.is_not(None))).scalar()
     return Position(int(seq or 0), int(ended or 0))
@@ -98,7 +98,8 @@ def _replay(conn: Connection, resource_id: str, thread_id: str, since: Position)
     m, r = t.messages.c, t.runs.c
     now = _now(conn, resource_id, thread_id)
     rows = conn.execute(
-        select(t.messages).where(in_thread(thread_id, since.seq, now.seq), m.resource_id == resource_id)
+        select(t.messages).where(in_thread(conn.dialect.name, thread_id, since.seq, now.seq),
+                                 m.resource_id == resource_id)
         .order_by(*by_position()).limit(MAX_REPLAYED_MESSAGES + 1)).all()
     if len(rows) > MAX_REPLAYED_MESSAGES:
         raise InvalidArgumentError(
