@@ -52,24 +52,27 @@ async def store(postgres: Database) -> AsyncIterator[SqlStore]:
 
 @pytest.fixture
 def explained(postgres: Database, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, int]]]:
-    """``(statement, rows of messages it visited)`` for each statement that reads ``messages``,
-    from ``EXPLAIN (ANALYZE)`` on a connection of its own, in a transaction rolled back, run
-    just before the statement itself."""
-    side = psycopg.connect(conninfo(postgres.url), autocommit=True)
+    """``(statement, rows of messages it visited)`` for each statement that reads ``messages``."""
     seen: list[tuple[str, int]] = []
+    with psycopg.connect(conninfo(postgres.url), autocommit=True) as side:
+        _explain_each(monkeypatch, side, seen)
+        yield seen
+
+
+def _explain_each(monkeypatch: pytest.MonkeyPatch, side: psycopg.Connection, seen: list[tuple[str, int]]) -> None:
+    """From now on, each statement that reads ``messages`` is run first under ``EXPLAIN
+    ANALYZE`` on ``side``, in a transaction rolled back (it may write), and ``(statement, rows
+    of messages it visited)`` appended to ``seen``."""
     execute = psycopg.AsyncCursor.execute
 
     async def explaining(self: Any, query: Any, params: Any = None, **kwargs: Any) -> Any:
-        text = query if isinstance(query, str) else query.decode() if isinstance(query, bytes) else ""
-        if "FROM messages" in text and not text.lstrip().upper().startswith("EXPLAIN"):
+        if isinstance(query, str) and "FROM messages" in query:
             with side.transaction(force_rollback=True):
-                plan = side.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + text, params).fetchone()[0]
-            seen.append((text, _visited(plan[0]["Plan"])))
+                plan = side.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + query, params).fetchone()[0]
+            seen.append((query, _visited(plan[0]["Plan"])))
         return await execute(self, query, params, **kwargs)
 
     monkeypatch.setattr(psycopg.AsyncCursor, "execute", explaining)
-    yield seen
-    side.close()
 
 
 def _visited(node: dict[str, Any]) -> int:
@@ -131,53 +134,51 @@ LONG = 3000
 @pytest.fixture
 def costed(database: Database, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[], list[int]]]:
     """The statements that read ``messages`` from now on are recorded; the function returns
-    what each cost when run again alone on a connection of its own: on PostgreSQL the rows of
-    ``messages`` it visited (``EXPLAIN ANALYZE``), on SQLite the hundreds of virtual-machine
-    instructions it took (``sqlite3``'s progress handler), and forgets them."""
-    recorded: list[tuple[str, Any]] = []
+    what each cost, run alone on a connection of its own, and forgets them. On PostgreSQL the
+    rows of ``messages`` it visited (``EXPLAIN ANALYZE``), on SQLite the hundreds of
+    virtual-machine instructions it took (``sqlite3``'s progress handler)."""
     if database.engine == "postgresql":
-        execute = psycopg.AsyncCursor.execute
+        seen: list[tuple[str, int]] = []
+        with psycopg.connect(conninfo(database.url), autocommit=True) as side:
+            _explain_each(monkeypatch, side, seen)
 
-        async def recording(self: Any, query: Any, params: Any = None, **kwargs: Any) -> Any:
-            if isinstance(query, str) and "FROM messages" in query:
-                recorded.append((query, params))
-            return await execute(self, query, params, **kwargs)
+            def visited() -> list[int]:
+                out = [rows for _, rows in seen]
+                seen.clear()
+                return out
 
-        monkeypatch.setattr(psycopg.AsyncCursor, "execute", recording)
-        side = psycopg.connect(conninfo(database.url), autocommit=True)
+            yield visited
+        return
 
-        def cost(query: str, params: Any) -> int:
-            plan = side.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + query, params).fetchone()[0]
-            return _visited(plan[0]["Plan"])
-    else:
-        def trace(dbapi_connection: Any, record: Any) -> None:
-            dbapi_connection.set_trace_callback(
-                lambda sql: recorded.append((sql, None)) if "FROM messages" in sql else None)
+    recorded: list[str] = []
 
-        event.listen(Engine, "connect", trace)
-        side = sqlite3.connect(make_url(database.url).database)
+    def trace(dbapi_connection: Any, record: Any) -> None:
+        dbapi_connection.set_trace_callback(lambda sql: recorded.append(sql) if "FROM messages" in sql else None)
 
-        def cost(query: str, params: Any) -> int:
-            steps = [0]
+    def steps(sql: str) -> int:
+        count = [0]
 
-            def step() -> int:
-                steps[0] += 1
-                return 0
+        def step() -> int:
+            count[0] += 1
+            return 0
 
-            side.set_progress_handler(step, 100)
-            side.execute(query).fetchall()
-            side.set_progress_handler(None, 0)
-            return steps[0]
+        side.set_progress_handler(step, 100)
+        side.execute(sql).fetchall()
+        side.set_progress_handler(None, 0)
+        return count[0]
 
-    def costs() -> list[int]:
-        out = [cost(query, params) for query, params in recorded]
+    def instructions() -> list[int]:
+        out = [steps(sql) for sql in recorded]  # the trace gives each with its parameters in place
         recorded.clear()
         return out
 
-    yield costs
-    if database.engine == "sqlite":
+    event.listen(Engine, "connect", trace)
+    side = sqlite3.connect(make_url(database.url).database)
+    try:
+        yield instructions
+    finally:
         event.remove(Engine, "connect", trace)
-    side.close()
+        side.close()
 
 
 async def test_a_late_page_and_a_late_replay_cost_what_the_first_page_costs(
